@@ -1,0 +1,18 @@
+//! The vocabulary of faasched: time, invocations, outcomes, the kernel attributes a
+//! policy may set, and the [`Steer`] seam that both the simulator and the live
+//! runtime drive.
+//!
+//! This crate is the floor of the workspace (see DESIGN.md): it holds types and
+//! traits only, no I/O, no clocks, no randomness.
+
+mod attrs;
+mod function;
+mod invocation;
+mod steer;
+mod time;
+
+pub use attrs::{Attrs, Class, CpuSet, MAX_CPUS, nice_to_weight};
+pub use function::{Function, FunctionId, Functions};
+pub use invocation::{Group, Invocation, Outcome, Phase};
+pub use steer::{Load, Steer, TaskId, TaskInfo};
+pub use time::{MS, Nanos, SEC, Time, US, fmt_ms};

@@ -1,0 +1,1 @@
+//! Workload CSV v1 (placeholder).

@@ -1,0 +1,10 @@
+//! Workloads for faasched: synthetic generators, production trace readers, load
+//! scaling and the workload CSV (v1) interchange format of DESIGN.md.
+
+pub mod csv;
+pub mod error;
+pub mod scale;
+pub mod synthetic;
+pub mod traces;
+
+pub use error::{Error, Result};

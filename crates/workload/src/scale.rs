@@ -1,0 +1,1 @@
+//! Load scaling (placeholder).

@@ -1,0 +1,1 @@
+//! Synthetic generators (placeholder).

@@ -1,0 +1,1 @@
+//! Production trace readers (placeholder).
