@@ -1,1 +1,97 @@
-//! placeholder
+//! Metrics, percentiles, per-group summaries, cost, and the output files of a run.
+//!
+//! The flow for one run:
+//!
+//! 1. per policy, a [`Collector`] takes every [`Outcome`](faasched_model::Outcome)
+//!    ([`Collector::record`], constant memory) and, if asked, an
+//!    [`InvocationsWriter`] streams them to `invocations.csv`;
+//! 2. [`Collector::finish`] turns the collector into a [`PolicySummary`];
+//! 3. the summaries, with free-form workload and machine descriptions, form a
+//!    [`Summary`], which [`write_outputs`] writes as `summary.json` and
+//!    `summary.csv` and [`render_table`] shows on a terminal.
+//!
+//! Vocabulary (turnaround, response, execution, waiting, slowdown, groups, cost)
+//! follows DESIGN.md. Percentiles are nearest-rank, from a log-bucketed
+//! [`Histogram`] (exact below 2048, within 0.049% above).
+
+mod cost;
+mod histogram;
+mod metrics;
+mod output;
+mod table;
+
+pub use cost::{
+    BILLED_DURATION, BILLING_GRANULARITY, Cost, USD_PER_GB_SECOND, USD_PER_MILLION_REQUESTS,
+    billed_ms,
+};
+pub use histogram::{EXACT_BELOW, Histogram, SUB_BITS};
+pub use metrics::{Collector, Metric, PolicySummary, REPORT_SCALE, Scope, ScopeSummary, Stats};
+pub use output::{
+    INVOCATIONS_CSV_HEADER, InvocationsWriter, Row, SUMMARY_CSV_HEADER, Summary, read_summary_rows,
+    write_outputs,
+};
+pub use table::render_table;
+
+use std::path::{Path, PathBuf};
+
+/// Result with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A failure writing or reading report files; every variant on a file names it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An I/O failure on a file or directory.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// A CSV file could not be written.
+    #[error("{}: {source}", path.display())]
+    Csv {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: csv::Error,
+    },
+    /// A JSON file could not be written or parsed.
+    #[error("{}: {source}", path.display())]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: serde_json::Error,
+    },
+    /// Two policies of one summary share a name (the `policies` map needs unique keys).
+    #[error("policy `{policy}` appears twice in the summary")]
+    DuplicatePolicy {
+        /// The repeated name.
+        policy: String,
+    },
+}
+
+impl Error {
+    fn io(path: &Path, source: std::io::Error) -> Error {
+        Error::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    fn csv(path: &Path, source: csv::Error) -> Error {
+        Error::Csv {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    fn json(path: &Path, source: serde_json::Error) -> Error {
+        Error::Json {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}

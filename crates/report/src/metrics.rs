@@ -1,0 +1,347 @@
+//! Per-policy metrics: the [`Collector`] that outcomes stream into, and the
+//! [`PolicySummary`] it finishes into.
+//!
+//! Memory is constant in the number of outcomes: each group keeps one
+//! [`Histogram`] per [`Metric`], exact switch counts and an exact [`Cost`]; the
+//! "all" scope is the merge of the four groups, built by [`Collector::finish`].
+//!
+//! # Units
+//!
+//! Time metrics are recorded in ns and reported in ms. Slowdown, a ratio, is
+//! recorded in fixed point, ⌊turnaround · 10⁶ / (cpu + io)⌋ (so to 10⁻⁶; 1.0 for
+//! an invocation with no demand, as [`Outcome::slowdown`]), and reported as a
+//! ratio. Both therefore divide the recorded integer by [`REPORT_SCALE`] (10⁶).
+
+use crate::cost::Cost;
+use crate::histogram::Histogram;
+use faasched_model::{Group, Outcome};
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize, Serializer};
+use std::fmt;
+
+/// Recorded integers are divided by this when reported: ns → ms, and the
+/// slowdown's fixed point → ratio.
+pub const REPORT_SCALE: f64 = 1e6;
+
+/// Slowdown fixed point: a slowdown of 1.0 is recorded as this.
+const SLOWDOWN_ONE: u128 = 1_000_000;
+
+/// A per-invocation quantity, in the order of the output rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Metric {
+    /// finish − arrival.
+    Turnaround,
+    /// first_run − arrival.
+    Response,
+    /// finish − first_run (the billed duration).
+    Execution,
+    /// turnaround − cpu − io.
+    Waiting,
+    /// turnaround / (cpu + io); a ratio, not a time.
+    Slowdown,
+}
+
+impl Metric {
+    /// Every metric, in output order.
+    pub const ALL: [Metric; 5] = [
+        Metric::Turnaround,
+        Metric::Response,
+        Metric::Execution,
+        Metric::Waiting,
+        Metric::Slowdown,
+    ];
+
+    /// Index 0..5 in [`Metric::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The name the output files use (`turnaround`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Turnaround => "turnaround",
+            Metric::Response => "response",
+            Metric::Execution => "execution",
+            Metric::Waiting => "waiting",
+            Metric::Slowdown => "slowdown",
+        }
+    }
+
+    /// The value to record for `o`: ns for times, fixed-point ratio for slowdown.
+    #[inline]
+    fn value(self, o: &Outcome) -> u64 {
+        match self {
+            Metric::Turnaround => o.turnaround(),
+            Metric::Response => o.response(),
+            Metric::Execution => o.execution(),
+            Metric::Waiting => o.waiting(),
+            Metric::Slowdown => slowdown_fixed(o),
+        }
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// ⌊turnaround · 10⁶ / (cpu + io)⌋, 10⁶ if there is no demand, saturating.
+#[inline]
+fn slowdown_fixed(o: &Outcome) -> u64 {
+    let demand = u128::from(o.cpu + o.io);
+    if demand == 0 {
+        return SLOWDOWN_ONE as u64;
+    }
+    let fixed = u128::from(o.turnaround()) * SLOWDOWN_ONE / demand;
+    u64::try_from(fixed).unwrap_or(u64::MAX)
+}
+
+/// Which invocations a line of the summary covers: all, or one group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    /// Every invocation; labelled `all`.
+    All,
+    /// One duration group; labelled `G1`..`G4`.
+    Group(Group),
+}
+
+impl Scope {
+    /// Every scope, in output order: all, G1..G4.
+    pub const ALL: [Scope; 5] = [
+        Scope::All,
+        Scope::Group(Group::G1),
+        Scope::Group(Group::G2),
+        Scope::Group(Group::G3),
+        Scope::Group(Group::G4),
+    ];
+
+    /// Index 0..5 in [`Scope::ALL`].
+    pub fn index(self) -> usize {
+        match self {
+            Scope::All => 0,
+            Scope::Group(g) => 1 + g.index(),
+        }
+    }
+
+    /// The label the output files use: `all`, `G1`..`G4`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Scope::All => "all",
+            Scope::Group(Group::G1) => "G1",
+            Scope::Group(Group::G2) => "G2",
+            Scope::Group(Group::G3) => "G3",
+            Scope::Group(Group::G4) => "G4",
+        }
+    }
+
+    /// The scope a label names, if any.
+    pub fn from_label(label: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|s| s.label() == label)
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+impl Serialize for Scope {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.label())
+    }
+}
+
+impl<'de> Deserialize<'de> for Scope {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Scope, D::Error> {
+        let label = String::deserialize(d)?;
+        Scope::from_label(&label).ok_or_else(|| {
+            de::Error::custom(format!("unknown group `{label}`, expected all or G1..G4"))
+        })
+    }
+}
+
+/// Statistics of one metric over a non-empty scope, in ms (a ratio for slowdown).
+///
+/// Mean and max are exact (up to the f64 conversion); percentiles are
+/// nearest-rank, from the histogram (see [`Histogram::quantile_per_mille`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stats {
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// 50th percentile.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+    /// Maximum.
+    pub max: f64,
+}
+
+impl Stats {
+    /// The statistics of a histogram, scaled by [`REPORT_SCALE`]; `None` if empty.
+    fn of(h: &Histogram) -> Option<Stats> {
+        let q = |pm| h.quantile_per_mille(pm).map(|v| v as f64 / REPORT_SCALE);
+        Some(Stats {
+            mean: h.mean()? / REPORT_SCALE,
+            p50: q(500)?,
+            p90: q(900)?,
+            p99: q(990)?,
+            p999: q(999)?,
+            max: h.max()? as f64 / REPORT_SCALE,
+        })
+    }
+}
+
+/// Everything measured over one scope of one policy.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScopeSummary {
+    /// Which invocations.
+    pub scope: Scope,
+    /// How many invocations.
+    pub count: u64,
+    /// Statistics per metric, indexed by [`Metric::index`]; `None` when `count` is 0.
+    pub stats: [Option<Stats>; 5],
+    /// Total voluntary context switches.
+    pub voluntary_switches: u64,
+    /// Total involuntary context switches.
+    pub involuntary_switches: u64,
+    /// Exact billing totals.
+    pub cost: Cost,
+}
+
+impl ScopeSummary {
+    /// The statistics of one metric; `None` for an empty scope.
+    pub fn stats(&self, metric: Metric) -> Option<&Stats> {
+        self.stats[metric.index()].as_ref()
+    }
+
+    /// Voluntary switches per invocation; `None` for an empty scope.
+    pub fn voluntary_per_invocation(&self) -> Option<f64> {
+        self.per_invocation(self.voluntary_switches)
+    }
+
+    /// Involuntary switches per invocation; `None` for an empty scope.
+    pub fn involuntary_per_invocation(&self) -> Option<f64> {
+        self.per_invocation(self.involuntary_switches)
+    }
+
+    fn per_invocation(&self, total: u64) -> Option<f64> {
+        (self.count > 0).then(|| total as f64 / self.count as f64)
+    }
+}
+
+/// The finished measurements of one policy.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PolicySummary {
+    /// The policy's name, as the CLI spells it.
+    pub policy: String,
+    /// Whether the policy needs a mechanism only the simulator has (a patched kernel).
+    pub sim_only: bool,
+    /// Busy core-time / available core-time over the run, as the caller measured it.
+    pub utilisation: f64,
+    /// Per scope, in [`Scope::ALL`] order (all, G1..G4).
+    pub scopes: [ScopeSummary; 5],
+}
+
+impl PolicySummary {
+    /// The summary over every invocation.
+    pub fn all(&self) -> &ScopeSummary {
+        &self.scopes[0]
+    }
+
+    /// The summary of one scope.
+    pub fn scope(&self, scope: Scope) -> &ScopeSummary {
+        &self.scopes[scope.index()]
+    }
+}
+
+/// Running totals for one group.
+#[derive(Clone, Debug, Default)]
+struct Acc {
+    hists: [Histogram; 5],
+    voluntary: u64,
+    involuntary: u64,
+    cost: Cost,
+}
+
+impl Acc {
+    fn merge(&mut self, other: &Acc) {
+        for (a, b) in self.hists.iter_mut().zip(&other.hists) {
+            a.merge(b);
+        }
+        self.voluntary += other.voluntary;
+        self.involuntary += other.involuntary;
+        self.cost.merge(&other.cost);
+    }
+
+    fn summary(&self, scope: Scope) -> ScopeSummary {
+        ScopeSummary {
+            scope,
+            count: self.hists[0].count(),
+            stats: self.hists.each_ref().map(Stats::of),
+            voluntary_switches: self.voluntary,
+            involuntary_switches: self.involuntary,
+            cost: self.cost,
+        }
+    }
+}
+
+/// Collects the outcomes of one policy's run, in memory independent of their number.
+#[derive(Clone, Debug)]
+pub struct Collector {
+    policy: String,
+    sim_only: bool,
+    groups: [Acc; 4],
+}
+
+impl Collector {
+    /// A collector for `policy`; `sim_only` marks a simulator-only mechanism.
+    pub fn new(policy: &str, sim_only: bool) -> Collector {
+        Collector {
+            policy: policy.to_string(),
+            sim_only,
+            groups: Default::default(),
+        }
+    }
+
+    /// Records one outcome in its group (`outcome.group`).
+    #[inline]
+    pub fn record(&mut self, outcome: &Outcome) {
+        let acc = &mut self.groups[outcome.group.index()];
+        for (h, m) in acc.hists.iter_mut().zip(Metric::ALL) {
+            h.record(m.value(outcome));
+        }
+        acc.voluntary += outcome.voluntary_switches;
+        acc.involuntary += outcome.involuntary_switches;
+        acc.cost.add(outcome.execution(), outcome.memory_mb);
+    }
+
+    /// Number of outcomes recorded so far.
+    pub fn count(&self) -> u64 {
+        self.groups.iter().map(|g| g.hists[0].count()).sum()
+    }
+
+    /// The summary, with the `utilisation` the caller measured over the run.
+    pub fn finish(self, utilisation: f64) -> PolicySummary {
+        let mut all = Acc::default();
+        for g in &self.groups {
+            all.merge(g);
+        }
+        let scopes = Scope::ALL.map(|scope| match scope {
+            Scope::All => all.summary(scope),
+            Scope::Group(g) => self.groups[g.index()].summary(scope),
+        });
+        PolicySummary {
+            policy: self.policy,
+            sim_only: self.sim_only,
+            utilisation,
+            scopes,
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! The output files of a run: `summary.json`, `summary.csv` and the streamed
+//! `invocations.csv`.
+//!
+//! Output bytes are deterministic: rows and policies keep the order given, JSON
+//! objects are written from structs (fixed key order), and floats are formatted by
+//! serde_json / csv (shortest round-trip form).
+//!
+//! A scope with no invocations still has its rows: `count` 0 and every statistic
+//! `null` in JSON, an empty cell in CSV.
+
+use crate::cost::BILLED_DURATION;
+use crate::metrics::{Metric, PolicySummary, Scope, Stats};
+use crate::{Error, Result};
+use faasched_model::{Group, Outcome, US};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use std::fs::{self, File};
+use std::io::{BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Header of `summary.csv`.
+pub const SUMMARY_CSV_HEADER: &str =
+    "policy,group,metric,count,mean_ms,p50_ms,p90_ms,p99_ms,p999_ms,max_ms";
+
+/// Header of `invocations.csv`.
+pub const INVOCATIONS_CSV_HEADER: &str = "policy,id,function,group,arrival_us,first_run_us,finish_us,cpu_us,io_us,voluntary_switches,involuntary_switches,memory_mb";
+
+/// Everything `summary.json` and `summary.csv` are written from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// One summary per policy, in output order. Names must be distinct.
+    pub policies: Vec<PolicySummary>,
+    /// Free-form description of the workload (name, invocations, seed, ...).
+    pub workload: serde_json::Value,
+    /// Free-form description of the machine (cores, fair class, HZ, ...).
+    pub machine: serde_json::Value,
+}
+
+impl Summary {
+    /// The flat rows: policy order as given, then scope (all, G1..G4), then metric
+    /// (turnaround, response, execution, waiting, slowdown).
+    pub fn rows(&self) -> impl Iterator<Item = Row> + '_ {
+        self.policies.iter().flat_map(|p| {
+            p.scopes.iter().flat_map(move |s| {
+                Metric::ALL.into_iter().map(move |metric| {
+                    Row::new(&p.policy, s.scope, metric, s.count, s.stats(metric))
+                })
+            })
+        })
+    }
+}
+
+/// One line of the summary: one metric over one scope of one policy.
+///
+/// The `_ms` fields hold milliseconds, except on `slowdown` rows where they hold the
+/// ratio. They are `None` (JSON `null`, an empty CSV cell) when `count` is 0.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// Policy name.
+    pub policy: String,
+    /// `all` or `G1`..`G4`.
+    pub group: Scope,
+    /// Which metric.
+    pub metric: Metric,
+    /// Number of invocations in the scope.
+    pub count: u64,
+    /// Mean.
+    pub mean_ms: Option<f64>,
+    /// 50th percentile (nearest rank).
+    pub p50_ms: Option<f64>,
+    /// 90th percentile (nearest rank).
+    pub p90_ms: Option<f64>,
+    /// 99th percentile (nearest rank).
+    pub p99_ms: Option<f64>,
+    /// 99.9th percentile (nearest rank).
+    pub p999_ms: Option<f64>,
+    /// Maximum.
+    pub max_ms: Option<f64>,
+}
+
+impl Row {
+    fn new(policy: &str, group: Scope, metric: Metric, count: u64, stats: Option<&Stats>) -> Row {
+        Row {
+            policy: policy.to_string(),
+            group,
+            metric,
+            count,
+            mean_ms: stats.map(|s| s.mean),
+            p50_ms: stats.map(|s| s.p50),
+            p90_ms: stats.map(|s| s.p90),
+            p99_ms: stats.map(|s| s.p99),
+            p999_ms: stats.map(|s| s.p999),
+            max_ms: stats.map(|s| s.max),
+        }
+    }
+}
+
+/// The value of one policy in `summary.json`'s `policies` map.
+#[derive(Serialize)]
+struct PolicyEntry {
+    sim_only: bool,
+    cost_usd: f64,
+    voluntary_switches_per_invocation: Option<f64>,
+    involuntary_switches_per_invocation: Option<f64>,
+    utilisation: f64,
+    invocations: u64,
+    billed_gb_s: f64,
+    billing: &'static str,
+}
+
+impl From<&PolicySummary> for PolicyEntry {
+    fn from(p: &PolicySummary) -> PolicyEntry {
+        let all = p.all();
+        PolicyEntry {
+            sim_only: p.sim_only,
+            cost_usd: all.cost.usd(),
+            voluntary_switches_per_invocation: all.voluntary_per_invocation(),
+            involuntary_switches_per_invocation: all.involuntary_per_invocation(),
+            utilisation: p.utilisation,
+            invocations: all.count,
+            billed_gb_s: all.cost.billed_gb_s(),
+            billing: BILLED_DURATION,
+        }
+    }
+}
+
+/// The policies as a JSON object, keys in the order given.
+struct Policies<'a>(&'a [PolicySummary]);
+
+impl Serialize for Policies<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for p in self.0 {
+            map.serialize_entry(&p.policy, &PolicyEntry::from(p))?;
+        }
+        map.end()
+    }
+}
+
+/// `summary.json` as written.
+#[derive(Serialize)]
+struct SummaryFile<'a> {
+    rows: Vec<Row>,
+    policies: Policies<'a>,
+    workload: &'a serde_json::Value,
+    machine: &'a serde_json::Value,
+}
+
+/// `summary.json` as read back (other keys are ignored).
+#[derive(Deserialize)]
+struct SummaryRows {
+    rows: Vec<Row>,
+}
+
+/// Creates `dir` (and its parents) and writes `summary.json` and `summary.csv` in it.
+///
+/// Fails with [`Error::DuplicatePolicy`] before writing anything if two policies
+/// share a name.
+pub fn write_outputs(dir: &Path, summary: &Summary) -> Result<()> {
+    for (i, p) in summary.policies.iter().enumerate() {
+        if summary.policies[..i].iter().any(|q| q.policy == p.policy) {
+            return Err(Error::DuplicatePolicy {
+                policy: p.policy.clone(),
+            });
+        }
+    }
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    write_summary_json(&dir.join("summary.json"), summary)?;
+    write_summary_csv(&dir.join("summary.csv"), summary)
+}
+
+fn write_summary_json(path: &Path, summary: &Summary) -> Result<()> {
+    let file = SummaryFile {
+        rows: summary.rows().collect(),
+        policies: Policies(&summary.policies),
+        workload: &summary.workload,
+        machine: &summary.machine,
+    };
+    let mut out = BufWriter::new(File::create(path).map_err(|e| Error::io(path, e))?);
+    serde_json::to_writer_pretty(&mut out, &file).map_err(|e| Error::json(path, e))?;
+    out.write_all(b"\n")
+        .and_then(|()| out.flush())
+        .map_err(|e| Error::io(path, e))
+}
+
+fn write_summary_csv(path: &Path, summary: &Summary) -> Result<()> {
+    let mut out = csv::Writer::from_path(path).map_err(|e| Error::csv(path, e))?;
+    for row in summary.rows() {
+        out.serialize(row).map_err(|e| Error::csv(path, e))?;
+    }
+    out.flush().map_err(|e| Error::io(path, e))
+}
+
+/// Reads the rows of a `summary.json` written by [`write_outputs`].
+pub fn read_summary_rows(path: &Path) -> Result<Vec<Row>> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let summary: SummaryRows =
+        serde_json::from_reader(BufReader::new(file)).map_err(|e| Error::json(path, e))?;
+    Ok(summary.rows)
+}
+
+/// One line of `invocations.csv`. Times are µs = ns / 1000, rounded down.
+#[derive(Serialize)]
+struct InvocationRow<'a> {
+    policy: &'a str,
+    id: u64,
+    function: &'a str,
+    group: Group,
+    arrival_us: u64,
+    first_run_us: u64,
+    finish_us: u64,
+    cpu_us: u64,
+    io_us: u64,
+    voluntary_switches: u64,
+    involuntary_switches: u64,
+    memory_mb: u32,
+}
+
+/// Streams `invocations.csv`: one row per outcome and policy, written as they come,
+/// so memory does not grow with the number of invocations.
+///
+/// The header is [`INVOCATIONS_CSV_HEADER`]. Times (`arrival_us`, `first_run_us`,
+/// `finish_us`, `cpu_us`, `io_us`) are microseconds: ns / 1000, rounded down
+/// (integer division), so a duration derived from two columns may be off by 1 µs.
+///
+/// Call [`finish`](Self::finish) to flush and see write errors; dropping the writer
+/// flushes too but ignores them.
+#[derive(Debug)]
+pub struct InvocationsWriter {
+    out: csv::Writer<BufWriter<File>>,
+    path: PathBuf,
+}
+
+impl InvocationsWriter {
+    /// Creates (or truncates) the file at `path` and writes the header.
+    pub fn create(path: &Path) -> Result<InvocationsWriter> {
+        let file = File::create(path).map_err(|e| Error::io(path, e))?;
+        let mut out = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(BufWriter::new(file));
+        out.write_record(INVOCATIONS_CSV_HEADER.split(','))
+            .map_err(|e| Error::csv(path, e))?;
+        Ok(InvocationsWriter {
+            out,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Writes the row of one outcome of `policy`.
+    pub fn write(&mut self, policy: &str, o: &Outcome) -> Result<()> {
+        let row = InvocationRow {
+            policy,
+            id: o.id,
+            function: &o.function.name,
+            group: o.group,
+            arrival_us: o.arrival / US,
+            first_run_us: o.first_run / US,
+            finish_us: o.finish / US,
+            cpu_us: o.cpu / US,
+            io_us: o.io / US,
+            voluntary_switches: o.voluntary_switches,
+            involuntary_switches: o.involuntary_switches,
+            memory_mb: o.memory_mb,
+        };
+        self.out
+            .serialize(row)
+            .map_err(|e| Error::csv(&self.path, e))
+    }
+
+    /// Flushes everything to the file.
+    pub fn finish(mut self) -> Result<()> {
+        self.out.flush().map_err(|e| Error::io(&self.path, e))
+    }
+}
