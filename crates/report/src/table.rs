@@ -40,8 +40,8 @@ pub fn render_table(summary: &Summary) -> String {
     }
 
     let mut out = String::from(
-        "turnaround in ms; slowdown = mean turnaround / demand; switches per invocation; \
-         cost in USD (billed: execution, rounded up to 1 ms)\n",
+        "mean/p50/p99: turnaround in ms; slowdown: mean turnaround / demand;\n\
+         vol_sw/invol_sw: switches per invocation; cost_usd: billed execution (1 ms steps)\n",
     );
     for line in &lines {
         if let Some(cells) = line {
@@ -82,6 +82,14 @@ fn cells(policy: &str, s: &ScopeSummary) -> [String; 10] {
         fixed(slowdown.map(|t| t.mean), 2),
         fixed(s.voluntary_per_invocation(), 2),
         fixed(s.involuntary_per_invocation(), 2),
-        format!("{:.6}", s.cost.usd()),
+        usd(s.cost.usd()),
     ]
+}
+
+/// Dollars to four significant digits in fixed notation (at most 9 decimals), so
+/// small runs still show differences between policies.
+fn usd(v: f64) -> String {
+    let magnitude = if v > 0.0 { v.log10().floor() as i32 } else { 0 };
+    let decimals = (3 - magnitude).clamp(0, 9) as usize;
+    format!("{v:.decimals$}")
 }
