@@ -60,7 +60,28 @@ impl CpuSet {
 
     /// The CPUs in the set, ascending.
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..MAX_CPUS).filter(|&c| self.contains(c))
+        self.0.iter().enumerate().flat_map(|(i, &word)| {
+            let mut w = word;
+            std::iter::from_fn(move || {
+                (w != 0).then(|| {
+                    let bit = w.trailing_zeros() as usize;
+                    w &= w - 1;
+                    i * 64 + bit
+                })
+            })
+        })
+    }
+
+    /// The lowest CPU in the set.
+    pub fn lowest(&self) -> Option<usize> {
+        self.iter().next()
+    }
+
+    /// Removes CPU `c`.
+    pub fn remove(&mut self, c: usize) {
+        if c < MAX_CPUS {
+            self.0[c / 64] &= !(1 << (c % 64));
+        }
     }
 
     /// The intersection of two sets.
@@ -162,6 +183,10 @@ mod tests {
         assert!(!s.contains(5));
         assert_eq!(s.and(&CpuSet::first(3)).iter().collect::<Vec<_>>(), vec![2]);
         assert!(CpuSet::EMPTY.is_empty());
+        let mut t = CpuSet::range(63, 66);
+        assert_eq!(t.lowest(), Some(63));
+        t.remove(63);
+        assert_eq!(t.iter().collect::<Vec<_>>(), vec![64, 65]);
         let big = CpuSet::first(200);
         assert!(big.contains(199) && !big.contains(200));
     }

@@ -7,12 +7,14 @@
 
 mod attrs;
 mod function;
+mod idmap;
 mod invocation;
 mod steer;
 mod time;
 
 pub use attrs::{Attrs, Class, CpuSet, MAX_CPUS, nice_to_weight};
 pub use function::{Function, FunctionId, Functions};
+pub use idmap::{IdHasher, IdMap};
 pub use invocation::{Group, Invocation, Outcome, Phase};
 pub use steer::{Load, Steer, TaskId, TaskInfo};
 pub use time::{MS, Nanos, SEC, Time, US, fmt_ms};
