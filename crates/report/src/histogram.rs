@@ -23,13 +23,26 @@ pub const SUB_BITS: u32 = 10;
 pub const EXACT_BELOW: u64 = 1 << (SUB_BITS + 1);
 
 /// A log-bucketed histogram with exact count, sum, min and max.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Histogram {
     counts: Vec<u64>,
     count: u64,
     sum: u128,
+    /// `u64::MAX` while empty.
     min: u64,
     max: u64,
+}
+
+impl Default for Histogram {
+    fn default() -> Histogram {
+        Histogram {
+            counts: Vec::new(),
+            count: 0,
+            sum: 0,
+            min: u64::MAX,
+            max: 0,
+        }
+    }
 }
 
 /// The bucket of `v`: `v` itself below [`EXACT_BELOW`], else
@@ -71,9 +84,7 @@ impl Histogram {
             self.counts.resize(b + 1, 0);
         }
         self.counts[b] += 1;
-        if self.count == 0 || v < self.min {
-            self.min = v;
-        }
+        self.min = self.min.min(v);
         self.max = self.max.max(v);
         self.count += 1;
         self.sum += u128::from(v);
@@ -81,20 +92,13 @@ impl Histogram {
 
     /// Adds every value recorded in `other` to this histogram.
     pub fn merge(&mut self, other: &Histogram) {
-        if other.count == 0 {
-            return;
-        }
         if other.counts.len() > self.counts.len() {
             self.counts.resize(other.counts.len(), 0);
         }
         for (a, b) in self.counts.iter_mut().zip(&other.counts) {
             *a += b;
         }
-        self.min = if self.count == 0 {
-            other.min
-        } else {
-            self.min.min(other.min)
-        };
+        self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
         self.count += other.count;
         self.sum += other.sum;

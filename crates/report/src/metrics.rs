@@ -24,7 +24,7 @@ use std::fmt;
 pub const REPORT_SCALE: f64 = 1e6;
 
 /// Slowdown fixed point: a slowdown of 1.0 is recorded as this.
-const SLOWDOWN_ONE: u128 = 1_000_000;
+const SLOWDOWN_ONE: u64 = 1_000_000;
 
 /// A per-invocation quantity, in the order of the output rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -90,12 +90,18 @@ impl fmt::Display for Metric {
 /// ⌊turnaround · 10⁶ / (cpu + io)⌋, 10⁶ if there is no demand, saturating.
 #[inline]
 fn slowdown_fixed(o: &Outcome) -> u64 {
-    let demand = u128::from(o.cpu + o.io);
+    let demand = o.cpu + o.io;
     if demand == 0 {
-        return SLOWDOWN_ONE as u64;
+        return SLOWDOWN_ONE;
     }
-    let fixed = u128::from(o.turnaround()) * SLOWDOWN_ONE / demand;
-    u64::try_from(fixed).unwrap_or(u64::MAX)
+    match o.turnaround().checked_mul(SLOWDOWN_ONE) {
+        // Turnarounds below ~5 h: a plain u64 division, the hot path.
+        Some(scaled) => scaled / demand,
+        None => {
+            let fixed = u128::from(o.turnaround()) * u128::from(SLOWDOWN_ONE) / u128::from(demand);
+            u64::try_from(fixed).unwrap_or(u64::MAX)
+        }
+    }
 }
 
 /// Which invocations a line of the summary covers: all, or one group.
@@ -343,5 +349,54 @@ impl Collector {
             utilisation,
             scopes,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faasched_model::{Function, FunctionId, SEC};
+
+    fn outcome(turnaround: u64, cpu: u64, io: u64) -> Outcome {
+        Outcome {
+            id: 0,
+            function: Function {
+                id: FunctionId(0),
+                name: "f".into(),
+            },
+            group: Group::G1,
+            arrival: 0,
+            first_run: 0,
+            finish: turnaround,
+            cpu,
+            io,
+            voluntary_switches: 0,
+            involuntary_switches: 0,
+            memory_mb: 128,
+        }
+    }
+
+    #[test]
+    fn slowdown_fixed_point_on_both_paths() {
+        assert_eq!(slowdown_fixed(&outcome(3, 2, 1)), 1_000_000);
+        assert_eq!(slowdown_fixed(&outcome(22, 10, 5)), 1_466_666);
+        assert_eq!(slowdown_fixed(&outcome(0, 0, 0)), 1_000_000);
+        // 10 h over 1 h of demand overflows u64 when scaled: the u128 path.
+        let hour = 3600 * SEC;
+        assert_eq!(
+            slowdown_fixed(&outcome(10 * hour, hour / 2, hour / 2)),
+            10_000_000
+        );
+        assert_eq!(slowdown_fixed(&outcome(u64::MAX, 1, 0)), u64::MAX);
+    }
+
+    #[test]
+    fn scope_labels_round_trip() {
+        for s in Scope::ALL {
+            assert_eq!(Scope::from_label(s.label()), Some(s));
+            assert_eq!(Scope::ALL[s.index()], s);
+        }
+        assert_eq!(Scope::from_label("G5"), None);
+        assert_eq!(Metric::ALL.map(Metric::index), [0, 1, 2, 3, 4]);
     }
 }
