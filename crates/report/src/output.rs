@@ -5,8 +5,15 @@
 //! objects are written from structs (fixed key order), and floats are formatted by
 //! serde_json / csv (shortest round-trip form).
 //!
+//! `summary.json` is `{"rows": [...], "policies": {...}, "workload": ..., "machine": ...}`:
+//! `rows` as in `summary.csv` (see [`Row`]); `policies` maps each name, in the order
+//! given, to `sim_only`, `cost_usd`, `voluntary_switches_per_invocation`,
+//! `involuntary_switches_per_invocation`, `utilisation`, and also `invocations`,
+//! `billed_gb_s` and `billing` (the billed duration: always `"execution"`).
+//!
 //! A scope with no invocations still has its rows: `count` 0 and every statistic
-//! `null` in JSON, an empty cell in CSV.
+//! `null` in JSON, an empty cell in CSV (and `null` switches per invocation for a
+//! policy with no invocations at all).
 
 use crate::cost::BILLED_DURATION;
 use crate::metrics::{Metric, PolicySummary, Scope, Stats};
