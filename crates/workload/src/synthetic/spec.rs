@@ -19,7 +19,8 @@ pub enum Spec {
     /// [1 ms, 60 s] (invitro's bounds), every duration multiplied by `scale`.
     /// SledgeScale uses `scale = 0.001`.
     Lognormal {
-        /// Time scale applied to the fit and its clamps, in (0, 1440].
+        /// Time scale applied to the fit and its clamps, in
+        /// [[`MIN_LOGNORMAL_SCALE`], [`MAX_LOGNORMAL_SCALE`]].
         scale: f64,
     },
     /// Exponentially distributed CPU demand.
