@@ -11,24 +11,26 @@ use std::fmt;
 /// described separately, by [`super::Params`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum Spec {
-    /// The ALPS paper's 50 deployments with the Huawei group mix (ALPS Table 1).
+    /// The ALPS paper's 50 deployments (functions `fib-1` … `fo-8`, see
+    /// [`alps::DEPLOYMENTS`]) with the Huawei group mix (ALPS Table 1).
     Huawei,
     /// The same deployments with the Azure group mix (ALPS Table 1).
     Azure,
     /// The Azure 2019 log-normal fit, LogNormal(−0.38, 2.36) seconds, clamped to
     /// [1 ms, 60 s] (invitro's bounds), every duration multiplied by `scale`.
-    /// SledgeScale uses `scale = 0.001`.
+    /// SledgeScale uses `scale = 0.001`. One function, `lognormal`.
     Lognormal {
         /// Time scale applied to the fit and its clamps, in
         /// [[`MIN_LOGNORMAL_SCALE`], [`MAX_LOGNORMAL_SCALE`]].
         scale: f64,
     },
-    /// Exponentially distributed CPU demand.
+    /// Exponentially distributed CPU demand. One function, `exponential`.
     Exponential {
         /// Mean demand, ns.
         mean: Nanos,
     },
-    /// Two functions: `short` with probability `short_fraction`, else `long`.
+    /// Two functions: `short` with probability `short_fraction`, else `long`, so
+    /// per-function policies can tell them apart.
     Bimodal {
         /// Probability of a short invocation, in (0, 1).
         short_fraction: f64,
@@ -37,12 +39,13 @@ pub enum Spec {
         /// Demand of a long invocation, ns; longer than `short`.
         long: Nanos,
     },
-    /// Every invocation needs the same CPU time.
+    /// Every invocation needs the same CPU time. One function, `fixed`.
     Fixed {
         /// Demand, ns.
         cpu: Nanos,
     },
-    /// The ALPS I/O study's four classes, two of them I/O-bound (see [`mixed_io`]).
+    /// The ALPS I/O study's four classes, two of them I/O-bound: functions `io-1`,
+    /// `io-2`, `cpu-3`, `cpu-4` (see [`mixed_io`]).
     MixedIo,
 }
 
