@@ -1,0 +1,904 @@
+//! The per-core model: cores, run queues per affinity mask, and the control flow
+//! that moves tasks between them. The classes' arithmetic lives in fair.rs,
+//! rt.rs and oracle.rs; this file decides *when* it applies.
+//!
+//! Invariants, kept by every public entry point:
+//! 1. a task is in exactly one place: on a core, in one run queue, or blocked;
+//! 2. no core is idle while a task whose mask contains it is waiting;
+//! 3. each busy core has exactly one live decision event (older ones are stale
+//!    by generation), at the earliest instant anything about its task can change:
+//!    phase end, CPU watch, the tick that ends its turn, the end of a
+//!    fair-server turn. Nothing is visited in between.
+
+use crate::config::{Config, Discipline, FairClass, Prediction, RANDOM_PREDICTION_RANGE};
+use crate::events::{Ev, Events};
+use crate::fair::{Cfs, CfsTunables, Eevdf, Join, Running};
+use crate::oracle::{Fifo, Srpt};
+use crate::rt::RtQueue;
+use crate::task::{State, Task};
+use crate::{Notice, TaskStats};
+use faasched_model::{Attrs, Class, CpuSet, IdMap, Nanos, Phase, TaskId, Time};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+
+const NIL: u32 = u32::MAX;
+
+/// The non-RT part of a run queue: a fair class, or a sim-only discipline.
+enum Lower {
+    Eevdf(Eevdf),
+    Cfs(Cfs),
+    Srpt(Srpt),
+    Fifo(Fifo),
+}
+
+impl Lower {
+    fn waiting(&self) -> usize {
+        match self {
+            Lower::Eevdf(q) => q.waiting(),
+            Lower::Cfs(q) => q.waiting(),
+            Lower::Srpt(q) => q.waiting(),
+            Lower::Fifo(q) => q.waiting(),
+        }
+    }
+}
+
+/// One run queue: the tasks whose affinity is exactly `mask`.
+struct Rq {
+    mask: CpuSet,
+    cores: Vec<u32>,
+    rt: RtQueue,
+    lower: Lower,
+}
+
+#[derive(Clone, Debug)]
+struct Core {
+    task: u32,
+    /// Generation of the live decision event.
+    epoch: u64,
+    /// When the running task's work starts (dispatch + switch cost).
+    start: Time,
+    busy_from: Option<Time>,
+    /// Serving fair tasks on behalf of the fair server until then.
+    server_until: Option<Time>,
+    fs_epoch: u64,
+    fs_armed: bool,
+    /// Whether the live decision event includes a slice-expiry tick.
+    tick_armed: bool,
+}
+
+/// The per-core kernel model.
+pub struct Cores {
+    cfg: Config,
+    tick: Nanos,
+    tun: CfsTunables,
+    tasks: Vec<Task>,
+    free: Vec<u32>,
+    by_id: IdMap<TaskId, u32>,
+    cores: Vec<Core>,
+    all: CpuSet,
+    idle: CpuSet,
+    rqs: Vec<Rq>,
+    events: Events,
+    seq: u64,
+    rng: Pcg64Mcg,
+    busy_done: Nanos,
+    rt_running: usize,
+    live: usize,
+    scratch: Vec<Running>,
+}
+
+impl Cores {
+    pub fn new(cfg: &Config) -> Cores {
+        let all = CpuSet::first(cfg.cores);
+        let core = Core {
+            task: NIL,
+            epoch: 0,
+            start: 0,
+            busy_from: None,
+            server_until: None,
+            fs_epoch: 0,
+            fs_armed: false,
+            tick_armed: false,
+        };
+        Cores {
+            tick: cfg.tick(),
+            tun: CfsTunables {
+                latency: cfg.cfs_latency,
+                min_granularity: cfg.cfs_min_granularity,
+                wakeup_granularity: cfg.cfs_wakeup_granularity,
+            },
+            cfg: cfg.clone(),
+            tasks: Vec::new(),
+            free: Vec::new(),
+            by_id: IdMap::default(),
+            cores: vec![core; cfg.cores],
+            all,
+            idle: all,
+            rqs: Vec::new(),
+            events: Events::default(),
+            seq: 0,
+            rng: Pcg64Mcg::seed_from_u64(cfg.seed),
+            busy_done: 0,
+            rt_running: 0,
+            live: 0,
+            scratch: Vec::new(),
+        }
+    }
+
+    fn new_lower(&self) -> Lower {
+        match (self.cfg.discipline, self.cfg.fair) {
+            (Discipline::Srpt(_), _) => Lower::Srpt(Srpt::default()),
+            (Discipline::FifoNp, _) => Lower::Fifo(Fifo::default()),
+            (_, FairClass::Eevdf) => Lower::Eevdf(Eevdf::default()),
+            (_, FairClass::Cfs) => Lower::Cfs(Cfs::default()),
+        }
+    }
+
+    /// The run queue for an affinity mask (restricted to existing cores; an empty
+    /// result means every core, as the kernel refuses an empty mask).
+    fn rq_for(&mut self, mask: CpuSet) -> u32 {
+        let mut mask = mask.and(&self.all);
+        if mask.is_empty() {
+            mask = self.all;
+        }
+        if let Some(i) = self.rqs.iter().position(|r| r.mask == mask) {
+            return i as u32;
+        }
+        let lower = self.new_lower();
+        self.rqs.push(Rq {
+            mask,
+            cores: mask.iter().map(|c| c as u32).collect(),
+            rt: RtQueue::default(),
+            lower,
+        });
+        (self.rqs.len() - 1) as u32
+    }
+
+    fn predict(&mut self, demand: Nanos) -> Nanos {
+        let Discipline::Srpt(p) = self.cfg.discipline else {
+            return demand;
+        };
+        match p {
+            Prediction::Exact => demand,
+            Prediction::ErrorBound(b) => {
+                (demand as f64 * self.rng.random_range(1.0 - b..=1.0 + b)) as Nanos
+            }
+            Prediction::Random(f) if self.rng.random::<f64>() < f => {
+                let (lo, hi) = RANDOM_PREDICTION_RANGE;
+                let (lo, hi) = ((lo as f64).ln(), (hi as f64).ln());
+                self.rng.random_range(lo..hi).exp() as Nanos
+            }
+            Prediction::Random(_) => demand,
+        }
+    }
+
+    pub fn spawn(
+        &mut self,
+        now: Time,
+        id: TaskId,
+        phases: Vec<Phase>,
+        attrs: Attrs,
+        watch: Option<Nanos>,
+        out: &mut Vec<Notice>,
+    ) {
+        let rq = self.rq_for(attrs.cpus);
+        self.seq += 1;
+        let demand = phases
+            .iter()
+            .map(|p| if let Phase::Cpu(d) = p { *d } else { 0 })
+            .sum();
+        let task = Task {
+            id,
+            phases,
+            phase: 0,
+            left: 0,
+            weight: Task::weight_of(&attrs),
+            slice: attrs.clamped_slice().unwrap_or(self.cfg.base_slice),
+            attrs,
+            rq,
+            state: State::Blocked(now),
+            seq: self.seq,
+            acct_from: now,
+            done: 0,
+            predicted: self.predict(demand),
+            watch,
+            vruntime: 0,
+            deadline: 0,
+            vlag: 0,
+            vprot: 0,
+            turn_cpu: 0,
+            rr_left: self.cfg.rr_timeslice,
+            stats: TaskStats::default(),
+            started: false,
+        };
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.tasks[s as usize] = task;
+                s
+            }
+            None => {
+                self.tasks.push(task);
+                (self.tasks.len() - 1) as u32
+            }
+        };
+        self.by_id.insert(id, slot);
+        self.live += 1;
+        self.begin_phase(slot, now, Join::New, out);
+    }
+
+    /// Starts the task's current phase (it is off every core and queue).
+    fn begin_phase(&mut self, slot: u32, now: Time, how: Join, out: &mut Vec<Notice>) {
+        let t = &mut self.tasks[slot as usize];
+        match t.phases.get(t.phase).copied() {
+            Some(Phase::Cpu(d)) => {
+                t.left = d;
+                if how == Join::Wake {
+                    out.push(Notice::Woke(t.id));
+                }
+                self.join_lower(slot, now, how);
+                self.place(slot, now);
+            }
+            Some(Phase::Io(d)) => {
+                t.state = State::Blocked(now);
+                out.push(Notice::Blocked(t.id));
+                self.events.push(now + d, Ev::IoDone { slot });
+            }
+            None => self.exit(slot, out),
+        }
+    }
+
+    fn exit(&mut self, slot: u32, out: &mut Vec<Notice>) {
+        let t = &mut self.tasks[slot as usize];
+        t.phases = Vec::new();
+        out.push(Notice::Exited(t.id, t.stats));
+        self.by_id.remove(&t.id);
+        self.free.push(slot);
+        self.live -= 1;
+    }
+
+    fn running_min_vruntime(&self, rq: u32) -> Option<i64> {
+        self.rqs[rq as usize]
+            .cores
+            .iter()
+            .filter_map(|&c| self.fair_curr(c, rq))
+            .map(|s| self.tasks[s as usize].vruntime)
+            .min()
+    }
+
+    /// The fair task running on `core` from queue `rq`, if any.
+    fn fair_curr(&self, core: u32, rq: u32) -> Option<u32> {
+        let s = self.cores[core as usize].task;
+        (s != NIL && self.tasks[s as usize].rq == rq && self.tasks[s as usize].rt_prio().is_none())
+            .then_some(s)
+    }
+
+    /// The task joins the accounting of its queue's lower class (not RT ones).
+    fn join_lower(&mut self, slot: u32, now: Time, how: Join) {
+        let t = &mut self.tasks[slot as usize];
+        if t.rt_prio().is_some() {
+            return;
+        }
+        let rq = t.rq;
+        match &mut self.rqs[rq as usize].lower {
+            Lower::Eevdf(q) => q.join(t, now, how),
+            Lower::Cfs(_) => {
+                let running_min = self.running_min_vruntime(rq);
+                let cores = self.rqs[rq as usize].cores.len() as u64;
+                let (t, rqs) = (&mut self.tasks[slot as usize], &mut self.rqs);
+                if let Lower::Cfs(q) = &mut rqs[rq as usize].lower {
+                    q.join(t, how, running_min, cores, &self.tun);
+                }
+            }
+            Lower::Srpt(_) | Lower::Fifo(_) => {}
+        }
+    }
+
+    fn leave_lower(&mut self, slot: u32, now: Time) {
+        let t = &mut self.tasks[slot as usize];
+        if t.rt_prio().is_some() {
+            return;
+        }
+        match &mut self.rqs[t.rq as usize].lower {
+            Lower::Eevdf(q) => q.leave(t, now, self.tick),
+            Lower::Cfs(q) => q.leave(t),
+            Lower::Srpt(_) | Lower::Fifo(_) => {}
+        }
+    }
+
+    /// A runnable task (joined, in no queue) takes an idle core, preempts one,
+    /// or waits.
+    fn place(&mut self, slot: u32, now: Time) {
+        let rq = self.tasks[slot as usize].rq as usize;
+        if let Some(c) = self.rqs[rq].mask.and(&self.idle).lowest() {
+            self.dispatch(c as u32, slot, now);
+        } else if let Some(c) = self.victim(slot, now) {
+            self.switch_out(c, now, true);
+            self.dispatch(c, slot, now);
+        } else {
+            self.push_waiting(slot, false);
+            self.after_wait(slot, now);
+        }
+    }
+
+    /// The core a newly runnable task preempts, if its class says it should.
+    fn victim(&mut self, slot: u32, now: Time) -> Option<u32> {
+        let t = &self.tasks[slot as usize];
+        let rq = t.rq as usize;
+        if let Some(p) = t.rt_prio() {
+            // RT preempts anything below its priority; a fair-server turn holds.
+            return self.rqs[rq]
+                .cores
+                .iter()
+                .map(|&c| {
+                    let core = &self.cores[c as usize];
+                    let rank = if core.server_until.is_some() {
+                        u8::MAX
+                    } else {
+                        self.tasks[core.task as usize].rt_prio().unwrap_or(0)
+                    };
+                    (rank, c)
+                })
+                .min()
+                .filter(|&(rank, _)| rank < p)
+                .map(|(_, c)| c);
+        }
+        let mut running = std::mem::take(&mut self.scratch);
+        running.clear();
+        for &c in &self.rqs[rq].cores {
+            let s = self.cores[c as usize].task;
+            let r = &self.tasks[s as usize];
+            if r.rt_prio().is_none() && r.rq as usize == rq {
+                running.push(Running {
+                    core: c,
+                    slot: s,
+                    vruntime: r.vruntime + r.vdelta(now - r.acct_from),
+                });
+            }
+        }
+        let victim = match &self.rqs[rq].lower {
+            Lower::Eevdf(q) => q.wakeup_victim(now, t, &running, &self.tasks),
+            Lower::Cfs(q) => q.wakeup_victim(t, &running, &self.tasks, &self.tun),
+            Lower::Srpt(_) => {
+                let mine = Srpt::remaining(t, t.done);
+                running
+                    .iter()
+                    .map(|r| {
+                        let core = &self.cores[r.core as usize];
+                        let c = &self.tasks[r.slot as usize];
+                        let done = c.done + now.saturating_sub(core.start.max(c.acct_from));
+                        (Srpt::remaining(c, done), r.core)
+                    })
+                    .max()
+                    .filter(|&(theirs, _)| mine < theirs)
+                    .map(|(_, c)| c)
+            }
+            Lower::Fifo(_) => None,
+        };
+        self.scratch = running;
+        victim
+    }
+
+    fn push_waiting(&mut self, slot: u32, head: bool) {
+        let t = &mut self.tasks[slot as usize];
+        t.state = State::Queued;
+        let rq = &mut self.rqs[t.rq as usize];
+        match (t.rt_prio(), &mut rq.lower) {
+            (Some(p), _) => rq.rt.push(slot, p, head),
+            (None, Lower::Eevdf(q)) => q.push(slot, t),
+            (None, Lower::Cfs(q)) => q.push(slot, t),
+            (None, Lower::Srpt(q)) => q.push(slot, t),
+            (None, Lower::Fifo(q)) => q.push(slot),
+        }
+    }
+
+    fn remove_waiting(&mut self, slot: u32) {
+        let t = &self.tasks[slot as usize];
+        let rq = &mut self.rqs[t.rq as usize];
+        let found = match (t.rt_prio(), &mut rq.lower) {
+            (Some(p), _) => rq.rt.remove(slot, p),
+            (None, Lower::Eevdf(q)) => q.remove(t),
+            (None, Lower::Cfs(q)) => q.remove(slot, t),
+            (None, Lower::Srpt(q)) => q.remove(slot, t),
+            (None, Lower::Fifo(q)) => q.remove(slot),
+        };
+        debug_assert!(found, "task {slot} was not waiting where its state says");
+    }
+
+    /// A task started waiting: running fair tasks that share its queue now have
+    /// a turn that can end, and RT-busy cores owe the fair server.
+    fn after_wait(&mut self, slot: u32, now: Time) {
+        let t = &self.tasks[slot as usize];
+        let rq = t.rq as usize;
+        let ticks = matches!(self.rqs[rq].lower, Lower::Eevdf(_) | Lower::Cfs(_));
+        if t.rt_prio().is_some() || !ticks {
+            return;
+        }
+        for i in 0..self.rqs[rq].cores.len() {
+            let c = self.rqs[rq].cores[i];
+            let core = &self.cores[c as usize];
+            if core.task == NIL {
+                continue; // being switched; its next dispatch arms it
+            }
+            let curr = &self.tasks[core.task as usize];
+            if curr.rt_prio().is_none() && !core.tick_armed {
+                self.arm(c, now);
+            } else if curr.rt_prio().is_some() {
+                self.arm_fair_server(c, now);
+            }
+        }
+    }
+
+    /// Puts `slot` on core `c`, charging the context switch.
+    fn dispatch(&mut self, c: u32, slot: u32, now: Time) {
+        let core = &mut self.cores[c as usize];
+        core.task = slot;
+        core.start = now + self.cfg.context_switch;
+        core.busy_from.get_or_insert(now);
+        self.idle.remove(c as usize);
+        let t = &mut self.tasks[slot as usize];
+        if !t.started {
+            t.started = true;
+            t.stats.first_run = now;
+        }
+        if t.rt_prio().is_some() {
+            // A fair-server turn ends when it runs out of fair tasks.
+            core.server_until = None;
+        }
+        self.run(c, slot, now);
+    }
+
+    /// `slot` (accounted up to `now`) starts a turn on core `c`.
+    fn run(&mut self, c: u32, slot: u32, now: Time) {
+        let t = &mut self.tasks[slot as usize];
+        t.state = State::Running(c);
+        t.acct_from = now;
+        t.turn_cpu = t.stats.cpu;
+        if t.rt_prio().is_some() {
+            self.rt_running += 1;
+            if self.fair_waiting(c) {
+                self.arm_fair_server(c, now);
+            }
+        } else if let Lower::Eevdf(q) = &mut self.rqs[t.rq as usize].lower {
+            q.on_run(t, now);
+        }
+        self.arm(c, now);
+    }
+
+    /// Accounts the running task of `c` up to `now`.
+    fn sync(&mut self, c: u32, now: Time) {
+        let core = &self.cores[c as usize];
+        let t = &mut self.tasks[core.task as usize];
+        let d = now - t.acct_from;
+        if d == 0 {
+            return;
+        }
+        let progress = now.saturating_sub(core.start.max(t.acct_from)).min(t.left);
+        t.left -= progress;
+        t.done += progress;
+        t.stats.cpu += d;
+        t.rr_left = t.rr_left.saturating_sub(d);
+        if t.rt_prio().is_none() {
+            match &mut self.rqs[t.rq as usize].lower {
+                Lower::Eevdf(q) => q.account(t, d),
+                Lower::Cfs(_) => Cfs::account(t, d),
+                Lower::Srpt(_) | Lower::Fifo(_) => {}
+            }
+        }
+        t.acct_from = now;
+    }
+
+    /// Takes the (synced) running task off core `c`, leaving the core empty.
+    fn stop(&mut self, c: u32) -> u32 {
+        let core = &mut self.cores[c as usize];
+        let slot = std::mem::replace(&mut core.task, NIL);
+        core.epoch += 1;
+        core.tick_armed = false;
+        let t = &self.tasks[slot as usize];
+        if t.rt_prio().is_some() {
+            self.rt_running -= 1;
+        } else if let Lower::Eevdf(q) = &mut self.rqs[t.rq as usize].lower {
+            q.on_stop(t);
+        }
+        slot
+    }
+
+    /// Preempts the running task of `c` back into its queue (at the head of its
+    /// priority if RT and `head`), counting an involuntary switch.
+    fn switch_out(&mut self, c: u32, now: Time, head: bool) {
+        self.sync(c, now);
+        let slot = self.stop(c);
+        self.tasks[slot as usize].stats.involuntary += 1;
+        self.push_waiting(slot, head);
+        // With several masks, another core of the preempted task's mask may be free.
+        match self.rqs[self.tasks[slot as usize].rq as usize]
+            .mask
+            .and(&self.idle)
+            .lowest()
+        {
+            Some(free) => {
+                self.remove_waiting(slot);
+                self.dispatch(free as u32, slot, now);
+            }
+            None => self.after_wait(slot, now),
+        }
+    }
+
+    /// Core `c` is empty: run the best waiting task it may run, or idle.
+    fn schedule(&mut self, c: u32, now: Time) {
+        match self.pick(c, now) {
+            Some(slot) => self.dispatch(c, slot, now),
+            None => {
+                let core = &mut self.cores[c as usize];
+                core.server_until = None;
+                core.epoch += 1;
+                if let Some(b) = core.busy_from.take() {
+                    self.busy_done += now - b;
+                }
+                self.idle.insert(c as usize);
+            }
+        }
+    }
+
+    fn fair_waiting(&self, c: u32) -> bool {
+        self.rqs
+            .iter()
+            .any(|r| r.mask.contains(c as usize) && r.lower.waiting() > 0)
+    }
+
+    /// Removes and returns the task core `c` should run next: RT first (fair
+    /// first during a fair-server turn); among queues, the fullest per core.
+    fn pick(&mut self, c: u32, now: Time) -> Option<u32> {
+        let serving = self.cores[c as usize].server_until.is_some();
+        let rt = |me: &mut Self| {
+            let best = me
+                .rqs
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.mask.contains(c as usize))
+                .filter_map(|(i, r)| r.rt.top_prio().map(|p| (p, std::cmp::Reverse(i))))
+                .max()?;
+            me.rqs[best.1.0].rt.pop()
+        };
+        let lower = |me: &mut Self| {
+            let best = me
+                .rqs
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.mask.contains(c as usize) && r.lower.waiting() > 0)
+                .map(|(i, r)| {
+                    let per_core = r.lower.waiting() as u64 * 1024 / r.cores.len() as u64;
+                    (per_core, std::cmp::Reverse(i))
+                })
+                .max()?;
+            match &mut me.rqs[best.1.0].lower {
+                Lower::Eevdf(q) => q.pop(now),
+                Lower::Cfs(q) => q.pop(),
+                Lower::Srpt(q) => q.pop(),
+                Lower::Fifo(q) => q.pop(),
+            }
+        };
+        if serving {
+            lower(self).or_else(|| rt(self))
+        } else {
+            rt(self).or_else(|| lower(self))
+        }
+    }
+
+    fn tick_after(&self, at: Time, now: Time) -> Time {
+        at.max(now + 1).div_ceil(self.tick) * self.tick
+    }
+
+    /// (Re)schedules core `c`'s decision event; its task is accounted to `now`.
+    fn arm(&mut self, c: u32, now: Time) {
+        let core = &self.cores[c as usize];
+        let t = &self.tasks[core.task as usize];
+        let mut at = core.start.max(t.acct_from) + t.left;
+        if let Some(w) = t.watch {
+            at = at.min(t.acct_from + w.saturating_sub(t.stats.cpu));
+        }
+        let rq = &self.rqs[t.rq as usize];
+        let mut tick_armed = false;
+        match t.attrs.class {
+            Class::Rr(_) => at = at.min(self.tick_after(t.acct_from + t.rr_left, now)),
+            Class::Fifo(_) => {}
+            Class::Normal | Class::Batch | Class::Idle => {
+                let expiry = match &rq.lower {
+                    Lower::Eevdf(q) if q.waiting() > 0 => Some(q.expiry(t)),
+                    Lower::Cfs(q) if q.waiting() > 0 => {
+                        Some(q.expiry(t, rq.cores.len() as u64, &self.tun))
+                    }
+                    _ => None,
+                };
+                if let Some(e) = expiry {
+                    at = at.min(self.tick_after(e, now));
+                    tick_armed = true;
+                }
+            }
+        }
+        if let Some(s) = core.server_until {
+            at = at.min(s.max(now));
+        }
+        let core = &mut self.cores[c as usize];
+        core.epoch += 1;
+        core.tick_armed = tick_armed;
+        self.events.push(
+            at,
+            Ev::Core {
+                core: c,
+                epoch: core.epoch,
+            },
+        );
+    }
+
+    fn arm_fair_server(&mut self, c: u32, now: Time) {
+        let core = &mut self.cores[c as usize];
+        if !self.cfg.fair_server || core.fs_armed {
+            return;
+        }
+        core.fs_armed = true;
+        core.fs_epoch += 1;
+        let at = now + self.cfg.fair_server_period - self.cfg.fair_server_runtime;
+        self.events.push(
+            at,
+            Ev::FairServer {
+                core: c,
+                epoch: core.fs_epoch,
+            },
+        );
+    }
+
+    fn is_live(&self, ev: Ev) -> bool {
+        match ev {
+            Ev::Core { core, epoch } => self.cores[core as usize].epoch == epoch,
+            Ev::FairServer { core, epoch } => self.cores[core as usize].fs_epoch == epoch,
+            Ev::IoDone { .. } => true,
+        }
+    }
+
+    pub fn next_event(&mut self) -> Option<Time> {
+        while let Some((t, ev)) = self.events.peek() {
+            if self.is_live(ev) {
+                return Some(t);
+            }
+            self.events.pop();
+        }
+        None
+    }
+
+    pub fn step(&mut self, out: &mut Vec<Notice>) -> Option<Time> {
+        loop {
+            let (now, ev) = self.events.pop()?;
+            if !self.is_live(ev) {
+                continue;
+            }
+            match ev {
+                Ev::Core { core, .. } => self.on_core(core, now, out),
+                Ev::IoDone { slot } => self.on_io_done(slot, now, out),
+                Ev::FairServer { core, .. } => self.on_fair_server(core, now),
+            }
+            return Some(now);
+        }
+    }
+
+    fn on_core(&mut self, c: u32, now: Time, out: &mut Vec<Notice>) {
+        self.sync(c, now);
+        let slot = self.cores[c as usize].task;
+        let t = &mut self.tasks[slot as usize];
+        if t.left == 0 {
+            return self.end_phase(c, slot, now, out);
+        }
+        if self.cores[c as usize]
+            .server_until
+            .is_some_and(|s| s <= now)
+        {
+            self.cores[c as usize].server_until = None;
+            self.switch_out(c, now, false);
+            return self.schedule(c, now);
+        }
+        if t.watch.is_some_and(|w| w <= t.stats.cpu) {
+            t.watch = None;
+            out.push(Notice::Watch(t.id, t.stats.cpu));
+        }
+        let at_tick = now.is_multiple_of(self.tick);
+        let rq = &self.rqs[t.rq as usize];
+        let preempt = at_tick
+            && match t.attrs.class {
+                Class::Rr(p) => {
+                    let expired = t.rr_left == 0;
+                    if expired {
+                        t.rr_left = self.cfg.rr_timeslice;
+                    }
+                    expired && rq.rt.has_prio(p)
+                }
+                Class::Fifo(_) => false,
+                Class::Normal | Class::Batch | Class::Idle => match &rq.lower {
+                    Lower::Eevdf(q) => q.tick(t) && !q.keeps_core(now, t),
+                    Lower::Cfs(q) => {
+                        let cores = rq.cores.len() as u64;
+                        let resched = q.tick(t, cores, &self.tun) && !q.keeps_core(t);
+                        if !resched {
+                            // Re-picked (or not asked): a new turn begins.
+                            t.turn_cpu = t.stats.cpu;
+                        }
+                        resched
+                    }
+                    Lower::Srpt(_) | Lower::Fifo(_) => false,
+                },
+            };
+        if preempt {
+            self.switch_out(c, now, false);
+            self.schedule(c, now);
+        } else {
+            self.arm(c, now);
+        }
+    }
+
+    /// The running task's CPU phase ended: it goes on to its next phase.
+    fn end_phase(&mut self, c: u32, slot: u32, now: Time, out: &mut Vec<Notice>) {
+        let t = &mut self.tasks[slot as usize];
+        t.phase += 1;
+        if let Some(Phase::Cpu(d)) = t.phases.get(t.phase) {
+            t.left = *d;
+            return self.arm(c, now);
+        }
+        t.stats.voluntary += 1;
+        self.stop(c);
+        self.leave_lower(slot, now);
+        self.begin_phase(slot, now, Join::Wake, out);
+        self.schedule(c, now);
+    }
+
+    fn on_io_done(&mut self, slot: u32, now: Time, out: &mut Vec<Notice>) {
+        let t = &mut self.tasks[slot as usize];
+        if let State::Blocked(since) = t.state {
+            t.stats.io += now - since;
+        }
+        t.phase += 1;
+        self.begin_phase(slot, now, Join::Wake, out);
+    }
+
+    fn on_fair_server(&mut self, c: u32, now: Time) {
+        self.cores[c as usize].fs_armed = false;
+        let slot = self.cores[c as usize].task;
+        if slot == NIL || self.tasks[slot as usize].rt_prio().is_none() || !self.fair_waiting(c) {
+            return;
+        }
+        self.cores[c as usize].server_until = Some(now + self.cfg.fair_server_runtime);
+        self.switch_out(c, now, true);
+        self.schedule(c, now);
+    }
+
+    pub fn set_attrs(&mut self, now: Time, id: TaskId, attrs: Attrs, _out: &mut Vec<Notice>) {
+        let Some(&slot) = self.by_id.get(&id) else {
+            return;
+        };
+        if self.tasks[slot as usize].attrs == attrs {
+            return;
+        }
+        let state = self.tasks[slot as usize].state;
+        // Take the task out of wherever it is, change it, put it back as a wakeup
+        // would (EEVDF keeps its lag across the move).
+        match state {
+            State::Blocked(_) => {}
+            State::Queued => {
+                self.remove_waiting(slot);
+                self.leave_lower(slot, now);
+            }
+            State::Running(c) => {
+                self.sync(c, now);
+                self.stop(c);
+                self.leave_lower(slot, now);
+            }
+        }
+        let rq = self.rq_for(attrs.cpus);
+        let t = &mut self.tasks[slot as usize];
+        t.weight = Task::weight_of(&attrs);
+        t.slice = attrs.clamped_slice().unwrap_or(self.cfg.base_slice);
+        t.attrs = attrs;
+        t.rq = rq;
+        match state {
+            State::Blocked(_) => {}
+            State::Queued => {
+                self.join_lower(slot, now, Join::Wake);
+                self.place(slot, now);
+            }
+            State::Running(c) => {
+                self.join_lower(slot, now, Join::Wake);
+                self.continue_or_switch(c, slot, now);
+            }
+        }
+    }
+
+    /// After its attributes changed, the task that was running on `c` keeps the
+    /// core if `c` would pick it now; otherwise it is preempted and placed.
+    fn continue_or_switch(&mut self, c: u32, slot: u32, now: Time) {
+        let allowed = self.rqs[self.tasks[slot as usize].rq as usize]
+            .mask
+            .contains(c as usize);
+        if allowed {
+            self.push_waiting(slot, true);
+            let next = self.pick(c, now);
+            if next == Some(slot) {
+                return self.run(c, slot, now);
+            }
+            if let Some(n) = next {
+                self.dispatch(c, n, now);
+            }
+            self.remove_waiting(slot);
+        } else {
+            self.schedule(c, now);
+        }
+        self.tasks[slot as usize].stats.involuntary += 1;
+        self.place(slot, now);
+    }
+
+    pub fn set_watch(&mut self, now: Time, id: TaskId, watch: Option<Nanos>) {
+        let Some(&slot) = self.by_id.get(&id) else {
+            return;
+        };
+        self.tasks[slot as usize].watch = watch;
+        if let State::Running(c) = self.tasks[slot as usize].state {
+            self.sync(c, now);
+            self.arm(c, now);
+        }
+    }
+
+    /// Checks invariants 1 and 2 of the module docs (debug builds only: it is
+    /// O(tasks + queues × cores) per call).
+    pub fn check(&self) {
+        if !cfg!(debug_assertions) {
+            return;
+        }
+        let mut placed = 0;
+        for (c, core) in self.cores.iter().enumerate() {
+            if core.task == NIL {
+                assert!(
+                    self.idle.contains(c),
+                    "core {c} has no task but is not idle"
+                );
+            } else {
+                let t = &self.tasks[core.task as usize];
+                assert_eq!(
+                    t.state,
+                    State::Running(c as u32),
+                    "core {c} runs a task that disagrees"
+                );
+                placed += 1;
+            }
+        }
+        for rq in &self.rqs {
+            let waiting = rq.rt.len + rq.lower.waiting();
+            placed += waiting;
+            if waiting > 0 {
+                assert!(
+                    rq.mask.and(&self.idle).is_empty(),
+                    "a core idles while {waiting} task(s) it may run wait"
+                );
+            }
+        }
+        let blocked = self
+            .by_id
+            .values()
+            .filter(|&&s| matches!(self.tasks[s as usize].state, State::Blocked(_)))
+            .count();
+        assert_eq!(
+            placed + blocked,
+            self.live,
+            "tasks are not each in exactly one place"
+        );
+    }
+
+    pub fn busy(&self, now: Time) -> Nanos {
+        self.busy_done
+            + self
+                .cores
+                .iter()
+                .filter_map(|c| c.busy_from)
+                .map(|b| now.saturating_sub(b))
+                .sum::<Nanos>()
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.live
+    }
+}

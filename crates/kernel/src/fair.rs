@@ -1,0 +1,383 @@
+//! The fair classes' per-queue state: EEVDF and legacy CFS.
+//!
+//! Both work on one run queue shared by the cores of an affinity mask. The core
+//! model (cores.rs) owns control flow; this file owns the arithmetic: where a
+//! joining task is placed, who is picked, whether a wakeup preempts, and when a
+//! running task's turn is over.
+
+use crate::task::{NICE_0, Task};
+use crate::treap::Treap;
+use faasched_model::{Class, Nanos, Time};
+use std::collections::BTreeSet;
+
+/// Why a task joins a fair queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Join {
+    /// A new task (fork + exec of the function process).
+    New,
+    /// Woken from I/O, or moved into this queue from another class or mask.
+    Wake,
+}
+
+/// A running task as a wakeup-preemption check sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Running {
+    pub core: u32,
+    pub slot: u32,
+    /// Its vruntime now (accounted lazily, so computed for the check).
+    pub vruntime: i64,
+}
+
+/// EEVDF state of one queue. `S` and `W` are Linux's `avg_vruntime` sums: the
+/// weighted sum of vruntimes and the sum of weights of every task in the queue,
+/// running or waiting; V = S / W is the zero-lag point.
+#[derive(Debug, Default)]
+pub struct Eevdf {
+    tree: Treap,
+    weight: i128,
+    /// Σ w·v over joined tasks, running ones as of their last accounting.
+    s_static: i128,
+    /// Running tasks, and the sum of their `acct_from`: between accountings a
+    /// running task's w·v grows by NICE_0 per ns, so
+    /// S(t) = s_static + NICE_0·(n_run·t − Σ acct_from).
+    n_run: i128,
+    sum_acct_from: i128,
+    /// Multiset of the slices of joined tasks, for RUN_TO_PARITY's min slice.
+    slices: Vec<(Nanos, u32)>,
+}
+
+impl Eevdf {
+    fn sum(&self, now: Time) -> i128 {
+        self.s_static + NICE_0 as i128 * (self.n_run * now as i128 - self.sum_acct_from)
+    }
+
+    /// Whether vruntime `v` is eligible (lag ≥ 0) at `now`.
+    pub fn eligible(&self, now: Time, v: i64) -> bool {
+        self.weight == 0 || v as i128 * self.weight <= self.sum(now)
+    }
+
+    /// The zero-lag vruntime V at `now`.
+    fn avg(&self, now: Time) -> Option<i64> {
+        (self.weight > 0).then(|| self.sum(now).div_euclid(self.weight) as i64)
+    }
+
+    fn min_slice(&self) -> Option<Nanos> {
+        self.slices.iter().map(|s| s.0).min()
+    }
+
+    /// Places `t` (lag-preserving, `place_entity`) and adds it to the sums.
+    pub fn join(&mut self, t: &mut Task, now: Time, how: Join) {
+        let w = t.weight as i128;
+        let vslice = t.vdelta(t.slice);
+        if let Some(avg) = self.avg(now) {
+            let lag = match how {
+                Join::New => 0,
+                Join::Wake => (t.vlag as i128 * (self.weight + w) / self.weight) as i64,
+            };
+            t.vruntime = avg - lag;
+        }
+        // PLACE_DEADLINE_INITIAL: a new task's first request is half a slice.
+        t.deadline = t.vruntime + if how == Join::New { vslice / 2 } else { vslice };
+        self.s_static += w * t.vruntime as i128;
+        self.weight += w;
+        match self.slices.iter_mut().find(|s| s.0 == t.slice) {
+            Some(s) => s.1 += 1,
+            None => self.slices.push((t.slice, 1)),
+        }
+    }
+
+    /// Removes a task that is neither running nor waiting from the sums, keeping
+    /// its lag, clamped as `update_entity_lag` does.
+    pub fn leave(&mut self, t: &mut Task, now: Time, tick: Nanos) {
+        let w = t.weight as i128;
+        let limit = t.vdelta((2 * t.slice).max(tick));
+        if let Some(avg) = self.avg(now) {
+            t.vlag = (avg - t.vruntime).clamp(-limit, limit);
+        }
+        self.s_static -= w * t.vruntime as i128;
+        self.weight -= w;
+        if let Some(i) = self.slices.iter().position(|s| s.0 == t.slice) {
+            self.slices[i].1 -= 1;
+            if self.slices[i].1 == 0 {
+                self.slices.swap_remove(i);
+            }
+        }
+    }
+
+    /// `t` starts a turn on a core at `now` (its `acct_from` is `now`).
+    pub fn on_run(&mut self, t: &mut Task, now: Time) {
+        self.n_run += 1;
+        self.sum_acct_from += now as i128;
+        let protect = self.min_slice().unwrap_or(t.slice).min(t.slice);
+        t.vprot = t.deadline.min(t.vruntime + t.vdelta(protect));
+    }
+
+    /// `t` leaves its core; it has been accounted up to now.
+    pub fn on_stop(&mut self, t: &Task) {
+        self.n_run -= 1;
+        self.sum_acct_from -= t.acct_from as i128;
+    }
+
+    /// Accounts `d` of running time to `t` (before `t.acct_from` moves on).
+    pub fn account(&mut self, t: &mut Task, d: Nanos) {
+        let dv = t.vdelta(d);
+        t.vruntime += dv;
+        self.s_static += t.weight as i128 * dv as i128;
+        self.sum_acct_from += d as i128;
+    }
+
+    /// Number of waiting tasks.
+    pub fn waiting(&self) -> usize {
+        self.tree.len()
+    }
+
+    pub fn push(&mut self, slot: u32, t: &Task) {
+        self.tree.insert((t.deadline, t.seq), t.vruntime, slot);
+    }
+
+    pub fn remove(&mut self, t: &Task) -> bool {
+        self.tree.remove((t.deadline, t.seq)).is_some()
+    }
+
+    /// The waiting task EEVDF picks: the earliest deadline among eligible ones.
+    /// If none is eligible against this queue's average (possible only because
+    /// one queue here stands for several Linux CPUs, each averaging only its own
+    /// tasks), the earliest deadline, so that a free core never idles.
+    pub fn best(&self, now: Time) -> Option<(i64, u64, u32)> {
+        self.tree
+            .first_eligible(|v| self.eligible(now, v))
+            .or_else(|| self.tree.first_eligible(|_| true))
+            .map(|((d, s), _, slot)| (d, s, slot))
+    }
+
+    pub fn pop(&mut self, now: Time) -> Option<u32> {
+        let (d, s, slot) = self.best(now)?;
+        self.tree.remove((d, s));
+        Some(slot)
+    }
+
+    /// Whether the running `curr` keeps its core against the best waiting task
+    /// (`pick_eevdf` with curr in the running).
+    pub fn keeps_core(&self, now: Time, curr: &Task) -> bool {
+        match self.best(now) {
+            None => true,
+            Some((d, s, _)) => {
+                self.eligible(now, curr.vruntime) && (curr.deadline, curr.seq) < (d, s)
+            }
+        }
+    }
+
+    /// `check_preempt_wakeup_fair` for waking task `p` against the running
+    /// tasks: the core to preempt, if any. `p` is joined but not yet waiting.
+    pub fn wakeup_victim(
+        &self,
+        now: Time,
+        p: &Task,
+        running: &[Running],
+        tasks: &[Task],
+    ) -> Option<u32> {
+        if let Some(v) = idle_victim(p, running, tasks) {
+            return Some(v);
+        }
+        if p.attrs.class != Class::Normal || !self.eligible(now, p.vruntime) {
+            return None;
+        }
+        // pick_eevdf must return p: no eligible waiting task may come first.
+        if let Some((key, _, _)) = self.tree.first_eligible(|v| self.eligible(now, v))
+            && key < (p.deadline, p.seq)
+        {
+            return None;
+        }
+        running
+            .iter()
+            .map(|r| (r, &tasks[r.slot as usize]))
+            .filter(|(r, c)| {
+                // RUN_TO_PARITY, unless PREEMPT_SHORT cancels the protection.
+                let protected = r.vruntime < c.vprot && p.slice >= c.slice;
+                let curr_first = self.eligible(now, r.vruntime) && c.deadline <= p.deadline;
+                !protected && !curr_first
+            })
+            .max_by_key(|(r, c)| (c.deadline, r.core))
+            .map(|(r, _)| r.core)
+    }
+
+    /// When the running `t` (accounted up to `t.acct_from`) reaches its deadline.
+    pub fn expiry(&self, t: &Task) -> Time {
+        t.acct_from + t.rdelta(t.deadline - t.vruntime)
+    }
+
+    /// At a tick: if `t` used its request, issue the next one (`update_deadline`).
+    /// Returns whether the request expired.
+    pub fn tick(&self, t: &mut Task) -> bool {
+        if t.vruntime < t.deadline {
+            return false;
+        }
+        t.deadline = t.vruntime + t.vdelta(t.slice);
+        true
+    }
+}
+
+/// A non-idle wakee preempts a SCHED_IDLE task at once (both fair classes).
+fn idle_victim(p: &Task, running: &[Running], tasks: &[Task]) -> Option<u32> {
+    if p.attrs.class == Class::Idle {
+        return None;
+    }
+    running
+        .iter()
+        .find(|r| tasks[r.slot as usize].attrs.class == Class::Idle)
+        .map(|r| r.core)
+}
+
+/// Legacy CFS tunables, already scaled for the machine.
+#[derive(Clone, Copy, Debug)]
+pub struct CfsTunables {
+    pub latency: Nanos,
+    pub min_granularity: Nanos,
+    pub wakeup_granularity: Nanos,
+}
+
+/// Legacy CFS state of one queue.
+#[derive(Debug, Default)]
+pub struct Cfs {
+    tree: BTreeSet<(i64, u64, u32)>,
+    /// Monotonic floor of the queue's vruntimes (`min_vruntime`).
+    pub min_vruntime: i64,
+    weight: u64,
+    joined: u64,
+}
+
+impl Cfs {
+    /// Raises `min_vruntime` to the smallest vruntime among waiting and running
+    /// tasks (`update_min_vruntime`).
+    pub fn update_min(&mut self, running_min: Option<i64>) {
+        let waiting = self.tree.first().map(|e| e.0);
+        if let Some(m) = [waiting, running_min].into_iter().flatten().min() {
+            self.min_vruntime = self.min_vruntime.max(m);
+        }
+    }
+
+    /// `sched_slice`: the wall-clock turn `t` gets. One queue stands for `cores`
+    /// Linux CPUs, so its length and weight are divided among them.
+    pub fn slice(&self, t: &Task, cores: u64, tun: &CfsTunables) -> Nanos {
+        let nr = self.joined.div_ceil(cores).max(1);
+        let nr_latency = (tun.latency / tun.min_granularity).max(1);
+        let period = if nr > nr_latency {
+            nr * tun.min_granularity
+        } else {
+            tun.latency
+        };
+        let w = (self.weight / cores).max(t.weight as u64);
+        period * t.weight as u64 / w
+    }
+
+    /// Places `t` (`place_entity`) and counts it in. `running_min` is the
+    /// smallest vruntime among the queue's running tasks.
+    pub fn join(
+        &mut self,
+        t: &mut Task,
+        how: Join,
+        running_min: Option<i64>,
+        cores: u64,
+        tun: &CfsTunables,
+    ) {
+        self.update_min(running_min);
+        self.joined += 1;
+        self.weight += t.weight as u64;
+        t.vruntime = match how {
+            // START_DEBIT: a new task starts one virtual slice behind.
+            Join::New => self.min_vruntime + t.vdelta(self.slice(t, cores, tun)),
+            // GENTLE_FAIR_SLEEPERS: a sleeper gets at most half a latency of credit.
+            Join::Wake => t.vruntime.max(self.min_vruntime - (tun.latency / 2) as i64),
+        };
+    }
+
+    /// Counts `t` out (it blocked, exited, or moves elsewhere).
+    pub fn leave(&mut self, t: &Task) {
+        self.joined -= 1;
+        self.weight -= t.weight as u64;
+    }
+
+    pub fn account(t: &mut Task, d: Nanos) {
+        t.vruntime += t.vdelta(d);
+    }
+
+    pub fn waiting(&self) -> usize {
+        self.tree.len()
+    }
+
+    pub fn push(&mut self, slot: u32, t: &Task) {
+        self.tree.insert((t.vruntime, t.seq, slot));
+    }
+
+    pub fn remove(&mut self, slot: u32, t: &Task) -> bool {
+        self.tree.remove(&(t.vruntime, t.seq, slot))
+    }
+
+    pub fn pop(&mut self) -> Option<u32> {
+        self.tree.pop_first().map(|e| e.2)
+    }
+
+    /// `pick_next_entity` with curr: curr keeps the core unless a waiting task
+    /// has a smaller vruntime.
+    pub fn keeps_core(&self, curr: &Task) -> bool {
+        self.tree
+            .first()
+            .is_none_or(|&(v, s, _)| (curr.vruntime, curr.seq) < (v, s))
+    }
+
+    /// `check_preempt_wakeup`: preempt the running task furthest ahead of `p` in
+    /// vruntime, if by more than the wakeup granularity.
+    pub fn wakeup_victim(
+        &self,
+        p: &Task,
+        running: &[Running],
+        tasks: &[Task],
+        tun: &CfsTunables,
+    ) -> Option<u32> {
+        if let Some(v) = idle_victim(p, running, tasks) {
+            return Some(v);
+        }
+        if p.attrs.class != Class::Normal {
+            return None;
+        }
+        let gran = p.vdelta(tun.wakeup_granularity);
+        running
+            .iter()
+            .map(|r| (r.vruntime - p.vruntime, r.core))
+            .filter(|&(diff, _)| diff > gran)
+            .max()
+            .map(|(_, core)| core)
+    }
+
+    /// The first instant at which `check_preempt_tick` would ask the running `t`
+    /// to give up its core, given the queue as it is now.
+    pub fn expiry(&self, t: &Task, cores: u64, tun: &CfsTunables) -> Time {
+        let ideal = self.slice(t, cores, tun);
+        let turn = t.stats.cpu - t.turn_cpu;
+        // delta_exec > ideal_runtime.
+        let by_slice = t.acct_from + (ideal + 1).saturating_sub(turn);
+        // delta_exec ≥ min_granularity and curr ahead of the leftmost by > ideal.
+        let by_lead = self.tree.first().map(|&(left, _, _)| {
+            // Linux compares the vruntime lead with the unscaled ideal runtime.
+            let gap = left + ideal as i64 + 1 - t.vruntime;
+            let min_gran = t.acct_from + tun.min_granularity.saturating_sub(turn);
+            (t.acct_from + t.rdelta(gap)).max(min_gran)
+        });
+        by_lead.map_or(by_slice, |l| l.min(by_slice))
+    }
+
+    /// At a tick: whether `check_preempt_tick` reschedules the running `t`.
+    pub fn tick(&self, t: &Task, cores: u64, tun: &CfsTunables) -> bool {
+        let ideal = self.slice(t, cores, tun);
+        let turn = t.stats.cpu - t.turn_cpu;
+        if turn > ideal {
+            return true;
+        }
+        if turn < tun.min_granularity {
+            return false;
+        }
+        self.tree
+            .first()
+            .is_some_and(|&(left, _, _)| t.vruntime - left > ideal as i64)
+    }
+}

@@ -1,0 +1,180 @@
+//! Ideal processor sharing (sim only): every runnable task progresses at rate
+//! min(1, M/n) on M cores with n runnable, with no switching cost.
+//!
+//! The model keeps one virtual clock, the service every runnable task has
+//! received, in fixed point (2^32 units per ns) so rates like M/n stay exact to
+//! far below a nanosecond. A task's CPU phase ends when the virtual clock reaches
+//! the value it joined at plus its length, so the next completion is the minimum
+//! of one heap: no task is visited between events.
+//!
+//! Policies cannot steer PS (attributes and CPU watches are ignored). Voluntary
+//! switches count blocks and the exit, as in the core model; there are no
+//! involuntary ones.
+
+use crate::{Config, Notice, TaskStats};
+use faasched_model::{IdMap, Nanos, Phase, TaskId, Time};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+const SCALE: u128 = 1 << 32;
+
+struct PsTask {
+    id: TaskId,
+    phases: Vec<Phase>,
+    phase: usize,
+    started: bool,
+    blocked_at: Time,
+    stats: TaskStats,
+}
+
+/// The processor-sharing model.
+pub struct Ps {
+    cores: u128,
+    tasks: Vec<PsTask>,
+    free: Vec<u32>,
+    by_id: IdMap<TaskId, u32>,
+    /// Service received by every runnable task so far, ×SCALE.
+    service: u128,
+    last: Time,
+    /// Runnable tasks by the service value at which their phase ends.
+    runnable: BinaryHeap<Reverse<(u128, u32)>>,
+    io: BinaryHeap<Reverse<(Time, u32)>>,
+    busy: Nanos,
+    live: usize,
+}
+
+impl Ps {
+    pub fn new(cfg: &Config) -> Ps {
+        Ps {
+            cores: cfg.cores as u128,
+            tasks: Vec::new(),
+            free: Vec::new(),
+            by_id: IdMap::default(),
+            service: 0,
+            last: 0,
+            runnable: BinaryHeap::new(),
+            io: BinaryHeap::new(),
+            busy: 0,
+            live: 0,
+        }
+    }
+
+    fn sharing(&self) -> (u128, u128) {
+        let n = self.runnable.len() as u128;
+        (n.min(self.cores), n)
+    }
+
+    /// Advances the virtual clock to `now`.
+    fn advance(&mut self, now: Time) {
+        let (busy, n) = self.sharing();
+        if n > 0 && now > self.last {
+            let dt = (now - self.last) as u128;
+            self.service += dt * SCALE * busy / n;
+            self.busy += (dt * busy) as Nanos;
+        }
+        self.last = now;
+    }
+
+    pub fn spawn(&mut self, now: Time, id: TaskId, phases: Vec<Phase>, out: &mut Vec<Notice>) {
+        self.advance(now);
+        let task = PsTask {
+            id,
+            phases,
+            phase: 0,
+            started: false,
+            blocked_at: now,
+            stats: TaskStats::default(),
+        };
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.tasks[s as usize] = task;
+                s
+            }
+            None => {
+                self.tasks.push(task);
+                (self.tasks.len() - 1) as u32
+            }
+        };
+        self.by_id.insert(id, slot);
+        self.live += 1;
+        self.begin_phase(slot, now, false, out);
+    }
+
+    fn begin_phase(&mut self, slot: u32, now: Time, woke: bool, out: &mut Vec<Notice>) {
+        let t = &mut self.tasks[slot as usize];
+        match t.phases.get(t.phase).copied() {
+            Some(Phase::Cpu(d)) => {
+                if !t.started {
+                    t.started = true;
+                    t.stats.first_run = now;
+                }
+                if woke {
+                    out.push(Notice::Woke(t.id));
+                }
+                self.runnable
+                    .push(Reverse((self.service + d as u128 * SCALE, slot)));
+            }
+            Some(Phase::Io(d)) => {
+                t.blocked_at = now;
+                t.stats.voluntary += 1;
+                out.push(Notice::Blocked(t.id));
+                self.io.push(Reverse((now + d, slot)));
+            }
+            None => {
+                t.stats.voluntary += 1;
+                out.push(Notice::Exited(t.id, t.stats));
+                t.phases = Vec::new();
+                self.by_id.remove(&t.id);
+                self.free.push(slot);
+                self.live -= 1;
+            }
+        }
+    }
+
+    fn next_completion(&self) -> Option<Time> {
+        let Reverse((end, _)) = self.runnable.peek()?;
+        let (busy, n) = self.sharing();
+        let dt = (end.saturating_sub(self.service) * n).div_ceil(SCALE * busy);
+        Some(self.last + dt as Time)
+    }
+
+    pub fn next_event(&mut self) -> Option<Time> {
+        let io = self.io.peek().map(|Reverse((t, _))| *t);
+        match (self.next_completion(), io) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    pub fn step(&mut self, out: &mut Vec<Notice>) -> Option<Time> {
+        let now = self.next_event()?;
+        self.advance(now);
+        if self.next_completion() == Some(now) {
+            let Reverse((_, slot)) = self.runnable.pop()?;
+            let t = &mut self.tasks[slot as usize];
+            if let Some(Phase::Cpu(d)) = t.phases.get(t.phase) {
+                t.stats.cpu += d;
+            }
+            t.phase += 1;
+            self.begin_phase(slot, now, false, out);
+        } else {
+            let Reverse((_, slot)) = self.io.pop()?;
+            let t = &mut self.tasks[slot as usize];
+            t.stats.io += now - t.blocked_at;
+            t.phase += 1;
+            self.begin_phase(slot, now, true, out);
+        }
+        Some(now)
+    }
+
+    pub fn set_watch(&mut self, _now: Time, _id: TaskId, _watch: Option<Nanos>) {}
+
+    pub fn busy(&self, now: Time) -> Nanos {
+        let (busy, _) = self.sharing();
+        self.busy + (now.saturating_sub(self.last) as u128 * busy) as Nanos
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.live
+    }
+}

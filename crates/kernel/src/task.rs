@@ -1,0 +1,93 @@
+//! A task as the kernel model keeps it: the invocation's phases, its attributes,
+//! and the scheduler state every class needs.
+
+use crate::TaskStats;
+use faasched_model::{Attrs, Class, Nanos, Phase, TaskId, Time, nice_to_weight};
+
+/// Linux's `WEIGHT_IDLEPRIO`: the load weight of a SCHED_IDLE task.
+pub const IDLE_WEIGHT: u32 = 3;
+/// Load weight of nice 0 (`NICE_0_LOAD` without the fixed-point shift).
+pub const NICE_0: u32 = 1024;
+
+/// Where a task is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Waiting in a run queue.
+    Queued,
+    /// On this core.
+    Running(u32),
+    /// Blocked in I/O since this instant.
+    Blocked(Time),
+}
+
+/// One task (invocation in flight).
+#[derive(Clone, Debug)]
+pub struct Task {
+    pub id: TaskId,
+    pub phases: Vec<Phase>,
+    pub phase: usize,
+    /// Work left in the current CPU phase.
+    pub left: Nanos,
+    pub attrs: Attrs,
+    /// Load weight from nice (or [`IDLE_WEIGHT`]).
+    pub weight: u32,
+    /// EEVDF request size: the custom slice or the base slice.
+    pub slice: Nanos,
+    /// Index of the run queue its affinity maps to.
+    pub rq: u32,
+    pub state: State,
+    /// Unique, increasing: the tie-break in every queue order.
+    pub seq: u64,
+    /// CPU time accounted up to this instant while running.
+    pub acct_from: Time,
+    /// Work done (CPU time net of switch costs), for SRPT.
+    pub done: Nanos,
+    /// Predicted total CPU demand, for the SRPT family.
+    pub predicted: Nanos,
+    pub watch: Option<Nanos>,
+    // Fair class state.
+    pub vruntime: i64,
+    pub deadline: i64,
+    pub vlag: i64,
+    /// RUN_TO_PARITY: vruntime up to which the running task is protected.
+    pub vprot: i64,
+    /// CPU time at the start of this turn on a core (CFS `prev_sum_exec_runtime`).
+    pub turn_cpu: Nanos,
+    /// SCHED_RR quantum left.
+    pub rr_left: Nanos,
+    pub stats: TaskStats,
+    pub started: bool,
+}
+
+impl Task {
+    /// The load weight of these attributes.
+    pub fn weight_of(attrs: &Attrs) -> u32 {
+        match attrs.class {
+            Class::Idle => IDLE_WEIGHT,
+            _ => nice_to_weight(attrs.nice),
+        }
+    }
+
+    /// RT priority, if the task is in a real-time class.
+    pub fn rt_prio(&self) -> Option<u8> {
+        match self.attrs.class {
+            Class::Fifo(p) | Class::Rr(p) => Some(p.clamp(1, 99)),
+            _ => None,
+        }
+    }
+
+    /// Virtual time for `d` of real time at this task's weight
+    /// (`calc_delta_fair`).
+    pub fn vdelta(&self, d: Nanos) -> i64 {
+        ((d as u128 * NICE_0 as u128) / self.weight as u128) as i64
+    }
+
+    /// Real time for `dv` of virtual time at this task's weight, rounded up.
+    pub fn rdelta(&self, dv: i64) -> Nanos {
+        if dv <= 0 {
+            0
+        } else {
+            (dv as u128 * self.weight as u128).div_ceil(NICE_0 as u128) as Nanos
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! Every policy by the name the CLI and the outputs use.
+
+use crate::baseline::{Fifo, Passive, Rr, Stock};
+use faasched_model::Steer;
+use faasched_sim::{Discipline, Prediction};
+use std::fmt;
+
+/// The policies, with a one-line description each (for `--help` and errors).
+pub const POLICIES: &[(&str, &str)] = &[
+    (
+        "cfs",
+        "kernel defaults: SCHED_NORMAL under the fair class (EEVDF, or CFS with --fair cfs)",
+    ),
+    (
+        "fifo",
+        "every invocation SCHED_FIFO, one priority: arrival order, run to completion",
+    ),
+    (
+        "rr",
+        "every invocation SCHED_RR, one priority: round robin with a 100 ms quantum",
+    ),
+    (
+        "srpt",
+        "sim only: preemptive shortest remaining CPU time, exact oracle",
+    ),
+    (
+        "srpt-eb",
+        "sim only: SRPT on predictions off by up to ±50% (ALPS Fig. 2)",
+    ),
+    (
+        "srpt-random",
+        "sim only: SRPT where 40% of predictions are random (ALPS Fig. 2)",
+    ),
+    (
+        "random",
+        "sim only: SRPT on random predictions (ALPS Fig. 2 RANDOM)",
+    ),
+    (
+        "ps",
+        "sim only: ideal processor sharing, rate min(1, cores/n), no switch cost",
+    ),
+    (
+        "fifo-np",
+        "sim only: one global FIFO queue, never preempted",
+    ),
+];
+
+/// A policy ready to run: what the kernel model must be, and who steers it.
+pub struct Setup {
+    /// The policy's name.
+    pub name: &'static str,
+    /// The machine-wide discipline the kernel model runs.
+    pub discipline: Discipline,
+    /// The steering policy.
+    pub steer: Box<dyn Steer + Send>,
+}
+
+impl Setup {
+    /// Whether this policy exists only in the simulator.
+    pub fn sim_only(&self) -> bool {
+        self.discipline.sim_only()
+    }
+}
+
+impl fmt::Debug for Setup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Setup")
+            .field("name", &self.name)
+            .field("discipline", &self.discipline)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A policy name the catalogue does not know.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownPolicy(pub String);
+
+impl fmt::Display for UnknownPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = POLICIES.iter().map(|p| p.0).collect();
+        write!(
+            f,
+            "unknown policy `{}` (known: {})",
+            self.0,
+            names.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownPolicy {}
+
+/// The policy named `name`.
+pub fn setup(name: &str) -> Result<Setup, UnknownPolicy> {
+    let (name, _) = POLICIES
+        .iter()
+        .find(|p| p.0 == name)
+        .ok_or_else(|| UnknownPolicy(name.to_string()))?;
+    let linux = |steer: Box<dyn Steer + Send>| (Discipline::Linux, steer);
+    let (discipline, steer) = match *name {
+        "cfs" => linux(Box::new(Stock)),
+        "fifo" => linux(Box::new(Fifo)),
+        "rr" => linux(Box::new(Rr)),
+        "srpt" => (Discipline::Srpt(Prediction::Exact), passive(name)),
+        "srpt-eb" => (Discipline::Srpt(Prediction::ErrorBound(0.5)), passive(name)),
+        "srpt-random" => (Discipline::Srpt(Prediction::Random(0.4)), passive(name)),
+        "random" => (Discipline::Srpt(Prediction::Random(1.0)), passive(name)),
+        "ps" => (Discipline::Ps, passive(name)),
+        "fifo-np" => (Discipline::FifoNp, passive(name)),
+        other => unreachable!("catalogue entry `{other}` has no constructor"),
+    };
+    Ok(Setup {
+        name,
+        discipline,
+        steer,
+    })
+}
+
+fn passive(name: &'static str) -> Box<dyn Steer + Send> {
+    Box::new(Passive(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_policy_builds_and_says_if_it_is_sim_only() {
+        for (name, _) in POLICIES {
+            let s = setup(name).unwrap();
+            assert_eq!(s.name, *name);
+            assert_eq!(s.sim_only(), !["cfs", "fifo", "rr"].contains(name));
+        }
+        let err = setup("alps-nope").unwrap_err().to_string();
+        assert!(err.contains("alps-nope") && err.contains("srpt-eb"));
+    }
+}

@@ -1,0 +1,109 @@
+//! Properties over random workloads, for every class and discipline: each
+//! invocation finishes exactly once, accounting adds up, and (checked inside
+//! the kernel after every step in debug builds) no core idles while a task it
+//! may run waits.
+
+use super::*;
+use faasched_model::US;
+use faasched_sim::{FairClass, Prediction};
+use proptest::prelude::*;
+
+fn phases() -> impl Strategy<Value = Vec<Phase>> {
+    prop::collection::vec((1u64..20_000, 0u64..20_000), 1..4).prop_map(|bursts| {
+        let mut p = Vec::new();
+        for (i, (c, io)) in bursts.iter().enumerate() {
+            if i > 0 && *io > 0 {
+                p.push(Phase::Io(io * US));
+            }
+            p.push(Phase::Cpu(c * US));
+        }
+        p
+    })
+}
+
+fn workload() -> impl Strategy<Value = Vec<Invocation>> {
+    prop::collection::vec((0u64..50_000, 0u32..6, phases()), 1..40).prop_map(|mut v| {
+        v.sort_by_key(|x| x.0);
+        v.into_iter()
+            .enumerate()
+            .map(|(i, (at, f, p))| inv(i as u64, f, at * US, &p))
+            .collect()
+    })
+}
+
+/// A policy mixing every class, by function: the nastiest case for the model.
+fn mixed(f: u32, cpus: CpuSet) -> Attrs {
+    let class = [
+        Class::Normal,
+        Class::Fifo(20),
+        Class::Rr(20),
+        Class::Batch,
+        Class::Idle,
+        Class::Fifo(70),
+    ][f as usize % 6];
+    Attrs {
+        nice: (f as i8 % 5) * 3 - 6,
+        slice: f.is_multiple_of(2).then_some(300 * US),
+        ..Attrs::normal(cpus).with_class(class)
+    }
+}
+
+fn disciplines() -> Vec<(Discipline, FairClass)> {
+    vec![
+        (Discipline::Linux, FairClass::Eevdf),
+        (Discipline::Linux, FairClass::Cfs),
+        (Discipline::Srpt(Prediction::Exact), FairClass::Eevdf),
+        (Discipline::Srpt(Prediction::Random(0.4)), FairClass::Eevdf),
+        (Discipline::Ps, FairClass::Eevdf),
+        (Discipline::FifoNp, FairClass::Eevdf),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn every_invocation_finishes_once_and_accounting_adds_up(
+        invs in workload(), cores in 1usize..4, cs in 0u64..20
+    ) {
+        for (d, fair) in disciplines() {
+            let mut cfg = Config::new(cores);
+            cfg.discipline = d;
+            cfg.fair = fair;
+            cfg.context_switch = cs * US;
+            let mut out = Vec::new();
+            let stats = run(&cfg, &mut ByFunction(mixed), invs.iter().cloned().map(Ok::<_, Infallible>), |o| out.push(o)).unwrap();
+            out.sort_by_key(|o| o.id);
+            prop_assert_eq!(out.len(), invs.len(), "{:?}", d);
+            for (o, i) in out.iter().zip(&invs) {
+                prop_assert_eq!(o.id, i.id);
+                prop_assert!(o.first_run >= o.arrival && o.finish >= o.first_run);
+                prop_assert_eq!(o.io, i.io_demand());
+                // CPU time is the demand plus the switch-ins charged to it.
+                prop_assert!(o.cpu >= i.cpu_demand(), "{:?}: cpu {} < demand {}", d, o.cpu, i.cpu_demand());
+                prop_assert!(o.turnaround() >= o.cpu + o.io);
+            }
+            // Work conservation of the accounting: every busy core-ns is some
+            // task's CPU time. PS rounds each phase's end up to a whole ns.
+            let cpu: u64 = out.iter().map(|o| o.cpu).sum();
+            let slack = if d == Discipline::Ps {
+                invs.iter().map(|i| i.phases.len() as u64).sum()
+            } else {
+                0
+            };
+            prop_assert!(stats.busy >= cpu && stats.busy - cpu <= slack, "{:?}: busy {} vs cpu {}", d, stats.busy, cpu);
+        }
+    }
+
+    #[test]
+    fn same_inputs_same_outcomes(invs in workload(), cores in 1usize..3) {
+        for (d, fair) in disciplines() {
+            let mut cfg = Config::new(cores);
+            cfg.discipline = d;
+            cfg.fair = fair;
+            let a = simulate(&cfg, &mut ByFunction(mixed), invs.clone());
+            let b = simulate(&cfg, &mut ByFunction(mixed), invs.clone());
+            prop_assert_eq!(a, b);
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! Small schedules computed by hand (context switches free unless stated).
+
+use super::*;
+use faasched_model::{SEC, US};
+use faasched_sim::{FairClass, Prediction};
+
+/// A (0 ms, 10 ms), B (1, 5), C (2, 1) on one core.
+fn abc() -> Vec<Invocation> {
+    vec![cpu(0, 0, 10), cpu(1, 1, 5), cpu(2, 2, 1)]
+}
+
+#[test]
+fn fifo_runs_in_arrival_order_to_completion() {
+    for (cfg, mut policy) in [
+        (ideal(1, Discipline::Linux), all(Class::Fifo(50))),
+        (ideal(1, Discipline::FifoNp), all(Class::Normal)),
+    ] {
+        let out = simulate(&cfg, &mut policy, abc());
+        assert_eq!(finishes_ms(&out), [10.0, 15.0, 16.0]);
+        assert_eq!(
+            out.iter().map(|o| o.response()).collect::<Vec<_>>(),
+            [0, 9 * MS, 13 * MS]
+        );
+        assert!(
+            out.iter()
+                .all(|o| o.involuntary_switches == 0 && o.voluntary_switches == 1)
+        );
+    }
+}
+
+#[test]
+fn srpt_preempts_for_shorter_remaining() {
+    // t=1: B (5) < A's 9 left; t=2: C (1) < B's 4 left. C ends 3, B 7, A 16.
+    let out = simulate(
+        &ideal(1, Discipline::Srpt(Prediction::Exact)),
+        &mut all(Class::Normal),
+        abc(),
+    );
+    assert_eq!(finishes_ms(&out), [16.0, 7.0, 3.0]);
+    assert_eq!(
+        out.iter()
+            .map(|o| o.involuntary_switches)
+            .collect::<Vec<_>>(),
+        [1, 1, 0]
+    );
+}
+
+#[test]
+fn ps_shares_the_core_equally() {
+    // 0–1 A alone; 1–2 A,B at 1/2; from 2 three at 1/3: C's 1 ms ends at 5
+    // (A 7.5, B 3.5 left); then halves: B ends at 12, A alone ends at 16.
+    let out = simulate(&ideal(1, Discipline::Ps), &mut all(Class::Normal), abc());
+    assert_eq!(finishes_ms(&out), [16.0, 12.0, 5.0]);
+    assert!(out.iter().all(|o| o.cpu == o.turnaround() - o.waiting()));
+}
+
+#[test]
+fn ps_on_two_cores_gives_each_a_core_until_oversubscribed() {
+    // Three 6 ms tasks at 0 on 2 cores: rate 2/3 each, all end at 9 ms.
+    let invs = vec![cpu(0, 0, 6), cpu(1, 0, 6), cpu(2, 0, 6)];
+    let out = simulate(&ideal(2, Discipline::Ps), &mut all(Class::Normal), invs);
+    assert_eq!(finishes_ms(&out), [9.0, 9.0, 9.0]);
+}
+
+#[test]
+fn rr_rotates_every_quantum_at_the_tick() {
+    // A (250 ms) and B (100 ms) at 0: A 0–100, B 100–200 (done), A 200–350.
+    let invs = vec![cpu(0, 0, 250), cpu(1, 0, 100)];
+    let out = simulate(&ideal(1, Discipline::Linux), &mut all(Class::Rr(50)), invs);
+    assert_eq!(finishes_ms(&out), [350.0, 200.0]);
+    assert_eq!(out[0].involuntary_switches, 1);
+}
+
+#[test]
+fn fifo_on_two_cores_uses_both() {
+    let invs = vec![cpu(0, 0, 10), cpu(1, 0, 10), cpu(2, 0, 5)];
+    let out = simulate(
+        &ideal(2, Discipline::Linux),
+        &mut all(Class::Fifo(50)),
+        invs,
+    );
+    assert_eq!(finishes_ms(&out), [10.0, 10.0, 15.0]);
+}
+
+#[test]
+fn eevdf_alternates_equal_tasks_at_each_tick() {
+    // Base slice 0.7 ms < tick 4 ms: each turn lasts one tick. A runs 0–4,
+    // B 4–8, ... A's 25th turn ends at 196, B's at 200; 24 preemptions each.
+    let invs = vec![cpu(0, 0, 100), cpu(1, 0, 100)];
+    let out = simulate(&ideal(1, Discipline::Linux), &mut all(Class::Normal), invs);
+    assert_eq!(finishes_ms(&out), [196.0, 200.0]);
+    assert_eq!(
+        out.iter()
+            .map(|o| o.involuntary_switches)
+            .collect::<Vec<_>>(),
+        [24, 24]
+    );
+}
+
+#[test]
+fn cfs_alternates_equal_tasks_by_sched_slice() {
+    // Legacy CFS, 1 core: sched_slice = 6 ms latency / 2 = 3 ms, checked at
+    // 4 ms ticks, so turns of one tick; both finish within one turn of 200 ms.
+    let mut cfg = ideal(1, Discipline::Linux);
+    cfg.fair = FairClass::Cfs;
+    let invs = vec![cpu(0, 0, 100), cpu(1, 0, 100)];
+    let out = simulate(&cfg, &mut all(Class::Normal), invs);
+    let f = finishes_ms(&out);
+    assert!(f.iter().all(|&t| (192.0..=200.0).contains(&t)), "{f:?}");
+    assert!(
+        out.iter()
+            .all(|o| (20..=30).contains(&o.involuntary_switches)),
+        "{out:?}"
+    );
+}
+
+/// Two CPU hogs on one core, A at nice 0 and B at `nice_b`; returns A's finish.
+fn share(fair: FairClass, nice_b: i8) -> f64 {
+    let mut cfg = ideal(1, Discipline::Linux);
+    cfg.fair = fair;
+    let mut policy = ByFunction(move |f, cpus| Attrs {
+        nice: if f == 1 { nice_b } else { 0 },
+        ..Attrs::normal(cpus)
+    });
+    let invs = vec![cpu(0, 0, 1000), cpu(1, 0, 10_000)];
+    ms(simulate(&cfg, &mut policy, invs)[0].finish)
+}
+
+#[test]
+fn nice_weights_split_the_cpu_in_ratio() {
+    // Weights 1024 : 335 (nice 5): A gets 1024/1359 of the core, so its 1 s of
+    // work takes 1359/1024 s = 1327 ms.
+    for fair in [FairClass::Eevdf, FairClass::Cfs] {
+        let a = share(fair, 5);
+        assert!(
+            (a - 1327.1).abs() < 1327.1 * 0.01,
+            "{fair:?}: A finished at {a} ms"
+        );
+        let equal = share(fair, 0);
+        assert!(
+            (equal - 2000.0).abs() < 20.0,
+            "{fair:?}: equal weights, A at {equal} ms"
+        );
+    }
+}
+
+#[test]
+fn custom_slice_changes_switches_not_share() {
+    let run_with = |slice: Option<Nanos>| {
+        let mut policy = ByFunction(move |_, cpus| Attrs {
+            slice,
+            ..Attrs::normal(cpus)
+        });
+        let invs = vec![cpu(0, 0, 400), cpu(1, 0, 400)];
+        simulate(&ideal(1, Discipline::Linux), &mut policy, invs)
+    };
+    let base = run_with(None);
+    let long = run_with(Some(20 * MS));
+    let switches = |o: &[Outcome]| o.iter().map(|o| o.involuntary_switches).sum::<u64>();
+    // 4 ms turns versus 20 ms turns: five times fewer preemptions.
+    assert_eq!(switches(&base), 198);
+    assert!((38..=40).contains(&switches(&long)), "{}", switches(&long));
+    // Same share: both finish together at the end, either way.
+    for o in [&base, &long] {
+        let f = finishes_ms(o);
+        assert!(f.iter().all(|t| (780.0..=800.0).contains(t)), "{f:?}");
+    }
+}
+
+#[test]
+fn rt_preempts_fair_at_once() {
+    let mut policy = ByFunction(|f, cpus| {
+        let class = if f == 1 {
+            Class::Fifo(10)
+        } else {
+            Class::Normal
+        };
+        Attrs::normal(cpus).with_class(class)
+    });
+    let invs = vec![cpu(0, 0, 100), cpu(1, 10, 50)];
+    let mut cfg = ideal(1, Discipline::Linux);
+    cfg.context_switch = 5 * US;
+    let out = simulate(&cfg, &mut policy, invs);
+    assert_eq!(out[1].first_run, 10 * MS, "RT ran at its arrival");
+    assert_eq!(out[1].finish, 60 * MS + 5 * US);
+    assert_eq!(out[0].involuntary_switches, 1);
+    // A: 100 ms of work delayed by B's 50 ms and three switch-ins of 5 µs
+    // (A at 0, B at 10 ms, A again at 60.005 ms).
+    assert_eq!(out[0].finish, 150 * MS + 15 * US);
+}
+
+#[test]
+fn fair_keeps_its_reserve_under_an_rt_hog() {
+    // B: SCHED_FIFO, 3 s of CPU; A: fair, 200 ms. The fair server gives A 50 ms
+    // after each 950 ms of starvation: 950–1000, 1950–2000, 2950–3000; B ends
+    // at 3150 and A takes its last 50 ms to 3200.
+    let mut policy = ByFunction(|f, cpus| {
+        let class = if f == 0 {
+            Class::Fifo(50)
+        } else {
+            Class::Normal
+        };
+        Attrs::normal(cpus).with_class(class)
+    });
+    let invs = vec![cpu(0, 0, 3000), cpu(1, 0, 200)];
+    let out = simulate(&ideal(1, Discipline::Linux), &mut policy, invs);
+    assert_eq!(finishes_ms(&out), [3150.0, 3200.0]);
+    assert_eq!(out[1].first_run, 950 * MS);
+    // Without the reserve, A starves until B is done.
+    let mut cfg = ideal(1, Discipline::Linux);
+    cfg.fair_server = false;
+    let out = simulate(&cfg, &mut policy, vec![cpu(0, 0, 3000), cpu(1, 0, 200)]);
+    assert_eq!(finishes_ms(&out), [3000.0, 3200.0]);
+    let _ = SEC;
+}
+
+#[test]
+fn io_blocks_off_core_and_the_wakeup_runs_on_a_free_core() {
+    // A: 2 ms CPU, 10 ms I/O, 2 ms CPU. B: 20 ms CPU at 0. One core, FIFO:
+    // A 0–2, blocks; B 2–22; A wakes at 12 but waits for B (FIFO, same prio).
+    let a = inv(
+        0,
+        0,
+        0,
+        &[Phase::Cpu(2 * MS), Phase::Io(10 * MS), Phase::Cpu(2 * MS)],
+    );
+    let b = inv(1, 1, 0, &[Phase::Cpu(20 * MS)]);
+    let out = simulate(
+        &ideal(1, Discipline::Linux),
+        &mut all(Class::Fifo(50)),
+        vec![a, b],
+    );
+    assert_eq!(finishes_ms(&out), [24.0, 22.0]);
+    assert_eq!((out[0].io, out[0].cpu), (10 * MS, 4 * MS));
+    assert_eq!(out[0].voluntary_switches, 2);
+    // Under SRPT the woken A (2 ms left) preempts B (10 ms left) at 12.
+    let a = inv(
+        0,
+        0,
+        0,
+        &[Phase::Cpu(2 * MS), Phase::Io(10 * MS), Phase::Cpu(2 * MS)],
+    );
+    let b = inv(1, 1, 0, &[Phase::Cpu(20 * MS)]);
+    let srpt = ideal(1, Discipline::Srpt(Prediction::Exact));
+    let out = simulate(&srpt, &mut all(Class::Normal), vec![a, b]);
+    assert_eq!(finishes_ms(&out), [14.0, 24.0]);
+}
+
+#[test]
+fn context_switches_cost_core_time() {
+    // FIFO, three 1 ms tasks at 0 on one core, 10 µs per switch: each dispatch
+    // costs 10 µs, charged to the incoming task.
+    let mut cfg = ideal(1, Discipline::Linux);
+    cfg.context_switch = 10 * US;
+    let invs = vec![cpu(0, 0, 1), cpu(1, 0, 1), cpu(2, 0, 1)];
+    let out = simulate(&cfg, &mut all(Class::Fifo(50)), invs);
+    let f: Vec<Time> = out.iter().map(|o| o.finish).collect();
+    assert_eq!(f, [1010 * US, 2020 * US, 3030 * US]);
+    assert!(out.iter().all(|o| o.cpu == 1010 * US));
+}
