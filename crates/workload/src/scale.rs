@@ -1,1 +1,134 @@
-//! Load scaling (placeholder).
+//! Offered load, and rescaling a workload's arrivals to a target load.
+//!
+//! The offered load of a workload on `cores` cores is its total CPU demand over
+//! the core-time its arrivals span (DESIGN.md, "load"):
+//!
+//! ```text
+//! load = Σ cpu_demand / (cores × span),   span = latest arrival − earliest arrival
+//! ```
+//!
+//! The span runs from the first arrival to the last one, so the last invocation's
+//! demand counts although it arrives at the end: with few invocations the measure
+//! runs high. I/O waits are not demand: they occupy no core.
+//!
+//! [`rescale_to_load`] stretches or squeezes the time between arrivals (every
+//! arrival's distance from the earliest one is multiplied by one factor) and leaves
+//! demands alone, so the mix of invocations stays what it was.
+
+use crate::{Error, Result};
+use faasched_model::{Invocation, Nanos, Phase, Time};
+
+/// Offered CPU load of `invs` on `cores` cores, as a fraction (0.9 = 90 %).
+///
+/// Edge cases: `0.0` when the workload has no CPU demand (including an empty
+/// slice); `f64::INFINITY` when it has demand but `cores` is 0 or all arrivals
+/// fall on one instant. The slice need not be sorted.
+pub fn offered_load(invs: &[Invocation], cores: usize) -> f64 {
+    let demand = total_demand(invs);
+    if demand == 0 {
+        return 0.0;
+    }
+    let span = arrival_bounds(invs).map_or(0, |(first, last)| last - first);
+    if cores == 0 || span == 0 {
+        return f64::INFINITY;
+    }
+    demand as f64 / (cores as f64 * span as f64)
+}
+
+/// Rescales the arrivals of `invs` so that their offered load on `cores` cores is
+/// `target`, and returns the factor applied to inter-arrival times (> 1 spreads
+/// arrivals out, lowering the load).
+///
+/// The earliest arrival stays where it is; every other arrival's distance from it
+/// is multiplied by the factor and rounded to the nearest nanosecond. The new span
+/// is chosen in whole nanoseconds first, and the factor is derived from it, so the
+/// load is exact up to that rounding: its relative error is at most
+/// 0.5 ns / new span. The scaling is monotone, so sorted arrivals stay sorted
+/// (ties stay ties).
+///
+/// Errors ([`Error::Invalid`]): `target` not finite or ≤ 0; `cores` = 0; fewer
+/// than two invocations; all arrivals on one instant; no CPU demand; a target so
+/// high that the new span would be under 1 ns, or so low that arrivals would
+/// overflow `u64` nanoseconds.
+pub fn rescale_to_load(invs: &mut [Invocation], cores: usize, target: f64) -> Result<f64> {
+    if !target.is_finite() || target <= 0.0 {
+        return Err(Error::invalid(
+            "load",
+            format!("{target} is not a positive number"),
+        ));
+    }
+    if cores == 0 {
+        return Err(Error::invalid("cores", "must be at least 1"));
+    }
+    if invs.len() < 2 {
+        return Err(Error::invalid(
+            "workload",
+            "rescaling needs at least two invocations",
+        ));
+    }
+    let (first, last) = arrival_bounds(invs).unwrap_or_default();
+    let span = last - first;
+    if span == 0 {
+        return Err(Error::invalid(
+            "workload",
+            "all arrivals are at one instant",
+        ));
+    }
+    let demand = total_demand(invs);
+    if demand == 0 {
+        return Err(Error::invalid("workload", "no CPU demand to scale"));
+    }
+    let new_span = (demand as f64 / (cores as f64 * target)).round();
+    if new_span < 1.0 || new_span > (u64::MAX - first) as f64 {
+        return Err(Error::invalid(
+            "load",
+            format!("{target} would need an arrival span of {new_span} ns"),
+        ));
+    }
+    // In range: checked just above (the cast saturates at the very top anyway).
+    let new_span = new_span as Nanos;
+    for inv in invs.iter_mut() {
+        inv.arrival = first + scale_offset(inv.arrival - first, new_span, span);
+    }
+    Ok(new_span as f64 / span as f64)
+}
+
+/// `offset × num / den`, rounded half up, in exact integer arithmetic.
+/// Requires `offset ≤ den`, so the result is at most `num`.
+fn scale_offset(offset: Nanos, num: Nanos, den: Nanos) -> Nanos {
+    let scaled = (u128::from(offset) * u128::from(num) + u128::from(den / 2)) / u128::from(den);
+    // offset ≤ den ⇒ scaled ≤ num, which fits.
+    scaled.min(u128::from(num)) as Nanos
+}
+
+/// Total CPU demand, summed in `u128` phase by phase so that no workload, however
+/// extreme, can overflow it.
+fn total_demand(invs: &[Invocation]) -> u128 {
+    invs.iter()
+        .flat_map(|i| &i.phases)
+        .map(|p| match *p {
+            Phase::Cpu(ns) => u128::from(ns),
+            Phase::Io(_) => 0,
+        })
+        .sum()
+}
+
+/// Earliest and latest arrival; `None` for no invocations.
+fn arrival_bounds(invs: &[Invocation]) -> Option<(Time, Time)> {
+    let first = invs.iter().map(|i| i.arrival).min()?;
+    let last = invs.iter().map(|i| i.arrival).max()?;
+    Some((first, last))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scale_offset_is_exact_at_the_ends() {
+        assert_eq!(scale_offset(0, 7, 3), 0);
+        assert_eq!(scale_offset(3, 7, 3), 7);
+        assert_eq!(scale_offset(u64::MAX, u64::MAX, u64::MAX), u64::MAX);
+        assert_eq!(scale_offset(1, 3, 2), 2);
+    }
+}

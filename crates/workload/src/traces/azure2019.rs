@@ -1,0 +1,331 @@
+//! Azure Functions 2019 (Shahrad et al., "Serverless in the Wild", ATC'20).
+//!
+//! Reads one day `NN` (01..14) from a directory holding that day's files:
+//!
+//! - `invocations_per_function_md.anon.dNN.csv`: `HashOwner,HashApp,HashFunction,
+//!   Trigger,1,2,...,1440`, invocations per function per minute (1-based minute
+//!   columns, found by name);
+//! - `function_durations_percentiles.anon.dNN.csv`: `HashOwner,HashApp,
+//!   HashFunction,Average,Count,Minimum,Maximum,percentile_Average_0,_1,_25,_50,
+//!   _75,_99,_100` in ms. Only the key and the seven percentile columns are read,
+//!   so empty or odd `Average`/`Count`/`Minimum`/`Maximum` cells do no harm;
+//! - `app_memory_percentiles.anon.dNN.csv`: `HashOwner,HashApp,SampleCount,
+//!   AverageAllocatedMb,...` per app. Only the key and `AverageAllocatedMb` are
+//!   read. The dataset has no such file for days 13 and 14.
+//!
+//! Columns are found by header name, so extra columns (invitro's derived files add
+//! `HashFunction` to the memory file) are fine.
+//!
+//! How the trace becomes invocations:
+//!
+//! - A function is keyed by (owner, app, function): the function hash is unique
+//!   only within its app. If a key appears on several rows of a file, the first
+//!   row counts and later ones are ignored.
+//! - Minute `A` of the window `A..=B` starts at time 0. Each minute's count `k` is
+//!   placed inside its minute by the chosen [`Arrivals`].
+//! - CPU demand of each invocation: draw `u ~ U(0,1)` and interpolate linearly
+//!   between the function's published percentiles at quantiles 0, .01, .25, .5,
+//!   .75, .99, 1 (invitro draws uniformly between adjacent percentiles instead,
+//!   i.e. it picks a segment by its quantile width too, but is flat within it; the
+//!   linear version is the same up to the shape inside a segment). The percentiles
+//!   are of 30-second averages, so this spreads durations less than reality does.
+//!   Clamped to at least 1 ms.
+//! - Memory: each app's `AverageAllocatedMb` (committed virtual memory) split
+//!   evenly among the app's functions that appear in both the invocations and the
+//!   durations file of the day (whether or not they are invoked in the window or
+//!   sampled), rounded up to a whole MB, at least 1 (as invitro, Ilúvatar and
+//!   FaasCache do). An app absent from the memory file, an empty
+//!   `AverageAllocatedMb`, or a missing memory file (days 13, 14) gives
+//!   [`DEFAULT_MEMORY_MB`].
+//! - Functions invoked in the window but absent from the durations file, or whose
+//!   percentile cells are empty, cannot be timed: they are left out and counted in
+//!   [`Trace::skipped`].
+
+use super::table::Table;
+use super::{
+    Arrivals, Builder, DEFAULT_MAX_INVOCATIONS, DEFAULT_MEMORY_MB, MINUTE, Trace, check_minutes,
+    check_size, cpu_from_ms, sample,
+};
+use crate::{Error, Result};
+use rand::Rng;
+use std::collections::{HashMap, HashSet};
+use std::ops::RangeInclusive;
+use std::path::{Path, PathBuf};
+
+/// Minutes in one day's invocation file.
+pub const MINUTES_PER_DAY: u32 = 1440;
+
+/// The quantiles of the durations file's percentile columns.
+const QUANTILES: [f64; 7] = [0.0, 0.01, 0.25, 0.5, 0.75, 0.99, 1.0];
+
+/// The durations file's percentile columns, in the order of [`QUANTILES`].
+const PERCENTILE_COLUMNS: [&str; 7] = [
+    "percentile_Average_0",
+    "percentile_Average_1",
+    "percentile_Average_25",
+    "percentile_Average_50",
+    "percentile_Average_75",
+    "percentile_Average_99",
+    "percentile_Average_100",
+];
+
+/// What to read from an Azure Functions 2019 day, and how to turn it into
+/// invocations.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Directory holding the day's three files.
+    pub dir: PathBuf,
+    /// Day of the dataset, 1..=14.
+    pub day: u32,
+    /// 1-based minutes of the day to read, inclusive, within 1..=1440. By default
+    /// (`None`) the whole day.
+    pub minutes: Option<RangeInclusive<u32>>,
+    /// Keep this many functions, sampled uniformly (see the module docs). By
+    /// default (`None`) all of them.
+    pub functions: Option<usize>,
+    /// How each minute's invocations are placed in it. By default
+    /// [`Arrivals::Uniform`].
+    pub arrivals: Arrivals,
+    /// Seed of every random choice. By default 0.
+    pub seed: u64,
+    /// Refuse to make more invocations than this. By default
+    /// [`DEFAULT_MAX_INVOCATIONS`].
+    pub max_invocations: u64,
+}
+
+impl Options {
+    /// Reads day `day` from `dir`, with every other option at its default.
+    pub fn new(dir: impl Into<PathBuf>, day: u32) -> Options {
+        Options {
+            dir: dir.into(),
+            day,
+            minutes: None,
+            functions: None,
+            arrivals: Arrivals::default(),
+            seed: 0,
+            max_invocations: DEFAULT_MAX_INVOCATIONS,
+        }
+    }
+
+    /// The path of the day's file whose name starts with `stem`.
+    fn file(&self, stem: &str) -> PathBuf {
+        self.dir.join(format!("{stem}.anon.d{:02}.csv", self.day))
+    }
+
+    /// The validated minute window.
+    fn window(&self) -> Result<RangeInclusive<u32>> {
+        if !(1..=14).contains(&self.day) {
+            return Err(Error::invalid(
+                "day",
+                format!("{}: the dataset has days 1..=14", self.day),
+            ));
+        }
+        let window = self.minutes.clone().unwrap_or(1..=MINUTES_PER_DAY);
+        let max = Some(u64::from(MINUTES_PER_DAY));
+        check_minutes(u64::from(*window.start()), u64::from(*window.end()), max)?;
+        Ok(window)
+    }
+}
+
+/// (owner, app): the key of an app.
+type AppKey = (String, String);
+
+/// A function's duration percentiles, in ms, at [`QUANTILES`].
+type Percentiles = [f64; 7];
+
+/// A function invoked in the window that the durations file can time.
+struct Invoked {
+    app: AppKey,
+    hash: String,
+    percentiles: Percentiles,
+    /// (minute offset in the window, count), for minutes with invocations.
+    counts: Vec<(u32, u64)>,
+}
+
+/// What the invocations file yields.
+struct Invocations {
+    invoked: Vec<Invoked>,
+    /// Functions per app present in both the invocations and the durations file.
+    app_functions: HashMap<AppKey, u32>,
+    /// Functions invoked in the window but without durations.
+    skipped: usize,
+}
+
+/// Reads one day of the Azure Functions 2019 trace (see the module docs).
+pub fn read(opts: &Options) -> Result<Trace> {
+    let window = opts.window()?;
+    let durations = read_durations(&opts.file("function_durations_percentiles"))?;
+    let found = read_invocations(
+        &opts.file("invocations_per_function_md"),
+        &window,
+        &durations,
+    )?;
+    let memory = read_memory(&opts.file("app_memory_percentiles"))?;
+
+    let mut builder = Builder::new(opts.seed, opts.arrivals);
+    let selected = sample(found.invoked, opts.functions, builder.rng());
+    let total = selected
+        .iter()
+        .flat_map(|f| &f.counts)
+        .fold(0u64, |sum, &(_, k)| sum.saturating_add(k));
+    check_size(total, opts.max_invocations)?;
+
+    for f in &selected {
+        let function = builder.function(&f.hash);
+        let memory_mb = memory_per_function(&memory, &found.app_functions, &f.app);
+        for &(minute, k) in &f.counts {
+            let start = u64::from(minute) * MINUTE;
+            builder.push_minute(&function, start, k, memory_mb, |rng| {
+                cpu_from_ms(interpolate(&f.percentiles, rng.random()))
+            });
+        }
+    }
+    Ok(builder.finish(found.skipped))
+}
+
+/// Linear interpolation of the percentile curve at quantile `u` in [0, 1].
+fn interpolate(p: &Percentiles, u: f64) -> f64 {
+    // The segment [QUANTILES[i - 1], QUANTILES[i]] that holds u.
+    let i = QUANTILES
+        .partition_point(|&q| q <= u)
+        .clamp(1, QUANTILES.len() - 1);
+    let (q0, q1) = (QUANTILES[i - 1], QUANTILES[i]);
+    let (v0, v1) = (p[i - 1], p[i]);
+    v0 + (v1 - v0) * ((u - q0) / (q1 - q0)).clamp(0.0, 1.0)
+}
+
+/// The durations file: percentiles per function, for rows whose percentile cells
+/// are all filled.
+fn read_durations(path: &Path) -> Result<HashMap<(String, String, String), Percentiles>> {
+    let mut table = Table::open(path)?;
+    let [owner, app, func] = key_columns(&table)?;
+    let percentile_cols = table.columns(PERCENTILE_COLUMNS)?;
+    let mut durations = HashMap::new();
+    while let Some(row) = table.next_row()? {
+        let cells = percentile_cols
+            .iter()
+            .map(|&col| row.opt_f64(col))
+            .collect::<Result<Vec<_>>>()?;
+        // Any empty cell: the function cannot be timed.
+        let Some(Ok(p)) = cells
+            .into_iter()
+            .collect::<Option<Vec<f64>>>()
+            .map(Percentiles::try_from)
+        else {
+            continue;
+        };
+        let key = (
+            row.str(owner).to_owned(),
+            row.str(app).to_owned(),
+            row.str(func).to_owned(),
+        );
+        durations.entry(key).or_insert(p);
+    }
+    Ok(durations)
+}
+
+/// The invocations file, restricted to the window and joined with the durations.
+fn read_invocations(
+    path: &Path,
+    window: &RangeInclusive<u32>,
+    durations: &HashMap<(String, String, String), Percentiles>,
+) -> Result<Invocations> {
+    let mut table = Table::open(path)?;
+    let [owner, app, func] = key_columns(&table)?;
+    let minute_cols = table.columns(window.clone().map(|m| m.to_string()))?;
+    let mut seen = HashSet::new();
+    let mut found = Invocations {
+        invoked: Vec::new(),
+        app_functions: HashMap::new(),
+        skipped: 0,
+    };
+    while let Some(row) = table.next_row()? {
+        let mut counts = Vec::new();
+        for (offset, &col) in (0..).zip(&minute_cols) {
+            let k = row.count(col)?;
+            if k > 0 {
+                counts.push((offset, k));
+            }
+        }
+        let app_key = (row.str(owner).to_owned(), row.str(app).to_owned());
+        let key = (
+            app_key.0.clone(),
+            app_key.1.clone(),
+            row.str(func).to_owned(),
+        );
+        if !seen.insert(key.clone()) {
+            continue;
+        }
+        let Some(&percentiles) = durations.get(&key) else {
+            found.skipped += usize::from(!counts.is_empty());
+            continue;
+        };
+        *found.app_functions.entry(app_key.clone()).or_default() += 1;
+        if !counts.is_empty() {
+            found.invoked.push(Invoked {
+                app: app_key,
+                hash: key.2,
+                percentiles,
+                counts,
+            });
+        }
+    }
+    Ok(found)
+}
+
+/// The memory file: `AverageAllocatedMb` per app, for rows that give one. A missing
+/// file gives an empty map.
+fn read_memory(path: &Path) -> Result<HashMap<AppKey, f64>> {
+    let mut memory = HashMap::new();
+    let mut table = match Table::open(path) {
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(memory);
+        }
+        other => other?,
+    };
+    let owner = table.column("HashOwner")?;
+    let app = table.column("HashApp")?;
+    let average = table.column("AverageAllocatedMb")?;
+    while let Some(row) = table.next_row()? {
+        if let Some(mb) = row.opt_f64(average)? {
+            let key = (row.str(owner).to_owned(), row.str(app).to_owned());
+            memory.entry(key).or_insert(mb);
+        }
+    }
+    Ok(memory)
+}
+
+/// An app's memory split evenly among its functions, rounded up, at least 1 MB.
+fn memory_per_function(
+    memory: &HashMap<AppKey, f64>,
+    app_functions: &HashMap<AppKey, u32>,
+    app: &AppKey,
+) -> u32 {
+    let Some(&mb) = memory.get(app) else {
+        return DEFAULT_MEMORY_MB;
+    };
+    let share = app_functions.get(app).copied().unwrap_or(1).max(1);
+    // Saturates for absurd values; never below 1 MB.
+    ((mb / f64::from(share)).ceil() as u32).max(1)
+}
+
+/// The columns of the (owner, app, function) key.
+fn key_columns(table: &Table) -> Result<[usize; 3]> {
+    let cols = table.columns(["HashOwner", "HashApp", "HashFunction"])?;
+    Ok([cols[0], cols[1], cols[2]])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interpolation_hits_the_percentiles_and_is_linear_between() {
+        let p = [1.0, 2.0, 10.0, 20.0, 30.0, 90.0, 100.0];
+        for (q, v) in QUANTILES.iter().zip(p) {
+            assert!((interpolate(&p, *q) - v).abs() < 1e-9, "q = {q}");
+        }
+        assert!((interpolate(&p, 0.375) - 15.0).abs() < 1e-9);
+        assert!((interpolate(&p, 0.995) - 95.0).abs() < 1e-9);
+    }
+}

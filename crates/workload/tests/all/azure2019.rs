@@ -1,0 +1,298 @@
+//! The Azure Functions 2019 reader against its fixture: three timed functions (two
+//! in app b1 sharing its memory row), one invoked function without durations, one
+//! function with durations but no invocations.
+//!
+//! | function | app | invocations (minute: count) | percentiles (ms) |
+//! |---|---|---|---|
+//! | f1a10000 | b1 | 1: 3, 2: 1, 1440: 2 | 10 .. 100 |
+//! | f2a10000 | b1 | 2: 4 | 200 .. 600 (empty `Minimum`) |
+//! | f3a20000 | b2 | 3: 1, 10: 5 | 0.1 .. 0.9 (empty `Maximum`) |
+//! | f4a20000 | b2 | 1: 2 | none: skipped |
+//! | f5a10000 | b1 | none | 5 |
+//!
+//! Memory: app b1 301 MB over f1, f2 → 151 each (f5 is not invoked all day);
+//! app b2 100 MB over f3 → 100 (f4 has no durations).
+
+use crate::common::{
+    assert_parse_error, assert_sorted_with_dense_ids, cpu_of, fixture, names, per_minute,
+};
+use faasched_model::{MS, SEC};
+use faasched_workload::Error;
+use faasched_workload::traces::azure2019::{Options, read};
+use faasched_workload::traces::{Arrivals, DEFAULT_MEMORY_MB, Trace};
+use std::collections::BTreeMap;
+use std::fs;
+use std::ops::RangeInclusive;
+use std::path::Path;
+
+const INVOCATIONS: &str = "invocations_per_function_md.anon.d01.csv";
+const DURATIONS: &str = "function_durations_percentiles.anon.d01.csv";
+const MEMORY: &str = "app_memory_percentiles.anon.d01.csv";
+
+fn options() -> Options {
+    Options::new(fixture("azure2019"), 1)
+}
+
+fn counts(expected: &[(&str, u64, usize)]) -> BTreeMap<(String, u64), usize> {
+    expected
+        .iter()
+        .map(|&(f, m, k)| ((f.to_string(), m), k))
+        .collect()
+}
+
+#[test]
+fn a_whole_day() {
+    let trace = read(&options()).unwrap();
+    let invs = &trace.invocations;
+    assert_eq!(invs.len(), 16);
+    assert_eq!(trace.skipped, 1, "f4 has no durations");
+    assert_sorted_with_dense_ids(invs);
+    let table: Vec<_> = trace.functions.iter().map(|f| f.name.to_string()).collect();
+    assert_eq!(table, ["f1a10000", "f2a10000", "f3a20000"]);
+    assert_eq!(
+        per_minute(invs),
+        counts(&[
+            ("f1a10000", 1, 3),
+            ("f1a10000", 2, 1),
+            ("f1a10000", 1440, 2),
+            ("f2a10000", 2, 4),
+            ("f3a20000", 3, 1),
+            ("f3a20000", 10, 5),
+        ])
+    );
+    for inv in invs {
+        let (memory, low, high) = match &*inv.function.name {
+            "f1a10000" => (151, 10 * MS, 100 * MS),
+            "f2a10000" => (151, 200 * MS, 600 * MS),
+            _ => (100, MS, MS),
+        };
+        assert_eq!(inv.memory_mb, memory, "{inv:?}");
+        assert!((low..=high).contains(&cpu_of(inv)), "{inv:?}");
+        assert_eq!(inv.deadline, None);
+    }
+    // Draws spread over the percentile range rather than sticking to one point.
+    let f1: Vec<_> = invs
+        .iter()
+        .filter(|i| &*i.function.name == "f1a10000")
+        .map(cpu_of)
+        .collect();
+    assert!(f1.iter().any(|&c| c != f1[0]));
+}
+
+#[test]
+fn a_window_starts_at_zero() {
+    let opts = Options {
+        minutes: Some(2..=3),
+        ..options()
+    };
+    let trace = read(&opts).unwrap();
+    assert_eq!(trace.skipped, 0, "f4 is not invoked in minutes 2..=3");
+    assert_eq!(
+        per_minute(&trace.invocations),
+        counts(&[("f1a10000", 1, 1), ("f2a10000", 1, 4), ("f3a20000", 2, 1)])
+    );
+    assert_eq!(names(&trace.invocations).len(), 3);
+    let last = read(&Options {
+        minutes: Some(1440..=1440),
+        ..options()
+    })
+    .unwrap();
+    assert_eq!(per_minute(&last.invocations), counts(&[("f1a10000", 1, 2)]));
+}
+
+#[test]
+fn equidistant_arrivals_split_the_minute_evenly() {
+    let opts = Options {
+        arrivals: Arrivals::Equidistant,
+        ..options()
+    };
+    let trace = read(&opts).unwrap();
+    let f2: Vec<u64> = trace
+        .invocations
+        .iter()
+        .filter(|i| &*i.function.name == "f2a10000")
+        .map(|i| i.arrival)
+        .collect();
+    assert_eq!(f2, [60 * SEC, 75 * SEC, 90 * SEC, 105 * SEC]);
+}
+
+#[test]
+fn every_arrival_mode_stays_in_its_minute() {
+    for arrivals in [Arrivals::Uniform, Arrivals::Equidistant, Arrivals::Poisson] {
+        let trace = read(&Options {
+            arrivals,
+            ..options()
+        })
+        .unwrap();
+        assert_eq!(
+            per_minute(&trace.invocations),
+            per_minute(&read(&options()).unwrap().invocations),
+            "{arrivals:?}"
+        );
+    }
+}
+
+#[test]
+fn sampling_keeps_whole_functions() {
+    let whole = read(&options()).unwrap();
+    let mut seen = BTreeMap::new();
+    for seed in 0..20 {
+        let trace = read(&Options {
+            functions: Some(1),
+            seed,
+            ..options()
+        })
+        .unwrap();
+        let picked = names(&trace.invocations);
+        assert_eq!(picked.len(), 1);
+        assert_eq!(trace.functions.len(), 1);
+        let expected = whole
+            .invocations
+            .iter()
+            .filter(|i| *i.function.name == *picked[0])
+            .count();
+        assert_eq!(trace.invocations.len(), expected);
+        *seen.entry(picked[0].clone()).or_insert(0) += 1;
+    }
+    assert_eq!(seen.len(), 3, "every function gets picked by some seed");
+    let all = read(&Options {
+        functions: Some(10),
+        ..options()
+    })
+    .unwrap();
+    assert_eq!(all.invocations, whole.invocations);
+}
+
+#[test]
+fn same_seed_same_trace_other_seed_other_arrivals() {
+    let a = read(&options()).unwrap();
+    let b = read(&options()).unwrap();
+    assert_eq!(a.invocations, b.invocations);
+    let c = read(&Options {
+        seed: 1,
+        ..options()
+    })
+    .unwrap();
+    let arrivals = |t: &Trace| t.invocations.iter().map(|i| i.arrival).collect::<Vec<_>>();
+    assert_ne!(arrivals(&a), arrivals(&c));
+}
+
+/// The fixture copied as day `day` into a temporary directory, each file passed
+/// through `edit(file name, content)`; `None` drops the file.
+fn edited(day: u32, edit: impl Fn(&str, String) -> Option<String>) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for name in [INVOCATIONS, DURATIONS, MEMORY] {
+        let content = fs::read_to_string(fixture("azure2019").join(name)).unwrap();
+        if let Some(content) = edit(name, content) {
+            let renamed = name.replace("d01", &format!("d{day:02}"));
+            fs::write(dir.path().join(renamed), content).unwrap();
+        }
+    }
+    dir
+}
+
+#[test]
+fn days_without_a_memory_file_get_the_default() {
+    let dir = edited(13, |name, content| (name != MEMORY).then_some(content));
+    let trace = read(&Options::new(dir.path(), 13)).unwrap();
+    assert_eq!(trace.invocations.len(), 16);
+    assert!(
+        trace
+            .invocations
+            .iter()
+            .all(|i| i.memory_mb == DEFAULT_MEMORY_MB)
+    );
+}
+
+/// Replaces the `n`th (0-based) line of `content` by `f(line)`.
+fn edit_line(content: &str, n: usize, f: impl Fn(&str) -> String) -> String {
+    content
+        .lines()
+        .enumerate()
+        .map(|(i, l)| if i == n { f(l) } else { l.to_string() })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+fn read_edited(file: &str, edit: impl Fn(&str) -> String) -> Error {
+    let dir = edited(1, |name, content| {
+        Some(if name == file {
+            edit(&content)
+        } else {
+            content
+        })
+    });
+    read(&Options::new(dir.path(), 1)).unwrap_err()
+}
+
+#[test]
+fn bad_cells_are_reported_with_file_line_and_field() {
+    // Line 3 (f2), percentile_Average_50 is the 11th column.
+    let err = read_edited(DURATIONS, |c| {
+        edit_line(c, 2, |l| l.replace(",300.0,", ",fast,"))
+    });
+    assert_parse_error(&err, DURATIONS, 3, "percentile_Average_50");
+
+    let err = read_edited(DURATIONS, |c| {
+        edit_line(c, 2, |l| l.replace(",300.0,", ",NaN,"))
+    });
+    assert_parse_error(&err, DURATIONS, 3, "percentile_Average_50");
+
+    // Line 4 (f3), minute 3 holds its one invocation.
+    let err = read_edited(INVOCATIONS, |c| {
+        edit_line(c, 3, |l| {
+            let mut cells: Vec<&str> = l.split(',').collect();
+            cells[6] = "-1";
+            cells.join(",")
+        })
+    });
+    assert_parse_error(&err, INVOCATIONS, 4, "3");
+
+    // A short row: the first missing column is named.
+    let err = read_edited(INVOCATIONS, |c| {
+        edit_line(c, 1, |l| l.rsplit_once(',').unwrap().0.to_string())
+    });
+    assert_parse_error(&err, INVOCATIONS, 2, "1440");
+
+    let err = read_edited(MEMORY, |c| {
+        edit_line(c, 2, |l| l.replace(",100.0,", ",-100,"))
+    });
+    assert_parse_error(&err, MEMORY, 3, "AverageAllocatedMb");
+
+    let err = read_edited(DURATIONS, |c| c.replace("percentile_Average_99", "p99"));
+    assert_parse_error(&err, DURATIONS, 1, "percentile_Average_99");
+
+    let err = read_edited(INVOCATIONS, |_| String::new());
+    assert_parse_error(&err, INVOCATIONS, 1, "header");
+}
+
+#[test]
+fn bad_options_are_refused() {
+    for opts in [
+        Options::new(fixture("azure2019"), 0),
+        Options::new(fixture("azure2019"), 15),
+        Options {
+            minutes: Some(0..=3),
+            ..options()
+        },
+        Options {
+            minutes: Some(RangeInclusive::new(5, 4)),
+            ..options()
+        },
+        Options {
+            minutes: Some(1..=1441),
+            ..options()
+        },
+        Options {
+            max_invocations: 15,
+            ..options()
+        },
+    ] {
+        let err = read(&opts).unwrap_err();
+        assert!(matches!(err, Error::Invalid { .. }), "{opts:?}: {err}");
+    }
+    let missing = read(&Options::new(Path::new("/nonexistent"), 1)).unwrap_err();
+    assert!(matches!(missing, Error::Io { .. }));
+    assert!(missing.to_string().contains(DURATIONS));
+}
