@@ -22,10 +22,11 @@
 //! reports it with the file, the 1-based line and the field.
 //!
 //! The [`Writer`] writes exact microseconds. An invocation whose times are not
-//! whole microseconds is rounded to the nearest one (half up), except that a
-//! non-zero phase never becomes `0` (it is written as at least 1 µs), since the
-//! reader rejects empty phases. It refuses what the reader would reject: an empty
-//! function name, no phases, a zero phase, or an arrival before the previous one.
+//! whole microseconds is rounded to the nearest one (half up; down only where up
+//! would overflow `u64` nanoseconds), except that a non-zero phase never becomes
+//! `0` (it is written as at least 1 µs), since the reader rejects empty phases.
+//! It refuses what the reader would reject: an empty function name, no phases, a
+//! zero phase, or an arrival before the previous one.
 
 use crate::{Error, Result};
 use faasched_model::{Functions, Invocation, Nanos, Phase, US};
@@ -356,7 +357,7 @@ impl<W: Write> Writer<W> {
         self.start()?;
         self.inner
             .into_inner()
-            .map_err(|e| Error::io(&self.path, std::io::Error::other(e.error().to_string())))
+            .map_err(|e| Error::io(&self.path, e.into_error()))
     }
 
     fn start(&mut self) -> Result<()> {

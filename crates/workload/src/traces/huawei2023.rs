@@ -231,9 +231,7 @@ impl Selection<'_> {
         let columns = self.columns(&table, false);
         while let Some(row) = table.next_row()? {
             let time = row_time(&row)?;
-            let in_window = self
-                .window
-                .is_some_and(|(start, end)| (start..end).contains(&time));
+            let in_window = self.within(time);
             for &(col, index) in &columns {
                 let delay = row.opt_f64(col)?;
                 if in_window && let (Some(delay), Some(series)) = (delay, index) {
@@ -269,7 +267,7 @@ impl Selection<'_> {
 
     /// Whether a requests row at `time` is in the window; the first row sets it.
     fn in_window(&mut self, time: u64) -> bool {
-        let (start, end) = *self.window.get_or_insert_with(|| {
+        self.window.get_or_insert_with(|| {
             let (first, last) = self
                 .opts
                 .minutes
@@ -278,7 +276,13 @@ impl Selection<'_> {
             let at = |minute: u64| time.saturating_add(minute.saturating_mul(60));
             (at(first - 1), at(last))
         });
-        (start..end).contains(&time)
+        self.within(time)
+    }
+
+    /// Whether `time` is in the window (never, before the window is set).
+    fn within(&self, time: u64) -> bool {
+        self.window
+            .is_some_and(|(start, end)| (start..end).contains(&time))
     }
 }
 

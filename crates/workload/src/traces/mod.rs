@@ -5,16 +5,15 @@
 //! |---|---|---|
 //! | [`azure2019`] | Azure Functions 2019 (Shahrad et al., ATC'20) | per function per minute: invocation counts; per function per day: duration percentiles; per app per day: memory |
 //! | [`azure2021`] | Azure Functions invocation trace 2021 | one row per invocation |
-//! | [`huawei2023`] | Huawei private/public 2023 (SoCC'23) | per function per minute: request counts and mean execution time |
+//! | [`huawei2023`] | Huawei private 2023 (SoCC'23) | per function per minute: request counts and mean execution time |
 //!
 //! What all readers share:
 //!
 //! - **Output.** Invocations sorted by arrival (ties keep the order the reader made
 //!   them in, which is deterministic), then numbered `0..n`. Arrivals are measured
 //!   from the start of the selected window. Each invocation is one
-//!   [`Phase::Cpu`](faasched_model::Phase::Cpu): the traces give execution time
-//!   only, and the readers take all of it as CPU (a simplification: real functions
-//!   also wait). No deadline.
+//!   [`Phase::Cpu`]: the traces give execution time only, and the readers take
+//!   all of it as CPU (a simplification: real functions also wait). No deadline.
 //! - **Durations** are clamped to at least 1 ms (as invitro and DSLab do): the
 //!   traces record sub-millisecond and zero durations, which would be no work.
 //! - **Function names** are short and readable: the first 8 characters of the
@@ -204,13 +203,13 @@ impl Builder {
     /// of this trace has.
     fn function(&mut self, id: &str) -> Function {
         let short: String = id.chars().take(8).collect();
-        let name = (1..)
-            .map(|n| match n {
-                1 => short.clone(),
-                n => format!("{short}-{n}"),
-            })
-            .find(|name| !self.names.contains(name))
-            .unwrap_or_default();
+        let mut name = short.clone();
+        for n in 2.. {
+            if !self.names.contains(&name) {
+                break;
+            }
+            name = format!("{short}-{n}");
+        }
         let function = self.functions.intern(&name);
         self.names.insert(name);
         function
