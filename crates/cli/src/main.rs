@@ -1,1 +1,51 @@
-fn main() {}
+//! `faasched`: schedule serverless functions. Simulate scheduling policies on
+//! production-like traces with a model of the Linux scheduler, and compare them.
+
+mod bench;
+mod run;
+mod simulate;
+mod source;
+mod workload;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Schedule serverless functions: simulate scheduling policies on production
+/// traces with a model of the Linux scheduler, and compare them.
+///
+/// Start with `faasched simulate` (a Huawei-like workload on 56 cores at 90% load
+/// under cfs, fifo, rr and srpt), then `faasched simulate --help`.
+#[derive(Parser, Debug)]
+#[command(name = "faasched", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a workload through the simulated kernel under one or more policies.
+    Simulate(simulate::Args),
+    /// Generate synthetic workloads or import production traces as workload CSV.
+    #[command(subcommand)]
+    Workload(workload::Command),
+    /// Measure the simulator's speed.
+    #[command(subcommand)]
+    Bench(bench::Command),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Simulate(a) => a.execute(),
+        Command::Workload(c) => c.execute(),
+        Command::Bench(c) => c.execute(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -176,13 +176,21 @@ pub fn write_outputs(dir: &Path, summary: &Summary) -> Result<()> {
     write_summary_csv(&dir.join("summary.csv"), summary)
 }
 
+impl Summary {
+    /// The content of `summary.json`, for printing elsewhere (`--json`).
+    pub fn to_json(&self) -> serde_json::Value {
+        let file = SummaryFile {
+            rows: self.rows().collect(),
+            policies: Policies(&self.policies),
+            workload: &self.workload,
+            machine: &self.machine,
+        };
+        serde_json::to_value(file).expect("summary fields are plain data and serialize")
+    }
+}
+
 fn write_summary_json(path: &Path, summary: &Summary) -> Result<()> {
-    let file = SummaryFile {
-        rows: summary.rows().collect(),
-        policies: Policies(&summary.policies),
-        workload: &summary.workload,
-        machine: &summary.machine,
-    };
+    let file = summary.to_json();
     let mut out = BufWriter::new(File::create(path).map_err(|e| Error::io(path, e))?);
     serde_json::to_writer_pretty(&mut out, &file).map_err(|e| Error::json(path, e))?;
     out.write_all(b"\n")

@@ -1,0 +1,129 @@
+//! `faasched bench`: the simulator's speed, as medians of repeated runs.
+
+use crate::run::{Fair, KernelArgs, run_policy};
+use crate::source::{Source, WorkloadArgs};
+use anyhow::{Result, bail};
+use clap::{Args as ClapArgs, Subcommand};
+use serde::Serialize;
+use std::time::Instant;
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Simulated invocations per wall-second: (a) srpt on a 5,000-invocation
+    /// Huawei-like window on 1 core, the job of ALPS's own simulator; (b) cfs on
+    /// 1,000,000 Huawei-like invocations, 56 cores, 90% load; (c) the same with
+    /// fifo and srpt.
+    Sim(Sim),
+}
+
+impl Command {
+    pub fn execute(self) -> Result<()> {
+        match self {
+            Command::Sim(s) => s.execute(),
+        }
+    }
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct Sim {
+    /// Runs per scenario; the median is reported.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+    runs: u32,
+    /// Invocations of the large scenarios (b, c).
+    #[arg(long, default_value_t = 1_000_000)]
+    invocations: u64,
+    /// Print `[{"scenario", "policy", "invocations", "wall_s", "invocations_per_s"}]`.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One scenario's result.
+#[derive(Serialize, Debug)]
+struct Measured {
+    scenario: &'static str,
+    policy: &'static str,
+    invocations: u64,
+    /// Median wall time of one run.
+    wall_s: f64,
+    invocations_per_s: f64,
+    runs: u32,
+    /// Peak resident memory of this process so far (VmHWM), MiB.
+    peak_rss_mib: Option<f64>,
+}
+
+impl Sim {
+    fn execute(self) -> Result<()> {
+        if cfg!(debug_assertions) {
+            bail!("bench needs a release build: cargo run --release -- bench sim");
+        }
+        let scenarios: [(&str, &str, u16, u64); 4] = [
+            ("a-alps-window", "srpt", 1, 5_000),
+            ("b-million", "cfs", 56, self.invocations),
+            ("c-million", "fifo", 56, self.invocations),
+            ("c-million", "srpt", 56, self.invocations),
+        ];
+        let kernel = KernelArgs {
+            fair: Fair::Eevdf,
+            hz: 250,
+            context_switch_us: 3.5,
+        };
+        let mut results = Vec::new();
+        for (scenario, policy, cores, n) in scenarios {
+            let source = Source::resolve(&WorkloadArgs {
+                workload: "huawei".into(),
+                cores,
+                load: Some(0.9),
+                invocations: Some(n),
+                seed: 1,
+            })?;
+            let mut walls = Vec::new();
+            for _ in 0..self.runs {
+                let t = Instant::now();
+                let (summary, _) =
+                    run_policy(policy, &source, &kernel, cores as usize, 1, |_| Ok(()))?;
+                walls.push(t.elapsed().as_secs_f64());
+                if summary.all().count != n {
+                    bail!(
+                        "{scenario}: {} of {n} invocations finished",
+                        summary.all().count
+                    );
+                }
+            }
+            walls.sort_by(f64::total_cmp);
+            let wall_s = walls[walls.len() / 2];
+            let m = Measured {
+                scenario,
+                policy,
+                invocations: n,
+                wall_s,
+                invocations_per_s: n as f64 / wall_s,
+                runs: self.runs,
+                peak_rss_mib: peak_rss_mib(),
+            };
+            if !self.json {
+                println!(
+                    "{:<14} {:<5} {:>9} invocations  median {:>8.4} s  {:>12.0} invocations/s  (peak RSS {:.0} MiB)",
+                    m.scenario,
+                    m.policy,
+                    m.invocations,
+                    m.wall_s,
+                    m.invocations_per_s,
+                    m.peak_rss_mib.unwrap_or(f64::NAN)
+                );
+            }
+            results.push(m);
+        }
+        if self.json {
+            println!("{}", serde_json::to_string_pretty(&results)?);
+        }
+        Ok(())
+    }
+}
+
+/// VmHWM of this process from /proc/self/status, in MiB (Linux only).
+fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}

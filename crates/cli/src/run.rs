@@ -1,0 +1,97 @@
+//! Running one policy over a workload: the piece `simulate` and `bench` share.
+
+use crate::source::Source;
+use anyhow::{Result, anyhow};
+use clap::{Args as ClapArgs, ValueEnum};
+use faasched_model::{Outcome, US};
+use faasched_report::{Collector, PolicySummary};
+use faasched_sim::{Config, FairClass, RunStats};
+use serde_json::{Value, json};
+
+/// The simulated kernel's knobs.
+#[derive(ClapArgs, Debug, Clone)]
+pub struct KernelArgs {
+    /// Fair class of the simulated kernel: eevdf (Linux ≥ 6.6, the default) or
+    /// cfs (legacy, the papers' 5.x kernels).
+    #[arg(long, value_enum, default_value_t = Fair::Eevdf)]
+    pub fair: Fair,
+    /// Timer frequency of the simulated kernel.
+    #[arg(long, default_value_t = 250, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub hz: u32,
+    /// Core time each context switch costs, in µs (ALPS measured 3.5 µs).
+    #[arg(long, default_value_t = 3.5, value_name = "US")]
+    pub context_switch_us: f64,
+}
+
+/// A fair class, as the command line names it.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fair {
+    /// Earliest eligible virtual deadline first.
+    Eevdf,
+    /// The legacy Completely Fair Scheduler.
+    Cfs,
+}
+
+impl KernelArgs {
+    /// The kernel configuration for `cores` and a policy's discipline.
+    pub fn config(
+        &self,
+        cores: usize,
+        seed: u64,
+        setup: &faasched_policy::Setup,
+    ) -> Result<Config> {
+        if !(0.0..=1e6).contains(&self.context_switch_us) {
+            return Err(anyhow!(
+                "--context-switch-us must be between 0 and 1e6, got {}",
+                self.context_switch_us
+            ));
+        }
+        let mut c = Config::new(cores);
+        c.discipline = setup.discipline;
+        c.fair = match self.fair {
+            Fair::Eevdf => FairClass::Eevdf,
+            Fair::Cfs => FairClass::Cfs,
+        };
+        c.hz = self.hz;
+        c.context_switch = (self.context_switch_us * US as f64).round() as u64;
+        c.seed = seed;
+        Ok(c)
+    }
+
+    /// The machine as `summary.json` describes it.
+    pub fn describe(&self, cores: usize) -> Value {
+        json!({
+            "cores": cores, "fair_class": format!("{:?}", self.fair).to_lowercase(),
+            "hz": self.hz, "context_switch_us": self.context_switch_us,
+            "kernel": "faasched model (simulated)",
+        })
+    }
+}
+
+/// Runs policy `name` over `source`, calling `each` on every outcome.
+pub fn run_policy(
+    name: &str,
+    source: &Source,
+    kernel: &KernelArgs,
+    cores: usize,
+    seed: u64,
+    mut each: impl FnMut(&Outcome) -> Result<()>,
+) -> Result<(PolicySummary, RunStats)> {
+    let mut setup = faasched_policy::setup(name)?;
+    let config = kernel.config(cores, seed, &setup)?;
+    let mut collector = Collector::new(name, setup.sim_only());
+    let mut failed = None;
+    let stats = faasched_sim::run(&config, setup.steer.as_mut(), source.stream()?, |o| {
+        collector.record(&o);
+        if failed.is_none()
+            && let Err(e) = each(&o)
+        {
+            failed = Some(e);
+        }
+    })
+    .map_err(|e| anyhow!("{e}"))?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    Ok((collector.finish(stats.utilisation), stats))
+}

@@ -1,0 +1,117 @@
+//! `faasched simulate`: one workload, several policies, one table and (with
+//! `--out`) summary.json, summary.csv and invocations.csv.
+
+use crate::run::{KernelArgs, run_policy};
+use crate::source::{Source, WorkloadArgs};
+use anyhow::{Context, Result};
+use clap::Args as ClapArgs;
+use faasched_report::{InvocationsWriter, Summary, render_table, write_outputs};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
+
+/// Run a workload through the simulated kernel under one or more policies.
+///
+/// With no options: the Huawei-like workload of the ALPS paper (15,000
+/// invocations, 56 cores, 90% load) under cfs, fifo, rr and srpt, as a table.
+///
+/// Policies: cfs (kernel defaults), fifo, rr, and the sim-only srpt, srpt-eb,
+/// srpt-random, random, ps, fifo-np.
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// Policies to compare, comma-separated, each run on the same invocations.
+    #[arg(
+        long,
+        short = 'p',
+        value_delimiter = ',',
+        default_value = "cfs,fifo,rr,srpt"
+    )]
+    policy: Vec<String>,
+    #[command(flatten)]
+    kernel: KernelArgs,
+    /// Write summary.json, summary.csv and invocations.csv into this directory.
+    #[arg(long, short = 'o', value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print summary.json to stdout instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Args {
+    pub fn execute(self) -> Result<()> {
+        for name in &self.policy {
+            faasched_policy::setup(name)?;
+        }
+        let source = Source::resolve(&self.workload)?;
+        let cores = self.workload.cores as usize;
+        let mut invocations = match &self.out {
+            Some(dir) => {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+                Some(InvocationsWriter::create(&dir.join("invocations.csv"))?)
+            }
+            None => None,
+        };
+        let mut policies = Vec::new();
+        for name in &self.policy {
+            let bar = progress(name, source.len());
+            let (summary, _) = run_policy(
+                name,
+                &source,
+                &self.kernel,
+                cores,
+                self.workload.seed,
+                |o| {
+                    bar.inc(1);
+                    if let Some(w) = invocations.as_mut() {
+                        w.write(name, o)?;
+                    }
+                    Ok(())
+                },
+            )?;
+            bar.finish_and_clear();
+            policies.push(summary);
+        }
+        if let Some(w) = invocations {
+            w.finish()?;
+        }
+        let summary = Summary {
+            policies,
+            workload: source.describe(),
+            machine: self.kernel.describe(cores),
+        };
+        if let Some(dir) = &self.out {
+            write_outputs(dir, &summary)?;
+        }
+        if self.json {
+            println!("{}", serde_json::to_string_pretty(&summary.to_json())?);
+        } else {
+            print!("{}", render_table(&summary));
+            if let Some(dir) = &self.out {
+                println!(
+                    "wrote summary.json, summary.csv, invocations.csv to {}",
+                    dir.display()
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A progress bar on stderr (hidden when stderr is not a terminal).
+pub fn progress(name: &str, len: Option<u64>) -> ProgressBar {
+    let bar = match len {
+        Some(n) => ProgressBar::new(n),
+        None => ProgressBar::no_length(),
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{prefix:>12} [{bar:40}] {pos}/{len} invocations ({per_sec}, eta {eta})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar.set_prefix(name.to_string());
+    bar
+}

@@ -1,0 +1,280 @@
+//! `faasched workload`: write workload CSV from a generator or a production trace.
+
+use crate::source::{DEFAULT_INVOCATIONS, DEFAULT_LOAD};
+use anyhow::{Context, Result, anyhow};
+use clap::{Args as ClapArgs, Subcommand, ValueEnum};
+use faasched_model::Invocation;
+use faasched_workload::synthetic::{Generator, Params, Spec};
+use faasched_workload::traces::{Arrivals, Trace, azure2019, azure2021, huawei2023};
+use faasched_workload::{csv, scale};
+use std::ops::RangeInclusive;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Generate a synthetic workload (see `simulate --help` for the built-ins).
+    Generate(Generate),
+    /// Import a production trace.
+    #[command(subcommand)]
+    Import(Import),
+}
+
+impl Command {
+    pub fn execute(self) -> Result<()> {
+        match self {
+            Command::Generate(g) => g.execute(),
+            Command::Import(i) => i.execute(),
+        }
+    }
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct Generate {
+    /// Built-in workload: huawei, azure, lognormal[:scale=F], exponential[:mean-ms=F],
+    /// fixed[:cpu-ms=F], bimodal[:p=F,short-us=N,long-us=N], bimodal-high,
+    /// bimodal-extreme, mixed-io.
+    #[arg(long, short = 'w', default_value = "huawei")]
+    workload: String,
+    /// Cores the load is computed for.
+    #[arg(long, short = 'c', default_value_t = 56)]
+    cores: usize,
+    /// Offered load (CPU demand / core-time).
+    #[arg(long, short = 'l', default_value_t = DEFAULT_LOAD)]
+    load: f64,
+    /// Number of invocations.
+    #[arg(long, short = 'n', default_value_t = DEFAULT_INVOCATIONS)]
+    invocations: u64,
+    /// Seed.
+    #[arg(long, short = 's', default_value_t = 1)]
+    seed: u64,
+    /// Output workload CSV.
+    #[arg(long, short = 'o')]
+    output: PathBuf,
+}
+
+impl Generate {
+    fn execute(self) -> Result<()> {
+        let params = Params {
+            spec: Spec::parse(&self.workload)?,
+            cores: self.cores,
+            load: self.load,
+            invocations: self.invocations,
+            seed: self.seed,
+        };
+        let invocations = Generator::new(&params)?;
+        let mut w = csv::Writer::create(&self.output)?;
+        for inv in invocations {
+            w.write(&inv)?;
+        }
+        w.finish()?;
+        eprintln!(
+            "wrote {} invocations of `{}` ({} cores, load {}) to {}",
+            self.invocations,
+            params.spec,
+            self.cores,
+            self.load,
+            self.output.display()
+        );
+        Ok(())
+    }
+}
+
+/// Arrival placement within a trace minute.
+#[derive(ValueEnum, Debug, Clone, Copy)]
+pub enum ArrivalsArg {
+    /// Independent uniform instants in the minute.
+    Uniform,
+    /// Evenly spaced, 60 s / k apart.
+    Equidistant,
+    /// Exponential gaps normalised to the minute (invitro).
+    Poisson,
+}
+
+impl From<ArrivalsArg> for Arrivals {
+    fn from(a: ArrivalsArg) -> Arrivals {
+        match a {
+            ArrivalsArg::Uniform => Arrivals::Uniform,
+            ArrivalsArg::Equidistant => Arrivals::Equidistant,
+            ArrivalsArg::Poisson => Arrivals::Poisson,
+        }
+    }
+}
+
+/// Options every importer shares.
+#[derive(ClapArgs, Debug)]
+pub struct Common {
+    /// Keep this many functions, sampled uniformly with the seed.
+    #[arg(long)]
+    functions: Option<usize>,
+    /// Seed of every random choice.
+    #[arg(long, short = 's', default_value_t = 1)]
+    seed: u64,
+    /// Rescale arrivals to this offered load on --cores.
+    #[arg(long, short = 'l', requires = "cores")]
+    load: Option<f64>,
+    /// Cores the load is computed for (with --load, or to report the load).
+    #[arg(long, short = 'c')]
+    cores: Option<usize>,
+    /// Output workload CSV.
+    #[arg(long, short = 'o')]
+    output: PathBuf,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Import {
+    /// Azure Functions 2019: DIR holds one day's invocations, durations and memory files.
+    #[command(name = "azure-2019")]
+    Azure2019 {
+        /// Directory of the dataset's CSV files.
+        dir: PathBuf,
+        /// Day of the dataset, 1..=14.
+        #[arg(long, default_value_t = 1)]
+        day: u32,
+        /// Minutes of the day to keep, 1-based and inclusive, like 540..690.
+        #[arg(long, value_parser = parse_range::<u32>)]
+        minutes: Option<RangeInclusive<u32>>,
+        /// Placement of each minute's invocations.
+        #[arg(long, value_enum, default_value_t = ArrivalsArg::Uniform)]
+        arrivals: ArrivalsArg,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Azure Functions 2021: one CSV of app,func,end_timestamp,duration.
+    #[command(name = "azure-2021")]
+    Azure2021 {
+        /// The trace file.
+        file: PathBuf,
+        /// Keep invocations starting in this window of trace seconds, like 0..3600.
+        #[arg(long, value_parser = parse_range::<u64>)]
+        seconds: Option<RangeInclusive<u64>>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Huawei 2023: DIR holds requests_minute/ and function_delay_minute/.
+    #[command(name = "huawei-2023")]
+    Huawei2023 {
+        /// Directory of the release's metric folders.
+        dir: PathBuf,
+        /// Days to read, like 1 or 1..3.
+        #[arg(long, default_value = "0", value_parser = parse_range::<u32>)]
+        days: RangeInclusive<u32>,
+        /// Minutes of the selection to keep, 1-based and inclusive.
+        #[arg(long, value_parser = parse_range::<u64>)]
+        minutes: Option<RangeInclusive<u64>>,
+        /// Placement of each minute's invocations.
+        #[arg(long, value_enum, default_value_t = ArrivalsArg::Uniform)]
+        arrivals: ArrivalsArg,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+/// Parses `A..B` (inclusive) or a single `A`.
+fn parse_range<T: FromStr + Copy + PartialOrd>(s: &str) -> Result<RangeInclusive<T>, String>
+where
+    T::Err: std::fmt::Display,
+{
+    let num = |x: &str| x.trim().parse::<T>().map_err(|e| format!("`{x}`: {e}"));
+    let (a, b) = match s.split_once("..") {
+        Some((a, b)) => (num(a)?, num(b.trim_start_matches('='))?),
+        None => {
+            let a = num(s)?;
+            (a, a)
+        }
+    };
+    if a > b {
+        return Err(format!("empty range `{s}`"));
+    }
+    Ok(a..=b)
+}
+
+impl Import {
+    fn execute(self) -> Result<()> {
+        let (trace, common) = match self {
+            Import::Azure2019 {
+                dir,
+                day,
+                minutes,
+                arrivals,
+                common,
+            } => {
+                let mut o = azure2019::Options::new(dir, day);
+                o.minutes = minutes;
+                o.arrivals = arrivals.into();
+                o.functions = common.functions;
+                o.seed = common.seed;
+                (azure2019::read(&o)?, common)
+            }
+            Import::Azure2021 {
+                file,
+                seconds,
+                common,
+            } => {
+                let mut o = azure2021::Options::new(file);
+                o.window = seconds.map(|r| *r.start() as f64..*r.end() as f64);
+                o.functions = common.functions;
+                o.seed = common.seed;
+                (azure2021::read(&o)?, common)
+            }
+            Import::Huawei2023 {
+                dir,
+                days,
+                minutes,
+                arrivals,
+                common,
+            } => {
+                let mut o = huawei2023::Options::new(dir, days);
+                o.minutes = minutes;
+                o.arrivals = arrivals.into();
+                o.functions = common.functions;
+                o.seed = common.seed;
+                (huawei2023::read(&o)?, common)
+            }
+        };
+        write_trace(trace, &common)
+    }
+}
+
+fn write_trace(trace: Trace, common: &Common) -> Result<()> {
+    let Trace {
+        mut invocations,
+        functions,
+        skipped,
+    } = trace;
+    if invocations.is_empty() {
+        return Err(anyhow!(
+            "the selection holds no invocations; widen --minutes/--days or --functions"
+        ));
+    }
+    let mut note = String::new();
+    if let (Some(load), Some(cores)) = (common.load, common.cores) {
+        let factor = scale::rescale_to_load(&mut invocations, cores, load)?;
+        note = format!(", arrivals rescaled ×{factor:.4} to load {load} on {cores} cores");
+    } else if let Some(cores) = common.cores {
+        note = format!(
+            ", offered load {:.3} on {cores} cores",
+            scale::offered_load(&invocations, cores)
+        );
+    }
+    write_all(&invocations, &common.output)?;
+    eprintln!(
+        "wrote {} invocations of {} functions to {}{} ({} functions skipped: no durations)",
+        invocations.len(),
+        functions.len(),
+        common.output.display(),
+        note,
+        skipped
+    );
+    Ok(())
+}
+
+fn write_all(invocations: &[Invocation], path: &Path) -> Result<()> {
+    let mut w = csv::Writer::create(path)?;
+    for inv in invocations {
+        w.write(inv)?;
+    }
+    w.finish()
+        .map(|_| ())
+        .with_context(|| format!("writing {}", path.display()))
+}
