@@ -68,7 +68,25 @@ impl KernelArgs {
     }
 }
 
-/// Runs policy `name` over `source`, calling `each` on every outcome.
+/// Runs policy `name` over `source` in the engine alone, handing each outcome
+/// to `sink`. Returns whether the policy is sim-only, and the run's stats.
+pub fn run_engine(
+    name: &str,
+    source: &Source,
+    kernel: &KernelArgs,
+    cores: usize,
+    seed: u64,
+    sink: impl FnMut(Outcome),
+) -> Result<(bool, RunStats)> {
+    let mut setup = faasched_policy::setup(name)?;
+    let config = kernel.config(cores, seed, &setup)?;
+    let stats = faasched_sim::run(&config, setup.steer.as_mut(), source.stream()?, sink)
+        .map_err(|e| anyhow!("{e}"))?;
+    Ok((setup.sim_only(), stats))
+}
+
+/// Runs policy `name` over `source` and summarises it, calling `each` on every
+/// outcome (to stream it to a file, say).
 pub fn run_policy(
     name: &str,
     source: &Source,
@@ -76,22 +94,19 @@ pub fn run_policy(
     cores: usize,
     seed: u64,
     mut each: impl FnMut(&Outcome) -> Result<()>,
-) -> Result<(PolicySummary, RunStats)> {
-    let mut setup = faasched_policy::setup(name)?;
-    let config = kernel.config(cores, seed, &setup)?;
-    let mut collector = Collector::new(name, setup.sim_only());
+) -> Result<PolicySummary> {
+    let mut collector = Collector::new(name, faasched_policy::setup(name)?.sim_only());
     let mut failed = None;
-    let stats = faasched_sim::run(&config, setup.steer.as_mut(), source.stream()?, |o| {
+    let (_, stats) = run_engine(name, source, kernel, cores, seed, |o| {
         collector.record(&o);
         if failed.is_none()
             && let Err(e) = each(&o)
         {
             failed = Some(e);
         }
-    })
-    .map_err(|e| anyhow!("{e}"))?;
-    if let Some(e) = failed {
-        return Err(e);
+    })?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(collector.finish(stats.utilisation)),
     }
-    Ok((collector.finish(stats.utilisation), stats))
 }

@@ -56,7 +56,7 @@ impl Args {
         let mut policies = Vec::new();
         for name in &self.policy {
             let bar = progress(name, source.len());
-            let (summary, _) = run_policy(
+            let summary = run_policy(
                 name,
                 &source,
                 &self.kernel,

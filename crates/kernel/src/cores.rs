@@ -64,6 +64,8 @@ struct Core {
     fs_armed: bool,
     /// Whether the live decision event includes a slice-expiry tick.
     tick_armed: bool,
+    /// When the live decision event fires, if there is one.
+    armed_at: Option<Time>,
 }
 
 /// The per-core kernel model.
@@ -99,6 +101,7 @@ impl Cores {
             fs_epoch: 0,
             fs_armed: false,
             tick_armed: false,
+            armed_at: None,
         };
         Cores {
             tick: cfg.tick(),
@@ -404,13 +407,17 @@ impl Cores {
         debug_assert!(found, "task {slot} was not waiting where its state says");
     }
 
-    /// A task started waiting: running fair tasks that share its queue now have
-    /// a turn that can end, and RT-busy cores owe the fair server.
+    /// A task started waiting. If its queue was empty until now, the running fair
+    /// tasks sharing it have a turn that can end: arm their ticks (while tasks
+    /// wait, every dispatch arms its own, so only this transition needs the scan).
+    /// RT-busy cores of its mask owe the fair server.
     fn after_wait(&mut self, slot: u32, now: Time) {
         let t = &self.tasks[slot as usize];
         let rq = t.rq as usize;
-        let ticks = matches!(self.rqs[rq].lower, Lower::Eevdf(_) | Lower::Cfs(_));
-        if t.rt_prio().is_some() || !ticks {
+        let lower = &self.rqs[rq].lower;
+        let ticks = matches!(lower, Lower::Eevdf(_) | Lower::Cfs(_)) && lower.waiting() == 1;
+        let server = self.rt_running > 0 && self.cfg.fair_server;
+        if t.rt_prio().is_some() || !(ticks || server) {
             return;
         }
         for i in 0..self.rqs[rq].cores.len() {
@@ -419,10 +426,10 @@ impl Cores {
             if core.task == NIL {
                 continue; // being switched; its next dispatch arms it
             }
-            let curr = &self.tasks[core.task as usize];
-            if curr.rt_prio().is_none() && !core.tick_armed {
+            let curr_rt = self.tasks[core.task as usize].rt_prio().is_some();
+            if ticks && !curr_rt && !core.tick_armed {
                 self.arm(c, now);
-            } else if curr.rt_prio().is_some() {
+            } else if server && curr_rt {
                 self.arm_fair_server(c, now);
             }
         }
@@ -492,6 +499,7 @@ impl Cores {
         let core = &mut self.cores[c as usize];
         let slot = std::mem::replace(&mut core.task, NIL);
         core.epoch += 1;
+        core.armed_at = None;
         core.tick_armed = false;
         let t = &self.tasks[slot as usize];
         if t.rt_prio().is_some() {
@@ -531,6 +539,7 @@ impl Cores {
                 let core = &mut self.cores[c as usize];
                 core.server_until = None;
                 core.epoch += 1;
+                core.armed_at = None;
                 if let Some(b) = core.busy_from.take() {
                     self.busy_done += now - b;
                 }
@@ -672,7 +681,10 @@ impl Cores {
                 continue;
             }
             match ev {
-                Ev::Core { core, .. } => self.on_core(core, now, out),
+                Ev::Core { core, .. } => {
+                    self.cores[core as usize].armed_at = None;
+                    self.on_core(core, now, out)
+                }
                 Ev::IoDone { slot } => self.on_io_done(slot, now, out),
                 Ev::FairServer { core, .. } => self.on_fair_server(core, now),
             }
