@@ -27,7 +27,10 @@ impl CpuSet {
     /// # Panics
     /// If `hi` exceeds [`MAX_CPUS`] or `lo > hi`.
     pub fn range(lo: usize, hi: usize) -> CpuSet {
-        assert!(lo <= hi && hi <= MAX_CPUS, "cpu range {lo}..{hi} out of bounds");
+        assert!(
+            lo <= hi && hi <= MAX_CPUS,
+            "cpu range {lo}..{hi} out of bounds"
+        );
         let mut s = Self::EMPTY;
         for c in lo..hi {
             s.insert(c);
