@@ -300,28 +300,3 @@ fn rejects_bad_params_naming_them() {
     // Overload is allowed.
     assert!(Generator::new(&params(Spec::Huawei, 1, 3.0, 10, 0)).is_ok());
 }
-
-/// Throughput in release builds (the simulator it feeds must reach 2M
-/// invocations/s end to end, so generation must be far faster):
-/// `cargo test --release -p faasched-workload --lib synthetic::tests::speed -- --ignored --nocapture`
-#[test]
-#[ignore = "timing; meaningful in release builds only"]
-fn speed() {
-    let n = 10_000_000;
-    for spec in [
-        Spec::Huawei,
-        Spec::Lognormal { scale: 1.0 },
-        BIMODAL_HIGH,
-        Spec::MixedIo,
-    ] {
-        let g = Generator::new(&params(spec.clone(), 56, 0.9, n, 1)).unwrap();
-        let start = std::time::Instant::now();
-        let cpu: Nanos = g.map(|i| i.cpu_demand()).fold(0, Nanos::wrapping_add);
-        let rate = n as f64 / start.elapsed().as_secs_f64();
-        std::hint::black_box(cpu);
-        eprintln!("{spec}: {:.1} M invocations/s", rate / 1e6);
-        if !cfg!(debug_assertions) {
-            assert!(rate >= 10e6, "{spec}: {rate:.0}/s");
-        }
-    }
-}
