@@ -5,8 +5,8 @@
 //! Invariants, kept by every public entry point:
 //! 1. a task is in exactly one place: on a core, in one run queue, or blocked;
 //! 2. no core is idle while a task whose mask contains it is waiting;
-//! 3. each busy core has exactly one live decision event (older ones are stale
-//!    by generation), at the earliest instant anything about its task can change:
+//! 3. each busy core has exactly one armed decision timer, at the earliest
+//!    instant anything about its task can change:
 //!    phase end, CPU watch, the tick that ends its turn, the end of a
 //!    fair-server turn. Nothing is visited in between.
 
@@ -53,19 +53,15 @@ struct Rq {
 #[derive(Clone, Debug)]
 struct Core {
     task: u32,
-    /// Generation of the live decision event.
-    epoch: u64,
     /// When the running task's work starts (dispatch + switch cost).
     start: Time,
     busy_from: Option<Time>,
     /// Serving fair tasks on behalf of the fair server until then.
     server_until: Option<Time>,
-    fs_epoch: u64,
+    /// Whether a fair-server timer is pending.
     fs_armed: bool,
-    /// Whether the live decision event includes a slice-expiry tick.
+    /// Whether the armed decision timer includes a slice-expiry tick.
     tick_armed: bool,
-    /// When the live decision event fires, if there is one.
-    armed_at: Option<Time>,
 }
 
 /// The per-core kernel model.
@@ -94,14 +90,11 @@ impl Cores {
         let all = CpuSet::first(cfg.cores);
         let core = Core {
             task: NIL,
-            epoch: 0,
             start: 0,
             busy_from: None,
             server_until: None,
-            fs_epoch: 0,
             fs_armed: false,
             tick_armed: false,
-            armed_at: None,
         };
         Cores {
             tick: cfg.tick(),
@@ -118,7 +111,7 @@ impl Cores {
             all,
             idle: all,
             rqs: Vec::new(),
-            events: Events::default(),
+            events: Events::new(cfg.cores),
             seq: 0,
             rng: Pcg64Mcg::seed_from_u64(cfg.seed),
             busy_done: 0,
@@ -244,7 +237,7 @@ impl Cores {
             Some(Phase::Io(d)) => {
                 t.state = State::Blocked(now);
                 out.push(Notice::Blocked(t.id));
-                self.events.push(now + d, Ev::IoDone { slot });
+                self.events.push(now + d, Ev::IoDone(slot));
             }
             None => self.exit(slot, out),
         }
@@ -498,9 +491,8 @@ impl Cores {
     fn stop(&mut self, c: u32) -> u32 {
         let core = &mut self.cores[c as usize];
         let slot = std::mem::replace(&mut core.task, NIL);
-        core.epoch += 1;
-        core.armed_at = None;
         core.tick_armed = false;
+        self.events.disarm(c);
         let t = &self.tasks[slot as usize];
         if t.rt_prio().is_some() {
             self.rt_running -= 1;
@@ -538,12 +530,11 @@ impl Cores {
             None => {
                 let core = &mut self.cores[c as usize];
                 core.server_until = None;
-                core.epoch += 1;
-                core.armed_at = None;
                 if let Some(b) = core.busy_from.take() {
                     self.busy_done += now - b;
                 }
                 self.idle.insert(c as usize);
+                self.events.disarm(c);
             }
         }
     }
@@ -627,16 +618,8 @@ impl Cores {
         if let Some(s) = core.server_until {
             at = at.min(s.max(now));
         }
-        let core = &mut self.cores[c as usize];
-        core.epoch += 1;
-        core.tick_armed = tick_armed;
-        self.events.push(
-            at,
-            Ev::Core {
-                core: c,
-                epoch: core.epoch,
-            },
-        );
+        self.cores[c as usize].tick_armed = tick_armed;
+        self.events.arm(c, at);
     }
 
     fn arm_fair_server(&mut self, c: u32, now: Time) {
@@ -645,51 +628,22 @@ impl Cores {
             return;
         }
         core.fs_armed = true;
-        core.fs_epoch += 1;
         let at = now + self.cfg.fair_server_period - self.cfg.fair_server_runtime;
-        self.events.push(
-            at,
-            Ev::FairServer {
-                core: c,
-                epoch: core.fs_epoch,
-            },
-        );
-    }
-
-    fn is_live(&self, ev: Ev) -> bool {
-        match ev {
-            Ev::Core { core, epoch } => self.cores[core as usize].epoch == epoch,
-            Ev::FairServer { core, epoch } => self.cores[core as usize].fs_epoch == epoch,
-            Ev::IoDone { .. } => true,
-        }
+        self.events.push(at, Ev::FairServer(c));
     }
 
     pub fn next_event(&mut self) -> Option<Time> {
-        while let Some((t, ev)) = self.events.peek() {
-            if self.is_live(ev) {
-                return Some(t);
-            }
-            self.events.pop();
-        }
-        None
+        self.events.peek().map(|(t, _)| t)
     }
 
     pub fn step(&mut self, out: &mut Vec<Notice>) -> Option<Time> {
-        loop {
-            let (now, ev) = self.events.pop()?;
-            if !self.is_live(ev) {
-                continue;
-            }
-            match ev {
-                Ev::Core { core, .. } => {
-                    self.cores[core as usize].armed_at = None;
-                    self.on_core(core, now, out)
-                }
-                Ev::IoDone { slot } => self.on_io_done(slot, now, out),
-                Ev::FairServer { core, .. } => self.on_fair_server(core, now),
-            }
-            return Some(now);
+        let (now, ev) = self.events.pop()?;
+        match ev {
+            Ev::Core(core) => self.on_core(core, now, out),
+            Ev::IoDone(slot) => self.on_io_done(slot, now, out),
+            Ev::FairServer(core) => self.on_fair_server(core, now),
         }
+        Some(now)
     }
 
     fn on_core(&mut self, c: u32, now: Time, out: &mut Vec<Notice>) {

@@ -1,5 +1,15 @@
-//! The kernel model's event queue: one binary heap, fully ordered by
-//! `(time, sequence)` so simultaneous events pop in the order they were pushed.
+//! The kernel model's event queue, fully ordered by `(time, sequence)` so
+//! simultaneous events pop in the order they were scheduled.
+//!
+//! Two structures share one sequence counter:
+//!
+//! - **core timers**: each core has at most one pending decision, which is
+//!   re-armed far more often than it fires. They live in a tournament tree (a
+//!   complete binary tree over one leaf per core, each inner node holding the
+//!   minimum of its children), so re-arming or cancelling is an O(log cores)
+//!   update in place and nothing stale is ever left behind to pop;
+//! - **one-shot events** (I/O completions, fair-server timers), which always
+//!   fire once scheduled: a binary heap.
 
 use faasched_model::Time;
 use std::cmp::Reverse;
@@ -9,35 +19,148 @@ use std::collections::BinaryHeap;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Ev {
     /// A core's next decision point (phase end, slice expiry tick, CPU watch,
-    /// end of a fair-server turn). Stale when the core's generation moved on.
-    Core { core: u32, epoch: u64 },
+    /// end of a fair-server turn).
+    Core(u32),
     /// A blocked task's I/O completes.
-    IoDone { slot: u32 },
-    /// A core's fair-server timer. Stale when the core's server generation moved on.
-    FairServer { core: u32, epoch: u64 },
+    IoDone(u32),
+    /// A core's fair-server timer.
+    FairServer(u32),
 }
 
-/// Min-heap of events by time, then insertion order.
-#[derive(Debug, Default)]
+/// A pending core timer packed for one-instruction comparisons: time in the
+/// high 64 bits, then the sequence number, then the core in the low
+/// [`CORE_BITS`] bits. Sequence numbers are unique, so the order is by
+/// `(time, sequence)`.
+type Timer = u128;
+
+/// Bits of a [`Timer`] holding the core (enough for `MAX_CPUS`).
+const CORE_BITS: u32 = 8;
+
+/// The key of an empty leaf: after every real timer.
+const NONE: Timer = Timer::MAX;
+
+/// Min-queue of events by time, then scheduling order.
+#[derive(Debug)]
 pub struct Events {
-    heap: BinaryHeap<Reverse<(Time, u64, Ev)>>,
+    /// Tournament tree: leaves `width..2 × width` are the cores' timers, node
+    /// `i < width` is the minimum of nodes `2i` and `2i + 1` (node 0 unused).
+    timers: Vec<Timer>,
+    width: usize,
+    once: BinaryHeap<Reverse<(Time, u64, Ev)>>,
     seq: u64,
 }
 
 impl Events {
-    /// Schedules `ev` at `at`.
-    pub fn push(&mut self, at: Time, ev: Ev) {
+    /// An empty queue for `cores` cores.
+    pub fn new(cores: usize) -> Events {
+        let width = cores.next_power_of_two();
+        Events {
+            timers: vec![NONE; 2 * width],
+            width,
+            once: BinaryHeap::new(),
+            seq: 0,
+        }
+    }
+
+    fn set_leaf(&mut self, core: u32, timer: Timer) {
+        let mut i = self.width + core as usize;
+        self.timers[i] = timer;
+        while i > 1 {
+            let parent = self.timers[i].min(self.timers[i ^ 1]);
+            i /= 2;
+            if self.timers[i] == parent {
+                break; // so are all the ancestors
+            }
+            self.timers[i] = parent;
+        }
+    }
+
+    /// Sets core `core`'s timer to `at`, replacing any pending one.
+    pub fn arm(&mut self, core: u32, at: Time) {
+        debug_assert!(core < 1 << CORE_BITS && self.seq < 1 << (64 - CORE_BITS));
         self.seq += 1;
-        self.heap.push(Reverse((at, self.seq, ev)));
+        let low = (self.seq << CORE_BITS) | core as u64;
+        self.set_leaf(core, (at as u128) << 64 | low as u128);
+    }
+
+    /// Cancels core `core`'s pending timer, if any.
+    pub fn disarm(&mut self, core: u32) {
+        self.set_leaf(core, NONE);
+    }
+
+    /// Schedules a one-shot `ev` (not [`Ev::Core`]) at `at`.
+    pub fn push(&mut self, at: Time, ev: Ev) {
+        debug_assert!(!matches!(ev, Ev::Core(_)), "core timers are armed");
+        self.seq += 1;
+        self.once.push(Reverse((at, self.seq, ev)));
     }
 
     /// The earliest event without removing it.
     pub fn peek(&self) -> Option<(Time, Ev)> {
-        self.heap.peek().map(|Reverse((t, _, e))| (*t, *e))
+        let timer = self.timers[1];
+        let (at, seq) = ((timer >> 64) as Time, (timer as u64) >> CORE_BITS);
+        match self.once.peek() {
+            Some(&Reverse((t, s, ev))) if (t, s) < (at, seq) => Some((t, ev)),
+            _ if timer != NONE => Some((at, Ev::Core(timer as u32 & ((1 << CORE_BITS) - 1)))),
+            _ => None,
+        }
     }
 
     /// Removes and returns the earliest event.
     pub fn pop(&mut self) -> Option<(Time, Ev)> {
-        self.heap.pop().map(|Reverse((t, _, e))| (t, e))
+        let first = self.peek()?;
+        match first.1 {
+            Ev::Core(core) => self.disarm(core),
+            Ev::IoDone(_) | Ev::FairServer(_) => {
+                self.once.pop();
+            }
+        }
+        Some(first)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Against a naive reference: one pending timer per core (re-arming
+        /// replaces it), one-shot events, all popped by (time, scheduling order).
+        #[test]
+        fn matches_naive_reference(
+            ops in prop::collection::vec((0u8..4, 0u32..5, 0u64..20), 1..200),
+        ) {
+            let mut q = Events::new(5);
+            let mut naive: Vec<(Time, u64, Ev)> = Vec::new();
+            let mut seq = 0;
+            for (op, core, at) in ops {
+                match op {
+                    0 => {
+                        seq += 1;
+                        q.arm(core, at);
+                        naive.retain(|e| e.2 != Ev::Core(core));
+                        naive.push((at, seq, Ev::Core(core)));
+                    }
+                    1 => {
+                        q.disarm(core);
+                        naive.retain(|e| e.2 != Ev::Core(core));
+                    }
+                    2 => {
+                        seq += 1;
+                        q.push(at, Ev::IoDone(core));
+                        naive.push((at, seq, Ev::IoDone(core)));
+                    }
+                    _ => {
+                        let first = naive.iter().copied().enumerate().min_by_key(|e| (e.1.0, e.1.1));
+                        prop_assert_eq!(q.peek(), first.map(|e| (e.1.0, e.1.2)));
+                        prop_assert_eq!(q.pop(), first.map(|e| (e.1.0, e.1.2)));
+                        if let Some((i, _)) = first {
+                            naive.remove(i);
+                        }
+                    }
+                }
+            }
+        }
     }
 }
