@@ -46,14 +46,34 @@ pub struct Eevdf {
     slices: Vec<(Nanos, u32)>,
 }
 
+/// The eligibility test of one queue at one instant: vruntime `v` is eligible
+/// (lag ≥ 0) when v·W ≤ S. Computing S once serves every test of a pick.
+#[derive(Clone, Copy, Debug)]
+pub struct Eligibility {
+    sum: i128,
+    /// W: a sum of task weights (each at most 88761) fits an i64, which makes
+    /// v·W one widening multiplication.
+    weight: i64,
+}
+
+impl Eligibility {
+    /// Whether vruntime `v` is eligible.
+    pub fn admits(self, v: i64) -> bool {
+        self.weight == 0 || v as i128 * self.weight as i128 <= self.sum
+    }
+}
+
 impl Eevdf {
     fn sum(&self, now: Time) -> i128 {
         self.s_static + NICE_0 as i128 * (self.n_run * now as i128 - self.sum_acct_from)
     }
 
-    /// Whether vruntime `v` is eligible (lag ≥ 0) at `now`.
-    pub fn eligible(&self, now: Time, v: i64) -> bool {
-        self.weight == 0 || v as i128 * self.weight <= self.sum(now)
+    /// The eligibility test at `now`.
+    pub fn eligibility(&self, now: Time) -> Eligibility {
+        Eligibility {
+            sum: self.sum(now),
+            weight: self.weight as i64,
+        }
     }
 
     /// The zero-lag vruntime V at `now`.
@@ -144,9 +164,10 @@ impl Eevdf {
     /// one queue here stands for several Linux CPUs, each averaging only its own
     /// tasks), the earliest deadline, so that a free core never idles.
     pub fn best(&self, now: Time) -> Option<(i64, u64, u32)> {
+        let e = self.eligibility(now);
         self.tree
-            .first_eligible(|v| self.eligible(now, v))
-            .or_else(|| self.tree.first_eligible(|_| true))
+            .first_eligible(|v| e.admits(v))
+            .or_else(|| self.tree.first())
             .map(|((d, s), _, slot)| (d, s, slot))
     }
 
@@ -162,7 +183,7 @@ impl Eevdf {
         match self.best(now) {
             None => true,
             Some((d, s, _)) => {
-                self.eligible(now, curr.vruntime) && (curr.deadline, curr.seq) < (d, s)
+                self.eligibility(now).admits(curr.vruntime) && (curr.deadline, curr.seq) < (d, s)
             }
         }
     }
@@ -179,11 +200,12 @@ impl Eevdf {
         if let Some(v) = idle_victim(p, running, tasks) {
             return Some(v);
         }
-        if p.attrs.class != Class::Normal || !self.eligible(now, p.vruntime) {
+        let e = self.eligibility(now);
+        if p.attrs.class != Class::Normal || !e.admits(p.vruntime) {
             return None;
         }
         // pick_eevdf must return p: no eligible waiting task may come first.
-        if let Some((key, _, _)) = self.tree.first_eligible(|v| self.eligible(now, v))
+        if let Some((key, _, _)) = self.tree.first_eligible(|v| e.admits(v))
             && key < (p.deadline, p.seq)
         {
             return None;
@@ -194,7 +216,7 @@ impl Eevdf {
             .filter(|(r, c)| {
                 // RUN_TO_PARITY, unless PREEMPT_SHORT cancels the protection.
                 let protected = r.vruntime < c.vprot && p.slice >= c.slice;
-                let curr_first = self.eligible(now, r.vruntime) && c.deadline <= p.deadline;
+                let curr_first = e.admits(r.vruntime) && c.deadline <= p.deadline;
                 !protected && !curr_first
             })
             .max_by_key(|(r, c)| (c.deadline, r.core))

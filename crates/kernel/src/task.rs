@@ -79,8 +79,13 @@ impl Task {
     /// Virtual time for `d` of real time at this task's weight
     /// (`calc_delta_fair`).
     pub fn vdelta(&self, d: Nanos) -> i64 {
-        // u64 arithmetic while d × 1024 fits (d below 208 days): 128-bit
-        // division is several times slower and this is on the hot path.
+        // Nice 0, the common case, maps d to itself (the general formula gives
+        // the same); then u64 arithmetic while d × 1024 fits (d below 208
+        // days): 128-bit division is several times slower and this is on the
+        // hot path.
+        if self.weight == NICE_0 {
+            return d as i64;
+        }
         match d.checked_mul(NICE_0 as u64) {
             Some(x) => (x / self.weight as u64) as i64,
             None => ((d as u128 * NICE_0 as u128) / self.weight as u128) as i64,
@@ -91,6 +96,9 @@ impl Task {
     pub fn rdelta(&self, dv: i64) -> Nanos {
         if dv <= 0 {
             return 0;
+        }
+        if self.weight == NICE_0 {
+            return dv as Nanos; // as the general formula gives
         }
         match (dv as u64).checked_mul(self.weight as u64) {
             Some(x) => x.div_ceil(NICE_0 as u64),

@@ -7,29 +7,44 @@
 //! Node priorities come from a hash of `seq`, so the shape, and with it every
 //! simulation, is deterministic.
 
-const NIL: u32 = u32::MAX;
+/// Index of the sentinel node standing for "no child": its subtree minimum is
+/// `i64::MAX`, so recomputing a node's minimum needs no branch.
+const NIL: u32 = 0;
 
 /// Sort key: virtual deadline, then insertion sequence (a full tie-break).
 pub type Key = (i64, u64);
 
+/// A [`Key`] packed so that one integer comparison orders it: the deadline with
+/// its sign bit flipped (so unsigned order is signed order) above the sequence.
+fn pack((deadline, seq): Key) -> u128 {
+    (((deadline as u64) ^ (1 << 63)) as u128) << 64 | seq as u128
+}
+
 #[derive(Clone, Debug)]
 struct Node {
-    key: Key,
+    key: u128,
     vruntime: i64,
     min_vruntime: i64,
-    value: u32,
     prio: u64,
+    value: u32,
     left: u32,
     right: u32,
 }
 
 /// The treap. Values are task indices.
+///
+/// Insertion descends to where the new node's priority belongs and splits
+/// only the subtree below; removal merges only the removed node's children.
+/// Both touch O(log n) nodes, and their split/merge spines are O(1) expected.
 #[derive(Debug)]
 pub struct Treap {
+    /// Node 0 is the [`NIL`] sentinel.
     nodes: Vec<Node>,
     free: Vec<u32>,
     root: u32,
     len: usize,
+    /// Scratch for [`Treap::remove`]: the path from the root.
+    path: Vec<u32>,
 }
 
 /// SplitMix64: a cheap, well-mixed hash for node priorities.
@@ -42,11 +57,21 @@ fn mix(mut x: u64) -> u64 {
 
 impl Default for Treap {
     fn default() -> Self {
+        let sentinel = Node {
+            key: 0,
+            vruntime: i64::MAX,
+            min_vruntime: i64::MAX,
+            prio: 0,
+            value: 0,
+            left: NIL,
+            right: NIL,
+        };
         Treap {
-            nodes: Vec::new(),
+            nodes: vec![sentinel],
             free: Vec::new(),
             root: NIL,
             len: 0,
+            path: Vec::new(),
         }
     }
 }
@@ -57,26 +82,29 @@ impl Treap {
         self.len
     }
 
-    fn min_v(&self, n: u32) -> i64 {
-        if n == NIL {
-            i64::MAX
+    /// Recomputes `n`'s subtree minimum from its children.
+    fn update(&mut self, n: u32) {
+        let node = &self.nodes[n as usize];
+        let m = self.nodes[node.left as usize]
+            .min_vruntime
+            .min(self.nodes[node.right as usize].min_vruntime)
+            .min(node.vruntime);
+        self.nodes[n as usize].min_vruntime = m;
+    }
+
+    /// Points the link of `parent` (the root if [`NIL`]) on `key`'s side at `new`.
+    fn relink(&mut self, parent: u32, key: u128, new: u32) {
+        if parent == NIL {
+            self.root = new;
+        } else if key < self.nodes[parent as usize].key {
+            self.nodes[parent as usize].left = new;
         } else {
-            self.nodes[n as usize].min_vruntime
+            self.nodes[parent as usize].right = new;
         }
     }
 
-    fn update(&mut self, n: u32) {
-        let (l, r) = {
-            let node = &self.nodes[n as usize];
-            (node.left, node.right)
-        };
-        let m = self.min_v(l).min(self.min_v(r));
-        let node = &mut self.nodes[n as usize];
-        node.min_vruntime = node.vruntime.min(m);
-    }
-
     /// Splits `t` into keys `< key` and keys `>= key`.
-    fn split(&mut self, t: u32, key: Key) -> (u32, u32) {
+    fn split(&mut self, t: u32, key: u128) -> (u32, u32) {
         if t == NIL {
             return (NIL, NIL);
         }
@@ -116,14 +144,30 @@ impl Treap {
 
     /// Inserts `value` under `key` with its vruntime. Keys must be unique.
     pub fn insert(&mut self, key: Key, vruntime: i64, value: u32) {
+        let key = pack(key);
+        let prio = mix(key as u64);
+        // Descend while the nodes outrank the new one; it joins each of their
+        // subtrees, so their minima can be lowered on the way.
+        let (mut parent, mut t) = (NIL, self.root);
+        while t != NIL && self.nodes[t as usize].prio > prio {
+            let node = &mut self.nodes[t as usize];
+            node.min_vruntime = node.min_vruntime.min(vruntime);
+            parent = t;
+            t = if key < node.key {
+                node.left
+            } else {
+                node.right
+            };
+        }
+        let (left, right) = self.split(t, key);
         let node = Node {
             key,
             vruntime,
             min_vruntime: vruntime,
+            prio,
             value,
-            prio: mix(key.1),
-            left: NIL,
-            right: NIL,
+            left,
+            right,
         };
         let n = match self.free.pop() {
             Some(i) => {
@@ -135,25 +179,63 @@ impl Treap {
                 (self.nodes.len() - 1) as u32
             }
         };
-        let (l, r) = self.split(self.root, key);
-        let l = self.merge(l, n);
-        self.root = self.merge(l, r);
+        self.update(n);
+        self.relink(parent, key, n);
         self.len += 1;
     }
 
     /// Removes the entry under `key`; returns its value if it was present.
     pub fn remove(&mut self, key: Key) -> Option<u32> {
-        let (l, r) = self.split(self.root, key);
-        let (m, r) = self.split(r, (key.0, key.1.wrapping_add(1)));
-        let found = if m == NIL {
-            None
-        } else {
-            self.free.push(m);
+        let key = pack(key);
+        let mut path = std::mem::take(&mut self.path);
+        path.clear();
+        let mut t = self.root;
+        while t != NIL && self.nodes[t as usize].key != key {
+            path.push(t);
+            let node = &self.nodes[t as usize];
+            t = if key < node.key {
+                node.left
+            } else {
+                node.right
+            };
+        }
+        let found = (t != NIL).then(|| {
+            let node = &self.nodes[t as usize];
+            let (value, left, right) = (node.value, node.left, node.right);
+            let merged = self.merge(left, right);
+            self.relink(path.last().copied().unwrap_or(NIL), key, merged);
+            // Fix the minima above, up to the first one that does not change.
+            for &p in path.iter().rev() {
+                let old = self.nodes[p as usize].min_vruntime;
+                self.update(p);
+                if self.nodes[p as usize].min_vruntime == old {
+                    break;
+                }
+            }
+            self.free.push(t);
             self.len -= 1;
-            Some(self.nodes[m as usize].value)
-        };
-        self.root = self.merge(l, r);
+            value
+        });
+        self.path = path;
         found
+    }
+
+    /// The entry with the smallest key. Returns `(key, vruntime, value)`.
+    pub fn first(&self) -> Option<(Key, i64, u32)> {
+        let mut n = self.root;
+        if n == NIL {
+            return None;
+        }
+        while self.nodes[n as usize].left != NIL {
+            n = self.nodes[n as usize].left;
+        }
+        Some(self.entry(n))
+    }
+
+    fn entry(&self, n: u32) -> (Key, i64, u32) {
+        let node = &self.nodes[n as usize];
+        let deadline = ((node.key >> 64) as u64 ^ (1 << 63)) as i64;
+        ((deadline, node.key as u64), node.vruntime, node.value)
     }
 
     /// The entry with the smallest key among those whose vruntime satisfies
@@ -163,10 +245,10 @@ impl Treap {
         let mut n = self.root;
         while n != NIL {
             let node = &self.nodes[n as usize];
-            if node.left != NIL && eligible(self.min_v(node.left)) {
+            if node.left != NIL && eligible(self.nodes[node.left as usize].min_vruntime) {
                 n = node.left;
             } else if eligible(node.vruntime) {
-                return Some((node.key, node.vruntime, node.value));
+                return Some(self.entry(n));
             } else {
                 n = node.right;
             }
@@ -203,6 +285,36 @@ mod tests {
             prop_assert_eq!(t.first_eligible(|v| v <= thr), want);
             let first = naive.iter().min_by_key(|e| e.0).copied();
             prop_assert_eq!(t.first_eligible(|_| true), first);
+        }
+
+        /// The same with negative deadlines, removals by key (present or not),
+        /// and every query checked after every operation.
+        #[test]
+        fn matches_naive_reference_at_every_step(
+            ops in prop::collection::vec((-30i64..30, -20i64..20, 0u8..3, any::<u16>()), 1..200),
+            thr in -25i64..25,
+        ) {
+            let mut t = Treap::default();
+            let mut naive: Vec<(Key, i64, u32)> = Vec::new();
+            for (seq, (d, v, op, pick)) in ops.into_iter().enumerate() {
+                match op {
+                    0 if !naive.is_empty() => {
+                        let victim = naive.remove(pick as usize % naive.len());
+                        prop_assert_eq!(t.remove(victim.0), Some(victim.2));
+                    }
+                    1 => prop_assert_eq!(t.remove((d, pick as u64)), None),
+                    _ => {
+                        let key = (d, 1 << 16 | seq as u64);
+                        t.insert(key, v, seq as u32);
+                        naive.push((key, v, seq as u32));
+                    }
+                }
+                prop_assert_eq!(t.len(), naive.len());
+                let first = naive.iter().min_by_key(|e| e.0).copied();
+                prop_assert_eq!(t.first(), first);
+                let want = naive.iter().filter(|e| e.1 <= thr).min_by_key(|e| e.0).copied();
+                prop_assert_eq!(t.first_eligible(|v| v <= thr), want);
+            }
         }
     }
 
