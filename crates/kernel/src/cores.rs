@@ -301,12 +301,20 @@ impl Cores {
         }
     }
 
+    /// The lowest idle core of queue `rq`'s mask, if any.
+    fn idle_core(&self, rq: u32) -> Option<u32> {
+        if self.idle.is_empty() {
+            return None; // the common case under load, and cheaper to test
+        }
+        let c = self.rqs[rq as usize].mask.and(&self.idle).lowest()?;
+        Some(c as u32)
+    }
+
     /// A runnable task (joined, in no queue) takes an idle core, preempts one,
     /// or waits.
     fn place(&mut self, slot: u32, now: Time) {
-        let rq = self.tasks[slot as usize].rq as usize;
-        if let Some(c) = self.rqs[rq].mask.and(&self.idle).lowest() {
-            self.dispatch(c as u32, slot, now);
+        if let Some(c) = self.idle_core(self.tasks[slot as usize].rq) {
+            self.dispatch(c, slot, now);
         } else if let Some(c) = self.victim(slot, now) {
             self.switch_out(c, now, true);
             self.dispatch(c, slot, now);
@@ -488,11 +496,12 @@ impl Cores {
     }
 
     /// Takes the (synced) running task off core `c`, leaving the core empty.
+    /// Its timer stays armed: the caller dispatches to the core (re-arming it)
+    /// or idles it (disarming it).
     fn stop(&mut self, c: u32) -> u32 {
         let core = &mut self.cores[c as usize];
         let slot = std::mem::replace(&mut core.task, NIL);
         core.tick_armed = false;
-        self.events.disarm(c);
         let t = &self.tasks[slot as usize];
         if t.rt_prio().is_some() {
             self.rt_running -= 1;
@@ -510,14 +519,10 @@ impl Cores {
         self.tasks[slot as usize].stats.involuntary += 1;
         self.push_waiting(slot, head);
         // With several masks, another core of the preempted task's mask may be free.
-        match self.rqs[self.tasks[slot as usize].rq as usize]
-            .mask
-            .and(&self.idle)
-            .lowest()
-        {
+        match self.idle_core(self.tasks[slot as usize].rq) {
             Some(free) => {
                 self.remove_waiting(slot);
-                self.dispatch(free as u32, slot, now);
+                self.dispatch(free, slot, now);
             }
             None => self.after_wait(slot, now),
         }
@@ -637,7 +642,7 @@ impl Cores {
     }
 
     pub fn step(&mut self, out: &mut Vec<Notice>) -> Option<Time> {
-        let (now, ev) = self.events.pop()?;
+        let (now, ev) = self.events.fire()?;
         match ev {
             Ev::Core(core) => self.on_core(core, now, out),
             Ev::IoDone(slot) => self.on_io_done(slot, now, out),

@@ -7,11 +7,14 @@
 //!   re-armed far more often than it fires. They live in a tournament tree (a
 //!   complete binary tree over one leaf per core, each inner node holding the
 //!   minimum of its children), so re-arming or cancelling is an O(log cores)
-//!   update in place and nothing stale is ever left behind to pop;
+//!   update in place and nothing stale is ever left behind to pop. A fired
+//!   timer stays in place until its handler re-arms or disarms the core, which
+//!   it always does (a busy core is armed, an idle one is not), so handling a
+//!   decision costs one update, not two;
 //! - **one-shot events** (I/O completions, fair-server timers), which always
 //!   fire once scheduled: a binary heap.
 
-use faasched_model::Time;
+use faasched_model::{MAX_CPUS, Time};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -39,13 +42,24 @@ const CORE_BITS: u32 = 8;
 /// The key of an empty leaf: after every real timer.
 const NONE: Timer = Timer::MAX;
 
+/// The core of a timer.
+fn core_of(timer: Timer) -> u32 {
+    timer as u32 & ((1 << CORE_BITS) - 1)
+}
+
+/// Nodes of the largest tournament tree; indices are masked with
+/// `NODES - 1`, which is free and spares bounds checks.
+const NODES: usize = 2 * MAX_CPUS;
+
 /// Min-queue of events by time, then scheduling order.
 #[derive(Debug)]
 pub struct Events {
     /// Tournament tree: leaves `width..2 × width` are the cores' timers, node
     /// `i < width` is the minimum of nodes `2i` and `2i + 1` (node 0 unused).
-    timers: Vec<Timer>,
+    timers: Box<[Timer; NODES]>,
     width: usize,
+    /// The core timer last fired, to check that its handler moved it.
+    fired: Timer,
     once: BinaryHeap<Reverse<(Time, u64, Ev)>>,
     seq: u64,
 }
@@ -54,16 +68,18 @@ impl Events {
     /// An empty queue for `cores` cores.
     pub fn new(cores: usize) -> Events {
         let width = cores.next_power_of_two();
+        assert!(width <= MAX_CPUS, "{cores} cores");
         Events {
-            timers: vec![NONE; 2 * width],
+            timers: Box::new([NONE; NODES]),
             width,
+            fired: NONE,
             once: BinaryHeap::new(),
             seq: 0,
         }
     }
 
     fn set_leaf(&mut self, core: u32, timer: Timer) {
-        let mut i = self.width + core as usize;
+        let mut i = (self.width + core as usize) & (NODES - 1);
         self.timers[i] = timer;
         while i > 1 {
             let parent = self.timers[i].min(self.timers[i ^ 1]);
@@ -98,19 +114,25 @@ impl Events {
     /// The earliest event without removing it.
     pub fn peek(&self) -> Option<(Time, Ev)> {
         let timer = self.timers[1];
+        debug_assert!(
+            self.fired == NONE
+                || self.fired != self.timers[self.width + core_of(self.fired) as usize],
+            "a fired core timer was neither re-armed nor disarmed"
+        );
         let (at, seq) = ((timer >> 64) as Time, (timer as u64) >> CORE_BITS);
         match self.once.peek() {
             Some(&Reverse((t, s, ev))) if (t, s) < (at, seq) => Some((t, ev)),
-            _ if timer != NONE => Some((at, Ev::Core(timer as u32 & ((1 << CORE_BITS) - 1)))),
+            _ if timer != NONE => Some((at, Ev::Core(core_of(timer)))),
             _ => None,
         }
     }
 
-    /// Removes and returns the earliest event.
-    pub fn pop(&mut self) -> Option<(Time, Ev)> {
+    /// Returns the earliest event and removes it, unless it is a core timer:
+    /// the caller must then re-arm or disarm that core before the next call.
+    pub fn fire(&mut self) -> Option<(Time, Ev)> {
         let first = self.peek()?;
         match first.1 {
-            Ev::Core(core) => self.disarm(core),
+            Ev::Core(_) => self.fired = self.timers[1],
             Ev::IoDone(_) | Ev::FairServer(_) => {
                 self.once.pop();
             }
@@ -154,9 +176,12 @@ mod tests {
                     _ => {
                         let first = naive.iter().copied().enumerate().min_by_key(|e| (e.1.0, e.1.1));
                         prop_assert_eq!(q.peek(), first.map(|e| (e.1.0, e.1.2)));
-                        prop_assert_eq!(q.pop(), first.map(|e| (e.1.0, e.1.2)));
-                        if let Some((i, _)) = first {
+                        prop_assert_eq!(q.fire(), first.map(|e| (e.1.0, e.1.2)));
+                        if let Some((i, e)) = first {
                             naive.remove(i);
+                            if let Ev::Core(core) = e.2 {
+                                q.disarm(core);
+                            }
                         }
                     }
                 }
