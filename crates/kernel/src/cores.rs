@@ -671,7 +671,7 @@ impl Cores {
             out.push(Notice::Watch(t.id, t.stats.cpu));
         }
         let at_tick = now.is_multiple_of(self.tick);
-        let rq = &self.rqs[t.rq as usize];
+        let rq = &mut self.rqs[t.rq as usize];
         let preempt = at_tick
             && match t.attrs.class {
                 Class::Rr(p) => {
@@ -682,7 +682,7 @@ impl Cores {
                     expired && rq.rt.has_prio(p)
                 }
                 Class::Fifo(_) => false,
-                Class::Normal | Class::Batch | Class::Idle => match &rq.lower {
+                Class::Normal | Class::Batch | Class::Idle => match &mut rq.lower {
                     Lower::Eevdf(q) => q.tick(t) && !q.keeps_core(now, t),
                     Lower::Cfs(q) => {
                         let cores = rq.cores.len() as u64;

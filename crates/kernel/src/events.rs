@@ -82,12 +82,11 @@ impl Events {
         let mut i = (self.width + core as usize) & (NODES - 1);
         self.timers[i] = timer;
         while i > 1 {
-            let parent = self.timers[i].min(self.timers[i ^ 1]);
+            // Which child wins is a coin toss: a branch would mispredict (and
+            // LLVM makes one of a 128-bit `min`), so compute its index.
+            let won = i ^ (self.timers[i ^ 1] < self.timers[i]) as usize;
             i /= 2;
-            if self.timers[i] == parent {
-                break; // so are all the ancestors
-            }
-            self.timers[i] = parent;
+            self.timers[i] = self.timers[won];
         }
     }
 

@@ -5,8 +5,9 @@
 //! joining task is placed, who is picked, whether a wakeup preempts, and when a
 //! running task's turn is over.
 
+use crate::deadlines::Deadlines;
 use crate::task::{NICE_0, Task};
-use crate::treap::Treap;
+use crate::treap::Key;
 use faasched_model::{Class, Nanos, Time};
 use std::collections::BTreeSet;
 
@@ -33,22 +34,38 @@ pub struct Running {
 /// running or waiting; V = S / W is the zero-lag point.
 #[derive(Debug, Default)]
 pub struct Eevdf {
-    tree: Treap,
+    tree: Deadlines,
     weight: i128,
     /// Σ w·v over joined tasks, running ones as of their last accounting.
     s_static: i128,
     /// Running tasks, and the sum of their `acct_from`: between accountings a
     /// running task's w·v grows by NICE_0 per ns, so
     /// S(t) = s_static + NICE_0·(n_run·t − Σ acct_from).
-    n_run: i128,
+    n_run: i64,
     sum_acct_from: i128,
     /// Multiset of the slices of joined tasks, for RUN_TO_PARITY's min slice.
     slices: Vec<(Nanos, u32)>,
+    /// The last pick computed, kept exactly up to date (or dropped) by every
+    /// change: a tick that preempts asks for the pick twice, once to compare
+    /// it with the running task and once to run it after that task rejoined
+    /// the waiting.
+    memo: Option<Memo>,
+}
+
+/// What [`Eevdf::pick`] returns at `now`, and how it was found.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Memo {
+    now: Time,
+    eligibility: Eligibility,
+    /// The waiting task picked, if any task waits.
+    pick: Option<(Key, u32)>,
+    /// Whether the pick is eligible (else no waiting task is).
+    eligible: bool,
 }
 
 /// The eligibility test of one queue at one instant: vruntime `v` is eligible
 /// (lag ≥ 0) when v·W ≤ S. Computing S once serves every test of a pick.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Eligibility {
     sum: i128,
     /// W: a sum of task weights (each at most 88761) fits an i64, which makes
@@ -65,7 +82,7 @@ impl Eligibility {
 
 impl Eevdf {
     fn sum(&self, now: Time) -> i128 {
-        self.s_static + NICE_0 as i128 * (self.n_run * now as i128 - self.sum_acct_from)
+        self.s_static + NICE_0 as i128 * (self.n_run as i128 * now as i128 - self.sum_acct_from)
     }
 
     /// The eligibility test at `now`.
@@ -87,6 +104,7 @@ impl Eevdf {
 
     /// Places `t` (lag-preserving, `place_entity`) and adds it to the sums.
     pub fn join(&mut self, t: &mut Task, now: Time, how: Join) {
+        self.memo = None;
         let w = t.weight as i128;
         let vslice = t.vdelta(t.slice);
         if let Some(avg) = self.avg(now) {
@@ -109,6 +127,7 @@ impl Eevdf {
     /// Removes a task that is neither running nor waiting from the sums, keeping
     /// its lag, clamped as `update_entity_lag` does.
     pub fn leave(&mut self, t: &mut Task, now: Time, tick: Nanos) {
+        self.memo = None;
         let w = t.weight as i128;
         let limit = t.vdelta((2 * t.slice).max(tick));
         if let Some(avg) = self.avg(now) {
@@ -126,6 +145,7 @@ impl Eevdf {
 
     /// `t` starts a turn on a core at `now` (its `acct_from` is `now`).
     pub fn on_run(&mut self, t: &mut Task, now: Time) {
+        self.memo = None;
         self.n_run += 1;
         self.sum_acct_from += now as i128;
         let protect = self.min_slice().unwrap_or(t.slice).min(t.slice);
@@ -134,12 +154,17 @@ impl Eevdf {
 
     /// `t` leaves its core; it has been accounted up to now.
     pub fn on_stop(&mut self, t: &Task) {
+        // S(now) loses NICE_0·(now − acct_from): nothing if that is the memo's now.
+        if self.memo.is_some_and(|m| m.now != t.acct_from) {
+            self.memo = None;
+        }
         self.n_run -= 1;
         self.sum_acct_from -= t.acct_from as i128;
     }
 
     /// Accounts `d` of running time to `t` (before `t.acct_from` moves on).
     pub fn account(&mut self, t: &mut Task, d: Nanos) {
+        self.memo = None;
         let dv = t.vdelta(d);
         t.vruntime += dv;
         self.s_static += t.weight as i128 * dv as i128;
@@ -151,41 +176,73 @@ impl Eevdf {
         self.tree.len()
     }
 
+    /// `slot` starts waiting. A memoised pick stays exact: the newcomer
+    /// replaces it if it comes first by the same rule.
     pub fn push(&mut self, slot: u32, t: &Task) {
-        self.tree.insert((t.deadline, t.seq), t.vruntime, slot);
+        let key = (t.deadline, t.seq);
+        self.tree.insert(key, t.vruntime, slot);
+        if let Some(m) = &mut self.memo {
+            let eligible = m.eligibility.admits(t.vruntime);
+            let first = match m.pick {
+                None => true,
+                Some((k, _)) if m.eligible => eligible && key < k,
+                Some((k, _)) => eligible || key < k,
+            };
+            if first {
+                m.pick = Some((key, slot));
+                m.eligible |= eligible;
+            }
+        }
     }
 
     pub fn remove(&mut self, t: &Task) -> bool {
+        self.memo = None;
         self.tree.remove((t.deadline, t.seq)).is_some()
+    }
+
+    /// The waiting task EEVDF picks, computed afresh.
+    fn compute(&self, now: Time) -> Memo {
+        let eligibility = self.eligibility(now);
+        let (found, eligible) = match self.tree.first_eligible(|v| eligibility.admits(v)) {
+            Some(e) => (Some(e), true),
+            None => (self.tree.first(), false),
+        };
+        Memo {
+            now,
+            eligibility,
+            pick: found.map(|(key, _, slot)| (key, slot)),
+            eligible,
+        }
     }
 
     /// The waiting task EEVDF picks: the earliest deadline among eligible ones.
     /// If none is eligible against this queue's average (possible only because
     /// one queue here stands for several Linux CPUs, each averaging only its own
     /// tasks), the earliest deadline, so that a free core never idles.
-    pub fn best(&self, now: Time) -> Option<(i64, u64, u32)> {
-        let e = self.eligibility(now);
-        self.tree
-            .first_eligible(|v| e.admits(v))
-            .or_else(|| self.tree.first())
-            .map(|((d, s), _, slot)| (d, s, slot))
+    fn pick(&mut self, now: Time) -> Memo {
+        match self.memo {
+            Some(m) if m.now == now => {
+                debug_assert_eq!(m, self.compute(now), "stale EEVDF pick");
+                m
+            }
+            _ => *self.memo.insert(self.compute(now)),
+        }
     }
 
     pub fn pop(&mut self, now: Time) -> Option<u32> {
-        let (d, s, slot) = self.best(now)?;
-        self.tree.remove((d, s));
+        let (key, slot) = self.pick(now).pick?;
+        self.tree.remove(key);
+        self.memo = None;
         Some(slot)
     }
 
     /// Whether the running `curr` keeps its core against the best waiting task
     /// (`pick_eevdf` with curr in the running).
-    pub fn keeps_core(&self, now: Time, curr: &Task) -> bool {
-        match self.best(now) {
-            None => true,
-            Some((d, s, _)) => {
-                self.eligibility(now).admits(curr.vruntime) && (curr.deadline, curr.seq) < (d, s)
-            }
-        }
+    pub fn keeps_core(&mut self, now: Time, curr: &Task) -> bool {
+        let m = self.pick(now);
+        m.pick.is_none_or(|(key, _)| {
+            m.eligibility.admits(curr.vruntime) && (curr.deadline, curr.seq) < key
+        })
     }
 
     /// `check_preempt_wakeup_fair` for waking task `p` against the running

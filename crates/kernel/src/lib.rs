@@ -38,6 +38,7 @@
 
 mod config;
 mod cores;
+mod deadlines;
 mod events;
 mod fair;
 mod oracle;
