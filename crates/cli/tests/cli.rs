@@ -1,0 +1,296 @@
+//! The `faasched` binary as a user runs it: defaults, outputs, determinism, and
+//! errors on bad input.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn faasched(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_faasched"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn ok(args: &[&str]) -> Output {
+    let out = faasched(args);
+    assert!(
+        out.status.success(),
+        "faasched {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn stderr_of_failure(args: &[&str]) -> String {
+    let out = faasched(args);
+    assert!(!out.status.success(), "faasched {args:?} should fail");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../workload/tests/fixtures")
+}
+
+/// Mean turnaround (ms) of `group` under `policy` in a summary.json.
+fn mean(summary: &Value, policy: &str, group: &str) -> f64 {
+    summary["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["policy"] == policy && r["group"] == group && r["metric"] == "turnaround")
+        .and_then(|r| r["mean_ms"].as_f64())
+        .unwrap_or_else(|| panic!("no turnaround row for {policy} {group}"))
+}
+
+#[test]
+fn default_run_orders_g1_like_alps_fig_1() {
+    let out = ok(&["simulate", "--json"]);
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (srpt, cfs, fifo) = (
+        mean(&s, "srpt", "G1"),
+        mean(&s, "cfs", "G1"),
+        mean(&s, "fifo", "G1"),
+    );
+    assert!(
+        srpt < cfs && cfs < fifo,
+        "G1 means: srpt {srpt}, cfs {cfs}, fifo {fifo}"
+    );
+    assert_eq!(s["policies"]["srpt"]["sim_only"], true);
+    assert_eq!(s["policies"]["cfs"]["sim_only"], false);
+    assert_eq!(s["workload"]["invocations"], 15000);
+    assert_eq!(s["machine"]["cores"], 56);
+}
+
+#[test]
+fn out_dir_has_the_three_files_and_same_seed_gives_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str| {
+        let d = dir.path().join(name);
+        ok(&[
+            "simulate",
+            "-w",
+            "azure",
+            "-p",
+            "cfs,srpt",
+            "-c",
+            "8",
+            "-l",
+            "0.7",
+            "-n",
+            "2000",
+            "-s",
+            "7",
+            "-o",
+            d.to_str().unwrap(),
+        ]);
+        d
+    };
+    let (a, b) = (run("a"), run("b"));
+    for f in ["summary.json", "summary.csv", "invocations.csv"] {
+        let (x, y) = (
+            std::fs::read(a.join(f)).unwrap(),
+            std::fs::read(b.join(f)).unwrap(),
+        );
+        assert!(x == y, "{f} differs between identical runs");
+    }
+    let csv = std::fs::read_to_string(a.join("invocations.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "policy,id,function,group,arrival_us,first_run_us,finish_us,cpu_us,io_us,voluntary_switches,involuntary_switches,memory_mb"
+        )
+    );
+    assert_eq!(lines.count(), 2 * 2000);
+    let s: Value = serde_json::from_slice(&std::fs::read(a.join("summary.json")).unwrap()).unwrap();
+    let rows = s["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2 * 5 * 5, "policies × groups × metrics");
+    for key in [
+        "policy", "group", "metric", "count", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "p999_ms",
+        "max_ms",
+    ] {
+        assert!(rows[0].get(key).is_some(), "row lacks {key}");
+    }
+    for key in [
+        "sim_only",
+        "cost_usd",
+        "voluntary_switches_per_invocation",
+        "involuntary_switches_per_invocation",
+        "utilisation",
+    ] {
+        assert!(
+            s["policies"]["cfs"].get(key).is_some(),
+            "policy entry lacks {key}"
+        );
+    }
+    let util = s["policies"]["cfs"]["utilisation"].as_f64().unwrap();
+    assert!((0.6..0.8).contains(&util), "utilisation {util} at load 0.7");
+    let summary_csv = std::fs::read_to_string(a.join("summary.csv")).unwrap();
+    assert!(
+        summary_csv
+            .starts_with("policy,group,metric,count,mean_ms,p50_ms,p90_ms,p99_ms,p999_ms,max_ms")
+    );
+}
+
+#[test]
+fn generated_file_simulates_as_is_or_rescaled() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("huawei.csv");
+    let f = file.to_str().unwrap();
+    ok(&[
+        "workload", "generate", "-w", "huawei", "-c", "4", "-l", "0.9", "-n", "500", "-o", f,
+    ]);
+    let built_in: Value = serde_json::from_slice(
+        &ok(&[
+            "simulate", "-w", "huawei", "-c", "4", "-l", "0.9", "-n", "500", "-p", "cfs", "--json",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    let from_file: Value = serde_json::from_slice(
+        &ok(&["simulate", "-w", f, "-c", "4", "-p", "cfs", "--json"]).stdout,
+    )
+    .unwrap();
+    // The file holds whole microseconds; the generator's durations may carry
+    // nanoseconds, so the file's run matches the built-in's closely, not exactly.
+    for group in ["all", "G1", "G2", "G3", "G4"] {
+        let (a, b) = (
+            mean(&built_in, "cfs", group),
+            mean(&from_file, "cfs", group),
+        );
+        assert!(
+            (a - b).abs() <= a * 0.01,
+            "{group}: built-in {a} ms vs file {b} ms"
+        );
+    }
+    assert_eq!(built_in["rows"][0]["count"], from_file["rows"][0]["count"]);
+    let rescaled: Value = serde_json::from_slice(
+        &ok(&[
+            "simulate", "-w", f, "-c", "4", "-l", "0.5", "-p", "cfs", "--json",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert!(
+        mean(&rescaled, "cfs", "all") < mean(&from_file, "cfs", "all"),
+        "lower load, less waiting"
+    );
+    assert!(rescaled["workload"]["rescaled_by"].as_f64().unwrap() > 1.0);
+}
+
+#[test]
+fn imports_each_trace_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let fx = fixtures();
+    let cases: [(&str, PathBuf, &[&str]); 3] = [
+        ("azure-2019", fx.join("azure2019"), &["--day", "1"]),
+        ("azure-2021", fx.join("azure2021/trace.csv"), &[]),
+        ("huawei-2023", fx.join("huawei2023"), &["--days", "0..1"]),
+    ];
+    for (format, input, extra) in cases {
+        let out = dir.path().join(format!("{format}.csv"));
+        let mut args = vec![
+            "workload",
+            "import",
+            format,
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        ok(&args);
+        let sim = ok(&[
+            "simulate",
+            "-w",
+            out.to_str().unwrap(),
+            "-c",
+            "2",
+            "-p",
+            "cfs,srpt",
+            "--json",
+        ]);
+        let s: Value = serde_json::from_slice(&sim.stdout).unwrap();
+        assert!(
+            s["rows"][0]["count"].as_u64().unwrap() > 0,
+            "{format}: nothing simulated"
+        );
+    }
+}
+
+#[test]
+fn malformed_workload_csv_names_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(
+        &bad,
+        "id,function,arrival_us,phases,memory_mb,deadline_us\n0,f,0,c100,128,\n1,f,5,x12,128,\n",
+    )
+    .unwrap();
+    let err = stderr_of_failure(&[
+        "simulate",
+        "-w",
+        bad.to_str().unwrap(),
+        "-c",
+        "1",
+        "-p",
+        "cfs",
+    ]);
+    assert!(err.contains("bad.csv:3") && err.contains("phases"), "{err}");
+}
+
+#[test]
+fn malformed_trace_names_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("trace.csv");
+    std::fs::write(
+        &bad,
+        "app,func,end_timestamp,duration\na,f,10.5,0.2\na,f,oops,0.1\n",
+    )
+    .unwrap();
+    let out = dir.path().join("o.csv");
+    let err = stderr_of_failure(&[
+        "workload",
+        "import",
+        "azure-2021",
+        bad.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        err.contains("trace.csv:3") && err.contains("end_timestamp"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_names_are_errors_that_list_the_choices() {
+    let err = stderr_of_failure(&["simulate", "-p", "cfs,nope", "-n", "10"]);
+    assert!(err.contains("nope") && err.contains("srpt"), "{err}");
+    let err = stderr_of_failure(&["simulate", "-w", "no-such-workload", "-n", "10"]);
+    assert!(
+        err.contains("no-such-workload") && err.contains("huawei"),
+        "{err}"
+    );
+    let err = stderr_of_failure(&["simulate", "--load=-1", "-n", "10"]);
+    assert!(err.contains("load"), "{err}");
+}
+
+#[test]
+fn every_command_has_help() {
+    for args in [
+        vec!["--help"],
+        vec!["simulate", "--help"],
+        vec!["workload", "generate", "--help"],
+        vec!["workload", "import", "azure-2019", "--help"],
+        vec!["workload", "import", "azure-2021", "--help"],
+        vec!["workload", "import", "huawei-2023", "--help"],
+        vec!["bench", "sim", "--help"],
+    ] {
+        let out = ok(&args);
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("Usage"),
+            "{args:?}"
+        );
+    }
+}
