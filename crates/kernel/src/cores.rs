@@ -111,7 +111,7 @@ impl Cores {
             all,
             idle: all,
             rqs: Vec::new(),
-            events: Events::new(cfg.cores),
+            events: Events::default(),
             seq: 0,
             rng: Pcg64Mcg::seed_from_u64(cfg.seed),
             busy_done: 0,

@@ -79,12 +79,12 @@ where
         if kernel_at.is_none() && arrival_at.is_none() {
             break;
         }
-        let earliest = [kernel_at, arrival_at, next_period]
-            .into_iter()
-            .flatten()
-            .min()
-            .unwrap_or(now);
-        now = earliest;
+        // The earliest pending source (one is); plain `min`s, as this runs once
+        // per event.
+        let pending = |at: Option<Time>| at.unwrap_or(Time::MAX);
+        now = pending(kernel_at)
+            .min(pending(arrival_at))
+            .min(pending(next_period));
         if kernel_at == Some(now) {
             kernel.step(&mut notices);
             stats.events += 1;
