@@ -12,7 +12,7 @@
 
 use crate::config::{Config, Discipline, FairClass, Prediction, RANDOM_PREDICTION_RANGE};
 use crate::events::{Ev, Events};
-use crate::fair::{Cfs, CfsTunables, Eevdf, Join, Running};
+use crate::fair::{Cfs, CfsTunables, Eevdf, Join, Running, idle_victim};
 use crate::oracle::{Fifo, Srpt};
 use crate::rt::RtQueue;
 use crate::task::{State, Task};
@@ -81,8 +81,10 @@ pub struct Cores {
     rng: Pcg64Mcg,
     busy_done: Nanos,
     rt_running: usize,
+    /// Running SCHED_IDLE tasks: while there are none, a wakeup need not look
+    /// for one to preempt.
+    idle_running: usize,
     live: usize,
-    scratch: Vec<Running>,
 }
 
 impl Cores {
@@ -116,8 +118,8 @@ impl Cores {
             rng: Pcg64Mcg::seed_from_u64(cfg.seed),
             busy_done: 0,
             rt_running: 0,
+            idle_running: 0,
             live: 0,
-            scratch: Vec::new(),
         }
     }
 
@@ -325,7 +327,7 @@ impl Cores {
     }
 
     /// The core a newly runnable task preempts, if its class says it should.
-    fn victim(&mut self, slot: u32, now: Time) -> Option<u32> {
+    fn victim(&self, slot: u32, now: Time) -> Option<u32> {
         let t = &self.tasks[slot as usize];
         let rq = t.rq as usize;
         if let Some(p) = t.rt_prio() {
@@ -346,26 +348,20 @@ impl Cores {
                 .filter(|&(rank, _)| rank < p)
                 .map(|(_, c)| c);
         }
-        let mut running = std::mem::take(&mut self.scratch);
-        running.clear();
-        for &c in &self.rqs[rq].cores {
-            let s = self.cores[c as usize].task;
-            let r = &self.tasks[s as usize];
-            if r.rt_prio().is_none() && r.rq as usize == rq {
-                running.push(Running {
-                    core: c,
-                    slot: s,
-                    vruntime: r.vruntime + r.vdelta(now - r.acct_from),
-                });
-            }
+        let lower = &self.rqs[rq].lower;
+        let running = self.running_fair(rq, now);
+        if matches!(lower, Lower::Eevdf(_) | Lower::Cfs(_))
+            && self.idle_running > 0
+            && let Some(c) = idle_victim(t, running.clone(), &self.tasks)
+        {
+            return Some(c);
         }
-        let victim = match &self.rqs[rq].lower {
-            Lower::Eevdf(q) => q.wakeup_victim(now, t, &running, &self.tasks),
-            Lower::Cfs(q) => q.wakeup_victim(t, &running, &self.tasks, &self.tun),
+        match lower {
+            Lower::Eevdf(q) => q.wakeup_victim(now, t, running, &self.tasks),
+            Lower::Cfs(q) => q.wakeup_victim(t, running, &self.tun),
             Lower::Srpt(_) => {
                 let mine = Srpt::remaining(t, t.done);
                 running
-                    .iter()
                     .map(|r| {
                         let core = &self.cores[r.core as usize];
                         let c = &self.tasks[r.slot as usize];
@@ -377,9 +373,21 @@ impl Cores {
                     .map(|(_, c)| c)
             }
             Lower::Fifo(_) => None,
-        };
-        self.scratch = running;
-        victim
+        }
+    }
+
+    /// The non-RT tasks of queue `rq` on its cores (all busy), with their
+    /// vruntimes brought up to `now`.
+    fn running_fair(&self, rq: usize, now: Time) -> impl Iterator<Item = Running> + Clone + '_ {
+        self.rqs[rq].cores.iter().filter_map(move |&c| {
+            let s = self.cores[c as usize].task;
+            let r = &self.tasks[s as usize];
+            (r.rt_prio().is_none() && r.rq as usize == rq).then(|| Running {
+                core: c,
+                slot: s,
+                vruntime: r.vruntime + r.vdelta(now - r.acct_from),
+            })
+        })
     }
 
     fn push_waiting(&mut self, slot: u32, head: bool) {
@@ -461,6 +469,7 @@ impl Cores {
         t.state = State::Running(c);
         t.acct_from = now;
         t.turn_cpu = t.stats.cpu;
+        self.idle_running += usize::from(t.attrs.class == Class::Idle);
         if t.rt_prio().is_some() {
             self.rt_running += 1;
             if self.fair_waiting(c) {
@@ -503,6 +512,7 @@ impl Cores {
         let slot = std::mem::replace(&mut core.task, NIL);
         core.tick_armed = false;
         let t = &self.tasks[slot as usize];
+        self.idle_running -= usize::from(t.attrs.class == Class::Idle);
         if t.rt_prio().is_some() {
             self.rt_running -= 1;
         } else if let Lower::Eevdf(q) = &mut self.rqs[t.rq as usize].lower {
@@ -814,8 +824,8 @@ impl Cores {
         }
     }
 
-    /// Checks invariants 1 and 2 of the module docs (debug builds only: it is
-    /// O(tasks + queues × cores) per call).
+    /// Checks invariants 1 and 2 of the module docs, and the count of running
+    /// SCHED_IDLE tasks (debug builds only: O(tasks + queues × cores) per call).
     pub fn check(&self) {
         if !cfg!(debug_assertions) {
             return;
@@ -837,6 +847,12 @@ impl Cores {
                 placed += 1;
             }
         }
+        let idle_class = self
+            .cores
+            .iter()
+            .filter(|c| c.task != NIL && self.tasks[c.task as usize].attrs.class == Class::Idle)
+            .count();
+        assert_eq!(idle_class, self.idle_running, "SCHED_IDLE tasks miscounted");
         for rq in &self.rqs {
             let waiting = rq.rt.len + rq.lower.waiting();
             placed += waiting;

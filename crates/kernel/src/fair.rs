@@ -246,17 +246,15 @@ impl Eevdf {
     }
 
     /// `check_preempt_wakeup_fair` for waking task `p` against the running
-    /// tasks: the core to preempt, if any. `p` is joined but not yet waiting.
+    /// tasks: the core to preempt, if any. `p` is joined but not yet waiting;
+    /// no SCHED_IDLE task it would preempt first ([`idle_victim`]) runs.
     pub fn wakeup_victim(
         &self,
         now: Time,
         p: &Task,
-        running: &[Running],
+        running: impl Iterator<Item = Running>,
         tasks: &[Task],
     ) -> Option<u32> {
-        if let Some(v) = idle_victim(p, running, tasks) {
-            return Some(v);
-        }
         let e = self.eligibility(now);
         if p.attrs.class != Class::Normal || !e.admits(p.vruntime) {
             return None;
@@ -268,7 +266,6 @@ impl Eevdf {
             return None;
         }
         running
-            .iter()
             .map(|r| (r, &tasks[r.slot as usize]))
             .filter(|(r, c)| {
                 // RUN_TO_PARITY, unless PREEMPT_SHORT cancels the protection.
@@ -296,13 +293,17 @@ impl Eevdf {
     }
 }
 
-/// A non-idle wakee preempts a SCHED_IDLE task at once (both fair classes).
-fn idle_victim(p: &Task, running: &[Running], tasks: &[Task]) -> Option<u32> {
+/// A non-idle wakee preempts a SCHED_IDLE task at once (both fair classes,
+/// before their own checks).
+pub fn idle_victim(
+    p: &Task,
+    mut running: impl Iterator<Item = Running>,
+    tasks: &[Task],
+) -> Option<u32> {
     if p.attrs.class == Class::Idle {
         return None;
     }
     running
-        .iter()
         .find(|r| tasks[r.slot as usize].attrs.class == Class::Idle)
         .map(|r| r.core)
 }
@@ -405,23 +406,19 @@ impl Cfs {
     }
 
     /// `check_preempt_wakeup`: preempt the running task furthest ahead of `p` in
-    /// vruntime, if by more than the wakeup granularity.
+    /// vruntime, if by more than the wakeup granularity. No SCHED_IDLE task it
+    /// would preempt first ([`idle_victim`]) runs.
     pub fn wakeup_victim(
         &self,
         p: &Task,
-        running: &[Running],
-        tasks: &[Task],
+        running: impl Iterator<Item = Running>,
         tun: &CfsTunables,
     ) -> Option<u32> {
-        if let Some(v) = idle_victim(p, running, tasks) {
-            return Some(v);
-        }
         if p.attrs.class != Class::Normal {
             return None;
         }
         let gran = p.vdelta(tun.wakeup_granularity);
         running
-            .iter()
             .map(|r| (r.vruntime - p.vruntime, r.core))
             .filter(|&(diff, _)| diff > gran)
             .max()
