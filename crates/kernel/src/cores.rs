@@ -20,6 +20,7 @@ use crate::{Notice, TaskStats};
 use faasched_model::{Attrs, Class, CpuSet, IdMap, Nanos, Phase, TaskId, Time};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
+use std::cmp::Reverse;
 
 const NIL: u32 = u32::MAX;
 
@@ -563,39 +564,37 @@ impl Cores {
     /// Removes and returns the task core `c` should run next: RT first (fair
     /// first during a fair-server turn); among queues, the fullest per core.
     fn pick(&mut self, c: u32, now: Time) -> Option<u32> {
-        let serving = self.cores[c as usize].server_until.is_some();
-        let rt = |me: &mut Self| {
-            let best = me
-                .rqs
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| r.mask.contains(c as usize))
-                .filter_map(|(i, r)| r.rt.top_prio().map(|p| (p, std::cmp::Reverse(i))))
-                .max()?;
-            me.rqs[best.1.0].rt.pop()
-        };
-        let lower = |me: &mut Self| {
-            let best = me
-                .rqs
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| r.mask.contains(c as usize) && r.lower.waiting() > 0)
-                .map(|(i, r)| {
-                    let per_core = r.lower.waiting() as u64 * 1024 / r.cores.len() as u64;
-                    (per_core, std::cmp::Reverse(i))
-                })
-                .max()?;
-            match &mut me.rqs[best.1.0].lower {
+        // One pass over the queues core `c` serves: the one with the highest RT
+        // priority and the one with the most lower-class waiters per core, the
+        // earlier queue on ties.
+        let (mut rt, mut lower) = (None, None);
+        for (i, r) in self.rqs.iter().enumerate() {
+            if !r.mask.contains(c as usize) {
+                continue;
+            }
+            if let Some(p) = r.rt.top_prio() {
+                rt = rt.max(Some((p, Reverse(i))));
+            }
+            let waiting = r.lower.waiting() as u64;
+            if waiting > 0 {
+                let per_core = waiting * 1024 / r.cores.len() as u64;
+                lower = lower.max(Some((per_core, Reverse(i))));
+            }
+        }
+        let pop_rt = |me: &mut Self| rt.and_then(|(_, Reverse(i))| me.rqs[i].rt.pop());
+        let pop_lower = |me: &mut Self| {
+            let (_, Reverse(i)) = lower?;
+            match &mut me.rqs[i].lower {
                 Lower::Eevdf(q) => q.pop(now),
                 Lower::Cfs(q) => q.pop(),
                 Lower::Srpt(q) => q.pop(),
                 Lower::Fifo(q) => q.pop(),
             }
         };
-        if serving {
-            lower(self).or_else(|| rt(self))
+        if self.cores[c as usize].server_until.is_some() {
+            pop_lower(self).or_else(|| pop_rt(self))
         } else {
-            rt(self).or_else(|| lower(self))
+            pop_rt(self).or_else(|| pop_lower(self))
         }
     }
 
