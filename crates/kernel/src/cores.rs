@@ -114,7 +114,7 @@ impl Cores {
             all,
             idle: all,
             rqs: Vec::new(),
-            events: Events::default(),
+            events: Events::new(cfg.cores),
             seq: 0,
             rng: Pcg64Mcg::seed_from_u64(cfg.seed),
             busy_done: 0,

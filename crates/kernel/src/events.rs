@@ -54,35 +54,41 @@ const NODES: usize = 2 * MAX_CPUS;
 /// Min-queue of events by time, then scheduling order.
 #[derive(Debug)]
 pub struct Events {
-    /// Tournament tree: leaves `MAX_CPUS..NODES` are the cores' timers, node
-    /// `i < MAX_CPUS` is the minimum of nodes `2i` and `2i + 1` (node 0
-    /// unused). Its depth is fixed, so the update loop unrolls into
-    /// straight-line code with conditional moves.
+    /// Tournament tree: leaves `width..2 × width` are the cores' timers, node
+    /// `i < width` is the minimum of nodes `2i` and `2i + 1` (node 0 unused).
     timers: Box<[Timer; NODES]>,
+    /// Leaves: the cores rounded up to a power of two.
+    width: usize,
     /// The core timer last fired, to check that its handler moved it.
     fired: Timer,
     once: BinaryHeap<Reverse<(Time, u64, Ev)>>,
     seq: u64,
 }
 
-impl Default for Events {
-    /// An empty queue for up to `MAX_CPUS` cores.
-    fn default() -> Events {
+impl Events {
+    /// An empty queue for `cores` cores (at most `MAX_CPUS`).
+    pub fn new(cores: usize) -> Events {
+        let width = cores.next_power_of_two();
+        assert!(width <= MAX_CPUS, "{cores} cores");
         Events {
             timers: Box::new([NONE; NODES]),
+            width,
             fired: NONE,
             once: BinaryHeap::new(),
             seq: 0,
         }
     }
-}
 
-impl Events {
     fn set_leaf(&mut self, core: u32, timer: Timer) {
-        let mut i = (MAX_CPUS + core as usize) & (NODES - 1);
+        let mut i = (self.width + core as usize) & (NODES - 1);
         let mut min = timer;
         self.timers[i] = min;
+        // At most the depth of the largest tree, so that the loop unrolls into
+        // straight-line code (with conditional moves, see below).
         for _ in 0..MAX_CPUS.trailing_zeros() {
+            if i == 1 {
+                break;
+            }
             let sibling = self.timers[i ^ 1];
             // Which side wins is a coin toss: a branch would mispredict, and
             // LLVM makes one of a 128-bit `min`, so select each half.
@@ -122,7 +128,7 @@ impl Events {
         let timer = self.timers[1];
         debug_assert!(
             self.fired == NONE
-                || self.fired != self.timers[MAX_CPUS + core_of(self.fired) as usize],
+                || self.fired != self.timers[self.width + core_of(self.fired) as usize],
             "a fired core timer was neither re-armed nor disarmed"
         );
         let (at, seq) = ((timer >> 64) as Time, (timer as u64) >> CORE_BITS);
@@ -159,7 +165,7 @@ mod tests {
         fn matches_naive_reference(
             ops in prop::collection::vec((0u8..4, 0u32..5, 0u64..20), 1..200),
         ) {
-            let mut q = Events::default();
+            let mut q = Events::new(5);
             let mut naive: Vec<(Time, u64, Ev)> = Vec::new();
             let mut seq = 0;
             for (op, core, at) in ops {
