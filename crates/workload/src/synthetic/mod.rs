@@ -27,7 +27,7 @@ pub use spec::{
 
 use crate::{Error, Result};
 use dist::ClampedLognormal;
-use faasched_model::{Function, Functions, Group, Invocation, Nanos, Phase, SEC, Time};
+use faasched_model::{Function, Functions, Group, Invocation, Nanos, Phase, SEC, Time, US};
 use rand::{Rng, SeedableRng};
 use rand_distr::Exp1;
 use rand_pcg::Pcg64Mcg;
@@ -166,13 +166,17 @@ impl Iterator for Generator {
         }
         let e: f64 = self.rng.sample(Exp1);
         self.now = self.now.saturating_add((e * self.gap_scale) as Nanos);
-        let (function, phases, memory_mb) = self.draw.sample(&mut self.rng);
+        let (function, mut phases, memory_mb) = self.draw.sample(&mut self.rng);
+        for p in &mut phases {
+            let (Phase::Cpu(d) | Phase::Io(d)) = p;
+            *d = whole_us(*d).max(US);
+        }
         let id = self.next_id;
         self.next_id += 1;
         Some(Invocation {
             id,
             function,
-            arrival: self.now,
+            arrival: whole_us(self.now),
             phases,
             memory_mb,
             deadline: None,
@@ -189,6 +193,14 @@ impl Iterator for Generator {
 }
 
 impl ExactSizeIterator for Generator {}
+
+/// `ns` rounded to the nearest whole µs. Generators emit whole microseconds, the
+/// workload CSV's resolution, so a workload written to a file and read back is
+/// the built-in exactly. Rounding is monotone, so arrivals stay sorted; the clock
+/// underneath keeps full ns precision, so no error accumulates.
+fn whole_us(ns: Nanos) -> Nanos {
+    ns.saturating_add(US / 2) / US * US
+}
 
 impl FusedIterator for Generator {}
 
