@@ -79,7 +79,8 @@ impl Deadlines {
                 found
             }
             None => {
-                let i = self.array.binary_search_by(|e| e.key.cmp(&key)).ok()?;
+                // From the front: removals are mostly of the pick, which is.
+                let i = self.array.iter().position(|e| e.key == key)?;
                 Some(self.array.remove(i).value)
             }
         }
