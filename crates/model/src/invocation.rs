@@ -13,6 +13,30 @@ pub enum Phase {
     Io(Nanos),
 }
 
+impl Phase {
+    /// Total CPU time of a phase list.
+    pub fn cpu_total(phases: &[Phase]) -> Nanos {
+        phases
+            .iter()
+            .map(|p| match p {
+                Phase::Cpu(d) => *d,
+                Phase::Io(_) => 0,
+            })
+            .sum()
+    }
+
+    /// Total I/O wait of a phase list.
+    pub fn io_total(phases: &[Phase]) -> Nanos {
+        phases
+            .iter()
+            .map(|p| match p {
+                Phase::Io(d) => *d,
+                Phase::Cpu(_) => 0,
+            })
+            .sum()
+    }
+}
+
 /// One request of one function.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Invocation {
@@ -33,24 +57,12 @@ pub struct Invocation {
 impl Invocation {
     /// Total CPU demand: the sum of the `Cpu` phases.
     pub fn cpu_demand(&self) -> Nanos {
-        self.phases
-            .iter()
-            .map(|p| match p {
-                Phase::Cpu(d) => *d,
-                Phase::Io(_) => 0,
-            })
-            .sum()
+        Phase::cpu_total(&self.phases)
     }
 
     /// Total I/O wait: the sum of the `Io` phases.
     pub fn io_demand(&self) -> Nanos {
-        self.phases
-            .iter()
-            .map(|p| match p {
-                Phase::Io(d) => *d,
-                Phase::Cpu(_) => 0,
-            })
-            .sum()
+        Phase::io_total(&self.phases)
     }
 
     /// The duration group of this invocation, by its CPU demand.

@@ -47,13 +47,7 @@ pub struct Class {
 impl Class {
     /// Total CPU demand of one invocation, ns.
     pub fn cpu(&self) -> Nanos {
-        self.phases
-            .iter()
-            .map(|p| match p {
-                Phase::Cpu(d) => *d,
-                Phase::Io(_) => 0,
-            })
-            .sum()
+        Phase::cpu_total(self.phases)
     }
 }
 
