@@ -55,7 +55,12 @@ impl Deadlines {
         match &mut self.tree {
             Some(t) => t.insert(key, vruntime, value),
             None => {
-                let i = self.array.partition_point(|e| e.key < key);
+                // From the back: a preempted task's fresh deadline is mostly the latest.
+                let i = self
+                    .array
+                    .iter()
+                    .rposition(|e| e.key < key)
+                    .map_or(0, |i| i + 1);
                 self.array.insert(
                     i,
                     Entry {
