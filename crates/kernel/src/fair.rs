@@ -250,13 +250,23 @@ impl Eevdf {
         Some(slot)
     }
 
-    /// Whether the running `curr` keeps its core against the best waiting task
-    /// (`pick_eevdf` with curr in the running).
+    /// Whether the running `curr` keeps its core: whether the pick over the
+    /// waiting tasks and curr together (`pick_eevdf` with curr in the running,
+    /// same fallback as [`Eevdf::pop`]) is curr. Linux then skips the switch.
     pub fn keeps_core(&mut self, now: Time, curr: &Task) -> bool {
         let m = self.pick(now);
-        m.pick.is_none_or(|(key, _)| {
-            m.eligibility.admits(curr.vruntime) && (curr.deadline, curr.seq) < key
-        })
+        let Some((key, _)) = m.pick else {
+            return true;
+        };
+        let mine = (curr.deadline, curr.seq);
+        match (m.eligibility.admits(curr.vruntime), m.eligible) {
+            // Only curr is eligible: it is the pick.
+            (true, false) => true,
+            // Only the waiting task is.
+            (false, true) => false,
+            // Both or neither eligible: the earlier deadline wins.
+            (true, true) | (false, false) => mine < key,
+        }
     }
 
     /// `check_preempt_wakeup_fair` for waking task `p` against the running
