@@ -15,6 +15,7 @@ use crate::events::{Ev, Events};
 use crate::fair::{Cfs, CfsTunables, Eevdf, Join, Running, idle_victim};
 use crate::oracle::{Fifo, Srpt};
 use crate::rt::RtQueue;
+use crate::slab::Slab;
 use crate::task::{State, Task};
 use crate::{Notice, TaskStats};
 use faasched_model::{Attrs, Class, CpuSet, IdMap, Nanos, Phase, TaskId, Time};
@@ -70,8 +71,7 @@ pub struct Cores {
     cfg: Config,
     tick: Nanos,
     tun: CfsTunables,
-    tasks: Vec<Task>,
-    free: Vec<u32>,
+    tasks: Slab<Task>,
     by_id: IdMap<TaskId, u32>,
     cores: Vec<Core>,
     all: CpuSet,
@@ -107,8 +107,7 @@ impl Cores {
                 wakeup_granularity: cfg.cfs_wakeup_granularity,
             },
             cfg: cfg.clone(),
-            tasks: Vec::new(),
-            free: Vec::new(),
+            tasks: Slab::default(),
             by_id: IdMap::default(),
             cores: vec![core; cfg.cores],
             all,
@@ -210,16 +209,7 @@ impl Cores {
             stats: TaskStats::default(),
             started: false,
         };
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.tasks[s as usize] = task;
-                s
-            }
-            None => {
-                self.tasks.push(task);
-                (self.tasks.len() - 1) as u32
-            }
-        };
+        let slot = self.tasks.insert(task);
         self.by_id.insert(id, slot);
         self.live += 1;
         self.begin_phase(slot, now, Join::New, out);
@@ -251,7 +241,7 @@ impl Cores {
         t.phases = Vec::new();
         out.push(Notice::Exited(t.id, t.stats));
         self.by_id.remove(&t.id);
-        self.free.push(slot);
+        self.tasks.release(slot);
         self.live -= 1;
     }
 

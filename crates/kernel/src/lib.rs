@@ -44,6 +44,7 @@ mod fair;
 mod oracle;
 mod ps;
 mod rt;
+mod slab;
 mod task;
 mod treap;
 

@@ -11,6 +11,7 @@
 //! switches count blocks and the exit, as in the core model; there are no
 //! involuntary ones.
 
+use crate::slab::Slab;
 use crate::{Config, Notice, TaskStats};
 use faasched_model::{IdMap, Nanos, Phase, TaskId, Time};
 use std::cmp::Reverse;
@@ -30,8 +31,7 @@ struct PsTask {
 /// The processor-sharing model.
 pub struct Ps {
     cores: u128,
-    tasks: Vec<PsTask>,
-    free: Vec<u32>,
+    tasks: Slab<PsTask>,
     by_id: IdMap<TaskId, u32>,
     /// Service received by every runnable task so far, ×SCALE.
     service: u128,
@@ -47,8 +47,7 @@ impl Ps {
     pub fn new(cfg: &Config) -> Ps {
         Ps {
             cores: cfg.cores as u128,
-            tasks: Vec::new(),
-            free: Vec::new(),
+            tasks: Slab::default(),
             by_id: IdMap::default(),
             service: 0,
             last: 0,
@@ -85,16 +84,7 @@ impl Ps {
             blocked_at: now,
             stats: TaskStats::default(),
         };
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.tasks[s as usize] = task;
-                s
-            }
-            None => {
-                self.tasks.push(task);
-                (self.tasks.len() - 1) as u32
-            }
-        };
+        let slot = self.tasks.insert(task);
         self.by_id.insert(id, slot);
         self.live += 1;
         self.begin_phase(slot, now, false, out);
@@ -125,7 +115,7 @@ impl Ps {
                 out.push(Notice::Exited(t.id, t.stats));
                 t.phases = Vec::new();
                 self.by_id.remove(&t.id);
-                self.free.push(slot);
+                self.tasks.release(slot);
                 self.live -= 1;
             }
         }

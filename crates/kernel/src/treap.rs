@@ -7,6 +7,8 @@
 //! Node priorities come from a hash of `seq`, so the shape, and with it every
 //! simulation, is deterministic.
 
+use crate::slab::Slab;
+
 /// Index of the sentinel node standing for "no child": its subtree minimum is
 /// `i64::MAX`, so recomputing a node's minimum needs no branch.
 const NIL: u32 = 0;
@@ -39,8 +41,7 @@ struct Node {
 #[derive(Debug)]
 pub struct Treap {
     /// Node 0 is the [`NIL`] sentinel.
-    nodes: Vec<Node>,
-    free: Vec<u32>,
+    nodes: Slab<Node>,
     root: u32,
     len: usize,
     /// Scratch for [`Treap::remove`]: the path from the root.
@@ -66,9 +67,11 @@ impl Default for Treap {
             left: NIL,
             right: NIL,
         };
+        let mut nodes = Slab::default();
+        let nil = nodes.insert(sentinel);
+        debug_assert_eq!(nil, NIL, "the sentinel is the first node");
         Treap {
-            nodes: vec![sentinel],
-            free: Vec::new(),
+            nodes,
             root: NIL,
             len: 0,
             path: Vec::new(),
@@ -169,16 +172,7 @@ impl Treap {
             left,
             right,
         };
-        let n = match self.free.pop() {
-            Some(i) => {
-                self.nodes[i as usize] = node;
-                i
-            }
-            None => {
-                self.nodes.push(node);
-                (self.nodes.len() - 1) as u32
-            }
-        };
+        let n = self.nodes.insert(node);
         self.update(n);
         self.relink(parent, key, n);
         self.len += 1;
@@ -212,7 +206,7 @@ impl Treap {
                     break;
                 }
             }
-            self.free.push(t);
+            self.nodes.release(t);
             self.len -= 1;
             value
         });
