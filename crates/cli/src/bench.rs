@@ -83,7 +83,8 @@ impl Sim {
             let mut events = 0;
             for _ in 0..self.runs {
                 let t = Instant::now();
-                let (_, stats) = run_engine(policy, &source, &kernel, cores as usize, 1, |_| {})?;
+                let setup = faasched_policy::setup(policy)?;
+                let stats = run_engine(setup, &source, &kernel, cores as usize, 1, |_| {})?;
                 walls.push(t.elapsed().as_secs_f64());
                 if stats.invocations != n {
                     bail!(

@@ -4,6 +4,7 @@ use crate::source::Source;
 use anyhow::{Result, anyhow};
 use clap::{Args as ClapArgs, ValueEnum};
 use faasched_model::{Outcome, US};
+use faasched_policy::Setup;
 use faasched_report::{Collector, PolicySummary};
 use faasched_sim::{Config, FairClass, RunStats};
 use serde_json::{Value, json};
@@ -34,12 +35,7 @@ pub enum Fair {
 
 impl KernelArgs {
     /// The kernel configuration for `cores` and a policy's discipline.
-    pub fn config(
-        &self,
-        cores: usize,
-        seed: u64,
-        setup: &faasched_policy::Setup,
-    ) -> Result<Config> {
+    pub fn config(&self, cores: usize, seed: u64, setup: &Setup) -> Result<Config> {
         if !(0.0..=1e6).contains(&self.context_switch_us) {
             return Err(anyhow!(
                 "--context-switch-us must be between 0 and 1e6, got {}",
@@ -68,21 +64,19 @@ impl KernelArgs {
     }
 }
 
-/// Runs policy `name` over `source` in the engine alone, handing each outcome
-/// to `sink`. Returns whether the policy is sim-only, and the run's stats.
+/// Runs a policy over `source` in the engine alone, handing each outcome to
+/// `sink`.
 pub fn run_engine(
-    name: &str,
+    mut setup: Setup,
     source: &Source,
     kernel: &KernelArgs,
     cores: usize,
     seed: u64,
     sink: impl FnMut(Outcome),
-) -> Result<(bool, RunStats)> {
-    let mut setup = faasched_policy::setup(name)?;
+) -> Result<RunStats> {
     let config = kernel.config(cores, seed, &setup)?;
-    let stats = faasched_sim::run(&config, setup.steer.as_mut(), source.stream()?, sink)
-        .map_err(|e| anyhow!("{e}"))?;
-    Ok((setup.sim_only(), stats))
+    faasched_sim::run(&config, setup.steer.as_mut(), source.stream()?, sink)
+        .map_err(|e| anyhow!("{e}"))
 }
 
 /// Runs policy `name` over `source` and summarises it, calling `each` on every
@@ -95,9 +89,10 @@ pub fn run_policy(
     seed: u64,
     mut each: impl FnMut(&Outcome) -> Result<()>,
 ) -> Result<PolicySummary> {
-    let mut collector = Collector::new(name, faasched_policy::setup(name)?.sim_only());
+    let setup = faasched_policy::setup(name)?;
+    let mut collector = Collector::new(name, setup.sim_only());
     let mut failed = None;
-    let (_, stats) = run_engine(name, source, kernel, cores, seed, |o| {
+    let stats = run_engine(setup, source, kernel, cores, seed, |o| {
         collector.record(&o);
         if failed.is_none()
             && let Err(e) = each(&o)
