@@ -8,55 +8,47 @@ use faasched_model::{Attrs, Class, CpuSet, Steer, TaskInfo, Time};
 /// leaving room above for system RT threads.
 pub const BASELINE_RT_PRIO: u8 = 50;
 
-/// The kernel's defaults: SCHED_NORMAL, nice 0, base slice. Called `cfs` as in
-/// the papers, whichever fair class the kernel runs.
-#[derive(Debug, Default)]
-pub struct Stock;
+/// Puts every invocation in one class, with the kernel's other defaults (nice 0,
+/// base slice, every core), and never changes it.
+#[derive(Debug, Clone, Copy)]
+pub struct Uniform {
+    name: &'static str,
+    class: Class,
+}
 
-impl Steer for Stock {
-    fn name(&self) -> &str {
-        "cfs"
-    }
-    fn on_arrival(&mut self, _now: Time, _task: &TaskInfo, cpus: CpuSet) -> Attrs {
-        Attrs::normal(cpus)
+impl Uniform {
+    /// `cfs`: the kernel's defaults, SCHED_NORMAL. Called cfs as in the papers,
+    /// whichever fair class the kernel runs.
+    pub const STOCK: Uniform = Uniform {
+        name: "cfs",
+        class: Class::Normal,
+    };
+    /// `fifo`: every invocation SCHED_FIFO at [`BASELINE_RT_PRIO`].
+    pub const FIFO: Uniform = Uniform {
+        name: "fifo",
+        class: Class::Fifo(BASELINE_RT_PRIO),
+    };
+    /// `rr`: every invocation SCHED_RR at [`BASELINE_RT_PRIO`].
+    pub const RR: Uniform = Uniform {
+        name: "rr",
+        class: Class::Rr(BASELINE_RT_PRIO),
+    };
+
+    /// Sets nothing beyond the defaults, under another name: for the sim-only
+    /// disciplines, which schedule by themselves.
+    pub fn passive(name: &'static str) -> Uniform {
+        Uniform {
+            name,
+            class: Class::Normal,
+        }
     }
 }
 
-/// Every invocation SCHED_FIFO at [`BASELINE_RT_PRIO`].
-#[derive(Debug, Default)]
-pub struct Fifo;
-
-impl Steer for Fifo {
+impl Steer for Uniform {
     fn name(&self) -> &str {
-        "fifo"
+        self.name
     }
     fn on_arrival(&mut self, _now: Time, _task: &TaskInfo, cpus: CpuSet) -> Attrs {
-        Attrs::normal(cpus).with_class(Class::Fifo(BASELINE_RT_PRIO))
-    }
-}
-
-/// Every invocation SCHED_RR at [`BASELINE_RT_PRIO`].
-#[derive(Debug, Default)]
-pub struct Rr;
-
-impl Steer for Rr {
-    fn name(&self) -> &str {
-        "rr"
-    }
-    fn on_arrival(&mut self, _now: Time, _task: &TaskInfo, cpus: CpuSet) -> Attrs {
-        Attrs::normal(cpus).with_class(Class::Rr(BASELINE_RT_PRIO))
-    }
-}
-
-/// Sets nothing: for the sim-only disciplines, which schedule by themselves.
-#[derive(Debug)]
-pub struct Passive(pub &'static str);
-
-impl Steer for Passive {
-    fn name(&self) -> &str {
-        self.0
-    }
-    fn on_arrival(&mut self, _now: Time, _task: &TaskInfo, cpus: CpuSet) -> Attrs {
-        Attrs::normal(cpus)
+        Attrs::normal(cpus).with_class(self.class)
     }
 }

@@ -1,6 +1,6 @@
 //! Every policy by the name the CLI and the outputs use.
 
-use crate::baseline::{Fifo, Passive, Rr, Stock};
+use crate::baseline::Uniform;
 use faasched_model::Steer;
 use faasched_sim::{Discipline, Prediction};
 use std::fmt;
@@ -97,9 +97,9 @@ pub fn setup(name: &str) -> Result<Setup, UnknownPolicy> {
         .ok_or_else(|| UnknownPolicy(name.to_string()))?;
     let linux = |steer: Box<dyn Steer + Send>| (Discipline::Linux, steer);
     let (discipline, steer) = match *name {
-        "cfs" => linux(Box::new(Stock)),
-        "fifo" => linux(Box::new(Fifo)),
-        "rr" => linux(Box::new(Rr)),
+        "cfs" => linux(Box::new(Uniform::STOCK)),
+        "fifo" => linux(Box::new(Uniform::FIFO)),
+        "rr" => linux(Box::new(Uniform::RR)),
         "srpt" => (Discipline::Srpt(Prediction::Exact), passive(name)),
         "srpt-eb" => (Discipline::Srpt(Prediction::ErrorBound(0.5)), passive(name)),
         "srpt-random" => (Discipline::Srpt(Prediction::Random(0.4)), passive(name)),
@@ -116,7 +116,7 @@ pub fn setup(name: &str) -> Result<Setup, UnknownPolicy> {
 }
 
 fn passive(name: &'static str) -> Box<dyn Steer + Send> {
-    Box::new(Passive(name))
+    Box::new(Uniform::passive(name))
 }
 
 #[cfg(test)]

@@ -9,5 +9,5 @@
 mod baseline;
 mod catalog;
 
-pub use baseline::{Fifo, Passive, Rr, Stock};
+pub use baseline::{BASELINE_RT_PRIO, Uniform};
 pub use catalog::{POLICIES, Setup, UnknownPolicy, setup};
