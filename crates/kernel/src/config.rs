@@ -47,6 +47,12 @@ pub enum Discipline {
     Ps,
     /// Sim only: one global first-in-first-out queue, never preempted.
     FifoNp,
+    /// Sim only: the ALPS paper's patched CFS (Linux 5.18 with its eBPF hooks):
+    /// the legacy CFS class, whatever [`Config::fair`] says, with the queue
+    /// ordered by [`Attrs::rank`](faasched_model::Attrs::rank) and then
+    /// vruntime, and a running task kept on its core while its CPU time in this
+    /// turn is below its [`Attrs::slice`](faasched_model::Attrs::slice).
+    AlpsKernel,
 }
 
 impl Discipline {
@@ -90,6 +96,10 @@ pub struct Config {
     pub fair_server_period: Nanos,
     /// Seed for the sim-only classes that draw random predictions.
     pub seed: u64,
+    /// Whether to report every turn on a core ([`Notice::Turn`](crate::Notice::Turn)).
+    /// Off by default: only the ALPS learner's window simulation reads turns,
+    /// and a notice per preemption costs the others for nothing.
+    pub report_turns: bool,
 }
 
 /// A configuration the model cannot run.
@@ -123,6 +133,7 @@ impl Config {
             fair_server_runtime: 50 * MS,
             fair_server_period: SEC,
             seed: 0,
+            report_turns: false,
         }
     }
 

@@ -86,6 +86,9 @@ pub struct Cores {
     /// for one to preempt.
     idle_running: usize,
     live: usize,
+    /// Turns ended since the last [`Cores::flush_turns`], with
+    /// [`Config::report_turns`].
+    turns: Vec<(TaskId, Nanos)>,
 }
 
 impl Cores {
@@ -120,6 +123,7 @@ impl Cores {
             rt_running: 0,
             idle_running: 0,
             live: 0,
+            turns: Vec::new(),
         }
     }
 
@@ -127,6 +131,7 @@ impl Cores {
         match (self.cfg.discipline, self.cfg.fair) {
             (Discipline::Srpt(_), _) => Lower::Srpt(Srpt::default()),
             (Discipline::FifoNp, _) => Lower::Fifo(Fifo::default()),
+            (Discipline::AlpsKernel, _) => Lower::Cfs(Cfs::default()),
             (_, FairClass::Eevdf) => Lower::Eevdf(Eevdf::default()),
             (_, FairClass::Cfs) => Lower::Cfs(Cfs::default()),
         }
@@ -192,6 +197,8 @@ impl Cores {
             left: 0,
             weight: Task::weight_of(&attrs),
             slice: attrs.clamped_slice().unwrap_or(self.cfg.base_slice),
+            rank: 0,
+            hold: 0,
             attrs,
             rq,
             state: State::Blocked(now),
@@ -210,9 +217,16 @@ impl Cores {
             started: false,
         };
         let slot = self.tasks.insert(task);
+        self.apply_alps(slot);
         self.by_id.insert(id, slot);
         self.live += 1;
         self.begin_phase(slot, now, Join::New, out);
+        self.flush_turns(out);
+    }
+
+    /// Hands the turns ended so far to `out`.
+    fn flush_turns(&mut self, out: &mut Vec<Notice>) {
+        out.extend(self.turns.drain(..).map(|(id, cpu)| Notice::Turn(id, cpu)));
     }
 
     /// Starts the task's current phase (it is off every core and queue).
@@ -236,6 +250,17 @@ impl Cores {
         }
     }
 
+    /// Reads the ALPS paper's rank and slice from the task's attributes, under
+    /// the discipline that has them. A task without a rank gets 0, the first:
+    /// the paper's kernel reads 0 for a function missing from its map.
+    fn apply_alps(&mut self, slot: u32) {
+        if self.cfg.discipline == Discipline::AlpsKernel {
+            let t = &mut self.tasks[slot as usize];
+            t.rank = t.attrs.rank.unwrap_or(0);
+            t.hold = t.attrs.slice.unwrap_or(0);
+        }
+    }
+
     fn exit(&mut self, slot: u32, out: &mut Vec<Notice>) {
         let t = &mut self.tasks[slot as usize];
         t.phases = Vec::new();
@@ -245,12 +270,17 @@ impl Cores {
         self.live -= 1;
     }
 
-    fn running_min_vruntime(&self, rq: u32) -> Option<i64> {
+    /// The smallest vruntime, brought up to `now`, among the fair tasks running
+    /// from queue `rq` (Linux's `update_curr` precedes every enqueue).
+    fn running_min_vruntime(&self, rq: u32, now: Time) -> Option<i64> {
         self.rqs[rq as usize]
             .cores
             .iter()
             .filter_map(|&c| self.fair_curr(c, rq))
-            .map(|s| self.tasks[s as usize].vruntime)
+            .map(|s| {
+                let t = &self.tasks[s as usize];
+                t.vruntime + t.vdelta(now - t.acct_from)
+            })
             .min()
     }
 
@@ -271,7 +301,7 @@ impl Cores {
         match &mut self.rqs[rq as usize].lower {
             Lower::Eevdf(q) => q.join(t, now, how),
             Lower::Cfs(_) => {
-                let running_min = self.running_min_vruntime(rq);
+                let running_min = self.running_min_vruntime(rq, now);
                 let cores = self.rqs[rq as usize].cores.len() as u64;
                 let (t, rqs) = (&mut self.tasks[slot as usize], &mut self.rqs);
                 if let Lower::Cfs(q) = &mut rqs[rq as usize].lower {
@@ -349,7 +379,7 @@ impl Cores {
         }
         match lower {
             Lower::Eevdf(q) => q.wakeup_victim(now, t, running, &self.tasks),
-            Lower::Cfs(q) => q.wakeup_victim(t, running, &self.tun),
+            Lower::Cfs(q) => q.wakeup_victim(now, t, running, &self.tasks, &self.tun),
             Lower::Srpt(_) => {
                 let mine = Srpt::remaining(t, t.done);
                 running
@@ -503,6 +533,9 @@ impl Cores {
         let slot = std::mem::replace(&mut core.task, NIL);
         core.tick_armed = false;
         let t = &self.tasks[slot as usize];
+        if self.cfg.report_turns {
+            self.turns.push((t.id, t.stats.cpu - t.turn_cpu));
+        }
         self.idle_running -= usize::from(t.attrs.class == Class::Idle);
         if t.rt_prio().is_some() {
             self.rt_running -= 1;
@@ -647,6 +680,7 @@ impl Cores {
             Ev::IoDone(slot) => self.on_io_done(slot, now, out),
             Ev::FairServer(core) => self.on_fair_server(core, now),
         }
+        self.flush_turns(out);
         Some(now)
     }
 
@@ -683,6 +717,8 @@ impl Cores {
                 Class::Fifo(_) => false,
                 Class::Normal | Class::Batch | Class::Idle => match &mut rq.lower {
                     Lower::Eevdf(q) => q.tick(t) && !q.keeps_core(now, t),
+                    // ALPS: a held task keeps its core, and its turn goes on.
+                    Lower::Cfs(_) if t.holds(now) => false,
                     Lower::Cfs(q) => {
                         let cores = rq.cores.len() as u64;
                         let resched = q.tick(t, cores, &self.tun) && !q.keeps_core(t);
@@ -713,6 +749,7 @@ impl Cores {
         }
         t.stats.voluntary += 1;
         self.stop(c);
+        self.flush_turns(out); // before the Blocked or Exited it causes
         self.leave_lower(slot, now);
         self.begin_phase(slot, now, Join::Wake, out);
         self.schedule(c, now);
@@ -738,7 +775,7 @@ impl Cores {
         self.schedule(c, now);
     }
 
-    pub fn set_attrs(&mut self, now: Time, id: TaskId, attrs: Attrs, _out: &mut Vec<Notice>) {
+    pub fn set_attrs(&mut self, now: Time, id: TaskId, attrs: Attrs, out: &mut Vec<Notice>) {
         let Some(&slot) = self.by_id.get(&id) else {
             return;
         };
@@ -766,6 +803,7 @@ impl Cores {
         t.slice = attrs.clamped_slice().unwrap_or(self.cfg.base_slice);
         t.attrs = attrs;
         t.rq = rq;
+        self.apply_alps(slot);
         match state {
             State::Blocked(_) => {}
             State::Queued => {
@@ -777,6 +815,7 @@ impl Cores {
                 self.continue_or_switch(c, slot, now);
             }
         }
+        self.flush_turns(out);
     }
 
     /// After its attributes changed, the task that was running on `c` keeps the

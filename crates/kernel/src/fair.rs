@@ -343,7 +343,9 @@ pub struct CfsTunables {
 /// Legacy CFS state of one queue.
 #[derive(Debug, Default)]
 pub struct Cfs {
-    tree: BTreeSet<(i64, u64, u32)>,
+    /// Waiting tasks by (rank, vruntime, seq): the rank is 0 but under the
+    /// ALPS paper's patched `entity_before`.
+    tree: BTreeSet<(u32, i64, u64, u32)>,
     /// Monotonic floor of the queue's vruntimes (`min_vruntime`).
     pub min_vruntime: i64,
     weight: u64,
@@ -354,7 +356,8 @@ impl Cfs {
     /// Raises `min_vruntime` to the smallest vruntime among waiting and running
     /// tasks (`update_min_vruntime`).
     pub fn update_min(&mut self, running_min: Option<i64>) {
-        let waiting = self.tree.first().map(|e| e.0);
+        // The patched kernel takes the leftmost by its own order, as here.
+        let waiting = self.tree.first().map(|e| e.1);
         if let Some(m) = [waiting, running_min].into_iter().flatten().min() {
             self.min_vruntime = self.min_vruntime.max(m);
         }
@@ -410,32 +413,36 @@ impl Cfs {
     }
 
     pub fn push(&mut self, slot: u32, t: &Task) {
-        self.tree.insert((t.vruntime, t.seq, slot));
+        self.tree.insert((t.rank, t.vruntime, t.seq, slot));
     }
 
     pub fn remove(&mut self, slot: u32, t: &Task) -> bool {
-        self.tree.remove(&(t.vruntime, t.seq, slot))
+        self.tree.remove(&(t.rank, t.vruntime, t.seq, slot))
     }
 
     pub fn pop(&mut self) -> Option<u32> {
-        self.tree.pop_first().map(|e| e.2)
+        self.tree.pop_first().map(|e| e.3)
     }
 
     /// `pick_next_entity` with curr: curr keeps the core unless a waiting task
-    /// has a smaller vruntime.
+    /// comes first (smaller rank, or the same rank and a smaller vruntime).
     pub fn keeps_core(&self, curr: &Task) -> bool {
         self.tree
             .first()
-            .is_none_or(|&(v, s, _)| (curr.vruntime, curr.seq) < (v, s))
+            .is_none_or(|&(r, v, s, _)| (curr.rank, curr.vruntime, curr.seq) < (r, v, s))
     }
 
     /// `check_preempt_wakeup`: preempt the running task furthest ahead of `p` in
     /// vruntime, if by more than the wakeup granularity. No SCHED_IDLE task it
-    /// would preempt first ([`idle_victim`]) runs.
+    /// would preempt first ([`idle_victim`]) runs. Under the ALPS hooks,
+    /// `__schedule` then keeps a held task, and picks `p` only if it comes
+    /// before the task it would replace (always so when every rank is 0).
     pub fn wakeup_victim(
         &self,
+        now: Time,
         p: &Task,
         running: impl Iterator<Item = Running>,
+        tasks: &[Task],
         tun: &CfsTunables,
     ) -> Option<u32> {
         if p.attrs.class != Class::Normal {
@@ -443,6 +450,10 @@ impl Cfs {
         }
         let gran = p.vdelta(tun.wakeup_granularity);
         running
+            .filter(|r| {
+                let c = &tasks[r.slot as usize];
+                !c.holds(now) && (p.rank, p.vruntime) < (c.rank, r.vruntime)
+            })
             .map(|r| (r.vruntime - p.vruntime, r.core))
             .filter(|&(diff, _)| diff > gran)
             .max()
@@ -457,13 +468,15 @@ impl Cfs {
         // delta_exec > ideal_runtime.
         let by_slice = t.acct_from + (ideal + 1).saturating_sub(turn);
         // delta_exec ≥ min_granularity and curr ahead of the leftmost by > ideal.
-        let by_lead = self.tree.first().map(|&(left, _, _)| {
+        let by_lead = self.tree.first().map(|&(_, left, _, _)| {
             // Linux compares the vruntime lead with the unscaled ideal runtime.
             let gap = left + ideal as i64 + 1 - t.vruntime;
             let min_gran = t.acct_from + tun.min_granularity.saturating_sub(turn);
             (t.acct_from + t.rdelta(gap)).max(min_gran)
         });
-        by_lead.map_or(by_slice, |l| l.min(by_slice))
+        let asked = by_lead.map_or(by_slice, |l| l.min(by_slice));
+        // ALPS: nothing happens before the hold ends.
+        asked.max(t.acct_from + t.hold.saturating_sub(turn))
     }
 
     /// At a tick: whether `check_preempt_tick` reschedules the running `t`.
@@ -478,6 +491,6 @@ impl Cfs {
         }
         self.tree
             .first()
-            .is_some_and(|&(left, _, _)| t.vruntime - left > ideal as i64)
+            .is_some_and(|&(_, left, _, _)| t.vruntime - left > ideal as i64)
     }
 }

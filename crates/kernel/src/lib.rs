@@ -62,6 +62,11 @@ pub enum Notice {
     Watch(TaskId, Nanos),
     /// The task finished; its accounting is final.
     Exited(TaskId, TaskStats),
+    /// The task's turn on a core ended after this much CPU time (switch-in cost
+    /// included): it was preempted, blocked or finished, or its attributes
+    /// changed (a new turn starts, as after `sched_setattr`). Only with
+    /// [`Config::report_turns`]; comes before the notice of what ended the turn.
+    Turn(TaskId, Nanos),
 }
 
 /// The kernel's accounting of one task, as `/proc/PID/schedstat` and rusage would

@@ -33,6 +33,12 @@ pub struct Task {
     pub weight: u32,
     /// EEVDF request size: the custom slice or the base slice.
     pub slice: Nanos,
+    /// Rank in the legacy CFS queue order (rank, then vruntime): 0 for every
+    /// task but under [`Discipline::AlpsKernel`](crate::Discipline::AlpsKernel).
+    pub rank: u32,
+    /// Under [`Discipline::AlpsKernel`](crate::Discipline::AlpsKernel), the CPU
+    /// time of a turn before which the task keeps its core; 0 otherwise.
+    pub hold: Nanos,
     /// Index of the run queue its affinity maps to.
     pub rq: u32,
     pub state: State,
@@ -66,6 +72,12 @@ impl Task {
             Class::Idle => IDLE_WEIGHT,
             _ => nice_to_weight(attrs.nice),
         }
+    }
+
+    /// Whether the ALPS hold keeps the running task on its core at `now`: its
+    /// turn's CPU time is still below its learned slice.
+    pub fn holds(&self, now: Time) -> bool {
+        self.stats.cpu + now.saturating_sub(self.acct_from) - self.turn_cpu < self.hold
     }
 
     /// RT priority, if the task is in a real-time class.

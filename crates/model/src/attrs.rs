@@ -131,6 +131,12 @@ pub struct Attrs {
     pub slice: Option<Nanos>,
     /// CPU affinity.
     pub cpus: CpuSet,
+    /// **Sim only**: the function's rank in the ALPS paper's patched CFS
+    /// (`alps_execve`'s function id, looked up in its task-order map), with
+    /// `slice` read as the minimum uninterrupted turn. A stock kernel has no such
+    /// knob: only the simulator's `alps-kernel` discipline reads it, and the live
+    /// runtime refuses attributes that set it.
+    pub rank: Option<u32>,
 }
 
 impl Attrs {
@@ -146,6 +152,7 @@ impl Attrs {
             nice: 0,
             slice: None,
             cpus,
+            rank: None,
         }
     }
 

@@ -6,8 +6,10 @@
 //! are kernel-model disciplines; the catalogue pairs them with a policy that sets
 //! nothing.
 
+mod alps;
 mod baseline;
 mod catalog;
 
+pub use alps::{BadParam, Learned, Params as AlpsParams, Record, Trainer, learn};
 pub use baseline::{BASELINE_RT_PRIO, Uniform};
 pub use catalog::{POLICIES, Setup, UnknownPolicy, setup};

@@ -35,6 +35,22 @@ pub struct RunStats {
     pub events: u64,
 }
 
+/// Where a run's results go: every outcome, and (with
+/// [`Config::report_turns`]) every turn a task had on a core. Any
+/// `FnMut(Outcome)` is a sink that ignores turns.
+pub trait Sink {
+    /// An invocation finished.
+    fn outcome(&mut self, outcome: Outcome);
+    /// A task's turn on a core ended after `cpu` of CPU time.
+    fn turn(&mut self, _task: TaskId, _cpu: Nanos) {}
+}
+
+impl<F: FnMut(Outcome)> Sink for F {
+    fn outcome(&mut self, outcome: Outcome) {
+        self(outcome)
+    }
+}
+
 /// What the engine remembers of an invocation in flight.
 struct InFlight {
     function: Function,
@@ -47,16 +63,16 @@ struct InFlight {
 /// by `policy`; hands each outcome to `sink` as the invocation finishes.
 ///
 /// Stops at the first error of the invocation stream and returns it.
-pub fn run<I, E, P, F>(
+pub fn run<I, E, P, S>(
     config: &Config,
     policy: &mut P,
     invocations: I,
-    mut sink: F,
+    mut sink: S,
 ) -> Result<RunStats, RunError<E>>
 where
     I: IntoIterator<Item = Result<Invocation, E>>,
     P: Steer + ?Sized,
-    F: FnMut(Outcome),
+    S: Sink,
 {
     let mut kernel = Kernel::new(config).map_err(RunError::Config)?;
     let cpus = CpuSet::first(config.cores);
@@ -129,10 +145,9 @@ where
             policy,
             &mut notices,
             &mut flight,
-            &mut |o| {
-                stats.invocations += 1;
-                stats.end = stats.end.max(o.finish);
-                sink(o)
+            &mut Counted {
+                sink: &mut sink,
+                stats: &mut stats,
             },
         );
         if cfg!(debug_assertions) {
@@ -147,6 +162,23 @@ where
     Ok(stats)
 }
 
+/// A sink that also counts the outcomes into the run's stats.
+struct Counted<'a, S> {
+    sink: &'a mut S,
+    stats: &'a mut RunStats,
+}
+
+impl<S: Sink> Sink for Counted<'_, S> {
+    fn outcome(&mut self, o: Outcome) {
+        self.stats.invocations += 1;
+        self.stats.end = self.stats.end.max(o.finish);
+        self.sink.outcome(o);
+    }
+    fn turn(&mut self, task: TaskId, cpu: Nanos) {
+        self.sink.turn(task, cpu);
+    }
+}
+
 /// Hands the kernel's notices to the policy, applies its answers, and turns
 /// exits into outcomes. Answers may produce notices of their own; those are
 /// delivered too, in order.
@@ -156,7 +188,7 @@ fn deliver<P: Steer + ?Sized>(
     policy: &mut P,
     notices: &mut Vec<Notice>,
     flight: &mut IdMap<TaskId, InFlight>,
-    sink: &mut dyn FnMut(Outcome),
+    sink: &mut impl Sink,
 ) {
     let mut i = 0;
     while i < notices.len() {
@@ -179,9 +211,10 @@ fn deliver<P: Steer + ?Sized>(
                 if let Some(f) = flight.remove(&task) {
                     let outcome = outcome(task, f, now, st);
                     policy.on_exit(now, task, &outcome);
-                    sink(outcome);
+                    sink.outcome(outcome);
                 }
             }
+            Notice::Turn(task, cpu) => sink.turn(task, cpu),
         }
     }
     notices.clear();

@@ -42,7 +42,7 @@ fn mean_turnaround_ms(cfg: &Config, policy: &mut dyn Steer, invs: &[Invocation])
         cfg,
         policy,
         invs.iter().cloned().map(Ok::<_, Infallible>),
-        |o| {
+        |o: Outcome| {
             sum += o.turnaround() as u128;
             n += 1;
         },

@@ -258,3 +258,43 @@ fn context_switches_cost_core_time() {
     assert_eq!(f, [1010 * US, 2020 * US, 3030 * US]);
     assert!(out.iter().all(|o| o.cpu == 1010 * US));
 }
+
+/// The ALPS paper's patched CFS on 1 core: A (function 0, rank 2) runs 100 ms
+/// from 0; B (function 1, rank 1) wants 10 ms from 1 ms. CFS places B a
+/// START_DEBIT slice behind (vruntime 10 ms against A's 7 ms), so B's wakeup
+/// preempts nothing; A's turn ends at the first tick past its 3 ms
+/// `sched_slice`, at 4 ms, or, held by a learned slice of 50 ms, at the first
+/// tick past 50 ms, 52 ms. Then B comes first by rank (plain CFS would have
+/// kept A, whose vruntime is lower), runs 10 ms, and A finishes the rest.
+#[test]
+fn alps_kernel_orders_by_rank_and_holds_for_the_learned_slice() {
+    let run_with = |hold: Option<Nanos>| {
+        let mut policy = ByFunction(move |f, cpus| Attrs {
+            rank: Some(2 - f),
+            slice: if f == 0 { hold } else { None },
+            ..Attrs::normal(cpus)
+        });
+        let invs = vec![cpu(0, 0, 100), cpu(1, 1, 10)];
+        simulate(&ideal(1, Discipline::AlpsKernel), &mut policy, invs)
+    };
+    let free = run_with(None);
+    assert_eq!(finishes_ms(&free), [110.0, 14.0]);
+    assert_eq!(free[1].first_run, 4 * MS);
+    let held = run_with(Some(50 * MS));
+    assert_eq!(finishes_ms(&held), [110.0, 62.0]);
+    assert_eq!(held[1].first_run, 52 * MS);
+    assert_eq!(held[0].involuntary_switches, 1);
+
+    // Without the discipline, ranks and holds mean nothing: plain CFS keeps A
+    // at the 4 ms tick (its vruntime, 10 ms, ties B's and A is older).
+    let mut cfg = ideal(1, Discipline::Linux);
+    cfg.fair = FairClass::Cfs;
+    let mut policy = ByFunction(|f, cpus| Attrs {
+        rank: Some(2 - f),
+        slice: Some(50 * MS),
+        ..Attrs::normal(cpus)
+    });
+    let plain = simulate(&cfg, &mut policy, vec![cpu(0, 0, 100), cpu(1, 1, 10)]);
+    assert_ne!(plain[1].first_run, 4 * MS);
+    assert_ne!(plain[1].first_run, 52 * MS);
+}

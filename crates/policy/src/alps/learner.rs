@@ -1,0 +1,286 @@
+//! The ALPS learner (alps-atc24 §5.2): simulate SRPT over the invocations of the
+//! last window, then learn from what SRPT did a rank and a time slice per
+//! function.
+//!
+//! The SRPT simulation is this project's simulator (the `srpt` discipline on the
+//! same number of cores, no context-switch cost as in the paper's frontend), not
+//! a second one; it reports every turn a task had on a core, which is the
+//! paper's "time slice vector".
+
+use super::params::{Params, Trainer};
+use crate::baseline::Uniform;
+use faasched_model::{Function, FunctionId, Invocation, Nanos, Outcome, Phase, TaskId, Time};
+use faasched_sim::{Config, Discipline, Prediction, Sink};
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+
+/// One finished invocation, as the learner replays it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// The function it invoked.
+    pub function: FunctionId,
+    /// When it arrived.
+    pub arrival: Time,
+    /// What the SRPT simulation runs: for ALPS, one CPU burst of the measured
+    /// CPU time (the paper's "ideal CPU time").
+    pub phases: Vec<Phase>,
+}
+
+/// What the learner decided for one function.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Learned {
+    /// Rank among the functions of the window, 1 = first (shortest mean wait
+    /// under SRPT).
+    pub rank: u32,
+    /// Fine-tuned time slice; 0 means "the kernel's default" (Eq. 2's floor).
+    pub slice: Nanos,
+    /// Mean waiting time under SRPT, the rank's key.
+    pub mean_wait: Nanos,
+    /// The trained slice before fine-tuning (Eq. 1).
+    pub trained: Nanos,
+    /// Invocations of the function in the window.
+    pub invocations: u32,
+}
+
+/// Per function: what the SRPT simulation did to its invocations.
+#[derive(Default)]
+struct Observed {
+    waits: Vec<Nanos>,
+    /// Every turn on a core, in the order the turns ended.
+    slices: Vec<Nanos>,
+}
+
+/// Collects the SRPT simulation's outcomes and turns by function.
+struct Observer<'a> {
+    functions: &'a [FunctionId],
+    by_function: &'a mut BTreeMap<FunctionId, Observed>,
+}
+
+impl Sink for Observer<'_> {
+    fn outcome(&mut self, o: Outcome) {
+        self.by_function
+            .entry(o.function.id)
+            .or_default()
+            .waits
+            .push(o.waiting());
+    }
+    fn turn(&mut self, task: TaskId, cpu: Nanos) {
+        let f = self.functions[task.0 as usize];
+        self.by_function.entry(f).or_default().slices.push(cpu);
+    }
+}
+
+/// Learns a rank and a slice for every function in `records` (finished in the
+/// last window), for a machine of `cores` whose measured utilisation over the
+/// window was `utilisation` (0..=1). Functions come back in rank order.
+pub fn learn(
+    records: &[Record],
+    cores: usize,
+    utilisation: f64,
+    params: &Params,
+) -> Vec<(FunctionId, Learned)> {
+    let observed = simulate_srpt(records, cores);
+    let penalty = params.penalty(utilisation);
+    let mut learned: Vec<(FunctionId, Learned)> = observed
+        .into_iter()
+        .map(|(f, o)| {
+            let mean_wait = mean(o.waits.iter().map(|&w| w as f64)).unwrap_or(0.0);
+            let slices: Vec<f64> = o.slices.iter().map(|&s| s as f64).collect();
+            let trained = train(params, &slices);
+            let tuned = if params.unpredictability {
+                (params.alpha * trained - params.beta * stdev(&slices)).max(0.0)
+            } else {
+                trained
+            };
+            let slice = (penalty * tuned).min(tuned);
+            let learned = Learned {
+                rank: 0,
+                slice: slice.round() as Nanos,
+                mean_wait: mean_wait.round() as Nanos,
+                trained: trained.round() as Nanos,
+                invocations: o.waits.len() as u32,
+            };
+            (f, learned)
+        })
+        .collect();
+    learned.sort_by_key(|(f, l)| (l.mean_wait, *f));
+    for (i, (_, l)) in learned.iter_mut().enumerate() {
+        l.rank = i as u32 + 1;
+    }
+    learned
+}
+
+/// Runs the window's invocations under SRPT on `cores` and groups what happened
+/// by function.
+fn simulate_srpt(records: &[Record], cores: usize) -> BTreeMap<FunctionId, Observed> {
+    let mut order: Vec<usize> = (0..records.len()).collect();
+    order.sort_by_key(|&i| (records[i].arrival, i));
+    let no_name: Arc<str> = Arc::from("");
+    let invocations = order.iter().map(|&i| {
+        let r = &records[i];
+        Ok::<_, Infallible>(Invocation {
+            id: i as u64,
+            function: Function {
+                id: r.function,
+                name: no_name.clone(),
+            },
+            arrival: r.arrival,
+            phases: r.phases.clone(),
+            memory_mb: 0,
+            deadline: None,
+        })
+    });
+    let mut config = Config::new(cores.max(1));
+    config.discipline = Discipline::Srpt(Prediction::Exact);
+    config.context_switch = 0;
+    config.report_turns = true;
+    let functions: Vec<FunctionId> = records.iter().map(|r| r.function).collect();
+    let mut by_function = BTreeMap::new();
+    let observer = Observer {
+        functions: &functions,
+        by_function: &mut by_function,
+    };
+    // Phases are validated where records are made (every phase positive) and
+    // the configuration is the stock one, so the run cannot fail.
+    let run = faasched_sim::run(
+        &config,
+        &mut Uniform::passive("srpt"),
+        invocations,
+        observer,
+    );
+    debug_assert!(run.is_ok(), "the learner's SRPT run failed");
+    by_function
+}
+
+/// Eq. 1: one slice from a function's slices in time order.
+fn train(params: &Params, slices: &[f64]) -> f64 {
+    let Some(&first) = slices.first() else {
+        return 0.0;
+    };
+    match params.trainer {
+        Trainer::Average => mean(slices.iter().copied()).unwrap_or(0.0),
+        Trainer::LinearRegression => {
+            let n = slices.len() as f64;
+            let x_mean = (n - 1.0) / 2.0;
+            let y_mean = mean(slices.iter().copied()).unwrap_or(0.0);
+            let (mut sxy, mut sxx) = (0.0, 0.0);
+            for (x, y) in slices.iter().enumerate() {
+                let dx = x as f64 - x_mean;
+                sxy += dx * (y - y_mean);
+                sxx += dx * dx;
+            }
+            let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+            (y_mean + slope * (n - x_mean)).max(0.0)
+        }
+        Trainer::Ewma => slices[1..].iter().fold(first, |acc, &s| {
+            params.ewma_weight * s + (1.0 - params.ewma_weight) * acc
+        }),
+    }
+}
+
+fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    (n > 0).then(|| sum / n as f64)
+}
+
+/// Population standard deviation.
+fn stdev(xs: &[f64]) -> f64 {
+    let Some(m) = mean(xs.iter().copied()) else {
+        return 0.0;
+    };
+    (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / xs.len() as f64).sqrt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faasched_model::MS;
+
+    fn rec(f: u32, arrival_ms: u64, cpu_ms: u64) -> Record {
+        Record {
+            function: FunctionId(f),
+            arrival: arrival_ms * MS,
+            phases: vec![Phase::Cpu(cpu_ms * MS)],
+        }
+    }
+
+    fn plain() -> Params {
+        Params {
+            unpredictability: false,
+            overload: false,
+            ..Params::default()
+        }
+    }
+
+    /// One core. f0 (100 ms) arrives at 0; f1 (10 ms) at 20 ms preempts it and
+    /// runs to 30; f0 resumes. f2 (30 ms) arrives at 50, when f0 has 60 left, so
+    /// f2 preempts and runs 50–80; f0 runs 80–140.
+    /// SRPT waits: f1 0, f2 0, f0 40. Slices: f0 [20, 20, 60], f1 [10], f2 [30].
+    #[test]
+    fn hand_computed_window() {
+        let records = [rec(0, 0, 100), rec(1, 20, 10), rec(2, 50, 30)];
+        let learned = learn(&records, 1, 0.0, &plain());
+        let by: BTreeMap<u32, Learned> = learned.iter().map(|(f, l)| (f.0, *l)).collect();
+        assert_eq!(by[&1].mean_wait, 0);
+        assert_eq!(by[&2].mean_wait, 0);
+        assert_eq!(by[&0].mean_wait, 40 * MS);
+        // Ties in mean wait break by function id.
+        let order: Vec<u32> = learned.iter().map(|(f, _)| f.0).collect();
+        assert_eq!(order, [1, 2, 0]);
+        assert_eq!(
+            learned.iter().map(|(_, l)| l.rank).collect::<Vec<_>>(),
+            [1, 2, 3]
+        );
+        assert_eq!(by[&0].slice, 100 * MS / 3); // mean of 20, 20, 60, rounded
+        assert_eq!(by[&1].slice, 10 * MS);
+        assert_eq!(by[&2].slice, 30 * MS);
+    }
+
+    #[test]
+    fn fine_tuning_follows_equations_2_and_3() {
+        let records = [rec(0, 0, 100), rec(1, 20, 10), rec(2, 50, 30)];
+        let params = Params::default(); // α 2, β 1, θ 50, γ 1
+        let learned = learn(&records, 1, 0.9, &params);
+        let f0 = learned.iter().find(|(f, _)| f.0 == 0).unwrap().1;
+        // slices 20, 20, 60 ms: mean 33.33, population stdev 18.86;
+        // 2·33.33 − 18.86 = 47.81 ms, times p = 0.6: 28.69 ms.
+        let sd = ((2.0 * (40.0f64 / 3.0).powi(2) + (80.0f64 / 3.0).powi(2)) / 3.0).sqrt();
+        let expect = 0.6 * (2.0 * 100.0 / 3.0 - sd) * MS as f64;
+        assert!((f0.slice as f64 - expect).abs() < 0.01 * MS as f64);
+        // A function with one slice has no spread: 2 × 10 ms × 0.6.
+        let f1 = learned.iter().find(|(f, _)| f.0 == 1).unwrap().1;
+        assert_eq!(f1.slice, 12 * MS);
+        // A large β floors the slice at 0, "the kernel's default".
+        let harsh = Params {
+            beta: 10.0,
+            ..params
+        };
+        let f0 = learn(&records, 1, 0.9, &harsh)[2].1;
+        assert_eq!(f0.slice, 0);
+    }
+
+    #[test]
+    fn trainers() {
+        let p = |trainer| Params { trainer, ..plain() };
+        let rising = [1.0, 2.0, 3.0];
+        assert_eq!(train(&p(Trainer::Average), &rising), 2.0);
+        assert!((train(&p(Trainer::LinearRegression), &rising) - 4.0).abs() < 1e-9);
+        // 1, then 0.5·2 + 0.5·1 = 1.5, then 0.5·3 + 0.5·1.5 = 2.25
+        assert_eq!(train(&p(Trainer::Ewma), &rising), 2.25);
+        assert_eq!(train(&p(Trainer::LinearRegression), &[5.0]), 5.0);
+        assert_eq!(train(&p(Trainer::LinearRegression), &[9.0, 1.0]), 0.0);
+        assert_eq!(train(&p(Trainer::Average), &[]), 0.0);
+    }
+
+    #[test]
+    fn two_cores_share_the_window() {
+        // Two 10 ms invocations at once on 2 cores: neither waits, one slice each.
+        let records = [rec(0, 0, 10), rec(1, 0, 10)];
+        let learned = learn(&records, 2, 0.0, &plain());
+        for (_, l) in &learned {
+            assert_eq!((l.mean_wait, l.slice, l.invocations), (0, 10 * MS, 1));
+        }
+        assert!(learn(&[], 2, 0.0, &plain()).is_empty());
+    }
+}

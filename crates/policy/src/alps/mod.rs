@@ -1,0 +1,8 @@
+//! ALPS (alps-atc24): learn from an SRPT simulation of the last window a rank
+//! and a time slice per function, and steer the kernel with them.
+
+mod learner;
+mod params;
+
+pub use learner::{Learned, Record, learn};
+pub use params::{BadParam, Params, Trainer};
