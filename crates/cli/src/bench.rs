@@ -83,7 +83,7 @@ impl Sim {
             let mut events = 0;
             for _ in 0..self.runs {
                 let t = Instant::now();
-                let setup = faasched_policy::setup(policy)?;
+                let setup = faasched_policy::setup(policy, &Default::default())?;
                 let stats = run_engine(setup, &source, &kernel, cores as usize, 1, |_| {})?;
                 walls.push(t.elapsed().as_secs_f64());
                 if stats.invocations != n {

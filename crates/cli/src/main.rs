@@ -5,6 +5,7 @@ mod bench;
 mod run;
 mod simulate;
 mod source;
+mod tuning;
 mod workload;
 
 use clap::{Parser, Subcommand};

@@ -4,7 +4,7 @@ use crate::source::Source;
 use anyhow::{Result, anyhow};
 use clap::{Args as ClapArgs, ValueEnum};
 use faasched_model::{Outcome, US};
-use faasched_policy::Setup;
+use faasched_policy::{Setup, Tuning};
 use faasched_report::{Collector, PolicySummary};
 use faasched_sim::{Config, FairClass, RunStats};
 use serde_json::{Value, json};
@@ -83,13 +83,14 @@ pub fn run_engine(
 /// outcome (to stream it to a file, say).
 pub fn run_policy(
     name: &str,
+    tuning: &Tuning,
     source: &Source,
     kernel: &KernelArgs,
     cores: usize,
     seed: u64,
     mut each: impl FnMut(&Outcome) -> Result<()>,
 ) -> Result<PolicySummary> {
-    let setup = faasched_policy::setup(name)?;
+    let setup = faasched_policy::setup(name, tuning)?;
     let mut collector = Collector::new(name, setup.sim_only());
     let mut failed = None;
     let stats = run_engine(setup, source, kernel, cores, seed, |o| {

@@ -3,6 +3,7 @@
 
 use crate::run::{KernelArgs, run_policy};
 use crate::source::{Source, WorkloadArgs};
+use crate::tuning::TuningArgs;
 use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
 use faasched_report::{InvocationsWriter, Summary, render_table, write_outputs};
@@ -14,8 +15,9 @@ use std::path::PathBuf;
 /// With no options: the Huawei-like workload of the ALPS paper (15,000
 /// invocations, 56 cores, 90% load) under cfs, fifo, rr and srpt, as a table.
 ///
-/// Policies: cfs (kernel defaults), fifo, rr, and the sim-only srpt, srpt-eb,
-/// srpt-random, random, ps, fifo-np.
+/// Policies: cfs (kernel defaults), fifo, rr, alps (learned rank and slice on
+/// a stock kernel), and the sim-only alps-kernel (the ALPS paper's patched
+/// CFS), srpt, srpt-eb, srpt-random, random, ps, fifo-np.
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     #[command(flatten)]
@@ -30,6 +32,8 @@ pub struct Args {
     policy: Vec<String>,
     #[command(flatten)]
     kernel: KernelArgs,
+    #[command(flatten)]
+    tuning: TuningArgs,
     /// Write summary.json, summary.csv and invocations.csv into this directory.
     #[arg(long, short = 'o', value_name = "DIR")]
     out: Option<PathBuf>,
@@ -40,8 +44,9 @@ pub struct Args {
 
 impl Args {
     pub fn execute(self) -> Result<()> {
+        let tuning = self.tuning.tuning()?;
         for name in &self.policy {
-            faasched_policy::setup(name)?;
+            faasched_policy::setup(name, &tuning)?;
         }
         let source = Source::resolve(&self.workload)?;
         let cores = self.workload.cores as usize;
@@ -58,6 +63,7 @@ impl Args {
             let bar = progress(name, source.len());
             let summary = run_policy(
                 name,
+                &tuning,
                 &source,
                 &self.kernel,
                 cores,

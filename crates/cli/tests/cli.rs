@@ -287,3 +287,55 @@ fn every_command_has_help() {
         );
     }
 }
+
+#[test]
+fn policy_parameters_come_from_toml_and_flags_with_errors_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[alps]\nwindow_ms = 1000\nalpah = 3\n").unwrap();
+    let err = stderr_of_failure(&[
+        "simulate",
+        "--policy",
+        "alps",
+        "--config",
+        bad.to_str().unwrap(),
+    ]);
+    assert!(err.contains("bad.toml") && err.contains("alpah"), "{err}");
+    let range = dir.path().join("range.toml");
+    std::fs::write(&range, "[alps]\ngamma = 0\n").unwrap();
+    let err = stderr_of_failure(&["simulate", "--config", range.to_str().unwrap()]);
+    assert!(err.contains("range.toml") && err.contains("gamma"), "{err}");
+    let err = stderr_of_failure(&["simulate", "--alps-trainer", "forest"]);
+    assert!(err.contains("linear-regression"), "{err}");
+
+    // A good file and a flag on top: alps and alps-kernel learn and run.
+    let good = dir.path().join("good.toml");
+    std::fs::write(&good, "[alps]\nwindow_ms = 2000\ntrainer = \"ewma\"\n").unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "simulate",
+            "--policy",
+            "cfs,alps,alps-kernel",
+            "--invocations",
+            "3000",
+            "--json",
+            "--config",
+            good.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        serde_json::from_slice::<Value>(&ok(&args).stdout).unwrap()
+    };
+    let s = run(&["--alps-alpha", "1.5"]);
+    assert_eq!(s["policies"]["alps"]["sim_only"], false);
+    assert_eq!(s["policies"]["alps-kernel"]["sim_only"], true);
+    assert_ne!(
+        mean(&s, "alps", "all"),
+        mean(&s, "cfs", "all"),
+        "alps must steer something"
+    );
+    assert_ne!(
+        mean(&run(&[]), "alps", "all"),
+        mean(&s, "alps", "all"),
+        "α must matter"
+    );
+}

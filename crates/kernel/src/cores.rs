@@ -828,6 +828,8 @@ impl Cores {
             self.push_waiting(slot, true);
             let next = self.pick(c, now);
             if next == Some(slot) {
+                // It stays: no switch, no cost, but a new turn.
+                self.cores[c as usize].task = slot;
                 return self.run(c, slot, now);
             }
             if let Some(n) = next {

@@ -1,8 +1,10 @@
 //! Every policy by the name the CLI and the outputs use.
 
+use crate::alps::{self, Alps, Enforcement};
 use crate::baseline::Uniform;
 use faasched_model::Steer;
 use faasched_sim::{Discipline, Prediction};
+use serde::Deserialize;
 use std::fmt;
 
 /// The policies, with a one-line description each (for `--help` and errors).
@@ -18,6 +20,14 @@ pub const POLICIES: &[(&str, &str)] = &[
     (
         "rr",
         "every invocation SCHED_RR, one priority: round robin with a 100 ms quantum",
+    ),
+    (
+        "alps",
+        "ALPS on a stock kernel: learned rank -> nice, learned slice -> EEVDF custom slice",
+    ),
+    (
+        "alps-kernel",
+        "sim only: ALPS on the paper's patched CFS (queue by rank, hold for the learned slice)",
     ),
     (
         "srpt",
@@ -44,6 +54,15 @@ pub const POLICIES: &[(&str, &str)] = &[
         "sim only: one global FIFO queue, never preempted",
     ),
 ];
+
+/// The parameters of the policies that have any: a TOML file's tables
+/// (`[alps]`), then command-line flags.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Tuning {
+    /// The ALPS learner's parameters (`alps` and `alps-kernel`).
+    pub alps: alps::Params,
+}
 
 /// A policy ready to run: what the kernel model must be, and who steers it.
 pub struct Setup {
@@ -89,8 +108,8 @@ impl fmt::Display for UnknownPolicy {
 
 impl std::error::Error for UnknownPolicy {}
 
-/// The policy named `name`.
-pub fn setup(name: &str) -> Result<Setup, UnknownPolicy> {
+/// The policy named `name`, with `tuning` for those that have parameters.
+pub fn setup(name: &str, tuning: &Tuning) -> Result<Setup, UnknownPolicy> {
     let (name, _) = POLICIES
         .iter()
         .find(|p| p.0 == name)
@@ -100,6 +119,11 @@ pub fn setup(name: &str) -> Result<Setup, UnknownPolicy> {
         "cfs" => linux(Box::new(Uniform::STOCK)),
         "fifo" => linux(Box::new(Uniform::FIFO)),
         "rr" => linux(Box::new(Uniform::RR)),
+        "alps" => linux(Box::new(Alps::new(name, Enforcement::Stock, tuning.alps))),
+        "alps-kernel" => (
+            Discipline::AlpsKernel,
+            Box::new(Alps::new(name, Enforcement::Kernel, tuning.alps)) as Box<dyn Steer + Send>,
+        ),
         "srpt" => (Discipline::Srpt(Prediction::Exact), passive(name)),
         "srpt-eb" => (Discipline::Srpt(Prediction::ErrorBound(0.5)), passive(name)),
         "srpt-random" => (Discipline::Srpt(Prediction::Random(0.4)), passive(name)),
@@ -126,11 +150,13 @@ mod tests {
     #[test]
     fn every_listed_policy_builds_and_says_if_it_is_sim_only() {
         for (name, _) in POLICIES {
-            let s = setup(name).unwrap();
+            let s = setup(name, &Tuning::default()).unwrap();
             assert_eq!(s.name, *name);
-            assert_eq!(s.sim_only(), !["cfs", "fifo", "rr"].contains(name));
+            assert_eq!(s.sim_only(), !["cfs", "fifo", "rr", "alps"].contains(name));
         }
-        let err = setup("alps-nope").unwrap_err().to_string();
+        let err = setup("alps-nope", &Tuning::default())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("alps-nope") && err.contains("srpt-eb"));
     }
 }

@@ -3,6 +3,8 @@
 
 mod learner;
 mod params;
+mod steer;
 
 pub use learner::{Learned, Record, learn};
 pub use params::{BadParam, Params, Trainer};
+pub use steer::{Alps, Enforcement, NICE_FIRST, NICE_LAST};

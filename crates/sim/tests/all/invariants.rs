@@ -44,7 +44,45 @@ fn mixed(f: u32, cpus: CpuSet) -> Attrs {
     Attrs {
         nice: (f as i8 % 5) * 3 - 6,
         slice: f.is_multiple_of(2).then_some(300 * US),
+        rank: Some(f % 3),
         ..Attrs::normal(cpus).with_class(class)
+    }
+}
+
+/// Starts tasks like [`mixed`], then every 3 ms moves every live task to the
+/// attributes of another function and, every other time, to one core: every
+/// path of `set_attrs` (queued, running, blocked; across classes and masks).
+#[derive(Default)]
+struct Reshuffle {
+    live: std::collections::BTreeMap<TaskId, u32>,
+    turn: u32,
+}
+
+impl Steer for Reshuffle {
+    fn name(&self) -> &str {
+        "reshuffle"
+    }
+    fn on_arrival(&mut self, _now: Time, task: &TaskInfo, cpus: CpuSet) -> Attrs {
+        self.live.insert(task.task, task.function.0);
+        mixed(task.function.0, cpus)
+    }
+    fn on_exit(&mut self, _now: Time, task: TaskId, _outcome: &Outcome) {
+        self.live.remove(&task);
+    }
+    fn period(&self) -> Option<Nanos> {
+        Some(3 * MS)
+    }
+    fn on_period(&mut self, _now: Time, load: Load) -> Vec<(TaskId, Attrs)> {
+        self.turn += 1;
+        let cpus = if self.turn.is_multiple_of(2) {
+            CpuSet::range(load.cores - 1, load.cores)
+        } else {
+            CpuSet::first(load.cores)
+        };
+        self.live
+            .iter()
+            .map(|(&t, &f)| (t, mixed(f + self.turn, cpus)))
+            .collect()
     }
 }
 
@@ -56,6 +94,7 @@ fn disciplines() -> Vec<(Discipline, FairClass)> {
         (Discipline::Srpt(Prediction::Random(0.4)), FairClass::Eevdf),
         (Discipline::Ps, FairClass::Eevdf),
         (Discipline::FifoNp, FairClass::Eevdf),
+        (Discipline::AlpsKernel, FairClass::Eevdf),
     ]
 }
 
@@ -71,8 +110,10 @@ proptest! {
             cfg.discipline = d;
             cfg.fair = fair;
             cfg.context_switch = cs * US;
+            let policies: [&mut dyn Steer; 2] = [&mut ByFunction(mixed), &mut Reshuffle::default()];
+            for policy in policies {
             let mut out = Vec::new();
-            let stats = run(&cfg, &mut ByFunction(mixed), invs.iter().cloned().map(Ok::<_, Infallible>), |o| out.push(o)).unwrap();
+            let stats = run(&cfg, policy, invs.iter().cloned().map(Ok::<_, Infallible>), |o| out.push(o)).unwrap();
             out.sort_by_key(|o| o.id);
             prop_assert_eq!(out.len(), invs.len(), "{:?}", d);
             for (o, i) in out.iter().zip(&invs) {
@@ -92,6 +133,7 @@ proptest! {
                 0
             };
             prop_assert!(stats.busy >= cpu && stats.busy - cpu <= slack, "{:?}: busy {} vs cpu {}", d, stats.busy, cpu);
+            }
         }
     }
 

@@ -6,8 +6,8 @@ mod queueing;
 mod timelines;
 
 use faasched_model::{
-    Attrs, Class, CpuSet, Function, FunctionId, Invocation, MS, Nanos, Outcome, Phase, Steer,
-    TaskInfo, Time,
+    Attrs, Class, CpuSet, Function, FunctionId, Invocation, Load, MS, Nanos, Outcome, Phase, Steer,
+    TaskId, TaskInfo, Time,
 };
 use faasched_sim::{Config, Discipline, run};
 use std::convert::Infallible;

@@ -1,0 +1,89 @@
+//! Policy parameters from the command line: a TOML file, then flags on top.
+
+use anyhow::{Context, Result, anyhow};
+use clap::Args as ClapArgs;
+use faasched_policy::Tuning;
+use faasched_policy::alps::Trainer;
+use std::path::PathBuf;
+
+/// The learning policies' parameters.
+#[derive(ClapArgs, Debug, Clone, Default)]
+pub struct TuningArgs {
+    /// TOML file of policy parameters, e.g. `[alps]` with `window_ms`,
+    /// `trainer`, `alpha`, `beta`, `gamma`, `theta`, `ewma_weight`,
+    /// `unpredictability`, `overload`. Flags below override it.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// ALPS: retrain every this many ms from the invocations finished in it
+    /// (the sliding window W) [default: 5000].
+    #[arg(long, value_name = "MS")]
+    pub alps_window_ms: Option<f64>,
+    /// ALPS: slice trainer, average, linear-regression or ewma [default: average].
+    #[arg(long, value_name = "NAME", value_parser = parse_trainer)]
+    pub alps_trainer: Option<Trainer>,
+    /// ALPS: α, reward on the trained slice (Eq. 2) [default: 2].
+    #[arg(long, value_name = "X")]
+    pub alps_alpha: Option<f64>,
+    /// ALPS: β, penalty per standard deviation of the slices (Eq. 2) [default: 1].
+    #[arg(long, value_name = "X")]
+    pub alps_beta: Option<f64>,
+    /// ALPS: γ, reaction to load (Eq. 3) [default: 1].
+    #[arg(long, value_name = "X")]
+    pub alps_gamma: Option<f64>,
+    /// ALPS: θ, the utilisation in percent from which slices shrink (Eq. 3)
+    /// [default: 50].
+    #[arg(long, value_name = "PERCENT")]
+    pub alps_theta: Option<f64>,
+    /// ALPS: switch off the unpredictability fine-tuning (Eq. 2).
+    #[arg(long)]
+    pub alps_no_unpredictability: bool,
+    /// ALPS: switch off the overload fine-tuning (Eq. 3).
+    #[arg(long)]
+    pub alps_no_overload: bool,
+}
+
+fn parse_trainer(s: &str) -> Result<Trainer, String> {
+    Trainer::parse(s).ok_or_else(|| {
+        let names: Vec<&str> = Trainer::ALL.iter().map(|t| t.0).collect();
+        format!("unknown trainer `{s}` (known: {})", names.join(", "))
+    })
+}
+
+impl TuningArgs {
+    /// The parameters: defaults, then the file, then the flags; validated.
+    pub fn tuning(&self) -> Result<Tuning> {
+        let mut t = match &self.config {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading {}", path.display()))?;
+                toml::from_str::<Tuning>(&text)
+                    .map_err(|e| anyhow!("{}: {}", path.display(), e.to_string().trim_end()))?
+            }
+            None => Tuning::default(),
+        };
+        let a = &mut t.alps;
+        if let Some(ms) = self.alps_window_ms {
+            a.window = (ms * 1e6).round() as u64; // out of range: caught below
+        }
+        if let Some(x) = self.alps_trainer {
+            a.trainer = x;
+        }
+        for (flag, field) in [
+            (self.alps_alpha, &mut a.alpha),
+            (self.alps_beta, &mut a.beta),
+            (self.alps_gamma, &mut a.gamma),
+            (self.alps_theta, &mut a.theta),
+        ] {
+            if let Some(x) = flag {
+                *field = x;
+            }
+        }
+        a.unpredictability &= !self.alps_no_unpredictability;
+        a.overload &= !self.alps_no_overload;
+        let source = self.config.as_ref().map_or("flags".to_string(), |p| {
+            format!("{} and flags", p.display())
+        });
+        a.validate().with_context(|| format!("in {source}"))?;
+        Ok(t)
+    }
+}

@@ -1,0 +1,283 @@
+//! ALPS as a steering policy: feed the learner every finished invocation,
+//! retrain every window, and put each function's rank and slice on its tasks,
+//! new and running.
+
+use super::learner::{Learned, Record, learn};
+use super::params::Params;
+use faasched_model::{
+    Attrs, CpuSet, FunctionId, IdMap, Load, Nanos, Outcome, Phase, Steer, TaskId, TaskInfo, Time,
+};
+use std::collections::BTreeMap;
+
+/// How a learned rank and slice reach the kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Enforcement {
+    /// `alps-kernel` (sim only): the paper's patched CFS reads them as they are
+    /// ([`Attrs::rank`], and [`Attrs::slice`] as the hold).
+    Kernel,
+    /// `alps`: a stock kernel's knobs. The rank becomes a nice value and the
+    /// slice an EEVDF custom slice; see [`Alps::stock_attrs`].
+    Stock,
+}
+
+/// Nice of the first-ranked function under [`Enforcement::Stock`].
+pub const NICE_FIRST: i8 = -5;
+/// Nice of the last-ranked function under [`Enforcement::Stock`].
+pub const NICE_LAST: i8 = 5;
+
+/// What the policy holds for one function: its last lesson, kept until a later
+/// window teaches another (the paper's maps keep stale entries, so functions
+/// from different windows may share a rank).
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    learned: Learned,
+    /// Functions ranked in the same lesson.
+    of: u32,
+}
+
+/// A task in flight and the attributes it has.
+#[derive(Clone, Copy, Debug)]
+struct Live {
+    function: FunctionId,
+    attrs: Attrs,
+}
+
+/// The ALPS steering policy.
+#[derive(Debug)]
+pub struct Alps {
+    name: &'static str,
+    params: Params,
+    enforcement: Enforcement,
+    /// Invocations finished since the last lesson.
+    window: Vec<Record>,
+    table: IdMap<FunctionId, Entry>,
+    /// By task id, so re-applied attributes come out in a fixed order.
+    live: BTreeMap<TaskId, Live>,
+    lessons: u64,
+}
+
+impl Alps {
+    /// ALPS named `name`, enforcing as `enforcement`, with these parameters
+    /// (validated by the caller).
+    pub fn new(name: &'static str, enforcement: Enforcement, params: Params) -> Alps {
+        Alps {
+            name,
+            params,
+            enforcement,
+            window: Vec::new(),
+            table: IdMap::default(),
+            live: BTreeMap::new(),
+            lessons: 0,
+        }
+    }
+
+    /// Lessons learned so far.
+    pub fn lessons(&self) -> u64 {
+        self.lessons
+    }
+
+    /// The learned rank and slice of `function`, if any window has seen it.
+    pub fn learned(&self, function: FunctionId) -> Option<Learned> {
+        self.table.get(&function).map(|e| e.learned)
+    }
+
+    /// The attributes for a task of `function` on `cpus`.
+    fn attrs(&self, function: FunctionId, cpus: CpuSet) -> Attrs {
+        let base = Attrs::normal(cpus);
+        let Some(e) = self.table.get(&function) else {
+            return base; // unlearned: the kernel's defaults
+        };
+        match self.enforcement {
+            Enforcement::Kernel => Attrs {
+                rank: Some(e.learned.rank),
+                slice: (e.learned.slice > 0).then_some(e.learned.slice),
+                ..base
+            },
+            Enforcement::Stock => Self::stock_attrs(e.learned, e.of, base),
+        }
+    }
+
+    /// The stock-kernel mapping. ALPS wants high-ranked functions picked first
+    /// and left running for their learned slice; EEVDF offers two knobs.
+    ///
+    /// - **Rank → nice**, linearly from [`NICE_FIRST`] (rank 1) to
+    ///   [`NICE_LAST`] (the last rank of its lesson). A heavier task's
+    ///   vruntime grows more slowly, so it stays eligible longer and its
+    ///   virtual deadlines come sooner: it is picked first and preempted
+    ///   later, the ordering hook's intent. Long functions keep a share of
+    ///   the CPU (weights 3121 : 335 at the ends, 9.3 : 1), so nothing
+    ///   starves, which is what the paper's fine-tuning buys with its CFS
+    ///   fallback.
+    /// - **Slice → custom slice** (`sched_runtime`, which the kernel clamps to
+    ///   0.1–100 ms): the length of the request whose deadline EEVDF honours,
+    ///   and, with RUN_TO_PARITY, the protected run. A slice of 0 (Eq. 2's
+    ///   floor: the function's slices vary too much) leaves the base slice.
+    pub fn stock_attrs(learned: Learned, of: u32, base: Attrs) -> Attrs {
+        let q = if of > 1 {
+            (learned.rank.saturating_sub(1)) as f64 / (of - 1) as f64
+        } else {
+            0.0
+        };
+        let span = (NICE_LAST - NICE_FIRST) as f64;
+        Attrs {
+            nice: (NICE_FIRST as f64 + q.min(1.0) * span).round() as i8,
+            slice: (learned.slice > 0).then_some(learned.slice),
+            ..base
+        }
+    }
+
+    /// Retrains from the window, as of `utilisation`.
+    fn relearn(&mut self, cores: usize, utilisation: f64) {
+        let lesson = learn(&self.window, cores, utilisation, &self.params);
+        self.window.clear();
+        let of = lesson.len() as u32;
+        for (f, learned) in lesson {
+            self.table.insert(f, Entry { learned, of });
+        }
+        self.lessons += 1;
+    }
+}
+
+impl Steer for Alps {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn on_arrival(&mut self, _now: Time, task: &TaskInfo, cpus: CpuSet) -> Attrs {
+        let attrs = self.attrs(task.function, cpus);
+        self.live.insert(
+            task.task,
+            Live {
+                function: task.function,
+                attrs,
+            },
+        );
+        attrs
+    }
+
+    fn on_exit(&mut self, _now: Time, task: TaskId, outcome: &Outcome) {
+        self.live.remove(&task);
+        if outcome.cpu > 0 {
+            self.window.push(Record {
+                function: outcome.function.id,
+                arrival: outcome.arrival,
+                phases: vec![Phase::Cpu(outcome.cpu)],
+            });
+        }
+    }
+
+    fn period(&self) -> Option<Nanos> {
+        Some(self.params.window)
+    }
+
+    fn on_period(&mut self, _now: Time, load: Load) -> Vec<(TaskId, Attrs)> {
+        self.relearn(load.cores, load.utilisation);
+        let mut changed = Vec::new();
+        let live = std::mem::take(&mut self.live);
+        for (&task, l) in &live {
+            let attrs = self.attrs(l.function, l.attrs.cpus);
+            if attrs != l.attrs {
+                changed.push((task, attrs));
+            }
+        }
+        self.live = live;
+        for (task, attrs) in &changed {
+            if let Some(l) = self.live.get_mut(task) {
+                l.attrs = *attrs;
+            }
+        }
+        changed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faasched_model::{Function, Group, MS, SEC};
+
+    fn info(task: u64, f: u32, at: Time) -> TaskInfo {
+        TaskInfo {
+            task: TaskId(task),
+            function: FunctionId(f),
+            arrival: at,
+            memory_mb: 128,
+            deadline: None,
+        }
+    }
+
+    fn outcome(id: u64, f: u32, arrival: Time, cpu: Nanos) -> Outcome {
+        Outcome {
+            id,
+            function: Function {
+                id: FunctionId(f),
+                name: "f".into(),
+            },
+            group: Group::of(cpu),
+            arrival,
+            first_run: arrival,
+            finish: arrival + cpu,
+            cpu,
+            io: 0,
+            voluntary_switches: 1,
+            involuntary_switches: 0,
+            memory_mb: 128,
+        }
+    }
+
+    #[test]
+    fn stock_mapping_spreads_ranks_over_nice_and_keeps_slices() {
+        let l = |rank, slice| Learned {
+            rank,
+            slice,
+            mean_wait: 0,
+            trained: slice,
+            invocations: 1,
+        };
+        let base = Attrs::normal(CpuSet::first(2));
+        let first = Alps::stock_attrs(l(1, 20 * MS), 5, base);
+        assert_eq!((first.nice, first.slice), (NICE_FIRST, Some(20 * MS)));
+        let mid = Alps::stock_attrs(l(3, 0), 5, base);
+        assert_eq!((mid.nice, mid.slice), (0, None));
+        let last = Alps::stock_attrs(l(5, MS), 5, base);
+        assert_eq!(last.nice, NICE_LAST);
+        assert_eq!(Alps::stock_attrs(l(1, MS), 1, base).nice, NICE_FIRST);
+        assert_eq!(first.rank, None, "a stock kernel has no rank");
+    }
+
+    #[test]
+    fn learns_each_window_and_reapplies_to_live_tasks() {
+        let cpus = CpuSet::first(1);
+        let mut alps = Alps::new("alps-kernel", Enforcement::Kernel, Params::default());
+        assert_eq!(alps.period(), Some(5 * SEC));
+        // Before any lesson: the kernel's defaults.
+        assert_eq!(
+            alps.on_arrival(0, &info(0, 0, 0), cpus),
+            Attrs::normal(cpus)
+        );
+        alps.on_exit(10 * MS, TaskId(0), &outcome(0, 0, 0, 10 * MS));
+        alps.on_exit(200 * MS, TaskId(1), &outcome(1, 1, 0, 200 * MS));
+        let live = alps.on_arrival(300 * MS, &info(2, 1, 300 * MS), cpus);
+        assert_eq!(live, Attrs::normal(cpus));
+        let load = Load {
+            utilisation: 0.4,
+            cores: 1,
+        };
+        let changed = alps.on_period(5 * SEC, load);
+        // Function 1 (200 ms, arriving with function 0's 10 ms) waits 10 ms
+        // under SRPT, so it ranks second; its only task in flight gets the
+        // lesson.
+        assert_eq!(changed.len(), 1);
+        let (task, attrs) = changed[0];
+        assert_eq!(task, TaskId(2));
+        assert_eq!(attrs.rank, Some(2));
+        // One turn of 200 ms (10–210), so no spread; below θ no penalty:
+        // α × 200 ms.
+        assert_eq!(attrs.slice, Some(400 * MS));
+        assert_eq!(alps.learned(FunctionId(0)).unwrap().rank, 1);
+        // Nothing changes when the next window teaches nothing new.
+        assert!(alps.on_period(10 * SEC, load).is_empty());
+        assert_eq!(alps.lessons(), 2);
+        // A function no window has seen since keeps its lesson.
+        assert_eq!(alps.learned(FunctionId(1)).unwrap().rank, 2);
+    }
+}
