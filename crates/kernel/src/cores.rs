@@ -58,6 +58,8 @@ struct Core {
     /// When the running task's work starts (dispatch + switch cost).
     start: Time,
     busy_from: Option<Time>,
+    /// Busy time of the spells that ended.
+    busy_done: Nanos,
     /// Serving fair tasks on behalf of the fair server until then.
     server_until: Option<Time>,
     /// Whether a fair-server timer is pending.
@@ -80,15 +82,14 @@ pub struct Cores {
     events: Events,
     seq: u64,
     rng: Pcg64Mcg,
-    busy_done: Nanos,
     rt_running: usize,
     /// Running SCHED_IDLE tasks: while there are none, a wakeup need not look
     /// for one to preempt.
     idle_running: usize,
     live: usize,
-    /// Turns ended since the last [`Cores::flush_turns`], with
-    /// [`Config::report_turns`].
-    turns: Vec<(TaskId, Nanos)>,
+    /// Notices raised where no output is at hand (first runs; ended turns with
+    /// [`Config::report_turns`]), until [`Cores::flush`].
+    pending: Vec<Notice>,
 }
 
 impl Cores {
@@ -98,6 +99,7 @@ impl Cores {
             task: NIL,
             start: 0,
             busy_from: None,
+            busy_done: 0,
             server_until: None,
             fs_armed: false,
             tick_armed: false,
@@ -119,11 +121,10 @@ impl Cores {
             events: Events::new(cfg.cores),
             seq: 0,
             rng: Pcg64Mcg::seed_from_u64(cfg.seed),
-            busy_done: 0,
             rt_running: 0,
             idle_running: 0,
             live: 0,
-            turns: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
@@ -221,12 +222,12 @@ impl Cores {
         self.by_id.insert(id, slot);
         self.live += 1;
         self.begin_phase(slot, now, Join::New, out);
-        self.flush_turns(out);
+        self.flush(out);
     }
 
-    /// Hands the turns ended so far to `out`.
-    fn flush_turns(&mut self, out: &mut Vec<Notice>) {
-        out.extend(self.turns.drain(..).map(|(id, cpu)| Notice::Turn(id, cpu)));
+    /// Hands the pending notices to `out`.
+    fn flush(&mut self, out: &mut Vec<Notice>) {
+        out.append(&mut self.pending);
     }
 
     /// Starts the task's current phase (it is off every core and queue).
@@ -476,6 +477,7 @@ impl Cores {
         if !t.started {
             t.started = true;
             t.stats.first_run = now;
+            self.pending.push(Notice::Started(t.id));
         }
         if t.rt_prio().is_some() {
             // A fair-server turn ends when it runs out of fair tasks.
@@ -534,7 +536,8 @@ impl Cores {
         core.tick_armed = false;
         let t = &self.tasks[slot as usize];
         if self.cfg.report_turns {
-            self.turns.push((t.id, t.stats.cpu - t.turn_cpu));
+            self.pending
+                .push(Notice::Turn(t.id, t.stats.cpu - t.turn_cpu));
         }
         self.idle_running -= usize::from(t.attrs.class == Class::Idle);
         if t.rt_prio().is_some() {
@@ -570,7 +573,7 @@ impl Cores {
                 let core = &mut self.cores[c as usize];
                 core.server_until = None;
                 if let Some(b) = core.busy_from.take() {
-                    self.busy_done += now - b;
+                    core.busy_done += now - b;
                 }
                 self.idle.insert(c as usize);
                 self.events.disarm(c);
@@ -680,7 +683,7 @@ impl Cores {
             Ev::IoDone(slot) => self.on_io_done(slot, now, out),
             Ev::FairServer(core) => self.on_fair_server(core, now),
         }
-        self.flush_turns(out);
+        self.flush(out);
         Some(now)
     }
 
@@ -749,7 +752,7 @@ impl Cores {
         }
         t.stats.voluntary += 1;
         self.stop(c);
-        self.flush_turns(out); // before the Blocked or Exited it causes
+        self.flush(out); // before the Blocked or Exited it causes
         self.leave_lower(slot, now);
         self.begin_phase(slot, now, Join::Wake, out);
         self.schedule(c, now);
@@ -815,7 +818,7 @@ impl Cores {
                 self.continue_or_switch(c, slot, now);
             }
         }
-        self.flush_turns(out);
+        self.flush(out);
     }
 
     /// After its attributes changed, the task that was running on `c` keeps the
@@ -906,13 +909,14 @@ impl Cores {
     }
 
     pub fn busy(&self, now: Time) -> Nanos {
-        self.busy_done
-            + self
-                .cores
-                .iter()
-                .filter_map(|c| c.busy_from)
-                .map(|b| now.saturating_sub(b))
-                .sum::<Nanos>()
+        self.busy_by_core(now).sum()
+    }
+
+    /// Each core's busy time up to `now`.
+    pub fn busy_by_core(&self, now: Time) -> impl Iterator<Item = Nanos> + '_ {
+        self.cores
+            .iter()
+            .map(move |c| c.busy_done + c.busy_from.map_or(0, |b| now.saturating_sub(b)))
     }
 
     pub fn in_flight(&self) -> usize {

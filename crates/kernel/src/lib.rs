@@ -54,6 +54,8 @@ use faasched_model::{Attrs, Nanos, Phase, TaskId, Time};
 /// Something the kernel tells the engine (and through it, the policy).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Notice {
+    /// The task got a core for the first time.
+    Started(TaskId),
     /// The task blocked for I/O.
     Blocked(TaskId),
     /// The task woke from I/O and is runnable again.
@@ -158,6 +160,18 @@ impl Kernel {
         match &self.0 {
             Model::Cores(k) => k.busy(now),
             Model::Ps(k) => k.busy(now),
+        }
+    }
+
+    /// Each core's busy time up to `now`, in core order. Processor sharing has
+    /// no cores of its own: its busy time is spread evenly.
+    pub fn busy_by_core(&self, now: Time) -> Vec<Nanos> {
+        match &self.0 {
+            Model::Cores(k) => k.busy_by_core(now).collect(),
+            Model::Ps(k) => {
+                let n = k.cores() as u64;
+                vec![k.busy(now) / n; n as usize]
+            }
         }
     }
 

@@ -97,6 +97,7 @@ impl Ps {
                 if !t.started {
                     t.started = true;
                     t.stats.first_run = now;
+                    out.push(Notice::Started(t.id));
                 }
                 if woke {
                     out.push(Notice::Woke(t.id));
@@ -158,6 +159,11 @@ impl Ps {
     }
 
     pub fn set_watch(&mut self, _now: Time, _id: TaskId, _watch: Option<Nanos>) {}
+
+    /// Number of cores.
+    pub fn cores(&self) -> usize {
+        self.cores as usize
+    }
 
     pub fn busy(&self, now: Time) -> Nanos {
         let (busy, _) = self.sharing();

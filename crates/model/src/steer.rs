@@ -7,7 +7,7 @@
 //! Call order for one task, in either world:
 //!
 //! ```text
-//! on_arrival ──► [cpu_watch? ──► on_cpu_used]* ──► on_exit
+//! on_arrival ──► on_start ──► [cpu_watch? ──► on_cpu_used]* ──► on_exit
 //!                 (on_block / on_wake around each I/O wait)
 //! ```
 //!
@@ -35,12 +35,26 @@ pub struct TaskInfo {
 }
 
 /// Load measured over the last period, handed to [`Steer::on_period`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Load {
     /// Busy core-time / available core-time over the period, 0.0..=1.0.
     pub utilisation: f64,
     /// Cores the policy is steering.
     pub cores: usize,
+    /// The same, per core (`cores` entries): for policies that split the
+    /// cores into groups.
+    pub per_core: Vec<f64>,
+}
+
+impl Load {
+    /// Mean utilisation of the cores in `cpus` (0 if none).
+    pub fn of(&self, cpus: &crate::CpuSet) -> f64 {
+        let (sum, n) = cpus
+            .iter()
+            .filter_map(|c| self.per_core.get(c))
+            .fold((0.0, 0), |(s, n), u| (s + u, n + 1));
+        if n == 0 { 0.0 } else { sum / n as f64 }
+    }
 }
 
 /// A steering policy: decides the kernel attributes of each task.
@@ -60,6 +74,12 @@ pub trait Steer {
 
     /// The task has used `used` of CPU (at least its watch); new attributes, if any.
     fn on_cpu_used(&mut self, _now: Time, _task: TaskId, _used: Nanos) -> Option<Attrs> {
+        None
+    }
+
+    /// The task got a core for the first time (live: it reached `exec`); new
+    /// attributes, if any.
+    fn on_start(&mut self, _now: Time, _task: TaskId) -> Option<Attrs> {
         None
     }
 

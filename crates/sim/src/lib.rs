@@ -86,7 +86,7 @@ where
     };
     let period = policy.period().filter(|&p| p > 0);
     let mut next_period = period.map(|p| stats.start + p);
-    let mut busy_at_period = 0;
+    let mut busy_at_period = vec![0; config.cores];
     let mut now = stats.start;
 
     loop {
@@ -128,10 +128,16 @@ where
             );
             kernel.spawn(now, task, inv.phases, attrs, watch, &mut notices);
         } else if let (Some(p), Some(at)) = (period, next_period) {
-            let busy = kernel.busy(now);
+            let busy = kernel.busy_by_core(now);
+            let per_core: Vec<f64> = busy
+                .iter()
+                .zip(&busy_at_period)
+                .map(|(b, before)| (b - before) as f64 / p as f64)
+                .collect();
             let load = Load {
-                utilisation: (busy - busy_at_period) as f64 / (p as f64 * config.cores as f64),
+                utilisation: per_core.iter().sum::<f64>() / config.cores as f64,
                 cores: config.cores,
+                per_core,
             };
             busy_at_period = busy;
             next_period = Some(at + p);
@@ -195,6 +201,11 @@ fn deliver<P: Steer + ?Sized>(
         let n = notices[i].clone();
         i += 1;
         match n {
+            Notice::Started(task) => {
+                if let Some(a) = policy.on_start(now, task) {
+                    kernel.set_attrs(now, task, a, notices);
+                }
+            }
             Notice::Blocked(task) => policy.on_block(now, task),
             Notice::Woke(task) => {
                 if let Some(a) = policy.on_wake(now, task) {

@@ -261,8 +261,9 @@ mod tests {
         let load = Load {
             utilisation: 0.4,
             cores: 1,
+            per_core: vec![0.4],
         };
-        let changed = alps.on_period(5 * SEC, load);
+        let changed = alps.on_period(5 * SEC, load.clone());
         // Function 1 (200 ms, arriving with function 0's 10 ms) waits 10 ms
         // under SRPT, so it ranks second; its only task in flight gets the
         // lesson.
