@@ -9,9 +9,10 @@ use std::path::PathBuf;
 /// The learning policies' parameters.
 #[derive(ClapArgs, Debug, Clone, Default)]
 pub struct TuningArgs {
-    /// TOML file of policy parameters, e.g. `[alps]` with `window_ms`,
-    /// `trainer`, `alpha`, `beta`, `gamma`, `theta`, `ewma_weight`,
-    /// `unpredictability`, `overload`. Flags below override it.
+    /// TOML file of policy parameters: `[alps]` with `window_ms`, `trainer`,
+    /// `alpha`, `beta`, `gamma`, `theta`, `ewma_weight`, `unpredictability`,
+    /// `overload`; `[hybrid]` with `time_limit_ms`, `adaptive`, `percentile`,
+    /// `rightsizing`, `threshold`, `fifo_share`. Flags below override it.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// ALPS: retrain every this many ms from the invocations finished in it
@@ -40,6 +41,14 @@ pub struct TuningArgs {
     /// ALPS: switch off the overload fine-tuning (Eq. 3).
     #[arg(long)]
     pub alps_no_overload: bool,
+    /// Hybrid: the FIFO group's time limit in ms, fixed or the adaptive one's
+    /// start [default: 1633].
+    #[arg(long, value_name = "MS")]
+    pub hybrid_time_limit_ms: Option<f64>,
+    /// Hybrid: the percentile of recent CPU times the adaptive limit follows
+    /// [default: 95].
+    #[arg(long, value_name = "P")]
+    pub hybrid_percentile: Option<f64>,
 }
 
 fn parse_trainer(s: &str) -> Result<Trainer, String> {
@@ -84,6 +93,14 @@ impl TuningArgs {
             format!("{} and flags", p.display())
         });
         a.validate().with_context(|| format!("in {source}"))?;
+        let h = &mut t.hybrid;
+        if let Some(ms) = self.hybrid_time_limit_ms {
+            h.time_limit_ms = ms;
+        }
+        if let Some(p) = self.hybrid_percentile {
+            h.percentile = p;
+        }
+        h.validate().with_context(|| format!("in {source}"))?;
         Ok(t)
     }
 }

@@ -2,6 +2,8 @@
 
 use crate::alps::{self, Alps, Enforcement};
 use crate::baseline::Uniform;
+use crate::hybrid::{Hybrid, HybridParams};
+use crate::sfs::Sfs;
 use faasched_model::Steer;
 use faasched_sim::{Discipline, Prediction};
 use serde::Deserialize;
@@ -20,6 +22,26 @@ pub const POLICIES: &[(&str, &str)] = &[
     (
         "rr",
         "every invocation SCHED_RR, one priority: round robin with a 100 ms quantum",
+    ),
+    (
+        "sfs",
+        "SFS: SCHED_FIFO for a credit T (mean gap of 200 arrivals x cores), then the fair class",
+    ),
+    (
+        "hybrid",
+        "hybrid FIFO+CFS: FIFO core group until a time limit (p95 of recent), then fair cores; groups rightsized",
+    ),
+    (
+        "hybrid-fixed",
+        "hybrid FIFO+CFS with a fixed time limit and fixed groups (the paper's first variant)",
+    ),
+    (
+        "hybrid-adaptive",
+        "hybrid FIFO+CFS with the adaptive time limit and fixed groups",
+    ),
+    (
+        "hybrid-rightsized",
+        "hybrid FIFO+CFS with a fixed time limit and rightsized groups",
     ),
     (
         "alps",
@@ -62,6 +84,9 @@ pub const POLICIES: &[(&str, &str)] = &[
 pub struct Tuning {
     /// The ALPS learner's parameters (`alps` and `alps-kernel`).
     pub alps: alps::Params,
+    /// The hybrid scheduler's parameters (`hybrid`; its named variants
+    /// override `adaptive` and `rightsizing`).
+    pub hybrid: HybridParams,
 }
 
 /// A policy ready to run: what the kernel model must be, and who steers it.
@@ -119,6 +144,16 @@ pub fn setup(name: &str, tuning: &Tuning) -> Result<Setup, UnknownPolicy> {
         "cfs" => linux(Box::new(Uniform::STOCK)),
         "fifo" => linux(Box::new(Uniform::FIFO)),
         "rr" => linux(Box::new(Uniform::RR)),
+        "sfs" => linux(Box::new(Sfs::default())),
+        "hybrid" => linux(Box::new(Hybrid::new(name, tuning.hybrid))),
+        "hybrid-fixed" | "hybrid-adaptive" | "hybrid-rightsized" => {
+            let params = HybridParams {
+                adaptive: *name == "hybrid-adaptive",
+                rightsizing: *name == "hybrid-rightsized",
+                ..tuning.hybrid
+            };
+            linux(Box::new(Hybrid::new(name, params)))
+        }
         "alps" => linux(Box::new(Alps::new(name, Enforcement::Stock, tuning.alps))),
         "alps-kernel" => (
             Discipline::AlpsKernel,
@@ -152,7 +187,12 @@ mod tests {
         for (name, _) in POLICIES {
             let s = setup(name, &Tuning::default()).unwrap();
             assert_eq!(s.name, *name);
-            assert_eq!(s.sim_only(), !["cfs", "fifo", "rr", "alps"].contains(name));
+            assert_eq!(
+                s.sim_only(),
+                matches!(*name, "alps-kernel" | "ps" | "fifo-np" | "random")
+                    || name.starts_with("srpt"),
+                "{name}"
+            );
         }
         let err = setup("alps-nope", &Tuning::default())
             .unwrap_err()

@@ -9,6 +9,8 @@
 pub mod alps;
 mod baseline;
 mod catalog;
+pub mod hybrid;
+pub mod sfs;
 
 pub use baseline::{BASELINE_RT_PRIO, Uniform};
 pub use catalog::{POLICIES, Setup, Tuning, UnknownPolicy, setup};
