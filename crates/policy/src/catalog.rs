@@ -144,7 +144,7 @@ pub fn setup(name: &str, tuning: &Tuning) -> Result<Setup, UnknownPolicy> {
         "cfs" => linux(Box::new(Uniform::STOCK)),
         "fifo" => linux(Box::new(Uniform::FIFO)),
         "rr" => linux(Box::new(Uniform::RR)),
-        "sfs" => linux(Box::new(Sfs::default())),
+        "sfs" => linux(Box::<Sfs>::default()),
         "hybrid" => linux(Box::new(Hybrid::new(name, tuning.hybrid))),
         "hybrid-fixed" | "hybrid-adaptive" | "hybrid-rightsized" => {
             let params = HybridParams {
