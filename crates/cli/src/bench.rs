@@ -15,13 +15,95 @@ pub enum Command {
     /// 1,000,000 Huawei-like invocations, 56 cores, 90% load; (c) the same with
     /// fifo and srpt.
     Sim(Sim),
+    /// The ALPS learner's time per window (SRPT simulation plus training) for
+    /// windows of 100, 500, 1,000 and 5,000 finished invocations of the
+    /// Huawei-like workload on 56 cores, to set beside ALPS Table 2.
+    Learn(Learn),
 }
 
 impl Command {
     pub fn execute(self) -> Result<()> {
         match self {
             Command::Sim(s) => s.execute(),
+            Command::Learn(l) => l.execute(),
         }
+    }
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct Learn {
+    /// Runs per window size; the median is reported.
+    #[arg(long, default_value_t = 21, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    runs: u32,
+    /// Print `[{"records", "median_s"}]`.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One window size's result.
+#[derive(Serialize, Debug)]
+struct Learned {
+    records: usize,
+    median_s: f64,
+    functions: usize,
+    runs: u32,
+}
+
+impl Learn {
+    fn execute(self) -> Result<()> {
+        if cfg!(debug_assertions) {
+            bail!("bench needs a release build: cargo run --release -- bench learn");
+        }
+        let params = faasched_policy::alps::Params::default();
+        let mut results = Vec::new();
+        for records in [100, 500, 1_000, 5_000] {
+            let source = Source::resolve(&WorkloadArgs {
+                workload: "huawei".into(),
+                cores: 56,
+                load: Some(0.9),
+                invocations: Some(records as u64),
+                seed: 1,
+            })?;
+            // A window as ALPS sees it: each finished invocation's function,
+            // arrival and CPU time.
+            let window = source
+                .stream()?
+                .map(|i| {
+                    let i = i?;
+                    Ok(faasched_policy::alps::Record {
+                        function: i.function.id,
+                        arrival: i.arrival,
+                        phases: vec![faasched_model::Phase::Cpu(i.cpu_demand())],
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let mut walls = Vec::new();
+            let mut functions = 0;
+            for _ in 0..self.runs {
+                let t = Instant::now();
+                let lesson = faasched_policy::alps::learn(&window, 56, 0.9, &params);
+                walls.push(t.elapsed().as_secs_f64());
+                functions = lesson.len();
+            }
+            walls.sort_by(f64::total_cmp);
+            let m = Learned {
+                records,
+                median_s: walls[walls.len() / 2],
+                functions,
+                runs: self.runs,
+            };
+            if !self.json {
+                println!(
+                    "window {:>5} records  {:>3} functions  median {:>10.6} s per lesson",
+                    m.records, m.functions, m.median_s
+                );
+            }
+            results.push(m);
+        }
+        if self.json {
+            println!("{}", serde_json::to_string_pretty(&results)?);
+        }
+        Ok(())
     }
 }
 
