@@ -19,18 +19,23 @@ mod histogram;
 mod metrics;
 mod output;
 mod table;
+mod timeline;
 
 pub use cost::{
     BILLED_DURATION, BILLING_GRANULARITY, Cost, USD_PER_GB_SECOND, USD_PER_MILLION_REQUESTS,
     billed_ms,
 };
 pub use histogram::{EXACT_BELOW, Histogram, SUB_BITS};
-pub use metrics::{Collector, Metric, PolicySummary, REPORT_SCALE, Scope, ScopeSummary, Stats};
+pub use metrics::{
+    CDF_STEPS_PER_OCTAVE, CdfPoint, Collector, Metric, PolicySummary, REPORT_SCALE, Scope,
+    ScopeSummary, Stats,
+};
 pub use output::{
     INVOCATIONS_CSV_HEADER, InvocationsWriter, Row, SUMMARY_CSV_HEADER, Summary, read_summary_rows,
     write_outputs,
 };
 pub use table::render_table;
+pub use timeline::{COMPLETION_BUCKETS, Completions, FIRST_BUCKET_WIDTH};
 
 use std::path::{Path, PathBuf};
 
