@@ -8,16 +8,23 @@
 //! 2. [`Collector::finish`] turns the collector into a [`PolicySummary`];
 //! 3. the summaries, with free-form workload and machine descriptions, form a
 //!    [`Summary`], which [`write_outputs`] writes as `summary.json` and
-//!    `summary.csv` and [`render_table`] shows on a terminal.
+//!    `summary.csv` and [`render_table`] shows on a terminal;
+//! 4. one or more summaries, each a [`Section`] of a [`Report`], become one
+//!    self-contained `report.html` ([`render_html`], [`write_report`]): turnaround
+//!    CDFs and percentiles per group, context switches, cost and completions
+//!    over time, one colour per policy.
 //!
 //! Vocabulary (turnaround, response, execution, waiting, slowdown, groups, cost)
 //! follows DESIGN.md. Percentiles are nearest-rank, from a log-bucketed
 //! [`Histogram`] (exact below 2048, within 0.049% above).
 
+mod charts;
 mod cost;
 mod histogram;
+mod html;
 mod metrics;
 mod output;
+mod svg;
 mod table;
 mod timeline;
 
@@ -26,6 +33,7 @@ pub use cost::{
     billed_ms,
 };
 pub use histogram::{EXACT_BELOW, Histogram, SUB_BITS};
+pub use html::{REPORT_HTML, Report, Section, render_html, write_report};
 pub use metrics::{
     CDF_STEPS_PER_OCTAVE, CdfPoint, Collector, Metric, PolicySummary, REPORT_SCALE, Scope,
     ScopeSummary, Stats,
