@@ -17,10 +17,13 @@ use crate::output::Summary;
 use crate::svg::{Frame, Scale, Tick, count, duration_ms, escape, put, trim, truncate};
 use faasched_model::MS;
 
-/// Okabe–Ito colours (colour-blind safe), yellow swapped for Tol's olive, which
-/// reads on white; the order gives the first four policies the most distinct.
-const COLOURS: [&str; 8] = [
+/// Okabe–Ito's colours (colour-blind safe), yellow swapped for Paul Tol's olive,
+/// which reads on white, then four more of Tol's colour-blind-safe "muted" set
+/// (wine, indigo, sand, grey); the order gives the first policies the most
+/// distinct colours. Policies past these reuse them, lines dotted.
+const COLOURS: [&str; 12] = [
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999933",
+    "#882255", "#332288", "#DDCC77", "#AAAAAA",
 ];
 
 /// Size of a per-scope panel (width, height), px: three fit in a row of 1280 px.
@@ -194,18 +197,24 @@ pub(crate) fn cdf(out: &mut String, summary: &Summary, scope: Scope, palette: &P
     let first = &summary.policies.first().map(|p| p.scope(scope));
     let title = first.map_or_else(|| scope.to_string(), scope_title);
     frame.open(out, &title);
+    let empty = scopes().next().is_none();
     let y_ticks: Vec<Tick> = [0.0, 0.25, 0.5, 0.75, 1.0]
         .into_iter()
         .map(|v| (v, format!("{}%", trim(v * 100.0, 0))))
         .collect();
+    let x_ticks = if empty {
+        Vec::new()
+    } else {
+        time_ticks(&frame.x, X_TICK_GAP / frame.plot_width())
+    };
     frame.axes(
         out,
-        (&time_ticks(&frame.x, X_TICK_GAP / frame.plot_width()), true),
+        (&x_ticks, true),
         &y_ticks,
         "turnaround (log scale)",
         "share of invocations",
     );
-    if scopes().next().is_none() {
+    if empty {
         no_data(out, &frame, "no invocations in this group");
     }
     for (p, s) in scopes() {
@@ -269,10 +278,15 @@ pub(crate) fn percentiles(out: &mut String, summary: &Summary, scope: Scope, pal
         .enumerate()
         .map(|(i, (name, _))| (i as f64 + 0.5, name.to_string()))
         .collect();
+    let y_ticks = if stats.is_empty() {
+        Vec::new()
+    } else {
+        time_ticks(&frame.y, Y_TICK_GAP / frame.plot_height())
+    };
     frame.axes(
         out,
         (&x_ticks, false),
-        &time_ticks(&frame.y, Y_TICK_GAP / frame.plot_height()),
+        &y_ticks,
         "turnaround statistic",
         "turnaround (log scale)",
     );

@@ -92,7 +92,7 @@ table.kv td,table.kv th{padding:1px 10px 1px 0;text-align:left;vertical-align:to
 table.kv th{color:var(--muted);font-weight:500}
 table.kv caption{text-align:left;font-weight:600;padding-bottom:2px}
 .numbers{overflow-x:auto}
-table.main th,table.main td{padding:4px 10px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
+table.main th,table.main td{padding:4px 7px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
 table.main th:first-child,table.main td:first-child{text-align:left}
 table.main thead th{background:var(--soft);font-weight:600;vertical-align:bottom}
 .sw{display:inline-block;width:22px;height:10px;vertical-align:middle}
@@ -285,7 +285,7 @@ fn main_table(out: &mut String, summary: &Summary, palette: &Palette) {
         "<div class=\"numbers\"><table class=\"main\"><thead><tr><th>policy</th>\
          <th>invocations</th><th>mean<br>ms</th><th>p50<br>ms</th><th>p90<br>ms</th>\
          <th>p99<br>ms</th><th>p99.9<br>ms</th><th>mean<br>slowdown</th>\
-         <th>voluntary<br>switches/inv.</th><th>involuntary<br>switches/inv.</th>\
+         <th>voluntary<br>sw./inv.</th><th>involuntary<br>sw./inv.</th>\
          <th>utilisation</th><th>billed<br>GB-s</th><th>cost<br>USD</th></tr></thead><tbody>",
     );
     for p in &summary.policies {
@@ -293,7 +293,8 @@ fn main_table(out: &mut String, summary: &Summary, palette: &Palette) {
     }
     out.push_str(
         "</tbody></table></div>\n<p class=\"note\">Times are turnaround (finish − \
-         arrival) over all invocations; slowdown = turnaround / (CPU + I/O) demand.</p>\n",
+         arrival) over all invocations; slowdown = turnaround / (CPU + I/O) demand; \
+         sw./inv.: context switches per invocation.</p>\n",
     );
 }
 
