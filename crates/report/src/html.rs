@@ -86,7 +86,8 @@ footer{color:var(--muted);font-size:12.5px;margin:32px auto 40px;border-top:1px 
 .legend label{display:inline-flex;align-items:center;gap:6px;cursor:pointer;white-space:nowrap}
 .legend .hint{color:var(--muted);font-size:12px}
 .badge{display:inline-block;font-size:11px;line-height:16px;padding:0 6px;border-radius:8px;background:#fff3cd;border:1px solid #d4a72c;color:#6b4b00;font-weight:600;white-space:nowrap}
-.desc{display:flex;flex-wrap:wrap;gap:12px 40px}
+.desc{display:flex;flex-wrap:wrap;gap:12px 40px;align-items:flex-start}
+section{scroll-margin-top:96px}
 table{border-collapse:collapse;font-variant-numeric:tabular-nums}
 table.kv td,table.kv th{padding:1px 10px 1px 0;text-align:left;vertical-align:top}
 table.kv th{color:var(--muted);font-weight:500}
@@ -95,7 +96,7 @@ table.kv caption{text-align:left;font-weight:600;padding-bottom:2px}
 table.main th,table.main td{padding:4px 7px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
 table.main th:first-child,table.main td:first-child{text-align:left}
 table.main thead th{background:var(--soft);font-weight:600;vertical-align:bottom}
-.sw{display:inline-block;width:22px;height:10px;vertical-align:middle}
+.sw{display:inline-block;width:22px;height:10px;vertical-align:middle;margin-right:5px}
 .charts{display:flex;flex-wrap:wrap;gap:12px}
 figure.chart{margin:0;border:1px solid var(--line);border-radius:6px;padding:6px;background:#fff}
 figure.chart svg{display:block;max-width:100%;height:auto}
