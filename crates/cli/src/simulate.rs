@@ -1,12 +1,14 @@
 //! `faasched simulate`: one workload, several policies, one table and (with
-//! `--out`) summary.json, summary.csv and invocations.csv.
+//! `--out`) summary.json, summary.csv, invocations.csv and report.html.
 
 use crate::run::{KernelArgs, run_policy};
 use crate::source::{Source, WorkloadArgs};
 use crate::tuning::TuningArgs;
 use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
-use faasched_report::{InvocationsWriter, Summary, render_table, write_outputs};
+use faasched_report::{
+    InvocationsWriter, REPORT_HTML, Report, Summary, render_table, write_outputs, write_report,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 
@@ -34,7 +36,8 @@ pub struct Args {
     kernel: KernelArgs,
     #[command(flatten)]
     tuning: TuningArgs,
-    /// Write summary.json, summary.csv and invocations.csv into this directory.
+    /// Write summary.json, summary.csv, invocations.csv and report.html (charts
+    /// of the summary, one self-contained page) into this directory.
     #[arg(long, short = 'o', value_name = "DIR")]
     out: Option<PathBuf>,
     /// Print summary.json to stdout instead of the table.
@@ -87,22 +90,38 @@ impl Args {
             workload: source.describe(),
             machine: self.kernel.describe(cores),
         };
+        let text = if self.json {
+            format!("{}\n", serde_json::to_string_pretty(&summary.to_json())?)
+        } else {
+            render_table(&summary)
+        };
         if let Some(dir) = &self.out {
             write_outputs(dir, &summary)?;
+            let title = section_title(&summary);
+            write_report(dir, &Report::single("faasched simulate", &title, summary))?;
         }
-        if self.json {
-            println!("{}", serde_json::to_string_pretty(&summary.to_json())?);
-        } else {
-            print!("{}", render_table(&summary));
-            if let Some(dir) = &self.out {
-                println!(
-                    "wrote summary.json, summary.csv, invocations.csv to {}",
-                    dir.display()
-                );
-            }
+        print!("{text}");
+        if let (Some(dir), false) = (&self.out, self.json) {
+            println!(
+                "wrote summary.json, summary.csv, invocations.csv, {REPORT_HTML} to {}",
+                dir.display()
+            );
         }
         Ok(())
     }
+}
+
+/// The report's heading for a run: workload, load and cores, as described.
+fn section_title(summary: &Summary) -> String {
+    let workload = summary.workload["name"].as_str().unwrap_or("workload");
+    let mut title = workload.to_string();
+    if let Some(load) = summary.workload["load"].as_f64() {
+        title.push_str(&format!(" at {}% load", (load * 100.0).round()));
+    }
+    if let Some(cores) = summary.machine["cores"].as_u64() {
+        title.push_str(&format!(" on {cores} cores"));
+    }
+    title
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).

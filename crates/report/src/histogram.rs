@@ -166,6 +166,71 @@ impl Histogram {
         }
         unreachable!("bucket counts sum to the histogram's count")
     }
+
+    /// The cumulative distribution as points `(value, count of values ≤ value)`,
+    /// coarsened to a grid of `steps_per_octave` cells per power of two (cells
+    /// linear within an octave, so at most 1/`steps_per_octave` of their lower
+    /// bound wide). Empty if nothing was recorded.
+    ///
+    /// 1. The first point is `(min, 0)`; the last is `(max, count)`.
+    /// 2. Each occupied cell ends with a point at the highest value its
+    ///    occupied buckets may hold (clamped to `max`), with the count so far.
+    /// 3. After a run of empty cells, a point at the lowest value of the next
+    ///    occupied bucket (clamped to `min`) with the count before it keeps the
+    ///    curve flat over the gap.
+    ///
+    /// Both coordinates are non-decreasing; there are at most
+    /// 2 · (64 · `steps_per_octave` + 1) + 1 points, whatever the count.
+    ///
+    /// # Panics
+    /// If `steps_per_octave` is 0 (a programmer error: it is a constant).
+    pub fn cdf(&self, steps_per_octave: u32) -> Vec<(u64, u64)> {
+        assert!(
+            steps_per_octave > 0,
+            "a CDF grid needs at least one step per octave"
+        );
+        let mut points = Vec::new();
+        if self.count == 0 {
+            return points;
+        }
+        let mut seen = 0;
+        let mut open: Option<u64> = None;
+        let mut last_high = self.min;
+        for (i, &c) in self.counts.iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            let (low, high) = bucket_range(i);
+            let (low, high) = (low.max(self.min), high.min(self.max));
+            let cell = grid_cell(low, steps_per_octave);
+            match open {
+                None => points.push((low, 0)),
+                Some(prev) if prev == cell => {}
+                Some(prev) => {
+                    points.push((last_high, seen));
+                    if cell > prev + 1 {
+                        points.push((low, seen));
+                    }
+                }
+            }
+            open = Some(cell);
+            seen += c;
+            last_high = high;
+        }
+        points.push((last_high, seen));
+        points
+    }
+}
+
+/// The cell of `v` on a grid of `steps` cells per power of two: 0 for 0, else
+/// `1 + ⌊log2 v⌋·steps + ⌊(v − 2^⌊log2 v⌋)·steps / 2^⌊log2 v⌋⌋`.
+fn grid_cell(v: u64, steps: u32) -> u64 {
+    if v == 0 {
+        return 0;
+    }
+    let e = 63 - v.leading_zeros();
+    let frac = (u128::from(v - (1 << e)) * u128::from(steps)) >> e;
+    1 + u64::from(e) * u64::from(steps) + frac as u64
 }
 
 #[cfg(test)]
@@ -303,6 +368,67 @@ mod tests {
         merged.merge(&b);
         merged.merge(&Histogram::new());
         assert_eq!(merged, both);
+    }
+
+    #[test]
+    fn cdf_is_monotone_bounded_and_ends_at_the_count() {
+        let mut rng = SplitMix(3);
+        let mut h = Histogram::new();
+        let mut values = Vec::new();
+        for _ in 0..50_000 {
+            // Two clusters a decade apart leave empty cells between them.
+            let base = if rng.next().is_multiple_of(4) {
+                2e8
+            } else {
+                1e7
+            };
+            let v = (base * (1.0 + rng.unit())) as u64;
+            h.record(v);
+            values.push(v);
+        }
+        values.sort_unstable();
+        let points = h.cdf(16);
+        assert_eq!(points.first(), Some(&(values[0], 0)));
+        assert_eq!(points.last(), Some(&(*values.last().unwrap(), 50_000)));
+        assert!(points.len() <= 2 * (64 * 16 + 1) + 1);
+        for w in points.windows(2) {
+            assert!(w[0].0 <= w[1].0 && w[0].1 <= w[1].1, "{w:?}");
+        }
+        // Every point's count is the exact count at or below its value, or (a
+        // point opening a gap) below it.
+        for &(v, n) in &points[1..] {
+            let below = values.partition_point(|&x| x < v) as u64;
+            let at_or_below = values.partition_point(|&x| x <= v) as u64;
+            assert!(n == below || n == at_or_below, "({v}, {n})");
+        }
+        // The gap between the clusters is one flat stretch.
+        assert!(
+            points
+                .windows(2)
+                .any(|w| w[0].1 == w[1].1 && w[1].0 > 2 * w[0].0)
+        );
+        // Memory and points do not depend on the count.
+        let mut twice = h.clone();
+        twice.merge(&h);
+        assert_eq!(twice.cdf(16).len(), points.len());
+
+        let mut one = Histogram::new();
+        one.record(7);
+        one.record(7);
+        assert_eq!(one.cdf(16), vec![(7, 0), (7, 2)]);
+        assert!(Histogram::new().cdf(16).is_empty());
+    }
+
+    #[test]
+    fn grid_cells_split_each_octave_evenly() {
+        assert_eq!(grid_cell(0, 4), 0);
+        assert_eq!(grid_cell(1, 4), 1);
+        assert_eq!(grid_cell(2, 4), 5);
+        assert_eq!(grid_cell(3, 4), 7);
+        assert_eq!(grid_cell(1024, 4), 41);
+        assert_eq!(grid_cell(1279, 4), 41);
+        assert_eq!(grid_cell(1280, 4), 42);
+        assert_eq!(grid_cell(u64::MAX, 4), 1 + 63 * 4 + 3);
     }
 
     #[test]

@@ -8,29 +8,42 @@
 //! 2. [`Collector::finish`] turns the collector into a [`PolicySummary`];
 //! 3. the summaries, with free-form workload and machine descriptions, form a
 //!    [`Summary`], which [`write_outputs`] writes as `summary.json` and
-//!    `summary.csv` and [`render_table`] shows on a terminal.
+//!    `summary.csv` and [`render_table`] shows on a terminal;
+//! 4. one or more summaries, each a [`Section`] of a [`Report`], become one
+//!    self-contained `report.html` ([`render_html`], [`write_report`]): turnaround
+//!    CDFs and percentiles per group, context switches, cost and completions
+//!    over time, one colour per policy.
 //!
 //! Vocabulary (turnaround, response, execution, waiting, slowdown, groups, cost)
 //! follows DESIGN.md. Percentiles are nearest-rank, from a log-bucketed
 //! [`Histogram`] (exact below 2048, within 0.049% above).
 
+mod charts;
 mod cost;
 mod histogram;
+mod html;
 mod metrics;
 mod output;
+mod svg;
 mod table;
+mod timeline;
 
 pub use cost::{
     BILLED_DURATION, BILLING_GRANULARITY, Cost, USD_PER_GB_SECOND, USD_PER_MILLION_REQUESTS,
     billed_ms,
 };
 pub use histogram::{EXACT_BELOW, Histogram, SUB_BITS};
-pub use metrics::{Collector, Metric, PolicySummary, REPORT_SCALE, Scope, ScopeSummary, Stats};
+pub use html::{REPORT_HTML, Report, Section, render_html, write_report};
+pub use metrics::{
+    CDF_STEPS_PER_OCTAVE, CdfPoint, Collector, Metric, PolicySummary, REPORT_SCALE, Scope,
+    ScopeSummary, Stats,
+};
 pub use output::{
     INVOCATIONS_CSV_HEADER, InvocationsWriter, Row, SUMMARY_CSV_HEADER, Summary, read_summary_rows,
     write_outputs,
 };
 pub use table::render_table;
+pub use timeline::{COMPLETION_BUCKETS, Completions, FIRST_BUCKET_WIDTH};
 
 use std::path::{Path, PathBuf};
 

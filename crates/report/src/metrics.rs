@@ -4,6 +4,9 @@
 //! Memory is constant in the number of outcomes: each group keeps one
 //! [`Histogram`] per [`Metric`], exact switch counts and an exact [`Cost`]; the
 //! "all" scope is the merge of the four groups, built by [`Collector::finish`].
+//! For the charts, each scope's turnaround CDF comes from its histogram
+//! ([`Histogram::cdf`], [`CDF_STEPS_PER_OCTAVE`] cells per power of two) and the
+//! policy's finishes over simulated time from a [`Completions`] (bounded buckets).
 //!
 //! # Units
 //!
@@ -14,6 +17,7 @@
 
 use crate::cost::Cost;
 use crate::histogram::Histogram;
+use crate::timeline::Completions;
 use faasched_model::{Group, Outcome};
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
@@ -22,6 +26,10 @@ use std::fmt;
 /// Recorded integers are divided by this when reported: ns → ms, and the
 /// slowdown's fixed point → ratio.
 pub const REPORT_SCALE: f64 = 1e6;
+
+/// Grid of the turnaround CDFs: cells per power of two of the value, so one cell
+/// spans at most 1/16 ≈ 6% of its lower bound.
+pub const CDF_STEPS_PER_OCTAVE: u32 = 16;
 
 /// Slowdown fixed point: a slowdown of 1.0 is recorded as this.
 const SLOWDOWN_ONE: u64 = 1_000_000;
@@ -204,6 +212,15 @@ impl Stats {
     }
 }
 
+/// One point of a cumulative distribution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CdfPoint {
+    /// The value, in ms.
+    pub ms: f64,
+    /// Fraction of the scope's invocations at or below `ms` (0..=1).
+    pub fraction: f64,
+}
+
 /// Everything measured over one scope of one policy.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScopeSummary {
@@ -219,6 +236,10 @@ pub struct ScopeSummary {
     pub involuntary_switches: u64,
     /// Exact billing totals.
     pub cost: Cost,
+    /// The turnaround CDF, from the histogram (see [`Histogram::cdf`]): starts at
+    /// the minimum with fraction 0, ends at the maximum with fraction 1; empty for
+    /// an empty scope.
+    pub turnaround_cdf: Vec<CdfPoint>,
 }
 
 impl ScopeSummary {
@@ -253,6 +274,8 @@ pub struct PolicySummary {
     pub utilisation: f64,
     /// Per scope, in [`Scope::ALL`] order (all, G1..G4).
     pub scopes: [ScopeSummary; 5],
+    /// Finished invocations over simulated time.
+    pub completions: Completions,
 }
 
 impl PolicySummary {
@@ -287,13 +310,24 @@ impl Acc {
     }
 
     fn summary(&self, scope: Scope) -> ScopeSummary {
+        let turnaround = &self.hists[Metric::Turnaround.index()];
+        let count = turnaround.count();
+        let turnaround_cdf = turnaround
+            .cdf(CDF_STEPS_PER_OCTAVE)
+            .into_iter()
+            .map(|(v, n)| CdfPoint {
+                ms: v as f64 / REPORT_SCALE,
+                fraction: n as f64 / count as f64,
+            })
+            .collect();
         ScopeSummary {
             scope,
-            count: self.hists[0].count(),
+            count,
             stats: self.hists.each_ref().map(Stats::of),
             voluntary_switches: self.voluntary,
             involuntary_switches: self.involuntary,
             cost: self.cost,
+            turnaround_cdf,
         }
     }
 }
@@ -304,6 +338,7 @@ pub struct Collector {
     policy: String,
     sim_only: bool,
     groups: [Acc; 4],
+    completions: Completions,
 }
 
 impl Collector {
@@ -313,6 +348,7 @@ impl Collector {
             policy: policy.to_string(),
             sim_only,
             groups: Default::default(),
+            completions: Completions::new(),
         }
     }
 
@@ -326,6 +362,7 @@ impl Collector {
         acc.voluntary += outcome.voluntary_switches;
         acc.involuntary += outcome.involuntary_switches;
         acc.cost.add(outcome.execution(), outcome.memory_mb);
+        self.completions.record(outcome.finish);
     }
 
     /// Number of outcomes recorded so far.
@@ -348,6 +385,7 @@ impl Collector {
             sim_only: self.sim_only,
             utilisation,
             scopes,
+            completions: self.completions,
         }
     }
 }

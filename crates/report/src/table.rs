@@ -88,7 +88,7 @@ fn cells(policy: &str, s: &ScopeSummary) -> [String; 10] {
 
 /// Dollars to four significant digits in fixed notation (at most 9 decimals), so
 /// small runs still show differences between policies.
-fn usd(v: f64) -> String {
+pub(crate) fn usd(v: f64) -> String {
     let magnitude = if v > 0.0 { v.log10().floor() as i32 } else { 0 };
     let decimals = (3 - magnitude).clamp(0, 9) as usize;
     format!("{v:.decimals$}")

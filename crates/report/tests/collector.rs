@@ -163,3 +163,36 @@ fn cost_by_hand() {
     );
     assert_eq!(USD_PER_GB_SECOND, 0.0000166667);
 }
+
+#[test]
+fn turnaround_cdfs_and_completions_for_the_charts() {
+    let s = summary();
+    for sc in &s.scopes {
+        let cdf = &sc.turnaround_cdf;
+        if sc.count == 0 {
+            assert!(cdf.is_empty(), "{}", sc.scope);
+            continue;
+        }
+        assert!(
+            cdf.windows(2)
+                .all(|w| w[0].ms <= w[1].ms && w[0].fraction <= w[1].fraction),
+            "{} CDF is monotone: {cdf:?}",
+            sc.scope
+        );
+        let stats = sc.stats(Metric::Turnaround).unwrap();
+        let (first, last) = (cdf[0], *cdf.last().unwrap());
+        assert_eq!((first.fraction, last.fraction), (0.0, 1.0), "{}", sc.scope);
+        assert_eq!(last.ms, stats.max, "{}", sc.scope);
+    }
+    // Turnarounds 1.2, 11, 22 (G1): three occupied cells with gaps between them.
+    let g1 = &s.scope(Scope::Group(Group::G1)).turnaround_cdf;
+    let fractions: Vec<f64> = g1.iter().map(|p| p.fraction).collect();
+    assert_eq!(
+        fractions,
+        [0.0, 1.0 / 3.0, 1.0 / 3.0, 2.0 / 3.0, 2.0 / 3.0, 1.0]
+    );
+
+    assert_eq!(s.completions.total(), 5);
+    let cumulative = s.completions.cumulative();
+    assert_eq!(cumulative.last().unwrap().1, 5);
+}
