@@ -17,6 +17,7 @@ use crate::oracle::{Fifo, Srpt};
 use crate::rt::RtQueue;
 use crate::slab::Slab;
 use crate::task::{State, Task};
+use crate::ticks::Ticks;
 use crate::{Notice, TaskStats};
 use faasched_model::{Attrs, Class, CpuSet, IdMap, Nanos, Phase, TaskId, Time};
 use rand::{Rng, SeedableRng};
@@ -69,7 +70,7 @@ struct Core {
 /// The per-core kernel model.
 pub struct Cores {
     cfg: Config,
-    tick: Nanos,
+    ticks: Ticks,
     tun: CfsTunables,
     tasks: Slab<Task>,
     by_id: IdMap<TaskId, u32>,
@@ -100,7 +101,7 @@ impl Cores {
             tick_armed: false,
         };
         Cores {
-            tick: cfg.tick(),
+            ticks: Ticks::new(cfg.tick()),
             tun: CfsTunables {
                 latency: cfg.cfs_latency,
                 min_granularity: cfg.cfs_min_granularity,
@@ -288,7 +289,7 @@ impl Cores {
             return;
         }
         match &mut self.rqs[t.rq as usize].lower {
-            Lower::Eevdf(q) => q.leave(t, now, self.tick),
+            Lower::Eevdf(q) => q.leave(t, now, self.ticks.period),
             Lower::Cfs(q) => q.leave(t),
             Lower::Srpt(_) | Lower::Fifo(_) => {}
         }
@@ -588,10 +589,6 @@ impl Cores {
         }
     }
 
-    fn tick_after(&self, at: Time, now: Time) -> Time {
-        at.max(now + 1).div_ceil(self.tick) * self.tick
-    }
-
     /// (Re)schedules core `c`'s decision event; its task is accounted to `now`.
     fn arm(&mut self, c: u32, now: Time) {
         let core = &self.cores[c as usize];
@@ -603,7 +600,7 @@ impl Cores {
         let rq = &self.rqs[t.rq as usize];
         let mut tick_armed = false;
         match t.attrs.class {
-            Class::Rr(_) => at = at.min(self.tick_after(t.acct_from + t.rr_left, now)),
+            Class::Rr(_) => at = at.min(self.ticks.after(t.acct_from + t.rr_left, now)),
             Class::Fifo(_) => {}
             Class::Normal | Class::Batch | Class::Idle => {
                 let expiry = match &rq.lower {
@@ -614,7 +611,7 @@ impl Cores {
                     _ => None,
                 };
                 if let Some(e) = expiry {
-                    at = at.min(self.tick_after(e, now));
+                    at = at.min(self.ticks.after(e, now));
                     tick_armed = true;
                 }
             }
@@ -669,7 +666,7 @@ impl Cores {
             t.watch = None;
             out.push(Notice::Watch(t.id, t.stats.cpu));
         }
-        let at_tick = now.is_multiple_of(self.tick);
+        let at_tick = self.ticks.is_tick(now);
         let rq = &mut self.rqs[t.rq as usize];
         let preempt = at_tick
             && match t.attrs.class {

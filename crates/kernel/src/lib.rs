@@ -46,6 +46,7 @@ mod ps;
 mod rt;
 mod slab;
 mod task;
+mod ticks;
 mod treap;
 
 pub use config::{Config, ConfigError, Discipline, FairClass, Prediction, RANDOM_PREDICTION_RANGE};
