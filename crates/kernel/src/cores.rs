@@ -557,8 +557,10 @@ impl Cores {
     fn pick(&mut self, c: u32, now: Time) -> Option<u32> {
         // One pass over the queues core `c` serves: the one with the highest RT
         // priority and the one with the most lower-class waiters per core, the
-        // earlier queue on ties.
-        let (mut rt, mut lower) = (None, None);
+        // earlier queue on ties. The per-core count (a division) is computed
+        // only once a second queue competes: mostly one queue has waiters.
+        let per_core = |r: &Rq| r.lower.waiting() as u64 * 1024 / r.cores.len() as u64;
+        let (mut rt, mut lower) = (None, None::<(usize, Option<u64>)>);
         for (i, r) in self.rqs.iter().enumerate() {
             if !r.mask.contains(c as usize) {
                 continue;
@@ -566,15 +568,24 @@ impl Cores {
             if let Some(p) = r.rt.top_prio() {
                 rt = rt.max(Some((p, Reverse(i))));
             }
-            let waiting = r.lower.waiting() as u64;
-            if waiting > 0 {
-                let per_core = waiting * 1024 / r.cores.len() as u64;
-                lower = lower.max(Some((per_core, Reverse(i))));
+            if r.lower.waiting() > 0 {
+                lower = Some(match lower {
+                    None => (i, None),
+                    Some((best, n)) => {
+                        let n = n.unwrap_or_else(|| per_core(&self.rqs[best]));
+                        let mine = per_core(r);
+                        if mine > n {
+                            (i, Some(mine))
+                        } else {
+                            (best, Some(n))
+                        }
+                    }
+                });
             }
         }
         let pop_rt = |me: &mut Self| rt.and_then(|(_, Reverse(i))| me.rqs[i].rt.pop());
         let pop_lower = |me: &mut Self| {
-            let (_, Reverse(i)) = lower?;
+            let (i, _) = lower?;
             match &mut me.rqs[i].lower {
                 Lower::Eevdf(q) => q.pop(now),
                 Lower::Cfs(q) => q.pop(),
