@@ -17,6 +17,7 @@ use crate::oracle::{Fifo, Srpt};
 use crate::rt::RtQueue;
 use crate::slab::Slab;
 use crate::task::{State, Task};
+use crate::ticks::Ticks;
 use crate::{Notice, TaskStats};
 use faasched_model::{Attrs, Class, CpuSet, IdMap, Nanos, Phase, TaskId, Time};
 use rand::{Rng, SeedableRng};
@@ -71,7 +72,7 @@ struct Core {
 /// The per-core kernel model.
 pub struct Cores {
     cfg: Config,
-    tick: Nanos,
+    ticks: Ticks,
     tun: CfsTunables,
     tasks: Slab<Task>,
     by_id: IdMap<TaskId, u32>,
@@ -105,7 +106,7 @@ impl Cores {
             tick_armed: false,
         };
         Cores {
-            tick: cfg.tick(),
+            ticks: Ticks::new(cfg.tick()),
             tun: CfsTunables {
                 latency: cfg.cfs_latency,
                 min_granularity: cfg.cfs_min_granularity,
@@ -319,7 +320,7 @@ impl Cores {
             return;
         }
         match &mut self.rqs[t.rq as usize].lower {
-            Lower::Eevdf(q) => q.leave(t, now, self.tick),
+            Lower::Eevdf(q) => q.leave(t, now, self.ticks.period),
             Lower::Cfs(q) => q.leave(t),
             Lower::Srpt(_) | Lower::Fifo(_) => {}
         }
@@ -592,8 +593,10 @@ impl Cores {
     fn pick(&mut self, c: u32, now: Time) -> Option<u32> {
         // One pass over the queues core `c` serves: the one with the highest RT
         // priority and the one with the most lower-class waiters per core, the
-        // earlier queue on ties.
-        let (mut rt, mut lower) = (None, None);
+        // earlier queue on ties. The per-core count (a division) is computed
+        // only once a second queue competes: mostly one queue has waiters.
+        let per_core = |r: &Rq| r.lower.waiting() as u64 * 1024 / r.cores.len() as u64;
+        let (mut rt, mut lower) = (None, None::<(usize, Option<u64>)>);
         for (i, r) in self.rqs.iter().enumerate() {
             if !r.mask.contains(c as usize) {
                 continue;
@@ -601,15 +604,24 @@ impl Cores {
             if let Some(p) = r.rt.top_prio() {
                 rt = rt.max(Some((p, Reverse(i))));
             }
-            let waiting = r.lower.waiting() as u64;
-            if waiting > 0 {
-                let per_core = waiting * 1024 / r.cores.len() as u64;
-                lower = lower.max(Some((per_core, Reverse(i))));
+            if r.lower.waiting() > 0 {
+                lower = Some(match lower {
+                    None => (i, None),
+                    Some((best, n)) => {
+                        let n = n.unwrap_or_else(|| per_core(&self.rqs[best]));
+                        let mine = per_core(r);
+                        if mine > n {
+                            (i, Some(mine))
+                        } else {
+                            (best, Some(n))
+                        }
+                    }
+                });
             }
         }
         let pop_rt = |me: &mut Self| rt.and_then(|(_, Reverse(i))| me.rqs[i].rt.pop());
         let pop_lower = |me: &mut Self| {
-            let (_, Reverse(i)) = lower?;
+            let (i, _) = lower?;
             match &mut me.rqs[i].lower {
                 Lower::Eevdf(q) => q.pop(now),
                 Lower::Cfs(q) => q.pop(),
@@ -624,10 +636,6 @@ impl Cores {
         }
     }
 
-    fn tick_after(&self, at: Time, now: Time) -> Time {
-        at.max(now + 1).div_ceil(self.tick) * self.tick
-    }
-
     /// (Re)schedules core `c`'s decision event; its task is accounted to `now`.
     fn arm(&mut self, c: u32, now: Time) {
         let core = &self.cores[c as usize];
@@ -639,7 +647,7 @@ impl Cores {
         let rq = &self.rqs[t.rq as usize];
         let mut tick_armed = false;
         match t.attrs.class {
-            Class::Rr(_) => at = at.min(self.tick_after(t.acct_from + t.rr_left, now)),
+            Class::Rr(_) => at = at.min(self.ticks.after(t.acct_from + t.rr_left, now)),
             Class::Fifo(_) => {}
             Class::Normal | Class::Batch | Class::Idle => {
                 let expiry = match &rq.lower {
@@ -650,7 +658,7 @@ impl Cores {
                     _ => None,
                 };
                 if let Some(e) = expiry {
-                    at = at.min(self.tick_after(e, now));
+                    at = at.min(self.ticks.after(e, now));
                     tick_armed = true;
                 }
             }
@@ -706,7 +714,7 @@ impl Cores {
             t.watch = None;
             out.push(Notice::Watch(t.id, t.stats.cpu));
         }
-        let at_tick = now.is_multiple_of(self.tick);
+        let at_tick = self.ticks.is_tick(now);
         let rq = &mut self.rqs[t.rq as usize];
         let preempt = at_tick
             && match t.attrs.class {

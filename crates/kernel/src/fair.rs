@@ -80,6 +80,24 @@ impl Eligibility {
     pub fn admits(self, v: i64) -> bool {
         self.weight == 0 || v as i128 * self.weight as i128 <= self.sum
     }
+
+    /// The largest eligible vruntime: `admits(v)` is `v <= threshold()`
+    /// (v·W ≤ S is v ≤ ⌊S/W⌋). One division, where a test repeated over many
+    /// vruntimes (every running task at a wakeup) would multiply each time.
+    /// S/W is a weighted mean of vruntimes, so it fits an i64 (the clamp only
+    /// keeps the conversion total).
+    pub fn threshold(self) -> i64 {
+        if self.weight == 0 {
+            return i64::MAX;
+        }
+        match i64::try_from(self.sum) {
+            Ok(s) => s.div_euclid(self.weight),
+            Err(_) => {
+                let q = self.sum.div_euclid(self.weight as i128);
+                q.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+            }
+        }
+    }
 }
 
 impl Eevdf {
@@ -289,12 +307,13 @@ impl Eevdf {
         {
             return None;
         }
+        let eligible_max = e.threshold();
         running
             .map(|r| (r, &tasks[r.slot as usize]))
             .filter(|(r, c)| {
                 // RUN_TO_PARITY, unless PREEMPT_SHORT cancels the protection.
                 let protected = r.vruntime < c.vprot && p.slice >= c.slice;
-                let curr_first = e.admits(r.vruntime) && c.deadline <= p.deadline;
+                let curr_first = r.vruntime <= eligible_max && c.deadline <= p.deadline;
                 !protected && !curr_first
             })
             .max_by_key(|(r, c)| (c.deadline, r.core))
@@ -492,5 +511,29 @@ impl Cfs {
         self.tree
             .first()
             .is_some_and(|&(_, left, _, _)| t.vruntime - left > ideal as i64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// `threshold` is the boundary of `admits`: admitted up to it, not past.
+        #[test]
+        fn threshold_bounds_admits(
+            vs in prop::collection::vec((-1i64 << 50..1 << 50, 1i64..90_000), 0..8),
+            n_run in 0i64..4,
+            shift in -(1i64 << 40)..1 << 40,
+        ) {
+            let weight: i64 = vs.iter().map(|v| v.1).sum();
+            let sum = vs.iter().map(|&(v, w)| v as i128 * w as i128).sum::<i128>()
+                + 1024 * (n_run as i128 * shift as i128);
+            let e = Eligibility { sum, weight };
+            let t = e.threshold();
+            prop_assert!(e.admits(t));
+            prop_assert!(t == i64::MAX || !e.admits(t + 1));
+        }
     }
 }

@@ -46,6 +46,7 @@ mod ps;
 mod rt;
 mod slab;
 mod task;
+mod ticks;
 mod treap;
 
 pub use config::{Config, ConfigError, Discipline, FairClass, Prediction, RANDOM_PREDICTION_RANGE};
@@ -122,7 +123,9 @@ impl Kernel {
         }
     }
 
-    /// When the next internal event happens, if any.
+    /// When the next internal event happens, if any. (This and [`Kernel::step`]
+    /// are `#[inline]`: the engine calls them once per event, from another crate.)
+    #[inline]
     pub fn next_event(&mut self) -> Option<Time> {
         match &mut self.0 {
             Model::Cores(k) => k.next_event(),
@@ -132,6 +135,7 @@ impl Kernel {
 
     /// Processes the next internal event, appending what happened to `out`;
     /// returns its time.
+    #[inline]
     pub fn step(&mut self, out: &mut Vec<Notice>) -> Option<Time> {
         match &mut self.0 {
             Model::Cores(k) => k.step(out),

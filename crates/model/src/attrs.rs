@@ -7,6 +7,9 @@ use crate::{MS, Nanos};
 pub const MAX_CPUS: usize = 256;
 
 /// A set of CPUs, like the kernel's `cpu_set_t` but fixed at [`MAX_CPUS`].
+///
+/// The small queries are `#[inline]`: the kernel model calls them on every
+/// event, from another crate, where a call would cost more than the query.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CpuSet([u64; MAX_CPUS / 64]);
 
@@ -42,11 +45,13 @@ impl CpuSet {
     ///
     /// # Panics
     /// If `c >= MAX_CPUS`.
+    #[inline]
     pub fn insert(&mut self, c: usize) {
         self.0[c / 64] |= 1 << (c % 64);
     }
 
     /// Whether CPU `c` is in the set.
+    #[inline]
     pub fn contains(&self, c: usize) -> bool {
         c < MAX_CPUS && self.0[c / 64] & (1 << (c % 64)) != 0
     }
@@ -57,6 +62,7 @@ impl CpuSet {
     }
 
     /// Whether the set is empty.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.0.iter().all(|&w| w == 0)
     }
@@ -76,11 +82,13 @@ impl CpuSet {
     }
 
     /// The lowest CPU in the set.
+    #[inline]
     pub fn lowest(&self) -> Option<usize> {
         self.iter().next()
     }
 
     /// Removes CPU `c`.
+    #[inline]
     pub fn remove(&mut self, c: usize) {
         if c < MAX_CPUS {
             self.0[c / 64] &= !(1 << (c % 64));
@@ -88,6 +96,7 @@ impl CpuSet {
     }
 
     /// The intersection of two sets.
+    #[inline]
     pub fn and(&self, other: &CpuSet) -> CpuSet {
         let mut s = *self;
         for (a, b) in s.0.iter_mut().zip(other.0) {
@@ -162,6 +171,7 @@ impl Attrs {
     }
 
     /// The custom slice as the kernel would store it (clamped), if any.
+    #[inline]
     pub fn clamped_slice(&self) -> Option<Nanos> {
         self.slice
             .map(|s| s.clamp(Self::SLICE_MIN, Self::SLICE_MAX))
@@ -176,7 +186,9 @@ const PRIO_TO_WEIGHT: [u32; 40] = [
     70, 56, 45, 36, 29, 23, 18, 15,
 ];
 
-/// The kernel's load weight for a nice value (clamped to −20..=19).
+/// The kernel's load weight for a nice value (clamped to −20..=19). Inline:
+/// the kernel model looks it up on every spawn.
+#[inline]
 pub fn nice_to_weight(nice: i8) -> u32 {
     PRIO_TO_WEIGHT[(nice.clamp(-20, 19) + 20) as usize]
 }

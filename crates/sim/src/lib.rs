@@ -145,17 +145,20 @@ where
                 kernel.set_attrs(now, task, attrs, &mut notices);
             }
         }
-        deliver(
-            now,
-            &mut kernel,
-            policy,
-            &mut notices,
-            &mut flight,
-            &mut Counted {
-                sink: &mut sink,
-                stats: &mut stats,
-            },
-        );
+        // Most kernel events (a tick, a preemption) notify nothing: skip the call.
+        if !notices.is_empty() {
+            deliver(
+                now,
+                &mut kernel,
+                policy,
+                &mut notices,
+                &mut flight,
+                &mut Counted {
+                    sink: &mut sink,
+                    stats: &mut stats,
+                },
+            );
+        }
         if cfg!(debug_assertions) {
             kernel.check_invariants();
         }
