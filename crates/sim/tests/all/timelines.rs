@@ -98,6 +98,51 @@ fn eevdf_alternates_equal_tasks_at_each_tick() {
 }
 
 #[test]
+fn eevdf_running_task_keeps_its_core_when_only_it_is_eligible() {
+    // One core, 10 µs per switch. B (0 ms): 7.9 ms CPU, 0.6 ms I/O, 1 ms CPU.
+    // A (4.1 ms): 5 ms CPU. Vruntimes in ms (nice 0: virtual = real).
+    // - B runs 0–7.91 (switch until 0.01). A joins at 4.1 at V = 4.1 and
+    //   waits: B is eligible with the earlier deadline. B's tick would come at
+    //   8, but B blocks at 7.91 at v 7.91, ahead of A (4.1): lag −1.905.
+    // - A runs from 7.91 (work from 7.92); at 8.51 B wakes at V = v_A = 4.7
+    //   with its lag scaled by (W + w)/W = 2: v_B = 8.51, ineligible, so it
+    //   waits and A's tick is armed: A's deadline (4.45) has passed, so 12.
+    // - At 12: A's request expired (v_A 8.19, new deadline 8.89), but A is
+    //   eligible (8.19 ≤ V = 8.35) and B is not (8.51): `pick_eevdf` returns A,
+    //   which keeps the core without a switch, and finishes its 5 ms at 12.92.
+    //   B then runs 12.92–13.93.
+    // Were A switched out at 12 (the bug this pins), the pick among the
+    // waiting would fall back to the earliest deadline, A's own (8.89 < 9.21):
+    // an involuntary switch out and back, 10 µs more, A ending at 12.93.
+    let b = inv(
+        0,
+        0,
+        0,
+        &[Phase::Cpu(7_900 * US), Phase::Io(600 * US), Phase::Cpu(MS)],
+    );
+    let a = inv(1, 1, 4_100 * US, &[Phase::Cpu(5 * MS)]);
+    let mut cfg = ideal(1, Discipline::Linux);
+    cfg.context_switch = 10 * US;
+    let out = simulate(&cfg, &mut all(Class::Normal), vec![b, a]);
+    // By id: B, A.
+    assert_eq!(
+        out.iter().map(|o| o.finish).collect::<Vec<_>>(),
+        [13_930 * US, 12_920 * US]
+    );
+    assert_eq!(
+        out.iter()
+            .map(|o| (o.involuntary_switches, o.voluntary_switches))
+            .collect::<Vec<_>>(),
+        [(0, 2), (0, 1)]
+    );
+    // Switch costs: B two (one per turn), A one.
+    assert_eq!(
+        out.iter().map(|o| o.cpu).collect::<Vec<_>>(),
+        [8_920 * US, 5_010 * US]
+    );
+}
+
+#[test]
 fn cfs_alternates_equal_tasks_by_sched_slice() {
     // Legacy CFS, 1 core: sched_slice = 6 ms latency / 2 = 3 ms, checked at
     // 4 ms ticks, so turns of one tick; both finish within one turn of 200 ms.
