@@ -19,6 +19,7 @@
 //!   similar guard (it resized only once the FIFO queue held 100 tasks).
 
 use crate::baseline::BASELINE_RT_PRIO;
+use crate::param::BadParam;
 use faasched_model::{
     Attrs, Class, CpuSet, Load, MS, Nanos, Outcome, SEC, Steer, TaskId, TaskInfo, Time,
 };
@@ -62,25 +63,33 @@ impl Default for HybridParams {
 
 impl HybridParams {
     /// Checks every parameter's range.
-    pub fn validate(&self) -> Result<(), crate::alps::BadParam> {
-        let bad = |name, value: f64, expected| crate::alps::BadParam {
-            name,
-            value: value.to_string(),
-            expected,
-        };
-        if !(self.time_limit_ms.is_finite() && self.time_limit_ms > 0.0) {
-            return Err(bad("time_limit_ms", self.time_limit_ms, "a positive ms"));
-        }
-        if !(self.percentile > 0.0 && self.percentile <= 100.0) {
-            return Err(bad("percentile", self.percentile, "in (0, 100]"));
-        }
-        if !(0.0..=1.0).contains(&self.threshold) {
-            return Err(bad("threshold", self.threshold, "in 0..=1"));
-        }
-        if !(self.fifo_share > 0.0 && self.fifo_share < 1.0) {
-            return Err(bad("fifo_share", self.fifo_share, "in (0, 1)"));
-        }
-        Ok(())
+    pub fn validate(&self) -> Result<(), BadParam> {
+        let check =
+            |ok, name, value: f64, expected| BadParam::require(ok, "hybrid", name, value, expected);
+        check(
+            self.time_limit_ms.is_finite() && self.time_limit_ms > 0.0,
+            "time_limit_ms",
+            self.time_limit_ms,
+            "a positive ms",
+        )?;
+        check(
+            self.percentile > 0.0 && self.percentile <= 100.0,
+            "percentile",
+            self.percentile,
+            "in (0, 100]",
+        )?;
+        check(
+            (0.0..=1.0).contains(&self.threshold),
+            "threshold",
+            self.threshold,
+            "in 0..=1",
+        )?;
+        check(
+            self.fifo_share > 0.0 && self.fifo_share < 1.0,
+            "fifo_share",
+            self.fifo_share,
+            "in (0, 1)",
+        )
     }
 }
 
@@ -236,41 +245,12 @@ impl Steer for Hybrid {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use faasched_model::{Function, FunctionId, Group};
-
-    fn info(task: u64) -> TaskInfo {
-        TaskInfo {
-            task: TaskId(task),
-            function: FunctionId(0),
-            arrival: 0,
-            memory_mb: 128,
-            deadline: None,
-        }
-    }
-
-    fn done(cpu: Nanos) -> Outcome {
-        Outcome {
-            id: 0,
-            function: Function {
-                id: FunctionId(0),
-                name: "f".into(),
-            },
-            group: Group::of(cpu),
-            arrival: 0,
-            first_run: 0,
-            finish: cpu,
-            cpu,
-            io: 0,
-            voluntary_switches: 1,
-            involuntary_switches: 0,
-            memory_mb: 128,
-        }
-    }
+    use crate::testkit::{info, outcome};
 
     #[test]
     fn starts_fifo_on_half_the_cores_and_moves_to_the_fair_half_at_the_limit() {
         let mut h = Hybrid::new("hybrid", HybridParams::default());
-        let a = h.on_arrival(0, &info(1), CpuSet::first(4));
+        let a = h.on_arrival(0, &info(1, 0, 0), CpuSet::first(4));
         assert_eq!(a.class, Class::Fifo(BASELINE_RT_PRIO));
         assert_eq!(a.cpus, CpuSet::range(0, 2));
         assert_eq!(h.cpu_watch(TaskId(1)), Some(1633 * MS));
@@ -282,13 +262,13 @@ mod tests {
     #[test]
     fn adaptive_limit_is_the_percentile_of_the_last_hundred() {
         let mut h = Hybrid::new("hybrid", HybridParams::default());
-        h.on_arrival(0, &info(0), CpuSet::first(4));
+        h.on_arrival(0, &info(0, 0, 0), CpuSet::first(4));
         for ms in 1..=100 {
-            h.on_exit(0, TaskId(0), &done(ms * MS));
+            h.on_exit(0, TaskId(0), &outcome(0, 0, ms * MS));
         }
         assert_eq!(h.limit(), 95 * MS);
         for _ in 0..100 {
-            h.on_exit(0, TaskId(0), &done(7 * MS));
+            h.on_exit(0, TaskId(0), &outcome(0, 0, 7 * MS));
         }
         assert_eq!(h.limit(), 7 * MS);
         let mut fixed = Hybrid::new(
@@ -299,7 +279,7 @@ mod tests {
             },
         );
         for _ in 0..200 {
-            fixed.on_exit(0, TaskId(0), &done(MS));
+            fixed.on_exit(0, TaskId(0), &outcome(0, 0, MS));
         }
         assert_eq!(fixed.limit(), 1633 * MS);
     }
@@ -307,8 +287,8 @@ mod tests {
     #[test]
     fn rightsizing_moves_one_core_toward_the_busier_group() {
         let mut h = Hybrid::new("hybrid", HybridParams::default());
-        h.on_arrival(0, &info(1), CpuSet::first(4));
-        h.on_arrival(0, &info(2), CpuSet::first(4));
+        h.on_arrival(0, &info(1, 0, 0), CpuSet::first(4));
+        h.on_arrival(0, &info(2, 0, 0), CpuSet::first(4));
         h.on_cpu_used(0, TaskId(2), 0);
         let load = |per_core: Vec<f64>| Load {
             utilisation: per_core.iter().sum::<f64>() / 4.0,

@@ -10,7 +10,11 @@ pub mod alps;
 mod baseline;
 mod catalog;
 pub mod hybrid;
+mod param;
 pub mod sfs;
+#[cfg(test)]
+mod testkit;
 
 pub use baseline::{BASELINE_RT_PRIO, Uniform};
 pub use catalog::{POLICIES, Setup, Tuning, UnknownPolicy, setup};
+pub use param::BadParam;

@@ -19,7 +19,9 @@
 //! model's ideal balance).
 
 use crate::baseline::BASELINE_RT_PRIO;
-use faasched_model::{Attrs, Class, CpuSet, IdMap, MS, Nanos, Steer, TaskId, TaskInfo, Time};
+use faasched_model::{
+    Attrs, Class, CpuSet, IdMap, MS, Nanos, Outcome, Steer, TaskId, TaskInfo, Time,
+};
 use std::collections::VecDeque;
 
 /// Credit before 200 arrivals are seen.
@@ -109,7 +111,7 @@ impl Steer for Sfs {
         self.demote(task)
     }
 
-    fn on_exit(&mut self, _now: Time, task: TaskId, _outcome: &faasched_model::Outcome) {
+    fn on_exit(&mut self, _now: Time, task: TaskId, _outcome: &Outcome) {
         self.fifo.remove(&task);
     }
 }
@@ -117,17 +119,7 @@ impl Steer for Sfs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use faasched_model::FunctionId;
-
-    fn info(task: u64) -> TaskInfo {
-        TaskInfo {
-            task: TaskId(task),
-            function: FunctionId(0),
-            arrival: 0,
-            memory_mb: 128,
-            deadline: None,
-        }
-    }
+    use crate::testkit::info;
 
     #[test]
     fn credit_tracks_the_mean_gap_times_cores_with_a_floor() {
@@ -136,14 +128,14 @@ mod tests {
         let mut at = 0;
         for i in 0..=WINDOW as u64 {
             assert_eq!(sfs.credit(), INITIAL_CREDIT);
-            let a = sfs.on_arrival(at, &info(i), cpus);
+            let a = sfs.on_arrival(at, &info(i, 0, 0), cpus);
             assert_eq!(a.class, Class::Fifo(BASELINE_RT_PRIO));
             at += 5 * MS;
         }
         // 200 gaps of 5 ms on 4 cores.
         assert_eq!(sfs.credit(), 20 * MS);
         for i in 0..WINDOW as u64 {
-            sfs.on_arrival(at, &info(1000 + i), cpus);
+            sfs.on_arrival(at, &info(1000 + i, 0, 0), cpus);
             at += MS;
         }
         // 1 ms gaps × 4 = 4 ms, floored at 6.
@@ -154,14 +146,14 @@ mod tests {
     fn demotes_at_the_credit_or_after_waiting_three_credits() {
         let cpus = CpuSet::first(1);
         let mut sfs = Sfs::default();
-        sfs.on_arrival(0, &info(0), cpus);
+        sfs.on_arrival(0, &info(0, 0, 0), cpus);
         assert_eq!(sfs.cpu_watch(TaskId(0)), Some(INITIAL_CREDIT));
         assert_eq!(sfs.on_start(3 * INITIAL_CREDIT, TaskId(0)), None);
         let demoted = sfs.on_cpu_used(90 * MS, TaskId(0), INITIAL_CREDIT);
         assert_eq!(demoted, Some(Attrs::normal(cpus)));
         assert_eq!(sfs.cpu_watch(TaskId(0)), None);
 
-        sfs.on_arrival(0, &info(1), cpus);
+        sfs.on_arrival(0, &info(1, 0, 0), cpus);
         let late = sfs.on_start(3 * INITIAL_CREDIT + 1, TaskId(1));
         assert_eq!(late, Some(Attrs::normal(cpus)));
         assert_eq!(sfs.cpu_watch(TaskId(1)), None);

@@ -6,5 +6,5 @@ mod params;
 mod steer;
 
 pub use learner::{Learned, Record, learn};
-pub use params::{BadParam, Params, Trainer};
+pub use params::{Params, Trainer};
 pub use steer::{Alps, Enforcement, NICE_FIRST, NICE_LAST};

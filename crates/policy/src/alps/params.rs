@@ -1,6 +1,7 @@
 //! The ALPS learner's parameters (alps-atc24 §5.2, §7.1), as a TOML table or
 //! command-line flags set them.
 
+use crate::param::BadParam;
 use faasched_model::{Nanos, SEC};
 use serde::Deserialize;
 use std::fmt;
@@ -95,39 +96,19 @@ fn ms<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Nanos, D::Error> {
     Ok((ms * 1e6).round() as Nanos)
 }
 
-/// A parameter out of its range.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("ALPS parameter `{name}` is {value}, but must be {expected}")]
-pub struct BadParam {
-    /// The parameter, as TOML names it.
-    pub name: &'static str,
-    /// Its value.
-    pub value: String,
-    /// What it must be.
-    pub expected: &'static str,
-}
-
 impl Params {
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<(), BadParam> {
-        let check = |ok: bool, name, value: String, expected| {
-            if ok {
-                Ok(())
-            } else {
-                Err(BadParam {
-                    name,
-                    value,
-                    expected,
-                })
-            }
+        let check = |ok, name, value: String, expected| {
+            BadParam::require(ok, "alps", name, value, expected)
         };
+        let finite_nonneg = |x: f64| x.is_finite() && x >= 0.0;
         check(
             self.window >= 1_000_000 && self.window <= 3600 * SEC,
             "window_ms",
             format!("{} ms", self.window as f64 / 1e6),
             "between 1 ms and 1 h",
         )?;
-        let finite_nonneg = |x: f64| x.is_finite() && x >= 0.0;
         check(
             self.ewma_weight > 0.0 && self.ewma_weight <= 1.0,
             "ewma_weight",

@@ -81,13 +81,19 @@ impl Alps {
         self.table.get(&function).map(|e| e.learned)
     }
 
-    /// The attributes for a task of `function` on `cpus`.
-    fn attrs(&self, function: FunctionId, cpus: CpuSet) -> Attrs {
+    /// The attributes for a task of `function` on `cpus`, from the lessons in
+    /// `table` (a free function, so callers may hold other fields mutably).
+    fn attrs(
+        table: &IdMap<FunctionId, Entry>,
+        enforcement: Enforcement,
+        function: FunctionId,
+        cpus: CpuSet,
+    ) -> Attrs {
         let base = Attrs::normal(cpus);
-        let Some(e) = self.table.get(&function) else {
+        let Some(e) = table.get(&function) else {
             return base; // unlearned: the kernel's defaults
         };
-        match self.enforcement {
+        match enforcement {
             Enforcement::Kernel => Attrs {
                 rank: Some(e.learned.rank),
                 slice: (e.learned.slice > 0).then_some(e.learned.slice),
@@ -144,7 +150,7 @@ impl Steer for Alps {
     }
 
     fn on_arrival(&mut self, _now: Time, task: &TaskInfo, cpus: CpuSet) -> Attrs {
-        let attrs = self.attrs(task.function, cpus);
+        let attrs = Self::attrs(&self.table, self.enforcement, task.function, cpus);
         self.live.insert(
             task.task,
             Live {
@@ -173,17 +179,11 @@ impl Steer for Alps {
     fn on_period(&mut self, _now: Time, load: Load) -> Vec<(TaskId, Attrs)> {
         self.relearn(load.cores, load.utilisation);
         let mut changed = Vec::new();
-        let live = std::mem::take(&mut self.live);
-        for (&task, l) in &live {
-            let attrs = self.attrs(l.function, l.attrs.cpus);
+        for (&task, l) in &mut self.live {
+            let attrs = Self::attrs(&self.table, self.enforcement, l.function, l.attrs.cpus);
             if attrs != l.attrs {
+                l.attrs = attrs;
                 changed.push((task, attrs));
-            }
-        }
-        self.live = live;
-        for (task, attrs) in &changed {
-            if let Some(l) = self.live.get_mut(task) {
-                l.attrs = *attrs;
             }
         }
         changed
@@ -193,36 +193,8 @@ impl Steer for Alps {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use faasched_model::{Function, Group, MS, SEC};
-
-    fn info(task: u64, f: u32, at: Time) -> TaskInfo {
-        TaskInfo {
-            task: TaskId(task),
-            function: FunctionId(f),
-            arrival: at,
-            memory_mb: 128,
-            deadline: None,
-        }
-    }
-
-    fn outcome(id: u64, f: u32, arrival: Time, cpu: Nanos) -> Outcome {
-        Outcome {
-            id,
-            function: Function {
-                id: FunctionId(f),
-                name: "f".into(),
-            },
-            group: Group::of(cpu),
-            arrival,
-            first_run: arrival,
-            finish: arrival + cpu,
-            cpu,
-            io: 0,
-            voluntary_switches: 1,
-            involuntary_switches: 0,
-            memory_mb: 128,
-        }
-    }
+    use crate::testkit::{info, outcome};
+    use faasched_model::{MS, SEC};
 
     #[test]
     fn stock_mapping_spreads_ranks_over_nice_and_keeps_slices() {
@@ -254,8 +226,8 @@ mod tests {
             alps.on_arrival(0, &info(0, 0, 0), cpus),
             Attrs::normal(cpus)
         );
-        alps.on_exit(10 * MS, TaskId(0), &outcome(0, 0, 0, 10 * MS));
-        alps.on_exit(200 * MS, TaskId(1), &outcome(1, 1, 0, 200 * MS));
+        alps.on_exit(10 * MS, TaskId(0), &outcome(0, 0, 10 * MS));
+        alps.on_exit(200 * MS, TaskId(1), &outcome(1, 0, 200 * MS));
         let live = alps.on_arrival(300 * MS, &info(2, 1, 300 * MS), cpus);
         assert_eq!(live, Attrs::normal(cpus));
         let load = Load {
