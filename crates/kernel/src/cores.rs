@@ -188,17 +188,15 @@ impl Cores {
     ) {
         let rq = self.rq_for(attrs.cpus);
         self.seq += 1;
-        let demand = phases
-            .iter()
-            .map(|p| if let Phase::Cpu(d) = p { *d } else { 0 })
-            .sum();
+        let demand = Phase::cpu_total(&phases);
         let task = Task {
             id,
             phases,
             phase: 0,
             left: 0,
-            weight: Task::weight_of(&attrs),
-            slice: attrs.clamped_slice().unwrap_or(self.cfg.base_slice),
+            // Derived from the attributes by `apply_attrs` below.
+            weight: 0,
+            slice: 0,
             rank: 0,
             hold: 0,
             attrs,
@@ -219,7 +217,7 @@ impl Cores {
             started: false,
         };
         let slot = self.tasks.insert(task);
-        self.apply_alps(slot);
+        self.apply_attrs(slot, attrs, rq);
         self.by_id.insert(id, slot);
         self.live += 1;
         self.begin_phase(slot, now, Join::New, out);
@@ -252,15 +250,23 @@ impl Cores {
         }
     }
 
-    /// Reads the ALPS paper's rank and slice from the task's attributes, under
-    /// the discipline that has them. A task without a rank gets 0, the first:
-    /// the paper's kernel reads 0 for a function missing from its map.
-    fn apply_alps(&mut self, slot: u32) {
-        if self.cfg.discipline == Discipline::AlpsKernel {
-            let t = &mut self.tasks[slot as usize];
-            t.rank = t.attrs.rank.unwrap_or(0);
-            t.hold = t.attrs.slice.unwrap_or(0);
-        }
+    /// Gives the task (off every core and queue) `attrs`, its queue `rq`, and
+    /// what the kernel derives from them: load weight and EEVDF request; under
+    /// the ALPS paper's kernel, rank and hold. A task without a rank gets 0,
+    /// the first: the paper's kernel reads 0 for a function missing from its
+    /// map.
+    fn apply_attrs(&mut self, slot: u32, attrs: Attrs, rq: u32) {
+        let alps = self.cfg.discipline == Discipline::AlpsKernel;
+        let t = &mut self.tasks[slot as usize];
+        t.weight = Task::weight_of(&attrs);
+        t.slice = attrs.clamped_slice().unwrap_or(self.cfg.base_slice);
+        (t.rank, t.hold) = if alps {
+            (attrs.rank.unwrap_or(0), attrs.slice.unwrap_or(0))
+        } else {
+            (0, 0)
+        };
+        t.attrs = attrs;
+        t.rq = rq;
     }
 
     fn exit(&mut self, slot: u32, out: &mut Vec<Notice>) {
@@ -809,12 +815,7 @@ impl Cores {
             }
         }
         let rq = self.rq_for(attrs.cpus);
-        let t = &mut self.tasks[slot as usize];
-        t.weight = Task::weight_of(&attrs);
-        t.slice = attrs.clamped_slice().unwrap_or(self.cfg.base_slice);
-        t.attrs = attrs;
-        t.rq = rq;
-        self.apply_alps(slot);
+        self.apply_attrs(slot, attrs, rq);
         match state {
             State::Blocked(_) => {}
             State::Queued => {
