@@ -51,9 +51,7 @@ struct Learned {
 
 impl Learn {
     fn execute(self) -> Result<()> {
-        if cfg!(debug_assertions) {
-            bail!("bench needs a release build: cargo run --release -- bench learn");
-        }
+        release_only("learn")?;
         let params = faasched_policy::alps::Params::default();
         let mut results = Vec::new();
         for records in [100, 500, 1_000, 5_000] {
@@ -77,19 +75,13 @@ impl Learn {
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
-            let mut walls = Vec::new();
-            let mut functions = 0;
-            for _ in 0..self.runs {
-                let t = Instant::now();
-                let lesson = faasched_policy::alps::learn(&window, 56, 0.9, &params);
-                walls.push(t.elapsed().as_secs_f64());
-                functions = lesson.len();
-            }
-            walls.sort_by(f64::total_cmp);
+            let (median_s, lesson) = median_wall(self.runs, || {
+                Ok(faasched_policy::alps::learn(&window, 56, 0.9, &params))
+            })?;
             let m = Learned {
                 records,
-                median_s: walls[walls.len() / 2],
-                functions,
+                median_s,
+                functions: lesson.len(),
                 runs: self.runs,
             };
             if !self.json {
@@ -138,9 +130,7 @@ struct Measured {
 
 impl Sim {
     fn execute(self) -> Result<()> {
-        if cfg!(debug_assertions) {
-            bail!("bench needs a release build: cargo run --release -- bench sim");
-        }
+        release_only("sim")?;
         let scenarios: [(&str, &str, u16, u64); 4] = [
             ("a-alps-window", "srpt", 1, 5_000),
             ("b-million", "cfs", 56, self.invocations),
@@ -161,30 +151,24 @@ impl Sim {
                 invocations: Some(n),
                 seed: 1,
             })?;
-            let mut walls = Vec::new();
-            let mut events = 0;
-            for _ in 0..self.runs {
-                let t = Instant::now();
+            let (wall_s, stats) = median_wall(self.runs, || {
                 let setup = faasched_policy::setup(policy, &Default::default())?;
                 let stats = run_engine(setup, &source, &kernel, cores as usize, 1, |_| {})?;
-                walls.push(t.elapsed().as_secs_f64());
                 if stats.invocations != n {
                     bail!(
                         "{scenario}: {} of {n} invocations finished",
                         stats.invocations
                     );
                 }
-                events = stats.events;
-            }
-            walls.sort_by(f64::total_cmp);
-            let wall_s = walls[walls.len() / 2];
+                Ok(stats)
+            })?;
             let m = Measured {
                 scenario,
                 policy,
                 invocations: n,
                 wall_s,
                 invocations_per_s: n as f64 / wall_s,
-                kernel_events: events,
+                kernel_events: stats.events,
                 runs: self.runs,
                 peak_rss_mib: peak_rss_mib(),
             };
@@ -207,6 +191,33 @@ impl Sim {
         }
         Ok(())
     }
+}
+
+/// Refuses to time a debug build, whose numbers would mislead.
+fn release_only(bench: &str) -> Result<()> {
+    if cfg!(debug_assertions) {
+        bail!("bench needs a release build: cargo run --release -- bench {bench}");
+    }
+    Ok(())
+}
+
+/// Runs `f` `runs` times (at least once); the median wall time of one run,
+/// and the last run's result.
+fn median_wall<T>(runs: u32, mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
+    let mut timed = || -> Result<(f64, T)> {
+        let t = Instant::now();
+        let r = f()?;
+        Ok((t.elapsed().as_secs_f64(), r))
+    };
+    let (wall, mut last) = timed()?;
+    let mut walls = vec![wall];
+    for _ in 1..runs {
+        let (wall, r) = timed()?;
+        walls.push(wall);
+        last = r;
+    }
+    walls.sort_by(f64::total_cmp);
+    Ok((walls[walls.len() / 2], last))
 }
 
 /// VmHWM of this process from /proc/self/status, in MiB (Linux only).

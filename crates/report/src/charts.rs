@@ -113,6 +113,15 @@ fn short_name(p: &PolicySummary) -> String {
     )
 }
 
+/// The heading of a scope's panel, from the summary's first policy (every
+/// policy ran the same invocations); the scope's name if there is none.
+fn panel_title(summary: &Summary, scope: Scope) -> String {
+    summary
+        .policies
+        .first()
+        .map_or_else(|| scope.to_string(), |p| scope_title(p.scope(scope)))
+}
+
 /// The heading of a scope's panel: `all` or `G1 · CPU ≤ 50 ms`, and the count.
 fn scope_title(s: &ScopeSummary) -> String {
     let what = match s.scope {
@@ -194,8 +203,7 @@ pub(crate) fn cdf(out: &mut String, summary: &Summary, scope: Scope, palette: &P
         y: Scale::Linear { lo: 0.0, hi: 1.0 },
     };
     open_figure(out, "cdf", Some(scope));
-    let first = &summary.policies.first().map(|p| p.scope(scope));
-    let title = first.map_or_else(|| scope.to_string(), scope_title);
+    let title = panel_title(summary, scope);
     frame.open(out, &title);
     let empty = scopes().next().is_none();
     let y_ticks: Vec<Tick> = [0.0, 0.25, 0.5, 0.75, 1.0]
@@ -268,10 +276,7 @@ pub(crate) fn percentiles(out: &mut String, summary: &Summary, scope: Scope, pal
         y: Scale::log(lo, hi, LOG_FLOOR_MS),
     };
     open_figure(out, "percentiles", Some(scope));
-    let title = summary
-        .policies
-        .first()
-        .map_or_else(|| scope.to_string(), |p| scope_title(p.scope(scope)));
+    let title = panel_title(summary, scope);
     frame.open(out, &title);
     let x_ticks: Vec<Tick> = PERCENTILES
         .iter()
