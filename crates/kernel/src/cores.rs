@@ -43,6 +43,16 @@ impl Lower {
             Lower::Fifo(q) => q.waiting(),
         }
     }
+
+    /// Removes and returns the waiting task this class runs next.
+    fn pop(&mut self, now: Time) -> Option<u32> {
+        match self {
+            Lower::Eevdf(q) => q.pop(now),
+            Lower::Cfs(q) => q.pop(),
+            Lower::Srpt(q) => q.pop(),
+            Lower::Fifo(q) => q.pop(),
+        }
+    }
 }
 
 /// One run queue: the tasks whose affinity is exactly `mask`.
@@ -555,6 +565,17 @@ impl Cores {
     /// Removes and returns the task core `c` should run next: RT first (fair
     /// first during a fair-server turn); among queues, the fullest per core.
     fn pick(&mut self, c: u32, now: Time) -> Option<u32> {
+        // Mostly one queue and no RT task waits in it: nothing to choose
+        // between (and, with no RT task, a fair-server turn changes nothing).
+        if let [r] = &mut self.rqs[..]
+            && r.rt.len == 0
+        {
+            return if r.mask.contains(c as usize) {
+                r.lower.pop(now)
+            } else {
+                None
+            };
+        }
         // One pass over the queues core `c` serves: the one with the highest RT
         // priority and the one with the most lower-class waiters per core, the
         // earlier queue on ties. The per-core count (a division) is computed
@@ -584,15 +605,7 @@ impl Cores {
             }
         }
         let pop_rt = |me: &mut Self| rt.and_then(|(_, Reverse(i))| me.rqs[i].rt.pop());
-        let pop_lower = |me: &mut Self| {
-            let (i, _) = lower?;
-            match &mut me.rqs[i].lower {
-                Lower::Eevdf(q) => q.pop(now),
-                Lower::Cfs(q) => q.pop(),
-                Lower::Srpt(q) => q.pop(),
-                Lower::Fifo(q) => q.pop(),
-            }
-        };
+        let pop_lower = |me: &mut Self| me.rqs[lower?.0].lower.pop(now);
         if self.cores[c as usize].server_until.is_some() {
             pop_lower(self).or_else(|| pop_rt(self))
         } else {
