@@ -662,7 +662,12 @@ impl Cores {
     }
 
     pub fn step(&mut self, out: &mut Vec<Notice>) -> Option<Time> {
-        let (now, ev) = self.events.fire()?;
+        self.step_until(Time::MAX, out)
+    }
+
+    /// [`Cores::step`], if the next event is due by `bound`.
+    pub fn step_until(&mut self, bound: Time, out: &mut Vec<Notice>) -> Option<Time> {
+        let (now, ev) = self.events.fire_until(bound)?;
         match ev {
             Ev::Core(core) => self.on_core(core, now, out),
             Ev::IoDone(slot) => self.on_io_done(slot, now, out),
