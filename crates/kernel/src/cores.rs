@@ -43,6 +43,16 @@ impl Lower {
             Lower::Fifo(q) => q.waiting(),
         }
     }
+
+    /// Removes and returns the waiting task this class runs next.
+    fn pop(&mut self, now: Time) -> Option<u32> {
+        match self {
+            Lower::Eevdf(q) => q.pop(now),
+            Lower::Cfs(q) => q.pop(),
+            Lower::Srpt(q) => q.pop(),
+            Lower::Fifo(q) => q.pop(),
+        }
+    }
 }
 
 /// One run queue: the tasks whose affinity is exactly `mask`.
@@ -597,6 +607,17 @@ impl Cores {
     /// Removes and returns the task core `c` should run next: RT first (fair
     /// first during a fair-server turn); among queues, the fullest per core.
     fn pick(&mut self, c: u32, now: Time) -> Option<u32> {
+        // Mostly one queue and no RT task waits in it: nothing to choose
+        // between (and, with no RT task, a fair-server turn changes nothing).
+        if let [r] = &mut self.rqs[..]
+            && r.rt.len == 0
+        {
+            return if r.mask.contains(c as usize) {
+                r.lower.pop(now)
+            } else {
+                None
+            };
+        }
         // One pass over the queues core `c` serves: the one with the highest RT
         // priority and the one with the most lower-class waiters per core, the
         // earlier queue on ties. The per-core count (a division) is computed
@@ -626,15 +647,7 @@ impl Cores {
             }
         }
         let pop_rt = |me: &mut Self| rt.and_then(|(_, Reverse(i))| me.rqs[i].rt.pop());
-        let pop_lower = |me: &mut Self| {
-            let (i, _) = lower?;
-            match &mut me.rqs[i].lower {
-                Lower::Eevdf(q) => q.pop(now),
-                Lower::Cfs(q) => q.pop(),
-                Lower::Srpt(q) => q.pop(),
-                Lower::Fifo(q) => q.pop(),
-            }
-        };
+        let pop_lower = |me: &mut Self| me.rqs[lower?.0].lower.pop(now);
         if self.cores[c as usize].server_until.is_some() {
             pop_lower(self).or_else(|| pop_rt(self))
         } else {
@@ -691,7 +704,12 @@ impl Cores {
     }
 
     pub fn step(&mut self, out: &mut Vec<Notice>) -> Option<Time> {
-        let (now, ev) = self.events.fire()?;
+        self.step_until(Time::MAX, out)
+    }
+
+    /// [`Cores::step`], if the next event is due by `bound`.
+    pub fn step_until(&mut self, bound: Time, out: &mut Vec<Notice>) -> Option<Time> {
+        let (now, ev) = self.events.fire_until(bound)?;
         match ev {
             Ev::Core(core) => self.on_core(core, now, out),
             Ev::IoDone(slot) => self.on_io_done(slot, now, out),

@@ -139,10 +139,11 @@ impl Events {
         }
     }
 
-    /// Returns the earliest event and removes it, unless it is a core timer:
-    /// the caller must then re-arm or disarm that core before the next call.
-    pub fn fire(&mut self) -> Option<(Time, Ev)> {
-        let first = self.peek()?;
+    /// Returns the earliest event if it is due by `bound`, and removes it
+    /// unless it is a core timer: the caller must then re-arm or disarm that
+    /// core before the next call.
+    pub fn fire_until(&mut self, bound: Time) -> Option<(Time, Ev)> {
+        let first = self.peek().filter(|&(at, _)| at <= bound)?;
         match first.1 {
             Ev::Core(_) => self.fired = self.timers[1],
             Ev::IoDone(_) | Ev::FairServer(_) => {
@@ -188,7 +189,7 @@ mod tests {
                     _ => {
                         let first = naive.iter().copied().enumerate().min_by_key(|e| (e.1.0, e.1.1));
                         prop_assert_eq!(q.peek(), first.map(|e| (e.1.0, e.1.2)));
-                        prop_assert_eq!(q.fire(), first.map(|e| (e.1.0, e.1.2)));
+                        prop_assert_eq!(q.fire_until(Time::MAX), first.map(|e| (e.1.0, e.1.2)));
                         if let Some((i, e)) = first {
                             naive.remove(i);
                             if let Ev::Core(core) = e.2 {

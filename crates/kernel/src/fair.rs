@@ -195,8 +195,15 @@ impl Eevdf {
     }
 
     /// Accounts `d` of running time to `t` (before `t.acct_from` moves on).
+    ///
+    /// S(t) changes by w·dv − NICE_0·d, which is zero at nice 0 (dv = d): the
+    /// memoised pick then stays exact. That keeps it for the next core whose
+    /// tick falls on the same instant (ticks line up across cores), unless a
+    /// change of the waiting set drops it first.
     pub fn account(&mut self, t: &mut Task, d: Nanos) {
-        self.memo = None;
+        if t.weight != NICE_0 {
+            self.memo = None;
+        }
         let dv = t.vdelta(d);
         t.vruntime += dv;
         self.s_static += t.weight as i128 * dv as i128;

@@ -102,8 +102,12 @@ where
             .min(pending(arrival_at))
             .min(pending(next_period));
         if kernel_at == Some(now) {
-            kernel.step(&mut notices);
-            stats.events += 1;
+            // Every kernel event due by the next arrival and period call (ties
+            // go to the kernel) in one call, until one notifies.
+            let bound = pending(arrival_at).min(pending(next_period));
+            let (events, last) = kernel.run_until(bound, &mut notices);
+            stats.events += events;
+            now = last.unwrap_or(now);
         } else if arrival_at == Some(now) {
             let Some(inv) = next.take() else { break };
             next = stream.next().transpose().map_err(RunError::Input)?;
