@@ -2,6 +2,7 @@
 //! production-like traces with a model of the Linux scheduler, and compare them.
 
 mod bench;
+mod experiment;
 mod run;
 mod simulate;
 mod source;
@@ -30,6 +31,8 @@ enum Command {
     /// Generate synthetic workloads or import production traces as workload CSV.
     #[command(subcommand)]
     Workload(workload::Command),
+    /// Reproduce a paper's experiment: canned, seeded runs and their table.
+    Experiment(experiment::Args),
     /// Measure the simulator's speed.
     #[command(subcommand)]
     Bench(bench::Command),
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Simulate(a) => a.execute(),
         Command::Workload(c) => c.execute(),
+        Command::Experiment(a) => a.execute(),
         Command::Bench(c) => c.execute(),
     };
     match result {

@@ -279,6 +279,8 @@ fn every_command_has_help() {
         vec!["workload", "import", "azure-2021", "--help"],
         vec!["workload", "import", "huawei-2023", "--help"],
         vec!["bench", "sim", "--help"],
+        vec!["bench", "learn", "--help"],
+        vec!["experiment", "--help"],
     ] {
         let out = ok(&args);
         assert!(

@@ -48,6 +48,10 @@ pub const POLICIES: &[(&str, &str)] = &[
         "ALPS on a stock kernel: learned rank -> nice, learned slice -> EEVDF custom slice",
     ),
     (
+        "alps-io",
+        "ALPS that is not fooled by I/O: learns from invocations' real shape; I/O-bound functions unranked, nice 0, short slice",
+    ),
+    (
         "alps-kernel",
         "sim only: ALPS on the paper's patched CFS (queue by rank, hold for the learned slice)",
     ),
@@ -155,6 +159,7 @@ pub fn setup(name: &str, tuning: &Tuning) -> Result<Setup, UnknownPolicy> {
             linux(Box::new(Hybrid::new(name, params)))
         }
         "alps" => linux(Box::new(Alps::new(name, Enforcement::Stock, tuning.alps))),
+        "alps-io" => linux(Box::new(Alps::io_aware(name, tuning.alps))),
         "alps-kernel" => (
             Discipline::AlpsKernel,
             Box::new(Alps::new(name, Enforcement::Kernel, tuning.alps)) as Box<dyn Steer + Send>,

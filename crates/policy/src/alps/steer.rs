@@ -2,6 +2,7 @@
 //! retrain every window, and put each function's rank and slice on its tasks,
 //! new and running.
 
+use super::io;
 use super::learner::{Learned, Record, learn};
 use super::params::Params;
 use faasched_model::{
@@ -33,6 +34,8 @@ struct Entry {
     learned: Learned,
     /// Functions ranked in the same lesson.
     of: u32,
+    /// In `alps-io`'s I/O lane: unranked, default weight, short slice.
+    io_lane: bool,
 }
 
 /// A task in flight and the attributes it has.
@@ -48,6 +51,9 @@ pub struct Alps {
     name: &'static str,
     params: Params,
     enforcement: Enforcement,
+    /// `alps-io`: replay invocations in their shape and keep I/O-bound
+    /// functions in a lane of their own (see [`super::io`]).
+    io_aware: bool,
     /// Invocations finished since the last lesson.
     window: Vec<Record>,
     table: IdMap<FunctionId, Entry>,
@@ -64,10 +70,20 @@ impl Alps {
             name,
             params,
             enforcement,
+            io_aware: false,
             window: Vec::new(),
             table: IdMap::default(),
             live: BTreeMap::new(),
             lessons: 0,
+        }
+    }
+
+    /// `alps-io` named `name`: ALPS on a stock kernel that is not fooled by
+    /// I/O (see [`super::io`]).
+    pub fn io_aware(name: &'static str, params: Params) -> Alps {
+        Alps {
+            io_aware: true,
+            ..Alps::new(name, Enforcement::Stock, params)
         }
     }
 
@@ -93,6 +109,12 @@ impl Alps {
         let Some(e) = table.get(&function) else {
             return base; // unlearned: the kernel's defaults
         };
+        if e.io_lane {
+            return Attrs {
+                slice: (e.learned.slice > 0).then_some(e.learned.slice),
+                ..base
+            };
+        }
         match enforcement {
             Enforcement::Kernel => Attrs {
                 rank: Some(e.learned.rank),
@@ -135,10 +157,22 @@ impl Alps {
     /// Retrains from the window, as of `utilisation`.
     fn relearn(&mut self, cores: usize, utilisation: f64) {
         let lesson = learn(&self.window, cores, utilisation, &self.params);
+        let io_bound = match self.io_aware {
+            true => io::io_bound(&self.window),
+            false => Default::default(), // ALPS learns from CPU time alone
+        };
         self.window.clear();
         let of = lesson.len() as u32;
         for (f, learned) in lesson {
-            self.table.insert(f, Entry { learned, of });
+            let io_lane = io_bound.contains(&f);
+            self.table.insert(
+                f,
+                Entry {
+                    learned,
+                    of,
+                    io_lane,
+                },
+            );
         }
         self.lessons += 1;
     }
@@ -167,7 +201,11 @@ impl Steer for Alps {
             self.window.push(Record {
                 function: outcome.function.id,
                 arrival: outcome.arrival,
-                phases: vec![Phase::Cpu(outcome.cpu)],
+                phases: if self.io_aware {
+                    io::shaped(outcome)
+                } else {
+                    vec![Phase::Cpu(outcome.cpu)]
+                },
             });
         }
     }
@@ -252,5 +290,53 @@ mod tests {
         assert_eq!(alps.lessons(), 2);
         // A function no window has seen since keeps its lesson.
         assert_eq!(alps.learned(FunctionId(1)).unwrap().rank, 2);
+    }
+
+    /// alps-io: a function that waits more than it computes keeps the kernel's
+    /// weight and gets its burst as slice; the CPU-bound one is ranked as ALPS
+    /// ranks it. Plain ALPS puts the I/O-bound one first, at NICE_FIRST.
+    #[test]
+    fn io_aware_alps_keeps_io_bound_functions_out_of_the_ranks() {
+        let cpus = CpuSet::first(1);
+        let load = Load {
+            utilisation: 0.4,
+            cores: 1,
+            per_core: vec![0.4],
+        };
+        let mut io = outcome(0, 0, 2 * MS);
+        (io.io, io.voluntary_switches, io.finish) = (100 * MS, 2, 102 * MS);
+        let cpu = outcome(1, 0, 200 * MS);
+        let taught = |mut alps: Alps| {
+            alps.on_exit(102 * MS, TaskId(0), &io);
+            alps.on_exit(200 * MS, TaskId(1), &cpu);
+            alps.on_period(5 * SEC, load.clone());
+            let io_attrs = alps.on_arrival(5 * SEC, &info(2, 0, 5 * SEC), cpus);
+            let cpu_attrs = alps.on_arrival(5 * SEC, &info(3, 1, 5 * SEC), cpus);
+            (io_attrs, cpu_attrs)
+        };
+        let plain = Params {
+            unpredictability: false,
+            overload: false,
+            ..Params::default()
+        };
+        let (io_attrs, cpu_attrs) = taught(Alps::new("alps", Enforcement::Stock, plain));
+        assert_eq!((io_attrs.nice, cpu_attrs.nice), (NICE_FIRST, NICE_LAST));
+        let (io_attrs, cpu_attrs) = taught(Alps::io_aware("alps-io", plain));
+        // Replayed as 1 ms, 100 ms of I/O, 1 ms: two 1 ms turns (no
+        // fine-tuning here, so the slice is their mean).
+        assert_eq!(
+            io_attrs,
+            Attrs {
+                slice: Some(MS),
+                ..Attrs::normal(cpus)
+            }
+        );
+        // Ranked second of two, as ALPS ranks it. The replay has the other's
+        // second burst (at 101 ms) preempt it, so its 200 ms come in two
+        // 100 ms turns.
+        assert_eq!(
+            (cpu_attrs.nice, cpu_attrs.slice),
+            (NICE_LAST, Some(100 * MS))
+        );
     }
 }

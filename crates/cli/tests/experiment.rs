@@ -1,0 +1,85 @@
+//! `faasched experiment`: every experiment runs (small), writes its files, and
+//! the same seed gives the same bytes.
+
+use std::path::Path;
+use std::process::Command;
+
+fn experiment(name: &str, invocations: &str, out: &Path) -> String {
+    let result = Command::new(env!("CARGO_BIN_EXE_faasched"))
+        .args(["experiment", name, "--invocations", invocations, "--out"])
+        .arg(out)
+        .output()
+        .expect("the binary runs");
+    assert!(
+        result.status.success(),
+        "experiment {name} failed: {}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    String::from_utf8(result.stdout).unwrap()
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Every experiment, with the number of rows its table has: cases × variants
+/// (× classes for alps-io).
+const EXPERIMENTS: [(&str, usize, &[&str]); 6] = [
+    ("alps-load", 6 * 7, &["huawei-90", "azure-70"]),
+    (
+        "alps-ablation",
+        4 * 5,
+        &["huawei-90-alps-kernel", "azure-90-alps"],
+    ),
+    ("alps-sensitivity", 19, &["huawei-90"]),
+    ("alps-io", 4 * 3, &["mixed-io-90"]),
+    ("hybrid-cost", 2 * 11, &["azure-90", "azure-120"]),
+    ("srpt-noise", 6, &["huawei-90"]),
+];
+
+#[test]
+fn every_experiment_writes_its_table_report_and_summaries() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, rows, cases) in EXPERIMENTS {
+        let out = dir.path().join(name);
+        let printed = experiment(name, "300", &out);
+        let table = read(&out.join("table.txt"));
+        assert!(printed.starts_with(&table), "{name}: prints its table.txt");
+        let csv = read(&out.join("table.csv"));
+        assert_eq!(csv.lines().count(), 1 + rows, "{name}: table.csv\n{csv}");
+        assert!(read(&out.join("report.html")).contains("</html>"));
+        for case in cases {
+            let summary = read(&out.join(case).join("summary.json"));
+            assert!(summary.contains("\"rows\""), "{name}/{case}");
+        }
+    }
+}
+
+#[test]
+fn alps_io_reports_each_class_and_the_gain_alps_io_keeps() {
+    let dir = tempfile::tempdir().unwrap();
+    let printed = experiment("alps-io", "2000", dir.path());
+    for class in ["io-1", "io-2", "cpu-3", "cpu-4"] {
+        assert!(
+            printed.contains(&format!("\n{class} ")),
+            "{class}:\n{printed}"
+        );
+    }
+    assert!(printed.contains("alps-io keeps"), "{printed}");
+    let report = read(&dir.path().join("report.html"));
+    assert!(
+        report.contains("function io-1 only"),
+        "a report section per class"
+    );
+}
+
+#[test]
+fn same_seed_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    experiment("srpt-noise", "500", &a);
+    experiment("srpt-noise", "500", &b);
+    for file in ["table.csv", "report.html", "huawei-90/summary.json"] {
+        assert_eq!(read(&a.join(file)), read(&b.join(file)), "{file}");
+    }
+}
