@@ -32,7 +32,7 @@ const EXPERIMENTS: [(&str, usize, &[&str]); 6] = [
         &["huawei-90-alps-kernel", "azure-90-alps"],
     ),
     ("alps-sensitivity", 19, &["huawei-90"]),
-    ("alps-io", 4 * 3, &["mixed-io-90"]),
+    ("alps-io", 2 * 4 * 3, &["mixed-io-90", "mixed-io-90-cfs"]),
     ("hybrid-cost", 2 * 11, &["azure-90", "azure-120"]),
     ("srpt-noise", 6, &["huawei-90"]),
 ];
@@ -61,7 +61,7 @@ fn alps_io_reports_each_class_and_the_gain_alps_io_keeps() {
     let printed = experiment("alps-io", "2000", dir.path());
     for class in ["io-1", "io-2", "cpu-3", "cpu-4"] {
         assert!(
-            printed.contains(&format!("\n{class} ")),
+            printed.contains(&format!(" {class} ")),
             "{class}:\n{printed}"
         );
     }

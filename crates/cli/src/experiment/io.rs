@@ -8,6 +8,7 @@
 use super::stats::{find, label, mean, p99, preemptions};
 use super::table::{Table, change, fixed};
 use super::{Case, Ran, Settings, Variant, default_kernel};
+use crate::run::{Fair, KernelArgs};
 use faasched_report::{PolicySummary, Scope};
 
 /// The study's machine.
@@ -15,16 +16,28 @@ const CORES: u16 = 16;
 const LOAD: f64 = 0.9;
 const INVOCATIONS: u64 = 15_000;
 
+/// The case under EEVDF (today's kernels, ours) and under legacy CFS (the
+/// study's 5.x kernel generation, where wakeup preemption follows vruntime
+/// and there is no custom slice to protect a running task).
 pub fn cases(s: &Settings) -> Vec<Case> {
-    let variants = ["cfs", "alps", "alps-io"].map(Variant::plain).to_vec();
-    vec![Case {
-        title: format!("mixed-io at 90% load on {CORES} cores"),
-        slug: "mixed-io-90".into(),
-        workload: s.workload("mixed-io", CORES, LOAD, INVOCATIONS),
-        kernel: default_kernel(),
-        variants,
-        by_function: true,
-    }]
+    [(Fair::Eevdf, ""), (Fair::Cfs, " under legacy CFS")]
+        .into_iter()
+        .map(|(fair, suffix)| {
+            let variants = ["cfs", "alps", "alps-io"].map(Variant::plain).to_vec();
+            let slug = format!("mixed-io-90{}", if fair == Fair::Cfs { "-cfs" } else { "" });
+            Case {
+                title: format!("mixed-io at 90% load on {CORES} cores{suffix}"),
+                slug,
+                workload: s.workload("mixed-io", CORES, LOAD, INVOCATIONS),
+                kernel: KernelArgs {
+                    fair,
+                    ..default_kernel()
+                },
+                variants,
+                by_function: true,
+            }
+        })
+        .collect()
 }
 
 /// Table 1: per class and policy, mean and p99 turnaround and their change
@@ -32,6 +45,7 @@ pub fn cases(s: &Settings) -> Vec<Case> {
 pub fn table(ran: &[Ran]) -> Table {
     let mut t = Table::new(
         &[
+            "case",
             "class",
             "policy",
             "mean_ms",
@@ -40,7 +54,7 @@ pub fn table(ran: &[Ran]) -> Table {
             "p99_vs_cfs",
             "invol_sw",
         ],
-        2,
+        3,
     );
     for r in ran {
         for (class, policies) in &r.by_function {
@@ -50,6 +64,7 @@ pub fn table(ran: &[Ran]) -> Table {
                     cfs.and_then(|c| f(c, Scope::All))
                 };
                 t.push(vec![
+                    r.case.slug.clone(),
                     class.clone(),
                     label(p),
                     fixed(mean(p, Scope::All), 2),
