@@ -5,8 +5,8 @@
 //! Every case is the paper's setup (§7.1): the Huawei- or Azure-like workload
 //! of 15,000 invocations on 56 cores, the kernel model's defaults.
 
-use super::stats::{GROUPS, find, label, mean, p99, preemptions, stat};
-use super::table::{Table, change, fixed};
+use super::stats::{GROUPS, find, label, mean, mean_change, means, p99, preemptions, stat};
+use super::table::{Table, fixed};
 use super::{Case, Ran, Settings, Variant, default_kernel};
 use faasched_model::SEC;
 use faasched_policy::Tuning;
@@ -86,15 +86,11 @@ pub fn load_table(ran: &[Ran]) -> Table {
         for p in &r.summary.policies {
             let mut row: Vec<String> = case_keys(r).into();
             row.push(label(p));
-            row.push(fixed(mean(p, Scope::All), 2));
-            row.extend(GROUPS.map(|g| fixed(mean(p, g), 2)));
+            row.extend(means(p));
             row.push(fixed(stat(p, Scope::All, Metric::Turnaround, |s| s.p50), 2));
             row.push(fixed(p99(p, Scope::All), 2));
             row.extend(GROUPS[2..].iter().map(|&g| fixed(p99(p, g), 2)));
-            row.push(change(
-                mean(p, Scope::All),
-                cfs.and_then(|c| mean(c, Scope::All)),
-            ));
+            row.push(mean_change(p, cfs));
             row.push(preemptions(p));
             t.push(row);
         }
@@ -191,14 +187,11 @@ pub fn variants_table(ran: &[Ran]) -> Table {
     for r in ran {
         let first = r.summary.policies.first();
         for p in &r.summary.policies {
-            let mut row = vec![r.case.slug.clone(), label(p), fixed(mean(p, Scope::All), 2)];
-            row.extend(GROUPS.map(|g| fixed(mean(p, g), 2)));
+            let mut row = vec![r.case.slug.clone(), label(p)];
+            row.extend(means(p));
             row.push(fixed(p99(p, Scope::All), 2));
             row.push(fixed(p99(p, GROUPS[3]), 2));
-            row.push(change(
-                mean(p, Scope::All),
-                first.and_then(|f| mean(f, Scope::All)),
-            ));
+            row.push(mean_change(p, first));
             row.push(preemptions(p));
             t.push(row);
         }
@@ -239,10 +232,7 @@ pub fn noise_table(ran: &[Ran]) -> Table {
             }
             row.push(fixed(mean(p, GROUPS[0]), 2));
             row.push(fixed(mean(p, GROUPS[3]), 2));
-            row.push(change(
-                mean(p, Scope::All),
-                srpt.and_then(|c| mean(c, Scope::All)),
-            ));
+            row.push(mean_change(p, srpt));
             t.push(row);
         }
     }

@@ -1,6 +1,6 @@
 //! The numbers experiment tables read from a policy's summary.
 
-use super::table::fixed;
+use super::table::{change, fixed};
 use faasched_model::Group;
 use faasched_report::{Metric, PolicySummary, Scope, Stats};
 
@@ -45,4 +45,16 @@ pub fn label(p: &PolicySummary) -> String {
 /// The policy labelled `name` in `policies`.
 pub fn find<'a>(policies: &'a [PolicySummary], name: &str) -> Option<&'a PolicySummary> {
     policies.iter().find(|p| p.policy == name)
+}
+
+/// Mean turnaround overall, then per group, formatted.
+pub fn means(p: &PolicySummary) -> impl Iterator<Item = String> + '_ {
+    std::iter::once(Scope::All)
+        .chain(GROUPS)
+        .map(|scope| fixed(mean(p, scope), 2))
+}
+
+/// The change of the mean turnaround against `base`'s, formatted.
+pub fn mean_change(p: &PolicySummary, base: Option<&PolicySummary>) -> String {
+    change(mean(p, Scope::All), base.and_then(|b| mean(b, Scope::All)))
 }
