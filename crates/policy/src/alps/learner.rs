@@ -11,7 +11,6 @@ use super::params::{Params, Trainer};
 use crate::baseline::Uniform;
 use faasched_model::{Function, FunctionId, Invocation, Nanos, Outcome, Phase, TaskId, Time};
 use faasched_sim::{Config, Discipline, Prediction, Sink};
-use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::sync::Arc;
 
@@ -44,30 +43,35 @@ pub struct Learned {
 }
 
 /// Per function: what the SRPT simulation did to its invocations.
-#[derive(Default)]
 struct Observed {
-    waits: Vec<Nanos>,
-    /// Every turn on a core, in the order the turns ended.
-    slices: Vec<Nanos>,
+    function: FunctionId,
+    /// Sum of the waits, added in the order the invocations finished (so the
+    /// mean is the one a list of the waits would give, to the bit).
+    wait_sum: f64,
+    /// Its records in the window (every one finishes in the simulation).
+    invocations: u32,
+    /// Every turn on a core, in the order the turns ended (as `f64`, what the
+    /// trainers take; exact below 2^53 ns).
+    slices: Vec<f64>,
 }
 
-/// Collects the SRPT simulation's outcomes and turns by function.
+/// Collects the SRPT simulation's outcomes and turns by function. Task ids are
+/// record indices, so a task's function is one index away, no map lookup per
+/// notice.
 struct Observer<'a> {
-    functions: &'a [FunctionId],
-    by_function: &'a mut BTreeMap<FunctionId, Observed>,
+    /// Index into `observed` of each record's function.
+    slot: &'a [u32],
+    observed: &'a mut [Observed],
 }
 
 impl Sink for Observer<'_> {
     fn outcome(&mut self, o: Outcome) {
-        self.by_function
-            .entry(o.function.id)
-            .or_default()
-            .waits
-            .push(o.waiting());
+        let f = &mut self.observed[self.slot[o.id as usize] as usize];
+        f.wait_sum += o.waiting() as f64;
     }
     fn turn(&mut self, task: TaskId, cpu: Nanos) {
-        let f = self.functions[task.0 as usize];
-        self.by_function.entry(f).or_default().slices.push(cpu);
+        let f = &mut self.observed[self.slot[task.0 as usize] as usize];
+        f.slices.push(cpu as f64);
     }
 }
 
@@ -83,13 +87,12 @@ pub fn learn(
     let observed = simulate_srpt(records, cores);
     let penalty = params.penalty(utilisation);
     let mut learned: Vec<(FunctionId, Learned)> = observed
-        .into_iter()
-        .map(|(f, o)| {
-            let mean_wait = mean(o.waits.iter().map(|&w| w as f64)).unwrap_or(0.0);
-            let slices: Vec<f64> = o.slices.iter().map(|&s| s as f64).collect();
-            let trained = train(params, &slices);
+        .iter()
+        .map(|o| {
+            let mean_wait = o.wait_sum / o.invocations as f64;
+            let trained = train(params, &o.slices);
             let tuned = if params.unpredictability {
-                (params.alpha * trained - params.beta * stdev(&slices)).max(0.0)
+                (params.alpha * trained - params.beta * stdev(&o.slices)).max(0.0)
             } else {
                 trained
             };
@@ -99,9 +102,9 @@ pub fn learn(
                 slice: slice.round() as Nanos,
                 mean_wait: mean_wait.round() as Nanos,
                 trained: trained.round() as Nanos,
-                invocations: o.waits.len() as u32,
+                invocations: o.invocations,
             };
-            (f, learned)
+            (o.function, learned)
         })
         .collect();
     learned.sort_by_key(|(f, l)| (l.mean_wait, *f));
@@ -112,12 +115,38 @@ pub fn learn(
 }
 
 /// Runs the window's invocations under SRPT on `cores` and groups what happened
-/// by function.
-fn simulate_srpt(records: &[Record], cores: usize) -> BTreeMap<FunctionId, Observed> {
+/// by function, in order of first sight (`learn` sorts by rank).
+fn simulate_srpt(records: &[Record], cores: usize) -> Vec<Observed> {
+    // Function ids are dense (interned in order of first sight), so a table
+    // indexed by id finds each record's entry without hashing or sorting.
+    let ids = records.iter().map(|r| r.function.0 as usize + 1).max();
+    let mut index = vec![u32::MAX; ids.unwrap_or(0)];
+    let mut observed: Vec<Observed> = Vec::new();
+    let slot: Vec<u32> = records
+        .iter()
+        .map(|r| {
+            let s = &mut index[r.function.0 as usize];
+            if *s == u32::MAX {
+                *s = observed.len() as u32;
+                observed.push(Observed {
+                    function: r.function,
+                    wait_sum: 0.0,
+                    invocations: 0,
+                    slices: Vec::new(),
+                });
+            }
+            observed[*s as usize].invocations += 1;
+            *s
+        })
+        .collect();
+    // Every invocation has at least one turn: room for that many up front.
+    for o in &mut observed {
+        o.slices.reserve_exact(o.invocations as usize);
+    }
     let mut order: Vec<usize> = (0..records.len()).collect();
     order.sort_by_key(|&i| (records[i].arrival, i));
     let no_name: Arc<str> = Arc::from("");
-    let invocations = order.iter().map(|&i| {
+    let stream = order.iter().map(|&i| {
         let r = &records[i];
         Ok::<_, Infallible>(Invocation {
             id: i as u64,
@@ -135,22 +164,15 @@ fn simulate_srpt(records: &[Record], cores: usize) -> BTreeMap<FunctionId, Obser
     config.discipline = Discipline::Srpt(Prediction::Exact);
     config.context_switch = 0;
     config.report_turns = true;
-    let functions: Vec<FunctionId> = records.iter().map(|r| r.function).collect();
-    let mut by_function = BTreeMap::new();
     let observer = Observer {
-        functions: &functions,
-        by_function: &mut by_function,
+        slot: &slot,
+        observed: &mut observed,
     };
     // Phases are validated where records are made (every phase positive) and
     // the configuration is the stock one, so the run cannot fail.
-    let run = faasched_sim::run(
-        &config,
-        &mut Uniform::passive("srpt"),
-        invocations,
-        observer,
-    );
+    let run = faasched_sim::run(&config, &mut Uniform::passive("srpt"), stream, observer);
     debug_assert!(run.is_ok(), "the learner's SRPT run failed");
-    by_function
+    observed
 }
 
 /// Eq. 1: one slice from a function's slices in time order.
@@ -196,6 +218,7 @@ fn stdev(xs: &[f64]) -> f64 {
 mod tests {
     use super::*;
     use faasched_model::MS;
+    use std::collections::BTreeMap;
 
     fn rec(f: u32, arrival_ms: u64, cpu_ms: u64) -> Record {
         Record {
