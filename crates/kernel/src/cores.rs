@@ -295,10 +295,7 @@ impl Cores {
             .cores
             .iter()
             .filter_map(|&c| self.fair_curr(c, rq))
-            .map(|s| {
-                let t = &self.tasks[s as usize];
-                t.vruntime + t.vdelta(now - t.acct_from)
-            })
+            .map(|s| self.tasks[s as usize].vruntime_at(now))
             .min()
     }
 
@@ -388,7 +385,7 @@ impl Cores {
                 .map(|(_, c)| c);
         }
         let lower = &self.rqs[rq].lower;
-        let running = self.running_fair(rq, now);
+        let running = self.running_fair(rq);
         if matches!(lower, Lower::Eevdf(_) | Lower::Cfs(_))
             && self.idle_running > 0
             && let Some(c) = idle_victim(t, running.clone(), &self.tasks)
@@ -415,17 +412,12 @@ impl Cores {
         }
     }
 
-    /// The non-RT tasks of queue `rq` on its cores (all busy), with their
-    /// vruntimes brought up to `now`.
-    fn running_fair(&self, rq: usize, now: Time) -> impl Iterator<Item = Running> + Clone + '_ {
+    /// The non-RT tasks of queue `rq` on its cores (all busy).
+    fn running_fair(&self, rq: usize) -> impl Iterator<Item = Running> + Clone + '_ {
         self.rqs[rq].cores.iter().filter_map(move |&c| {
             let s = self.cores[c as usize].task;
             let r = &self.tasks[s as usize];
-            (r.rt_prio().is_none() && r.rq as usize == rq).then(|| Running {
-                core: c,
-                slot: s,
-                vruntime: r.vruntime + r.vdelta(now - r.acct_from),
-            })
+            (r.rt_prio().is_none() && r.rq as usize == rq).then_some(Running { core: c, slot: s })
         })
     }
 

@@ -88,6 +88,12 @@ impl Task {
         }
     }
 
+    /// The vruntime of this running task at `now`: it is accounted lazily
+    /// (up to `acct_from`), so what ran since is added.
+    pub fn vruntime_at(&self, now: Time) -> i64 {
+        self.vruntime + self.vdelta(now - self.acct_from)
+    }
+
     /// Virtual time for `d` of real time at this task's weight
     /// (`calc_delta_fair`).
     pub fn vdelta(&self, d: Nanos) -> i64 {
