@@ -451,15 +451,27 @@ impl Cores {
     /// tasks sharing it have a turn that can end: arm their ticks (while tasks
     /// wait, every dispatch arms its own, so only this transition needs the scan).
     /// RT-busy cores of its mask owe the fair server.
+    ///
+    /// Inlined: a preempted task mostly joins waiters and no RT task runs, so
+    /// nothing is left to do but these tests.
+    #[inline]
     fn after_wait(&mut self, slot: u32, now: Time) {
         let t = &self.tasks[slot as usize];
         let rq = t.rq as usize;
         let lower = &self.rqs[rq].lower;
         let ticks = matches!(lower, Lower::Eevdf(_) | Lower::Cfs(_)) && lower.waiting() == 1;
         let server = self.rt_running > 0 && self.cfg.fair_server;
-        if t.rt_prio().is_some() || !(ticks || server) {
-            return;
+        if t.rt_prio().is_none() && (ticks || server) {
+            self.arm_waited_on(rq, ticks, server, now);
         }
+    }
+
+    /// The scan of [`Cores::after_wait`], when there is one: tick timers for
+    /// the running fair tasks of queue `rq` (if `ticks`), fair-server timers
+    /// for its RT-busy cores (if `server`). Out of line, so that the tests
+    /// before it inline.
+    #[inline(never)]
+    fn arm_waited_on(&mut self, rq: usize, ticks: bool, server: bool, now: Time) {
         for i in 0..self.rqs[rq].cores.len() {
             let c = self.rqs[rq].cores[i];
             let core = &self.cores[c as usize];
