@@ -421,6 +421,12 @@ impl Cores {
         })
     }
 
+    /// The task (off every core) starts waiting in its queue.
+    ///
+    /// This, [`Cores::sync`] and [`Cores::stop`] run at every preemption
+    /// (sync at every event too) from several callers, so LLVM keeps them out
+    /// of line unless told: inlined, the event path is 4% fewer instructions.
+    #[inline(always)]
     fn push_waiting(&mut self, slot: u32, head: bool) {
         let t = &mut self.tasks[slot as usize];
         t.state = State::Queued;
@@ -525,7 +531,9 @@ impl Cores {
         self.arm(c, now);
     }
 
-    /// Accounts the running task of `c` up to `now`.
+    /// Accounts the running task of `c` up to `now` (inlined: see
+    /// [`Cores::push_waiting`]).
+    #[inline(always)]
     fn sync(&mut self, c: u32, now: Time) {
         let core = &self.cores[c as usize];
         let t = &mut self.tasks[core.task as usize];
@@ -550,7 +558,8 @@ impl Cores {
 
     /// Takes the (synced) running task off core `c`, leaving the core empty.
     /// Its timer stays armed: the caller dispatches to the core (re-arming it)
-    /// or idles it (disarming it).
+    /// or idles it (disarming it). Inlined: see [`Cores::push_waiting`].
+    #[inline(always)]
     fn stop(&mut self, c: u32) -> u32 {
         let core = &mut self.cores[c as usize];
         let slot = std::mem::replace(&mut core.task, NIL);

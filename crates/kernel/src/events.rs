@@ -142,6 +142,7 @@ impl Events {
     /// Returns the earliest event if it is due by `bound`, and removes it
     /// unless it is a core timer: the caller must then re-arm or disarm that
     /// core before the next call.
+    #[inline]
     pub fn fire_until(&mut self, bound: Time) -> Option<(Time, Ev)> {
         let first = self.peek().filter(|&(at, _)| at <= bound)?;
         match first.1 {

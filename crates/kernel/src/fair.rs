@@ -199,6 +199,7 @@ impl Eevdf {
     /// memoised pick then stays exact. That keeps it for the next core whose
     /// tick falls on the same instant (ticks line up across cores), unless a
     /// change of the waiting set drops it first.
+    #[inline]
     pub fn account(&mut self, t: &mut Task, d: Nanos) {
         if t.weight != NICE_0 {
             self.memo = None;
@@ -343,6 +344,7 @@ impl Eevdf {
 
     /// At a tick: if `t` used its request, issue the next one (`update_deadline`).
     /// Returns whether the request expired.
+    #[inline]
     pub fn tick(&self, t: &mut Task) -> bool {
         if t.vruntime < t.deadline {
             return false;
