@@ -421,10 +421,14 @@ impl Cores {
 
     /// The non-RT tasks of queue `rq` on its cores (all busy).
     fn running_fair(&self, rq: usize) -> impl Iterator<Item = Running> + Clone + '_ {
+        // Mostly one queue and no RT task running: every core runs one of
+        // its fair tasks, so the test is skipped (a wakeup scans every core).
+        let all = self.rqs.len() == 1 && self.rt_running == 0;
         self.rqs[rq].cores.iter().filter_map(move |&c| {
             let s = self.cores[c as usize].task;
             let r = &self.tasks[s as usize];
-            (r.rt_prio().is_none() && r.rq as usize == rq).then_some(Running { core: c, slot: s })
+            (all || r.rt_prio().is_none() && r.rq as usize == rq)
+                .then_some(Running { core: c, slot: s })
         })
     }
 
