@@ -2,21 +2,25 @@
 //! query EEVDF needs: the first entry whose vruntime is eligible.
 //!
 //! Queues are short almost always (a few tasks per core at most), and for a
-//! short queue a sorted array beats any tree: a binary search, one small
-//! `memmove` per change, and a scan for the first eligible entry that usually
-//! stops at once (deadline order is close to vruntime order). Long queues
-//! (overload) need the O(log n) of the augmented [`Treap`]. So the entries
-//! live in a sorted array until it would outgrow [`ARRAY_MAX`]; then they move
-//! into the treap, where they stay until the queue next empties.
+//! short queue a sorted array beats any tree: a short scan to find a place,
+//! a shift of the entries on one side of it, and a scan for the first
+//! eligible entry that usually stops at once (deadline order is close to
+//! vruntime order). The array is a ring: the pick, mostly its first entry,
+//! leaves by moving the head, and a preempted task, whose fresh deadline is
+//! mostly the latest, joins near the back; each shifts the fewer entries,
+//! one by one (mostly none or one: cheaper than a call to `memmove`). Long
+//! queues (overload) need the O(log n) of the augmented [`Treap`]. So the
+//! entries live in the ring until it would overflow; then they move into the
+//! treap, where they stay until the queue next empties.
 //!
 //! Both forms answer every query identically; only their costs differ.
 
 use crate::treap::{Key, Treap};
 
-/// Most entries the array form holds.
-const ARRAY_MAX: usize = 64;
+/// Entries the ring holds (a power of two: positions wrap with a mask).
+const RING: usize = 64;
 
-/// One waiting entry of the array form.
+/// One waiting entry of the ring.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     key: Key,
@@ -24,14 +28,34 @@ struct Entry {
     value: u32,
 }
 
-/// The waiting set: a sorted array while short, a treap once long.
-#[derive(Debug, Default)]
+/// The waiting set: a sorted ring while short, a treap once long.
+#[derive(Debug)]
 pub struct Deadlines {
-    /// Sorted by key; empty while `tree` is in use.
-    array: Vec<Entry>,
-    /// The entries, once they outgrew the array (until the queue empties);
+    /// Entries `0..len` in key order, the `i`-th at `(head + i) % RING`;
+    /// none while `tree` is in use. (Boxed: 2 KiB would make every queue's
+    /// class as large.)
+    ring: Box<[Entry; RING]>,
+    head: usize,
+    len: usize,
+    /// The entries, once they outgrew the ring (until the queue empties);
     /// boxed, as it is rarely there.
     tree: Option<Box<Treap>>,
+}
+
+impl Default for Deadlines {
+    fn default() -> Self {
+        let empty = Entry {
+            key: (0, 0),
+            vruntime: 0,
+            value: 0,
+        };
+        Deadlines {
+            ring: Box::new([empty; RING]),
+            head: 0,
+            len: 0,
+            tree: None,
+        }
+    }
 }
 
 impl Deadlines {
@@ -39,63 +63,103 @@ impl Deadlines {
     pub fn len(&self) -> usize {
         match &self.tree {
             Some(t) => t.len(),
-            None => self.array.len(),
+            None => self.len,
         }
+    }
+
+    /// The ring's `i`-th entry in key order.
+    fn at(&self, i: usize) -> &Entry {
+        &self.ring[(self.head + i) % RING]
+    }
+
+    /// Moves the ring's entry at position `from` (in key order) to `to`.
+    fn shift(&mut self, from: usize, to: usize) {
+        self.ring[(self.head + to) % RING] = *self.at(from);
     }
 
     /// Inserts `value` under `key` with its vruntime. Keys must be unique.
     pub fn insert(&mut self, key: Key, vruntime: i64, value: u32) {
-        if self.tree.is_none() && self.array.len() == ARRAY_MAX {
-            let mut tree = Box::new(Treap::default());
-            for e in self.array.drain(..) {
-                tree.insert(e.key, e.vruntime, e.value);
-            }
-            self.tree = Some(tree);
+        if self.tree.is_none() && self.len == RING {
+            self.move_to_tree();
         }
-        match &mut self.tree {
-            Some(t) => t.insert(key, vruntime, value),
-            None => {
-                // From the back: a preempted task's fresh deadline is mostly the latest.
-                let i = self
-                    .array
-                    .iter()
-                    .rposition(|e| e.key < key)
-                    .map_or(0, |i| i + 1);
-                self.array.insert(
-                    i,
-                    Entry {
-                        key,
-                        vruntime,
-                        value,
-                    },
-                );
+        if let Some(t) = &mut self.tree {
+            return t.insert(key, vruntime, value);
+        }
+        // From the back: a preempted task's fresh deadline is mostly the latest.
+        let mut i = self.len;
+        while i > 0 && self.at(i - 1).key > key {
+            i -= 1;
+        }
+        if i == self.len {
+            // Mostly: nothing to shift.
+        } else if i >= self.len / 2 {
+            for j in (i..self.len).rev() {
+                self.shift(j, j + 1);
+            }
+        } else {
+            self.head = (self.head + RING - 1) % RING;
+            for j in 0..i {
+                self.shift(j + 1, j);
             }
         }
+        self.ring[(self.head + i) % RING] = Entry {
+            key,
+            vruntime,
+            value,
+        };
+        self.len += 1;
+    }
+
+    /// Moves the full ring's entries into the treap. Out of line, so that
+    /// `insert` stays small: this is rare.
+    #[cold]
+    fn move_to_tree(&mut self) {
+        let mut tree = Box::new(Treap::default());
+        for i in 0..self.len {
+            let e = self.at(i);
+            tree.insert(e.key, e.vruntime, e.value);
+        }
+        self.len = 0;
+        self.tree = Some(tree);
     }
 
     /// Removes the entry under `key`; returns its value if it was present.
     pub fn remove(&mut self, key: Key) -> Option<u32> {
-        match &mut self.tree {
-            Some(t) => {
-                let found = t.remove(key);
-                if t.len() == 0 {
-                    self.tree = None;
-                }
-                found
+        if let Some(t) = &mut self.tree {
+            let found = t.remove(key);
+            if t.len() == 0 {
+                self.tree = None;
             }
-            None => {
-                // From the front: removals are mostly of the pick, which is.
-                let i = self.array.iter().position(|e| e.key == key)?;
-                Some(self.array.remove(i).value)
+            return found;
+        }
+        // From the front: removals are mostly of the pick, which is.
+        let i = (0..self.len).find(|&i| self.at(i).key == key)?;
+        let value = self.at(i).value;
+        if i == 0 {
+            // Mostly: the pick leaves.
+            self.head = (self.head + 1) % RING;
+        } else if i < self.len / 2 {
+            for j in (0..i).rev() {
+                self.shift(j, j + 1);
+            }
+            self.head = (self.head + 1) % RING;
+        } else {
+            for j in i..self.len - 1 {
+                self.shift(j + 1, j);
             }
         }
+        self.len -= 1;
+        Some(value)
     }
 
     /// The entry with the smallest key. Returns `(key, vruntime, value)`.
     pub fn first(&self) -> Option<(Key, i64, u32)> {
         match &self.tree {
             Some(t) => t.first(),
-            None => self.array.first().map(|e| (e.key, e.vruntime, e.value)),
+            None => (self.len > 0).then(|| {
+                let e = self.at(0);
+                (e.key, e.vruntime, e.value)
+            }),
         }
     }
 
@@ -105,9 +169,8 @@ impl Deadlines {
     pub fn first_eligible(&self, eligible: impl Fn(i64) -> bool) -> Option<(Key, i64, u32)> {
         match &self.tree {
             Some(t) => t.first_eligible(eligible),
-            None => self
-                .array
-                .iter()
+            None => (0..self.len)
+                .map(|i| self.at(i))
                 .find(|e| eligible(e.vruntime))
                 .map(|e| (e.key, e.vruntime, e.value)),
         }
@@ -122,7 +185,7 @@ mod tests {
     proptest! {
         /// Against a naive reference, across the move from array to treap and
         /// back (inserts outnumber removals, so sizes reach a few times
-        /// [`ARRAY_MAX`]), every query checked after every operation.
+        /// [`RING`]), every query checked after every operation.
         #[test]
         fn matches_naive_reference(
             ops in prop::collection::vec((-30i64..30, -20i64..20, 0u8..7, any::<u16>()), 1..600),

@@ -51,13 +51,17 @@ fn core_of(timer: Timer) -> u32 {
 /// is free and spares bounds checks.
 const NODES: usize = 2 * MAX_CPUS;
 
+/// Leaves of the tree of a machine of up to this many cores (most); larger
+/// ones get `MAX_CPUS`. Two fixed depths: see [`Events::climb`].
+const SMALL: usize = 64;
+
 /// Min-queue of events by time, then scheduling order.
 #[derive(Debug)]
 pub struct Events {
     /// Tournament tree: leaves `width..2 × width` are the cores' timers, node
     /// `i < width` is the minimum of nodes `2i` and `2i + 1` (node 0 unused).
     timers: Box<[Timer; NODES]>,
-    /// Leaves: the cores rounded up to a power of two.
+    /// Leaves: [`SMALL`] or `MAX_CPUS`.
     width: usize,
     /// The core timer last fired, to check that its handler moved it.
     fired: Timer,
@@ -68,8 +72,8 @@ pub struct Events {
 impl Events {
     /// An empty queue for `cores` cores (at most `MAX_CPUS`).
     pub fn new(cores: usize) -> Events {
-        let width = cores.next_power_of_two();
-        assert!(width <= MAX_CPUS, "{cores} cores");
+        assert!(cores <= MAX_CPUS, "{cores} cores");
+        let width = if cores <= SMALL { SMALL } else { MAX_CPUS };
         Events {
             timers: Box::new([NONE; NODES]),
             width,
@@ -80,15 +84,22 @@ impl Events {
     }
 
     fn set_leaf(&mut self, core: u32, timer: Timer) {
+        if self.width == SMALL {
+            self.climb::<{ SMALL.trailing_zeros() }>(core, timer);
+        } else {
+            self.climb::<{ MAX_CPUS.trailing_zeros() }>(core, timer);
+        }
+    }
+
+    /// Sets leaf `core` and its `LEVELS` ancestors, the root the last: a
+    /// fixed count, so that the loop unrolls into straight-line code (with
+    /// conditional moves, see below) that never tests for the root.
+    #[inline]
+    fn climb<const LEVELS: u32>(&mut self, core: u32, timer: Timer) {
         let mut i = (self.width + core as usize) & (NODES - 1);
         let mut min = timer;
         self.timers[i] = min;
-        // At most the depth of the largest tree, so that the loop unrolls into
-        // straight-line code (with conditional moves, see below).
-        for _ in 0..MAX_CPUS.trailing_zeros() {
-            if i == 1 {
-                break;
-            }
+        for _ in 0..LEVELS {
             let sibling = self.timers[i ^ 1];
             // Which side wins is a coin toss: a branch would mispredict, and
             // LLVM makes one of a 128-bit `min`, so select each half.
@@ -142,6 +153,7 @@ impl Events {
     /// Returns the earliest event if it is due by `bound`, and removes it
     /// unless it is a core timer: the caller must then re-arm or disarm that
     /// core before the next call.
+    #[inline]
     pub fn fire_until(&mut self, bound: Time) -> Option<(Time, Ev)> {
         let first = self.peek().filter(|&(at, _)| at <= bound)?;
         match first.1 {
@@ -162,14 +174,18 @@ mod tests {
     proptest! {
         /// Against a naive reference: one pending timer per core (re-arming
         /// replaces it), one-shot events, all popped by (time, scheduling order).
+        /// Five cores of a small machine or of a large one (both tree depths).
         #[test]
         fn matches_naive_reference(
+            large in any::<bool>(),
             ops in prop::collection::vec((0u8..4, 0u32..5, 0u64..20), 1..200),
         ) {
-            let mut q = Events::new(5);
+            let cores = if large { 200 } else { 5 };
+            let mut q = Events::new(cores);
             let mut naive: Vec<(Time, u64, Ev)> = Vec::new();
             let mut seq = 0;
             for (op, core, at) in ops {
+                let core = core * cores as u32 / 5;
                 match op {
                     0 => {
                         seq += 1;

@@ -20,13 +20,12 @@ pub enum Join {
     Wake,
 }
 
-/// A running task as a wakeup-preemption check sees it.
+/// A running task as a wakeup-preemption check sees it (its vruntime is
+/// accounted lazily: [`Task::vruntime_at`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Running {
     pub core: u32,
     pub slot: u32,
-    /// Its vruntime now (accounted lazily, so computed for the check).
-    pub vruntime: i64,
 }
 
 /// EEVDF state of one queue. `S` and `W` are Linux's `avg_vruntime` sums: the
@@ -200,6 +199,7 @@ impl Eevdf {
     /// memoised pick then stays exact. That keeps it for the next core whose
     /// tick falls on the same instant (ticks line up across cores), unless a
     /// change of the waiting set drops it first.
+    #[inline]
     pub fn account(&mut self, t: &mut Task, d: Nanos) {
         if t.weight != NICE_0 {
             self.memo = None;
@@ -315,16 +315,26 @@ impl Eevdf {
             return None;
         }
         let eligible_max = e.threshold();
-        running
-            .map(|r| (r, &tasks[r.slot as usize]))
-            .filter(|(r, c)| {
-                // RUN_TO_PARITY, unless PREEMPT_SHORT cancels the protection.
-                let protected = r.vruntime < c.vprot && p.slice >= c.slice;
-                let curr_first = r.vruntime <= eligible_max && c.deadline <= p.deadline;
-                !protected && !curr_first
-            })
-            .max_by_key(|(r, c)| (c.deadline, r.core))
-            .map(|(r, _)| r.core)
+        // The preemptible task with the latest (deadline, core). A task that
+        // comes before the best found so far cannot win, so it is skipped
+        // before its vruntime is brought up to date (most are, at a wakeup
+        // scanning every core).
+        let mut best: Option<(i64, u32)> = None;
+        for r in running {
+            let c = &tasks[r.slot as usize];
+            let key = (c.deadline, r.core);
+            if best.is_some_and(|b| key < b) {
+                continue;
+            }
+            let v = c.vruntime_at(now);
+            // RUN_TO_PARITY, unless PREEMPT_SHORT cancels the protection.
+            let protected = v < c.vprot && p.slice >= c.slice;
+            let curr_first = v <= eligible_max && c.deadline <= p.deadline;
+            if !protected && !curr_first {
+                best = Some(key);
+            }
+        }
+        best.map(|(_, core)| core)
     }
 
     /// When the running `t` (accounted up to `t.acct_from`) reaches its deadline.
@@ -334,6 +344,7 @@ impl Eevdf {
 
     /// At a tick: if `t` used its request, issue the next one (`update_deadline`).
     /// Returns whether the request expired.
+    #[inline]
     pub fn tick(&self, t: &mut Task) -> bool {
         if t.vruntime < t.deadline {
             return false;
@@ -476,11 +487,12 @@ impl Cfs {
         }
         let gran = p.vdelta(tun.wakeup_granularity);
         running
-            .filter(|r| {
+            .filter_map(|r| {
                 let c = &tasks[r.slot as usize];
-                !c.holds(now) && (p.rank, p.vruntime) < (c.rank, r.vruntime)
+                let v = c.vruntime_at(now);
+                (!c.holds(now) && (p.rank, p.vruntime) < (c.rank, v))
+                    .then_some((v - p.vruntime, r.core))
             })
-            .map(|r| (r.vruntime - p.vruntime, r.core))
             .filter(|&(diff, _)| diff > gran)
             .max()
             .map(|(_, core)| core)

@@ -81,6 +81,7 @@ impl Task {
     }
 
     /// RT priority, if the task is in a real-time class.
+    #[inline]
     pub fn rt_prio(&self) -> Option<u8> {
         match self.attrs.class {
             Class::Fifo(p) | Class::Rr(p) => Some(p.clamp(1, 99)),
@@ -88,8 +89,16 @@ impl Task {
         }
     }
 
+    /// The vruntime of this running task at `now`: it is accounted lazily
+    /// (up to `acct_from`), so what ran since is added.
+    #[inline]
+    pub fn vruntime_at(&self, now: Time) -> i64 {
+        self.vruntime + self.vdelta(now - self.acct_from)
+    }
+
     /// Virtual time for `d` of real time at this task's weight
     /// (`calc_delta_fair`).
+    #[inline]
     pub fn vdelta(&self, d: Nanos) -> i64 {
         // Nice 0, the common case, maps d to itself (the general formula gives
         // the same); then u64 arithmetic while d × 1024 fits (d below 208
@@ -105,6 +114,7 @@ impl Task {
     }
 
     /// Real time for `dv` of virtual time at this task's weight, rounded up.
+    #[inline]
     pub fn rdelta(&self, dv: i64) -> Nanos {
         if dv <= 0 {
             return 0;
