@@ -1,6 +1,6 @@
 //! `faasched bench`: the simulator's speed, as medians of repeated runs.
 
-use crate::run::{Fair, KernelArgs, run_engine};
+use crate::run::{KernelArgs, run_engine};
 use crate::source::{Source, WorkloadArgs};
 use anyhow::{Result, bail};
 use clap::{Args as ClapArgs, Subcommand};
@@ -137,11 +137,7 @@ impl Sim {
             ("c-million", "fifo", 56, self.invocations),
             ("c-million", "srpt", 56, self.invocations),
         ];
-        let kernel = KernelArgs {
-            fair: Fair::Eevdf,
-            hz: 250,
-            context_switch_us: 3.5,
-        };
+        let kernel = KernelArgs::default();
         let mut results = Vec::new();
         for (scenario, policy, cores, n) in scenarios {
             let source = Source::resolve(&WorkloadArgs {

@@ -9,7 +9,12 @@ use faasched_report::{Collector, PolicySummary};
 use faasched_sim::{Config, FairClass, RunStats};
 use serde_json::{Value, json};
 
-/// The simulated kernel's knobs.
+/// Default timer frequency of the simulated kernel.
+const DEFAULT_HZ: u32 = 250;
+/// Default cost of a context switch, µs (ALPS's measurement).
+const DEFAULT_CONTEXT_SWITCH_US: f64 = 3.5;
+
+/// The simulated kernel's knobs; [`Default`] gives the flags' defaults.
 #[derive(ClapArgs, Debug, Clone)]
 pub struct KernelArgs {
     /// Fair class of the simulated kernel: eevdf (Linux ≥ 6.6, the default) or
@@ -17,11 +22,21 @@ pub struct KernelArgs {
     #[arg(long, value_enum, default_value_t = Fair::Eevdf)]
     pub fair: Fair,
     /// Timer frequency of the simulated kernel.
-    #[arg(long, default_value_t = 250, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    #[arg(long, default_value_t = DEFAULT_HZ, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub hz: u32,
     /// Core time each context switch costs, in µs (ALPS measured 3.5 µs).
-    #[arg(long, default_value_t = 3.5, value_name = "US")]
+    #[arg(long, default_value_t = DEFAULT_CONTEXT_SWITCH_US, value_name = "US")]
     pub context_switch_us: f64,
+}
+
+impl Default for KernelArgs {
+    fn default() -> KernelArgs {
+        KernelArgs {
+            fair: Fair::Eevdf,
+            hz: DEFAULT_HZ,
+            context_switch_us: DEFAULT_CONTEXT_SWITCH_US,
+        }
+    }
 }
 
 /// A fair class, as the command line names it.

@@ -7,7 +7,8 @@
 
 use super::stats::{GROUPS, find, label, mean, mean_change, means, p99, preemptions, stat};
 use super::table::{Table, fixed};
-use super::{Case, Ran, Settings, Variant, default_kernel};
+use super::{Case, Ran, Settings, Variant};
+use crate::run::KernelArgs;
 use faasched_model::SEC;
 use faasched_policy::Tuning;
 use faasched_policy::alps::Trainer;
@@ -42,7 +43,7 @@ fn sized(
         title: format!("{workload} at {percent}% load on {CORES} cores{suffix}"),
         slug: format!("{workload}-{percent}"),
         workload: s.workload(workload, CORES, load, invocations),
-        kernel: default_kernel(),
+        kernel: KernelArgs::default(),
         variants,
         by_function: false,
     }

@@ -11,7 +11,8 @@
 
 use super::stats::{find, label, mean, preemptions, stat};
 use super::table::{Table, change, fixed};
-use super::{Case, Ran, Settings, Variant, default_kernel};
+use super::{Case, Ran, Settings, Variant};
+use crate::run::KernelArgs;
 use crate::source::Source;
 use anyhow::{Context, Result};
 use faasched_model::{MS, Phase};
@@ -61,7 +62,7 @@ pub fn cases(s: &Settings) -> Result<Vec<Case>> {
                 ),
                 slug: format!("azure-{percent}"),
                 workload,
-                kernel: default_kernel(),
+                kernel: KernelArgs::default(),
                 variants,
                 by_function: false,
             })

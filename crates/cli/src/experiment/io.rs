@@ -7,7 +7,7 @@
 
 use super::stats::{find, label, mean, p99, preemptions};
 use super::table::{Table, change, fixed};
-use super::{Case, Ran, Settings, Variant, default_kernel};
+use super::{Case, Ran, Settings, Variant};
 use crate::run::{Fair, KernelArgs};
 use faasched_report::{PolicySummary, Scope};
 
@@ -20,24 +20,26 @@ const INVOCATIONS: u64 = 15_000;
 /// study's 5.x kernel generation, where wakeup preemption follows vruntime
 /// and there is no custom slice to protect a running task).
 pub fn cases(s: &Settings) -> Vec<Case> {
-    [(Fair::Eevdf, ""), (Fair::Cfs, " under legacy CFS")]
-        .into_iter()
-        .map(|(fair, suffix)| {
-            let variants = ["cfs", "alps", "alps-io"].map(Variant::plain).to_vec();
-            let slug = format!("mixed-io-90{}", if fair == Fair::Cfs { "-cfs" } else { "" });
-            Case {
-                title: format!("mixed-io at 90% load on {CORES} cores{suffix}"),
-                slug,
-                workload: s.workload("mixed-io", CORES, LOAD, INVOCATIONS),
-                kernel: KernelArgs {
-                    fair,
-                    ..default_kernel()
-                },
-                variants,
-                by_function: true,
-            }
-        })
-        .collect()
+    [
+        (Fair::Eevdf, "", ""),
+        (Fair::Cfs, " under legacy CFS", "-cfs"),
+    ]
+    .into_iter()
+    .map(|(fair, suffix, slug)| {
+        let variants = ["cfs", "alps", "alps-io"].map(Variant::plain).to_vec();
+        Case {
+            title: format!("mixed-io at 90% load on {CORES} cores{suffix}"),
+            slug: format!("mixed-io-90{slug}"),
+            workload: s.workload("mixed-io", CORES, LOAD, INVOCATIONS),
+            kernel: KernelArgs {
+                fair,
+                ..KernelArgs::default()
+            },
+            variants,
+            by_function: true,
+        }
+    })
+    .collect()
 }
 
 /// Table 1: per class and policy, mean and p99 turnaround and their change

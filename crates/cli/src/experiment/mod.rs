@@ -31,7 +31,7 @@ use faasched_report::{
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 pub use table::Table;
@@ -152,15 +152,6 @@ impl Settings {
     }
 }
 
-/// The simulated kernel's defaults (EEVDF, 250 Hz, 3.5 µs switches).
-pub fn default_kernel() -> KernelArgs {
-    KernelArgs {
-        fair: crate::run::Fair::Eevdf,
-        hz: 250,
-        context_switch_us: 3.5,
-    }
-}
-
 impl Name {
     /// The cases to run.
     fn cases(self, s: &Settings) -> Result<Vec<Case>> {
@@ -216,7 +207,7 @@ impl Args {
 }
 
 /// Writes the experiment's files into `dir` (see the module docs).
-fn write_files(dir: &PathBuf, name: &str, ran: &[Ran], table: &Table, text: &str) -> Result<()> {
+fn write_files(dir: &Path, name: &str, ran: &[Ran], table: &Table, text: &str) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let txt = dir.join("table.txt");
     std::fs::write(&txt, text).with_context(|| format!("writing {}", txt.display()))?;
@@ -333,7 +324,6 @@ fn run_cases(cases: Vec<Case>) -> Result<Vec<Ran>> {
 /// Runs one variant of a case, summarised under the variant's label.
 fn run_variant(case: &Case, variant: &Variant, source: &Source) -> Result<Measured> {
     let mut by_function: BTreeMap<String, Collector> = BTreeMap::new();
-    let sim_only = faasched_policy::setup(variant.policy, &variant.tuning)?.sim_only();
     let mut summary = run_policy(
         variant.policy,
         &variant.tuning,
@@ -345,19 +335,24 @@ fn run_variant(case: &Case, variant: &Variant, source: &Source) -> Result<Measur
             if case.by_function {
                 by_function
                     .entry(o.function.name.to_string())
-                    .or_insert_with(|| Collector::new(&variant.label, sim_only))
+                    // Marked sim-only below, from the run's own summary.
+                    .or_insert_with(|| Collector::new(&variant.label, false))
                     .record(o);
             }
             Ok(())
         },
     )?;
     summary.policy = variant.label.clone();
-    let utilisation = summary.utilisation;
+    let by_function = by_function
+        .into_iter()
+        .map(|(f, c)| {
+            let mut s = c.finish(summary.utilisation);
+            s.sim_only = summary.sim_only;
+            (f, s)
+        })
+        .collect();
     Ok(Measured {
         summary,
-        by_function: by_function
-            .into_iter()
-            .map(|(f, c)| (f, c.finish(utilisation)))
-            .collect(),
+        by_function,
     })
 }
