@@ -1,0 +1,1 @@
+//! Calibration (filled in by the suite work).

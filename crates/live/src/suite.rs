@@ -1,0 +1,1 @@
+//! The function suite (filled in by the suite work).
