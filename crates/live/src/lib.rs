@@ -6,5 +6,9 @@
 //! thin layer of system calls everything else is built on.
 
 pub mod calibration;
+pub mod observe;
+pub mod privilege;
+pub mod replay;
+pub mod steering;
 pub mod suite;
 pub mod sys;

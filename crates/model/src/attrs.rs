@@ -178,6 +178,47 @@ impl Attrs {
     }
 }
 
+/// Rights beyond an ordinary process's that attributes need on a real kernel
+/// (CAP_SYS_NICE, or RLIMIT_RTPRIO and RLIMIT_NICE): what a live run checks
+/// before it runs a policy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Privileges {
+    /// SCHED_FIFO and SCHED_RR.
+    pub realtime: bool,
+    /// Nice values below 0.
+    pub raise_priority: bool,
+}
+
+impl Privileges {
+    /// What `attrs` need.
+    pub fn of(attrs: &Attrs) -> Privileges {
+        Privileges {
+            realtime: attrs.class.is_realtime(),
+            raise_priority: !attrs.class.is_realtime() && attrs.nice < 0,
+        }
+    }
+
+    /// Both sets together.
+    pub fn union(self, other: Privileges) -> Privileges {
+        Privileges {
+            realtime: self.realtime || other.realtime,
+            raise_priority: self.raise_priority || other.raise_priority,
+        }
+    }
+
+    /// What `needed` asks beyond `self`, in words (empty if `self` covers it).
+    pub fn missing(&self, needed: Privileges) -> Vec<&'static str> {
+        let mut m = Vec::new();
+        if needed.realtime && !self.realtime {
+            m.push("the real-time classes SCHED_FIFO/SCHED_RR");
+        }
+        if needed.raise_priority && !self.raise_priority {
+            m.push("negative nice values");
+        }
+        m
+    }
+}
+
 /// Linux's `sched_prio_to_weight` table: the load weight of nice −20..=19
 /// (kernel/sched/core.c). Nice 0 is 1024; each step is about 1.25×.
 const PRIO_TO_WEIGHT: [u32; 40] = [

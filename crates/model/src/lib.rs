@@ -12,7 +12,7 @@ mod invocation;
 mod steer;
 mod time;
 
-pub use attrs::{Attrs, Class, CpuSet, MAX_CPUS, nice_to_weight};
+pub use attrs::{Attrs, Class, CpuSet, MAX_CPUS, Privileges, nice_to_weight};
 pub use function::{Function, FunctionId, Functions};
 pub use idmap::{IdHasher, IdMap};
 pub use invocation::{Group, Invocation, Outcome, Phase};

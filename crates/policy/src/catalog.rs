@@ -4,7 +4,7 @@ use crate::alps::{self, Alps, Enforcement};
 use crate::baseline::Uniform;
 use crate::hybrid::{Hybrid, HybridParams};
 use crate::sfs::Sfs;
-use faasched_model::Steer;
+use faasched_model::{Privileges, Steer};
 use faasched_sim::{Discipline, Prediction};
 use serde::Deserialize;
 use std::fmt;
@@ -108,6 +108,27 @@ impl Setup {
     pub fn sim_only(&self) -> bool {
         self.discipline.sim_only()
     }
+
+    /// What this policy's attributes need on a real kernel beyond an
+    /// ordinary user's rights: known before it runs, so a live run can
+    /// refuse it up front (this module's tests check the claim against the
+    /// attributes it sets in a simulation).
+    pub fn privileges(&self) -> Privileges {
+        let realtime = Privileges {
+            realtime: true,
+            ..Privileges::default()
+        };
+        match self.name {
+            "fifo" | "rr" | "sfs" | "hybrid" | "hybrid-fixed" | "hybrid-adaptive"
+            | "hybrid-rightsized" => realtime,
+            // Learned ranks map to nice values below 0.
+            "alps" | "alps-io" => Privileges {
+                raise_priority: true,
+                ..Privileges::default()
+            },
+            _ => Privileges::default(),
+        }
+    }
 }
 
 impl fmt::Debug for Setup {
@@ -203,5 +224,95 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("alps-nope") && err.contains("srpt-eb"));
+    }
+}
+
+#[cfg(test)]
+mod privilege_tests {
+    use super::*;
+    use faasched_model::{Attrs, CpuSet, Load, Nanos, Outcome, TaskId, TaskInfo, Time};
+    use faasched_sim::Config;
+    use faasched_workload::synthetic::{Generator, Params, Spec};
+
+    /// Forwards to a policy and notes what every attribute it sets needs.
+    struct Recorder<'a> {
+        inner: &'a mut (dyn Steer + Send),
+        seen: Privileges,
+    }
+
+    impl Recorder<'_> {
+        fn note(&mut self, a: Option<Attrs>) -> Option<Attrs> {
+            if let Some(a) = &a {
+                self.seen = self.seen.union(Privileges::of(a));
+            }
+            a
+        }
+    }
+
+    impl Steer for Recorder<'_> {
+        fn name(&self) -> &str {
+            self.inner.name()
+        }
+        fn on_arrival(&mut self, now: Time, task: &TaskInfo, cpus: CpuSet) -> Attrs {
+            let a = self.inner.on_arrival(now, task, cpus);
+            self.note(Some(a)).unwrap_or(a)
+        }
+        fn cpu_watch(&self, task: TaskId) -> Option<Nanos> {
+            self.inner.cpu_watch(task)
+        }
+        fn on_cpu_used(&mut self, now: Time, task: TaskId, used: Nanos) -> Option<Attrs> {
+            let a = self.inner.on_cpu_used(now, task, used);
+            self.note(a)
+        }
+        fn on_start(&mut self, now: Time, task: TaskId) -> Option<Attrs> {
+            let a = self.inner.on_start(now, task);
+            self.note(a)
+        }
+        fn on_block(&mut self, now: Time, task: TaskId) {
+            self.inner.on_block(now, task)
+        }
+        fn on_wake(&mut self, now: Time, task: TaskId) -> Option<Attrs> {
+            let a = self.inner.on_wake(now, task);
+            self.note(a)
+        }
+        fn on_exit(&mut self, now: Time, task: TaskId, outcome: &Outcome) {
+            self.inner.on_exit(now, task, outcome)
+        }
+        fn period(&self) -> Option<Nanos> {
+            self.inner.period()
+        }
+        fn on_period(&mut self, now: Time, load: Load) -> Vec<(TaskId, Attrs)> {
+            let v = self.inner.on_period(now, load);
+            for (_, a) in &v {
+                self.seen = self.seen.union(Privileges::of(a));
+            }
+            v
+        }
+    }
+
+    #[test]
+    fn each_policy_declares_exactly_the_privileges_its_attributes_need() {
+        let params = Params {
+            spec: Spec::parse("huawei").unwrap(),
+            cores: 4,
+            load: 0.9,
+            invocations: 3000,
+            seed: 1,
+        };
+        for (name, _) in POLICIES {
+            let mut setup = setup(name, &Tuning::default()).unwrap();
+            let mut config = Config::new(params.cores);
+            config.discipline = setup.discipline;
+            let declared = setup.privileges();
+            let mut rec = Recorder {
+                inner: setup.steer.as_mut(),
+                seen: Privileges::default(),
+            };
+            let stream = Generator::new(&params)
+                .unwrap()
+                .map(Ok::<_, std::convert::Infallible>);
+            faasched_sim::run(&config, &mut rec, stream, |_| {}).unwrap();
+            assert_eq!(rec.seen, declared, "{name}");
+        }
     }
 }

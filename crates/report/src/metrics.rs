@@ -276,6 +276,9 @@ pub struct PolicySummary {
     pub scopes: [ScopeSummary; 5],
     /// Finished invocations over simulated time.
     pub completions: Completions,
+    /// What a live run measured beyond the outcomes (launch lateness,
+    /// steering overhead, calibration); `None` for a simulation.
+    pub live: Option<serde_json::Value>,
 }
 
 impl PolicySummary {
@@ -386,6 +389,7 @@ impl Collector {
             utilisation,
             scopes,
             completions: self.completions,
+            live: None,
         }
     }
 }

@@ -9,7 +9,9 @@
 //! `rows` as in `summary.csv` (see [`Row`]); `policies` maps each name, in the order
 //! given, to `sim_only`, `cost_usd`, `voluntary_switches_per_invocation`,
 //! `involuntary_switches_per_invocation`, `utilisation`, and also `invocations`,
-//! `billed_gb_s` and `billing` (the billed duration: always `"execution"`).
+//! `billed_gb_s` and `billing` (the billed duration: always `"execution"`);
+//! a live run's policies also carry `live` (launch lateness, steering
+//! overhead, the calibration used).
 //!
 //! A scope with no invocations still has its rows: `count` 0 and every statistic
 //! `null` in JSON, an empty cell in CSV (and `null` switches per invocation for a
@@ -104,7 +106,7 @@ impl Row {
 
 /// The value of one policy in `summary.json`'s `policies` map.
 #[derive(Serialize)]
-struct PolicyEntry {
+struct PolicyEntry<'a> {
     sim_only: bool,
     cost_usd: f64,
     voluntary_switches_per_invocation: Option<f64>,
@@ -113,10 +115,12 @@ struct PolicyEntry {
     invocations: u64,
     billed_gb_s: f64,
     billing: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    live: Option<&'a serde_json::Value>,
 }
 
-impl From<&PolicySummary> for PolicyEntry {
-    fn from(p: &PolicySummary) -> PolicyEntry {
+impl<'a> From<&'a PolicySummary> for PolicyEntry<'a> {
+    fn from(p: &'a PolicySummary) -> PolicyEntry<'a> {
         let all = p.all();
         PolicyEntry {
             sim_only: p.sim_only,
@@ -127,6 +131,7 @@ impl From<&PolicySummary> for PolicyEntry {
             invocations: all.count,
             billed_gb_s: all.cost.billed_gb_s(),
             billing: BILLED_DURATION,
+            live: p.live.as_ref(),
         }
     }
 }

@@ -46,6 +46,13 @@ pub fn timeval(t: libc::timeval) -> Nanos {
     t.tv_sec as Nanos * 1_000_000_000 + t.tv_usec as Nanos * 1_000
 }
 
+/// Length of the clock tick that /proc/stat counts in (USER_HZ), in ns.
+pub fn user_tick() -> Nanos {
+    // SAFETY: sysconf has no memory arguments.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    1_000_000_000 / hz.max(1) as Nanos
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,3 +4,8 @@
 #![allow(unsafe_code)]
 
 pub mod clock;
+pub mod limits;
+pub mod poll;
+pub mod process;
+pub mod sched;
+pub mod signals;

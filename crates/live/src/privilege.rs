@@ -1,0 +1,72 @@
+//! What this process may ask of the kernel, found by trying (capabilities,
+//! RLIMIT_RTPRIO, RLIMIT_NICE and container policies all decide it), and the
+//! launcher's own real-time priority, always given back.
+
+use crate::sys::sched::{self, Current, Prepared};
+use faasched_model::{Attrs, Class, CpuSet, Privileges};
+use std::io;
+
+/// What this process holds, found by trying each on a scratch thread (which
+/// then exits, so nothing needs restoring).
+pub fn probe() -> Privileges {
+    let cpus = CpuSet::first(sched::online_cpus());
+    let try_on_thread = move |attrs: Attrs| {
+        std::thread::spawn(move || Prepared::new(&attrs, false).is_ok_and(|p| p.apply(0).is_ok()))
+            .join()
+            .unwrap_or(false)
+    };
+    let mut raised = Attrs::normal(cpus);
+    raised.nice = -1;
+    Privileges {
+        realtime: try_on_thread(Attrs::normal(cpus).with_class(Class::Fifo(1))),
+        raise_priority: try_on_thread(raised),
+    }
+}
+
+/// Real-time priority of the launcher: above every function (the policies
+/// use 50), so launches, exits and demotions are handled on time even when
+/// real-time functions hold every core.
+pub const LAUNCHER_PRIO: u8 = 90;
+
+/// RLIMIT_RTTIME of the launcher while real-time, µs: it blocks between
+/// events, so one that runs a full second without blocking is broken and
+/// gets SIGXCPU (then SIGKILL at the hard limit; its children die with it).
+const LAUNCHER_RT_LIMIT_US: u64 = 1_000_000;
+
+/// The calling thread runs SCHED_FIFO at [`LAUNCHER_PRIO`] with
+/// reset-on-fork (children start as SCHED_OTHER) until this is dropped,
+/// which restores its class, priority, nice and slice and its RLIMIT_RTTIME.
+pub struct Realtime {
+    before: Current,
+    limit_before: libc::rlimit,
+}
+
+impl Realtime {
+    /// Raises the calling thread.
+    pub fn enter() -> io::Result<Realtime> {
+        let before = sched::current(0)?;
+        let limit_before = crate::sys::limits::rt_time()?;
+        crate::sys::limits::set_rt_time(LAUNCHER_RT_LIMIT_US, LAUNCHER_RT_LIMIT_US * 2)?;
+        let attrs = Attrs::normal(CpuSet::first(sched::online_cpus()))
+            .with_class(Class::Fifo(LAUNCHER_PRIO));
+        let raise = Prepared::new(&attrs, true).map_err(io::Error::other)?;
+        if let Err(e) = raise.apply(0) {
+            let _ = crate::sys::limits::set_rt_time(limit_before.rlim_cur, limit_before.rlim_max);
+            return Err(e);
+        }
+        Ok(Realtime {
+            before,
+            limit_before,
+        })
+    }
+}
+
+impl Drop for Realtime {
+    fn drop(&mut self) {
+        // Best effort on every path: the kernel accepts going back to what
+        // it accepted before.
+        let _ = sched::restore(0, &self.before);
+        let _ =
+            crate::sys::limits::set_rt_time(self.limit_before.rlim_cur, self.limit_before.rlim_max);
+    }
+}

@@ -1,0 +1,417 @@
+//! The launcher: replays a workload on this machine, open loop. Every
+//! invocation becomes a process at its arrival instant, started under the
+//! attributes its policy gives it, observed through the kernel's own
+//! accounting, and steered until it exits.
+//!
+//! One thread, one wait (`epoll_pwait2`, nanosecond timeout) for everything:
+//! the next arrival, the next CPU watch or policy period, each child's start
+//! pipe (first run) and pidfd (exit), and the terminating signals. A launch
+//! that happens after its arrival instant is recorded as late, and the
+//! invocation's response and turnaround count from the arrival instant, so
+//! lateness is never silently absorbed.
+//!
+//! Every exit path (the end, an error, SIGINT/SIGTERM/SIGHUP/SIGQUIT, a
+//! panic) kills and reaps the children still running; each child also dies
+//! with the launcher (PR_SET_PDEATHSIG), and a real-time child that runs away
+//! is killed by its RLIMIT_RTTIME.
+
+use crate::observe;
+use crate::steering::{SteerError, SteerStats, Steering, Timeline};
+use crate::sys::clock;
+use crate::sys::poll::Poll;
+use crate::sys::process::{self, Child, Program, Report, Setup, Step};
+use crate::sys::signals::Signals;
+use faasched_model::{
+    CpuSet, Function, Group, Invocation, Nanos, Outcome, SEC, Steer, TaskId, TaskInfo, Time,
+};
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::AsFd;
+use std::path::PathBuf;
+
+/// How to replay.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The program each invocation runs (the `faasched` binary, for the
+    /// function suite).
+    pub program: PathBuf,
+    /// The cores the policy steers (the workload's cores).
+    pub cpus: CpuSet,
+    /// Time from the start of the run to the first arrival, for setting up.
+    pub lead: Nanos,
+}
+
+/// Why a replay stopped early.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The workload stream failed.
+    #[error(transparent)]
+    Input(Box<dyn std::error::Error + Send + Sync>),
+    /// A system call the launcher needs failed.
+    #[error("{what}: {source}")]
+    System {
+        /// What was being done.
+        what: String,
+        /// The error.
+        source: io::Error,
+    },
+    /// Steering failed.
+    #[error(transparent)]
+    Steer(#[from] SteerError),
+    /// A child could not become its program.
+    #[error("invocation {id}: cannot start {program}: {step} failed: {source}")]
+    Start {
+        /// The invocation.
+        id: u64,
+        /// The program.
+        program: PathBuf,
+        /// What failed.
+        step: &'static str,
+        /// The kernel's answer.
+        source: io::Error,
+    },
+    /// A function process failed.
+    #[error("invocation {id} ({function}) {how}")]
+    Function {
+        /// The invocation.
+        id: u64,
+        /// Its function.
+        function: String,
+        /// "exited with code N" or "was killed by signal N".
+        how: String,
+    },
+    /// A terminating signal arrived; every child was killed and reaped.
+    #[error("interrupted by signal {0}; the invocations in flight were killed")]
+    Interrupted(i32),
+}
+
+fn system(what: impl Into<String>) -> impl FnOnce(io::Error) -> ReplayError {
+    let what = what.into();
+    move |source| ReplayError::System { what, source }
+}
+
+/// What a replay measured beyond the outcomes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReplayStats {
+    /// Invocations that finished.
+    pub invocations: u64,
+    /// First arrival and last finish, on the workload's time line.
+    pub start: Time,
+    /// Last finish.
+    pub end: Time,
+    /// Busy time of the steered cores over the run (every process's, from
+    /// /proc/stat) / their capacity.
+    pub utilisation: f64,
+    /// Per launch, in order: fork instant − arrival instant (0 if on time).
+    pub lateness: Vec<Nanos>,
+    /// CPU time the launcher spent forking children.
+    pub launch_cpu: Nanos,
+    /// CPU time of the launcher's thread over the whole run.
+    pub launcher_cpu: Nanos,
+    /// Steering's share of the launcher's work.
+    pub steering: SteerStats,
+}
+
+/// A child in flight and what is known of it so far.
+struct Running {
+    child: Child,
+    function: Function,
+    group: Group,
+    arrival: Time,
+    memory_mb: u32,
+    first_run: Option<Nanos>,
+}
+
+/// The children in flight. Dropping it kills and reaps every one, whatever
+/// the path out of [`run`].
+#[derive(Default)]
+struct Flight(HashMap<TaskId, Running>);
+
+impl Drop for Flight {
+    fn drop(&mut self) {
+        for (_, r) in self.0.drain() {
+            let _ = process::signal(&r.child.pidfd, libc::SIGKILL);
+            let _ = process::reap(r.child.pid);
+        }
+    }
+}
+
+const SIGNALS: u64 = u64::MAX;
+
+fn token(task: TaskId, exit: bool) -> u64 {
+    task.0 << 1 | u64::from(exit)
+}
+
+/// RLIMIT_RTTIME of a child, µs: far above what its invocation needs, so
+/// only a runaway hits it.
+fn rt_time_limit_us(inv: &Invocation) -> u64 {
+    (5 * SEC + 4 * inv.cpu_demand()) / 1000
+}
+
+/// Replays `invocations` (sorted by arrival) under `policy`: each runs
+/// `config.program` with `args(invocation)`. Hands each outcome to `sink` as
+/// its process exits.
+pub fn run<P, I, E>(
+    config: &Config,
+    policy: &mut P,
+    invocations: I,
+    mut args: impl FnMut(&Invocation) -> Vec<OsString>,
+    mut sink: impl FnMut(Outcome),
+) -> Result<ReplayStats, ReplayError>
+where
+    P: Steer + ?Sized,
+    I: IntoIterator<Item = Result<Invocation, E>>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let input = |e: E| ReplayError::Input(Box::new(e));
+    let mut stream = invocations.into_iter();
+    let mut next = stream.next().transpose().map_err(input)?;
+    let Some(first) = next.as_ref().map(|i| i.arrival) else {
+        return Ok(ReplayStats::default());
+    };
+    let program =
+        Program::new(config.program.as_os_str()).map_err(system("preparing the program"))?;
+    let mut signals = Signals::block().map_err(system("blocking termination signals"))?;
+    let mut poll = Poll::new().map_err(system("epoll"))?;
+    poll.add(signals.fd(), SIGNALS).map_err(system("epoll"))?;
+
+    let cores = config.cpus.iter().last().map_or(0, |c| c + 1);
+    let busy_before = observe::core_busy(cores).map_err(system("reading /proc/stat"))?;
+    let launcher_cpu = clock::thread_cpu();
+    let origin = clock::monotonic() + config.lead;
+    let timeline = Timeline::new(origin, first);
+    let mut steering = Steering::new(policy, config.cpus, timeline, origin)?;
+    let mut flight = Flight::default();
+    let mut stats = ReplayStats {
+        start: first,
+        ..ReplayStats::default()
+    };
+
+    loop {
+        let now = clock::monotonic();
+        while let Some(inv) = next.take_if(|i| timeline.mono(i.arrival) <= now) {
+            launch(
+                &program,
+                config,
+                &mut steering,
+                &mut flight,
+                &poll,
+                &inv,
+                &mut args,
+                &mut stats,
+            )?;
+            next = stream.next().transpose().map_err(input)?;
+        }
+        steering.act(now)?;
+        if next.is_none() && flight.0.is_empty() {
+            break;
+        }
+        let arrival = next.as_ref().map(|i| timeline.mono(i.arrival));
+        let wake = match (arrival, steering.deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let timeout = wake.map(|w| w.saturating_sub(clock::monotonic()));
+        let ready = poll.wait(timeout).map_err(system("epoll_pwait2"))?;
+        let woke = clock::monotonic();
+        for t in ready {
+            if t == SIGNALS {
+                if let Some(sig) = signals.take().map_err(system("reading the signalfd"))? {
+                    return Err(ReplayError::Interrupted(sig));
+                }
+                continue;
+            }
+            let task = TaskId(t >> 1);
+            if t & 1 == 0 {
+                started(config, &mut steering, &mut flight, &poll, task)?;
+            } else if let Some(outcome) = exited(config, &mut steering, &mut flight, task, woke)? {
+                stats.invocations += 1;
+                stats.end = stats.end.max(outcome.finish);
+                sink(outcome);
+            }
+        }
+    }
+    let busy_after = observe::core_busy(cores).map_err(system("reading /proc/stat"))?;
+    let span = timeline
+        .mono(stats.end)
+        .saturating_sub(timeline.mono(stats.start));
+    let busy: Nanos = config
+        .cpus
+        .iter()
+        .map(|c| busy_after[c].saturating_sub(busy_before[c]))
+        .sum();
+    if span > 0 {
+        stats.utilisation = (busy as f64 / (span as f64 * config.cpus.len() as f64)).min(1.0);
+    }
+    stats.steering = steering.stats().clone();
+    stats.launcher_cpu = clock::thread_cpu() - launcher_cpu;
+    drop(signals);
+    Ok(stats)
+}
+
+/// Starts one invocation's process.
+#[allow(clippy::too_many_arguments)]
+fn launch<P: Steer + ?Sized>(
+    program: &Program,
+    config: &Config,
+    steering: &mut Steering<'_, P>,
+    flight: &mut Flight,
+    poll: &Poll,
+    inv: &Invocation,
+    args: &mut impl FnMut(&Invocation) -> Vec<OsString>,
+    stats: &mut ReplayStats,
+) -> Result<(), ReplayError> {
+    let task = TaskId(inv.id);
+    let info = TaskInfo {
+        task,
+        function: inv.function.id,
+        arrival: inv.arrival,
+        memory_mb: inv.memory_mb,
+        deadline: inv.deadline,
+    };
+    let attrs = steering.arrive(&info)?;
+    let argv = args(inv);
+    let cpu = clock::thread_cpu();
+    let setup = Setup {
+        attrs: &attrs,
+        rt_time_limit_us: rt_time_limit_us(inv),
+    };
+    let child = process::spawn(program, &argv, &setup).map_err(|source| ReplayError::Start {
+        id: inv.id,
+        program: config.program.clone(),
+        step: "fork",
+        source,
+    })?;
+    stats.launch_cpu += clock::thread_cpu() - cpu;
+    stats.lateness.push(
+        child
+            .forked
+            .saturating_sub(steering.timeline().mono(inv.arrival)),
+    );
+    let (start, exit) = (token(task, false), token(task, true));
+    let registered = poll
+        .add(child.start.as_fd(), start)
+        .and_then(|()| poll.add(child.pidfd.as_fd(), exit));
+    let pid = child.pid;
+    let forked = child.forked;
+    flight.0.insert(
+        task,
+        Running {
+            child,
+            function: inv.function.clone(),
+            group: inv.group(),
+            arrival: inv.arrival,
+            memory_mb: inv.memory_mb,
+            first_run: None,
+        },
+    );
+    registered.map_err(system("epoll"))?;
+    steering.track(task, pid, forked)?;
+    Ok(())
+}
+
+fn step_name(step: Step) -> &'static str {
+    match step {
+        Step::Attrs => "setting its scheduling attributes",
+        Step::Limit => "setting RLIMIT_RTTIME",
+        Step::Exec => "exec",
+    }
+}
+
+/// Reads a child's start pipe; returns what it reported.
+fn read_start(config: &Config, r: &mut Running, id: u64) -> Result<Report, ReplayError> {
+    let report = r.child.report().map_err(system("reading a start pipe"))?;
+    if let Report::Failed(_, step, errno) = report {
+        return Err(ReplayError::Start {
+            id,
+            program: config.program.clone(),
+            step: step_name(step),
+            source: io::Error::from_raw_os_error(errno),
+        });
+    }
+    Ok(report)
+}
+
+/// A child's start pipe has news: its first run, its `exec`, or both.
+fn started<P: Steer + ?Sized>(
+    config: &Config,
+    steering: &mut Steering<'_, P>,
+    flight: &mut Flight,
+    poll: &Poll,
+    task: TaskId,
+) -> Result<(), ReplayError> {
+    let Some(r) = flight.0.get_mut(&task) else {
+        return Ok(());
+    };
+    let report = read_start(config, r, task.0)?;
+    let stamp = match report {
+        Report::Started(s) | Report::Execed(s) => s,
+        Report::Pending | Report::Failed(..) => return Ok(()),
+    };
+    if matches!(report, Report::Execed(_)) {
+        // The pipe is closed: stop watching it (epoll would report the
+        // hang-up forever).
+        poll.remove(r.child.start.as_fd())
+            .map_err(system("epoll"))?;
+    }
+    if r.first_run.is_none() {
+        r.first_run = Some(stamp);
+        steering.started(task, stamp)?;
+    }
+    Ok(())
+}
+
+/// A child exited at about monotonic instant `now`: reap it and build its
+/// outcome.
+fn exited<P: Steer + ?Sized>(
+    config: &Config,
+    steering: &mut Steering<'_, P>,
+    flight: &mut Flight,
+    task: TaskId,
+    now: Nanos,
+) -> Result<Option<Outcome>, ReplayError> {
+    let Some(mut r) = flight.0.remove(&task) else {
+        return Ok(None);
+    };
+    let report = read_start(config, &mut r, task.0);
+    let wait = steering.reading(task).map_or(0, |s| s.wait);
+    let reaped = process::reap(r.child.pid).map_err(system("wait4"))?;
+    report?;
+    let how = match (reaped.code, reaped.signal) {
+        (Some(0), _) => None,
+        (Some(code), _) => Some(format!("exited with code {code}")),
+        (None, Some(sig)) => Some(format!("was killed by signal {sig}")),
+        (None, None) => Some("ended without a status".to_string()),
+    };
+    if let Some(how) = how {
+        return Err(ReplayError::Function {
+            id: task.0,
+            function: r.function.name.to_string(),
+            how,
+        });
+    }
+    let timeline = steering.timeline();
+    let first_run = r.first_run.unwrap_or(r.child.forked);
+    // Off a core and not runnable: the blocking waits (and the few µs until
+    // the launcher saw the exit).
+    let blocked = now
+        .saturating_sub(r.child.forked)
+        .saturating_sub(reaped.cpu)
+        .saturating_sub(wait);
+    let outcome = Outcome {
+        id: task.0,
+        function: r.function,
+        group: r.group,
+        arrival: r.arrival,
+        first_run: timeline.time(first_run),
+        finish: timeline.time(now),
+        cpu: reaped.cpu,
+        io: blocked,
+        voluntary_switches: reaped.voluntary,
+        involuntary_switches: reaped.involuntary,
+        memory_mb: r.memory_mb,
+    };
+    steering.exited(task, &outcome);
+    Ok(Some(outcome))
+}

@@ -1,0 +1,360 @@
+//! The live side of the steering seam: feeds a [`Steer`] policy the real
+//! kernel's events and applies its answers with `sched_setattr`.
+//!
+//! The simulator's engine does the same against the kernel model; the calls
+//! and their order are the same (DESIGN.md, "one policy, two worlds"):
+//! `on_arrival` before the process runs, `on_start` when it first ran,
+//! `on_cpu_used` when its CPU time reaches the policy's watch, `on_period`
+//! every period with the cores' measured load, `on_exit` with its outcome.
+//!
+//! **CPU watches without polling.** A task cannot use CPU faster than the
+//! wall clock, so a watch at CPU time `w` for a task that has used `c` cannot
+//! be reached before `w - c` from now: the watch sleeps until then (one
+//! high-resolution timeout of the launcher's single wait), reads the task's
+//! schedstat (one `pread`, about 0.5 µs) and either fires or sleeps for the
+//! remainder. A task that runs alone on its core, as a SCHED_FIFO task does,
+//! is checked once; one that shares its core is checked a few times as its
+//! remainder halves. SFS instead polls /proc every millisecond per job and
+//! forks `schedtool` for each change. POSIX CPU-time timers
+//! (`timer_create` on `clock_getcpuclockid`) would need no checks, but the
+//! kernel fires them from the tick (4 ms at HZ 250), too late for a slice of
+//! a few milliseconds (docs/LIVE.md measures both).
+
+use crate::observe::{self, Schedstat};
+use crate::sys::clock;
+use crate::sys::sched::{Prepared, Unsupported};
+use faasched_model::{Attrs, CpuSet, Load, Nanos, Outcome, Steer, TaskId, TaskInfo, Time};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::io;
+
+/// Maps the monotonic clock to the policy's time line.
+#[derive(Clone, Copy, Debug)]
+pub struct Timeline {
+    /// A monotonic instant...
+    mono: Nanos,
+    /// ...and the policy time it is.
+    at: Time,
+}
+
+impl Timeline {
+    /// Policy time `at` is monotonic instant `mono`.
+    pub fn new(mono: Nanos, at: Time) -> Timeline {
+        Timeline { mono, at }
+    }
+
+    /// The policy time of monotonic instant `mono` (never before the origin).
+    pub fn time(&self, mono: Nanos) -> Time {
+        self.at + mono.saturating_sub(self.mono)
+    }
+
+    /// The monotonic instant of policy time `t` (never before the origin).
+    pub fn mono(&self, t: Time) -> Nanos {
+        self.mono + t.saturating_sub(self.at)
+    }
+}
+
+/// Why steering failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SteerError {
+    /// The policy asked for a knob the stock kernel does not have.
+    #[error("policy `{policy}` asked for attributes a stock kernel cannot apply: {why}")]
+    Unsupported {
+        /// The policy.
+        policy: String,
+        /// What it asked for.
+        why: Unsupported,
+    },
+    /// The kernel refused the attributes.
+    #[error("sched_setattr on pid {pid} ({attrs:?}): {source}")]
+    Apply {
+        /// The process.
+        pid: libc::pid_t,
+        /// What was asked.
+        attrs: Attrs,
+        /// The kernel's answer.
+        source: io::Error,
+    },
+    /// Reading the kernel's accounting failed.
+    #[error("reading {what}: {source}")]
+    Observe {
+        /// What was read.
+        what: String,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+/// What steering cost and how promptly it acted.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SteerStats {
+    /// CPU time the steering thread spent in policy calls, attribute changes
+    /// and watch checks.
+    pub cpu: Nanos,
+    /// Attribute changes applied to running processes.
+    pub changes: u64,
+    /// Schedstat reads made for CPU watches.
+    pub watch_checks: u64,
+    /// For each watch that fired: from the instant the task's CPU time
+    /// reached the watch (estimated from the overshoot, as if the task ran
+    /// throughout) to the new attributes being applied.
+    pub watch_lags: Vec<Nanos>,
+    /// For each watch that fired: CPU the task used past its watch.
+    pub watch_overshoots: Vec<Nanos>,
+    /// Changes that found the process already gone.
+    pub vanished: u64,
+}
+
+struct Tracked {
+    pid: libc::pid_t,
+    schedstat: Schedstat,
+    watch: Option<Nanos>,
+}
+
+/// Drives a policy with a live system's events.
+pub struct Steering<'p, P: Steer + ?Sized> {
+    policy: &'p mut P,
+    cpus: CpuSet,
+    timeline: Timeline,
+    tasks: HashMap<TaskId, Tracked>,
+    /// (monotonic instant, task): when to look at a task's CPU time next.
+    /// Entries of tasks gone or re-armed are skipped when they come up.
+    watches: BinaryHeap<Reverse<(Nanos, TaskId)>>,
+    period: Option<Nanos>,
+    next_period: Option<Nanos>,
+    busy_at_period: Vec<Nanos>,
+    stats: SteerStats,
+}
+
+impl<'p, P: Steer + ?Sized> Steering<'p, P> {
+    /// Steers tasks on `cpus` with `policy`, on `timeline`; the policy's
+    /// periods count from monotonic instant `start` (the first arrival, as in
+    /// the simulator).
+    pub fn new(
+        policy: &'p mut P,
+        cpus: CpuSet,
+        timeline: Timeline,
+        start: Nanos,
+    ) -> Result<Self, SteerError> {
+        let period = policy.period().filter(|&p| p > 0);
+        let cores = cpus.iter().last().map_or(0, |c| c + 1);
+        let busy_at_period = observe::core_busy(cores).map_err(|source| SteerError::Observe {
+            what: "/proc/stat".into(),
+            source,
+        })?;
+        Ok(Steering {
+            next_period: period.map(|p| start + p),
+            policy,
+            cpus,
+            timeline,
+            tasks: HashMap::new(),
+            watches: BinaryHeap::new(),
+            period,
+            busy_at_period,
+            stats: SteerStats::default(),
+        })
+    }
+
+    /// The time line policy calls are made on.
+    pub fn timeline(&self) -> Timeline {
+        self.timeline
+    }
+
+    /// A task arrived: the attributes it must start with, ready to apply.
+    pub fn arrive(&mut self, info: &TaskInfo) -> Result<Prepared, SteerError> {
+        let cpu = clock::thread_cpu();
+        let attrs = self.policy.on_arrival(info.arrival, info, self.cpus);
+        let prepared = self.prepare(&attrs);
+        self.stats.cpu += clock::thread_cpu() - cpu;
+        prepared
+    }
+
+    /// The task that [`Steering::arrive`] admitted runs as process `pid`
+    /// since monotonic instant `since`: watch it.
+    pub fn track(
+        &mut self,
+        task: TaskId,
+        pid: libc::pid_t,
+        since: Nanos,
+    ) -> Result<(), SteerError> {
+        let cpu = clock::thread_cpu();
+        let schedstat = Schedstat::open(pid).map_err(|source| SteerError::Observe {
+            what: format!("/proc/{pid}/schedstat"),
+            source,
+        })?;
+        let watch = self.policy.cpu_watch(task);
+        if let Some(w) = watch {
+            self.watches.push(Reverse((since + w, task)));
+        }
+        self.tasks.insert(
+            task,
+            Tracked {
+                pid,
+                schedstat,
+                watch,
+            },
+        );
+        self.stats.cpu += clock::thread_cpu() - cpu;
+        Ok(())
+    }
+
+    /// The task first ran at monotonic instant `at`.
+    pub fn started(&mut self, task: TaskId, at: Nanos) -> Result<(), SteerError> {
+        let cpu = clock::thread_cpu();
+        let result = match self.policy.on_start(self.timeline.time(at), task) {
+            Some(attrs) => self.apply(task, attrs),
+            None => Ok(()),
+        };
+        self.stats.cpu += clock::thread_cpu() - cpu;
+        result
+    }
+
+    /// The task's process is gone; `outcome` is final.
+    pub fn exited(&mut self, task: TaskId, outcome: &Outcome) {
+        let cpu = clock::thread_cpu();
+        self.tasks.remove(&task);
+        self.policy.on_exit(outcome.finish, task, outcome);
+        self.stats.cpu += clock::thread_cpu() - cpu;
+    }
+
+    /// The next monotonic instant [`Steering::act`] has work at.
+    pub fn deadline(&self) -> Option<Nanos> {
+        let watch = self.watches.peek().map(|Reverse((at, _))| *at);
+        match (watch, self.next_period) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Does what is due by monotonic instant `now`: CPU watches and the
+    /// periodic call. (As in the simulator, a caller stops calling once
+    /// nothing is left to arrive or run.)
+    pub fn act(&mut self, now: Nanos) -> Result<(), SteerError> {
+        let cpu = clock::thread_cpu();
+        let result = self.act_inner(now);
+        self.stats.cpu += clock::thread_cpu() - cpu;
+        result
+    }
+
+    fn act_inner(&mut self, now: Nanos) -> Result<(), SteerError> {
+        while let Some(&Reverse((at, task))) = self.watches.peek() {
+            if at > now {
+                break;
+            }
+            self.watches.pop();
+            self.check_watch(task, now)?;
+        }
+        if let (Some(p), Some(at)) = (self.period, self.next_period)
+            && at <= now
+        {
+            self.next_period = Some(at + p);
+            self.periodic(now, p)?;
+        }
+        Ok(())
+    }
+
+    fn check_watch(&mut self, task: TaskId, now: Nanos) -> Result<(), SteerError> {
+        let Some(t) = self.tasks.get(&task) else {
+            return Ok(());
+        };
+        let Some(watch) = t.watch else { return Ok(()) };
+        self.stats.watch_checks += 1;
+        let used = match t.schedstat.read() {
+            Ok(r) => r.cpu,
+            // Exited and reaped under us: its exit is on its way.
+            Err(_) => return Ok(()),
+        };
+        if used < watch {
+            self.watches.push(Reverse((now + (watch - used), task)));
+            return Ok(());
+        }
+        let overshoot = used - watch;
+        if let Some(attrs) = self.policy.on_cpu_used(self.timeline.time(now), task, used) {
+            self.apply(task, attrs)?;
+        }
+        let done = clock::monotonic();
+        self.stats
+            .watch_lags
+            .push(done - now.saturating_sub(overshoot));
+        self.stats.watch_overshoots.push(overshoot);
+        let next = self.policy.cpu_watch(task);
+        if let Some(t) = self.tasks.get_mut(&task) {
+            t.watch = next;
+        }
+        if let Some(w) = next {
+            self.watches
+                .push(Reverse((now + w.saturating_sub(used), task)));
+        }
+        Ok(())
+    }
+
+    fn periodic(&mut self, now: Nanos, period: Nanos) -> Result<(), SteerError> {
+        let cores = self.busy_at_period.len();
+        let busy = observe::core_busy(cores).map_err(|source| SteerError::Observe {
+            what: "/proc/stat".into(),
+            source,
+        })?;
+        let per_core: Vec<f64> = self
+            .cpus
+            .iter()
+            .map(|c| {
+                (busy[c].saturating_sub(self.busy_at_period[c]) as f64 / period as f64).min(1.0)
+            })
+            .collect();
+        self.busy_at_period = busy;
+        let steered = per_core.len();
+        let mut per_cpu = vec![0.0; cores];
+        for (c, u) in self.cpus.iter().zip(&per_core) {
+            per_cpu[c] = *u;
+        }
+        let load = Load {
+            utilisation: per_core.iter().sum::<f64>() / steered.max(1) as f64,
+            cores: steered,
+            per_core: per_cpu,
+        };
+        for (task, attrs) in self.policy.on_period(self.timeline.time(now), load) {
+            self.apply(task, attrs)?;
+        }
+        Ok(())
+    }
+
+    fn prepare(&self, attrs: &Attrs) -> Result<Prepared, SteerError> {
+        Prepared::new(attrs, false).map_err(|why| SteerError::Unsupported {
+            policy: self.policy.name().to_string(),
+            why,
+        })
+    }
+
+    /// Applies `attrs` to a tracked task's process.
+    fn apply(&mut self, task: TaskId, attrs: Attrs) -> Result<(), SteerError> {
+        let Some(pid) = self.tasks.get(&task).map(|t| t.pid) else {
+            return Ok(());
+        };
+        match self.prepare(&attrs)?.apply(pid) {
+            Ok(()) => {
+                self.stats.changes += 1;
+                Ok(())
+            }
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {
+                self.stats.vanished += 1;
+                Ok(())
+            }
+            Err(source) => Err(SteerError::Apply { pid, attrs, source }),
+        }
+    }
+
+    /// A tracked task's schedstat now (`None` if untracked or unreadable).
+    pub fn reading(&self, task: TaskId) -> Option<crate::observe::SchedstatReading> {
+        self.tasks.get(&task).and_then(|t| t.schedstat.read().ok())
+    }
+
+    /// What steering has cost so far.
+    pub fn stats(&self) -> &SteerStats {
+        &self.stats
+    }
+
+    /// Tasks being steered.
+    pub fn tracked(&self) -> usize {
+        self.tasks.len()
+    }
+}

@@ -1,0 +1,326 @@
+//! Starting, watching and ending child processes: `fork` + `exec` with the
+//! child's scheduling attributes set in between, pidfds, and `wait4`.
+//!
+//! std's `Command::spawn` waits until the child has called `exec`; a launcher
+//! that must keep to an open-loop arrival schedule cannot wait for a child to
+//! get a core, so this forks itself and learns the rest from a pipe: the child
+//! writes the instant it first ran, then the pipe closes at `exec` (it is
+//! close-on-exec), or carries the step and errno that failed.
+
+use super::clock;
+use super::sched::Prepared;
+use faasched_model::Nanos;
+use std::ffi::{CString, OsStr};
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+
+/// A program and this process's environment, as C strings built once.
+pub struct Program {
+    path: CString,
+    env: Vec<CString>,
+}
+
+fn c_string(s: &[u8]) -> io::Result<CString> {
+    CString::new(s).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "NUL byte in an argument or the environment",
+        )
+    })
+}
+
+impl Program {
+    /// `path`, to be run in this process's environment.
+    pub fn new(path: &OsStr) -> io::Result<Program> {
+        let env = std::env::vars_os()
+            .map(|(k, v)| {
+                let mut kv = k.into_encoded_bytes();
+                kv.push(b'=');
+                kv.extend(v.into_encoded_bytes());
+                c_string(&kv)
+            })
+            .collect::<io::Result<_>>()?;
+        Ok(Program {
+            path: c_string(path.as_bytes())?,
+            env,
+        })
+    }
+}
+
+/// What the child does between `fork` and `exec`.
+pub struct Setup<'a> {
+    /// Scheduling attributes to take before `exec`.
+    pub attrs: &'a Prepared,
+    /// RLIMIT_RTTIME for the child (µs of CPU a real-time task may use
+    /// without blocking before the kernel kills it): a backstop that keeps a
+    /// runaway real-time child from holding a core.
+    pub rt_time_limit_us: u64,
+}
+
+/// A child that was forked (and may or may not have reached `exec` yet).
+pub struct Child {
+    /// Its pid.
+    pub pid: libc::pid_t,
+    /// A pidfd: readable once the child has exited; keeps the pid from being
+    /// reused until the child is reaped.
+    pub pidfd: OwnedFd,
+    /// Read end of the start pipe (non-blocking).
+    pub start: File,
+    /// When the fork returned in the parent.
+    pub forked: Nanos,
+    /// What has come through the start pipe so far, and whether it closed.
+    report: [u8; 16],
+    got: usize,
+    closed: bool,
+}
+
+/// The step of the child's setup that failed, as reported through the pipe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Setting its scheduling attributes.
+    Attrs,
+    /// Setting its resource limit.
+    Limit,
+    /// `exec`.
+    Exec,
+}
+
+/// What a child reported through its start pipe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Report {
+    /// Nothing yet.
+    Pending,
+    /// It first ran at this instant (CLOCK_MONOTONIC); more may follow.
+    Started(Nanos),
+    /// It started, then a step failed with this errno before `exec`.
+    Failed(Nanos, Step, i32),
+    /// It started and reached `exec` (the pipe closed).
+    Execed(Nanos),
+}
+
+/// Forks and execs `program` with `args` (after argv\[0\], the program), with
+/// `setup` applied in the child first.
+pub fn spawn<S: AsRef<OsStr>>(program: &Program, args: &[S], setup: &Setup) -> io::Result<Child> {
+    let args = std::iter::once(Ok(program.path.clone()))
+        .chain(args.iter().map(|a| c_string(a.as_ref().as_bytes())))
+        .collect::<io::Result<Vec<CString>>>()?;
+    let mut argv: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+    argv.push(std::ptr::null());
+    let mut envp: Vec<*const libc::c_char> = program.env.iter().map(|a| a.as_ptr()).collect();
+    envp.push(std::ptr::null());
+    let (read, write) = pipe()?;
+    let limit = libc::rlimit {
+        rlim_cur: setup.rt_time_limit_us,
+        rlim_max: setup.rt_time_limit_us,
+    };
+    // SAFETY: getpid has no arguments.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the child runs only async-signal-safe system calls on data
+    // prepared above, then execs or exits (`child` never returns).
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if pid == 0 {
+        child(
+            parent,
+            write.as_raw_fd(),
+            setup.attrs,
+            &limit,
+            &program.path,
+            &argv,
+            &envp,
+        );
+    }
+    let forked = clock::monotonic();
+    drop(write);
+    let pidfd = pidfd_open(pid)?;
+    Ok(Child {
+        pid,
+        pidfd,
+        start: File::from(read),
+        forked,
+        report: [0; 16],
+        got: 0,
+        closed: false,
+    })
+}
+
+/// The child's side of [`spawn`]: never returns.
+fn child(
+    parent: libc::pid_t,
+    pipe: libc::c_int,
+    attrs: &Prepared,
+    limit: &libc::rlimit,
+    path: &CString,
+    argv: &[*const libc::c_char],
+    envp: &[*const libc::c_char],
+) -> ! {
+    let started = clock::monotonic().to_ne_bytes();
+    let fail = |step: Step| -> ! {
+        let mut msg = [0u8; 8];
+        msg[..4].copy_from_slice(&(step as u32).to_ne_bytes());
+        msg[4..].copy_from_slice(
+            &io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(0)
+                .to_ne_bytes(),
+        );
+        // SAFETY: writes 8 bytes from a live buffer, then exits without
+        // running any of the parent's destructors or atexit handlers.
+        unsafe {
+            libc::write(pipe, msg.as_ptr().cast(), msg.len());
+            libc::_exit(127)
+        }
+    };
+    // SAFETY: plain system calls on valid buffers and constants.
+    unsafe {
+        libc::write(pipe, started.as_ptr().cast(), started.len());
+        // Die with the launcher, whatever kills it; and if it died already
+        // (between fork and here), do not run.
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if libc::getppid() != parent {
+            libc::_exit(127);
+        }
+        // A group of its own, so a terminal's Ctrl-C reaches the launcher
+        // only, which then ends its children in order.
+        libc::setpgid(0, 0);
+        // The launcher blocks its termination signals to read them from a
+        // signalfd; the function must not inherit that.
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+    }
+    if attrs.apply(0).is_err() {
+        fail(Step::Attrs);
+    }
+    // SAFETY: `limit` is a valid rlimit.
+    if unsafe { libc::setrlimit(libc::RLIMIT_RTTIME, limit) } != 0 {
+        fail(Step::Limit);
+    }
+    // SAFETY: `path`, `argv` and `envp` are NUL-terminated arrays of C
+    // strings that outlive the call (the parent's memory, copied by fork).
+    unsafe { libc::execve(path.as_ptr(), argv.as_ptr(), envp.as_ptr()) };
+    fail(Step::Exec)
+}
+
+impl Child {
+    /// Reads what the child has written to its start pipe so far.
+    pub fn report(&mut self) -> io::Result<Report> {
+        while !self.closed && self.got < self.report.len() {
+            match self.start.read(&mut self.report[self.got..]) {
+                Ok(0) => self.closed = true,
+                Ok(n) => self.got += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let buf = &self.report;
+        Ok(match (self.got, self.closed) {
+            (0..8, _) => Report::Pending,
+            (8..16, false) => Report::Started(stamp(buf)),
+            (8..16, true) => Report::Execed(stamp(buf)),
+            _ => {
+                let word = |at: usize| [buf[at], buf[at + 1], buf[at + 2], buf[at + 3]];
+                let step = match u32::from_ne_bytes(word(8)) {
+                    0 => Step::Attrs,
+                    1 => Step::Limit,
+                    _ => Step::Exec,
+                };
+                Report::Failed(stamp(buf), step, i32::from_ne_bytes(word(12)))
+            }
+        })
+    }
+}
+
+fn stamp(buf: &[u8; 16]) -> Nanos {
+    u64::from_ne_bytes(buf[..8].try_into().unwrap_or_default())
+}
+
+/// A pipe, both ends close-on-exec, the read end non-blocking.
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 returned two fresh descriptors that we now own.
+    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // SAFETY: fcntl on a descriptor we own.
+    if unsafe { libc::fcntl(r.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((r, w))
+}
+
+/// A pidfd for `pid` (close-on-exec).
+pub fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
+    // SAFETY: pidfd_open takes two integers.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel returned a fresh descriptor that we now own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+}
+
+/// Sends `signal` to the process behind `pidfd` (never to a reused pid).
+pub fn signal(pidfd: &OwnedFd, signal: libc::c_int) -> io::Result<()> {
+    // SAFETY: a valid descriptor, a signal number and a null siginfo.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            signal,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// What `wait4` tells of an exited child.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reaped {
+    /// Exit code, if it exited.
+    pub code: Option<i32>,
+    /// The signal that killed it, if one did.
+    pub signal: Option<i32>,
+    /// User + system CPU time.
+    pub cpu: Nanos,
+    /// Voluntary context switches.
+    pub voluntary: u64,
+    /// Involuntary context switches.
+    pub involuntary: u64,
+}
+
+/// Reaps child `pid`, waiting for it to exit if it has not.
+pub fn reap(pid: libc::pid_t) -> io::Result<Reaped> {
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `status` and `usage` are valid and writable.
+        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if rc == pid {
+            break;
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    Ok(Reaped {
+        code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
+        signal: libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
+        cpu: clock::timeval(usage.ru_utime) + clock::timeval(usage.ru_stime),
+        voluntary: usage.ru_nvcsw as u64,
+        involuntary: usage.ru_nivcsw as u64,
+    })
+}

@@ -1,0 +1,203 @@
+//! The launcher against the real kernel: every invocation runs as a process
+//! and finishes exactly once, and the attributes a policy asks for are the
+//! ones the kernel applied (read back by the process itself with `chrt`).
+
+use faasched_live::privilege;
+use faasched_live::replay::{self, Config, ReplayError};
+use faasched_model::{
+    Attrs, Class, CpuSet, Function, FunctionId, Invocation, MS, Nanos, Outcome, Phase, Steer,
+    TaskId, TaskInfo, Time,
+};
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::ffi::OsString;
+use std::path::Path;
+
+/// Starts every task with `start`; with a watch, moves it to SCHED_OTHER
+/// once it used that much CPU.
+struct Demote {
+    start: Attrs,
+    watch: Option<Nanos>,
+    fired: Vec<(TaskId, Nanos)>,
+    started: Vec<TaskId>,
+    exits: Vec<u64>,
+}
+
+impl Demote {
+    fn new(class: Class, watch: Option<Nanos>) -> Demote {
+        Demote {
+            start: Attrs::normal(cpus()).with_class(class),
+            watch,
+            fired: Vec::new(),
+            started: Vec::new(),
+            exits: Vec::new(),
+        }
+    }
+}
+
+impl Steer for Demote {
+    fn name(&self) -> &str {
+        "demote"
+    }
+    fn on_arrival(&mut self, _now: Time, _task: &TaskInfo, _cpus: CpuSet) -> Attrs {
+        self.start
+    }
+    fn on_start(&mut self, _now: Time, task: TaskId) -> Option<Attrs> {
+        self.started.push(task);
+        None
+    }
+    fn cpu_watch(&self, task: TaskId) -> Option<Nanos> {
+        self.watch
+            .filter(|_| !self.fired.iter().any(|f| f.0 == task))
+    }
+    fn on_cpu_used(&mut self, _now: Time, task: TaskId, used: Nanos) -> Option<Attrs> {
+        self.fired.push((task, used));
+        Some(Attrs::normal(cpus()))
+    }
+    fn on_exit(&mut self, _now: Time, task: TaskId, _o: &Outcome) {
+        self.exits.push(task.0);
+    }
+}
+
+fn cpus() -> CpuSet {
+    CpuSet::first(1)
+}
+
+fn invocations(n: u64, gap: Nanos, cpu: Nanos) -> Vec<Result<Invocation, Infallible>> {
+    (0..n)
+        .map(|i| {
+            Ok(Invocation {
+                id: 10 + i,
+                function: Function {
+                    id: FunctionId(0),
+                    name: "sh".into(),
+                },
+                arrival: 1_000 * MS + i * gap,
+                phases: vec![Phase::Cpu(cpu)],
+                memory_mb: 128,
+                deadline: None,
+            })
+        })
+        .collect()
+}
+
+/// A shell that spins, then writes its own scheduling policy (as `chrt`
+/// reads it from the kernel) to `dir/<invocation id>`.
+fn spin_then_report(dir: &Path, loops: u32) -> impl FnMut(&Invocation) -> Vec<OsString> {
+    let dir = dir.to_path_buf();
+    move |inv| {
+        let script = format!(
+            "i=0; while [ $i -lt {loops} ]; do i=$((i+1)); done; chrt -p $$ > {}/{}",
+            dir.display(),
+            inv.id
+        );
+        vec!["-c".into(), script.into()]
+    }
+}
+
+fn config() -> Config {
+    Config {
+        program: "/bin/sh".into(),
+        cpus: cpus(),
+        lead: 20 * MS,
+    }
+}
+
+fn policy_of(dir: &Path, id: u64) -> String {
+    std::fs::read_to_string(dir.join(id.to_string())).unwrap()
+}
+
+#[test]
+fn every_invocation_runs_once_as_a_process_in_arrival_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut policy = Demote::new(Class::Normal, None);
+    let mut outcomes = Vec::new();
+    let stats = replay::run(
+        &config(),
+        &mut policy,
+        invocations(6, 30 * MS, MS),
+        spin_then_report(dir.path(), 100),
+        |o| outcomes.push(o),
+    )
+    .unwrap();
+    let mut ids: Vec<u64> = outcomes.iter().map(|o| o.id).collect();
+    ids.sort();
+    assert_eq!(ids, (10..16).collect::<Vec<_>>());
+    assert_eq!(stats.invocations, 6);
+    assert_eq!(stats.lateness.len(), 6);
+    let mut exits = policy.exits.clone();
+    exits.sort();
+    assert_eq!(exits, ids);
+    assert_eq!(policy.started.len(), 6);
+    for o in &outcomes {
+        assert!(o.arrival <= o.first_run && o.first_run <= o.finish, "{o:?}");
+        assert!(o.cpu > 0, "{o:?}");
+        assert!(policy_of(dir.path(), o.id).contains("SCHED_OTHER"));
+    }
+}
+
+#[test]
+fn a_cpu_watch_demotes_a_fifo_process_and_the_kernel_shows_it() {
+    if !privilege::probe().realtime {
+        eprintln!("skipped: needs the privilege for SCHED_FIFO (CI runs as root)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Kept: FIFO to the end.
+    let mut keep = Demote::new(Class::Fifo(10), None);
+    let mut kept = Vec::new();
+    replay::run(
+        &config(),
+        &mut keep,
+        invocations(2, 100 * MS, 50 * MS),
+        spin_then_report(dir.path(), 40_000),
+        |o| kept.push(o),
+    )
+    .unwrap();
+    for o in &kept {
+        assert!(policy_of(dir.path(), o.id).contains("SCHED_FIFO"), "{o:?}");
+    }
+    // Demoted after 10 ms of CPU.
+    let mut demote = Demote::new(Class::Fifo(10), Some(10 * MS));
+    let mut outcomes = Vec::new();
+    let stats = replay::run(
+        &config(),
+        &mut demote,
+        invocations(2, 100 * MS, 50 * MS),
+        spin_then_report(dir.path(), 40_000),
+        |o| outcomes.push(o),
+    )
+    .unwrap();
+    assert_eq!(demote.fired.len(), 2, "{:?}", demote.fired);
+    let by_task: HashMap<u64, Nanos> = demote.fired.iter().map(|(t, u)| (t.0, *u)).collect();
+    for o in &outcomes {
+        assert!(policy_of(dir.path(), o.id).contains("SCHED_OTHER"), "{o:?}");
+        // Fired at or after the watch, and before the process finished.
+        let used = by_task[&o.id];
+        assert!((10 * MS..o.cpu).contains(&used), "{used} of {}", o.cpu);
+    }
+    assert_eq!(stats.steering.watch_lags.len(), 2);
+    assert_eq!(stats.steering.changes, 2);
+}
+
+#[test]
+fn a_missing_program_fails_with_the_step_and_errno() {
+    let mut policy = Demote::new(Class::Normal, None);
+    let err = replay::run(
+        &Config {
+            program: "/nonexistent/faasched-test".into(),
+            ..config()
+        },
+        &mut policy,
+        invocations(1, MS, MS),
+        |_| Vec::new(),
+        |_| {},
+    )
+    .unwrap_err();
+    assert!(matches!(err, ReplayError::Start { id: 10, .. }), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("exec") && text.contains("No such file"),
+        "{text}"
+    );
+}
