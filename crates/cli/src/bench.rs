@@ -19,6 +19,13 @@ pub enum Command {
     /// windows of 100, 500, 1,000 and 5,000 finished invocations of the
     /// Huawei-like workload on 56 cores, to set beside ALPS Table 2.
     Learn(Learn),
+    /// Live: how promptly and at what CPU cost a watcher notices that a real
+    /// process used a given CPU time (faasched's sleep-then-check, a POSIX
+    /// CPU-time timer, SFS's 1 ms polling), and what one class change costs
+    /// (sched_setattr against a fork+exec of chrt, as SFS runs schedtool).
+    /// Spins one process (SCHED_FIFO on the last CPU when privileged) for a
+    /// few seconds.
+    Watch(Watch),
 }
 
 impl Command {
@@ -26,7 +33,61 @@ impl Command {
         match self {
             Command::Sim(s) => s.execute(),
             Command::Learn(l) => l.execute(),
+            Command::Watch(w) => w.execute(),
         }
+    }
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct Watch {
+    /// Targets watched per method (10 ms of CPU apart); class changes are
+    /// ten times as many.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    trials: u32,
+    /// Print the measurements as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Watch {
+    fn execute(self) -> Result<()> {
+        let realtime = faasched_live::privilege::probe().realtime;
+        let m = faasched_live::watchbench::run(self.trials as usize, realtime)?;
+        if self.json {
+            println!("{}", serde_json::to_string_pretty(&m)?);
+            return Ok(());
+        }
+        println!(
+            "spinning process: {} on the last CPU; targets {} ms of its CPU apart",
+            if m.realtime {
+                "SCHED_FIFO"
+            } else {
+                "SCHED_OTHER"
+            },
+            10
+        );
+        println!(
+            "{:<34} {:>7} {:>22} {:>14}",
+            "watch method", "watches", "overshoot µs p50/p99/max", "CPU/watch µs"
+        );
+        for w in &m.watching {
+            let [p50, p99, max] = w.overshoot_us;
+            println!(
+                "{:<34} {:>7} {:>22} {:>14.1}",
+                w.method,
+                w.watches,
+                format!("{p50:.0}/{p99:.0}/{max:.0}"),
+                w.watcher_cpu_us
+            );
+        }
+        println!(
+            "{:<34} {:>7} {:>22}",
+            "class change", "changes", "median µs"
+        );
+        for c in &m.changing {
+            println!("{:<34} {:>7} {:>22.1}", c.method, c.changes, c.median_us);
+        }
+        Ok(())
     }
 }
 
@@ -57,7 +118,7 @@ impl Learn {
         for records in [100, 500, 1_000, 5_000] {
             let source = Source::resolve(&WorkloadArgs {
                 workload: "huawei".into(),
-                cores: 56,
+                cores: Some(56),
                 load: Some(0.9),
                 invocations: Some(records as u64),
                 seed: 1,
@@ -142,7 +203,7 @@ impl Sim {
         for (scenario, policy, cores, n) in scenarios {
             let source = Source::resolve(&WorkloadArgs {
                 workload: "huawei".into(),
-                cores,
+                cores: Some(cores),
                 load: Some(0.9),
                 invocations: Some(n),
                 seed: 1,

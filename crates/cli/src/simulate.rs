@@ -52,7 +52,7 @@ impl Args {
             faasched_policy::setup(name, &tuning)?;
         }
         let source = Source::resolve(&self.workload)?;
-        let cores = self.workload.cores as usize;
+        let cores = self.workload.cores();
         let mut invocations = match &self.out {
             Some(dir) => {
                 std::fs::create_dir_all(dir)
@@ -112,7 +112,7 @@ impl Args {
 }
 
 /// The report's heading for a run: workload, load and cores, as described.
-fn section_title(summary: &Summary) -> String {
+pub fn section_title(summary: &Summary) -> String {
     let workload = summary.workload["name"].as_str().unwrap_or("workload");
     let mut title = workload.to_string();
     if let Some(load) = summary.workload["load"].as_f64() {

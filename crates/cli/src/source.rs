@@ -21,15 +21,16 @@ pub struct WorkloadArgs {
     /// mixed-io.
     #[arg(long, short = 'w', default_value = "huawei", value_name = "NAME|FILE")]
     pub workload: String,
-    /// Cores of the simulated machine.
-    #[arg(long, short = 'c', default_value_t = 56, value_parser = clap::value_parser!(u16).range(1..=256))]
-    pub cores: u16,
+    /// Cores: of the simulated machine (default 56), or for `replay` the
+    /// first N CPUs of this one (default: all online CPUs).
+    #[arg(long, short = 'c', value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub cores: Option<u16>,
     /// Offered load (CPU demand / core-time). Built-ins default to 0.9; a file
     /// is used as it is unless this asks to rescale its arrivals.
     #[arg(long, short = 'l', value_name = "FRACTION")]
     pub load: Option<f64>,
-    /// Invocations to generate (built-ins; default 15000) or to take from the
-    /// start of a file (default: all).
+    /// Invocations to generate (built-ins; default 15000, or 1000 for
+    /// `replay`) or to take from the start of a file (default: all).
     #[arg(long, short = 'n')]
     pub invocations: Option<u64>,
     /// Seed of every random choice; same seed, same bytes out.
@@ -37,6 +38,15 @@ pub struct WorkloadArgs {
     pub seed: u64,
 }
 
+impl WorkloadArgs {
+    /// The cores asked for, or the simulator's default.
+    pub fn cores(&self) -> usize {
+        self.cores.map_or(DEFAULT_CORES, usize::from)
+    }
+}
+
+/// Default number of simulated cores (the ALPS paper's machine).
+pub const DEFAULT_CORES: usize = 56;
 /// Default load of the built-in workloads (ALPS's heaviest setting).
 pub const DEFAULT_LOAD: f64 = 0.9;
 /// Default size of a built-in workload (the ALPS paper's sample).
@@ -58,7 +68,7 @@ pub enum Source {
 
 impl Source {
     pub fn resolve(a: &WorkloadArgs) -> Result<Source> {
-        let cores = a.cores as usize;
+        let cores = a.cores();
         match Spec::parse(&a.workload) {
             Ok(spec) => {
                 let params = Params {

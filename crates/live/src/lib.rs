@@ -12,3 +12,4 @@ pub mod replay;
 pub mod steering;
 pub mod suite;
 pub mod sys;
+pub mod watchbench;

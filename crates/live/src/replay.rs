@@ -22,7 +22,7 @@ use crate::sys::poll::Poll;
 use crate::sys::process::{self, Child, Program, Report, Setup, Step};
 use crate::sys::signals::Signals;
 use faasched_model::{
-    CpuSet, Function, Group, Invocation, Nanos, Outcome, SEC, Steer, TaskId, TaskInfo, Time,
+    CpuSet, Function, Group, Invocation, MS, Nanos, Outcome, SEC, Steer, TaskId, TaskInfo, Time,
 };
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -111,6 +111,50 @@ pub struct ReplayStats {
     pub launcher_cpu: Nanos,
     /// Steering's share of the launcher's work.
     pub steering: SteerStats,
+    /// Wall time from the start of the run (its lead included) to the end.
+    pub wall: Nanos,
+}
+
+impl ReplayStats {
+    /// The `live` object of a policy in `summary.json`: launch lateness,
+    /// the launcher's and steering's CPU cost, and how promptly CPU watches
+    /// acted. Times in ms, or µs where the names say so.
+    pub fn to_json(&self) -> serde_json::Value {
+        let n = self.invocations.max(1) as f64;
+        let us = |v: Nanos| v as f64 / 1e3;
+        let s = &self.steering;
+        serde_json::json!({
+            "launch_lateness_ms": quantiles(&self.lateness, 1e6),
+            "late_launches_over_1ms": self.lateness.iter().filter(|&&l| l > MS).count(),
+            "launcher_cpu_share_of_one_core": self.launcher_cpu as f64 / self.wall.max(1) as f64,
+            "launch_cpu_per_invocation_us": us(self.launch_cpu) / n,
+            "steering_cpu_per_invocation_us": us(s.cpu) / n,
+            "attribute_changes": s.changes,
+            "watch_checks_per_invocation": s.watch_checks as f64 / n,
+            "watch_to_change_us": quantiles(&s.watch_lags, 1e3),
+            "watch_cpu_overshoot_us": quantiles(&s.watch_overshoots, 1e3),
+            "changes_to_exited_processes": s.vanished,
+        })
+    }
+}
+
+/// Count, mean, p50, p99 and max of `values`, divided by `unit`
+/// (nearest-rank percentiles).
+fn quantiles(values: &[Nanos], unit: f64) -> serde_json::Value {
+    let mut v = values.to_vec();
+    v.sort_unstable();
+    let rank =
+        |q: f64| v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1] as f64 / unit;
+    if v.is_empty() {
+        return serde_json::json!({ "count": 0 });
+    }
+    serde_json::json!({
+        "count": v.len(),
+        "mean": v.iter().sum::<Nanos>() as f64 / v.len() as f64 / unit,
+        "p50": rank(0.5),
+        "p99": rank(0.99),
+        "max": rank(1.0),
+    })
 }
 
 /// A child in flight and what is known of it so far.
@@ -246,6 +290,7 @@ where
     }
     stats.steering = steering.stats().clone();
     stats.launcher_cpu = clock::thread_cpu() - launcher_cpu;
+    stats.wall = clock::monotonic().saturating_sub(origin - config.lead);
     drop(signals);
     Ok(stats)
 }
@@ -414,4 +459,22 @@ fn exited<P: Steer + ?Sized>(
     };
     steering.exited(task, &outcome);
     Ok(Some(outcome))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_are_nearest_rank() {
+        let v: Vec<Nanos> = (1..=100).map(|i| i * MS).collect();
+        let q = quantiles(&v, 1e6);
+        assert_eq!(q["count"], 100);
+        assert_eq!(
+            (q["p50"].as_f64(), q["p99"].as_f64(), q["max"].as_f64()),
+            (Some(50.0), Some(99.0), Some(100.0))
+        );
+        assert_eq!(q["mean"].as_f64(), Some(50.5));
+        assert_eq!(quantiles(&[], 1e6)["count"], 0);
+    }
 }

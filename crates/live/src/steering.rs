@@ -7,18 +7,26 @@
 //! `on_cpu_used` when its CPU time reaches the policy's watch, `on_period`
 //! every period with the cores' measured load, `on_exit` with its outcome.
 //!
-//! **CPU watches without polling.** A task cannot use CPU faster than the
-//! wall clock, so a watch at CPU time `w` for a task that has used `c` cannot
-//! be reached before `w - c` from now: the watch sleeps until then (one
-//! high-resolution timeout of the launcher's single wait), reads the task's
-//! schedstat (one `pread`, about 0.5 µs) and either fires or sleeps for the
-//! remainder. A task that runs alone on its core, as a SCHED_FIFO task does,
-//! is checked once; one that shares its core is checked a few times as its
-//! remainder halves. SFS instead polls /proc every millisecond per job and
-//! forks `schedtool` for each change. POSIX CPU-time timers
-//! (`timer_create` on `clock_getcpuclockid`) would need no checks, but the
-//! kernel fires them from the tick (4 ms at HZ 250), too late for a slice of
-//! a few milliseconds (docs/LIVE.md measures both).
+//! **CPU watches without polling storms.** The kernel's accounting of a task
+//! that is running (`sum_exec_runtime`, which schedstat, /proc/PID/stat and
+//! POSIX CPU timers on another process all read) is brought up to date at
+//! the scheduler tick and at context switches, so any reading may be up to a
+//! tick stale ([`STALE`]); on a stock kernel no method sees a process's CPU
+//! time more finely (`faasched bench watch` measures three). A task cannot
+//! use CPU faster than the wall clock, so a watch at CPU time `w` is first
+//! looked at when the task could have reached it, `w` after it started;
+//! each look is one `pread` of schedstat (about 0.5 µs). If the reading is
+//! `r < w`, the reading cannot reach `w` before `w − r − STALE` from now, so
+//! the next look is then, or 1 ms ([`RECHECK`]) later if that is sooner.
+//! Once a reading shows the watch reached, the policy's new attributes are
+//! applied at once. A task alone on its core, as a SCHED_FIFO task is, is
+//! looked at a handful of times per watch; SFS polls /proc every
+//! millisecond for every job and forks `schedtool` for each change.
+//!
+//! For each watch that fires, [`SteerStats::watch_lags`] records an upper
+//! bound on the time from the kernel's accounting showing the watch reached
+//! to the new attributes applied: from the later of the last look that found
+//! it not reached and the earliest instant the reading could reach it.
 
 use crate::observe::{self, Schedstat};
 use crate::sys::clock;
@@ -27,6 +35,21 @@ use faasched_model::{Attrs, CpuSet, Load, Nanos, Outcome, Steer, TaskId, TaskInf
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::io;
+
+/// How stale the kernel's account of a running task's CPU time may be: one
+/// tick at HZ 250 (the common and this machine's configuration; a kernel
+/// with a lower HZ makes [`SteerStats::watch_lags`] optimistic).
+pub const STALE: Nanos = 4 * faasched_model::MS;
+
+/// Longest wait between two looks at a watch that may already be reached.
+pub const RECHECK: Nanos = faasched_model::MS;
+
+/// After a look at `now` found `used` of a watch at `watch` not reached:
+/// the earliest instant the reading could reach it, and when to look next.
+pub fn next_look(now: Nanos, used: Nanos, watch: Nanos) -> (Nanos, Nanos) {
+    let floor = now + watch.saturating_sub(used).saturating_sub(STALE);
+    (floor, floor.max(now + RECHECK))
+}
 
 /// Maps the monotonic clock to the policy's time line.
 #[derive(Clone, Copy, Debug)]
@@ -109,6 +132,8 @@ struct Tracked {
     pid: libc::pid_t,
     schedstat: Schedstat,
     watch: Option<Nanos>,
+    /// The reading cannot have reached the watch before this instant.
+    floor: Nanos,
 }
 
 /// Drives a policy with a live system's events.
@@ -183,8 +208,10 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
             source,
         })?;
         let watch = self.policy.cpu_watch(task);
-        if let Some(w) = watch {
-            self.watches.push(Reverse((since + w, task)));
+        // Not before it could have used `w`: it had used nothing at `since`.
+        let floor = since + watch.unwrap_or(0);
+        if watch.is_some() {
+            self.watches.push(Reverse((floor, task)));
         }
         self.tasks.insert(
             task,
@@ -192,6 +219,7 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
                 pid,
                 schedstat,
                 watch,
+                floor,
             },
         );
         self.stats.cpu += clock::thread_cpu() - cpu;
@@ -254,7 +282,7 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
     }
 
     fn check_watch(&mut self, task: TaskId, now: Nanos) -> Result<(), SteerError> {
-        let Some(t) = self.tasks.get(&task) else {
+        let Some(t) = self.tasks.get_mut(&task) else {
             return Ok(());
         };
         let Some(watch) = t.watch else { return Ok(()) };
@@ -265,25 +293,26 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
             Err(_) => return Ok(()),
         };
         if used < watch {
-            self.watches.push(Reverse((now + (watch - used), task)));
+            let (floor, next) = next_look(now, used, watch);
+            t.floor = floor;
+            self.watches.push(Reverse((next, task)));
             return Ok(());
         }
-        let overshoot = used - watch;
+        let floor = t.floor;
         if let Some(attrs) = self.policy.on_cpu_used(self.timeline.time(now), task, used) {
             self.apply(task, attrs)?;
         }
         let done = clock::monotonic();
-        self.stats
-            .watch_lags
-            .push(done - now.saturating_sub(overshoot));
-        self.stats.watch_overshoots.push(overshoot);
+        self.stats.watch_lags.push(done.saturating_sub(floor));
+        self.stats.watch_overshoots.push(used - watch);
         let next = self.policy.cpu_watch(task);
         if let Some(t) = self.tasks.get_mut(&task) {
             t.watch = next;
-        }
-        if let Some(w) = next {
-            self.watches
-                .push(Reverse((now + w.saturating_sub(used), task)));
+            // It had used `used` by now.
+            t.floor = now + next.map_or(0, |w| w.saturating_sub(used));
+            if next.is_some() {
+                self.watches.push(Reverse((t.floor, task)));
+            }
         }
         Ok(())
     }
@@ -356,5 +385,19 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
     /// Tasks being steered.
     pub fn tracked(&self) -> usize {
         self.tasks.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faasched_model::MS;
+
+    #[test]
+    fn looks_again_when_a_stale_reading_could_first_show_the_watch() {
+        // 10 ms short: the reading could be a tick stale, so 6 ms from now.
+        assert_eq!(next_look(100 * MS, 10 * MS, 20 * MS), (106 * MS, 106 * MS));
+        // Within a tick: it may be reached already; look every millisecond.
+        assert_eq!(next_look(100 * MS, 18 * MS, 20 * MS), (100 * MS, 101 * MS));
     }
 }

@@ -20,6 +20,7 @@
 
 mod charts;
 mod cost;
+pub mod fidelity;
 mod histogram;
 mod html;
 mod metrics;

@@ -144,7 +144,7 @@ impl Settings {
     pub fn workload(&self, name: &str, cores: u16, load: f64, invocations: u64) -> WorkloadArgs {
         WorkloadArgs {
             workload: name.to_string(),
-            cores,
+            cores: Some(cores),
             load: Some(load),
             invocations: Some(self.invocations.unwrap_or(invocations)),
             seed: self.seed,
@@ -310,7 +310,7 @@ fn run_cases(cases: Vec<Case>) -> Result<Vec<Ran>> {
         let summary = Summary {
             policies,
             workload: source.describe(),
-            machine: case.kernel.describe(case.workload.cores as usize),
+            machine: case.kernel.describe(case.workload.cores()),
         };
         ran.push(Ran {
             case,
@@ -329,7 +329,7 @@ fn run_variant(case: &Case, variant: &Variant, source: &Source) -> Result<Measur
         &variant.tuning,
         source,
         &case.kernel,
-        case.workload.cores as usize,
+        case.workload.cores(),
         case.workload.seed,
         |o| {
             if case.by_function {

@@ -4,6 +4,7 @@
 #![allow(unsafe_code)]
 
 pub mod clock;
+pub mod cputimer;
 pub mod limits;
 pub mod poll;
 pub mod process;
