@@ -22,6 +22,7 @@ mod mst;
 mod pagerank;
 mod plan;
 
+pub(crate) use plan::round_to_us;
 pub use plan::{Plan, PlanError, Step};
 
 use serde::{Deserialize, Serialize};

@@ -21,7 +21,9 @@ pub enum Step {
 /// Its text form is the steps joined by `;`: `u<units>` for work and `i<µs>`
 /// for a wait ("i" for I/O). The empty string is the empty plan. Text carries
 /// waits in whole µs, so a wait that is not one prints rounded to the nearest
-/// µs; every plan parsed from text prints back to the same text.
+/// µs; every plan parsed from text, and every plan
+/// [`Calibration::plan`](crate::calibration::Calibration::plan) makes, prints
+/// back to the same text.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Plan(pub Vec<Step>);
 
