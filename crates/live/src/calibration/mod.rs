@@ -68,6 +68,7 @@ pub struct Point {
 
 /// What can go wrong measuring, reading or writing a calibration.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum CalibrationError {
     /// A file could not be read or written.
     #[error("{}: {source}", .path.display())]
