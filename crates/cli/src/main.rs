@@ -3,6 +3,7 @@
 
 mod bench;
 mod experiment;
+mod func;
 mod run;
 mod simulate;
 mod source;
@@ -36,6 +37,9 @@ enum Command {
     /// Measure the simulator's speed.
     #[command(subcommand)]
     Bench(bench::Command),
+    /// Run a function of the live runtime's suite (`fn list`), or calibrate the
+    /// suite on this machine (`fn calibrate`).
+    Fn(func::Args),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +49,7 @@ fn main() -> ExitCode {
         Command::Workload(c) => c.execute(),
         Command::Experiment(a) => a.execute(),
         Command::Bench(c) => c.execute(),
+        Command::Fn(a) => a.execute(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,1 +1,0 @@
-//! Calibration (filled in by the suite work).

@@ -1,1 +1,0 @@
-//! The function suite (filled in by the suite work).
