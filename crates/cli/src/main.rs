@@ -2,8 +2,10 @@
 //! production-like traces with a model of the Linux scheduler, and compare them.
 
 mod bench;
+mod compare;
 mod experiment;
 mod func;
+mod replay;
 mod run;
 mod simulate;
 mod source;
@@ -14,10 +16,12 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 /// Schedule serverless functions: simulate scheduling policies on production
-/// traces with a model of the Linux scheduler, and compare them.
+/// traces with a model of the Linux scheduler, run them for real on this
+/// machine's stock kernel, and compare the two.
 ///
 /// Start with `faasched simulate` (a Huawei-like workload on 56 cores at 90% load
-/// under cfs, fifo, rr and srpt), then `faasched simulate --help`.
+/// under cfs, fifo, rr and srpt), then `faasched simulate --help`. For real
+/// processes: `faasched replay --help`.
 #[derive(Parser, Debug)]
 #[command(name = "faasched", version, propagate_version = true)]
 struct Cli {
@@ -40,6 +44,11 @@ enum Command {
     /// Run a function of the live runtime's suite (`fn list`), or calibrate the
     /// suite on this machine (`fn calibrate`).
     Fn(func::Args),
+    /// Run a workload for real on this machine: every invocation a process,
+    /// steered by the policy on the stock kernel.
+    Replay(replay::Args),
+    /// Simulate and replay the same workload, and measure how far apart they are.
+    Compare(compare::Args),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +59,8 @@ fn main() -> ExitCode {
         Command::Experiment(a) => a.execute(),
         Command::Bench(c) => c.execute(),
         Command::Fn(a) => a.execute(),
+        Command::Replay(a) => a.execute(),
+        Command::Compare(a) => a.execute(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -28,9 +28,10 @@ pub fn probe() -> Privileges {
 /// real-time functions hold every core.
 pub const LAUNCHER_PRIO: u8 = 90;
 
-/// RLIMIT_RTTIME of the launcher while real-time, µs: it blocks between
-/// events, so one that runs a full second without blocking is broken and
-/// gets SIGXCPU (then SIGKILL at the hard limit; its children die with it).
+/// RLIMIT_RTTIME (soft) of the launcher while real-time, µs: it blocks
+/// between events, so one that runs a full second without blocking is broken
+/// and gets SIGXCPU, which ends it (its children die with it). The hard
+/// limit stays as it was, so children can set their own.
 const LAUNCHER_RT_LIMIT_US: u64 = 1_000_000;
 
 /// The calling thread runs SCHED_FIFO at [`LAUNCHER_PRIO`] with
@@ -46,7 +47,10 @@ impl Realtime {
     pub fn enter() -> io::Result<Realtime> {
         let before = sched::current(0)?;
         let limit_before = crate::sys::limits::rt_time()?;
-        crate::sys::limits::set_rt_time(LAUNCHER_RT_LIMIT_US, LAUNCHER_RT_LIMIT_US * 2)?;
+        crate::sys::limits::set_rt_time(
+            LAUNCHER_RT_LIMIT_US.min(limit_before.rlim_max),
+            limit_before.rlim_max,
+        )?;
         let attrs = Attrs::normal(CpuSet::first(sched::online_cpus()))
             .with_class(Class::Fifo(LAUNCHER_PRIO));
         let raise = Prepared::new(&attrs, true).map_err(io::Error::other)?;

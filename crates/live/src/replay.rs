@@ -49,7 +49,7 @@ pub enum ReplayError {
     #[error(transparent)]
     Input(Box<dyn std::error::Error + Send + Sync>),
     /// A system call the launcher needs failed.
-    #[error("{what}: {source}")]
+    #[error("{what}")]
     System {
         /// What was being done.
         what: String,
@@ -60,7 +60,7 @@ pub enum ReplayError {
     #[error(transparent)]
     Steer(#[from] SteerError),
     /// A child could not become its program.
-    #[error("invocation {id}: cannot start {program}: {step} failed: {source}")]
+    #[error("invocation {id}: cannot start {program}: {step} failed")]
     Start {
         /// The invocation.
         id: u64,
@@ -269,7 +269,9 @@ where
             let task = TaskId(t >> 1);
             if t & 1 == 0 {
                 started(config, &mut steering, &mut flight, &poll, task)?;
-            } else if let Some(outcome) = exited(config, &mut steering, &mut flight, task, woke)? {
+            } else if let Some(outcome) =
+                exited(config, &mut steering, &mut flight, &poll, task, woke)?
+            {
                 stats.invocations += 1;
                 stats.end = stats.end.max(outcome.finish);
                 sink(outcome);
@@ -413,12 +415,19 @@ fn exited<P: Steer + ?Sized>(
     config: &Config,
     steering: &mut Steering<'_, P>,
     flight: &mut Flight,
+    poll: &Poll,
     task: TaskId,
     now: Nanos,
 ) -> Result<Option<Outcome>, ReplayError> {
     let Some(mut r) = flight.0.remove(&task) else {
         return Ok(None);
     };
+    // Unregister before closing: a child forked since, that has not reached
+    // exec yet, holds copies of these descriptors, and epoll would keep
+    // reporting the closed ones until it does. (The start pipe is gone from
+    // the set already if it closed.)
+    let _ = poll.remove(r.child.pidfd.as_fd());
+    let _ = poll.remove(r.child.start.as_fd());
     let report = read_start(config, &mut r, task.0);
     let wait = steering.reading(task).map_or(0, |s| s.wait);
     let reaped = process::reap(r.child.pid).map_err(system("wait4"))?;

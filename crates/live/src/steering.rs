@@ -89,7 +89,7 @@ pub enum SteerError {
         why: Unsupported,
     },
     /// The kernel refused the attributes.
-    #[error("sched_setattr on pid {pid} ({attrs:?}): {source}")]
+    #[error("sched_setattr on pid {pid} ({attrs:?})")]
     Apply {
         /// The process.
         pid: libc::pid_t,
@@ -99,7 +99,7 @@ pub enum SteerError {
         source: io::Error,
     },
     /// Reading the kernel's accounting failed.
-    #[error("reading {what}: {source}")]
+    #[error("reading {what}")]
     Observe {
         /// What was read.
         what: String,

@@ -111,9 +111,12 @@ pub fn spawn<S: AsRef<OsStr>>(program: &Program, args: &[S], setup: &Setup) -> i
     let mut envp: Vec<*const libc::c_char> = program.env.iter().map(|a| a.as_ptr()).collect();
     envp.push(std::ptr::null());
     let (read, write) = pipe()?;
+    // Never above the hard limit this process has: raising it needs
+    // CAP_SYS_RESOURCE.
+    let hard = super::limits::rt_time()?.rlim_max;
     let limit = libc::rlimit {
-        rlim_cur: setup.rt_time_limit_us,
-        rlim_max: setup.rt_time_limit_us,
+        rlim_cur: setup.rt_time_limit_us.min(hard),
+        rlim_max: setup.rt_time_limit_us.min(hard),
     };
     // SAFETY: getpid has no arguments.
     let parent = unsafe { libc::getpid() };

@@ -1,0 +1,278 @@
+//! `faasched compare`: simulate and replay the same workload under the same
+//! policies, and report per policy and group how far the simulated
+//! turnaround distribution is from the measured one.
+
+use crate::replay::{self, Live};
+use crate::run::{KernelArgs, run_policy as simulate_policy};
+use crate::source::WorkloadArgs;
+use crate::tuning::TuningArgs;
+use anyhow::{Context, Result};
+use clap::Args as ClapArgs;
+use faasched_model::{Group, Outcome};
+use faasched_report::fidelity::{ks_distance, mean};
+use faasched_report::{Summary, write_outputs};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// Simulate and replay the same workload and policies, and compare.
+///
+/// For each policy and group (all, G1..G4): the mean turnaround simulated and
+/// measured, their ratio (measured / simulated), and the Kolmogorov–Smirnov
+/// distance between the two turnaround distributions (0: the same, 1:
+/// disjoint). Then whether the policies rank the same by mean turnaround in
+/// both worlds. This is how we find where the kernel model is wrong
+/// (docs/FIDELITY.md).
+///
+/// The simulated machine has the replay's cores and the simulator's default
+/// kernel (EEVDF, HZ 250, 3.5 µs per switch) unless told otherwise.
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// Policies to compare, comma-separated (live-capable ones only).
+    #[arg(
+        long,
+        short = 'p',
+        value_delimiter = ',',
+        default_value = "cfs,sfs,alps"
+    )]
+    policy: Vec<String>,
+    #[command(flatten)]
+    kernel: KernelArgs,
+    #[command(flatten)]
+    tuning: TuningArgs,
+    /// Calibration file (as for `replay`).
+    #[arg(long, value_name = "FILE")]
+    calibration: Option<PathBuf>,
+    /// Write compare.json, compare.csv, and sim/ and live/ with each run's
+    /// summary.json and summary.csv, into this directory.
+    #[arg(long, short = 'o', value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print compare.json to stdout instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One line of the comparison.
+#[derive(Clone, Debug, Serialize)]
+struct Row {
+    policy: String,
+    group: String,
+    count_sim: usize,
+    count_live: usize,
+    mean_sim_ms: Option<f64>,
+    mean_live_ms: Option<f64>,
+    /// Measured mean / simulated mean.
+    ratio_of_means: Option<f64>,
+    ks_distance: Option<f64>,
+}
+
+/// `compare.json`.
+#[derive(Debug, Serialize)]
+struct Comparison {
+    rows: Vec<Row>,
+    /// Policies by mean turnaround, lowest first.
+    ranking_sim: Vec<String>,
+    ranking_live: Vec<String>,
+    rankings_agree: bool,
+}
+
+/// Turnarounds in ns, per group (index 0 = all, then G1..G4).
+type Turnarounds = [Vec<u64>; 5];
+
+fn record(t: &mut Turnarounds, o: &Outcome) {
+    t[0].push(o.turnaround());
+    t[1 + o.group.index()].push(o.turnaround());
+}
+
+impl Args {
+    pub fn execute(mut self) -> Result<()> {
+        let tuning = self.tuning.tuning()?;
+        let live = Live::prepare(
+            &self.policy,
+            &tuning,
+            self.workload.cores,
+            self.calibration.as_deref(),
+        )?;
+        let source = replay::resolve(&mut self.workload, &live)?;
+        let cores = live.cores();
+        let (mut sim, mut measured) = (Vec::new(), Vec::new());
+        let (mut sim_summaries, mut live_summaries) = (Vec::new(), Vec::new());
+        for name in &self.policy {
+            let mut t = Turnarounds::default();
+            let s = simulate_policy(
+                name,
+                &tuning,
+                &source,
+                &self.kernel,
+                cores,
+                self.workload.seed,
+                |o| {
+                    record(&mut t, o);
+                    Ok(())
+                },
+            )?;
+            sim.push(t);
+            sim_summaries.push(s);
+            let mut t = Turnarounds::default();
+            let l = replay::run_policy(name, &tuning, &source, &live, |o| {
+                record(&mut t, o);
+                Ok(())
+            })?;
+            measured.push(t);
+            live_summaries.push(l);
+        }
+        let comparison = compare(&self.policy, &mut sim, &mut measured);
+        if let Some(dir) = &self.out {
+            let sim_summary = Summary {
+                policies: sim_summaries,
+                workload: source.describe(),
+                machine: self.kernel.describe(cores),
+            };
+            let live_summary = Summary {
+                policies: live_summaries,
+                workload: source.describe(),
+                machine: live.machine(),
+            };
+            write_outputs(&dir.join("sim"), &sim_summary)?;
+            write_outputs(&dir.join("live"), &live_summary)?;
+            let json = serde_json::to_string_pretty(&comparison)?;
+            std::fs::write(dir.join("compare.json"), json + "\n")
+                .with_context(|| format!("writing {}", dir.join("compare.json").display()))?;
+            let path = dir.join("compare.csv");
+            let mut w = csv::Writer::from_path(&path)
+                .with_context(|| format!("writing {}", path.display()))?;
+            for r in &comparison.rows {
+                w.serialize(r)?;
+            }
+            w.flush()?;
+        }
+        if self.json {
+            println!("{}", serde_json::to_string_pretty(&comparison)?);
+        } else {
+            print!("{}", render(&comparison));
+            if let Some(dir) = &self.out {
+                println!(
+                    "wrote compare.json, compare.csv, sim/, live/ to {}",
+                    dir.display()
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+fn compare(policies: &[String], sim: &mut [Turnarounds], live: &mut [Turnarounds]) -> Comparison {
+    let mut rows = Vec::new();
+    for ((name, s), l) in policies.iter().zip(sim.iter_mut()).zip(live.iter_mut()) {
+        for (i, (a, b)) in s.iter_mut().zip(l.iter_mut()).enumerate() {
+            a.sort_unstable();
+            b.sort_unstable();
+            let (ms, ml) = (mean(a), mean(b));
+            rows.push(Row {
+                policy: name.clone(),
+                group: if i == 0 {
+                    "all".into()
+                } else {
+                    Group::ALL[i - 1].to_string()
+                },
+                count_sim: a.len(),
+                count_live: b.len(),
+                mean_sim_ms: ms.map(|m| m / 1e6),
+                mean_live_ms: ml.map(|m| m / 1e6),
+                ratio_of_means: ms.zip(ml).filter(|(s, _)| *s > 0.0).map(|(s, l)| l / s),
+                ks_distance: ks_distance(a, b),
+            });
+        }
+    }
+    let ranking = |runs: &[Turnarounds]| {
+        let mut r: Vec<(f64, String)> = policies
+            .iter()
+            .zip(runs)
+            .map(|(p, t)| (mean(&t[0]).unwrap_or(f64::INFINITY), p.clone()))
+            .collect();
+        r.sort_by(|a, b| a.0.total_cmp(&b.0));
+        r.into_iter().map(|(_, p)| p).collect::<Vec<_>>()
+    };
+    let (ranking_sim, ranking_live) = (ranking(sim), ranking(live));
+    Comparison {
+        rankings_agree: ranking_sim == ranking_live,
+        rows,
+        ranking_sim,
+        ranking_live,
+    }
+}
+
+fn render(c: &Comparison) -> String {
+    let mut out = String::new();
+    let cell =
+        |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
+    let _ = writeln!(
+        out,
+        "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6}",
+        "policy", "group", "count", "sim mean ms", "live mean ms", "live/sim", "KS"
+    );
+    for r in &c.rows {
+        let _ = writeln!(
+            out,
+            "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6}",
+            r.policy,
+            r.group,
+            r.count_live,
+            cell(r.mean_sim_ms, 2),
+            cell(r.mean_live_ms, 2),
+            cell(r.ratio_of_means, 3),
+            cell(r.ks_distance, 3),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "ranking by mean turnaround: simulated {}; measured {} ({})",
+        c.ranking_sim.join(" < "),
+        c.ranking_live.join(" < "),
+        if c.rankings_agree {
+            "agree"
+        } else {
+            "DISAGREE"
+        }
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compares_per_group_and_ranks_by_mean() {
+        let t = |all: Vec<u64>| -> Turnarounds {
+            let mut t = Turnarounds::default();
+            t[1] = all.clone();
+            t[0] = all;
+            t
+        };
+        let policies = vec!["a".to_string(), "b".to_string()];
+        let mut sim = vec![t(vec![1_000_000, 3_000_000]), t(vec![2_000_000, 4_000_000])];
+        let mut live = vec![t(vec![4_000_000, 6_000_000]), t(vec![2_000_000, 4_000_000])];
+        let c = compare(&policies, &mut sim, &mut live);
+        assert_eq!(c.rows.len(), 10);
+        let a = &c.rows[0];
+        assert_eq!(
+            (a.mean_sim_ms, a.mean_live_ms, a.ratio_of_means),
+            (Some(2.0), Some(5.0), Some(2.5))
+        );
+        assert_eq!(a.ks_distance, Some(0.5));
+        assert_eq!(c.rows[2].ks_distance, None);
+        assert_eq!(c.rows[5].ks_distance, Some(0.0));
+        assert_eq!(
+            (c.ranking_sim.clone(), c.ranking_live.clone()),
+            (
+                vec!["a".to_string(), "b".into()],
+                vec!["b".to_string(), "a".into()]
+            )
+        );
+        assert!(!c.rankings_agree);
+        assert!(render(&c).contains("DISAGREE"));
+    }
+}

@@ -1,0 +1,313 @@
+//! `faasched replay`: run a workload for real on this machine, each policy in
+//! turn, every invocation a process of the function suite, and write the
+//! simulator's outputs marked live.
+
+use crate::simulate::{progress, section_title};
+use crate::source::{Source, WorkloadArgs};
+use crate::tuning::TuningArgs;
+use anyhow::{Context, Result, bail};
+use clap::Args as ClapArgs;
+use faasched_live::calibration::{Calibration, Effort};
+use faasched_live::privilege::{self, Realtime};
+use faasched_live::replay::{self, Config};
+use faasched_live::suite::Kind;
+use faasched_live::sys::sched::online_cpus;
+use faasched_model::{CpuSet, Invocation, MS, Outcome};
+use faasched_policy::Tuning;
+use faasched_report::{
+    Collector, InvocationsWriter, PolicySummary, REPORT_HTML, Report, Summary, render_table,
+    write_outputs, write_report,
+};
+use serde_json::{Value, json};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// Default size of a replayed built-in workload: about a minute at 80% load
+/// on two cores.
+const DEFAULT_LIVE_INVOCATIONS: u64 = 1000;
+
+/// Run a workload for real on this machine under one or more policies.
+///
+/// Every invocation becomes a process at its arrival time (open loop: a late
+/// launch is measured and reported, and counts in the invocation's times),
+/// running a function of the suite (`faasched fn list`) for the CPU time and
+/// I/O waits the workload gives it, mapped to real work by this machine's
+/// calibration (`faasched fn calibrate`; measured once and saved if missing).
+/// Each process starts under the attributes its policy gives it, set in the
+/// child before exec, and is steered until it exits: demotion at slice
+/// expiry (sfs, hybrid), core groups by affinity (hybrid), the ALPS learner
+/// retraining from finished invocations (alps, alps-io).
+///
+/// Policies: cfs, fifo, rr, sfs, hybrid (and its variants), alps, alps-io.
+/// fifo, rr, sfs and hybrid need the privilege for SCHED_FIFO/SCHED_RR, alps
+/// and alps-io for negative nice values (root, or CAP_SYS_NICE); without it
+/// the command says which policies need it and runs none. Sim-only policies
+/// (srpt, ps, alps-kernel, ...) are refused.
+///
+/// Outputs as `simulate`'s, marked live: each policy in summary.json carries
+/// `live` (launch lateness, the launcher's and steering's CPU, how promptly
+/// CPU watches acted, the calibration used).
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// Policies to run, comma-separated, one after the other on the same
+    /// invocations.
+    #[arg(long, short = 'p', value_delimiter = ',', default_value = "cfs")]
+    policy: Vec<String>,
+    #[command(flatten)]
+    tuning: TuningArgs,
+    /// Calibration file to map CPU time to work (default: the one `faasched
+    /// fn calibrate` saves; measured now if there is none).
+    #[arg(long, value_name = "FILE")]
+    calibration: Option<PathBuf>,
+    /// Write summary.json, summary.csv, invocations.csv and report.html here.
+    #[arg(long, short = 'o', value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print summary.json to stdout instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Args {
+    pub fn execute(mut self) -> Result<()> {
+        let tuning = self.tuning.tuning()?;
+        let live = Live::prepare(
+            &self.policy,
+            &tuning,
+            self.workload.cores,
+            self.calibration.as_deref(),
+        )?;
+        let source = resolve(&mut self.workload, &live)?;
+        let mut invocations = match &self.out {
+            Some(dir) => {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+                Some(InvocationsWriter::create(&dir.join("invocations.csv"))?)
+            }
+            None => None,
+        };
+        let mut policies = Vec::new();
+        for name in &self.policy {
+            let summary = run_policy(name, &tuning, &source, &live, |o| {
+                match invocations.as_mut() {
+                    Some(w) => Ok(w.write(name, o)?),
+                    None => Ok(()),
+                }
+            })?;
+            policies.push(summary);
+        }
+        if let Some(w) = invocations {
+            w.finish()?;
+        }
+        let summary = Summary {
+            policies,
+            workload: source.describe(),
+            machine: live.machine(),
+        };
+        let text = if self.json {
+            format!("{}\n", serde_json::to_string_pretty(&summary.to_json())?)
+        } else {
+            render_table(&summary)
+        };
+        if let Some(dir) = &self.out {
+            write_outputs(dir, &summary)?;
+            let title = format!("{} (live)", section_title(&summary));
+            write_report(dir, &Report::single("faasched replay", &title, summary))?;
+        }
+        print!("{text}");
+        if let (Some(dir), false) = (&self.out, self.json) {
+            println!(
+                "wrote summary.json, summary.csv, invocations.csv, {REPORT_HTML} to {}",
+                dir.display()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The workload to replay, with the live defaults: this machine's cores and
+/// [`DEFAULT_LIVE_INVOCATIONS`].
+pub fn resolve(workload: &mut WorkloadArgs, live: &Live) -> Result<Source> {
+    workload.cores = Some(live.cores() as u16);
+    workload.invocations.get_or_insert(DEFAULT_LIVE_INVOCATIONS);
+    Source::resolve(workload)
+}
+
+/// Refuses, before anything runs, policies that exist only in the simulator
+/// and policies this process lacks the privileges for.
+fn check_policies(names: &[String], tuning: &Tuning) -> Result<()> {
+    let held = privilege::probe();
+    let mut refused = Vec::new();
+    for name in names {
+        let setup = faasched_policy::setup(name, tuning)?;
+        if setup.sim_only() {
+            bail!(
+                "`{name}` exists only in the simulator (it needs a patched kernel or an oracle); live policies: {}",
+                live_policies().join(", ")
+            );
+        }
+        let missing = held.missing(setup.privileges());
+        if !missing.is_empty() {
+            refused.push(format!("{name} needs {}", missing.join(" and ")));
+        }
+    }
+    if !refused.is_empty() {
+        bail!(
+            "not running anything: {}. Run as root (or with CAP_SYS_NICE), or choose policies that need nothing more (cfs)",
+            refused.join("; ")
+        );
+    }
+    Ok(())
+}
+
+/// The policies that can run live.
+fn live_policies() -> Vec<&'static str> {
+    faasched_policy::POLICIES
+        .iter()
+        .filter(|(n, _)| faasched_policy::setup(n, &Tuning::default()).is_ok_and(|s| !s.sim_only()))
+        .map(|(n, _)| *n)
+        .collect()
+}
+
+/// The calibration at `path`, or the default one, measured now if absent.
+fn load_calibration(path: Option<&Path>, program: &Path) -> Result<Calibration> {
+    if let Some(p) = path {
+        return Calibration::load(p)
+            .with_context(|| format!("loading calibration {}", p.display()));
+    }
+    let default = Calibration::default_path()?;
+    if default.is_file() {
+        return Calibration::load(&default)
+            .with_context(|| format!("loading calibration {}", default.display()));
+    }
+    eprintln!(
+        "no calibration yet: measuring this machine once (saved to {})",
+        default.display()
+    );
+    let c = Calibration::measure(program, Effort::Full, |msg| eprintln!("  {msg}"))?;
+    c.save(&default)?;
+    Ok(c)
+}
+
+/// What every replay on this machine shares.
+pub struct Live {
+    config: Config,
+    calibration: Calibration,
+    /// Whether the launcher may run SCHED_FIFO.
+    realtime: bool,
+}
+
+impl Live {
+    /// Checks `policies` can run here, and gets ready to replay on the
+    /// first `cores` CPUs (default: all) with `calibration` (default: the
+    /// saved one, measured now if absent).
+    pub fn prepare(
+        policies: &[String],
+        tuning: &Tuning,
+        cores: Option<u16>,
+        calibration: Option<&Path>,
+    ) -> Result<Live> {
+        check_policies(policies, tuning)?;
+        let online = online_cpus();
+        let cores = cores.map_or(online, usize::from);
+        if cores > online {
+            bail!("--cores {cores}: this machine has {online} online CPUs");
+        }
+        let program = std::env::current_exe().context("finding this executable")?;
+        let calibration = load_calibration(calibration, &program)?;
+        let realtime = privilege::probe().realtime;
+        if !realtime {
+            eprintln!(
+                "note: no privilege for SCHED_FIFO, so the launcher runs as SCHED_OTHER: launches may be late under load"
+            );
+        }
+        Ok(Live {
+            config: Config {
+                program,
+                cpus: CpuSet::first(cores),
+                lead: 100 * MS,
+            },
+            calibration,
+            realtime,
+        })
+    }
+
+    /// Cores replayed on.
+    pub fn cores(&self) -> usize {
+        self.config.cpus.len()
+    }
+
+    /// This machine, as `summary.json` describes a live run's.
+    pub fn machine(&self) -> Value {
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+        json!({
+            "cores": self.cores(),
+            "online_cpus": online_cpus(),
+            "kernel": format!("Linux {} (live)", release.trim()),
+            "live": true,
+            "calibration": self.calibration.id,
+        })
+    }
+}
+
+/// Replays `source` under policy `name`, calling `each` on every outcome.
+pub fn run_policy(
+    name: &str,
+    tuning: &Tuning,
+    source: &Source,
+    live: &Live,
+    mut each: impl FnMut(&Outcome) -> Result<()>,
+) -> Result<PolicySummary> {
+    let mut setup = faasched_policy::setup(name, tuning)?;
+    let mut collector = Collector::new(name, false);
+    let bar = progress(name, source.len());
+    let mut failed = None;
+    let calibration = &live.calibration;
+    let args = |inv: &Invocation| -> Vec<OsString> {
+        let kind = Kind::for_function(&inv.function.name);
+        let plan = calibration.plan(kind, &inv.phases);
+        vec![
+            "fn".into(),
+            kind.name().into(),
+            "--plan".into(),
+            plan.to_string().into(),
+        ]
+    };
+    let guard = live
+        .realtime
+        .then(Realtime::enter)
+        .transpose()
+        .context("raising the launcher to SCHED_FIFO")?;
+    let stats = replay::run(
+        &live.config,
+        setup.steer.as_mut(),
+        source.stream()?,
+        args,
+        |o| {
+            bar.inc(1);
+            collector.record(&o);
+            if failed.is_none()
+                && let Err(e) = each(&o)
+            {
+                failed = Some(e);
+            }
+        },
+    );
+    drop(guard);
+    bar.finish_and_clear();
+    let stats = stats.with_context(|| format!("replaying under {name}"))?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let mut summary = collector.finish(stats.utilisation);
+    let mut live_json = stats.to_json();
+    live_json["calibration"] = json!(calibration.id);
+    live_json["launcher"] = json!(if live.realtime {
+        "SCHED_FIFO"
+    } else {
+        "SCHED_OTHER"
+    });
+    summary.live = Some(live_json);
+    Ok(summary)
+}

@@ -1,0 +1,259 @@
+//! `faasched replay` on the real kernel: outputs marked live, refusals that
+//! say why, and no process left behind (or in a real-time class) when a run
+//! is interrupted mid-way. These run as root in CI; the parts that need the
+//! privilege for SCHED_FIFO check for it and say so when skipped.
+
+use serde_json::Value;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn faasched() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_faasched"))
+}
+
+fn run(args: &[&str]) -> Output {
+    faasched().args(args).output().expect("the binary runs")
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+}
+
+/// A quick calibration in `dir`, so tests do not touch the user's cache.
+fn calibration(dir: &Path) -> String {
+    let path = dir.join("calibration.json");
+    let out = run(&[
+        "fn",
+        "calibrate",
+        "--quick",
+        "--out",
+        path.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn a_short_replay_writes_the_simulators_outputs_marked_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let cal = calibration(dir.path());
+    let out_dir = dir.path().join("out");
+    let policies = if is_root() { "cfs,sfs" } else { "cfs" };
+    let out = run(&[
+        "replay",
+        "--invocations",
+        "20",
+        "--load",
+        "0.5",
+        "--cores",
+        "1",
+        "--policy",
+        policies,
+        "--calibration",
+        &cal,
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["machine"]["live"], true);
+    assert_eq!(summary["machine"]["cores"], 1);
+    let cal_id = summary["machine"]["calibration"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for p in policies.split(',') {
+        let entry = &summary["policies"][p];
+        assert_eq!(entry["invocations"], 20, "{p}");
+        assert_eq!(entry["sim_only"], false);
+        let live = &entry["live"];
+        assert_eq!(live["calibration"], cal_id.as_str());
+        assert_eq!(live["launch_lateness_ms"]["count"], 20);
+        assert!(live["launcher_cpu_share_of_one_core"].as_f64().unwrap() > 0.0);
+    }
+    if policies.contains("sfs") {
+        // SFS demotes every invocation that outlives its credit; each
+        // demotion is a change the kernel applied.
+        let sfs = &summary["policies"]["sfs"]["live"];
+        assert_eq!(
+            sfs["watch_to_change_us"]["count"], sfs["attribute_changes"],
+            "{sfs}"
+        );
+    }
+    let rows = std::fs::read_to_string(out_dir.join("invocations.csv")).unwrap();
+    assert_eq!(rows.lines().count(), 1 + 20 * policies.split(',').count());
+    assert!(out_dir.join("report.html").is_file());
+}
+
+#[test]
+fn sim_only_policies_are_refused() {
+    let out = run(&["replay", "--policy", "cfs,srpt", "--invocations", "5"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`srpt` exists only in the simulator"), "{err}");
+    assert!(err.contains("live policies: cfs, fifo"), "{err}");
+}
+
+#[test]
+fn without_privilege_it_names_the_policies_that_need_it_and_runs_none() {
+    if !is_root() {
+        eprintln!("skipped: needs root to run as another user");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = faasched()
+        .args(["replay", "--policy", "cfs,fifo,alps", "--invocations", "5"])
+        .env("XDG_CACHE_HOME", dir.path())
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not running anything"), "{err}");
+    assert!(
+        err.contains("fifo needs the real-time classes SCHED_FIFO/SCHED_RR"),
+        "{err}"
+    );
+    assert!(err.contains("alps needs negative nice values"), "{err}");
+    assert!(!err.contains("cfs needs"), "{err}");
+}
+
+/// The pids whose parent is `parent`.
+fn children_of(parent: u32) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // The fields after the command name, which is in parentheses.
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        if rest.split(' ').nth(1).and_then(|p| p.parse::<u32>().ok()) == Some(parent) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// Scheduling policy of `pid` (field 41 of /proc/PID/stat), if it exists.
+fn policy_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    // Fields 3.. follow; policy is field 41.
+    rest.split(' ').nth(41 - 3)?.parse().ok()
+}
+
+/// Kills `child` if a test fails with it still running.
+struct Reaper(Child);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn interrupted_by(signal: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let cal = calibration(dir.path());
+    // Long blocking waits: the invocations are in flight when the signal comes.
+    let workload = dir.path().join("w.csv");
+    let mut csv = String::from("id,function,arrival_us,phases,memory_mb,deadline_us\n");
+    for i in 0..4 {
+        csv.push_str(&format!(
+            "{i},io-1,{},c2000;i20000000;c2000,128,\n",
+            i * 50_000
+        ));
+    }
+    std::fs::write(&workload, csv).unwrap();
+    let rt = is_root();
+    let policy = if rt { "sfs" } else { "cfs" };
+    let mut replay = Reaper(
+        faasched()
+            .args([
+                "replay",
+                "--workload",
+                workload.to_str().unwrap(),
+                "--policy",
+                policy,
+            ])
+            .args(["--calibration", &cal])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let pid = replay.0.id();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut children = Vec::new();
+    while children.len() < 4 {
+        assert!(
+            Instant::now() < deadline,
+            "replay did not start its invocations"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+        children = children_of(pid);
+    }
+    if rt {
+        // sfs starts every invocation SCHED_FIFO (1); they are blocked in
+        // their waits, well within their credit.
+        assert!(
+            children.iter().all(|&c| policy_of(c) == Some(1)),
+            "{children:?}"
+        );
+    }
+    assert!(
+        Command::new("kill")
+            .args([signal, &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = replay.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "replay did not stop on {signal}");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(!status.success());
+    let mut err = String::new();
+    std::io::Read::read_to_string(replay.0.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(err.contains("interrupted by signal"), "{err}");
+    for c in children {
+        assert_eq!(
+            policy_of(c),
+            None,
+            "invocation process {c} outlived the replay"
+        );
+    }
+}
+
+#[test]
+fn sigint_mid_run_leaves_no_process_behind() {
+    interrupted_by("-INT");
+}
+
+#[test]
+fn sigterm_mid_run_leaves_no_process_behind() {
+    interrupted_by("-TERM");
+}
