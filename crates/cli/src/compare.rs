@@ -262,7 +262,8 @@ mod tests {
             (a.mean_sim_ms, a.mean_live_ms, a.ratio_of_means),
             (Some(2.0), Some(5.0), Some(2.5))
         );
-        assert_eq!(a.ks_distance, Some(0.5));
+        // {1, 3} against {4, 6} ms: disjoint.
+        assert_eq!(a.ks_distance, Some(1.0));
         assert_eq!(c.rows[2].ks_distance, None);
         assert_eq!(c.rows[5].ks_distance, Some(0.0));
         assert_eq!(
