@@ -40,8 +40,8 @@ impl Command {
 
 #[derive(ClapArgs, Debug)]
 pub struct Watch {
-    /// Targets watched per method (10 ms of CPU apart); class changes are
-    /// ten times as many.
+    /// Targets watched per method (10 to 14 ms of CPU apart); class changes
+    /// are ten times as many.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     trials: u32,
     /// Print the measurements as JSON.
@@ -58,13 +58,12 @@ impl Watch {
             return Ok(());
         }
         println!(
-            "spinning process: {} on the last CPU; targets {} ms of its CPU apart",
+            "spinning process: {} on the last CPU; targets 10 to 14 ms of its CPU apart",
             if m.realtime {
                 "SCHED_FIFO"
             } else {
                 "SCHED_OTHER"
             },
-            10
         );
         println!(
             "{:<34} {:>7} {:>22} {:>14}",

@@ -24,12 +24,13 @@ use crate::sys::cputimer::CpuTimer;
 use crate::sys::poll::Poll;
 use crate::sys::process::{self, Child, Program, Setup};
 use crate::sys::sched::{Prepared, online_cpus};
-use faasched_model::{Attrs, Class, CpuSet, MS, Nanos, SEC};
+use faasched_model::{Attrs, Class, CpuSet, MS, Nanos, SEC, US};
 use serde::Serialize;
 use std::io;
 use std::time::Duration;
 
-/// How far apart, in the process's CPU time, successive targets are.
+/// How far apart, in the process's CPU time, successive targets are (at
+/// least).
 const STEP: Nanos = 10 * MS;
 
 /// One way of watching, measured.
@@ -161,8 +162,10 @@ fn watch(
 ) -> io::Result<Watching> {
     let mut overshoots = Vec::new();
     let cpu = clock::thread_cpu();
-    for _ in 0..trials {
-        let target = spinner.cpu()? + STEP;
+    for i in 0..trials as u64 {
+        // Readings move a tick at a time: spread the targets over a tick so
+        // the overshoots show the whole range, not one phase of it.
+        let target = spinner.cpu()? + STEP + (i * 1_300 * US) % (4 * MS);
         overshoots.push(method(spinner, target)?.saturating_sub(target));
     }
     let per = (clock::thread_cpu() - cpu) as f64 / trials.max(1) as f64 / 1e3;
