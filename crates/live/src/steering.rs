@@ -20,7 +20,7 @@
 //! kernel fires them from the tick (4 ms at HZ 250), too late for a slice of
 //! a few milliseconds (docs/LIVE.md measures both).
 
-use crate::observe::{self, Schedstat};
+use crate::observe::{self, Schedstat, SchedstatReading};
 use crate::sys::clock;
 use crate::sys::sched::{Prepared, Unsupported};
 use faasched_model::{Attrs, CpuSet, Load, Nanos, Outcome, Steer, TaskId, TaskInfo, Time};
@@ -108,6 +108,9 @@ pub struct SteerStats {
 struct Tracked {
     pid: libc::pid_t,
     schedstat: Schedstat,
+    /// The reading when tracking began: what the process used before it
+    /// arrived, which is not the task's.
+    base: SchedstatReading,
     watch: Option<Nanos>,
 }
 
@@ -123,6 +126,7 @@ pub struct Steering<'p, P: Steer + ?Sized> {
     period: Option<Nanos>,
     next_period: Option<Nanos>,
     busy_at_period: Vec<Nanos>,
+    reset_on_fork: bool,
     stats: SteerStats,
 }
 
@@ -151,8 +155,24 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
             watches: BinaryHeap::new(),
             period,
             busy_at_period,
+            reset_on_fork: false,
             stats: SteerStats::default(),
         })
+    }
+
+    /// Whether the attributes set from now on carry
+    /// SCHED_FLAG_RESET_ON_FORK, so the processes' children start under the
+    /// kernel's defaults instead of inheriting a real-time class or a raised
+    /// priority. By default they do not (the launcher's children are the
+    /// functions themselves).
+    pub fn reset_on_fork(&mut self, on: bool) -> &mut Self {
+        self.reset_on_fork = on;
+        self
+    }
+
+    /// The policy's name.
+    pub fn policy_name(&self) -> &str {
+        self.policy.name()
     }
 
     /// The time line policy calls are made on.
@@ -169,19 +189,46 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
         prepared
     }
 
-    /// The task that [`Steering::arrive`] admitted runs as process `pid`
-    /// since monotonic instant `since`: watch it.
+    /// The task that [`Steering::arrive`] admitted runs as process `pid`,
+    /// started for it at monotonic instant `since`: watch it.
     pub fn track(
         &mut self,
         task: TaskId,
         pid: libc::pid_t,
         since: Nanos,
     ) -> Result<(), SteerError> {
+        self.track_from(task, pid, since, false)
+    }
+
+    /// Like [`Steering::track`], for a process that ran before the task
+    /// arrived (one handed to the agent): the task's CPU time, watches and
+    /// [`Steering::reading`] count from now.
+    pub fn adopt(
+        &mut self,
+        task: TaskId,
+        pid: libc::pid_t,
+        since: Nanos,
+    ) -> Result<(), SteerError> {
+        self.track_from(task, pid, since, true)
+    }
+
+    fn track_from(
+        &mut self,
+        task: TaskId,
+        pid: libc::pid_t,
+        since: Nanos,
+        adopted: bool,
+    ) -> Result<(), SteerError> {
         let cpu = clock::thread_cpu();
-        let schedstat = Schedstat::open(pid).map_err(|source| SteerError::Observe {
+        let observe = |source| SteerError::Observe {
             what: format!("/proc/{pid}/schedstat"),
             source,
-        })?;
+        };
+        let schedstat = Schedstat::open(pid).map_err(observe)?;
+        let base = match adopted {
+            true => schedstat.read().map_err(observe)?,
+            false => SchedstatReading::default(),
+        };
         let watch = self.policy.cpu_watch(task);
         if let Some(w) = watch {
             self.watches.push(Reverse((since + w, task)));
@@ -191,6 +238,7 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
             Tracked {
                 pid,
                 schedstat,
+                base,
                 watch,
             },
         );
@@ -260,7 +308,7 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
         let Some(watch) = t.watch else { return Ok(()) };
         self.stats.watch_checks += 1;
         let used = match t.schedstat.read() {
-            Ok(r) => r.cpu,
+            Ok(r) => r.cpu.saturating_sub(t.base.cpu),
             // Exited and reaped under us: its exit is on its way.
             Err(_) => return Ok(()),
         };
@@ -319,7 +367,7 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
     }
 
     fn prepare(&self, attrs: &Attrs) -> Result<Prepared, SteerError> {
-        Prepared::new(attrs, false).map_err(|why| SteerError::Unsupported {
+        Prepared::new(attrs, self.reset_on_fork).map_err(|why| SteerError::Unsupported {
             policy: self.policy.name().to_string(),
             why,
         })
@@ -343,9 +391,16 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
         }
     }
 
-    /// A tracked task's schedstat now (`None` if untracked or unreadable).
-    pub fn reading(&self, task: TaskId) -> Option<crate::observe::SchedstatReading> {
-        self.tasks.get(&task).and_then(|t| t.schedstat.read().ok())
+    /// A tracked task's schedstat now, counted from when it was tracked
+    /// (`None` if untracked or unreadable: the process was reaped).
+    pub fn reading(&self, task: TaskId) -> Option<SchedstatReading> {
+        let t = self.tasks.get(&task)?;
+        let now = t.schedstat.read().ok()?;
+        Some(SchedstatReading {
+            cpu: now.cpu.saturating_sub(t.base.cpu),
+            wait: now.wait.saturating_sub(t.base.wait),
+            turns: now.turns.saturating_sub(t.base.turns),
+        })
     }
 
     /// What steering has cost so far.

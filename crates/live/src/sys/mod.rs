@@ -5,6 +5,7 @@
 
 pub mod clock;
 pub mod limits;
+pub mod peercred;
 pub mod poll;
 pub mod process;
 pub mod sched;
