@@ -19,6 +19,9 @@ pub enum Command {
     /// windows of 100, 500, 1,000 and 5,000 finished invocations of the
     /// Huawei-like workload on 56 cores, to set beside ALPS Table 2.
     Learn(Learn),
+    /// The agent's CPU per invocation and share of one core while it is
+    /// handed 100 short processes a second (`faasched agent`).
+    Agent(crate::agent::Bench),
 }
 
 impl Command {
@@ -26,6 +29,7 @@ impl Command {
         match self {
             Command::Sim(s) => s.execute(),
             Command::Learn(l) => l.execute(),
+            Command::Agent(a) => a.execute(),
         }
     }
 }
@@ -190,7 +194,7 @@ impl Sim {
 }
 
 /// Refuses to time a debug build, whose numbers would mislead.
-fn release_only(bench: &str) -> Result<()> {
+pub(crate) fn release_only(bench: &str) -> Result<()> {
     if cfg!(debug_assertions) {
         bail!("bench needs a release build: cargo run --release -- bench {bench}");
     }

@@ -1,6 +1,7 @@
 //! `faasched`: schedule serverless functions. Simulate scheduling policies on
 //! production-like traces with a model of the Linux scheduler, and compare them.
 
+mod agent;
 mod bench;
 mod experiment;
 mod run;
@@ -36,6 +37,11 @@ enum Command {
     /// Measure the simulator's speed.
     #[command(subcommand)]
     Bench(bench::Command),
+    /// Steer processes that a platform hands over on a Unix socket (agent
+    /// mode); `agent status` shows what it steers.
+    Agent(agent::Args),
+    /// Run a command as a function's invocation, steered by the agent.
+    Exec(agent::ExecArgs),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +51,8 @@ fn main() -> ExitCode {
         Command::Workload(c) => c.execute(),
         Command::Experiment(a) => a.execute(),
         Command::Bench(c) => c.execute(),
+        Command::Agent(a) => a.execute(),
+        Command::Exec(a) => a.execute(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
