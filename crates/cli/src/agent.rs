@@ -10,7 +10,7 @@ use faasched_live::agent::protocol::{Client, Sched, Status};
 use faasched_live::agent::{self, Config, DEFAULT_SOCKET};
 use faasched_live::observe::Schedstat;
 use faasched_live::privilege::{self, Realtime};
-use faasched_live::sys::{process, sched};
+use faasched_live::sys::{clock, process, sched};
 use faasched_model::{CpuSet, Nanos, fmt_ms};
 use serde::Serialize;
 use std::ffi::OsString;
@@ -127,9 +127,12 @@ impl Serve {
                 missing.join(" and ")
             );
         }
-        // Above every function, so exits and demotions are seen on time even
-        // when real-time functions hold every core.
-        let _realtime = match held.realtime {
+        // Under a policy with real-time classes, above every function, so
+        // exits and demotions are seen on time even when real-time functions
+        // hold every core. (Not otherwise: a real-time agent preempts at
+        // once on every event, waking up more often, and its wake-ups cost
+        // more.)
+        let _realtime = match needs.realtime {
             true => Some(Realtime::enter().context("raising the agent to SCHED_FIFO")?),
             false => None,
         };
@@ -169,7 +172,7 @@ struct StatusArgs {
 
 impl StatusArgs {
     fn execute(self) -> Result<()> {
-        let status = Client::connect(&self.socket.socket)?.status()?;
+        let status = Client::status(&self.socket.socket)?;
         if self.json {
             println!("{}", serde_json::to_string_pretty(&status)?);
         } else {
@@ -264,7 +267,7 @@ struct RegisterArgs {
 
 impl RegisterArgs {
     fn execute(self) -> Result<()> {
-        let task = Client::connect(&self.socket.socket)?.register(self.pid, &self.function)?;
+        let task = Client::register(&self.socket.socket, self.pid, &self.function)?;
         println!("task {task}: pid {} ({})", self.pid, self.function);
         Ok(())
     }
@@ -281,7 +284,7 @@ struct UnregisterArgs {
 
 impl UnregisterArgs {
     fn execute(self) -> Result<()> {
-        let task = Client::connect(&self.socket.socket)?.unregister(self.pid)?;
+        let task = Client::unregister(&self.socket.socket, self.pid)?;
         println!("task {task}: pid {} given back", self.pid);
         Ok(())
     }
@@ -310,9 +313,11 @@ impl ExecArgs {
     pub fn execute(self) -> Result<()> {
         let name = &self.command[0];
         let program = resolve(name)?;
-        let mut client = Client::connect(&self.socket.socket)?;
-        client.register(std::process::id() as i32, &self.function)?;
-        drop(client);
+        Client::register(
+            &self.socket.socket,
+            std::process::id() as i32,
+            &self.function,
+        )?;
         let err = Command::new(&program)
             .arg0(name)
             .args(&self.command[1..])
@@ -383,6 +388,8 @@ struct BenchRun {
     cpu_per_invocation_us: f64,
     /// The agent's CPU over the run's length, % of one core.
     core_percent: f64,
+    /// Times the agent was switched in, per invocation: its wake-ups.
+    wakeups_per_invocation: f64,
     /// Handed over per wall-second (the schedule asked for `rate`).
     achieved_rate: f64,
 }
@@ -436,18 +443,19 @@ impl Bench {
                 .spawn()
                 .context("starting the agent")?,
         );
-        let mut client = connect_when_up(&socket, &mut agent)?;
+        wait_until_up(&socket, &mut agent)?;
         let cpu = Schedstat::open(agent.0.id() as i32).context("the agent's schedstat")?;
         let mut runs = Vec::new();
         for run in 0..self.runs {
-            let r = self.run(&exe, &socket, &mut client, &cpu)?;
+            let r = self.run(&exe, &socket, &cpu)?;
             if !self.json {
                 eprintln!(
-                    "run {}: {} invocations, agent {:.1} µs CPU each, {:.3}% of one core ({:.0}/s achieved, {} reaped before the last reading)",
+                    "run {}: {} invocations, agent {:.1} µs CPU each, {:.3}% of one core, {:.2} wake-ups each ({:.0}/s achieved, {} reaped before the last reading)",
                     run + 1,
                     r.invocations,
                     r.cpu_per_invocation_us,
                     r.core_percent,
+                    r.wakeups_per_invocation,
                     r.achieved_rate,
                     r.estimated
                 );
@@ -465,6 +473,8 @@ impl Bench {
         };
         let per = median(|r| r.cpu_per_invocation_us);
         let core = median(|r| r.core_percent);
+        let wakeups = median(|r| r.wakeups_per_invocation);
+        let wake_us = bare_wakeup_us()?;
         if self.json {
             let out = serde_json::json!({
                 "policy": self.policy,
@@ -473,28 +483,26 @@ impl Bench {
                 "runs": runs,
                 "median_cpu_per_invocation_us": per,
                 "median_core_percent": core,
+                "median_wakeups_per_invocation": wakeups,
+                "bare_wakeup_us": wake_us,
             });
             println!("{}", serde_json::to_string_pretty(&out)?);
         } else {
             println!(
-                "agent ({}) at {}/s for {} s, median of {} runs: {:.1} µs of CPU per invocation, {:.3}% of one core",
-                self.policy, self.rate, self.seconds, self.runs, per, core
+                "agent ({}) at {}/s for {} s, median of {} runs: {:.1} µs of CPU per invocation, \
+                 {:.3}% of one core, {:.2} wake-ups per invocation\n\
+                 a bare wake-up (a thread blocked in read, woken by a byte) costs {:.1} µs of CPU here",
+                self.policy, self.rate, self.seconds, self.runs, per, core, wakeups, wake_us
             );
         }
         Ok(())
     }
 
     /// One run: `rate × seconds` processes handed over on schedule.
-    fn run(
-        &self,
-        exe: &Path,
-        socket: &Path,
-        client: &mut Client,
-        cpu: &Schedstat,
-    ) -> Result<BenchRun> {
+    fn run(&self, exe: &Path, socket: &Path, cpu: &Schedstat) -> Result<BenchRun> {
         let n = u64::from(self.rate) * u64::from(self.seconds);
-        let before = client.status()?;
-        let cpu_before = cpu.read()?.cpu;
+        let before = Client::status(socket)?;
+        let at_start = cpu.read()?;
         let start = Instant::now();
         let mut children: Vec<Child> = Vec::new();
         for i in 0..n {
@@ -525,8 +533,9 @@ impl Bench {
         }
         // Time for the agent to see the last exits.
         std::thread::sleep(Duration::from_millis(200));
-        let agent_cpu = cpu.read()?.cpu - cpu_before;
-        let after = client.status()?;
+        let at_end = cpu.read()?;
+        let agent_cpu = at_end.cpu - at_start.cpu;
+        let after = Client::status(socket)?;
         let invocations = after.finished - before.finished;
         if invocations != n || !after.processes.is_empty() {
             bail!(
@@ -544,17 +553,50 @@ impl Bench {
             cpu_per_invocation_us: per,
             // µs per invocation × invocations per second = µs per second.
             core_percent: per * f64::from(self.rate) / 1e4,
+            wakeups_per_invocation: (at_end.turns - at_start.turns) as f64 / n as f64,
             achieved_rate: n as f64 / handed.as_secs_f64(),
         })
     }
 }
 
-/// Connects to the agent on `socket` once it listens.
-fn connect_when_up(socket: &Path, agent: &mut Reaped) -> Result<Client> {
+/// CPU time one wake-up costs the woken thread on this machine, µs: a
+/// thread blocked in `read` on a socket, woken by a byte every 2 ms, 500
+/// times; the median of its CPU per wake-up over five such rounds. The floor
+/// under the agent's cost per wake-up (in a virtual machine, timer and
+/// interrupt exits make it large).
+fn bare_wakeup_us() -> Result<f64> {
+    use std::io::{Read, Write};
+    const WAKES: u32 = 500;
+    let mut rounds = Vec::new();
+    for _ in 0..5 {
+        let (mut tx, mut rx) = std::os::unix::net::UnixStream::pair()?;
+        let reader = std::thread::spawn(move || -> std::io::Result<u64> {
+            let start = clock::thread_cpu();
+            let mut byte = [0u8; 1];
+            for _ in 0..WAKES {
+                rx.read_exact(&mut byte)?;
+            }
+            Ok(clock::thread_cpu() - start)
+        });
+        for _ in 0..WAKES {
+            std::thread::sleep(Duration::from_millis(2));
+            tx.write_all(b"x")?;
+        }
+        let cpu = reader
+            .join()
+            .map_err(|_| anyhow!("the wake-up thread panicked"))??;
+        rounds.push(cpu as f64 / 1e3 / f64::from(WAKES));
+    }
+    rounds.sort_by(f64::total_cmp);
+    Ok(rounds[rounds.len() / 2])
+}
+
+/// Waits until the agent on `socket` listens.
+fn wait_until_up(socket: &Path, agent: &mut Reaped) -> Result<()> {
     let end = Instant::now() + PATIENCE;
     loop {
         match Client::connect(socket) {
-            Ok(c) => return Ok(c),
+            Ok(_) => return Ok(()),
             Err(e) if Instant::now() > end => return Err(e.into()),
             Err(_) => {}
         }

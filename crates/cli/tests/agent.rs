@@ -72,7 +72,11 @@ fn until(what: &str, mut done: impl FnMut() -> bool) {
 }
 
 fn faasched(args: &[&str], socket: &Path) -> Command {
-    let mut cmd = Command::new(BIN);
+    faasched_at(Path::new(BIN), args, socket)
+}
+
+fn faasched_at(bin: &Path, args: &[&str], socket: &Path) -> Command {
+    let mut cmd = Command::new(bin);
     cmd.args(args).arg("--socket").arg(socket);
     cmd
 }
@@ -293,11 +297,14 @@ fn a_client_hands_over_only_its_own_processes() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    // The other user must reach the socket.
+    // The other user must reach the socket, and the binary (the build
+    // directory may be closed to it).
     fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = dir.path().join("faasched");
+    fs::copy(BIN, &bin).unwrap();
     let agent = Agent::start(dir.path(), "cfs");
     let as_nobody = |args: &[&str]| {
-        let mut cmd = faasched(args, &agent.socket);
+        let mut cmd = faasched_at(&bin, args, &agent.socket);
         cmd.uid(NOBODY).gid(NOBODY);
         cmd
     };
@@ -438,7 +445,7 @@ fn a_restarted_agent_does_not_adopt_a_reused_pid() {
     fs::write(
         &state,
         format!(
-            r#"{{"version":1,"processes":[{{"pid":{},"starttime":1,"function":"f","task":3,"uid":0,"before":{before}}}]}}"#,
+            "{{\"version\":1}}\n{{\"add\":{{\"pid\":{},\"starttime\":1,\"function\":\"f\",\"task\":3,\"uid\":0,\"before\":{before}}}}}\n",
             stranger.pid()
         ),
     )

@@ -127,6 +127,7 @@ pub struct Steering<'p, P: Steer + ?Sized> {
     next_period: Option<Nanos>,
     busy_at_period: Vec<Nanos>,
     reset_on_fork: bool,
+    count_cpu: bool,
     stats: SteerStats,
 }
 
@@ -156,6 +157,7 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
             period,
             busy_at_period,
             reset_on_fork: false,
+            count_cpu: true,
             stats: SteerStats::default(),
         })
     }
@@ -170,6 +172,21 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
         self
     }
 
+    /// Whether [`SteerStats::cpu`] is counted: two reads of the thread's
+    /// CPU clock per call, each a system call. By default it is.
+    pub fn count_cpu(&mut self, on: bool) -> &mut Self {
+        self.count_cpu = on;
+        self
+    }
+
+    fn cpu_now(&self) -> Nanos {
+        if self.count_cpu {
+            clock::thread_cpu()
+        } else {
+            0
+        }
+    }
+
     /// The policy's name.
     pub fn policy_name(&self) -> &str {
         self.policy.name()
@@ -182,10 +199,10 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
 
     /// A task arrived: the attributes it must start with, ready to apply.
     pub fn arrive(&mut self, info: &TaskInfo) -> Result<Prepared, SteerError> {
-        let cpu = clock::thread_cpu();
+        let cpu = self.cpu_now();
         let attrs = self.policy.on_arrival(info.arrival, info, self.cpus);
         let prepared = self.prepare(&attrs);
-        self.stats.cpu += clock::thread_cpu() - cpu;
+        self.stats.cpu += self.cpu_now() - cpu;
         prepared
     }
 
@@ -219,7 +236,7 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
         since: Nanos,
         adopted: bool,
     ) -> Result<(), SteerError> {
-        let cpu = clock::thread_cpu();
+        let cpu = self.cpu_now();
         let observe = |source| SteerError::Observe {
             what: format!("/proc/{pid}/schedstat"),
             source,
@@ -242,27 +259,27 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
                 watch,
             },
         );
-        self.stats.cpu += clock::thread_cpu() - cpu;
+        self.stats.cpu += self.cpu_now() - cpu;
         Ok(())
     }
 
     /// The task first ran at monotonic instant `at`.
     pub fn started(&mut self, task: TaskId, at: Nanos) -> Result<(), SteerError> {
-        let cpu = clock::thread_cpu();
+        let cpu = self.cpu_now();
         let result = match self.policy.on_start(self.timeline.time(at), task) {
             Some(attrs) => self.apply(task, attrs),
             None => Ok(()),
         };
-        self.stats.cpu += clock::thread_cpu() - cpu;
+        self.stats.cpu += self.cpu_now() - cpu;
         result
     }
 
     /// The task's process is gone; `outcome` is final.
     pub fn exited(&mut self, task: TaskId, outcome: &Outcome) {
-        let cpu = clock::thread_cpu();
+        let cpu = self.cpu_now();
         self.tasks.remove(&task);
         self.policy.on_exit(outcome.finish, task, outcome);
-        self.stats.cpu += clock::thread_cpu() - cpu;
+        self.stats.cpu += self.cpu_now() - cpu;
     }
 
     /// The next monotonic instant [`Steering::act`] has work at.
@@ -278,9 +295,9 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
     /// periodic call. (As in the simulator, a caller stops calling once
     /// nothing is left to arrive or run.)
     pub fn act(&mut self, now: Nanos) -> Result<(), SteerError> {
-        let cpu = clock::thread_cpu();
+        let cpu = self.cpu_now();
         let result = self.act_inner(now);
-        self.stats.cpu += clock::thread_cpu() - cpu;
+        self.stats.cpu += self.cpu_now() - cpu;
         result
     }
 

@@ -266,6 +266,9 @@ pub fn serve<P: Steer + ?Sized>(
     // Children of a steered process are not steered: they start under the
     // kernel's defaults, never in a real-time class.
     steering.reset_on_fork(true);
+    // The agent's own CPU time is what counts (Summary::cpu); per call it
+    // would cost more system calls than the call.
+    steering.count_cpu(false);
     let mut agent = Agent {
         config,
         steering,
@@ -283,13 +286,18 @@ pub fn serve<P: Steer + ?Sized>(
         summary: Summary::default(),
         max_processes,
         origin,
+        pid: std::process::id() as libc::pid_t,
         log,
     };
     let adopted = saved
         .into_iter()
         .filter(|e| agent.readopt(e.clone()))
         .count();
-    agent.persist();
+    let registry = &mut agent.registry;
+    let written = registry
+        .state
+        .rewrite(registry.steered.values().map(|s| &s.entry));
+    agent.persisted(written);
     let state = agent.registry.state.path().to_path_buf();
     (agent.log)(Event::Listening {
         socket: &config.socket,
@@ -427,7 +435,7 @@ impl Registry {
             .filter_map(|(_, s)| s.release().err().map(|e| (s.entry.pid, e)))
             .collect();
         self.by_pid.clear();
-        let _ = self.state.remove();
+        let _ = self.state.delete();
         failed
     }
 }
@@ -468,6 +476,8 @@ struct Agent<'c, 'p, P: Steer + ?Sized, L> {
     summary: Summary,
     max_processes: usize,
     origin: Nanos,
+    /// The agent's own pid.
+    pid: libc::pid_t,
     log: L,
 }
 
@@ -475,13 +485,17 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
     /// Serves until a terminating signal, which it returns.
     fn run(&mut self, signals: &mut Signals, listener: &UnixListener) -> Result<i32, AgentError> {
         loop {
-            if let Err(e) = self.steering.act(clock::monotonic()) {
-                self.warn(e.to_string());
+            let mut now = clock::monotonic();
+            // Only when due: each call reads the thread's CPU clock twice,
+            // a system call each, and most wake-ups are a client's or an
+            // exit.
+            if self.steering.deadline().is_some_and(|d| d <= now) {
+                if let Err(e) = self.steering.act(now) {
+                    self.warn(e.to_string());
+                }
+                now = clock::monotonic();
             }
-            let timeout = self
-                .steering
-                .deadline()
-                .map(|d| d.saturating_sub(clock::monotonic()));
+            let timeout = self.steering.deadline().map(|d| d.saturating_sub(now));
             for token in self.poll.wait(timeout).map_err(system("epoll_pwait2"))? {
                 match token {
                     SIGNALS => {
@@ -501,9 +515,9 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         (self.log)(Event::Warning(what));
     }
 
-    fn persist(&mut self) {
-        let entries = self.registry.steered.values().map(|s| &s.entry);
-        if let Err(e) = self.registry.state.save(entries) {
+    /// Warns if the state file could not be written.
+    fn persisted(&mut self, written: io::Result<()>) {
+        if let Err(e) = written {
             let path = self.registry.state.path().display().to_string();
             self.warn(format!(
                 "writing {path}: {e} (a restarted agent would not re-adopt)"
@@ -532,6 +546,11 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
             {
                 let buf = Vec::new();
                 self.clients.insert(id, Conn { stream, cred, buf });
+                // A client writes as soon as it connects, and a one-shot one
+                // (`faasched exec`) shuts its side right after: read now,
+                // and the request and its end are often served in this one
+                // wake-up.
+                self.converse(id);
             }
         }
     }
@@ -542,10 +561,9 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         let Some(mut conn) = self.clients.remove(&id) else {
             return;
         };
+        // A connection closed is out of the epoll set with its descriptor.
         if self.converse_with(&mut conn) {
             self.clients.insert(id, conn);
-        } else {
-            let _ = self.poll.remove(conn.stream.as_fd());
         }
     }
 
@@ -636,7 +654,7 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         if pid <= 1 {
             return Err(format!("pid {pid} cannot be handed over"));
         }
-        if pid as u32 == std::process::id() {
+        if pid == self.pid {
             return Err(format!("pid {pid} is the agent itself"));
         }
         if let Some(task) = self.steering_pid(pid) {
@@ -811,6 +829,7 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         let stats = &mut self.per_function[function.id.0 as usize];
         stats.live += 1;
         stats.latest = sched::current(pid).ok().map(Sched::from);
+        let written = self.registry.state.add(&entry);
         self.registry.insert(Steered {
             entry,
             function,
@@ -821,7 +840,7 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
             last: SchedstatReading::default(),
         });
         self.summary.registered += 1;
-        self.persist();
+        self.persisted(written);
         Ok(())
     }
 
@@ -841,7 +860,7 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
             self.exited(task);
             return Ok(task);
         }
-        if let Some(s) = self.take(task) {
+        if let Some(s) = self.registry.remove(task) {
             let released = s.release();
             self.finish(s);
             if let Err(e) = released {
@@ -851,16 +870,10 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         Ok(task)
     }
 
-    /// Stops watching a task's process.
-    fn take(&mut self, task: TaskId) -> Option<Steered> {
-        let s = self.registry.remove(task)?;
-        let _ = self.poll.remove(s.pidfd.as_fd());
-        Some(s)
-    }
-
-    /// A steered process exited.
+    /// A steered process exited. (Its pidfd leaves the epoll set when it is
+    /// closed, with the rest of `Steered`.)
     fn exited(&mut self, task: TaskId) {
-        if let Some(s) = self.take(task) {
+        if let Some(s) = self.registry.remove(task) {
             self.finish(s);
         }
     }
@@ -900,7 +913,10 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
             outcome: &outcome,
             exact,
         });
-        self.persist();
+        let registry = &mut self.registry;
+        let live = registry.steered.values().map(|s| &s.entry);
+        let written = registry.state.remove(task.0, live);
+        self.persisted(written);
     }
 
     /// The outcome of an invocation handed over at `since` and over at
@@ -970,7 +986,7 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
             .collect();
         let s = &self.summary;
         Status {
-            pid: std::process::id(),
+            pid: self.pid as u32,
             policy: self.steering.policy_name().to_string(),
             socket: self.config.socket.display().to_string(),
             uptime_us: us(now - self.origin),

@@ -243,16 +243,27 @@ impl Client {
 
     /// Sends `request` and waits for the answer; a refusal is an error.
     pub fn call(&mut self, request: &Request) -> Result<Response, ClientError> {
-        let io = |error| ClientError::Io {
-            path: self.path.clone(),
-            error,
-        };
-        let mut line = serde_json::to_vec(request).map_err(|e| io(io::Error::other(e)))?;
+        self.send(request)?;
+        self.receive()
+    }
+
+    fn io(&self) -> impl FnOnce(io::Error) -> ClientError + use<> {
+        let path = self.path.clone();
+        move |error| ClientError::Io { path, error }
+    }
+
+    fn send(&mut self, request: &Request) -> Result<(), ClientError> {
+        let mut line = serde_json::to_vec(request).map_err(|e| self.io()(io::Error::other(e)))?;
         line.push(b'\n');
-        self.reader.get_mut().write_all(&line).map_err(io)?;
+        let io = self.io();
+        self.reader.get_mut().write_all(&line).map_err(io)
+    }
+
+    fn receive(&mut self) -> Result<Response, ClientError> {
         let mut answer = String::new();
+        let io = self.io();
         if self.reader.read_line(&mut answer).map_err(io)? == 0 {
-            return Err(io(io::ErrorKind::UnexpectedEof.into()));
+            return Err(self.io()(io::ErrorKind::UnexpectedEof.into()));
         }
         let response: Response =
             serde_json::from_str(&answer).map_err(|_| ClientError::Malformed {
@@ -267,29 +278,45 @@ impl Client {
         }
     }
 
-    /// Hands process `pid` over as an invocation of `function`; its task.
-    pub fn register(&mut self, pid: libc::pid_t, function: &str) -> Result<u64, ClientError> {
+    /// Connects, sends `request`, says it will send nothing more, and waits
+    /// for the answer: the cheapest call for the agent, which then reads the
+    /// request and the end of the connection in one go.
+    pub fn once(path: &Path, request: &Request) -> Result<Response, ClientError> {
+        let mut client = Client::connect(path)?;
+        client.send(request)?;
+        client
+            .reader
+            .get_ref()
+            .shutdown(std::net::Shutdown::Write)
+            .map_err(|error| ClientError::Io {
+                path: path.to_path_buf(),
+                error,
+            })?;
+        client.receive()
+    }
+
+    /// Hands process `pid` over as an invocation of `function` to the agent
+    /// on `path`; its task.
+    pub fn register(path: &Path, pid: libc::pid_t, function: &str) -> Result<u64, ClientError> {
         let request = Request::Register {
             pid,
             function: function.into(),
         };
-        Ok(self.call(&request)?.task.unwrap_or_default())
+        Ok(Client::once(path, &request)?.task.unwrap_or_default())
     }
 
     /// Ends the invocation running as `pid`; its task.
-    pub fn unregister(&mut self, pid: libc::pid_t) -> Result<u64, ClientError> {
-        Ok(self
-            .call(&Request::Unregister { pid })?
-            .task
-            .unwrap_or_default())
+    pub fn unregister(path: &Path, pid: libc::pid_t) -> Result<u64, ClientError> {
+        let request = Request::Unregister { pid };
+        Ok(Client::once(path, &request)?.task.unwrap_or_default())
     }
 
-    /// What the agent steers.
-    pub fn status(&mut self) -> Result<Status, ClientError> {
-        self.call(&Request::Status)?
+    /// What the agent on `path` steers.
+    pub fn status(path: &Path) -> Result<Status, ClientError> {
+        Client::once(path, &Request::Status)?
             .status
             .ok_or_else(|| ClientError::Malformed {
-                path: self.path.clone(),
+                path: path.to_path_buf(),
                 answer: "a status response without a status".into(),
             })
     }

@@ -4,7 +4,7 @@
 use crate::sys::{limits, sched};
 use faasched_model::{Attrs, Class, CpuSet};
 use serde::{Deserialize, Serialize};
-use std::io;
+use std::io::{self, Read};
 
 /// `PF_KTHREAD` in the flags of `/proc/PID/stat` (include/linux/sched.h).
 const PF_KTHREAD: u64 = 0x0020_0000;
@@ -21,8 +21,14 @@ pub struct Identity {
 
 /// Reads the identity of process `pid`.
 pub fn identity(pid: libc::pid_t) -> io::Result<Identity> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    parse_stat(&text).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "malformed stat"))
+    // One read into a buffer: no size probe, no second read. Fields 1 to 22
+    // take at most about 470 bytes (21 numbers, a 16-byte name).
+    let mut buf = [0u8; 1024];
+    let n = std::fs::File::open(format!("/proc/{pid}/stat"))?.read(&mut buf)?;
+    std::str::from_utf8(&buf[..n])
+        .ok()
+        .and_then(parse_stat)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "malformed stat"))
 }
 
 fn parse_stat(text: &str) -> Option<Identity> {
