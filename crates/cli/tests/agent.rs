@@ -371,17 +371,26 @@ fn a_client_hands_over_only_its_own_processes() {
     drop((roots, nobodys));
 }
 
-#[test]
-fn sigterm_gives_a_realtime_process_back_its_class() {
+/// A `fifo` agent in `dir` and a `sleep` it steers as SCHED_FIFO, if this
+/// process may use the real-time classes.
+fn fifo_sleeper(dir: &Path) -> Option<(Agent, Guard)> {
     if !privilege::probe().realtime {
         eprintln!("skipped: needs the privilege for SCHED_FIFO (CI runs as root)");
-        return;
+        return None;
     }
+    let agent = Agent::start(dir, "fifo");
+    let sleeper = exec_sleep(&agent, "f");
+    assert_eq!(policy_of(sleeper.pid()), 1, "SCHED_FIFO");
+    Some((agent, sleeper))
+}
+
+#[test]
+fn sigterm_gives_a_realtime_process_back_its_class() {
     let dir = tempfile::tempdir().unwrap();
-    let mut agent = Agent::start(dir.path(), "fifo");
-    let mut sleeper = exec_sleep(&agent, "f");
+    let Some((mut agent, mut sleeper)) = fifo_sleeper(dir.path()) else {
+        return;
+    };
     let pid = sleeper.pid();
-    assert_eq!(policy_of(pid), 1, "SCHED_FIFO");
     let limits = fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
     assert!(
         limits
@@ -404,13 +413,10 @@ fn sigterm_gives_a_realtime_process_back_its_class() {
 
 #[test]
 fn a_restarted_agent_readopts_what_a_killed_one_steered() {
-    if !privilege::probe().realtime {
-        eprintln!("skipped: needs the privilege for SCHED_FIFO (CI runs as root)");
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
-    let mut first = Agent::start(dir.path(), "fifo");
-    let mut sleeper = exec_sleep(&first, "f");
+    let Some((mut first, mut sleeper)) = fifo_sleeper(dir.path()) else {
+        return;
+    };
     let pid = sleeper.pid();
     let task = first.status()["processes"][0]["task"].clone();
     first.process.signal(libc::SIGKILL);
