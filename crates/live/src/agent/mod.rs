@@ -232,7 +232,8 @@ pub struct Summary {
     pub refused: u64,
     /// CPU time of the agent's thread.
     pub cpu: Nanos,
-    /// Steering's share of it, and what steering did.
+    /// What steering did (its own CPU share is not counted in the agent:
+    /// see [`Steering::count_cpu`]).
     pub steering: SteerStats,
 }
 
