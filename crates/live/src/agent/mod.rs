@@ -15,7 +15,7 @@
 //! The invariants:
 //!
 //! 1. A client hands over only a process whose scheduling it could change
-//!    itself ([`target::may_hand_over`], against the credentials the kernel
+//!    itself (`target::may_hand_over`, against the credentials the kernel
 //!    recorded for it, `SO_PEERCRED`); never init, the agent, a kernel
 //!    thread or a thread that is not its process's leader.
 //! 2. A pid names a steered process only with the pidfd opened before any
@@ -25,7 +25,7 @@
 //!    readable.
 //! 3. Every path out of [`serve`] gives each steered process back what it ran
 //!    under before (never a real-time class): a terminating signal or an
-//!    error by [`Registry`]'s drop, a panic by unwinding through it. Only
+//!    error by `Registry`'s drop, a panic by unwinding through it. Only
 //!    SIGKILL (or an abort) skips it: then RLIMIT_RTTIME, set on every
 //!    process while the policy may make it real-time, stops a runaway, and
 //!    the next agent re-adopts the processes from the state file.
