@@ -26,6 +26,9 @@ pub enum Command {
     /// Spins one process (SCHED_FIFO on the last CPU when privileged) for a
     /// few seconds.
     Watch(Watch),
+    /// The agent's CPU per invocation and share of one core while it is
+    /// handed 100 short processes a second (`faasched agent`).
+    Agent(crate::agent::Bench),
 }
 
 impl Command {
@@ -34,6 +37,7 @@ impl Command {
             Command::Sim(s) => s.execute(),
             Command::Learn(l) => l.execute(),
             Command::Watch(w) => w.execute(),
+            Command::Agent(a) => a.execute(),
         }
     }
 }
@@ -250,7 +254,7 @@ impl Sim {
 }
 
 /// Refuses to time a debug build, whose numbers would mislead.
-fn release_only(bench: &str) -> Result<()> {
+pub(crate) fn release_only(bench: &str) -> Result<()> {
     if cfg!(debug_assertions) {
         bail!("bench needs a release build: cargo run --release -- bench {bench}");
     }

@@ -1,6 +1,7 @@
 //! `faasched`: schedule serverless functions. Simulate scheduling policies on
 //! production-like traces with a model of the Linux scheduler, and compare them.
 
+mod agent;
 mod bench;
 mod compare;
 mod experiment;
@@ -49,6 +50,11 @@ enum Command {
     Replay(replay::Args),
     /// Simulate and replay the same workload, and measure how far apart they are.
     Compare(compare::Args),
+    /// Steer processes that a platform hands over on a Unix socket (agent
+    /// mode); `agent status` shows what it steers.
+    Agent(agent::Args),
+    /// Run a command as a function's invocation, steered by the agent.
+    Exec(agent::ExecArgs),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +67,8 @@ fn main() -> ExitCode {
         Command::Fn(a) => a.execute(),
         Command::Replay(a) => a.execute(),
         Command::Compare(a) => a.execute(),
+        Command::Agent(a) => a.execute(),
+        Command::Exec(a) => a.execute(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -5,6 +5,7 @@
 //! `faasched fn NAME`), their calibration against this machine's CPU, and the
 //! thin layer of system calls everything else is built on.
 
+pub mod agent;
 pub mod calibration;
 pub mod observe;
 pub mod privilege;

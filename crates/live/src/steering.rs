@@ -28,7 +28,7 @@
 //! to the new attributes applied: from the later of the last look that found
 //! it not reached and the earliest instant the reading could reach it.
 
-use crate::observe::{self, Schedstat};
+use crate::observe::{self, Schedstat, SchedstatReading};
 use crate::sys::clock;
 use crate::sys::sched::{Prepared, Unsupported};
 use faasched_model::{Attrs, CpuSet, Load, Nanos, Outcome, Steer, TaskId, TaskInfo, Time};
@@ -131,6 +131,9 @@ pub struct SteerStats {
 struct Tracked {
     pid: libc::pid_t,
     schedstat: Schedstat,
+    /// The reading when tracking began: what the process used before it
+    /// arrived, which is not the task's.
+    base: SchedstatReading,
     watch: Option<Nanos>,
     /// The reading cannot have reached the watch before this instant.
     floor: Nanos,
@@ -148,6 +151,8 @@ pub struct Steering<'p, P: Steer + ?Sized> {
     period: Option<Nanos>,
     next_period: Option<Nanos>,
     busy_at_period: Vec<Nanos>,
+    reset_on_fork: bool,
+    count_cpu: bool,
     stats: SteerStats,
 }
 
@@ -176,8 +181,40 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
             watches: BinaryHeap::new(),
             period,
             busy_at_period,
+            reset_on_fork: false,
+            count_cpu: true,
             stats: SteerStats::default(),
         })
+    }
+
+    /// Whether the attributes set from now on carry
+    /// SCHED_FLAG_RESET_ON_FORK, so the processes' children start under the
+    /// kernel's defaults instead of inheriting a real-time class or a raised
+    /// priority. By default they do not (the launcher's children are the
+    /// functions themselves).
+    pub fn reset_on_fork(&mut self, on: bool) -> &mut Self {
+        self.reset_on_fork = on;
+        self
+    }
+
+    /// Whether [`SteerStats::cpu`] is counted: two reads of the thread's
+    /// CPU clock per call, each a system call. By default it is.
+    pub fn count_cpu(&mut self, on: bool) -> &mut Self {
+        self.count_cpu = on;
+        self
+    }
+
+    fn cpu_now(&self) -> Nanos {
+        if self.count_cpu {
+            clock::thread_cpu()
+        } else {
+            0
+        }
+    }
+
+    /// The policy's name.
+    pub fn policy_name(&self) -> &str {
+        self.policy.name()
     }
 
     /// The time line policy calls are made on.
@@ -187,26 +224,53 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
 
     /// A task arrived: the attributes it must start with, ready to apply.
     pub fn arrive(&mut self, info: &TaskInfo) -> Result<Prepared, SteerError> {
-        let cpu = clock::thread_cpu();
+        let cpu = self.cpu_now();
         let attrs = self.policy.on_arrival(info.arrival, info, self.cpus);
         let prepared = self.prepare(&attrs);
-        self.stats.cpu += clock::thread_cpu() - cpu;
+        self.stats.cpu += self.cpu_now() - cpu;
         prepared
     }
 
-    /// The task that [`Steering::arrive`] admitted runs as process `pid`
-    /// since monotonic instant `since`: watch it.
+    /// The task that [`Steering::arrive`] admitted runs as process `pid`,
+    /// started for it at monotonic instant `since`: watch it.
     pub fn track(
         &mut self,
         task: TaskId,
         pid: libc::pid_t,
         since: Nanos,
     ) -> Result<(), SteerError> {
-        let cpu = clock::thread_cpu();
-        let schedstat = Schedstat::open(pid).map_err(|source| SteerError::Observe {
+        self.track_from(task, pid, since, false)
+    }
+
+    /// Like [`Steering::track`], for a process that ran before the task
+    /// arrived (one handed to the agent): the task's CPU time, watches and
+    /// [`Steering::reading`] count from now.
+    pub fn adopt(
+        &mut self,
+        task: TaskId,
+        pid: libc::pid_t,
+        since: Nanos,
+    ) -> Result<(), SteerError> {
+        self.track_from(task, pid, since, true)
+    }
+
+    fn track_from(
+        &mut self,
+        task: TaskId,
+        pid: libc::pid_t,
+        since: Nanos,
+        adopted: bool,
+    ) -> Result<(), SteerError> {
+        let cpu = self.cpu_now();
+        let observe = |source| SteerError::Observe {
             what: format!("/proc/{pid}/schedstat"),
             source,
-        })?;
+        };
+        let schedstat = Schedstat::open(pid).map_err(observe)?;
+        let base = match adopted {
+            true => schedstat.read().map_err(observe)?,
+            false => SchedstatReading::default(),
+        };
         let watch = self.policy.cpu_watch(task);
         // Not before it could have used `w`: it had used nothing at `since`.
         let floor = since + watch.unwrap_or(0);
@@ -218,31 +282,32 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
             Tracked {
                 pid,
                 schedstat,
+                base,
                 watch,
                 floor,
             },
         );
-        self.stats.cpu += clock::thread_cpu() - cpu;
+        self.stats.cpu += self.cpu_now() - cpu;
         Ok(())
     }
 
     /// The task first ran at monotonic instant `at`.
     pub fn started(&mut self, task: TaskId, at: Nanos) -> Result<(), SteerError> {
-        let cpu = clock::thread_cpu();
+        let cpu = self.cpu_now();
         let result = match self.policy.on_start(self.timeline.time(at), task) {
             Some(attrs) => self.apply(task, attrs),
             None => Ok(()),
         };
-        self.stats.cpu += clock::thread_cpu() - cpu;
+        self.stats.cpu += self.cpu_now() - cpu;
         result
     }
 
     /// The task's process is gone; `outcome` is final.
     pub fn exited(&mut self, task: TaskId, outcome: &Outcome) {
-        let cpu = clock::thread_cpu();
+        let cpu = self.cpu_now();
         self.tasks.remove(&task);
         self.policy.on_exit(outcome.finish, task, outcome);
-        self.stats.cpu += clock::thread_cpu() - cpu;
+        self.stats.cpu += self.cpu_now() - cpu;
     }
 
     /// The next monotonic instant [`Steering::act`] has work at.
@@ -258,9 +323,9 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
     /// periodic call. (As in the simulator, a caller stops calling once
     /// nothing is left to arrive or run.)
     pub fn act(&mut self, now: Nanos) -> Result<(), SteerError> {
-        let cpu = clock::thread_cpu();
+        let cpu = self.cpu_now();
         let result = self.act_inner(now);
-        self.stats.cpu += clock::thread_cpu() - cpu;
+        self.stats.cpu += self.cpu_now() - cpu;
         result
     }
 
@@ -288,7 +353,7 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
         let Some(watch) = t.watch else { return Ok(()) };
         self.stats.watch_checks += 1;
         let used = match t.schedstat.read() {
-            Ok(r) => r.cpu,
+            Ok(r) => r.cpu.saturating_sub(t.base.cpu),
             // Exited and reaped under us: its exit is on its way.
             Err(_) => return Ok(()),
         };
@@ -348,7 +413,7 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
     }
 
     fn prepare(&self, attrs: &Attrs) -> Result<Prepared, SteerError> {
-        Prepared::new(attrs, false).map_err(|why| SteerError::Unsupported {
+        Prepared::new(attrs, self.reset_on_fork).map_err(|why| SteerError::Unsupported {
             policy: self.policy.name().to_string(),
             why,
         })
@@ -372,9 +437,16 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
         }
     }
 
-    /// A tracked task's schedstat now (`None` if untracked or unreadable).
-    pub fn reading(&self, task: TaskId) -> Option<crate::observe::SchedstatReading> {
-        self.tasks.get(&task).and_then(|t| t.schedstat.read().ok())
+    /// A tracked task's schedstat now, counted from when it was tracked
+    /// (`None` if untracked or unreadable: the process was reaped).
+    pub fn reading(&self, task: TaskId) -> Option<SchedstatReading> {
+        let t = self.tasks.get(&task)?;
+        let now = t.schedstat.read().ok()?;
+        Some(SchedstatReading {
+            cpu: now.cpu.saturating_sub(t.base.cpu),
+            wait: now.wait.saturating_sub(t.base.wait),
+            turns: now.turns.saturating_sub(t.base.turns),
+        })
     }
 
     /// What steering has cost so far.

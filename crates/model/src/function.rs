@@ -53,6 +53,11 @@ impl Functions {
         f
     }
 
+    /// The function named `name`, if the table holds it.
+    pub fn find(&self, name: &str) -> Option<&Function> {
+        self.by_name.get(name).and_then(|&id| self.get(id))
+    }
+
     /// The function with this id, if the table holds it.
     pub fn get(&self, id: FunctionId) -> Option<&Function> {
         self.all.get(id.0 as usize)
@@ -86,6 +91,8 @@ mod tests {
         assert_eq!(t.intern("fib-1"), a);
         assert_eq!((a.id, b.id), (FunctionId(0), FunctionId(1)));
         assert_eq!(t.get(FunctionId(1)).map(|f| &*f.name), Some("bfs-2"));
+        assert_eq!(t.find("bfs-2"), Some(&b));
+        assert_eq!(t.find("bfs-3"), None);
         assert_eq!(t.len(), 2);
     }
 }

@@ -327,3 +327,19 @@ pub fn reap(pid: libc::pid_t) -> io::Result<Reaped> {
         involuntary: usage.ru_nivcsw as u64,
     })
 }
+
+/// Whether the process behind `pidfd` has exited (a zombie counts as
+/// exited), without waiting.
+pub fn exited(pidfd: &OwnedFd) -> io::Result<bool> {
+    let mut fd = libc::pollfd {
+        fd: pidfd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, no timeout.
+    let n = unsafe { libc::poll(&mut fd, 1, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n > 0)
+}

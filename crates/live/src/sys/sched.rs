@@ -168,6 +168,26 @@ pub fn restore(pid: libc::pid_t, before: &Current) -> io::Result<()> {
     Ok(())
 }
 
+/// The CPUs `pid` may run on (0 = the calling thread), as far as a
+/// [`CpuSet`] reaches.
+///
+/// [`CpuSet`]: faasched_model::CpuSet
+pub fn affinity(pid: libc::pid_t) -> io::Result<faasched_model::CpuSet> {
+    // SAFETY: an all-zero cpu_set_t is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a writable cpu_set_t of the size passed.
+    let rc = unsafe { libc::sched_getaffinity(pid, size_of::<libc::cpu_set_t>(), &mut set) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut cpus = faasched_model::CpuSet::EMPTY;
+    // SAFETY: `c` < MAX_CPUS (256) < CPU_SETSIZE (1024).
+    for c in (0..MAX_CPUS).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }) {
+        cpus.insert(c);
+    }
+    Ok(cpus)
+}
+
 /// CPUs the kernel has online (at least 1, at most what a [`CpuSet`] holds).
 ///
 /// [`CpuSet`]: faasched_model::CpuSet
@@ -219,6 +239,7 @@ mod tests {
                 (now.policy, now.nice, now.slice),
                 (libc::SCHED_OTHER, 3, 5 * MS)
             );
+            assert_eq!(affinity(0).unwrap(), a.cpus);
         })
         .join()
         .unwrap();

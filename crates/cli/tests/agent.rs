@@ -1,0 +1,467 @@
+//! Agent mode as a platform uses it: `faasched agent` on a socket of each
+//! test's own, processes handed over with `faasched exec` and `faasched agent
+//! register`, read back with `faasched agent status` and from /proc.
+//!
+//! Every process a test starts is killed and reaped when the test ends,
+//! however it ends, and every wait is bounded. The tests that need root (a
+//! second user, real-time classes) say so and pass without it; CI runs as
+//! root.
+
+use faasched_live::privilege;
+use faasched_live::sys::process;
+use serde_json::Value;
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::net::UnixListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_faasched");
+/// The longest any wait lasts.
+const PATIENCE: Duration = Duration::from_secs(15);
+/// The unprivileged user of the credential tests.
+const NOBODY: u32 = 65534;
+
+/// A child killed and reaped when dropped.
+struct Guard(Child);
+
+impl Guard {
+    fn spawn(cmd: &mut Command) -> Guard {
+        Guard(cmd.stdin(Stdio::null()).spawn().expect("spawns"))
+    }
+
+    fn pid(&self) -> i32 {
+        self.0.id() as i32
+    }
+
+    fn signal(&self, sig: i32) {
+        let fd = process::pidfd_open(self.pid()).expect("pidfd");
+        process::signal(&fd, sig).expect("signal");
+    }
+
+    /// Waits for it to exit, at most [`PATIENCE`].
+    fn exit(&mut self) -> ExitStatus {
+        until("the process exits", || {
+            matches!(self.0.try_wait(), Ok(Some(_)))
+        });
+        self.0.wait().unwrap()
+    }
+
+    fn running(&mut self) -> bool {
+        matches!(self.0.try_wait(), Ok(None))
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Polls `done` every 10 ms until it holds; panics after [`PATIENCE`].
+fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let end = Instant::now() + PATIENCE;
+    while !done() {
+        assert!(Instant::now() < end, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn faasched(args: &[&str], socket: &Path) -> Command {
+    faasched_at(Path::new(BIN), args, socket)
+}
+
+fn faasched_at(bin: &Path, args: &[&str], socket: &Path) -> Command {
+    let mut cmd = Command::new(bin);
+    cmd.args(args).arg("--socket").arg(socket);
+    cmd
+}
+
+fn output(cmd: &mut Command) -> Output {
+    cmd.stdin(Stdio::null()).output().expect("the binary runs")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn is_root() -> bool {
+    fs::metadata("/proc/self").unwrap().uid() == 0
+}
+
+/// The scheduling policy of `pid` (/proc/PID/stat field 41: 0 SCHED_OTHER,
+/// 1 SCHED_FIFO, 2 SCHED_RR).
+fn policy_of(pid: i32) -> u32 {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    fields[41 - 3].parse().unwrap()
+}
+
+/// An agent on a socket in a directory of its own.
+struct Agent {
+    process: Guard,
+    socket: PathBuf,
+    log: PathBuf,
+}
+
+impl Agent {
+    fn start(dir: &Path, policy: &str) -> Agent {
+        let socket = dir.join("agent.sock");
+        static STARTED: AtomicUsize = AtomicUsize::new(0);
+        let log = dir.join(format!(
+            "agent-{}.log",
+            STARTED.fetch_add(1, Ordering::Relaxed)
+        ));
+        let mut process = Guard::spawn(
+            faasched(&["agent", "--policy", policy, "--verbose"], &socket)
+                .stderr(fs::File::create(&log).unwrap()),
+        );
+        until("the agent listens", || {
+            assert!(process.running(), "the agent ended: {}", read(&log));
+            std::os::unix::net::UnixStream::connect(&socket).is_ok()
+        });
+        Agent {
+            process,
+            socket,
+            log,
+        }
+    }
+
+    fn status(&self) -> Value {
+        let out = output(&mut faasched(&["agent", "status", "--json"], &self.socket));
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    fn steers(&self, pid: i32) -> bool {
+        self.status()["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["pid"] == pid)
+    }
+
+    fn log(&self) -> String {
+        read(&self.log)
+    }
+}
+
+fn read(path: &Path) -> String {
+    fs::read_to_string(path).unwrap_or_default()
+}
+
+/// `faasched exec --function NAME -- sleep 30` handed to `agent`, once the
+/// agent steers it.
+fn exec_sleep(agent: &Agent, function: &str) -> Guard {
+    let sleeper = Guard::spawn(
+        faasched(&["exec", "--function", function], &agent.socket).args(["--", "sleep", "30"]),
+    );
+    let pid = sleeper.pid();
+    until("the agent steers the process", || agent.steers(pid));
+    sleeper
+}
+
+#[test]
+fn exec_of_a_missing_program_fails_naming_it_and_registers_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = Agent::start(dir.path(), "cfs");
+    for program in ["faasched-no-such-program", "./faasched-no-such-program"] {
+        let out = output(
+            faasched(&["exec", "--function", "f"], &agent.socket).args(["--", program, "x"]),
+        );
+        let err = stderr(&out);
+        assert!(!out.status.success());
+        assert!(err.contains(&format!("cannot run `{program}`")), "{err}");
+    }
+    assert_eq!(agent.status()["registered"], 0);
+}
+
+#[test]
+fn exec_to_a_dead_socket_fails_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("none.sock");
+    let stale = dir.path().join("stale.sock");
+    drop(UnixListener::bind(&stale).unwrap());
+    for socket in [&missing, &stale] {
+        let out = output(faasched(&["exec", "--function", "f"], socket).args(["--", "true"]));
+        let err = stderr(&out);
+        assert!(!out.status.success());
+        assert!(
+            err.contains(&format!(
+                "cannot reach the faasched agent at {}",
+                socket.display()
+            )) && err.contains("is `faasched agent` running"),
+            "{err}"
+        );
+        let out = output(&mut faasched(&["agent", "status"], socket));
+        assert!(!out.status.success());
+        assert!(stderr(&out).contains("cannot reach the faasched agent"));
+    }
+}
+
+#[test]
+fn an_agent_refuses_a_sim_only_policy_and_a_second_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("agent.sock");
+    let out = output(&mut faasched(&["agent", "--policy", "srpt"], &socket));
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("exists only in the simulator"));
+    let agent = Agent::start(dir.path(), "cfs");
+    let out = output(&mut faasched(&["agent", "--policy", "cfs"], &agent.socket));
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("another faasched agent is listening"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn status_shows_functions_and_processes_until_they_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = Agent::start(dir.path(), "cfs");
+    let mut sleeper = exec_sleep(&agent, "resize");
+    let pid = sleeper.pid();
+    let status = agent.status();
+    assert_eq!(status["policy"], "cfs");
+    assert_eq!(status["functions"][0]["name"], "resize");
+    assert_eq!(status["functions"][0]["live"], 1);
+    let p = &status["processes"][0];
+    assert_eq!(
+        (p["pid"].as_i64(), &p["function"]),
+        (Some(pid.into()), &"resize".into())
+    );
+    assert_eq!(p["sched"]["class"], "SCHED_OTHER");
+    let out = output(&mut faasched(&["agent", "status"], &agent.socket));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("policy cfs") && text.contains("resize") && text.contains(&pid.to_string()),
+        "{text}"
+    );
+    // The process exits: the invocation is over.
+    sleeper.signal(libc::SIGKILL);
+    sleeper.exit();
+    until("the agent sees the exit", || {
+        agent.status()["functions"][0]["finished"] == 1
+    });
+    let status = agent.status();
+    assert_eq!(status["processes"], Value::Array(Vec::new()));
+    assert_eq!(status["finished"], 1);
+    assert!(agent.log().contains("(resize) finished"), "{}", agent.log());
+}
+
+#[test]
+fn the_protocol_answers_each_line_and_refuses_nonsense() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let agent = Agent::start(dir.path(), "cfs");
+    let stream = std::os::unix::net::UnixStream::connect(&agent.socket).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut ask = |line: &str| -> Value {
+        (&stream).write_all(format!("{line}\n").as_bytes()).unwrap();
+        let mut answer = String::new();
+        reader.read_line(&mut answer).unwrap();
+        serde_json::from_str(&answer).unwrap()
+    };
+    let bad = ask(r#"{"op":"reboot"}"#);
+    assert_eq!(bad["ok"], false);
+    assert!(bad["error"].as_str().unwrap().contains("malformed request"));
+    let none = ask(r#"{"op":"unregister","pid":999999}"#);
+    assert_eq!(none["error"], "pid 999999 is not steered");
+    let me = ask(&format!(
+        r#"{{"op":"register","pid":{},"function":"x"}}"#,
+        agent.process.pid()
+    ));
+    assert_eq!(
+        me["error"],
+        format!("pid {} is the agent itself", agent.process.pid())
+    );
+    let status = ask(r#"{"op":"status"}"#);
+    assert_eq!(status["ok"], true);
+    assert_eq!(status["status"]["refused"], 3);
+    // A line past the limit ends the connection after a refusal.
+    let long = format!("{{\"op\":\"status\",\"pad\":\"{}\"}}", "x".repeat(8000));
+    let answer = ask(&long);
+    assert!(answer["error"].as_str().unwrap().contains("longer than"));
+}
+
+#[test]
+fn a_client_hands_over_only_its_own_processes() {
+    if !is_root() {
+        eprintln!("skipped: needs root to run clients as another user (CI runs as root)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // The other user must reach the socket, and the binary (the build
+    // directory may be closed to it).
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = dir.path().join("faasched");
+    fs::copy(BIN, &bin).unwrap();
+    let agent = Agent::start(dir.path(), "cfs");
+    let as_nobody = |args: &[&str]| {
+        let mut cmd = faasched_at(&bin, args, &agent.socket);
+        cmd.uid(NOBODY).gid(NOBODY);
+        cmd
+    };
+    let roots = Guard::spawn(Command::new("sleep").arg("30"));
+    let nobodys = Guard::spawn(Command::new("sleep").arg("30").uid(NOBODY).gid(NOBODY));
+    let register = |pid: i32| {
+        output(&mut as_nobody(&[
+            "agent",
+            "register",
+            "--pid",
+            &pid.to_string(),
+            "--function",
+            "f",
+        ]))
+    };
+    let refused = register(roots.pid());
+    let err = stderr(&refused);
+    assert!(!refused.status.success());
+    assert!(
+        err.contains("permission denied")
+            && err.contains(&format!("pid {} runs as uid 0", roots.pid())),
+        "{err}"
+    );
+    let accepted = register(nobodys.pid());
+    assert!(accepted.status.success(), "{}", stderr(&accepted));
+    // `faasched exec` as that user hands over itself.
+    let exec = output(as_nobody(&["exec", "--function", "g"]).args(["--", "true"]));
+    assert!(exec.status.success(), "{}", stderr(&exec));
+    // Never init or a kernel thread, not even for root.
+    for (pid, why) in [(1, "cannot be handed over"), (2, "is a kernel thread")] {
+        let out = output(&mut faasched(
+            &[
+                "agent",
+                "register",
+                "--pid",
+                &pid.to_string(),
+                "--function",
+                "f",
+            ],
+            &agent.socket,
+        ));
+        assert!(!out.status.success());
+        assert!(stderr(&out).contains(why), "{}", stderr(&out));
+    }
+    let status = agent.status();
+    let steered: Vec<(i64, i64)> = status["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["pid"].as_i64().unwrap(), p["uid"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(steered, vec![(nobodys.pid().into(), NOBODY.into())]);
+    assert_eq!(status["refused"], 3);
+    assert!(agent.log().contains("permission denied"));
+    // Its owner may end its invocation; the process lives on.
+    let out = output(&mut as_nobody(&[
+        "agent",
+        "unregister",
+        "--pid",
+        &nobodys.pid().to_string(),
+    ]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(agent.status()["processes"], Value::Array(Vec::new()));
+    drop((roots, nobodys));
+}
+
+/// A `fifo` agent in `dir` and a `sleep` it steers as SCHED_FIFO, if this
+/// process may use the real-time classes.
+fn fifo_sleeper(dir: &Path) -> Option<(Agent, Guard)> {
+    if !privilege::probe().realtime {
+        eprintln!("skipped: needs the privilege for SCHED_FIFO (CI runs as root)");
+        return None;
+    }
+    let agent = Agent::start(dir, "fifo");
+    let sleeper = exec_sleep(&agent, "f");
+    assert_eq!(policy_of(sleeper.pid()), 1, "SCHED_FIFO");
+    Some((agent, sleeper))
+}
+
+#[test]
+fn sigterm_gives_a_realtime_process_back_its_class() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((mut agent, mut sleeper)) = fifo_sleeper(dir.path()) else {
+        return;
+    };
+    let pid = sleeper.pid();
+    let limits = fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    assert!(
+        limits
+            .lines()
+            .any(|l| l.starts_with("Max realtime timeout") && l.contains("5000000")),
+        "{limits}"
+    );
+    agent.process.signal(libc::SIGTERM);
+    assert!(agent.process.exit().success(), "{}", agent.log());
+    assert_eq!(policy_of(pid), 0, "SCHED_OTHER");
+    assert!(sleeper.running());
+    assert!(!agent.socket.exists());
+    assert!(!agent.socket.with_extension("state").exists());
+    assert!(
+        agent.log().contains("stopped by signal 15"),
+        "{}",
+        agent.log()
+    );
+}
+
+#[test]
+fn a_restarted_agent_readopts_what_a_killed_one_steered() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((mut first, mut sleeper)) = fifo_sleeper(dir.path()) else {
+        return;
+    };
+    let pid = sleeper.pid();
+    let task = first.status()["processes"][0]["task"].clone();
+    first.process.signal(libc::SIGKILL);
+    first.process.exit();
+    // Killed outright, it could give nothing back: the state file remembers.
+    assert_eq!(policy_of(pid), 1);
+    assert!(first.socket.with_extension("state").exists());
+    let mut second = Agent::start(dir.path(), "fifo");
+    let status = second.status();
+    assert_eq!(status["processes"][0]["pid"], pid);
+    assert_eq!(status["processes"][0]["task"], task);
+    assert_eq!(status["processes"][0]["sched"]["class"], "SCHED_FIFO");
+    assert!(
+        second.log().contains("1 processes re-adopted"),
+        "{}",
+        second.log()
+    );
+    second.process.signal(libc::SIGTERM);
+    assert!(second.process.exit().success(), "{}", second.log());
+    assert_eq!(policy_of(pid), 0);
+    assert!(sleeper.running());
+}
+
+#[test]
+fn a_restarted_agent_does_not_adopt_a_reused_pid() {
+    let dir = tempfile::tempdir().unwrap();
+    let stranger = Guard::spawn(Command::new("sleep").arg("30"));
+    // A state file naming a live pid with another start time: the process
+    // that had the pid is gone and the pid was reused.
+    let state = dir.path().join("agent.state");
+    let before = r#"{"policy":0,"nice":0,"reset_on_fork":false,"cpus":[0],"rt_time_us":null}"#;
+    fs::write(
+        &state,
+        format!(
+            "{{\"version\":1}}\n{{\"add\":{{\"pid\":{},\"starttime\":1,\"function\":\"f\",\"task\":3,\"uid\":0,\"before\":{before}}}}}\n",
+            stranger.pid()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&state, fs::Permissions::from_mode(0o600)).unwrap();
+    let agent = Agent::start(dir.path(), "cfs");
+    assert_eq!(agent.status()["processes"], Value::Array(Vec::new()));
+    assert!(
+        agent.log().contains("names another process now"),
+        "{}",
+        agent.log()
+    );
+}

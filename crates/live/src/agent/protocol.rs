@@ -1,0 +1,407 @@
+//! The agent's wire format, and a client for it.
+//!
+//! A client connects to the agent's Unix stream socket and writes requests,
+//! one JSON object a line; the agent answers each with one JSON object a
+//! line, in order. docs/LIVE.md ("Protocol") is the reference; in short:
+//!
+//! ```text
+//! {"op":"register","pid":4242,"function":"resize"}  -> {"ok":true,"task":7}
+//! {"op":"unregister","pid":4242}                     -> {"ok":true,"task":7}
+//! {"op":"status"}                                    -> {"ok":true,"status":{...}}
+//! anything refused or malformed                      -> {"ok":false,"error":"..."}
+//! ```
+
+use serde::{Deserialize, Serialize};
+use std::io::{self, BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The longest request line the agent reads, in bytes: requests are a few
+/// dozen; a longer line ends the connection.
+pub const MAX_REQUEST: usize = 4096;
+
+/// The longest function name, in bytes.
+pub const MAX_FUNCTION_NAME: usize = 128;
+
+/// A client's request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Request {
+    /// Steer process `pid`, an invocation of `function`, until it exits or
+    /// is unregistered.
+    Register {
+        /// The process.
+        pid: libc::pid_t,
+        /// Its function's name.
+        function: String,
+    },
+    /// The invocation running as `pid` is over (the process may live on, as
+    /// a warm container does): learn from it and give the process back what
+    /// it ran under before.
+    Unregister {
+        /// The process.
+        pid: libc::pid_t,
+    },
+    /// What the agent steers.
+    Status,
+}
+
+/// The agent's answer to one request.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Response {
+    /// Whether the request was carried out.
+    pub ok: bool,
+    /// The task of a registered or unregistered process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<u64>,
+    /// The answer to `status`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<Status>,
+    /// Why the request was refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Response {
+    /// A refusal.
+    pub fn error(why: impl Into<String>) -> Response {
+        Response {
+            error: Some(why.into()),
+            ..Response::default()
+        }
+    }
+
+    /// The answer for a task.
+    pub fn task(task: u64) -> Response {
+        Response {
+            ok: true,
+            task: Some(task),
+            ..Response::default()
+        }
+    }
+}
+
+/// What the agent steers and how it is doing.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Status {
+    /// The agent's pid.
+    pub pid: u32,
+    /// The policy it runs.
+    pub policy: String,
+    /// The socket it listens on.
+    pub socket: String,
+    /// Time since it started, µs.
+    pub uptime_us: u64,
+    /// CPU time it has used, µs.
+    pub cpu_us: u64,
+    /// Processes handed over since it started (re-adopted ones included).
+    pub registered: u64,
+    /// Invocations finished (exited or unregistered).
+    pub finished: u64,
+    /// Of those, how many exited and were reaped by their parent before the
+    /// agent read their final CPU time, so their outcome holds an earlier
+    /// reading.
+    pub estimated: u64,
+    /// Requests refused.
+    pub refused: u64,
+    /// Per function, in order of first registration.
+    pub functions: Vec<FunctionStatus>,
+    /// The processes steered now, by task.
+    pub processes: Vec<ProcessStatus>,
+}
+
+/// One function.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FunctionStatus {
+    /// Its name.
+    pub name: String,
+    /// Processes steered now.
+    pub live: u64,
+    /// Invocations finished.
+    pub finished: u64,
+    /// Mean CPU time of the finished ones, µs.
+    pub mean_cpu_us: u64,
+    /// The attributes its latest process got when it was handed over, as
+    /// the kernel reported them: how the policy ranks the function (a
+    /// learned rank shows as a nice value, a learned slice as the slice).
+    pub latest: Option<Sched>,
+}
+
+/// One steered process.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProcessStatus {
+    /// Its pid.
+    pub pid: libc::pid_t,
+    /// Its task.
+    pub task: u64,
+    /// Its function.
+    pub function: String,
+    /// The uid of the client that handed it over.
+    pub uid: u32,
+    /// Time since it was handed over, µs.
+    pub age_us: u64,
+    /// CPU time since it was handed over, µs.
+    pub cpu_us: u64,
+    /// What it runs under now, read from the kernel.
+    pub sched: Option<Sched>,
+}
+
+/// A task's scheduling attributes as the kernel reports them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sched {
+    /// `SCHED_OTHER`, `SCHED_FIFO`, ...
+    pub class: String,
+    /// Real-time priority (0 in the fair classes).
+    pub priority: u32,
+    /// Nice value.
+    pub nice: i32,
+    /// The fair slice, µs.
+    pub slice_us: u64,
+}
+
+impl From<crate::sys::sched::Current> for Sched {
+    fn from(c: crate::sys::sched::Current) -> Sched {
+        let class = match c.policy {
+            libc::SCHED_OTHER => "SCHED_OTHER",
+            libc::SCHED_FIFO => "SCHED_FIFO",
+            libc::SCHED_RR => "SCHED_RR",
+            libc::SCHED_BATCH => "SCHED_BATCH",
+            libc::SCHED_IDLE => "SCHED_IDLE",
+            6 => "SCHED_DEADLINE",
+            _ => "unknown",
+        };
+        Sched {
+            class: class.into(),
+            priority: c.priority,
+            nice: c.nice,
+            slice_us: c.slice / 1000,
+        }
+    }
+}
+
+/// Why a client's call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// No agent answers on the socket.
+    #[error(
+        "cannot reach the faasched agent at {path}: {error} (is `faasched agent` running there?)"
+    )]
+    Connect {
+        /// The socket.
+        path: PathBuf,
+        /// The error (not a `source`: the message holds it).
+        error: io::Error,
+    },
+    /// The connection failed mid-call.
+    #[error("talking to the faasched agent at {path}: {error}")]
+    Io {
+        /// The socket.
+        path: PathBuf,
+        /// The error (not a `source`: the message holds it).
+        error: io::Error,
+    },
+    /// The agent answered with something that is not a response.
+    #[error("the faasched agent at {path} answered {answer:?}, not a response")]
+    Malformed {
+        /// The socket.
+        path: PathBuf,
+        /// The answer.
+        answer: String,
+    },
+    /// The agent refused the request.
+    #[error("the faasched agent refused: {0}")]
+    Refused(String),
+}
+
+/// How long a client waits for an answer: the agent answers in
+/// microseconds, so this only bounds a wedged or stopped one.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A connection to the agent.
+pub struct Client {
+    path: PathBuf,
+    reader: BufReader<UnixStream>,
+}
+
+impl Client {
+    /// Connects to the agent listening on `path`.
+    pub fn connect(path: &Path) -> Result<Client, ClientError> {
+        let connect = |error| ClientError::Connect {
+            path: path.to_path_buf(),
+            error,
+        };
+        let stream = UnixStream::connect(path).map_err(connect)?;
+        stream
+            .set_read_timeout(Some(ANSWER_TIMEOUT))
+            .map_err(connect)?;
+        Ok(Client {
+            path: path.to_path_buf(),
+            reader: BufReader::new(stream),
+        })
+    }
+
+    /// Sends `request` and waits for the answer; a refusal is an error.
+    pub fn call(&mut self, request: &Request) -> Result<Response, ClientError> {
+        self.send(request)?;
+        self.receive()
+    }
+
+    fn io(&self) -> impl FnOnce(io::Error) -> ClientError + use<> {
+        let path = self.path.clone();
+        move |error| ClientError::Io { path, error }
+    }
+
+    fn send(&mut self, request: &Request) -> Result<(), ClientError> {
+        let mut line = serde_json::to_vec(request).map_err(|e| self.io()(io::Error::other(e)))?;
+        line.push(b'\n');
+        let io = self.io();
+        self.reader.get_mut().write_all(&line).map_err(io)
+    }
+
+    fn receive(&mut self) -> Result<Response, ClientError> {
+        let mut answer = String::new();
+        let io = self.io();
+        if self.reader.read_line(&mut answer).map_err(io)? == 0 {
+            return Err(self.io()(io::ErrorKind::UnexpectedEof.into()));
+        }
+        let response: Response =
+            serde_json::from_str(&answer).map_err(|_| ClientError::Malformed {
+                path: self.path.clone(),
+                answer: answer.trim_end().to_string(),
+            })?;
+        match response.ok {
+            true => Ok(response),
+            false => Err(ClientError::Refused(
+                response.error.unwrap_or_else(|| "no reason given".into()),
+            )),
+        }
+    }
+
+    /// Connects, sends `request`, says it will send nothing more, and waits
+    /// for the answer: the cheapest call for the agent, which then reads the
+    /// request and the end of the connection in one go.
+    pub fn once(path: &Path, request: &Request) -> Result<Response, ClientError> {
+        let mut client = Client::connect(path)?;
+        client.send(request)?;
+        client
+            .reader
+            .get_ref()
+            .shutdown(std::net::Shutdown::Write)
+            .map_err(|error| ClientError::Io {
+                path: path.to_path_buf(),
+                error,
+            })?;
+        client.receive()
+    }
+
+    /// Hands process `pid` over as an invocation of `function` to the agent
+    /// on `path`; its task.
+    pub fn register(path: &Path, pid: libc::pid_t, function: &str) -> Result<u64, ClientError> {
+        let request = Request::Register {
+            pid,
+            function: function.into(),
+        };
+        Ok(Client::once(path, &request)?.task.unwrap_or_default())
+    }
+
+    /// Ends the invocation running as `pid`; its task.
+    pub fn unregister(path: &Path, pid: libc::pid_t) -> Result<u64, ClientError> {
+        let request = Request::Unregister { pid };
+        Ok(Client::once(path, &request)?.task.unwrap_or_default())
+    }
+
+    /// What the agent on `path` steers.
+    pub fn status(path: &Path) -> Result<Status, ClientError> {
+        Client::once(path, &Request::Status)?
+            .status
+            .ok_or_else(|| ClientError::Malformed {
+                path: path.to_path_buf(),
+                answer: "a status response without a status".into(),
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_round_trip_in_the_documented_form() {
+        let cases = [
+            (
+                Request::Register {
+                    pid: 4242,
+                    function: "resize".into(),
+                },
+                r#"{"op":"register","pid":4242,"function":"resize"}"#,
+            ),
+            (
+                Request::Unregister { pid: 4242 },
+                r#"{"op":"unregister","pid":4242}"#,
+            ),
+            (Request::Status, r#"{"op":"status"}"#),
+        ];
+        for (request, text) in cases {
+            assert_eq!(serde_json::to_string(&request).unwrap(), text);
+            assert_eq!(serde_json::from_str::<Request>(text).unwrap(), request);
+        }
+    }
+
+    #[test]
+    fn malformed_requests_are_rejected() {
+        for bad in [
+            r#"{"op":"reboot"}"#,
+            r#"{"op":"register","pid":1}"#,
+            r#"{"op":"register","pid":"1","function":"f"}"#,
+            r#"{"op":"register","pid":1,"function":"f","uid":0}"#,
+            r#"{"pid":1}"#,
+            "register 1 f",
+        ] {
+            assert!(serde_json::from_str::<Request>(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn responses_carry_only_what_they_have() {
+        assert_eq!(
+            serde_json::to_string(&Response::task(7)).unwrap(),
+            r#"{"ok":true,"task":7}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&Response::error("no process 9")).unwrap(),
+            r#"{"ok":false,"error":"no process 9"}"#
+        );
+        let status = Response {
+            ok: true,
+            status: Some(Status {
+                policy: "alps".into(),
+                functions: vec![FunctionStatus {
+                    name: "resize".into(),
+                    latest: Some(Sched {
+                        class: "SCHED_OTHER".into(),
+                        nice: -5,
+                        slice_us: 3000,
+                        ..Sched::default()
+                    }),
+                    ..FunctionStatus::default()
+                }],
+                ..Status::default()
+            }),
+            ..Response::default()
+        };
+        let text = serde_json::to_string(&status).unwrap();
+        assert_eq!(serde_json::from_str::<Response>(&text).unwrap(), status);
+    }
+
+    #[test]
+    fn a_client_reports_a_missing_socket_by_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("none.sock");
+        let err = Client::connect(&path).err().unwrap().to_string();
+        assert!(
+            err.contains(&path.display().to_string()) && err.contains("faasched agent"),
+            "{err}"
+        );
+    }
+}

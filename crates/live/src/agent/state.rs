@@ -1,0 +1,317 @@
+//! The agent's memory across its own restart: the processes it steers, in a
+//! journal beside its socket, one JSON object a line.
+//!
+//! A hand-over appends `{"add":ENTRY}` and an end appends `{"remove":TASK}`:
+//! one `write` each, with no rename, truncation or flush, which on a disk
+//! file system (ext4 writes a renamed-over file's data back at once) would
+//! cost the agent more than all its other work. The journal is rewritten
+//! whole (a temporary file renamed over it, so a reader never sees half of
+//! one) when the agent starts and once it holds many more lines than
+//! processes. A line cut short by a crash is the last one and is ignored.
+//!
+//! A restarted agent re-adopts each process whose pid still has the start
+//! time written here, and gives it back, when it lets it go, what it ran
+//! under before the first agent took it.
+
+use super::target::Before;
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::io::{self, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// The format's version, the journal's first line; a journal of another
+/// version is not read.
+const VERSION: u32 = 1;
+
+/// Lines past which the journal is rewritten, if it also holds four times
+/// as many lines as processes.
+const COMPACT_AFTER: usize = 4096;
+
+/// One steered process.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Its pid.
+    pub pid: libc::pid_t,
+    /// Its start time (`/proc/PID/stat` field 22): tells a reused pid.
+    pub starttime: u64,
+    /// The function it runs.
+    pub function: String,
+    /// Its task id.
+    pub task: u64,
+    /// The effective uid of the client that handed it over.
+    pub uid: u32,
+    /// What to give back.
+    pub before: Before,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Header {
+    version: u32,
+}
+
+/// One line after the header.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Line {
+    /// A process handed over.
+    Add(Entry),
+    /// The task that ended.
+    Remove(u64),
+}
+
+/// Why a state file was not read.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// Reading it failed.
+    #[error("reading {path}: {error}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The error (not a `source`: the message holds it).
+        error: io::Error,
+    },
+    /// Someone else could have written it: trusting it would let them pick
+    /// the processes the agent steers.
+    #[error(
+        "{path} is not the agent's own (owner uid {owner}, mode {mode:o}): remove it or start the agent as its owner"
+    )]
+    Untrusted {
+        /// The file.
+        path: PathBuf,
+        /// Its owner.
+        owner: u32,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// It is not a state file of this version.
+    #[error("{path} is not a faasched agent state file (version {VERSION}): {why}")]
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
+}
+
+/// The state file.
+#[derive(Debug)]
+pub struct StateFile {
+    path: PathBuf,
+    /// Open for appending, once [`StateFile::rewrite`] made it.
+    journal: Option<fs::File>,
+    /// Lines in the journal.
+    lines: usize,
+}
+
+impl StateFile {
+    /// The state file of the agent listening on `socket`: beside it, with the
+    /// extension `state` (`agent.sock` → `agent.state`).
+    pub fn beside(socket: &Path) -> StateFile {
+        StateFile {
+            path: socket.with_extension("state"),
+            journal: None,
+            lines: 0,
+        }
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The processes the journal holds (none if there is no file). The file
+    /// must belong to this process's effective user and be writable by no
+    /// one else.
+    pub fn load(&self) -> Result<Vec<Entry>, StateError> {
+        let path = &self.path;
+        let read = |error| StateError::Read {
+            path: path.clone(),
+            error,
+        };
+        let meta = match fs::symlink_metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(read(e)),
+        };
+        let me = fs::metadata("/proc/self").map_err(read)?.uid();
+        let mode = meta.mode() & 0o7777;
+        if !meta.is_file() || meta.uid() != me || mode & 0o022 != 0 {
+            return Err(StateError::Untrusted {
+                path: path.clone(),
+                owner: meta.uid(),
+                mode,
+            });
+        }
+        let text = fs::read_to_string(path).map_err(read)?;
+        let malformed = |why: String| StateError::Malformed {
+            path: path.clone(),
+            why,
+        };
+        let mut lines = text.lines();
+        let header: Header = serde_json::from_str(lines.next().unwrap_or_default())
+            .map_err(|e| malformed(format!("line 1: {e}")))?;
+        if header.version != VERSION {
+            return Err(malformed(format!("version {}", header.version)));
+        }
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut lines = lines.enumerate().peekable();
+        while let Some((i, line)) = lines.next() {
+            match serde_json::from_str(line) {
+                Ok(Line::Add(e)) => entries.push(e),
+                Ok(Line::Remove(task)) => entries.retain(|e| e.task != task),
+                // The last line may have been cut short by a crash.
+                Err(_) if lines.peek().is_none() => {}
+                Err(e) => return Err(malformed(format!("line {}: {e}", i + 2))),
+            }
+        }
+        Ok(entries)
+    }
+
+    /// Replaces the journal with one holding `entries` (atomically; mode
+    /// 0600), and keeps it open for appending.
+    pub fn rewrite<'a>(&mut self, entries: impl IntoIterator<Item = &'a Entry>) -> io::Result<()> {
+        self.journal = None;
+        let mut text = line(&Header { version: VERSION })?;
+        self.lines = 1;
+        for e in entries {
+            text.extend(line(&Line::Add(e.clone()))?);
+            self.lines += 1;
+        }
+        let mut tmp = self.path.clone().into_os_string();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        let mut out = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        out.write_all(&text)?;
+        drop(out);
+        fs::rename(&tmp, &self.path)?;
+        self.journal = Some(fs::OpenOptions::new().append(true).open(&self.path)?);
+        Ok(())
+    }
+
+    /// Notes a process handed over.
+    pub fn add(&mut self, entry: &Entry) -> io::Result<()> {
+        self.append(&Line::Add(entry.clone()))
+    }
+
+    /// Notes that `task` ended; rewrites the journal from `live` (the
+    /// processes steered now) once it has grown long.
+    pub fn remove<'a>(
+        &mut self,
+        task: u64,
+        live: impl ExactSizeIterator<Item = &'a Entry>,
+    ) -> io::Result<()> {
+        if self.lines > COMPACT_AFTER.max(4 * live.len()) {
+            return self.rewrite(live);
+        }
+        self.append(&Line::Remove(task))
+    }
+
+    fn append(&mut self, l: &Line) -> io::Result<()> {
+        let journal = self
+            .journal
+            .as_mut()
+            .ok_or_else(|| io::Error::other("the journal is not open"))?;
+        // One write: appended whole, or (at a crash) cut short at the end.
+        journal.write_all(&line(l)?)?;
+        self.lines += 1;
+        Ok(())
+    }
+
+    /// Removes the file (nothing is steered any more).
+    pub fn delete(&mut self) -> io::Result<()> {
+        self.journal = None;
+        match fs::remove_file(&self.path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// `value` as a JSON line.
+fn line(value: &impl Serialize) -> io::Result<Vec<u8>> {
+    let mut bytes = serde_json::to_vec(value).map_err(io::Error::other)?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn entry(pid: libc::pid_t, task: u64) -> Entry {
+        Entry {
+            pid,
+            starttime: 99,
+            function: "resize".into(),
+            task,
+            uid: 1000,
+            before: Before {
+                policy: 0,
+                nice: 2,
+                reset_on_fork: false,
+                cpus: vec![0, 1],
+                rt_time_us: Some([u64::MAX, u64::MAX]),
+            },
+        }
+    }
+
+    #[test]
+    fn replays_the_journal_and_compacts_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = StateFile::beside(&dir.path().join("agent.sock"));
+        assert_eq!(state.path(), dir.path().join("agent.state"));
+        assert_eq!(state.load().unwrap(), Vec::new());
+        state.rewrite(&[entry(10, 1)]).unwrap();
+        let mode = fs::metadata(state.path()).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        state.add(&entry(11, 2)).unwrap();
+        state.add(&entry(12, 3)).unwrap();
+        state
+            .remove(1, [entry(11, 2), entry(12, 3)].iter())
+            .unwrap();
+        assert_eq!(state.load().unwrap(), vec![entry(11, 2), entry(12, 3)]);
+        assert_eq!(state.lines, 5);
+        // A line cut short at the end is a crash mid-write: ignored.
+        let mut torn = fs::read_to_string(state.path()).unwrap();
+        torn.push_str("{\"add\":{\"pid\":1");
+        fs::write(state.path(), &torn).unwrap();
+        assert_eq!(state.load().unwrap().len(), 2);
+        // Long journals are rewritten from the live entries.
+        state.rewrite(&[]).unwrap();
+        state.lines = COMPACT_AFTER + 1;
+        let live = [entry(12, 3)];
+        state.remove(2, live.iter()).unwrap();
+        assert_eq!(state.lines, 2);
+        assert_eq!(state.load().unwrap(), live);
+        state.delete().unwrap();
+        state.delete().unwrap();
+        assert_eq!(state.load().unwrap(), Vec::new());
+    }
+
+    #[test]
+    fn refuses_a_file_others_could_write_another_version_or_garbage() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = StateFile::beside(&dir.path().join("agent.sock"));
+        state.rewrite(&[entry(10, 1)]).unwrap();
+        fs::set_permissions(state.path(), fs::Permissions::from_mode(0o666)).unwrap();
+        let err = state.load().unwrap_err();
+        assert!(
+            matches!(err, StateError::Untrusted { mode: 0o666, .. }),
+            "{err}"
+        );
+        fs::set_permissions(state.path(), fs::Permissions::from_mode(0o600)).unwrap();
+        fs::write(state.path(), "{\"version\":9}\n").unwrap();
+        let err = state.load().unwrap_err().to_string();
+        assert!(err.contains("version 9"), "{err}");
+        fs::write(state.path(), "{\"version\":1}\nnonsense\n{\"remove\":1}\n").unwrap();
+        let err = state.load().unwrap_err().to_string();
+        assert!(err.contains("line 2"), "{err}");
+    }
+}
