@@ -134,6 +134,7 @@ impl ReplayStats {
             "watch_to_change_us": quantiles(&s.watch_lags, 1e3),
             "watch_cpu_overshoot_us": quantiles(&s.watch_overshoots, 1e3),
             "changes_to_exited_processes": s.vanished,
+            "exit_events_before_reapable": s.early_exit_events,
         })
     }
 }
@@ -419,6 +420,18 @@ fn exited<P: Steer + ?Sized>(
     task: TaskId,
     now: Nanos,
 ) -> Result<Option<Outcome>, ReplayError> {
+    let Some(r) = flight.0.get(&task) else {
+        return Ok(None);
+    };
+    // Read before reaping: the zombie's schedstat goes with it.
+    let wait = steering.reading(task).map_or(0, |s| s.wait);
+    // Never block: seen once under heavy load, a pidfd reported an exit
+    // that wait4 could not yet reap, and a blocking wait stalled every
+    // launch behind it. Such an event is counted and the next one waited for.
+    let Some(reaped) = process::try_reap(r.child.pid).map_err(system("wait4"))? else {
+        steering.note_early_exit_event();
+        return Ok(None);
+    };
     let Some(mut r) = flight.0.remove(&task) else {
         return Ok(None);
     };
@@ -428,10 +441,7 @@ fn exited<P: Steer + ?Sized>(
     // the set already if it closed.)
     let _ = poll.remove(r.child.pidfd.as_fd());
     let _ = poll.remove(r.child.start.as_fd());
-    let report = read_start(config, &mut r, task.0);
-    let wait = steering.reading(task).map_or(0, |s| s.wait);
-    let reaped = process::reap(r.child.pid).map_err(system("wait4"))?;
-    report?;
+    read_start(config, &mut r, task.0)?;
     let how = match (reaped.code, reaped.signal) {
         (Some(0), _) => None,
         (Some(code), _) => Some(format!("exited with code {code}")),

@@ -126,6 +126,9 @@ pub struct SteerStats {
     pub watch_overshoots: Vec<Nanos>,
     /// Changes that found the process already gone.
     pub vanished: u64,
+    /// Exit notifications (pidfd) that came before the process could be
+    /// reaped.
+    pub early_exit_events: u64,
 }
 
 struct Tracked {
@@ -435,6 +438,12 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
             }
             Err(source) => Err(SteerError::Apply { pid, attrs, source }),
         }
+    }
+
+    /// Counts an exit notification that came before the process could be
+    /// reaped.
+    pub fn note_early_exit_event(&mut self) {
+        self.stats.early_exit_events += 1;
     }
 
     /// A tracked task's schedstat now, counted from when it was tracked

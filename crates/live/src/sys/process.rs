@@ -305,27 +305,39 @@ pub struct Reaped {
 
 /// Reaps child `pid`, waiting for it to exit if it has not.
 pub fn reap(pid: libc::pid_t) -> io::Result<Reaped> {
+    reap_with(pid, 0).map(|r| r.expect("a blocking wait4 returns only once the child has exited"))
+}
+
+/// Reaps child `pid` if it has exited; `None` if it is still running.
+pub fn try_reap(pid: libc::pid_t) -> io::Result<Option<Reaped>> {
+    reap_with(pid, libc::WNOHANG)
+}
+
+fn reap_with(pid: libc::pid_t, flags: libc::c_int) -> io::Result<Option<Reaped>> {
     let mut status = 0;
     // SAFETY: an all-zero rusage is a valid value of the plain C struct.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     loop {
         // SAFETY: `status` and `usage` are valid and writable.
-        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        let rc = unsafe { libc::wait4(pid, &mut status, flags, &mut usage) };
         if rc == pid {
             break;
+        }
+        if rc == 0 {
+            return Ok(None);
         }
         let e = io::Error::last_os_error();
         if e.kind() != io::ErrorKind::Interrupted {
             return Err(e);
         }
     }
-    Ok(Reaped {
+    Ok(Some(Reaped {
         code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
         signal: libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
         cpu: clock::timeval(usage.ru_utime) + clock::timeval(usage.ru_stime),
         voluntary: usage.ru_nvcsw as u64,
         involuntary: usage.ru_nivcsw as u64,
-    })
+    }))
 }
 
 /// Whether the process behind `pidfd` has exited (a zombie counts as

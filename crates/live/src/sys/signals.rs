@@ -14,6 +14,10 @@ const TERMINATING: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP
 pub struct Signals {
     file: File,
     previous: libc::sigset_t,
+    /// The dispositions replaced by the default one: an ignored signal is
+    /// discarded, never pending, so a signalfd would not see it (a shell
+    /// starts background jobs with SIGINT and SIGQUIT ignored).
+    actions: Vec<(libc::c_int, libc::sigaction)>,
 }
 
 impl Signals {
@@ -40,10 +44,24 @@ impl Signals {
             unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &previous, std::ptr::null_mut()) };
             return Err(e);
         }
+        let mut actions = Vec::new();
+        for s in TERMINATING {
+            // SAFETY: sigaction structs are plain C data; the calls fill and
+            // read them.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                let mut dfl: libc::sigaction = std::mem::zeroed();
+                dfl.sa_sigaction = libc::SIG_DFL;
+                if libc::sigaction(s, &dfl, &mut old) == 0 {
+                    actions.push((s, old));
+                }
+            }
+        }
         Ok(Signals {
             // SAFETY: a fresh descriptor that we now own.
             file: File::from(unsafe { OwnedFd::from_raw_fd(fd) }),
             previous,
+            actions,
         })
     }
 
@@ -68,6 +86,10 @@ impl Signals {
 
 impl Drop for Signals {
     fn drop(&mut self) {
+        for (s, old) in &self.actions {
+            // SAFETY: puts back a disposition read in `block`.
+            unsafe { libc::sigaction(*s, old, std::ptr::null_mut()) };
+        }
         // SAFETY: restores the mask saved in `block`. A signal that arrived
         // meanwhile stays pending and is delivered now, as the user asked.
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.previous, std::ptr::null_mut()) };
