@@ -98,8 +98,9 @@ pub struct Cores {
     /// for one to preempt.
     idle_running: usize,
     live: usize,
-    /// Notices raised where no output is at hand (first runs; ended turns with
-    /// [`Config::report_turns`]), until [`Cores::flush`].
+    /// Notices raised where no output is at hand (first runs with
+    /// [`Config::report_starts`]; ended turns with [`Config::report_turns`]),
+    /// until [`Cores::flush`].
     pending: Vec<Notice>,
 }
 
@@ -518,7 +519,9 @@ impl Cores {
         if !t.started {
             t.started = true;
             t.stats.first_run = now;
-            self.pending.push(Notice::Started(t.id));
+            if self.cfg.report_starts {
+                self.pending.push(Notice::Started(t.id));
+            }
         }
         if t.rt_prio().is_some() {
             // A fair-server turn ends when it runs out of fair tasks.

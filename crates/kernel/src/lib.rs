@@ -55,7 +55,8 @@ use faasched_model::{Attrs, Nanos, Phase, TaskId, Time};
 /// Something the kernel tells the engine (and through it, the policy).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Notice {
-    /// The task got a core for the first time.
+    /// The task got a core for the first time. Only with
+    /// [`Config::report_starts`].
     Started(TaskId),
     /// The task blocked for I/O.
     Blocked(TaskId),
