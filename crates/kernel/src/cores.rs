@@ -142,7 +142,7 @@ impl Cores {
 
     fn new_lower(&self) -> Lower {
         match (self.cfg.discipline, self.cfg.fair) {
-            (Discipline::Srpt(_), _) => Lower::Srpt(Srpt::default()),
+            (Discipline::Srpt(_), _) => Lower::Srpt(Srpt::new(self.cfg.cores)),
             (Discipline::FifoNp, _) => Lower::Fifo(Fifo::default()),
             (Discipline::AlpsKernel, _) => Lower::Cfs(Cfs::default()),
             (_, FairClass::Eevdf) => Lower::Eevdf(Eevdf::default()),
@@ -403,18 +403,31 @@ impl Cores {
         match lower {
             Lower::Eevdf(q) => q.wakeup_victim(now, t, running, &self.tasks),
             Lower::Cfs(q) => q.wakeup_victim(now, t, running, &self.tasks, &self.tun),
-            Lower::Srpt(_) => {
+            Lower::Srpt(q) => {
                 let mine = Srpt::remaining(t, t.done);
-                running
-                    .map(|r| {
-                        let core = &self.cores[r.core as usize];
-                        let c = &self.tasks[r.slot as usize];
-                        let done = c.done + now.saturating_sub(core.start.max(c.acct_from));
-                        (Srpt::remaining(c, done), r.core)
-                    })
-                    .max()
-                    .filter(|&(theirs, _)| mine < theirs)
-                    .map(|(_, c)| c)
+                let theirs = |r: Running| {
+                    let core = &self.cores[r.core as usize];
+                    let c = &self.tasks[r.slot as usize];
+                    let done = c.done + now.saturating_sub(core.start.max(c.acct_from));
+                    (Srpt::remaining(c, done), r.core)
+                };
+                let scan = || running.clone().map(theirs).max();
+                // The task whose work runs out the latest has the most left,
+                // unless it is still switching in (its work has not started,
+                // so it has less left than that): then, or on one core, each
+                // is looked at.
+                let most = match q.latest() {
+                    Some(c) if self.cores[c as usize].start <= now => {
+                        let slot = self.cores[c as usize].task;
+                        Some(theirs(Running { core: c, slot }))
+                    }
+                    _ => scan(),
+                };
+                let victim = |most: Option<(Nanos, u32)>| {
+                    most.filter(|&(theirs, _)| mine < theirs).map(|(_, c)| c)
+                };
+                debug_assert_eq!(victim(most), victim(scan()), "SRPT victim");
+                victim(most)
             }
             Lower::Fifo(_) => None,
         }
@@ -545,6 +558,8 @@ impl Cores {
             }
         } else if let Lower::Eevdf(q) = &mut self.rqs[t.rq as usize].lower {
             q.on_run(t, now);
+        } else if let Lower::Srpt(q) = &mut self.rqs[t.rq as usize].lower {
+            q.on_run(c, t, self.cores[c as usize].start.max(now));
         }
         self.arm(c, now);
     }
@@ -592,6 +607,8 @@ impl Cores {
             self.rt_running -= 1;
         } else if let Lower::Eevdf(q) = &mut self.rqs[t.rq as usize].lower {
             q.on_stop(t);
+        } else if let Lower::Srpt(q) = &mut self.rqs[t.rq as usize].lower {
+            q.on_stop(c);
         }
         slot
     }

@@ -47,6 +47,7 @@ mod rt;
 mod slab;
 mod task;
 mod ticks;
+mod tournament;
 mod treap;
 
 pub use config::{Config, ConfigError, Discipline, FairClass, Prediction, RANDOM_PREDICTION_RANGE};
