@@ -75,8 +75,10 @@ struct Core {
     server_until: Option<Time>,
     /// Whether a fair-server timer is pending.
     fs_armed: bool,
-    /// Whether the armed decision timer includes a slice-expiry tick.
-    tick_armed: bool,
+    /// The slice-expiry tick the armed decision timer includes, or 0 if none
+    /// (never armed: it is after the arming instant). An event at this
+    /// instant is on a tick without asking [`Ticks`].
+    tick: Time,
 }
 
 /// The per-core kernel model.
@@ -114,7 +116,7 @@ impl Cores {
             busy_done: 0,
             server_until: None,
             fs_armed: false,
-            tick_armed: false,
+            tick: 0,
         };
         Cores {
             ticks: Ticks::new(cfg.tick()),
@@ -510,7 +512,7 @@ impl Cores {
                 continue; // being switched; its next dispatch arms it
             }
             let curr_rt = self.tasks[core.task as usize].rt_prio().is_some();
-            if ticks && !curr_rt && !core.tick_armed {
+            if ticks && !curr_rt && core.tick == 0 {
                 self.arm(c, now);
             } else if server && curr_rt {
                 self.arm_fair_server(c, now);
@@ -596,7 +598,7 @@ impl Cores {
     fn stop(&mut self, c: u32) -> u32 {
         let core = &mut self.cores[c as usize];
         let slot = std::mem::replace(&mut core.task, NIL);
-        core.tick_armed = false;
+        core.tick = 0;
         let t = &self.tasks[slot as usize];
         if self.cfg.report_turns {
             self.pending
@@ -712,7 +714,7 @@ impl Cores {
             at = at.min(t.acct_from + w.saturating_sub(t.stats.cpu));
         }
         let rq = &self.rqs[t.rq as usize];
-        let mut tick_armed = false;
+        let mut tick = 0;
         match t.attrs.class {
             Class::Rr(_) => at = at.min(self.ticks.after(t.acct_from + t.rr_left, now)),
             Class::Fifo(_) => {}
@@ -725,15 +727,15 @@ impl Cores {
                     _ => None,
                 };
                 if let Some(e) = expiry {
-                    at = at.min(self.ticks.after(e, now));
-                    tick_armed = true;
+                    tick = self.ticks.after(e, now);
+                    at = at.min(tick);
                 }
             }
         }
         if let Some(s) = core.server_until {
             at = at.min(s.max(now));
         }
-        self.cores[c as usize].tick_armed = tick_armed;
+        self.cores[c as usize].tick = tick;
         self.events.arm(c, at);
     }
 
@@ -786,7 +788,7 @@ impl Cores {
             t.watch = None;
             out.push(Notice::Watch(t.id, t.stats.cpu));
         }
-        let at_tick = self.ticks.is_tick(now);
+        let at_tick = now == self.cores[c as usize].tick || self.ticks.is_tick(now);
         let rq = &mut self.rqs[t.rq as usize];
         let preempt = at_tick
             && match t.attrs.class {
