@@ -175,6 +175,9 @@ impl Eevdf {
     }
 
     /// `t` starts a turn on a core at `now` (its `acct_from` is `now`).
+    /// Inlined into the dispatch, as it was before its memo test made it
+    /// look too large to LLVM (-0.8% instructions).
+    #[inline]
     pub fn on_run(&mut self, t: &mut Task, now: Time) {
         // S(now) gains NICE_0·(now − acct_from), nothing: a memo of `now`
         // stays exact.
