@@ -442,9 +442,8 @@ impl Cores {
         let all = self.rqs.len() == 1 && self.rt_running == 0;
         self.rqs[rq].cores.iter().filter_map(move |&c| {
             let s = self.cores[c as usize].task;
-            let r = &self.tasks[s as usize];
-            (all || r.rt_prio().is_none() && r.rq as usize == rq)
-                .then_some(Running { core: c, slot: s })
+            let fair = |r: &Task| r.rt_prio().is_none() && r.rq as usize == rq;
+            (all || fair(&self.tasks[s as usize])).then_some(Running { core: c, slot: s })
         })
     }
 
