@@ -27,6 +27,11 @@ use std::cmp::Reverse;
 const NIL: u32 = u32::MAX;
 
 /// The non-RT part of a run queue: a fair class, or a sim-only discipline.
+///
+/// With a tag of its own: by default Rust hides the variant in a spare value
+/// of EEVDF's memo, and every match on the class (several per event) then
+/// decodes it (-0.7% instructions).
+#[repr(u8)]
 enum Lower {
     Eevdf(Eevdf),
     Cfs(Cfs),
