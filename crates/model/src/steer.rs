@@ -86,7 +86,7 @@ pub trait Steer {
 
     /// Whether the policy reacts to [`Steer::on_start`]. Off by default: few
     /// policies do, and noticing every task's first run costs the simulator's
-    /// kernel model about 1.5% of its time for nothing.
+    /// kernel model 0.7–2% of its instructions for nothing.
     fn wants_start(&self) -> bool {
         false
     }
