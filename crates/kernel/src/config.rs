@@ -100,6 +100,11 @@ pub struct Config {
     /// Off by default: only the ALPS learner's window simulation reads turns,
     /// and a notice per preemption costs the others for nothing.
     pub report_turns: bool,
+    /// Whether to report every task's first run
+    /// ([`Notice::Started`](crate::Notice::Started)). Off by default: only
+    /// policies that ask for it react (`Steer::wants_start`), and the engine
+    /// turns it on for them.
+    pub report_starts: bool,
 }
 
 /// A configuration the model cannot run.
@@ -134,6 +139,7 @@ impl Config {
             fair_server_period: SEC,
             seed: 0,
             report_turns: false,
+            report_starts: false,
         }
     }
 

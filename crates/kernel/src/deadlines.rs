@@ -124,7 +124,23 @@ impl Deadlines {
     }
 
     /// Removes the entry under `key`; returns its value if it was present.
+    /// Mostly the pick leaves, the ring's first entry: that case is inlined
+    /// into the callers, moving the head (-0.7% instructions), the others
+    /// are not.
+    #[inline]
     pub fn remove(&mut self, key: Key) -> Option<u32> {
+        if self.tree.is_none() && self.len > 0 && self.at(0).key == key {
+            let value = self.at(0).value;
+            self.head = (self.head + 1) % RING;
+            self.len -= 1;
+            return Some(value);
+        }
+        self.remove_other(key)
+    }
+
+    /// [`Deadlines::remove`] of an entry that is not the ring's first.
+    #[inline(never)]
+    fn remove_other(&mut self, key: Key) -> Option<u32> {
         if let Some(t) = &mut self.tree {
             let found = t.remove(key);
             if t.len() == 0 {
@@ -132,13 +148,10 @@ impl Deadlines {
             }
             return found;
         }
-        // From the front: removals are mostly of the pick, which is.
-        let i = (0..self.len).find(|&i| self.at(i).key == key)?;
+        // Not the first: `remove` took that.
+        let i = (1..self.len).find(|&i| self.at(i).key == key)?;
         let value = self.at(i).value;
-        if i == 0 {
-            // Mostly: the pick leaves.
-            self.head = (self.head + 1) % RING;
-        } else if i < self.len / 2 {
+        if i < self.len / 2 {
             for j in (0..i).rev() {
                 self.shift(j, j + 1);
             }

@@ -4,17 +4,17 @@
 //! Two structures share one sequence counter:
 //!
 //! - **core timers**: each core has at most one pending decision, which is
-//!   re-armed far more often than it fires. They live in a tournament tree (a
-//!   complete binary tree over one leaf per core, each inner node holding the
-//!   minimum of its children), so re-arming or cancelling is an O(log cores)
-//!   update in place and nothing stale is ever left behind to pop. A fired
-//!   timer stays in place until its handler re-arms or disarms the core, which
-//!   it always does (a busy core is armed, an idle one is not), so handling a
-//!   decision costs one update, not two;
+//!   re-armed far more often than it fires. They live in a [`Tournament`], so
+//!   re-arming or cancelling is an O(log cores) update in place and nothing
+//!   stale is ever left behind to pop. A fired timer stays in place until its
+//!   handler re-arms or disarms the core, which it always does (a busy core is
+//!   armed, an idle one is not), so handling a decision costs one update, not
+//!   two;
 //! - **one-shot events** (I/O completions, fair-server timers), which always
 //!   fire once scheduled: a binary heap.
 
-use faasched_model::{MAX_CPUS, Time};
+use crate::tournament::{NONE, Tournament};
+use faasched_model::Time;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -39,30 +39,16 @@ type Timer = u128;
 /// Bits of a [`Timer`] holding the core (enough for `MAX_CPUS`).
 const CORE_BITS: u32 = 8;
 
-/// The key of an empty leaf: after every real timer.
-const NONE: Timer = Timer::MAX;
-
 /// The core of a timer.
 fn core_of(timer: Timer) -> u32 {
     timer as u32 & ((1 << CORE_BITS) - 1)
 }
 
-/// Nodes of the tournament tree; indices are masked with `NODES - 1`, which
-/// is free and spares bounds checks.
-const NODES: usize = 2 * MAX_CPUS;
-
-/// Leaves of the tree of a machine of up to this many cores (most); larger
-/// ones get `MAX_CPUS`. Two fixed depths: see [`Events::climb`].
-const SMALL: usize = 64;
-
 /// Min-queue of events by time, then scheduling order.
 #[derive(Debug)]
 pub struct Events {
-    /// Tournament tree: leaves `width..2 × width` are the cores' timers, node
-    /// `i < width` is the minimum of nodes `2i` and `2i + 1` (node 0 unused).
-    timers: Box<[Timer; NODES]>,
-    /// Leaves: [`SMALL`] or `MAX_CPUS`.
-    width: usize,
+    /// The cores' pending timers.
+    timers: Tournament,
     /// The core timer last fired, to check that its handler moved it.
     fired: Timer,
     once: BinaryHeap<Reverse<(Time, u64, Ev)>>,
@@ -72,45 +58,11 @@ pub struct Events {
 impl Events {
     /// An empty queue for `cores` cores (at most `MAX_CPUS`).
     pub fn new(cores: usize) -> Events {
-        assert!(cores <= MAX_CPUS, "{cores} cores");
-        let width = if cores <= SMALL { SMALL } else { MAX_CPUS };
         Events {
-            timers: Box::new([NONE; NODES]),
-            width,
+            timers: Tournament::new(cores),
             fired: NONE,
             once: BinaryHeap::new(),
             seq: 0,
-        }
-    }
-
-    fn set_leaf(&mut self, core: u32, timer: Timer) {
-        if self.width == SMALL {
-            self.climb::<{ SMALL.trailing_zeros() }>(core, timer);
-        } else {
-            self.climb::<{ MAX_CPUS.trailing_zeros() }>(core, timer);
-        }
-    }
-
-    /// Sets leaf `core` and its `LEVELS` ancestors, the root the last: a
-    /// fixed count, so that the loop unrolls into straight-line code (with
-    /// conditional moves, see below) that never tests for the root.
-    #[inline]
-    fn climb<const LEVELS: u32>(&mut self, core: u32, timer: Timer) {
-        let mut i = (self.width + core as usize) & (NODES - 1);
-        let mut min = timer;
-        self.timers[i] = min;
-        for _ in 0..LEVELS {
-            let sibling = self.timers[i ^ 1];
-            // Which side wins is a coin toss: a branch would mispredict, and
-            // LLVM makes one of a 128-bit `min`, so select each half.
-            let sibling_wins = sibling < min;
-            let half = |shift: u32| {
-                let (s, m) = ((sibling >> shift) as u64, (min >> shift) as u64);
-                std::hint::select_unpredictable(sibling_wins, s, m) as Timer
-            };
-            min = half(64) << 64 | half(0);
-            i /= 2;
-            self.timers[i] = min;
         }
     }
 
@@ -119,12 +71,12 @@ impl Events {
         debug_assert!(core < 1 << CORE_BITS && self.seq < 1 << (64 - CORE_BITS));
         self.seq += 1;
         let low = (self.seq << CORE_BITS) | core as u64;
-        self.set_leaf(core, (at as u128) << 64 | low as u128);
+        self.timers.set(core, (at as u128) << 64 | low as u128);
     }
 
     /// Cancels core `core`'s pending timer, if any.
     pub fn disarm(&mut self, core: u32) {
-        self.set_leaf(core, NONE);
+        self.timers.set(core, NONE);
     }
 
     /// Schedules a one-shot `ev` (not [`Ev::Core`]) at `at`.
@@ -136,10 +88,9 @@ impl Events {
 
     /// The earliest event without removing it.
     pub fn peek(&self) -> Option<(Time, Ev)> {
-        let timer = self.timers[1];
+        let timer = self.timers.min();
         debug_assert!(
-            self.fired == NONE
-                || self.fired != self.timers[self.width + core_of(self.fired) as usize],
+            self.fired == NONE || self.fired != self.timers.get(core_of(self.fired)),
             "a fired core timer was neither re-armed nor disarmed"
         );
         let (at, seq) = ((timer >> 64) as Time, (timer as u64) >> CORE_BITS);
@@ -157,7 +108,7 @@ impl Events {
     pub fn fire_until(&mut self, bound: Time) -> Option<(Time, Ev)> {
         let first = self.peek().filter(|&(at, _)| at <= bound)?;
         match first.1 {
-            Ev::Core(_) => self.fired = self.timers[1],
+            Ev::Core(_) => self.fired = self.timers.min(),
             Ev::IoDone(_) | Ev::FairServer(_) => {
                 self.once.pop();
             }

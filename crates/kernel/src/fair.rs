@@ -175,8 +175,15 @@ impl Eevdf {
     }
 
     /// `t` starts a turn on a core at `now` (its `acct_from` is `now`).
+    /// Inlined into the dispatch, as it was before its memo test made it
+    /// look too large to LLVM (-0.8% instructions).
+    #[inline]
     pub fn on_run(&mut self, t: &mut Task, now: Time) {
-        self.memo = None;
+        // S(now) gains NICE_0·(now − acct_from), nothing: a memo of `now`
+        // stays exact.
+        if self.memo.is_some_and(|m| m.now != now) {
+            self.memo = None;
+        }
         self.n_run += 1;
         self.sum_acct_from += now as i128;
         let protect = self.min_slice().unwrap_or(t.slice).min(t.slice);
@@ -241,7 +248,12 @@ impl Eevdf {
 
     /// The waiting task EEVDF picks, computed afresh.
     fn compute(&self, now: Time) -> Memo {
-        let eligibility = self.eligibility(now);
+        self.compute_with(now, self.eligibility(now))
+    }
+
+    /// The waiting task EEVDF picks at `now`, whose eligibility test is
+    /// known.
+    fn compute_with(&self, now: Time, eligibility: Eligibility) -> Memo {
         let (found, eligible) = match self.tree.first_eligible(|v| eligibility.admits(v)) {
             Some(e) => (Some(e), true),
             None => (self.tree.first(), false),
@@ -268,10 +280,22 @@ impl Eevdf {
         }
     }
 
+    /// Removes and returns the pick, and memoises the next: the next core
+    /// whose tick falls on this instant (ticks line up across cores) mostly
+    /// asks for it. The eligibility test stays that of the memo (the task
+    /// leaves the waiting, not the sums); if no task was eligible, none is.
     pub fn pop(&mut self, now: Time) -> Option<u32> {
-        let (key, slot) = self.pick(now).pick?;
+        let m = self.pick(now);
+        let (key, slot) = m.pick?;
         self.tree.remove(key);
-        self.memo = None;
+        self.memo = Some(if m.eligible {
+            self.compute_with(now, m.eligibility)
+        } else {
+            Memo {
+                pick: self.tree.first().map(|(key, _, slot)| (key, slot)),
+                ..m
+            }
+        });
         Some(slot)
     }
 

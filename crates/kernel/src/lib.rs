@@ -47,6 +47,7 @@ mod rt;
 mod slab;
 mod task;
 mod ticks;
+mod tournament;
 mod treap;
 
 pub use config::{Config, ConfigError, Discipline, FairClass, Prediction, RANDOM_PREDICTION_RANGE};
@@ -55,7 +56,8 @@ use faasched_model::{Attrs, Nanos, Phase, TaskId, Time};
 /// Something the kernel tells the engine (and through it, the policy).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Notice {
-    /// The task got a core for the first time.
+    /// The task got a core for the first time. Only with
+    /// [`Config::report_starts`].
     Started(TaskId),
     /// The task blocked for I/O.
     Blocked(TaskId),

@@ -1,16 +1,59 @@
 //! The sim-only queues: SRPT on (predicted) remaining CPU, and a global FIFO.
 
 use crate::task::Task;
-use faasched_model::Nanos;
+use crate::tournament::{NONE, Tournament};
+use faasched_model::{MAX_CPUS, Nanos, Time};
 use std::collections::{BTreeSet, VecDeque};
 
 /// Preemptive shortest remaining processing time on predictions.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Srpt {
+    /// The waiting tasks by remaining work.
     tree: BTreeSet<(Nanos, u64, u32)>,
+    /// The running tasks by the instant their predicted work runs out, the
+    /// latest (then the highest core) first: see [`Srpt::on_run`]. None on
+    /// one core, where there is nothing to search.
+    running: Option<Tournament>,
 }
 
 impl Srpt {
+    /// A queue on a machine of `cores` cores.
+    pub fn new(cores: usize) -> Srpt {
+        Srpt {
+            tree: BTreeSet::new(),
+            running: (cores > 1).then(|| Tournament::new(cores)),
+        }
+    }
+
+    /// `t` starts a turn on `core`, its work starting at `start` (after the
+    /// switch). From then on, its remaining work at `now` is `finish − now`
+    /// (while positive), where `finish = start + predicted − done` stays put
+    /// while it runs: an accounting moves its `done` and its start alike. So
+    /// the running tasks are ordered by remaining work once, at dispatch,
+    /// and a wakeup finds the one it would preempt without scanning them.
+    pub fn on_run(&mut self, core: u32, t: &Task, start: Time) {
+        if let Some(running) = &mut self.running {
+            let finish = start + t.predicted - t.done;
+            // Inverted, as the tree keeps the minimum.
+            let key = ((u64::MAX - finish) as u128) << 64 | (MAX_CPUS - 1 - core as usize) as u128;
+            running.set(core, key);
+        }
+    }
+
+    /// The task on `core` leaves it.
+    pub fn on_stop(&mut self, core: u32) {
+        if let Some(running) = &mut self.running {
+            running.set(core, NONE);
+        }
+    }
+
+    /// The core whose task's predicted work runs out the latest (the highest
+    /// core on ties), if any task runs and the queue keeps track.
+    pub fn latest(&self) -> Option<u32> {
+        let key = self.running.as_ref()?.min();
+        (key != NONE).then(|| (MAX_CPUS - 1 - key as u64 as usize) as u32)
+    }
+
     /// Predicted CPU left for `t` after `done` of work: the prediction minus the
     /// work done, never below zero (a task that outlived its prediction is
     /// predicted to finish next).

@@ -41,6 +41,8 @@ pub struct Ps {
     io: BinaryHeap<Reverse<(Time, u32)>>,
     busy: Nanos,
     live: usize,
+    /// [`Config::report_starts`].
+    report_starts: bool,
 }
 
 impl Ps {
@@ -55,6 +57,7 @@ impl Ps {
             io: BinaryHeap::new(),
             busy: 0,
             live: 0,
+            report_starts: cfg.report_starts,
         }
     }
 
@@ -97,7 +100,9 @@ impl Ps {
                 if !t.started {
                     t.started = true;
                     t.stats.first_run = now;
-                    out.push(Notice::Started(t.id));
+                    if self.report_starts {
+                        out.push(Notice::Started(t.id));
+                    }
                 }
                 if woke {
                     out.push(Notice::Woke(t.id));

@@ -97,8 +97,9 @@ impl Task {
     }
 
     /// Virtual time for `d` of real time at this task's weight
-    /// (`calc_delta_fair`).
-    #[inline]
+    /// (`calc_delta_fair`). Always inlined: LLVM kept the call in EEVDF's
+    /// tick, which issues a new request at most ticks (-0.45% instructions).
+    #[inline(always)]
     pub fn vdelta(&self, d: Nanos) -> i64 {
         // Nice 0, the common case, maps d to itself (the general formula gives
         // the same); then u64 arithmetic while d × 1024 fits (d below 208

@@ -103,6 +103,10 @@ impl Steer for Sfs {
             .flatten()
     }
 
+    fn wants_start(&self) -> bool {
+        true // a job that waited more than 3T drops to the fair class
+    }
+
     fn cpu_watch(&self, task: TaskId) -> Option<Nanos> {
         self.fifo.get(&task).map(|f| f.credit)
     }

@@ -74,7 +74,12 @@ where
     P: Steer + ?Sized,
     S: Sink,
 {
-    let mut kernel = Kernel::new(config).map_err(RunError::Config)?;
+    // First runs are noticed only for a policy that reacts to them.
+    let mut kernel = Kernel::new(&Config {
+        report_starts: config.report_starts || policy.wants_start(),
+        ..config.clone()
+    })
+    .map_err(RunError::Config)?;
     let cpus = CpuSet::first(config.cores);
     let mut stream = invocations.into_iter();
     let mut next = stream.next().transpose().map_err(RunError::Input)?;

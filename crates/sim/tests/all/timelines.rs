@@ -343,3 +343,47 @@ fn alps_kernel_orders_by_rank_and_holds_for_the_learned_slice() {
     assert_ne!(plain[1].first_run, 4 * MS);
     assert_ne!(plain[1].first_run, 52 * MS);
 }
+
+/// Records the first runs it is told of; asks for them if `wants`.
+struct Starts {
+    wants: bool,
+    seen: Vec<(u64, Time)>,
+}
+
+impl Steer for Starts {
+    fn name(&self) -> &str {
+        "starts"
+    }
+    fn on_arrival(&mut self, _now: Time, _task: &TaskInfo, cpus: CpuSet) -> Attrs {
+        Attrs::normal(cpus).with_class(Class::Fifo(50))
+    }
+    fn on_start(&mut self, now: Time, task: TaskId) -> Option<Attrs> {
+        self.seen.push((task.0, now));
+        None
+    }
+    fn wants_start(&self) -> bool {
+        self.wants
+    }
+}
+
+#[test]
+fn first_runs_reach_only_a_policy_that_asks() {
+    // Under FIFO A runs 0–10, B 10–15, C 15–16; under PS each starts at its
+    // arrival.
+    for (discipline, starts) in [
+        (Discipline::Linux, [(0, 0), (1, 10 * MS), (2, 15 * MS)]),
+        (Discipline::Ps, [(0, 0), (1, MS), (2, 2 * MS)]),
+    ] {
+        for wants in [false, true] {
+            let mut policy = Starts {
+                wants,
+                seen: Vec::new(),
+            };
+            let out = simulate(&ideal(1, discipline), &mut policy, abc());
+            let first_runs: Vec<_> = out.iter().map(|o| (o.id, o.first_run)).collect();
+            assert_eq!(first_runs, starts, "{discipline:?}");
+            let expected: &[_] = if wants { &starts } else { &[] };
+            assert_eq!(policy.seen, expected, "{discipline:?}, wants {wants}");
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! A tournament tree over the cores: one 128-bit key per core, each inner node
+//! holding the minimum of its children, so the minimum of all is at the root.
+//! Setting a core's key is an update in place of its leaf and its ancestors,
+//! O(log cores), and nothing stale is ever left behind. The core timers keep
+//! their pending decisions in one (events.rs); SRPT keeps its running tasks'
+//! remaining work in another (oracle.rs).
+
+use faasched_model::MAX_CPUS;
+
+/// The key of a core that has none: after every real key.
+pub const NONE: u128 = u128::MAX;
+
+/// Nodes of the tree; indices are masked with `NODES - 1`, which is free and
+/// spares bounds checks.
+const NODES: usize = 2 * MAX_CPUS;
+
+/// Leaves of the tree of a machine of up to this many cores (most); larger
+/// ones get `MAX_CPUS`. Two fixed depths: see [`Tournament::climb`].
+const SMALL: usize = 64;
+
+/// Minimum of one key per core.
+#[derive(Debug)]
+pub struct Tournament {
+    /// Leaves `width..2 × width` are the cores' keys, node `i < width` is the
+    /// minimum of nodes `2i` and `2i + 1` (node 0 unused).
+    nodes: Box<[u128; NODES]>,
+    /// Leaves: [`SMALL`] or `MAX_CPUS`.
+    width: usize,
+}
+
+impl Tournament {
+    /// A tree for `cores` cores (at most `MAX_CPUS`), every key [`NONE`].
+    pub fn new(cores: usize) -> Tournament {
+        assert!(cores <= MAX_CPUS, "{cores} cores");
+        Tournament {
+            nodes: Box::new([NONE; NODES]),
+            width: if cores <= SMALL { SMALL } else { MAX_CPUS },
+        }
+    }
+
+    /// The smallest key ([`NONE`] if every core has none).
+    #[inline]
+    pub fn min(&self) -> u128 {
+        self.nodes[1]
+    }
+
+    /// Core `core`'s key.
+    pub fn get(&self, core: u32) -> u128 {
+        self.nodes[(self.width + core as usize) & (NODES - 1)]
+    }
+
+    /// Sets core `core`'s key.
+    pub fn set(&mut self, core: u32, key: u128) {
+        if self.width == SMALL {
+            self.climb::<{ SMALL.trailing_zeros() }>(core, key);
+        } else {
+            self.climb::<{ MAX_CPUS.trailing_zeros() }>(core, key);
+        }
+    }
+
+    /// Sets leaf `core` and its `LEVELS` ancestors, the root the last: a
+    /// fixed count, so that the loop unrolls into straight-line code (with
+    /// conditional moves, see below) that never tests for the root.
+    #[inline]
+    fn climb<const LEVELS: u32>(&mut self, core: u32, key: u128) {
+        let mut i = (self.width + core as usize) & (NODES - 1);
+        let mut min = key;
+        self.nodes[i] = min;
+        for _ in 0..LEVELS {
+            let sibling = self.nodes[i ^ 1];
+            // Which side wins is a coin toss: a branch would mispredict, and
+            // LLVM makes one of a 128-bit `min`, so select each half.
+            let sibling_wins = sibling < min;
+            let half = |shift: u32| {
+                let (s, m) = ((sibling >> shift) as u64, (min >> shift) as u64);
+                std::hint::select_unpredictable(sibling_wins, s, m) as u128
+            };
+            min = half(64) << 64 | half(0);
+            i /= 2;
+            self.nodes[i] = min;
+        }
+    }
+}
