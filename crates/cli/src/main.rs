@@ -6,6 +6,7 @@ mod bench;
 mod compare;
 mod experiment;
 mod func;
+mod output;
 mod replay;
 mod run;
 mod simulate;

@@ -2,7 +2,7 @@
 //! turn, every invocation a process of the function suite, and write the
 //! simulator's outputs marked live.
 
-use crate::simulate::{progress, section_title};
+use crate::output::{OutputArgs, progress, section_title};
 use crate::source::{Source, WorkloadArgs};
 use crate::tuning::TuningArgs;
 use anyhow::{Context, Result, bail};
@@ -12,12 +12,9 @@ use faasched_live::privilege::{self, Realtime};
 use faasched_live::replay::{self, Config};
 use faasched_live::suite::Kind;
 use faasched_live::sys::sched::online_cpus;
-use faasched_model::{CpuSet, Invocation, MS, Outcome};
+use faasched_model::{CpuSet, Invocation, MS, Outcome, Privileges};
 use faasched_policy::Tuning;
-use faasched_report::{
-    Collector, InvocationsWriter, PolicySummary, REPORT_HTML, Report, Summary, render_table,
-    write_outputs, write_report,
-};
+use faasched_report::{Collector, PolicySummary, Summary};
 use serde_json::{Value, json};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -61,12 +58,8 @@ pub struct Args {
     /// fn calibrate` saves; measured now if there is none).
     #[arg(long, value_name = "FILE")]
     calibration: Option<PathBuf>,
-    /// Write summary.json, summary.csv, invocations.csv and report.html here.
-    #[arg(long, short = 'o', value_name = "DIR")]
-    out: Option<PathBuf>,
-    /// Print summary.json to stdout instead of the table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
 impl Args {
@@ -79,14 +72,7 @@ impl Args {
             self.calibration.as_deref(),
         )?;
         let source = resolve(&mut self.workload, &live)?;
-        let mut invocations = match &self.out {
-            Some(dir) => {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("creating {}", dir.display()))?;
-                Some(InvocationsWriter::create(&dir.join("invocations.csv"))?)
-            }
-            None => None,
-        };
+        let mut invocations = self.output.invocations()?;
         let mut policies = Vec::new();
         for name in &self.policy {
             let summary = run_policy(name, &tuning, &source, &live, |o| {
@@ -105,24 +91,8 @@ impl Args {
             workload: source.describe(),
             machine: live.machine(),
         };
-        let text = if self.json {
-            format!("{}\n", serde_json::to_string_pretty(&summary.to_json())?)
-        } else {
-            render_table(&summary)
-        };
-        if let Some(dir) = &self.out {
-            write_outputs(dir, &summary)?;
-            let title = format!("{} (live)", section_title(&summary));
-            write_report(dir, &Report::single("faasched replay", &title, summary))?;
-        }
-        print!("{text}");
-        if let (Some(dir), false) = (&self.out, self.json) {
-            println!(
-                "wrote summary.json, summary.csv, invocations.csv, {REPORT_HTML} to {}",
-                dir.display()
-            );
-        }
-        Ok(())
+        let title = format!("{} (live)", section_title(&summary));
+        self.output.emit(summary, "faasched replay", &title)
     }
 }
 
@@ -136,8 +106,7 @@ pub fn resolve(workload: &mut WorkloadArgs, live: &Live) -> Result<Source> {
 
 /// Refuses, before anything runs, policies that exist only in the simulator
 /// and policies this process lacks the privileges for.
-fn check_policies(names: &[String], tuning: &Tuning) -> Result<()> {
-    let held = privilege::probe();
+fn check_policies(names: &[String], tuning: &Tuning, held: Privileges) -> Result<()> {
     let mut refused = Vec::new();
     for name in names {
         let setup = faasched_policy::setup(name, tuning)?;
@@ -208,7 +177,8 @@ impl Live {
         cores: Option<u16>,
         calibration: Option<&Path>,
     ) -> Result<Live> {
-        check_policies(policies, tuning)?;
+        let held = privilege::probe();
+        check_policies(policies, tuning, held)?;
         let online = online_cpus();
         let cores = cores.map_or(online, usize::from);
         if cores > online {
@@ -216,7 +186,7 @@ impl Live {
         }
         let program = std::env::current_exe().context("finding this executable")?;
         let calibration = load_calibration(calibration, &program)?;
-        let realtime = privilege::probe().realtime;
+        let realtime = held.realtime;
         if !realtime {
             eprintln!(
                 "note: no privilege for SCHED_FIFO, so the launcher runs as SCHED_OTHER: launches may be late under load"

@@ -144,8 +144,7 @@ impl ReplayStats {
 fn quantiles(values: &[Nanos], unit: f64) -> serde_json::Value {
     let mut v = values.to_vec();
     v.sort_unstable();
-    let rank =
-        |q: f64| v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1] as f64 / unit;
+    let rank = |q: f64| nearest_rank(&v, q) as f64 / unit;
     if v.is_empty() {
         return serde_json::json!({ "count": 0 });
     }
@@ -156,6 +155,15 @@ fn quantiles(values: &[Nanos], unit: f64) -> serde_json::Value {
         "p99": rank(0.99),
         "max": rank(1.0),
     })
+}
+
+/// The nearest-rank `q` quantile of `sorted` (ascending); 0 if empty.
+pub(crate) fn nearest_rank(sorted: &[Nanos], q: f64) -> Nanos {
+    let rank = (q * sorted.len() as f64).ceil() as usize;
+    sorted
+        .get(rank.clamp(1, sorted.len().max(1)) - 1)
+        .copied()
+        .unwrap_or(0)
 }
 
 /// A child in flight and what is known of it so far.

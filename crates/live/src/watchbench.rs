@@ -18,6 +18,7 @@
 //! `chrt` (SFS runs `schedtool` for each change).
 
 use crate::observe::Schedstat;
+use crate::replay::nearest_rank;
 use crate::steering::next_look;
 use crate::sys::clock;
 use crate::sys::cputimer::CpuTimer;
@@ -169,14 +170,12 @@ fn watch(
         overshoots.push(method(spinner, target)?.saturating_sub(target));
     }
     let per = (clock::thread_cpu() - cpu) as f64 / trials.max(1) as f64 / 1e3;
-    let p50 = median(&mut overshoots);
-    let rank = |q: f64| {
-        overshoots[((q * overshoots.len() as f64).ceil() as usize).clamp(1, overshoots.len()) - 1]
-    };
+    overshoots.sort_unstable();
+    let rank = |q: f64| nearest_rank(&overshoots, q);
     Ok(Watching {
         method: name,
         watches: overshoots.len(),
-        overshoot_us: [p50, rank(0.99), rank(1.0)].map(|v| v as f64 / 1e3),
+        overshoot_us: [rank(0.5), rank(0.99), rank(1.0)].map(|v| v as f64 / 1e3),
         watcher_cpu_us: per,
     })
 }
@@ -184,7 +183,7 @@ fn watch(
 /// Sorts `v` and returns its median (0 if empty).
 fn median(v: &mut [Nanos]) -> Nanos {
     v.sort_unstable();
-    v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0)
+    nearest_rank(v, 0.5)
 }
 
 fn sleep_then_check(spinner: &Spinner, target: Nanos) -> io::Result<Nanos> {

@@ -1,0 +1,88 @@
+//! What `simulate` and `replay` share around their runs: `--out` and
+//! `--json`, the progress bar, and writing and printing a run's summary.
+
+use anyhow::{Context, Result};
+use clap::Args as ClapArgs;
+use faasched_report::{
+    InvocationsWriter, REPORT_HTML, Report, Summary, render_table, write_outputs, write_report,
+};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
+
+/// Where a run's results go.
+#[derive(ClapArgs, Debug)]
+pub struct OutputArgs {
+    /// Write summary.json, summary.csv, invocations.csv and report.html (charts
+    /// of the summary, one self-contained page) into this directory.
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print summary.json to stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl OutputArgs {
+    /// With `--out`, creates the directory and the invocations.csv writer.
+    pub fn invocations(&self) -> Result<Option<InvocationsWriter>> {
+        let Some(dir) = &self.out else {
+            return Ok(None);
+        };
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(Some(InvocationsWriter::create(
+            &dir.join("invocations.csv"),
+        )?))
+    }
+
+    /// Prints the table (or summary.json with `--json`) and, with `--out`,
+    /// writes summary.json, summary.csv and report.html headed by `command`
+    /// and `title`.
+    pub fn emit(&self, summary: Summary, command: &str, title: &str) -> Result<()> {
+        let text = if self.json {
+            format!("{}\n", serde_json::to_string_pretty(&summary.to_json())?)
+        } else {
+            render_table(&summary)
+        };
+        if let Some(dir) = &self.out {
+            write_outputs(dir, &summary)?;
+            write_report(dir, &Report::single(command, title, summary))?;
+        }
+        print!("{text}");
+        if let (Some(dir), false) = (&self.out, self.json) {
+            println!(
+                "wrote summary.json, summary.csv, invocations.csv, {REPORT_HTML} to {}",
+                dir.display()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The report's heading for a run: workload, load and cores, as described.
+pub fn section_title(summary: &Summary) -> String {
+    let workload = summary.workload["name"].as_str().unwrap_or("workload");
+    let mut title = workload.to_string();
+    if let Some(load) = summary.workload["load"].as_f64() {
+        title.push_str(&format!(" at {}% load", (load * 100.0).round()));
+    }
+    if let Some(cores) = summary.machine["cores"].as_u64() {
+        title.push_str(&format!(" on {cores} cores"));
+    }
+    title
+}
+
+/// A progress bar on stderr (hidden when stderr is not a terminal).
+pub fn progress(name: &str, len: Option<u64>) -> ProgressBar {
+    let bar = match len {
+        Some(n) => ProgressBar::new(n),
+        None => ProgressBar::no_length(),
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{prefix:>12} [{bar:40}] {pos}/{len} invocations ({per_sec}, eta {eta})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar.set_prefix(name.to_string());
+    bar
+}
