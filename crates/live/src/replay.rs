@@ -243,6 +243,10 @@ where
 
     loop {
         let now = clock::monotonic();
+        // Watches first: a look is a `pread` and maybe a `sched_setattr`,
+        // while a launch forks (a few hundred µs here), which would delay a
+        // demotion that is due by as much.
+        steering.act(now)?;
         while let Some(inv) = next.take_if(|i| timeline.mono(i.arrival) <= now) {
             launch(
                 &program,
@@ -256,7 +260,6 @@ where
             )?;
             next = stream.next().transpose().map_err(input)?;
         }
-        steering.act(now)?;
         if next.is_none() && flight.0.is_empty() {
             break;
         }

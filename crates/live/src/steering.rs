@@ -17,7 +17,7 @@
 //! looked at when the task could have reached it, `w` after it started;
 //! each look is one `pread` of schedstat (about 0.5 µs). If the reading is
 //! `r < w`, the reading cannot reach `w` before `w − r − STALE` from now, so
-//! the next look is then, or 0.5 ms ([`RECHECK`]) later if that is sooner.
+//! the next look is then, or 0.25 ms ([`RECHECK`]) later if that is sooner.
 //! Once a reading shows the watch reached, the policy's new attributes are
 //! applied at once. A task alone on its core, as a SCHED_FIFO task is, is
 //! looked at a handful of times per watch; SFS polls /proc every
@@ -42,7 +42,11 @@ use std::io;
 pub const STALE: Nanos = 4 * faasched_model::MS;
 
 /// Longest wait between two looks at a watch that may already be reached.
-pub const RECHECK: Nanos = 500 * faasched_model::US;
+/// It is most of [`SteerStats::watch_lags`]: a look that finds the watch
+/// reached comes this long after one that did not. At 0.25 ms a watch
+/// costs at most about 16 looks (one tick's worth), each a `pread` and a
+/// wake-up; SFS looks every 1 ms for the whole of every job.
+pub const RECHECK: Nanos = 250 * faasched_model::US;
 
 /// After a look at `now` found `used` of a watch at `watch` not reached:
 /// the earliest instant the reading could reach it, and when to look next.
@@ -483,10 +487,11 @@ mod tests {
     fn looks_again_when_a_stale_reading_could_first_show_the_watch() {
         // 10 ms short: the reading could be a tick stale, so 6 ms from now.
         assert_eq!(next_look(100 * MS, 10 * MS, 20 * MS), (106 * MS, 106 * MS));
-        // Within a tick: it may be reached already; look every half millisecond.
+        // Within a tick: it may be reached already; look every quarter
+        // millisecond.
         assert_eq!(
             next_look(100 * MS, 18 * MS, 20 * MS),
-            (100 * MS, 100 * MS + 500_000)
+            (100 * MS, 100 * MS + 250_000)
         );
     }
 }
