@@ -18,10 +18,12 @@ use std::path::PathBuf;
 /// Simulate and replay the same workload and policies, and compare.
 ///
 /// For each policy and group (all, G1..G4): the mean turnaround simulated and
-/// measured, their ratio (measured / simulated), and the Kolmogorov–Smirnov
+/// measured, their ratio (measured / simulated), the Kolmogorov–Smirnov
 /// distance between the two turnaround distributions (0: the same, 1:
-/// disjoint). Then whether the policies rank the same by mean turnaround in
-/// both worlds. This is how we find where the kernel model is wrong
+/// disjoint), and the ratio of the CPU time the invocations used (measured /
+/// simulated: below 1, the machine did less work than the workload asks, so
+/// it ran at a lower load). Then whether the policies rank the same by mean
+/// turnaround in both worlds. This is how we find where the kernel model is wrong
 /// (docs/FIDELITY.md).
 ///
 /// The simulated machine has the replay's cores and the simulator's default
@@ -66,6 +68,8 @@ struct Row {
     /// Measured mean / simulated mean.
     ratio_of_means: Option<f64>,
     ks_distance: Option<f64>,
+    /// Measured mean CPU per invocation / simulated.
+    cpu_ratio: Option<f64>,
 }
 
 /// `compare.json`.
@@ -78,12 +82,29 @@ struct Comparison {
     rankings_agree: bool,
 }
 
-/// Turnarounds in ns, per group (index 0 = all, then G1..G4).
-type Turnarounds = [Vec<u64>; 5];
+/// One policy's invocations in one world, per group (index 0 = all, then
+/// G1..G4).
+#[derive(Debug, Default)]
+struct Samples {
+    /// Turnarounds, ns.
+    turnaround: [Vec<u64>; 5],
+    /// CPU time used in all, ns.
+    cpu: [u64; 5],
+}
 
-fn record(t: &mut Turnarounds, o: &Outcome) {
-    t[0].push(o.turnaround());
-    t[1 + o.group.index()].push(o.turnaround());
+impl Samples {
+    fn record(&mut self, o: &Outcome) {
+        for i in [0, 1 + o.group.index()] {
+            self.turnaround[i].push(o.turnaround());
+            self.cpu[i] += o.cpu;
+        }
+    }
+
+    /// Mean CPU per invocation of group `i`, ns.
+    fn mean_cpu(&self, i: usize) -> Option<f64> {
+        let n = self.turnaround[i].len();
+        (n > 0).then(|| self.cpu[i] as f64 / n as f64)
+    }
 }
 
 impl Args {
@@ -100,7 +121,7 @@ impl Args {
         let (mut sim, mut measured) = (Vec::new(), Vec::new());
         let (mut sim_summaries, mut live_summaries) = (Vec::new(), Vec::new());
         for name in &self.policy {
-            let mut t = Turnarounds::default();
+            let mut t = Samples::default();
             let s = simulate_policy(
                 name,
                 &tuning,
@@ -109,15 +130,15 @@ impl Args {
                 cores,
                 self.workload.seed,
                 |o| {
-                    record(&mut t, o);
+                    t.record(o);
                     Ok(())
                 },
             )?;
             sim.push(t);
             sim_summaries.push(s);
-            let mut t = Turnarounds::default();
+            let mut t = Samples::default();
             let l = replay::run_policy(name, &tuning, &source, &live, |o| {
-                record(&mut t, o);
+                t.record(o);
                 Ok(())
             })?;
             measured.push(t);
@@ -163,10 +184,14 @@ impl Args {
     }
 }
 
-fn compare(policies: &[String], sim: &mut [Turnarounds], live: &mut [Turnarounds]) -> Comparison {
+fn compare(policies: &[String], sim: &mut [Samples], live: &mut [Samples]) -> Comparison {
+    let ratio =
+        |s: Option<f64>, l: Option<f64>| s.zip(l).filter(|(s, _)| *s > 0.0).map(|(s, l)| l / s);
     let mut rows = Vec::new();
     for ((name, s), l) in policies.iter().zip(sim.iter_mut()).zip(live.iter_mut()) {
-        for (i, (a, b)) in s.iter_mut().zip(l.iter_mut()).enumerate() {
+        for i in 0..5 {
+            let cpu_ratio = ratio(s.mean_cpu(i), l.mean_cpu(i));
+            let (a, b) = (&mut s.turnaround[i], &mut l.turnaround[i]);
             a.sort_unstable();
             b.sort_unstable();
             let (ms, ml) = (mean(a), mean(b));
@@ -181,16 +206,17 @@ fn compare(policies: &[String], sim: &mut [Turnarounds], live: &mut [Turnarounds
                 count_live: b.len(),
                 mean_sim_ms: ms.map(|m| m / 1e6),
                 mean_live_ms: ml.map(|m| m / 1e6),
-                ratio_of_means: ms.zip(ml).filter(|(s, _)| *s > 0.0).map(|(s, l)| l / s),
+                ratio_of_means: ratio(ms, ml),
                 ks_distance: ks_distance(a, b),
+                cpu_ratio,
             });
         }
     }
-    let ranking = |runs: &[Turnarounds]| {
+    let ranking = |runs: &[Samples]| {
         let mut r: Vec<(f64, String)> = policies
             .iter()
             .zip(runs)
-            .map(|(p, t)| (mean(&t[0]).unwrap_or(f64::INFINITY), p.clone()))
+            .map(|(p, t)| (mean(&t.turnaround[0]).unwrap_or(f64::INFINITY), p.clone()))
             .collect();
         r.sort_by(|a, b| a.0.total_cmp(&b.0));
         r.into_iter().map(|(_, p)| p).collect::<Vec<_>>()
@@ -210,13 +236,13 @@ fn render(c: &Comparison) -> String {
         |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
     let _ = writeln!(
         out,
-        "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6}",
-        "policy", "group", "count", "sim mean ms", "live mean ms", "live/sim", "KS"
+        "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6} {:>8}",
+        "policy", "group", "count", "sim mean ms", "live mean ms", "live/sim", "KS", "CPU l/s"
     );
     for r in &c.rows {
         let _ = writeln!(
             out,
-            "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6}",
+            "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6} {:>8}",
             r.policy,
             r.group,
             r.count_live,
@@ -224,6 +250,7 @@ fn render(c: &Comparison) -> String {
             cell(r.mean_live_ms, 2),
             cell(r.ratio_of_means, 3),
             cell(r.ks_distance, 3),
+            cell(r.cpu_ratio, 3),
         );
     }
     let _ = writeln!(
@@ -246,15 +273,23 @@ mod tests {
 
     #[test]
     fn compares_per_group_and_ranks_by_mean() {
-        let t = |all: Vec<u64>| -> Turnarounds {
-            let mut t = Turnarounds::default();
-            t[1] = all.clone();
-            t[0] = all;
-            t
+        // All in G1; each invocation used `cpu` ns.
+        let t = |all: Vec<u64>, cpu: u64| -> Samples {
+            let total = cpu * all.len() as u64;
+            Samples {
+                turnaround: [all.clone(), all, vec![], vec![], vec![]],
+                cpu: [total, total, 0, 0, 0],
+            }
         };
         let policies = vec!["a".to_string(), "b".to_string()];
-        let mut sim = vec![t(vec![1_000_000, 3_000_000]), t(vec![2_000_000, 4_000_000])];
-        let mut live = vec![t(vec![4_000_000, 6_000_000]), t(vec![2_000_000, 4_000_000])];
+        let mut sim = vec![
+            t(vec![1_000_000, 3_000_000], 800_000),
+            t(vec![2_000_000, 4_000_000], 800_000),
+        ];
+        let mut live = vec![
+            t(vec![4_000_000, 6_000_000], 600_000),
+            t(vec![2_000_000, 4_000_000], 800_000),
+        ];
         let c = compare(&policies, &mut sim, &mut live);
         assert_eq!(c.rows.len(), 10);
         let a = &c.rows[0];
@@ -266,6 +301,10 @@ mod tests {
         assert_eq!(a.ks_distance, Some(1.0));
         assert_eq!(c.rows[2].ks_distance, None);
         assert_eq!(c.rows[5].ks_distance, Some(0.0));
+        // 0.6 ms of CPU each, measured, against 0.8 simulated.
+        assert_eq!(a.cpu_ratio, Some(0.75));
+        assert_eq!(c.rows[5].cpu_ratio, Some(1.0));
+        assert_eq!(c.rows[2].cpu_ratio, None);
         assert_eq!(
             (c.ranking_sim.clone(), c.ranking_live.clone()),
             (
