@@ -41,7 +41,7 @@ use crate::observe::SchedstatReading;
 use crate::steering::{SteerError, SteerStats, Steering, Timeline};
 use crate::sys::clock;
 use crate::sys::limits;
-use crate::sys::peercred::{PeerCred, peer_cred};
+use crate::sys::peercred::{self, PeerCred, peer_cred};
 use crate::sys::pidfd;
 use crate::sys::poll::Poll;
 use crate::sys::process;
@@ -546,33 +546,31 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         }
     }
 
+    /// Accepts one client: if more wait, the listener stays ready and the
+    /// next wait returns at once, without the failed `accept` that would
+    /// otherwise end each wake-up.
     fn accept(&mut self, listener: &UnixListener) {
-        loop {
-            let stream = match listener.accept() {
-                Ok((stream, _)) => stream,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) => return self.warn(format!("accepting a client: {e}")),
-            };
-            if self.clients.len() >= MAX_CLIENTS {
-                continue; // closed: the client sees its connection end
-            }
-            let Ok(cred) = peer_cred(&stream) else {
-                continue;
-            };
-            let id = self.next_client;
-            self.next_client += 1;
-            if stream.set_nonblocking(true).is_ok()
-                && self.poll.add(stream.as_fd(), CLIENT | id).is_ok()
-            {
-                let buf = Vec::new();
-                self.clients.insert(id, Conn { stream, cred, buf });
-                // A client writes as soon as it connects, and a one-shot one
-                // (`faasched exec`) shuts its side right after: read now,
-                // and the request and its end are often served in this one
-                // wake-up.
-                self.converse(id);
-            }
+        let stream = match peercred::accept(listener) {
+            Ok(stream) => stream,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return,
+            Err(e) => return self.warn(format!("accepting a client: {e}")),
+        };
+        if self.clients.len() >= MAX_CLIENTS {
+            return; // closed: the client sees its connection end
+        }
+        let Ok(cred) = peer_cred(&stream) else {
+            return;
+        };
+        let id = self.next_client;
+        self.next_client += 1;
+        if self.poll.add(stream.as_fd(), CLIENT | id).is_ok() {
+            let buf = Vec::new();
+            self.clients.insert(id, Conn { stream, cred, buf });
+            // A client writes as soon as it connects, and a one-shot one
+            // (`faasched exec`) shuts its side right after: read now, and
+            // the request and its end are often served in this one wake-up.
+            self.converse(id);
         }
     }
 
