@@ -94,11 +94,17 @@ fn is_root() -> bool {
 }
 
 /// The scheduling policy of `pid` (/proc/PID/stat field 41: 0 SCHED_OTHER,
-/// 1 SCHED_FIFO, 2 SCHED_RR).
+/// 1 SCHED_FIFO, 2 SCHED_RR, 5 SCHED_IDLE).
 fn policy_of(pid: i32) -> u32 {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
     fields[41 - 3].parse().unwrap()
+}
+
+/// The policy the processes a test starts inherit, and get back: this
+/// process's (SCHED_OTHER, or SCHED_IDLE under `chrt -i 0`).
+fn inherited_policy() -> u32 {
+    policy_of(std::process::id() as i32)
 }
 
 /// An agent on a socket in a directory of its own.
@@ -400,7 +406,7 @@ fn sigterm_gives_a_realtime_process_back_its_class() {
     );
     agent.process.signal(libc::SIGTERM);
     assert!(agent.process.exit().success(), "{}", agent.log());
-    assert_eq!(policy_of(pid), 0, "SCHED_OTHER");
+    assert_eq!(policy_of(pid), inherited_policy());
     assert!(sleeper.running());
     assert!(!agent.socket.exists());
     assert!(!agent.socket.with_extension("state").exists());
@@ -436,27 +442,32 @@ fn a_restarted_agent_readopts_what_a_killed_one_steered() {
     );
     second.process.signal(libc::SIGTERM);
     assert!(second.process.exit().success(), "{}", second.log());
-    assert_eq!(policy_of(pid), 0);
+    assert_eq!(policy_of(pid), inherited_policy());
     assert!(sleeper.running());
+}
+
+/// Writes a state file of `version` for the agent in `dir`, naming `pid`
+/// with the identity `field` (`"inode":1`, say).
+fn write_state(dir: &Path, version: u32, pid: i32, field: &str) {
+    let state = dir.join("agent.state");
+    let before = r#"{"policy":0,"nice":0,"reset_on_fork":false,"cpus":[0],"rt_time_us":null}"#;
+    fs::write(
+        &state,
+        format!(
+            "{{\"version\":{version}}}\n{{\"add\":{{\"pid\":{pid},{field},\"function\":\"f\",\"task\":3,\"uid\":0,\"before\":{before}}}}}\n"
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&state, fs::Permissions::from_mode(0o600)).unwrap();
 }
 
 #[test]
 fn a_restarted_agent_does_not_adopt_a_reused_pid() {
     let dir = tempfile::tempdir().unwrap();
     let stranger = Guard::spawn(Command::new("sleep").arg("30"));
-    // A state file naming a live pid with another start time: the process
+    // A state file naming a live pid with another pidfs inode: the process
     // that had the pid is gone and the pid was reused.
-    let state = dir.path().join("agent.state");
-    let before = r#"{"policy":0,"nice":0,"reset_on_fork":false,"cpus":[0],"rt_time_us":null}"#;
-    fs::write(
-        &state,
-        format!(
-            "{{\"version\":1}}\n{{\"add\":{{\"pid\":{},\"starttime\":1,\"function\":\"f\",\"task\":3,\"uid\":0,\"before\":{before}}}}}\n",
-            stranger.pid()
-        ),
-    )
-    .unwrap();
-    fs::set_permissions(&state, fs::Permissions::from_mode(0o600)).unwrap();
+    write_state(dir.path(), 2, stranger.pid(), r#""inode":1"#);
     let agent = Agent::start(dir.path(), "cfs");
     assert_eq!(agent.status()["processes"], Value::Array(Vec::new()));
     assert!(
@@ -464,4 +475,21 @@ fn a_restarted_agent_does_not_adopt_a_reused_pid() {
         "{}",
         agent.log()
     );
+}
+
+#[test]
+fn an_agent_refuses_the_state_file_of_an_older_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let stranger = Guard::spawn(Command::new("sleep").arg("30"));
+    // Version 1 named processes by their start time.
+    write_state(dir.path(), 1, stranger.pid(), r#""starttime":1"#);
+    let socket = dir.path().join("agent.sock");
+    let out = output(&mut faasched(&["agent", "--policy", "cfs"], &socket));
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("version 1") && err.contains("remove it to start afresh"),
+        "{err}"
+    );
+    assert!(dir.path().join("agent.state").exists());
 }

@@ -59,75 +59,6 @@ fn parse_schedstat(bytes: &[u8]) -> Option<SchedstatReading> {
     })
 }
 
-/// `/proc/PID/status` of one process, kept open: it names that process for
-/// good, even once its pid is reused, and stays readable until it is reaped.
-#[derive(Debug)]
-pub struct Status {
-    file: File,
-}
-
-/// What faasched reads of a process's status.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct StatusReading {
-    /// Real, effective, saved and filesystem uid.
-    pub uids: [u32; 4],
-    /// Switches away because it blocked or yielded.
-    pub voluntary: u64,
-    /// Switches away because something else took its core.
-    pub involuntary: u64,
-}
-
-impl Status {
-    /// Opens the status of process `pid`.
-    pub fn open(pid: libc::pid_t) -> io::Result<Status> {
-        Ok(Status {
-            file: File::open(format!("/proc/{pid}/status"))?,
-        })
-    }
-
-    /// Reads it now.
-    pub fn read(&self) -> io::Result<StatusReading> {
-        // About 1.5 KB on 6.x kernels; the fields read come before the
-        // long tail of capability and memory lines anyway.
-        let mut buf = [0u8; 4096];
-        let n = self.file.read_at(&mut buf, 0)?;
-        parse_status(&buf[..n])
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "malformed status"))
-    }
-}
-
-fn parse_status(bytes: &[u8]) -> Option<StatusReading> {
-    let text = String::from_utf8_lossy(bytes);
-    let mut r = StatusReading::default();
-    let (mut uids, mut voluntary, mut involuntary) = (false, false, false);
-    for line in text.lines() {
-        let Some((key, value)) = line.split_once(':') else {
-            continue;
-        };
-        match key {
-            "Uid" => {
-                let ids: Vec<u32> = value
-                    .split_ascii_whitespace()
-                    .map(str::parse)
-                    .collect::<Result<_, _>>()
-                    .ok()?;
-                r.uids = ids.try_into().ok()?;
-                uids = true;
-            }
-            "voluntary_ctxt_switches" => {
-                r.voluntary = value.trim().parse().ok()?;
-                voluntary = true;
-            }
-            "nonvoluntary_ctxt_switches" => {
-                r.involuntary = value.trim().parse().ok()?;
-                involuntary = true;
-            }
-            _ => {}
-        }
-    }
-    (uids && voluntary && involuntary).then_some(r)
-}
-
 /// Busy time of each CPU since boot, from `/proc/stat` (USER_HZ resolution:
 /// 10 ms, fine over a policy's period of a second or more).
 pub fn core_busy(cores: usize) -> io::Result<Vec<Nanos>> {
@@ -185,29 +116,6 @@ mod tests {
         let tick = clock::user_tick();
         assert_eq!(core_busy_from(&path, 2).unwrap(), vec![19 * tick, 5 * tick]);
         assert_eq!(core_busy_from(&path, 1).unwrap(), vec![19 * tick]);
-    }
-
-    #[test]
-    fn parses_and_reads_status() {
-        let text = b"Name:\tsh\nUid:\t1000\t1001\t1002\t1003\nGid:\t0\t0\t0\t0\n\
-            voluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t3\n";
-        assert_eq!(
-            parse_status(text),
-            Some(StatusReading {
-                uids: [1000, 1001, 1002, 1003],
-                voluntary: 12,
-                involuntary: 3
-            })
-        );
-        assert_eq!(parse_status(b"Name:\tsh\nUid:\t1\t2\n"), None);
-        let me = Status::open(std::process::id() as libc::pid_t)
-            .unwrap()
-            .read()
-            .unwrap();
-        // /proc/PID belongs to the process's effective uid.
-        let owner = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").unwrap());
-        assert_eq!(me.uids[1], owner);
-        assert!(me.voluntary + me.involuntary > 0);
     }
 
     #[test]

@@ -19,10 +19,11 @@
 //!    recorded for it, `SO_PEERCRED`); never init, the agent, a kernel
 //!    thread or a thread that is not its process's leader.
 //! 2. A pid names a steered process only with the pidfd opened before any
-//!    check: the checks read `/proc/PID`, and count only if the process the
-//!    pidfd names still runs after them. The `/proc` files kept open and the
-//!    pidfd name that process for good; an exit is the pidfd turning
-//!    readable.
+//!    check: the credentials and parent checked are the pidfd's process's
+//!    (`PIDFD_GET_INFO`), and the checks count only if that process still
+//!    runs after them. The pidfd, its pidfs inode (in the state file) and
+//!    the schedstat steering keeps open name that process for good; an exit
+//!    is the pidfd turning readable.
 //! 3. Every path out of [`serve`] gives each steered process back what it ran
 //!    under before (never a real-time class): a terminating signal or an
 //!    error by `Registry`'s drop, a panic by unwinding through it. Only
@@ -36,11 +37,12 @@ mod target;
 
 pub use state::StateError;
 
-use crate::observe::{self, SchedstatReading, StatusReading};
+use crate::observe::SchedstatReading;
 use crate::steering::{SteerError, SteerStats, Steering, Timeline};
 use crate::sys::clock;
 use crate::sys::limits;
-use crate::sys::peercred::{PeerCred, peer_cred};
+use crate::sys::peercred::{self, PeerCred, peer_cred};
+use crate::sys::pidfd;
 use crate::sys::poll::Poll;
 use crate::sys::process;
 use crate::sys::sched;
@@ -64,8 +66,8 @@ use std::path::{Path, PathBuf};
 /// Where the agent listens unless told otherwise.
 pub const DEFAULT_SOCKET: &str = "/run/faasched/agent.sock";
 
-/// Most processes steered at once (each holds three descriptors: its pidfd,
-/// schedstat and status); fewer if the descriptor limit is lower.
+/// Most processes steered at once (each holds two descriptors: its pidfd and
+/// schedstat); fewer if the descriptor limit is lower.
 const MAX_PROCESSES: usize = 8192;
 /// Most clients connected at once; more are closed on arrival.
 const MAX_CLIENTS: usize = 256;
@@ -254,7 +256,10 @@ pub fn serve<P: Steer + ?Sized>(
     let cpu = clock::thread_cpu();
     let mut signals = Signals::block().map_err(system("blocking termination signals"))?;
     let fds = limits::raise_open_files(1 << 20).map_err(system("RLIMIT_NOFILE"))? as usize;
-    let max_processes = (fds.saturating_sub(SPARE_FDS + MAX_CLIENTS) / 3).min(MAX_PROCESSES);
+    let max_processes = (fds.saturating_sub(SPARE_FDS + MAX_CLIENTS) / 2).min(MAX_PROCESSES);
+    let pid = std::process::id() as libc::pid_t;
+    check_kernel(pid)?;
+    let kthreadd = target::kthreadd().map_err(system("reading /proc/2/stat"))?;
     let socket = Socket::bind(&config.socket)?;
     let state = StateFile::beside(&config.socket);
     let saved = state.load()?;
@@ -287,7 +292,8 @@ pub fn serve<P: Steer + ?Sized>(
         summary: Summary::default(),
         max_processes,
         origin,
-        pid: std::process::id() as libc::pid_t,
+        pid,
+        kthreadd,
         log,
     };
     let adopted = saved
@@ -313,6 +319,21 @@ pub fn serve<P: Steer + ?Sized>(
     agent.summary.steering = agent.steering.stats().clone();
     agent.summary.cpu = clock::thread_cpu() - cpu;
     Ok(agent.summary.clone())
+}
+
+/// Fails unless the kernel answers `PIDFD_GET_INFO` (Linux 6.13): the
+/// checks read a process's credentials from its pidfd, and the state file
+/// names it by its pidfs inode (Linux 6.9, implied). Any other error is the
+/// agent's own process's (its parent outside its pid namespace), not the
+/// kernel's.
+fn check_kernel(pid: libc::pid_t) -> Result<(), AgentError> {
+    let me = process::pidfd_open(pid).map_err(system("pidfd_open"))?;
+    match pidfd::info(me.as_fd()) {
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTTY | libc::EINVAL)) => Err(system(
+            "PIDFD_GET_INFO on a pidfd (the agent needs Linux 6.13 or later)",
+        )(e)),
+        _ => Ok(()),
+    }
 }
 
 /// The listening socket; removed when dropped, if it is still ours.
@@ -380,11 +401,8 @@ struct Steered {
     entry: Entry,
     function: Function,
     pidfd: OwnedFd,
-    status: observe::Status,
     /// When it was handed over (monotonic).
     since: Nanos,
-    /// Its switches then.
-    switches: (u64, u64),
     /// Its latest schedstat reading (since it was handed over): what its
     /// outcome holds if it is reaped before the agent reads it at its exit.
     last: SchedstatReading,
@@ -479,6 +497,8 @@ struct Agent<'c, 'p, P: Steer + ?Sized, L> {
     origin: Nanos,
     /// The agent's own pid.
     pid: libc::pid_t,
+    /// The parent of every kernel thread ([`target::kthreadd`]).
+    kthreadd: Option<libc::pid_t>,
     log: L,
 }
 
@@ -526,33 +546,31 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         }
     }
 
+    /// Accepts one client: if more wait, the listener stays ready and the
+    /// next wait returns at once, without the failed `accept` that would
+    /// otherwise end each wake-up.
     fn accept(&mut self, listener: &UnixListener) {
-        loop {
-            let stream = match listener.accept() {
-                Ok((stream, _)) => stream,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) => return self.warn(format!("accepting a client: {e}")),
-            };
-            if self.clients.len() >= MAX_CLIENTS {
-                continue; // closed: the client sees its connection end
-            }
-            let Ok(cred) = peer_cred(&stream) else {
-                continue;
-            };
-            let id = self.next_client;
-            self.next_client += 1;
-            if stream.set_nonblocking(true).is_ok()
-                && self.poll.add(stream.as_fd(), CLIENT | id).is_ok()
-            {
-                let buf = Vec::new();
-                self.clients.insert(id, Conn { stream, cred, buf });
-                // A client writes as soon as it connects, and a one-shot one
-                // (`faasched exec`) shuts its side right after: read now,
-                // and the request and its end are often served in this one
-                // wake-up.
-                self.converse(id);
-            }
+        let stream = match peercred::accept(listener) {
+            Ok(stream) => stream,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return,
+            Err(e) => return self.warn(format!("accepting a client: {e}")),
+        };
+        if self.clients.len() >= MAX_CLIENTS {
+            return; // closed: the client sees its connection end
+        }
+        let Ok(cred) = peer_cred(&stream) else {
+            return;
+        };
+        let id = self.next_client;
+        self.next_client += 1;
+        if self.poll.add(stream.as_fd(), CLIENT | id).is_ok() {
+            let buf = Vec::new();
+            self.clients.insert(id, Conn { stream, cred, buf });
+            // A client writes as soon as it connects, and a one-shot one
+            // (`faasched exec`) shuts its side right after: read now, and
+            // the request and its end are often served in this one wake-up.
+            self.converse(id);
         }
     }
 
@@ -658,6 +676,10 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         if pid == self.pid {
             return Err(format!("pid {pid} is the agent itself"));
         }
+        let kernel_thread = || format!("pid {pid} is a kernel thread");
+        if Some(pid) == self.kthreadd {
+            return Err(kernel_thread());
+        }
         if let Some(task) = self.steering_pid(pid) {
             let s = &self.registry.steered[&task];
             return Err(format!(
@@ -681,18 +703,21 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
             _ => format!("pidfd_open({pid}): {e}"),
         })?;
         let gone = || format!("no process {pid} (it exited)");
-        let status = observe::Status::open(pid).map_err(|_| gone())?;
-        let now = status.read().map_err(|_| gone())?;
-        let identity = target::identity(pid).map_err(|_| gone())?;
-        if identity.kernel_thread {
-            return Err(format!("pid {pid} is a kernel thread"));
+        // ESRCH also when its parent is outside the agent's pid namespace.
+        let info = pidfd::info(pidfd.as_fd()).map_err(|e| match process::exited(&pidfd) {
+            Ok(false) => format!("reading the credentials of pid {pid}: {e}"),
+            _ => gone(),
+        })?;
+        if Some(info.ppid) == self.kthreadd {
+            return Err(kernel_thread());
         }
-        if !target::may_hand_over(cred.uid, now.uids) {
+        if !target::may_hand_over(cred.uid, info.uids) {
             return Err(format!(
                 "permission denied: pid {pid} runs as uid {} (effective {}), and a client running as uid {} may hand over only its own processes",
-                now.uids[0], now.uids[1], cred.uid
+                info.uids[0], info.uids[1], cred.uid
             ));
         }
+        let inode = pidfd::inode(pidfd.as_fd()).map_err(|e| format!("fstat of a pidfd: {e}"))?;
         if process::exited(&pidfd).unwrap_or(true) {
             return Err(gone());
         }
@@ -703,13 +728,13 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         self.next_task += 1;
         let entry = Entry {
             pid,
-            starttime: identity.starttime,
+            inode,
             function: function.name.to_string(),
             task: task.0,
             uid: cred.uid,
             before,
         };
-        self.admit(entry, function, pidfd, status, now)?;
+        self.admit(entry, function, pidfd)?;
         (self.log)(Event::Registered {
             pid,
             task: task.0,
@@ -730,18 +755,15 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
                 return Err("listed twice".to_string());
             }
             let pidfd = process::pidfd_open(pid).map_err(gone)?;
-            let identity = target::identity(pid).map_err(gone)?;
-            if identity.starttime != entry.starttime {
+            if pidfd::inode(pidfd.as_fd()).map_err(gone)? != entry.inode {
                 return Err("its pid names another process now".to_string());
             }
-            let status = observe::Status::open(pid).map_err(gone)?;
-            let now = status.read().map_err(gone)?;
             if process::exited(&pidfd).unwrap_or(true) {
                 return Err("it has exited".to_string());
             }
             let function = self.intern(&entry.function)?;
             self.next_task = self.next_task.max(entry.task + 1);
-            self.admit(entry, function, pidfd, status, now)
+            self.admit(entry, function, pidfd)
         })();
         if let Err(why) = &result {
             (self.log)(Event::Dropped { pid, why });
@@ -772,8 +794,6 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         mut entry: Entry,
         function: Function,
         pidfd: OwnedFd,
-        status: observe::Status,
-        now: StatusReading,
     ) -> Result<(), String> {
         let (pid, task) = (entry.pid, TaskId(entry.task));
         let since = clock::monotonic();
@@ -816,14 +836,7 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
             });
         if let Err(why) = steered {
             let _ = entry.before.restore(pid);
-            let outcome = self.outcome(
-                task,
-                &function,
-                since,
-                since,
-                SchedstatReading::default(),
-                (0, 0),
-            );
+            let outcome = self.outcome(task, &function, since, since, SchedstatReading::default());
             self.steering.exited(task, &outcome);
             return Err(why);
         }
@@ -835,9 +848,7 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
             entry,
             function,
             pidfd,
-            status,
             since,
-            switches: (now.voluntary, now.involuntary),
             last: SchedstatReading::default(),
         });
         self.summary.registered += 1;
@@ -850,7 +861,7 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
             return Err(format!("pid {pid} is not steered"));
         };
         let s = &self.registry.steered[&task];
-        let owner = s.status.read().map(|r| r.uids).unwrap_or_default();
+        let owner = pidfd::info(s.pidfd.as_fd()).map_or([0; 4], |i| i.uids);
         if cred.uid != 0 && cred.uid != s.entry.uid && !target::may_hand_over(cred.uid, owner) {
             return Err(format!(
                 "permission denied: pid {pid} was handed over by uid {}, and a client running as uid {} may end only its own",
@@ -887,22 +898,7 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         // with this; otherwise the last reading stands in.
         let reading = self.steering.reading(task);
         let exact = reading.is_some();
-        let switches = s
-            .status
-            .read()
-            .map_or(s.switches, |r| (r.voluntary, r.involuntary));
-        let switches = (
-            switches.0.saturating_sub(s.switches.0),
-            switches.1.saturating_sub(s.switches.1),
-        );
-        let outcome = self.outcome(
-            task,
-            &s.function,
-            s.since,
-            now,
-            reading.unwrap_or(s.last),
-            switches,
-        );
+        let outcome = self.outcome(task, &s.function, s.since, now, reading.unwrap_or(s.last));
         self.steering.exited(task, &outcome);
         let stats = &mut self.per_function[s.function.id.0 as usize];
         stats.live -= 1;
@@ -923,6 +919,13 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
     /// The outcome of an invocation handed over at `since` and over at
     /// `now`: it ran from the handover (it was running), and the time it
     /// neither ran nor waited for a core was spent blocked.
+    ///
+    /// Its switches are schedstat's turns on a core, all counted as
+    /// voluntary: each turn ended in a switch away, blocked, exited or
+    /// preempted, and only `/proc/PID/status`, formatted whole at each read,
+    /// tells which (docs/LIVE.md, "Overhead"). Exact for a process never
+    /// preempted; otherwise an upper bound on its blocks, which `alps-io`
+    /// then reads as more, shorter bursts.
     fn outcome(
         &self,
         task: TaskId,
@@ -930,7 +933,6 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         since: Nanos,
         now: Nanos,
         r: SchedstatReading,
-        switches: (u64, u64),
     ) -> Outcome {
         let timeline = self.steering.timeline();
         let arrival = timeline.time(since);
@@ -943,8 +945,8 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
             finish: timeline.time(now),
             cpu: r.cpu,
             io: (now - since).saturating_sub(r.cpu).saturating_sub(r.wait),
-            voluntary_switches: switches.0,
-            involuntary_switches: switches.1,
+            voluntary_switches: r.turns,
+            involuntary_switches: 0,
             memory_mb: 0,
         }
     }

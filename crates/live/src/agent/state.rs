@@ -9,9 +9,9 @@
 //! one) when the agent starts and once it holds many more lines than
 //! processes. A line cut short by a crash is the last one and is ignored.
 //!
-//! A restarted agent re-adopts each process whose pid still has the start
-//! time written here, and gives it back, when it lets it go, what it ran
-//! under before the first agent took it.
+//! A restarted agent re-adopts each process whose pid still names the
+//! process written here (the same pidfs inode), and gives it back, when it
+//! lets it go, what it ran under before the first agent took it.
 
 use super::target::Before;
 use serde::{Deserialize, Serialize};
@@ -21,8 +21,9 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// The format's version, the journal's first line; a journal of another
-/// version is not read.
-const VERSION: u32 = 1;
+/// version is not read. Version 1 named a process by its start time
+/// (`/proc/PID/stat`), version 2 by its pidfs inode.
+const VERSION: u32 = 2;
 
 /// Lines past which the journal is rewritten, if it also holds four times
 /// as many lines as processes.
@@ -33,8 +34,9 @@ const COMPACT_AFTER: usize = 4096;
 pub struct Entry {
     /// Its pid.
     pub pid: libc::pid_t,
-    /// Its start time (`/proc/PID/stat` field 22): tells a reused pid.
-    pub starttime: u64,
+    /// Its pidfs inode (`fstat` of a pidfd): no other process of this boot
+    /// has it, so it tells a reused pid.
+    pub inode: u64,
     /// The function it runs.
     pub function: String,
     /// Its task id.
@@ -83,6 +85,16 @@ pub enum StateError {
         owner: u32,
         /// Its permission bits.
         mode: u32,
+    },
+    /// It was written by an agent whose format this one does not read.
+    #[error(
+        "{path} is a faasched agent state file of version {version}, and this agent reads version {VERSION} only: remove it to start afresh (the processes it lists keep the attributes the agent that wrote it gave them)"
+    )]
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// Its version.
+        version: u32,
     },
     /// It is not a state file of this version.
     #[error("{path} is not a faasched agent state file (version {VERSION}): {why}")]
@@ -152,7 +164,10 @@ impl StateFile {
         let header: Header = serde_json::from_str(lines.next().unwrap_or_default())
             .map_err(|e| malformed(format!("line 1: {e}")))?;
         if header.version != VERSION {
-            return Err(malformed(format!("version {}", header.version)));
+            return Err(StateError::Version {
+                path: path.clone(),
+                version: header.version,
+            });
         }
         let mut entries: Vec<Entry> = Vec::new();
         let mut lines = lines.enumerate().peekable();
@@ -248,7 +263,7 @@ mod tests {
     fn entry(pid: libc::pid_t, task: u64) -> Entry {
         Entry {
             pid,
-            starttime: 99,
+            inode: 99,
             function: "resize".into(),
             task,
             uid: 1000,
@@ -307,10 +322,16 @@ mod tests {
             "{err}"
         );
         fs::set_permissions(state.path(), fs::Permissions::from_mode(0o600)).unwrap();
-        fs::write(state.path(), "{\"version\":9}\n").unwrap();
-        let err = state.load().unwrap_err().to_string();
-        assert!(err.contains("version 9"), "{err}");
-        fs::write(state.path(), "{\"version\":1}\nnonsense\n{\"remove\":1}\n").unwrap();
+        // Version 1 named processes by their start time: refused, saying
+        // what to do.
+        fs::write(state.path(), "{\"version\":1}\n").unwrap();
+        let err = state.load().unwrap_err();
+        assert!(
+            matches!(err, StateError::Version { version: 1, .. })
+                && err.to_string().contains("remove it"),
+            "{err}"
+        );
+        fs::write(state.path(), "{\"version\":2}\nnonsense\n{\"remove\":1}\n").unwrap();
         let err = state.load().unwrap_err().to_string();
         assert!(err.contains("line 2"), "{err}");
     }

@@ -9,39 +9,45 @@ use std::io::{self, Read};
 /// `PF_KTHREAD` in the flags of `/proc/PID/stat` (include/linux/sched.h).
 const PF_KTHREAD: u64 = 0x0020_0000;
 
-/// What `/proc/PID/stat` says of a process's identity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Identity {
-    /// When it started, in clock ticks after boot (field 22): with the pid,
-    /// names the process across a pid's reuse.
-    pub starttime: u64,
-    /// Whether it is a kernel thread.
-    pub kernel_thread: bool,
+/// kthreadd's pid in the initial pid namespace.
+const KTHREADD: libc::pid_t = 2;
+
+/// The parent of every kernel thread, as the agent sees pids: kthreadd
+/// (pid 2) when the agent runs in the initial pid namespace, `None` in
+/// another, where no kernel thread has a pid. Read once, from
+/// `/proc/2/stat`, so that a hand-over tells a kernel thread by the parent
+/// its pidfd reports, without reading `/proc` each time.
+///
+/// kthreadd forks every other kernel thread and never exits, so they stay
+/// its children; so are the kernel's user-mode helpers (modprobe, core-dump
+/// pipes), which the agent refuses as well.
+pub fn kthreadd() -> io::Result<Option<libc::pid_t>> {
+    match kernel_thread(KTHREADD) {
+        Ok(kernel) => Ok(kernel.then_some(KTHREADD)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
-/// Reads the identity of process `pid`.
-pub fn identity(pid: libc::pid_t) -> io::Result<Identity> {
-    // One read into a buffer: no size probe, no second read. Fields 1 to 22
-    // take at most about 470 bytes (21 numbers, a 16-byte name).
+/// Whether process `pid` is a kernel thread.
+fn kernel_thread(pid: libc::pid_t) -> io::Result<bool> {
+    // One read into a buffer: no size probe, no second read. Fields 1 to 9
+    // take at most about 200 bytes (a 16-byte name).
     let mut buf = [0u8; 1024];
     let n = std::fs::File::open(format!("/proc/{pid}/stat"))?.read(&mut buf)?;
     std::str::from_utf8(&buf[..n])
         .ok()
-        .and_then(parse_stat)
+        .and_then(stat_flags)
+        .map(|flags| flags & PF_KTHREAD != 0)
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "malformed stat"))
 }
 
-fn parse_stat(text: &str) -> Option<Identity> {
+/// The flags (field 9) of a `/proc/PID/stat` line.
+fn stat_flags(text: &str) -> Option<u64> {
     // The command name (field 2) is in parentheses and may hold spaces and
-    // parentheses itself: the fields start after the last ')'.
+    // parentheses itself: the fields start after the last ')', at field 3.
     let rest = &text[text.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
-    // `rest` starts at field 3.
-    let field = |n: usize| fields.get(n - 3)?.parse::<u64>().ok();
-    Some(Identity {
-        starttime: field(22)?,
-        kernel_thread: field(9)? & PF_KTHREAD != 0,
-    })
+    rest.split_ascii_whitespace().nth(9 - 3)?.parse().ok()
 }
 
 /// Whether a client running as `client` (its effective uid) may hand over a
@@ -147,21 +153,13 @@ mod tests {
 
     #[test]
     fn parses_stat_past_a_command_name_with_parentheses() {
-        // Fields 3..=22 after the name; flags (9) with PF_KTHREAD set.
+        // Fields 3..=9 after the name; flags (9) with PF_KTHREAD set.
         let line = "42 (a) (b) S 2 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 777 0 0";
-        assert_eq!(
-            parse_stat(line),
-            Some(Identity {
-                starttime: 777,
-                kernel_thread: true
-            })
-        );
-        let user = "7 (sh) S 1 7 7 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 123 0 0";
-        assert_eq!(parse_stat(user).map(|i| i.kernel_thread), Some(false));
-        assert_eq!(parse_stat("7 (sh) S 1"), None);
-        let me = identity(std::process::id() as libc::pid_t).unwrap();
-        assert!(!me.kernel_thread && me.starttime > 0);
-        assert!(identity(2).is_ok_and(|k| k.kernel_thread), "kthreadd");
+        assert_eq!(stat_flags(line), Some(2129984));
+        assert_eq!(stat_flags("7 (sh) S 1"), None);
+        assert!(!kernel_thread(std::process::id() as libc::pid_t).unwrap());
+        assert!(kernel_thread(KTHREADD).unwrap(), "kthreadd");
+        assert_eq!(kthreadd().unwrap(), Some(KTHREADD));
     }
 
     #[test]
@@ -181,8 +179,11 @@ mod tests {
             .unwrap();
         let pid = child.id() as libc::pid_t;
         let result = (|| -> io::Result<()> {
+            // The child's class is this thread's (SCHED_OTHER, or
+            // SCHED_IDLE under `chrt -i 0`).
+            let inherited = sched::current(0)?.policy;
             let mut before = Before::capture(pid)?;
-            assert_eq!(before.policy, libc::SCHED_OTHER);
+            assert_eq!(before.policy, inherited);
             before.limit_rt_time(pid, 3_000_000)?;
             let limits = std::fs::read_to_string(format!("/proc/{pid}/limits"))?;
             assert!(limits.contains("3000000"), "{limits}");
@@ -190,7 +191,7 @@ mod tests {
             before.limit_rt_time(pid, 2_000_000)?;
             assert_eq!(before.rt_time_us, Some([libc::RLIM_INFINITY; 2]));
             before.restore(pid)?;
-            assert_eq!(sched::current(pid)?.policy, libc::SCHED_OTHER);
+            assert_eq!(sched::current(pid)?.policy, inherited);
             // Real-time before: SCHED_OTHER, nice 0 after.
             let rt = Before {
                 policy: libc::SCHED_FIFO,

@@ -7,6 +7,7 @@ pub mod clock;
 pub mod cputimer;
 pub mod limits;
 pub mod peercred;
+pub mod pidfd;
 pub mod poll;
 pub mod process;
 pub mod sched;

@@ -1,11 +1,33 @@
 //! Who is at the other end of a Unix socket: `SO_PEERCRED`, the credentials
 //! the kernel recorded when the peer called `connect` (they cannot be forged
-//! by what the peer later writes).
+//! by what the peer later writes); and accepting such a peer non-blocking in
+//! one call.
 //!
 //! std's `UnixStream::peer_cred` is still unstable, hence this.
 
 use std::io;
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::net::{UnixListener, UnixStream};
+
+/// Accepts a connection on `listener`, non-blocking and close-on-exec from
+/// the start: std's `accept` then `set_nonblocking` is a second system call
+/// per connection.
+pub fn accept(listener: &UnixListener) -> io::Result<UnixStream> {
+    // SAFETY: a listening socket, and null address arguments (not wanted).
+    let fd = unsafe {
+        libc::accept4(
+            listener.as_raw_fd(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel returned a fresh descriptor that we now own.
+    Ok(UnixStream::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+}
 
 /// The peer's process and its effective user and group at `connect`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,7 +71,22 @@ pub fn peer_cred(socket: impl AsFd) -> io::Result<PeerCred> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::net::UnixStream;
+
+    #[test]
+    fn accepts_non_blocking_and_sees_this_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s");
+        let listener = UnixListener::bind(&path).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let e = accept(&listener).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+        let _client = UnixStream::connect(&path).unwrap();
+        let mut server = accept(&listener).unwrap();
+        // Nothing written yet: a blocking socket would wait here.
+        let e = std::io::Read::read(&mut server, &mut [0u8; 8]).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+        assert_eq!(peer_cred(&server).unwrap().pid as u32, std::process::id());
+    }
 
     #[test]
     fn a_socket_pair_sees_this_process() {
