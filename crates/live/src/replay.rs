@@ -113,6 +113,14 @@ pub struct ReplayStats {
     pub steering: SteerStats,
     /// Wall time from the start of the run (its lead included) to the end.
     pub wall: Nanos,
+    /// CPU time the workload planned for the invocations launched (at the
+    /// end of a run, those that finished).
+    pub planned_cpu: Nanos,
+    /// CPU time those invocations' processes used. Below `planned_cpu`, the
+    /// machine did the work faster than calibrated, so it ran at a lower
+    /// load than the workload's; the ratio varies from minute to minute on
+    /// a shared host and moves turnarounds more than most policies do.
+    pub used_cpu: Nanos,
 }
 
 impl ReplayStats {
@@ -135,6 +143,7 @@ impl ReplayStats {
             "watch_cpu_overshoot_us": quantiles(&s.watch_overshoots, 1e3),
             "changes_to_exited_processes": s.vanished,
             "exit_events_before_reapable": s.early_exit_events,
+            "cpu_over_planned": self.used_cpu as f64 / self.planned_cpu.max(1) as f64,
         })
     }
 }
@@ -285,6 +294,7 @@ where
                 exited(config, &mut steering, &mut flight, &poll, task, woke)?
             {
                 stats.invocations += 1;
+                stats.used_cpu += outcome.cpu;
                 stats.end = stats.end.max(outcome.finish);
                 sink(outcome);
             }
@@ -343,6 +353,7 @@ fn launch<P: Steer + ?Sized>(
         source,
     })?;
     stats.launch_cpu += clock::thread_cpu() - cpu;
+    stats.planned_cpu += inv.cpu_demand();
     stats.lateness.push(
         child
             .forked

@@ -125,6 +125,14 @@ fn every_invocation_runs_once_as_a_process_in_arrival_order() {
     assert_eq!(ids, (10..16).collect::<Vec<_>>());
     assert_eq!(stats.invocations, 6);
     assert_eq!(stats.lateness.len(), 6);
+    // Planned: 1 ms each; used: what the processes' rusage says.
+    assert_eq!(stats.planned_cpu, 6 * MS);
+    assert_eq!(
+        stats.used_cpu,
+        outcomes.iter().map(|o| o.cpu).sum::<Nanos>()
+    );
+    let ratio = stats.to_json()["cpu_over_planned"].as_f64().unwrap();
+    assert_eq!(ratio, stats.used_cpu as f64 / (6 * MS) as f64);
     let mut exits = policy.exits.clone();
     exits.sort();
     assert_eq!(exits, ids);
