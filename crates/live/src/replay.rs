@@ -214,6 +214,13 @@ const SIGNALS: u64 = u64::MAX;
 /// as much, and is counted in its lateness.
 pub const FORK_SHADOW: Nanos = 600 * faasched_model::US;
 
+/// Whether the launch of invocation `id`, due now, waits for steering's
+/// next `deadline`: it does if that comes within [`FORK_SHADOW`] of `now`,
+/// unless `id` is the one `held` already (each launch waits once at most).
+fn holds(id: u64, held: Option<u64>, deadline: Option<Nanos>, now: Nanos) -> bool {
+    held != Some(id) && deadline.is_some_and(|d| d < now + FORK_SHADOW)
+}
+
 fn token(task: TaskId, exit: bool) -> u64 {
     task.0 << 1 | u64::from(exit)
 }
@@ -272,10 +279,7 @@ where
         // [`FORK_SHADOW`] and would delay a demotion that is due by as much.
         steering.act(now)?;
         while let Some(inv) = next.take_if(|i| timeline.mono(i.arrival) <= now) {
-            let look_soon = steering
-                .deadline()
-                .is_some_and(|d| d < clock::monotonic() + FORK_SHADOW);
-            if look_soon && held != Some(inv.id) {
+            if holds(inv.id, held, steering.deadline(), clock::monotonic()) {
                 held = Some(inv.id);
                 stats.launches_held += 1;
                 next = Some(inv);
@@ -533,6 +537,22 @@ fn exited<P: Steer + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_launch_waits_once_for_a_look_due_within_its_fork() {
+        let now = 100 * MS;
+        let soon = Some(now + FORK_SHADOW - 1);
+        assert!(holds(7, None, soon, now));
+        assert!(holds(7, Some(6), soon, now), "another launch was held");
+        assert!(!holds(7, Some(7), soon, now), "held once already");
+        assert!(
+            !holds(7, None, Some(now + FORK_SHADOW), now),
+            "after the fork"
+        );
+        assert!(!holds(7, None, None, now), "nothing due");
+        // Overdue (the loop acts first, but a look may come due meanwhile).
+        assert!(holds(7, None, Some(now - MS), now));
+    }
 
     #[test]
     fn quantiles_are_nearest_rank() {
