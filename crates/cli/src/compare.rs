@@ -2,7 +2,7 @@
 //! policies, and report per policy and group how far the simulated
 //! turnaround distribution is from the measured one.
 
-use crate::replay::{self, Live};
+use crate::replay;
 use crate::run::{KernelArgs, run_policy as simulate_policy};
 use crate::source::WorkloadArgs;
 use crate::tuning::TuningArgs;
@@ -110,13 +110,12 @@ impl Samples {
 impl Args {
     pub fn execute(mut self) -> Result<()> {
         let tuning = self.tuning.tuning()?;
-        let live = Live::prepare(
+        let (live, source) = replay::prepare(
             &self.policy,
             &tuning,
-            self.workload.cores,
+            &mut self.workload,
             self.calibration.as_deref(),
         )?;
-        let source = replay::resolve(&mut self.workload, &live)?;
         let cores = live.cores();
         let (mut sim, mut measured) = (Vec::new(), Vec::new());
         let (mut sim_summaries, mut live_summaries) = (Vec::new(), Vec::new());

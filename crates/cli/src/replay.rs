@@ -65,13 +65,12 @@ pub struct Args {
 impl Args {
     pub fn execute(mut self) -> Result<()> {
         let tuning = self.tuning.tuning()?;
-        let live = Live::prepare(
+        let (live, source) = prepare(
             &self.policy,
             &tuning,
-            self.workload.cores,
+            &mut self.workload,
             self.calibration.as_deref(),
         )?;
-        let source = resolve(&mut self.workload, &live)?;
         let mut invocations = self.output.invocations()?;
         let mut policies = Vec::new();
         for name in &self.policy {
@@ -96,12 +95,21 @@ impl Args {
     }
 }
 
-/// The workload to replay, with the live defaults: this machine's cores and
-/// [`DEFAULT_LIVE_INVOCATIONS`].
-pub fn resolve(workload: &mut WorkloadArgs, live: &Live) -> Result<Source> {
+/// Gets ready to replay `policies` on `workload`, as [`Live::prepare`]
+/// does, and resolves the workload with the live defaults: the cores the
+/// replay runs on and [`DEFAULT_LIVE_INVOCATIONS`]. `replay` and `compare`
+/// start here.
+pub fn prepare(
+    policies: &[String],
+    tuning: &Tuning,
+    workload: &mut WorkloadArgs,
+    calibration: Option<&Path>,
+) -> Result<(Live, Source)> {
+    let live = Live::prepare(policies, tuning, workload.cores, calibration)?;
     workload.cores = Some(live.cores() as u16);
     workload.invocations.get_or_insert(DEFAULT_LIVE_INVOCATIONS);
-    Source::resolve(workload)
+    let source = Source::resolve(workload)?;
+    Ok((live, source))
 }
 
 /// Refuses, before anything runs, policies that exist only in the simulator
