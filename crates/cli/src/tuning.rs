@@ -9,9 +9,9 @@ use std::path::PathBuf;
 /// The learning policies' parameters.
 #[derive(ClapArgs, Debug, Clone, Default)]
 pub struct TuningArgs {
-    /// TOML file of policy parameters: `[alps]` with `window_ms`, `trainer`,
-    /// `alpha`, `beta`, `gamma`, `theta`, `ewma_weight`, `unpredictability`,
-    /// `overload`; `[hybrid]` with `time_limit_ms`, `adaptive`, `percentile`,
+    /// TOML file of policy parameters: `[alps]` with `window_ms`,
+    /// `window_min_invocations`, `trainer`, `alpha`, `beta`, `gamma`, `theta`,
+    /// `ewma_weight`, `unpredictability`, `overload`; `[hybrid]` with `time_limit_ms`, `adaptive`, `percentile`,
     /// `rightsizing`, `threshold`, `fifo_share`. Flags below override it.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -19,6 +19,10 @@ pub struct TuningArgs {
     /// (the sliding window W) [default: 5000].
     #[arg(long, value_name = "MS")]
     pub alps_window_ms: Option<f64>,
+    /// ALPS: learn only once this many invocations finished since the last
+    /// lesson; until then the window keeps filling [default: 250].
+    #[arg(long, value_name = "N")]
+    pub alps_window_min: Option<usize>,
     /// ALPS: slice trainer, average, linear-regression or ewma [default: average].
     #[arg(long, value_name = "NAME", value_parser = parse_trainer)]
     pub alps_trainer: Option<Trainer>,
@@ -73,6 +77,9 @@ impl TuningArgs {
         let a = &mut t.alps;
         if let Some(ms) = self.alps_window_ms {
             a.window = (ms * 1e6).round() as u64; // out of range: caught below
+        }
+        if let Some(n) = self.alps_window_min {
+            a.min_invocations = n;
         }
         if let Some(x) = self.alps_trainer {
             a.trainer = x;

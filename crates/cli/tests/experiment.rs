@@ -23,8 +23,8 @@ fn read(path: &Path) -> String {
 }
 
 /// Every experiment, with the number of rows its table has: cases × variants
-/// (× classes for alps-io).
-const EXPERIMENTS: [(&str, usize, &[&str]); 6] = [
+/// (× classes for alps-io; one row per minimum for alps-window-min).
+const EXPERIMENTS: [(&str, usize, &[&str]); 7] = [
     ("alps-load", 6 * 7, &["huawei-90", "azure-70"]),
     (
         "alps-ablation",
@@ -35,6 +35,11 @@ const EXPERIMENTS: [(&str, usize, &[&str]); 6] = [
     ("alps-io", 2 * 4 * 3, &["mixed-io-90", "mixed-io-90-cfs"]),
     ("hybrid-cost", 2 * 11, &["azure-90", "azure-120"]),
     ("srpt-noise", 6, &["huawei-90"]),
+    (
+        "alps-window-min",
+        5,
+        &["huawei-80-2cores-seed1", "huawei-80-2cores-seed20"],
+    ),
 ];
 
 #[test]

@@ -204,6 +204,83 @@ pub fn variants_table(ran: &[Ran]) -> Table {
     t
 }
 
+/// Seeds of the window-minimum experiment: one case each.
+const SMALL_SEEDS: u64 = 20;
+/// The minimums tried, the default among them.
+const WINDOW_MINIMUMS: [usize; 5] = [0, 100, 250, 500, 1000];
+
+/// Not in the paper: how many finished invocations a lesson needs, at the
+/// live replay's scale (Huawei-like, 2,000 invocations, 2 cores, 80%), where
+/// a 5 s window holds about 115 where the paper's held about 950. One case
+/// per seed, from `--seed` on, each with cfs and alps at every minimum.
+pub fn window_min_cases(s: &Settings) -> Vec<Case> {
+    let (cores, load) = (2, 0.8);
+    let mut variants = vec![Variant::plain("cfs")];
+    for min in WINDOW_MINIMUMS {
+        let tuning = alps(|a| a.min_invocations = min);
+        variants.push(Variant::tuned(&format!("alps min={min}"), "alps", tuning));
+    }
+    (0..SMALL_SEEDS)
+        .map(|i| {
+            let seed = s.seed + i;
+            let workload = Settings { seed, ..*s }.workload("huawei", cores, load, 2_000);
+            Case {
+                title: format!("huawei at 80% load on {cores} cores, seed {seed}"),
+                slug: format!("huawei-80-2cores-seed{seed}"),
+                workload,
+                kernel: KernelArgs::default(),
+                variants: variants.clone(),
+                by_function: false,
+            }
+        })
+        .collect()
+}
+
+/// Per minimum over the seeds: in how many alps's mean turnaround is below
+/// cfs's, and the ratio of the means (mean, lowest, highest).
+pub fn window_min_table(ran: &[Ran]) -> Table {
+    let mut t = Table::new(
+        &[
+            "policy",
+            "min_invocations",
+            "seeds",
+            "below_cfs",
+            "mean_ratio",
+            "min_ratio",
+            "max_ratio",
+        ],
+        1,
+    );
+    // Variant 0 is cfs, then one per minimum (`window_min_cases`).
+    for (i, min) in WINDOW_MINIMUMS.iter().enumerate() {
+        let ratios: Vec<f64> = ran
+            .iter()
+            .filter_map(|r| {
+                let cfs = mean(find(&r.summary.policies, "cfs")?, Scope::All)?;
+                Some(mean(r.summary.policies.get(i + 1)?, Scope::All)? / cfs)
+            })
+            .collect();
+        let n = ratios.len();
+        let below = ratios.iter().filter(|&&x| x < 1.0).count();
+        let some = |x: f64| (n > 0).then_some(x);
+        let fold = |f: fn(f64, f64) -> f64, start| some(ratios.iter().copied().fold(start, f));
+        t.push(vec![
+            "alps".into(),
+            min.to_string(),
+            n.to_string(),
+            below.to_string(),
+            fixed(some(ratios.iter().sum::<f64>() / n as f64), 3),
+            fixed(fold(f64::min, f64::INFINITY), 3),
+            fixed(fold(f64::max, f64::NEG_INFINITY), 3),
+        ]);
+    }
+    t.notes = vec![
+        "ratio: alps's mean turnaround over cfs's with the same seed; below_cfs: seeds where it is < 1"
+            .into(),
+    ];
+    t
+}
+
 /// Fig. 2: the oracle and its noisy versions beside sfs and cfs, on the
 /// Huawei-like workload at 90%.
 pub fn noise_cases(s: &Settings) -> Vec<Case> {

@@ -81,6 +81,10 @@ pub enum Name {
     /// ALPS Fig. 2: SRPT with exact, error-bounded, partly random and random
     /// predictions, against sfs and cfs.
     SrptNoise,
+    /// Not in the paper: alps against cfs at the live replay's scale
+    /// (Huawei-like, 2,000 invocations, 2 cores, 80%, 20 seeds) with a lesson
+    /// needing 0 to 1,000 finished invocations.
+    AlpsWindowMin,
 }
 
 /// One configuration: a workload on a machine, run under every variant.
@@ -162,6 +166,7 @@ impl Name {
             Name::AlpsIo => io::cases(s),
             Name::HybridCost => hybrid::cases(s)?,
             Name::SrptNoise => alps::noise_cases(s),
+            Name::AlpsWindowMin => alps::window_min_cases(s),
         })
     }
 
@@ -173,6 +178,7 @@ impl Name {
             Name::AlpsIo => io::table(ran),
             Name::HybridCost => hybrid::table(ran),
             Name::SrptNoise => alps::noise_table(ran),
+            Name::AlpsWindowMin => alps::window_min_table(ran),
         }
     }
 

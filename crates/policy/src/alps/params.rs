@@ -57,6 +57,11 @@ pub struct Params {
     /// finished in the last W. In ms in TOML (`window_ms`).
     #[serde(rename = "window_ms", deserialize_with = "ms")]
     pub window: Nanos,
+    /// The fewest finished invocations a lesson learns from: at a period
+    /// with fewer in the window, the lesson waits and the window keeps
+    /// filling. 0: every W, as the paper. See docs/POLICIES.md.
+    #[serde(rename = "window_min_invocations")]
+    pub min_invocations: usize,
     /// Slice trainer (Eq. 1).
     pub trainer: Trainer,
     /// EWMA weight on the newest slice, in (0, 1].
@@ -79,6 +84,7 @@ impl Default for Params {
     fn default() -> Params {
         Params {
             window: 5 * SEC,
+            min_invocations: 250,
             trainer: Trainer::Average,
             ewma_weight: 0.5,
             unpredictability: true,
@@ -174,9 +180,12 @@ mod tests {
 
     #[test]
     fn toml_overrides_defaults_and_rejects_unknown_keys() {
-        let p: Params =
-            toml::from_str("window_ms = 10000\ntrainer = \"ewma\"\nalpha = 1.5").unwrap();
+        let p: Params = toml::from_str(
+            "window_ms = 10000\ntrainer = \"ewma\"\nalpha = 1.5\nwindow_min_invocations = 40",
+        )
+        .unwrap();
         assert_eq!(p.window, 10 * SEC);
+        assert_eq!(p.min_invocations, 40);
         assert_eq!(p.trainer, Trainer::Ewma);
         assert_eq!(p.alpha, 1.5);
         assert_eq!(p.beta, 1.0);

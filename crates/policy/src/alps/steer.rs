@@ -215,6 +215,9 @@ impl Steer for Alps {
     }
 
     fn on_period(&mut self, _now: Time, load: Load) -> Vec<(TaskId, Attrs)> {
+        if self.window.len() < self.params.min_invocations {
+            return Vec::new();
+        }
         self.relearn(load.cores, load.utilisation);
         let mut changed = Vec::new();
         for (&task, l) in &mut self.live {
@@ -254,10 +257,18 @@ mod tests {
         assert_eq!(first.rank, None, "a stock kernel has no rank");
     }
 
+    /// The paper's rule: a lesson every W, however few invocations finished.
+    fn every_window() -> Params {
+        Params {
+            min_invocations: 0,
+            ..Params::default()
+        }
+    }
+
     #[test]
     fn learns_each_window_and_reapplies_to_live_tasks() {
         let cpus = CpuSet::first(1);
-        let mut alps = Alps::new("alps-kernel", Enforcement::Kernel, Params::default());
+        let mut alps = Alps::new("alps-kernel", Enforcement::Kernel, every_window());
         assert_eq!(alps.period(), Some(5 * SEC));
         // Before any lesson: the kernel's defaults.
         assert_eq!(
@@ -292,6 +303,35 @@ mod tests {
         assert_eq!(alps.learned(FunctionId(1)).unwrap().rank, 2);
     }
 
+    /// With a minimum, a period short of it teaches nothing and the window
+    /// keeps filling: the next period learns from both periods' invocations.
+    #[test]
+    fn a_lesson_waits_for_the_minimum_of_invocations() {
+        let cpus = CpuSet::first(1);
+        let params = Params {
+            min_invocations: 2,
+            ..Params::default()
+        };
+        let mut alps = Alps::new("alps-kernel", Enforcement::Kernel, params);
+        let load = Load {
+            utilisation: 0.4,
+            cores: 1,
+            per_core: vec![0.4],
+        };
+        alps.on_arrival(4 * SEC, &info(2, 1, 4 * SEC), cpus);
+        alps.on_exit(10 * MS, TaskId(0), &outcome(0, 0, 10 * MS));
+        assert!(alps.on_period(5 * SEC, load.clone()).is_empty());
+        assert_eq!(alps.lessons(), 0);
+        assert_eq!(alps.learned(FunctionId(0)), None);
+        alps.on_exit(5200 * MS, TaskId(1), &outcome(1, 5 * SEC, 200 * MS));
+        let changed = alps.on_period(10 * SEC, load);
+        assert_eq!(alps.lessons(), 1);
+        assert_eq!(alps.learned(FunctionId(0)).unwrap().rank, 1);
+        assert_eq!(alps.learned(FunctionId(1)).unwrap().rank, 2);
+        assert_eq!(changed.len(), 1, "the live task of function 1 learns");
+        assert_eq!(changed[0].1.rank, Some(2));
+    }
+
     /// alps-io: a function that waits more than it computes keeps the kernel's
     /// weight and gets its burst as slice; the CPU-bound one is ranked as ALPS
     /// ranks it. Plain ALPS puts the I/O-bound one first, at NICE_FIRST.
@@ -317,7 +357,7 @@ mod tests {
         let plain = Params {
             unpredictability: false,
             overload: false,
-            ..Params::default()
+            ..every_window()
         };
         let (io_attrs, cpu_attrs) = taught(Alps::new("alps", Enforcement::Stock, plain));
         assert_eq!((io_attrs.nice, cpu_attrs.nice), (NICE_FIRST, NICE_LAST));
