@@ -204,7 +204,7 @@ impl Cores {
         attrs: Attrs,
         watch: Option<Nanos>,
         out: &mut Vec<Notice>,
-    ) {
+    ) -> u32 {
         let rq = self.rq_for(attrs.cpus);
         self.seq += 1;
         let demand = Phase::cpu_total(&phases);
@@ -241,6 +241,7 @@ impl Cores {
         self.live += 1;
         self.begin_phase(slot, now, Join::New, out);
         self.flush(out);
+        slot
     }
 
     /// Hands the pending notices to `out`.
@@ -298,7 +299,7 @@ impl Cores {
     fn exit(&mut self, slot: u32, out: &mut Vec<Notice>) {
         let t = &mut self.tasks[slot as usize];
         t.phases = Vec::new();
-        out.push(Notice::Exited(t.id, t.stats));
+        out.push(Notice::Exited(t.id, slot, t.stats));
         self.by_id.remove(&t.id);
         self.tasks.release(slot);
         self.live -= 1;

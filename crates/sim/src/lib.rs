@@ -13,7 +13,7 @@
 
 use faasched_kernel::{Kernel, Notice, TaskStats};
 use faasched_model::{
-    CpuSet, Function, Group, IdMap, Invocation, Load, Nanos, Outcome, Steer, TaskId, TaskInfo, Time,
+    CpuSet, Function, Group, Invocation, Load, Nanos, Outcome, Steer, TaskId, TaskInfo, Time,
 };
 
 pub use faasched_kernel::{Config, ConfigError, Discipline, FairClass, Prediction};
@@ -51,7 +51,8 @@ impl<F: FnMut(Outcome)> Sink for F {
     }
 }
 
-/// What the engine remembers of an invocation in flight.
+/// What the engine remembers of an invocation in flight, by its kernel
+/// [`Slot`](faasched_kernel::Slot).
 struct InFlight {
     function: Function,
     arrival: Time,
@@ -83,7 +84,7 @@ where
     let cpus = CpuSet::first(config.cores);
     let mut stream = invocations.into_iter();
     let mut next = stream.next().transpose().map_err(RunError::Input)?;
-    let mut flight: IdMap<TaskId, InFlight> = IdMap::default();
+    let mut flight: Vec<Option<InFlight>> = Vec::new();
     let mut notices = Vec::new();
     let mut stats = RunStats {
         start: next.as_ref().map_or(0, |i| i.arrival),
@@ -126,16 +127,18 @@ where
             };
             let attrs = policy.on_arrival(now, &info, cpus);
             let watch = policy.cpu_watch(task);
-            flight.insert(
-                task,
-                InFlight {
-                    group: inv.group(),
-                    function: inv.function,
-                    arrival: now,
-                    memory_mb: inv.memory_mb,
-                },
-            );
-            kernel.spawn(now, task, inv.phases, attrs, watch, &mut notices);
+            let f = InFlight {
+                group: inv.group(),
+                function: inv.function,
+                arrival: now,
+                memory_mb: inv.memory_mb,
+            };
+            let slot = kernel.spawn(now, task, inv.phases, attrs, watch, &mut notices) as usize;
+            if slot == flight.len() {
+                flight.push(Some(f));
+            } else {
+                flight[slot] = Some(f);
+            }
         } else if let (Some(p), Some(at)) = (period, next_period) {
             let busy = kernel.busy_by_core(now);
             let per_core: Vec<f64> = busy
@@ -205,7 +208,7 @@ fn deliver<P: Steer + ?Sized>(
     kernel: &mut Kernel,
     policy: &mut P,
     notices: &mut Vec<Notice>,
-    flight: &mut IdMap<TaskId, InFlight>,
+    flight: &mut [Option<InFlight>],
     sink: &mut impl Sink,
 ) {
     let mut i = 0;
@@ -230,8 +233,8 @@ fn deliver<P: Steer + ?Sized>(
                 }
                 kernel.set_watch(now, task, policy.cpu_watch(task));
             }
-            Notice::Exited(task, st) => {
-                if let Some(f) = flight.remove(&task) {
+            Notice::Exited(task, slot, st) => {
+                if let Some(f) = flight[slot as usize].take() {
                     let outcome = outcome(task, f, now, st);
                     policy.on_exit(now, task, &outcome);
                     sink.outcome(outcome);
