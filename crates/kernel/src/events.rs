@@ -86,6 +86,17 @@ impl Events {
         self.once.push(Reverse((at, self.seq, ev)));
     }
 
+    /// The tasks whose I/O completion is pending, in no order (for checks:
+    /// O(events)).
+    pub fn io_pending(&self) -> impl Iterator<Item = u32> + '_ {
+        self.once
+            .iter()
+            .filter_map(|Reverse((_, _, ev))| match *ev {
+                Ev::IoDone(slot) => Some(slot),
+                Ev::Core(_) | Ev::FairServer(_) => None,
+            })
+    }
+
     /// The earliest event without removing it.
     pub fn peek(&self) -> Option<(Time, Ev)> {
         let timer = self.timers.min();

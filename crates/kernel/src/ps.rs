@@ -13,7 +13,7 @@
 
 use crate::slab::Slab;
 use crate::{Config, Notice, TaskStats};
-use faasched_model::{IdMap, Nanos, Phase, TaskId, Time};
+use faasched_model::{Nanos, Phase, TaskId, Time};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -32,7 +32,6 @@ struct PsTask {
 pub struct Ps {
     cores: u128,
     tasks: Slab<PsTask>,
-    by_id: IdMap<TaskId, u32>,
     /// Service received by every runnable task so far, ×SCALE.
     service: u128,
     last: Time,
@@ -50,7 +49,6 @@ impl Ps {
         Ps {
             cores: cfg.cores as u128,
             tasks: Slab::default(),
-            by_id: IdMap::default(),
             service: 0,
             last: 0,
             runnable: BinaryHeap::new(),
@@ -94,7 +92,6 @@ impl Ps {
             stats: TaskStats::default(),
         };
         let slot = self.tasks.insert(task);
-        self.by_id.insert(id, slot);
         self.live += 1;
         self.begin_phase(slot, now, false, out);
         slot
@@ -127,7 +124,6 @@ impl Ps {
                 t.stats.voluntary += 1;
                 out.push(Notice::Exited(t.id, slot, t.stats));
                 t.phases = Vec::new();
-                self.by_id.remove(&t.id);
                 self.tasks.release(slot);
                 self.live -= 1;
             }
