@@ -456,10 +456,13 @@ impl Cores {
         // Mostly one queue and no RT task running: every core runs one of
         // its fair tasks, so the test is skipped (a wakeup scans every core).
         let all = self.rqs.len() == 1 && self.rt_running == 0;
+        // Slices taken once: reached through `self`, the scan reloaded each
+        // vector's address and length at every core (-0.2% instructions).
+        let (cores, tasks) = (&self.cores[..], &self.tasks[..]);
         self.rqs[rq].cores.iter().filter_map(move |&c| {
-            let s = self.cores[c as usize].task;
+            let s = cores[c as usize].task;
             let fair = |r: &Task| r.rt_prio().is_none() && r.rq as usize == rq;
-            (all || fair(&self.tasks[s as usize])).then_some(Running { core: c, slot: s })
+            (all || fair(&tasks[s as usize])).then_some(Running { core: c, slot: s })
         })
     }
 

@@ -319,8 +319,9 @@ impl Eevdf {
     }
 
     /// `check_preempt_wakeup_fair` for waking task `p` against the running
-    /// tasks: the core to preempt, if any. `p` is joined but not yet waiting;
-    /// no SCHED_IDLE task it would preempt first ([`idle_victim`]) runs.
+    /// tasks, in ascending core order: the core to preempt, if any. `p` is
+    /// joined but not yet waiting; no SCHED_IDLE task it would preempt first
+    /// ([`idle_victim`]) runs.
     pub fn wakeup_victim(
         &self,
         now: Time,
@@ -342,12 +343,13 @@ impl Eevdf {
         // The preemptible task with the latest (deadline, core). A task that
         // comes before the best found so far cannot win, so it is skipped
         // before its vruntime is brought up to date (most are, at a wakeup
-        // scanning every core).
-        let mut best: Option<(i64, u32)> = None;
+        // scanning every core). Cores come in ascending order, so a task
+        // comes before the best when its deadline is earlier: one comparison
+        // where the pair took several (-1.0% instructions).
+        let (mut best, mut latest) = (None, i64::MIN);
         for r in running {
             let c = &tasks[r.slot as usize];
-            let key = (c.deadline, r.core);
-            if best.is_some_and(|b| key < b) {
+            if c.deadline < latest {
                 continue;
             }
             let v = c.vruntime_at(now);
@@ -355,10 +357,11 @@ impl Eevdf {
             let protected = v < c.vprot && p.slice >= c.slice;
             let curr_first = v <= eligible_max && c.deadline <= p.deadline;
             if !protected && !curr_first {
-                best = Some(key);
+                debug_assert!(best.is_none_or(|b| b < r.core), "cores out of order");
+                (best, latest) = (Some(r.core), c.deadline);
             }
         }
-        best.map(|(_, core)| core)
+        best
     }
 
     /// When the running `t` (accounted up to `t.acct_from`) reaches its deadline.
