@@ -53,6 +53,9 @@ pub struct Events {
     fired: Timer,
     once: BinaryHeap<Reverse<(Time, u64, Ev)>>,
     seq: u64,
+    /// Whether timers were armed without updating the tree, to check that
+    /// nothing looks at it before [`Events::settle`].
+    unsettled: bool,
 }
 
 impl Events {
@@ -63,15 +66,37 @@ impl Events {
             fired: NONE,
             once: BinaryHeap::new(),
             seq: 0,
+            unsettled: false,
         }
     }
 
     /// Sets core `core`'s timer to `at`, replacing any pending one.
     pub fn arm(&mut self, core: u32, at: Time) {
+        let timer = self.timer(core, at);
+        self.timers.set(core, timer);
+    }
+
+    /// [`Events::arm`], but the tree is left to [`Events::settle`]: for many
+    /// cores at once, one pass over the tree instead of a climb each.
+    pub fn arm_deferred(&mut self, core: u32, at: Time) {
+        let timer = self.timer(core, at);
+        self.timers.set_leaf(core, timer);
+        self.unsettled = true;
+    }
+
+    /// Brings the timers up to date after [`Events::arm_deferred`].
+    pub fn settle(&mut self) {
+        self.timers.settle();
+        self.unsettled = false;
+    }
+
+    /// Core `core`'s timer at `at`, with the next sequence number.
+    #[inline]
+    fn timer(&mut self, core: u32, at: Time) -> Timer {
         debug_assert!(core < 1 << CORE_BITS && self.seq < 1 << (64 - CORE_BITS));
         self.seq += 1;
         let low = (self.seq << CORE_BITS) | core as u64;
-        self.timers.set(core, (at as u128) << 64 | low as u128);
+        (at as u128) << 64 | low as u128
     }
 
     /// Cancels core `core`'s pending timer, if any.
@@ -99,6 +124,7 @@ impl Events {
 
     /// The earliest event without removing it.
     pub fn peek(&self) -> Option<(Time, Ev)> {
+        debug_assert!(!self.unsettled, "timers armed but not settled");
         let timer = self.timers.min();
         debug_assert!(
             self.fired == NONE || self.fired != self.timers.get(core_of(self.fired)),
@@ -135,12 +161,13 @@ mod tests {
 
     proptest! {
         /// Against a naive reference: one pending timer per core (re-arming
-        /// replaces it), one-shot events, all popped by (time, scheduling order).
-        /// Five cores of a small machine or of a large one (both tree depths).
+        /// replaces it, alone or with another before the tree is settled),
+        /// one-shot events, all popped by (time, scheduling order). Five
+        /// cores of a small machine or of a large one (both tree depths).
         #[test]
         fn matches_naive_reference(
             large in any::<bool>(),
-            ops in prop::collection::vec((0u8..4, 0u32..5, 0u64..20), 1..200),
+            ops in prop::collection::vec((0u8..5, 0u32..5, 0u64..20), 1..200),
         ) {
             let cores = if large { 200 } else { 5 };
             let mut q = Events::new(cores);
@@ -163,6 +190,15 @@ mod tests {
                         seq += 1;
                         q.push(at, Ev::IoDone(core));
                         naive.push((at, seq, Ev::IoDone(core)));
+                    }
+                    3 => {
+                        for (core, at) in [(core, at), ((core + 1) % cores as u32, at / 2)] {
+                            seq += 1;
+                            q.arm_deferred(core, at);
+                            naive.retain(|e| e.2 != Ev::Core(core));
+                            naive.push((at, seq, Ev::Core(core)));
+                        }
+                        q.settle();
                     }
                     _ => {
                         let first = naive.iter().copied().enumerate().min_by_key(|e| (e.1.0, e.1.1));
