@@ -48,7 +48,7 @@ pub struct Task {
     pub acct_from: Time,
     /// Work done (CPU time net of switch costs), for SRPT.
     pub done: Nanos,
-    /// Predicted total CPU demand, for the SRPT family.
+    /// Predicted total CPU demand, for the SRPT family (0 under the others).
     pub predicted: Nanos,
     pub watch: Option<Nanos>,
     // Fair class state.
