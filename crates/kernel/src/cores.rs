@@ -14,7 +14,7 @@ use crate::config::{Config, Discipline, FairClass, Prediction, RANDOM_PREDICTION
 use crate::events::{Ev, Events};
 use crate::fair::{Cfs, CfsTunables, Eevdf, Join, Running, idle_victim};
 use crate::oracle::{Fifo, Srpt};
-use crate::rt::RtQueue;
+use crate::rt::{RtQueue, RtRunning};
 use crate::slab::Slab;
 use crate::task::{State, Task};
 use crate::ticks::Ticks;
@@ -106,7 +106,10 @@ pub struct Cores {
     events: Events,
     seq: u64,
     rng: Pcg64Mcg,
-    rt_running: usize,
+    /// Running RT tasks, by priority: an RT wakeup that finds every busy
+    /// core running one at its priority or above has nothing to preempt,
+    /// without scanning them (FIFO's every arrival that finds no idle core).
+    rt_running: RtRunning,
     /// Running SCHED_IDLE tasks: while there are none, a wakeup need not look
     /// for one to preempt.
     idle_running: usize,
@@ -146,7 +149,7 @@ impl Cores {
             events: Events::new(cfg.cores),
             seq: 0,
             rng: Pcg64Mcg::seed_from_u64(cfg.seed),
-            rt_running: 0,
+            rt_running: RtRunning::default(),
             idle_running: 0,
             live: 0,
             pending: Vec::new(),
@@ -399,21 +402,32 @@ impl Cores {
         let rq = t.rq as usize;
         if let Some(p) = t.rt_prio() {
             // RT preempts anything below its priority; a fair-server turn holds.
-            return self.rqs[rq]
-                .cores
-                .iter()
-                .map(|&c| {
-                    let core = &self.cores[c as usize];
-                    let rank = if core.server_until.is_some() {
-                        u8::MAX
-                    } else {
-                        self.tasks[core.task as usize].rt_prio().unwrap_or(0)
-                    };
-                    (rank, c)
-                })
-                .min()
-                .filter(|&(rank, _)| rank < p)
-                .map(|(_, c)| c);
+            let scan = || {
+                self.rqs[rq]
+                    .cores
+                    .iter()
+                    .map(|&c| {
+                        let core = &self.cores[c as usize];
+                        let rank = if core.server_until.is_some() {
+                            u8::MAX
+                        } else {
+                            self.tasks[core.task as usize].rt_prio().unwrap_or(0)
+                        };
+                        (rank, c)
+                    })
+                    .min()
+                    .filter(|&(rank, _)| rank < p)
+                    .map(|(_, c)| c)
+            };
+            // Every busy core runs an RT task (so none a fair-server turn),
+            // none below `p`: nothing to preempt, and no scan of the cores
+            // to tell (-29% instructions in (c) fifo).
+            let busy = self.cores.len() - self.idle.len();
+            if self.rt_running.len == busy && !self.rt_running.any_below(p) {
+                debug_assert_eq!(scan(), None, "RT victim");
+                return None;
+            }
+            return scan();
         }
         let lower = &self.rqs[rq].lower;
         let running = self.running_fair(rq);
@@ -460,7 +474,7 @@ impl Cores {
     fn running_fair(&self, rq: usize) -> impl Iterator<Item = Running> + Clone + '_ {
         // Mostly one queue and no RT task running: every core runs one of
         // its fair tasks, so the test is skipped (a wakeup scans every core).
-        let all = self.rqs.len() == 1 && self.rt_running == 0;
+        let all = self.rqs.len() == 1 && self.rt_running.len == 0;
         // Slices taken once: reached through `self`, the scan reloaded each
         // vector's address and length at every core (-0.2% instructions).
         let (cores, tasks) = (&self.cores[..], &self.tasks[..]);
@@ -516,7 +530,7 @@ impl Cores {
         let rq = t.rq as usize;
         let lower = &self.rqs[rq].lower;
         let ticks = matches!(lower, Lower::Eevdf(_) | Lower::Cfs(_)) && lower.waiting() == 1;
-        let server = self.rt_running > 0 && self.cfg.fair_server;
+        let server = self.rt_running.len > 0 && self.cfg.fair_server;
         if t.rt_prio().is_none() && (ticks || server) {
             self.arm_waited_on(rq, ticks, server, now);
         }
@@ -581,8 +595,8 @@ impl Cores {
         t.acct_from = now;
         t.turn_cpu = t.stats.cpu;
         self.idle_running += usize::from(t.attrs.class == Class::Idle);
-        if t.rt_prio().is_some() {
-            self.rt_running += 1;
+        if let Some(p) = t.rt_prio() {
+            self.rt_running.add(p);
             if self.fair_waiting(c) {
                 self.arm_fair_server(c, now);
             }
@@ -633,8 +647,8 @@ impl Cores {
                 .push(Notice::Turn(t.id, t.stats.cpu - t.turn_cpu));
         }
         self.idle_running -= usize::from(t.attrs.class == Class::Idle);
-        if t.rt_prio().is_some() {
-            self.rt_running -= 1;
+        if let Some(p) = t.rt_prio() {
+            self.rt_running.remove(p);
         } else if let Lower::Eevdf(q) = &mut self.rqs[t.rq as usize].lower {
             q.on_stop(t);
         } else if let Lower::Srpt(q) = &mut self.rqs[t.rq as usize].lower {

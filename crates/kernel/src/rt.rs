@@ -73,6 +73,50 @@ impl RtQueue {
     }
 }
 
+/// The priorities of the running RT tasks: a count per priority and a bitmap
+/// of those present.
+#[derive(Debug)]
+pub struct RtRunning {
+    counts: [u32; 100],
+    bitmap: u128,
+    /// Number of running RT tasks.
+    pub len: usize,
+}
+
+impl Default for RtRunning {
+    fn default() -> Self {
+        RtRunning {
+            counts: [0; 100],
+            bitmap: 0,
+            len: 0,
+        }
+    }
+}
+
+impl RtRunning {
+    /// A task of priority `prio` starts running.
+    pub fn add(&mut self, prio: u8) {
+        self.counts[prio as usize] += 1;
+        self.bitmap |= 1 << prio;
+        self.len += 1;
+    }
+
+    /// A task of priority `prio` stops running.
+    pub fn remove(&mut self, prio: u8) {
+        let n = &mut self.counts[prio as usize];
+        *n -= 1;
+        if *n == 0 {
+            self.bitmap &= !(1 << prio);
+        }
+        self.len -= 1;
+    }
+
+    /// Whether a running task's priority is below `prio`.
+    pub fn any_below(&self, prio: u8) -> bool {
+        self.bitmap & ((1 << prio) - 1) != 0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,5 +132,19 @@ mod tests {
         assert_eq!((q.pop(), q.pop(), q.pop()), (Some(4), Some(2), Some(1)));
         assert!(q.remove(3, 10));
         assert_eq!((q.pop(), q.len), (None, 0));
+    }
+
+    #[test]
+    fn running_priorities_counted() {
+        let mut r = RtRunning::default();
+        r.add(50);
+        r.add(50);
+        r.add(10);
+        assert!(r.any_below(11) && !r.any_below(10));
+        r.remove(10);
+        r.remove(50);
+        assert!(!r.any_below(50) && r.any_below(51));
+        r.remove(50);
+        assert_eq!((r.any_below(99), r.len), (false, 0));
     }
 }
