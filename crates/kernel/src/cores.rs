@@ -609,14 +609,16 @@ impl Cores {
     }
 
     /// Accounts the running task of `c` up to `now` (inlined: see
-    /// [`Cores::push_waiting`]).
+    /// [`Cores::push_waiting`]); returns its slot, which the decision at
+    /// every core event reads next (-0.5% instructions).
     #[inline(always)]
-    fn sync(&mut self, c: u32, now: Time) {
+    fn sync(&mut self, c: u32, now: Time) -> u32 {
         let core = &self.cores[c as usize];
-        let t = &mut self.tasks[core.task as usize];
+        let slot = core.task;
+        let t = &mut self.tasks[slot as usize];
         let d = now - t.acct_from;
         if d == 0 {
-            return;
+            return slot;
         }
         let progress = now.saturating_sub(core.start.max(t.acct_from)).min(t.left);
         t.left -= progress;
@@ -631,6 +633,7 @@ impl Cores {
             }
         }
         t.acct_from = now;
+        slot
     }
 
     /// Takes the (synced) running task off core `c`, leaving the core empty.
@@ -833,8 +836,7 @@ impl Cores {
     }
 
     fn on_core(&mut self, c: u32, now: Time, out: &mut Vec<Notice>) {
-        self.sync(c, now);
-        let slot = self.cores[c as usize].task;
+        let slot = self.sync(c, now);
         let t = &mut self.tasks[slot as usize];
         if t.left == 0 {
             return self.end_phase(c, slot, now, out);
