@@ -70,7 +70,10 @@ impl Events {
         }
     }
 
-    /// Sets core `core`'s timer to `at`, replacing any pending one.
+    /// Sets core `core`'s timer to `at`, replacing any pending one. Inlined:
+    /// LLVM had left it a call of its own from `Cores::arm` (-0.35%
+    /// instructions).
+    #[inline]
     pub fn arm(&mut self, core: u32, at: Time) {
         let timer = self.timer(core, at);
         self.timers.set(core, timer);
