@@ -49,7 +49,9 @@ fn core_of(timer: Timer) -> u32 {
 pub struct Events {
     /// The cores' pending timers.
     timers: Tournament,
-    /// The core timer last fired, to check that its handler moved it.
+    /// The core timer last fired, to check that its handler moved it (debug
+    /// builds only: kept up to date in release, it cost 0.2% of the
+    /// instructions).
     fired: Timer,
     once: BinaryHeap<Reverse<(Time, u64, Ev)>>,
     seq: u64,
@@ -148,7 +150,11 @@ impl Events {
     pub fn fire_until(&mut self, bound: Time) -> Option<(Time, Ev)> {
         let first = self.peek().filter(|&(at, _)| at <= bound)?;
         match first.1 {
-            Ev::Core(_) => self.fired = self.timers.min(),
+            Ev::Core(_) => {
+                if cfg!(debug_assertions) {
+                    self.fired = self.timers.min();
+                }
+            }
             Ev::IoDone(_) | Ev::FairServer(_) => {
                 self.once.pop();
             }
