@@ -60,6 +60,11 @@ struct Calibrate {
     /// Fewer, shorter measurements: about a second instead of about five.
     #[arg(long)]
     quick: bool,
+    /// Measure with the other CPUs idle. By default each other CPU runs the
+    /// suite's work meanwhile, as a replay under load keeps it busy, and
+    /// functions take more CPU time then (shared caches, hyperthreads).
+    #[arg(long)]
+    alone: bool,
 }
 
 /// The suite's names, each with its description in `--help`.
@@ -179,7 +184,7 @@ impl Calibrate {
         };
         let steps = Kind::ALL.len() + 1;
         let mut step = 0;
-        let calibration = Calibration::measure(&program, effort, |what| {
+        let calibration = Calibration::measure(&program, effort, !self.alone, |what| {
             step += 1;
             eprintln!("[{step}/{steps}] {what}");
         })?;
@@ -201,6 +206,7 @@ impl Calibrate {
             "startup   {:>8.1}  (CPU µs of a process that does no work)",
             calibration.startup_ns as f64 / 1e3
         );
+        println!("measured with {} other CPU(s) busy", calibration.neighbours);
         calibration.save(&path)?;
         println!("calibration {} saved to {}", calibration.id, path.display());
         Ok(())

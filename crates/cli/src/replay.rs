@@ -162,7 +162,7 @@ fn load_calibration(path: Option<&Path>, program: &Path) -> Result<Calibration> 
         "no calibration yet: measuring this machine once (saved to {})",
         default.display()
     );
-    let c = Calibration::measure(program, Effort::Full, |msg| eprintln!("  {msg}"))?;
+    let c = Calibration::measure(program, Effort::Full, true, |msg| eprintln!("  {msg}"))?;
     c.save(&default)?;
     Ok(c)
 }

@@ -108,6 +108,13 @@ fn calibrate_writes_a_loadable_file() {
         "{stdout}"
     );
     assert!(c.startup_ns > 0);
+    // Every other CPU this test may use was kept busy.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(c.neighbours, cpus - 1);
+    assert!(
+        stdout.contains(&format!("measured with {} other CPU(s) busy", cpus - 1)),
+        "{stdout}"
+    );
     for f in &c.functions {
         assert!(f.unit_ns > 0 && !f.points.is_empty(), "{f:?}");
         assert!(

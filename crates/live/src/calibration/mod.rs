@@ -13,6 +13,7 @@
 
 mod machine;
 mod measure;
+mod neighbours;
 
 pub use machine::Machine;
 pub use measure::Effort;
@@ -39,6 +40,10 @@ pub struct Calibration {
     pub build: String,
     /// Where it was measured.
     pub machine: Machine,
+    /// Threads that kept the other CPUs busy while it was measured (see
+    /// `neighbours.rs`); 0 (and absent from the file) when measured alone.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub neighbours: usize,
     /// CPU time of a `faasched fn` process that does no work (exec, start,
     /// exit), ns: the median over several runs.
     pub startup_ns: Nanos,
@@ -113,6 +118,9 @@ pub enum CalibrationError {
         /// How it ended.
         status: ExitStatus,
     },
+    /// The neighbours could not be started or the measurer pinned.
+    #[error("keeping the other CPUs busy: {0}")]
+    Neighbours(io::Error),
     /// There is nowhere to keep the calibration by default.
     #[error("no cache directory: neither XDG_CACHE_HOME nor HOME is set (give a file)")]
     NoCacheDir,
@@ -120,14 +128,20 @@ pub enum CalibrationError {
 
 impl Calibration {
     /// Measures this machine. `program` is the faasched binary, run a few
-    /// times to measure a process's startup; `progress` hears of each step
-    /// before it starts.
+    /// times to measure a process's startup; with `busy`, every other CPU
+    /// computes meanwhile, as in a replay under load (`neighbours.rs`);
+    /// `progress` hears of each step before it starts.
     pub fn measure(
         program: &Path,
         effort: Effort,
+        busy: bool,
         mut progress: impl FnMut(&str),
     ) -> Result<Calibration, CalibrationError> {
         let budget = effort.budget();
+        let neighbours = match busy {
+            true => Some(neighbours::Neighbours::start().map_err(CalibrationError::Neighbours)?),
+            false => None,
+        };
         progress("startup: a process that does no work");
         let startup_ns = measure::startup(program, &budget)?;
         let functions = Kind::ALL
@@ -156,6 +170,7 @@ impl Calibration {
                 }
             ),
             machine: Machine::this(),
+            neighbours: neighbours.as_ref().map_or(0, |n| n.count()),
             startup_ns,
             functions,
         };
@@ -269,6 +284,10 @@ impl Calibration {
         });
         Plan(steps.collect())
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ fn hand_made() -> Calibration {
             cores: 2,
             kernel: "6.18".into(),
         },
+        neighbours: 0,
         startup_ns: MS,
         functions: Kind::ALL
             .map(|kind| FunctionCalibration {

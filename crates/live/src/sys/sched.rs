@@ -75,13 +75,10 @@ impl Prepared {
             runtime: if fair { attrs.slice.unwrap_or(0) } else { 0 },
             ..SchedAttr::default()
         };
-        // SAFETY: an all-zero cpu_set_t is the empty set.
-        let mut cpus: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        for c in attrs.cpus.iter() {
-            // SAFETY: `c` < MAX_CPUS (256) < CPU_SETSIZE (1024).
-            unsafe { libc::CPU_SET(c, &mut cpus) };
-        }
-        Ok(Prepared { attr, cpus })
+        Ok(Prepared {
+            attr,
+            cpus: cpu_set(&attrs.cpus),
+        })
     }
 
     /// Applies the attributes to `pid` (0 = the calling thread): class,
@@ -162,6 +159,29 @@ pub fn restore(pid: libc::pid_t, before: &Current) -> io::Result<()> {
     };
     // SAFETY: `attr` is a valid sched_attr whose `size` field is its size.
     let rc = unsafe { libc::syscall(libc::SYS_sched_setattr, pid, &attr, 0u32) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// `cpus` as the kernel's `cpu_set_t`.
+fn cpu_set(cpus: &faasched_model::CpuSet) -> libc::cpu_set_t {
+    // SAFETY: an all-zero cpu_set_t is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for c in cpus.iter() {
+        // SAFETY: `c` < MAX_CPUS (256) < CPU_SETSIZE (1024).
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    set
+}
+
+/// Lets `pid` (0 = the calling thread) run on `cpus` only; its class,
+/// priority and nice stay as they are.
+pub fn set_affinity(pid: libc::pid_t, cpus: &faasched_model::CpuSet) -> io::Result<()> {
+    let set = cpu_set(cpus);
+    // SAFETY: `set` is a valid cpu_set_t of the size passed.
+    let rc = unsafe { libc::sched_setaffinity(pid, size_of::<libc::cpu_set_t>(), &set) };
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
