@@ -15,7 +15,9 @@ use faasched_live::sys::sched::online_cpus;
 use faasched_model::{CpuSet, Invocation, MS, Outcome, Privileges};
 use faasched_policy::Tuning;
 use faasched_report::{Collector, PolicySummary, Summary};
+use indicatif::ProgressBar;
 use serde_json::{Value, json};
+use std::convert::Infallible;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -58,6 +60,14 @@ pub struct Args {
     /// fn calibrate` saves; measured now if there is none).
     #[arg(long, value_name = "FILE")]
     calibration: Option<PathBuf>,
+    /// Replay in this many rounds: the invocations are split into as many
+    /// consecutive parts, and each part is replayed under every policy in
+    /// turn before the next (the order rotating by one each round), so that
+    /// the minutes when this shared machine runs slower fall on every policy
+    /// alike. A policy keeps its state (ALPS's lessons) from one round to
+    /// the next. With 1, each policy replays the whole workload in turn.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    rounds: u32,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -71,20 +81,41 @@ impl Args {
             &mut self.workload,
             self.calibration.as_deref(),
         )?;
+        let all = source
+            .stream()?
+            .collect::<Result<Vec<Invocation>, _>>()
+            .context("reading the workload")?;
         let mut invocations = self.output.invocations()?;
-        let mut policies = Vec::new();
-        for name in &self.policy {
-            let summary = run_policy(name, &tuning, &source, &live, |o| {
-                match invocations.as_mut() {
-                    Some(w) => Ok(w.write(name, o)?),
+        let mut runs = self
+            .policy
+            .iter()
+            .map(|name| PolicyRun::new(name, &tuning))
+            .collect::<Result<Vec<_>>>()?;
+        let rounds = self.rounds as usize;
+        for round in 0..rounds {
+            let part = &all[round * all.len() / rounds..(round + 1) * all.len() / rounds];
+            for i in 0..runs.len() {
+                let run = &mut runs[(i + round) % self.policy.len()];
+                let name = run.name.clone();
+                let label = match rounds {
+                    1 => name.clone(),
+                    _ => format!("{name} {}/{rounds}", round + 1),
+                };
+                let bar = progress(&label, Some(part.len() as u64));
+                let part = part.iter().cloned().map(Ok::<_, Infallible>);
+                run.replay(&live, part, bar, |o| match invocations.as_mut() {
+                    Some(w) => Ok(w.write(&name, o)?),
                     None => Ok(()),
-                }
-            })?;
-            policies.push(summary);
+                })?;
+            }
         }
         if let Some(w) = invocations {
             w.finish()?;
         }
+        let policies = runs
+            .into_iter()
+            .map(|r| r.finish(&live, self.rounds))
+            .collect();
         let summary = Summary {
             policies,
             workload: source.describe(),
@@ -235,57 +266,102 @@ pub fn run_policy(
     tuning: &Tuning,
     source: &Source,
     live: &Live,
-    mut each: impl FnMut(&Outcome) -> Result<()>,
+    each: impl FnMut(&Outcome) -> Result<()>,
 ) -> Result<PolicySummary> {
-    let mut setup = faasched_policy::setup(name, tuning)?;
-    let mut collector = Collector::new(name, false);
-    let bar = progress(name, source.len());
-    let mut failed = None;
-    let calibration = &live.calibration;
-    let args = |inv: &Invocation| -> Vec<OsString> {
-        let kind = Kind::for_function(&inv.function.name);
-        let plan = calibration.plan(kind, &inv.phases);
-        vec![
-            "fn".into(),
-            kind.name().into(),
-            "--plan".into(),
-            plan.to_string().into(),
-        ]
-    };
-    let guard = live
-        .realtime
-        .then(Realtime::enter)
-        .transpose()
-        .context("raising the launcher to SCHED_FIFO")?;
-    let stats = replay::run(
-        &live.config,
-        setup.steer.as_mut(),
-        source.stream()?,
-        args,
-        |o| {
-            bar.inc(1);
-            collector.record(&o);
-            if failed.is_none()
-                && let Err(e) = each(&o)
-            {
-                failed = Some(e);
-            }
-        },
-    );
-    drop(guard);
-    bar.finish_and_clear();
-    let stats = stats.with_context(|| format!("replaying under {name}"))?;
-    if let Some(e) = failed {
-        return Err(e);
+    let mut run = PolicyRun::new(name, tuning)?;
+    run.replay(live, source.stream()?, progress(name, source.len()), each)?;
+    Ok(run.finish(live, 1))
+}
+
+/// One policy of a replay, kept from one round to the next: its steering
+/// policy (and so what it learned), its outcomes and what the launcher
+/// measured.
+struct PolicyRun {
+    name: String,
+    setup: faasched_policy::Setup,
+    collector: Collector,
+    stats: replay::ReplayStats,
+}
+
+impl PolicyRun {
+    /// Policy `name`, before its first round.
+    fn new(name: &str, tuning: &Tuning) -> Result<PolicyRun> {
+        Ok(PolicyRun {
+            name: name.to_string(),
+            setup: faasched_policy::setup(name, tuning)?,
+            collector: Collector::new(name, false),
+            stats: replay::ReplayStats::default(),
+        })
     }
-    let mut summary = collector.finish(stats.utilisation);
-    let mut live_json = stats.to_json();
-    live_json["calibration"] = json!(calibration.id);
-    live_json["launcher"] = json!(if live.realtime {
-        "SCHED_FIFO"
-    } else {
-        "SCHED_OTHER"
-    });
-    summary.live = Some(live_json);
-    Ok(summary)
+
+    /// Replays `invocations` (sorted by arrival), counting them on `bar`
+    /// (cleared at the end) and calling `each` on every outcome.
+    fn replay<I, E>(
+        &mut self,
+        live: &Live,
+        invocations: I,
+        bar: ProgressBar,
+        mut each: impl FnMut(&Outcome) -> Result<()>,
+    ) -> Result<()>
+    where
+        I: IntoIterator<Item = Result<Invocation, E>>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let calibration = &live.calibration;
+        let args = |inv: &Invocation| -> Vec<OsString> {
+            let kind = Kind::for_function(&inv.function.name);
+            let plan = calibration.plan(kind, &inv.phases);
+            vec![
+                "fn".into(),
+                kind.name().into(),
+                "--plan".into(),
+                plan.to_string().into(),
+            ]
+        };
+        let guard = live
+            .realtime
+            .then(Realtime::enter)
+            .transpose()
+            .context("raising the launcher to SCHED_FIFO")?;
+        let collector = &mut self.collector;
+        let mut failed = None;
+        let stats = replay::run(
+            &live.config,
+            self.setup.steer.as_mut(),
+            invocations,
+            args,
+            |o| {
+                bar.inc(1);
+                collector.record(&o);
+                if failed.is_none()
+                    && let Err(e) = each(&o)
+                {
+                    failed = Some(e);
+                }
+            },
+        );
+        drop(guard);
+        bar.finish_and_clear();
+        let stats = stats.with_context(|| format!("replaying under {}", self.name))?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        self.stats.absorb(stats);
+        Ok(())
+    }
+
+    /// What it measured over every round (`rounds` of them).
+    fn finish(self, live: &Live, rounds: u32) -> PolicySummary {
+        let mut summary = self.collector.finish(self.stats.utilisation());
+        let mut live_json = self.stats.to_json();
+        live_json["calibration"] = json!(live.calibration.id);
+        live_json["launcher"] = json!(if live.realtime {
+            "SCHED_FIFO"
+        } else {
+            "SCHED_OTHER"
+        });
+        live_json["rounds"] = json!(rounds);
+        summary.live = Some(live_json);
+        summary
+    }
 }

@@ -100,6 +100,81 @@ fn a_short_replay_writes_the_simulators_outputs_marked_live() {
     assert!(out_dir.join("report.html").is_file());
 }
 
+/// `--rounds 2`: each half of the invocations under every policy before the
+/// next half, the order rotating, and every policy's summary over both.
+#[test]
+fn rounds_interleave_the_policies() {
+    let dir = tempfile::tempdir().unwrap();
+    let cal = calibration(dir.path());
+    let out_dir = dir.path().join("out");
+    // alps needs negative nice values: root, as in CI.
+    let policies = if is_root() { "cfs,alps" } else { "cfs" };
+    let out = run(&[
+        "replay",
+        "--invocations",
+        "12",
+        "--load",
+        "0.5",
+        "--cores",
+        "1",
+        "--policy",
+        policies,
+        "--rounds",
+        "2",
+        "--calibration",
+        &cal,
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary.json")).unwrap())
+            .unwrap();
+    for p in policies.split(',') {
+        let entry = &summary["policies"][p];
+        assert_eq!(entry["invocations"], 12, "{p}");
+        assert_eq!(entry["live"]["rounds"], 2, "{p}");
+        assert_eq!(entry["live"]["launch_lateness_ms"]["count"], 12, "{p}");
+    }
+    // Rows come as the processes exit: per policy, the first half's ids
+    // before the second's; and policy by policy, rotating.
+    let rows = std::fs::read_to_string(out_dir.join("invocations.csv")).unwrap();
+    let rows: Vec<(String, u64)> = rows
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let mut cells = l.split(',');
+            let policy = cells.next().unwrap().to_string();
+            (policy, cells.next().unwrap().parse().unwrap())
+        })
+        .collect();
+    let mut runs: Vec<(&str, Vec<u64>)> = Vec::new();
+    for (p, id) in &rows {
+        match runs.last_mut() {
+            Some((last, ids)) if last == p => ids.push(*id),
+            _ => runs.push((p, vec![*id])),
+        }
+    }
+    // Each policy's first half, then its second: ids 0-5, then 6-11.
+    let halves =
+        |ids: &[u64]| ids.len() == 12 && ids.iter().enumerate().all(|(k, &i)| (k < 6) == (i < 6));
+    if policies == "cfs" {
+        assert_eq!(runs.len(), 1, "{runs:?}");
+        assert!(halves(&runs[0].1), "{runs:?}");
+    } else {
+        // cfs's first half, alps's (round 1), alps's second half and cfs's
+        // (round 2, rotated): alps's two halves are one run of rows.
+        let names: Vec<&str> = runs.iter().map(|r| r.0).collect();
+        assert_eq!(names, ["cfs", "alps", "cfs"], "{runs:?}");
+        let cfs: Vec<u64> = runs[0].1.iter().chain(&runs[2].1).copied().collect();
+        assert!(halves(&cfs) && halves(&runs[1].1), "{runs:?}");
+    }
+}
+
 #[test]
 fn sim_only_policies_are_refused() {
     let out = run(&["replay", "--policy", "cfs,srpt", "--invocations", "5"]);

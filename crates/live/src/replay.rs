@@ -100,9 +100,11 @@ pub struct ReplayStats {
     pub start: Time,
     /// Last finish.
     pub end: Time,
-    /// Busy time of the steered cores over the run (every process's, from
-    /// /proc/stat) / their capacity.
-    pub utilisation: f64,
+    /// Busy time of the steered cores from the first arrival to the last
+    /// finish (every process's, from /proc/stat).
+    pub busy: Nanos,
+    /// The steered cores' time over the same span: cores × span.
+    pub capacity: Nanos,
     /// Per launch, in order: fork instant − arrival instant (0 if on time).
     pub lateness: Vec<Nanos>,
     /// CPU time the launcher spent forking children.
@@ -127,6 +129,31 @@ pub struct ReplayStats {
 }
 
 impl ReplayStats {
+    /// Busy time of the steered cores over their capacity (0 for no span).
+    pub fn utilisation(&self) -> f64 {
+        (self.busy as f64 / self.capacity.max(1) as f64).min(1.0)
+    }
+
+    /// Adds what a later run of the same policy measured (`replay
+    /// --rounds`): counts, CPU times and capacities add up, samples join.
+    pub fn absorb(&mut self, later: ReplayStats) {
+        if self.invocations == 0 {
+            self.start = later.start;
+        }
+        self.invocations += later.invocations;
+        self.end = self.end.max(later.end);
+        self.busy += later.busy;
+        self.capacity += later.capacity;
+        self.lateness.extend(later.lateness);
+        self.launch_cpu += later.launch_cpu;
+        self.launches_held += later.launches_held;
+        self.launcher_cpu += later.launcher_cpu;
+        self.steering.absorb(later.steering);
+        self.wall += later.wall;
+        self.planned_cpu += later.planned_cpu;
+        self.used_cpu += later.used_cpu;
+    }
+
     /// The `live` object of a policy in `summary.json`: launch lateness,
     /// the launcher's and steering's CPU cost, and how promptly CPU watches
     /// acted. Times in ms, or µs where the names say so.
@@ -336,14 +363,12 @@ where
     let span = timeline
         .mono(stats.end)
         .saturating_sub(timeline.mono(stats.start));
-    let busy: Nanos = config
+    stats.busy = config
         .cpus
         .iter()
         .map(|c| busy_after[c].saturating_sub(busy_before[c]))
         .sum();
-    if span > 0 {
-        stats.utilisation = (busy as f64 / (span as f64 * config.cpus.len() as f64)).min(1.0);
-    }
+    stats.capacity = span * config.cpus.len() as Nanos;
     stats.steering = steering.stats().clone();
     stats.launcher_cpu = clock::thread_cpu() - launcher_cpu;
     stats.wall = clock::monotonic().saturating_sub(origin - config.lead);
@@ -537,6 +562,43 @@ fn exited<P: Steer + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two rounds of one policy: counts, times and capacities add up, the
+    /// samples join, and the first round's start stands.
+    #[test]
+    fn rounds_add_up() {
+        let round = |start, end, busy, late: Nanos, lag| ReplayStats {
+            invocations: 2,
+            start,
+            end,
+            busy,
+            capacity: 2 * (end - start),
+            lateness: vec![late, late + 1],
+            launch_cpu: 10,
+            launcher_cpu: 20,
+            wall: end - start,
+            planned_cpu: 100,
+            used_cpu: 90,
+            steering: SteerStats {
+                cpu: 5,
+                watch_lags: vec![lag],
+                ..SteerStats::default()
+            },
+            ..ReplayStats::default()
+        };
+        let mut all = ReplayStats::default();
+        all.absorb(round(1000, 2000, 1500, 3, 7));
+        all.absorb(round(5000, 5500, 250, 4, 8));
+        assert_eq!((all.invocations, all.start, all.end), (4, 1000, 5500));
+        // (1500 + 250) / (2 × 1000 + 2 × 500)
+        assert!((all.utilisation() - 1750.0 / 3000.0).abs() < 1e-12);
+        assert_eq!(all.lateness, [3, 4, 4, 5]);
+        assert_eq!(all.steering.watch_lags, [7, 8]);
+        assert_eq!(all.steering.cpu, 10);
+        assert_eq!((all.launch_cpu, all.launcher_cpu, all.wall), (20, 40, 1500));
+        assert_eq!((all.planned_cpu, all.used_cpu), (200, 180));
+        assert_eq!(ReplayStats::default().utilisation(), 0.0);
+    }
 
     #[test]
     fn a_launch_waits_once_for_a_look_due_within_its_fork() {

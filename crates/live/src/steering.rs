@@ -135,6 +135,20 @@ pub struct SteerStats {
     pub early_exit_events: u64,
 }
 
+impl SteerStats {
+    /// Adds what a later run of the same policy measured (`replay
+    /// --rounds`).
+    pub fn absorb(&mut self, later: SteerStats) {
+        self.cpu += later.cpu;
+        self.changes += later.changes;
+        self.watch_checks += later.watch_checks;
+        self.watch_lags.extend(later.watch_lags);
+        self.watch_overshoots.extend(later.watch_overshoots);
+        self.vanished += later.vanished;
+        self.early_exit_events += later.early_exit_events;
+    }
+}
+
 struct Tracked {
     pid: libc::pid_t,
     schedstat: Schedstat,
