@@ -42,16 +42,17 @@ fn calibration(dir: &Path) -> String {
     path.to_str().unwrap().to_string()
 }
 
-#[test]
-fn a_short_replay_writes_the_simulators_outputs_marked_live() {
+/// A replay of `invocations` at load 0.5 on one core under `policies`, with
+/// `more` arguments, a quick calibration and outputs in a directory of its
+/// own: that directory (alive while held) and its summary.json.
+fn replayed(invocations: &str, policies: &str, more: &[&str]) -> (tempfile::TempDir, Value) {
     let dir = tempfile::tempdir().unwrap();
     let cal = calibration(dir.path());
     let out_dir = dir.path().join("out");
-    let policies = if is_root() { "cfs,sfs" } else { "cfs" };
-    let out = run(&[
+    let mut args = vec![
         "replay",
         "--invocations",
-        "20",
+        invocations,
         "--load",
         "0.5",
         "--cores",
@@ -62,15 +63,23 @@ fn a_short_replay_writes_the_simulators_outputs_marked_live() {
         &cal,
         "--out",
         out_dir.to_str().unwrap(),
-    ]);
+    ];
+    args.extend(more);
+    let out = run(&args);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary.json")).unwrap())
-            .unwrap();
+    let summary = std::fs::read_to_string(out_dir.join("summary.json")).unwrap();
+    (dir, serde_json::from_str(&summary).unwrap())
+}
+
+#[test]
+fn a_short_replay_writes_the_simulators_outputs_marked_live() {
+    let policies = if is_root() { "cfs,sfs" } else { "cfs" };
+    let (dir, summary) = replayed("20", policies, &[]);
+    let out_dir = dir.path().join("out");
     assert_eq!(summary["machine"]["live"], true);
     assert_eq!(summary["machine"]["cores"], 1);
     let cal_id = summary["machine"]["calibration"]
@@ -104,36 +113,10 @@ fn a_short_replay_writes_the_simulators_outputs_marked_live() {
 /// next half, the order rotating, and every policy's summary over both.
 #[test]
 fn rounds_interleave_the_policies() {
-    let dir = tempfile::tempdir().unwrap();
-    let cal = calibration(dir.path());
-    let out_dir = dir.path().join("out");
     // alps needs negative nice values: root, as in CI.
     let policies = if is_root() { "cfs,alps" } else { "cfs" };
-    let out = run(&[
-        "replay",
-        "--invocations",
-        "12",
-        "--load",
-        "0.5",
-        "--cores",
-        "1",
-        "--policy",
-        policies,
-        "--rounds",
-        "2",
-        "--calibration",
-        &cal,
-        "--out",
-        out_dir.to_str().unwrap(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary.json")).unwrap())
-            .unwrap();
+    let (dir, summary) = replayed("12", policies, &["--rounds", "2"]);
+    let out_dir = dir.path().join("out");
     for p in policies.split(',') {
         let entry = &summary["policies"][p];
         assert_eq!(entry["invocations"], 12, "{p}");
