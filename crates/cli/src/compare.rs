@@ -47,6 +47,8 @@ pub struct Args {
     /// Calibration file (as for `replay`).
     #[arg(long, value_name = "FILE")]
     calibration: Option<PathBuf>,
+    #[command(flatten)]
+    rounds: replay::Rounds,
     /// Write compare.json, compare.csv, and sim/ and live/ with each run's
     /// summary.json and summary.csv, into this directory.
     #[arg(long, short = 'o', value_name = "DIR")]
@@ -117,8 +119,7 @@ impl Args {
             self.calibration.as_deref(),
         )?;
         let cores = live.cores();
-        let (mut sim, mut measured) = (Vec::new(), Vec::new());
-        let (mut sim_summaries, mut live_summaries) = (Vec::new(), Vec::new());
+        let (mut sim, mut sim_summaries) = (Vec::new(), Vec::new());
         for name in &self.policy {
             let mut t = Samples::default();
             let s = simulate_policy(
@@ -135,14 +136,19 @@ impl Args {
             )?;
             sim.push(t);
             sim_summaries.push(s);
-            let mut t = Samples::default();
-            let l = replay::run_policy(name, &tuning, &source, &live, |o| {
-                t.record(o);
-                Ok(())
-            })?;
-            measured.push(t);
-            live_summaries.push(l);
         }
+        let mut measured: Vec<Samples> = self.policy.iter().map(|_| Samples::default()).collect();
+        let live_summaries = replay::replay_policies(
+            &self.policy,
+            &tuning,
+            &source,
+            &live,
+            self.rounds,
+            |i, o| {
+                measured[i].record(o);
+                Ok(())
+            },
+        )?;
         let comparison = compare(&self.policy, &mut sim, &mut measured);
         if let Some(dir) = &self.out {
             let sim_summary = Summary {

@@ -60,6 +60,15 @@ pub struct Args {
     /// fn calibrate` saves; measured now if there is none).
     #[arg(long, value_name = "FILE")]
     calibration: Option<PathBuf>,
+    #[command(flatten)]
+    rounds: Rounds,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+/// How the policies take turns on the machine.
+#[derive(ClapArgs, Debug, Clone, Copy)]
+pub struct Rounds {
     /// Replay in this many rounds: the invocations are split into as many
     /// consecutive parts, and each part is replayed under every policy in
     /// turn before the next (the order rotating by one each round), so that
@@ -68,8 +77,6 @@ pub struct Args {
     /// the next. With 1, each policy replays the whole workload in turn.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     rounds: u32,
-    #[command(flatten)]
-    output: OutputArgs,
 }
 
 impl Args {
@@ -81,41 +88,21 @@ impl Args {
             &mut self.workload,
             self.calibration.as_deref(),
         )?;
-        let all = source
-            .stream()?
-            .collect::<Result<Vec<Invocation>, _>>()
-            .context("reading the workload")?;
         let mut invocations = self.output.invocations()?;
-        let mut runs = self
-            .policy
-            .iter()
-            .map(|name| PolicyRun::new(name, &tuning))
-            .collect::<Result<Vec<_>>>()?;
-        let rounds = self.rounds as usize;
-        for round in 0..rounds {
-            let part = &all[round * all.len() / rounds..(round + 1) * all.len() / rounds];
-            for i in 0..runs.len() {
-                let run = &mut runs[(i + round) % self.policy.len()];
-                let name = run.name.clone();
-                let label = match rounds {
-                    1 => name.clone(),
-                    _ => format!("{name} {}/{rounds}", round + 1),
-                };
-                let bar = progress(&label, Some(part.len() as u64));
-                let part = part.iter().cloned().map(Ok::<_, Infallible>);
-                run.replay(&live, part, bar, |o| match invocations.as_mut() {
-                    Some(w) => Ok(w.write(&name, o)?),
-                    None => Ok(()),
-                })?;
-            }
-        }
+        let policies = replay_policies(
+            &self.policy,
+            &tuning,
+            &source,
+            &live,
+            self.rounds,
+            |i, o| match invocations.as_mut() {
+                Some(w) => Ok(w.write(&self.policy[i], o)?),
+                None => Ok(()),
+            },
+        )?;
         if let Some(w) = invocations {
             w.finish()?;
         }
-        let policies = runs
-            .into_iter()
-            .map(|r| r.finish(&live, self.rounds))
-            .collect();
         let summary = Summary {
             policies,
             workload: source.describe(),
@@ -260,17 +247,44 @@ impl Live {
     }
 }
 
-/// Replays `source` under policy `name`, calling `each` on every outcome.
-pub fn run_policy(
-    name: &str,
+/// Replays `source` under each of `policies`, in `rounds`, calling `each`
+/// with the policy's index in `policies` on every outcome; a summary per
+/// policy, in the order given.
+pub fn replay_policies(
+    policies: &[String],
     tuning: &Tuning,
     source: &Source,
     live: &Live,
-    each: impl FnMut(&Outcome) -> Result<()>,
-) -> Result<PolicySummary> {
-    let mut run = PolicyRun::new(name, tuning)?;
-    run.replay(live, source.stream()?, progress(name, source.len()), each)?;
-    Ok(run.finish(live, 1))
+    rounds: Rounds,
+    mut each: impl FnMut(usize, &Outcome) -> Result<()>,
+) -> Result<Vec<PolicySummary>> {
+    let all = source
+        .stream()?
+        .collect::<Result<Vec<Invocation>, _>>()
+        .context("reading the workload")?;
+    let mut runs = policies
+        .iter()
+        .map(|name| PolicyRun::new(name, tuning))
+        .collect::<Result<Vec<_>>>()?;
+    let n = rounds.rounds as usize;
+    for round in 0..n {
+        let part = &all[round * all.len() / n..(round + 1) * all.len() / n];
+        for i in 0..runs.len() {
+            let k = (i + round) % runs.len();
+            let name = &policies[k];
+            let label = match n {
+                1 => name.clone(),
+                _ => format!("{name} {}/{n}", round + 1),
+            };
+            let bar = progress(&label, Some(part.len() as u64));
+            let part = part.iter().cloned().map(Ok::<_, Infallible>);
+            runs[k].replay(live, part, bar, |o| each(k, o))?;
+        }
+    }
+    Ok(runs
+        .into_iter()
+        .map(|r| r.finish(live, rounds.rounds))
+        .collect())
 }
 
 /// One policy of a replay, kept from one round to the next: its steering

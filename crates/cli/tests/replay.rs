@@ -158,6 +158,64 @@ fn rounds_interleave_the_policies() {
     }
 }
 
+/// `compare`: each policy simulated and replayed (here in two rounds), and
+/// per policy and group the counts, the two means and their distance.
+#[test]
+fn compare_sets_each_policy_measured_beside_simulated() {
+    let dir = tempfile::tempdir().unwrap();
+    let cal = calibration(dir.path());
+    let policies = if is_root() { "cfs,alps" } else { "cfs" };
+    let out_dir = dir.path().join("out");
+    let out = run(&[
+        "compare",
+        "--invocations",
+        "12",
+        "--load",
+        "0.5",
+        "--cores",
+        "1",
+        "--policy",
+        policies,
+        "--rounds",
+        "2",
+        "--calibration",
+        &cal,
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("compare.json")).unwrap())
+            .unwrap();
+    assert_eq!(printed, written);
+    for p in policies.split(',') {
+        let all = printed["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["policy"] == p && r["group"] == "all")
+            .unwrap_or_else(|| panic!("{p}: {printed}"));
+        assert_eq!(
+            (&all["count_sim"], &all["count_live"]),
+            (&12.into(), &12.into())
+        );
+        let ks = all["ks_distance"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&ks), "{all}");
+        assert!(all["ratio_of_means"].as_f64().unwrap() > 0.0, "{all}");
+        let live: Value = serde_json::from_str(
+            &std::fs::read_to_string(out_dir.join("live/summary.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(live["policies"][p]["live"]["rounds"], 2, "{p}");
+    }
+}
+
 #[test]
 fn sim_only_policies_are_refused() {
     let out = run(&["replay", "--policy", "cfs,srpt", "--invocations", "5"]);
