@@ -42,15 +42,21 @@ fn calibration(dir: &Path) -> String {
     path.to_str().unwrap().to_string()
 }
 
-/// A replay of `invocations` at load 0.5 on one core under `policies`, with
-/// `more` arguments, a quick calibration and outputs in a directory of its
-/// own: that directory (alive while held) and its summary.json.
-fn replayed(invocations: &str, policies: &str, more: &[&str]) -> (tempfile::TempDir, Value) {
+/// `command` (replay or compare) of `invocations` at load 0.5 on one core
+/// under `policies`, with `more` arguments, a quick calibration and outputs
+/// in `out` under a directory of its own: that directory (alive while held)
+/// and what the command printed.
+fn small_run(
+    command: &str,
+    invocations: &str,
+    policies: &str,
+    more: &[&str],
+) -> (tempfile::TempDir, Output) {
     let dir = tempfile::tempdir().unwrap();
     let cal = calibration(dir.path());
     let out_dir = dir.path().join("out");
     let mut args = vec![
-        "replay",
+        command,
         "--invocations",
         invocations,
         "--load",
@@ -71,7 +77,13 @@ fn replayed(invocations: &str, policies: &str, more: &[&str]) -> (tempfile::Temp
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let summary = std::fs::read_to_string(out_dir.join("summary.json")).unwrap();
+    (dir, out)
+}
+
+/// [`small_run`] of `replay`, and its summary.json.
+fn replayed(invocations: &str, policies: &str, more: &[&str]) -> (tempfile::TempDir, Value) {
+    let (dir, _) = small_run("replay", invocations, policies, more);
+    let summary = std::fs::read_to_string(dir.path().join("out/summary.json")).unwrap();
     (dir, serde_json::from_str(&summary).unwrap())
 }
 
@@ -162,33 +174,9 @@ fn rounds_interleave_the_policies() {
 /// per policy and group the counts, the two means and their distance.
 #[test]
 fn compare_sets_each_policy_measured_beside_simulated() {
-    let dir = tempfile::tempdir().unwrap();
-    let cal = calibration(dir.path());
     let policies = if is_root() { "cfs,alps" } else { "cfs" };
+    let (dir, out) = small_run("compare", "12", policies, &["--rounds", "2", "--json"]);
     let out_dir = dir.path().join("out");
-    let out = run(&[
-        "compare",
-        "--invocations",
-        "12",
-        "--load",
-        "0.5",
-        "--cores",
-        "1",
-        "--policy",
-        policies,
-        "--rounds",
-        "2",
-        "--calibration",
-        &cal,
-        "--out",
-        out_dir.to_str().unwrap(),
-        "--json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
     let written: Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("compare.json")).unwrap())
