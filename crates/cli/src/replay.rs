@@ -293,7 +293,12 @@ pub fn replay_policies(
 struct PolicyRun {
     name: String,
     setup: faasched_policy::Setup,
-    collector: Collector,
+    /// Every outcome so far. Summarised only at the end: a [`Collector`]'s
+    /// histograms take megabytes once filled, and the launcher forks for
+    /// every invocation, so each megabyte it holds makes every later fork
+    /// dearer. Three collectors held through a run made a fork cost up to
+    /// 1.8 times the CPU (session 6, docs/LIVE.md "Results (session 6)").
+    outcomes: Vec<Outcome>,
     stats: replay::ReplayStats,
 }
 
@@ -303,7 +308,7 @@ impl PolicyRun {
         Ok(PolicyRun {
             name: name.to_string(),
             setup: faasched_policy::setup(name, tuning)?,
-            collector: Collector::new(name, false),
+            outcomes: Vec::new(),
             stats: replay::ReplayStats::default(),
         })
     }
@@ -337,7 +342,7 @@ impl PolicyRun {
             .then(Realtime::enter)
             .transpose()
             .context("raising the launcher to SCHED_FIFO")?;
-        let collector = &mut self.collector;
+        let outcomes = &mut self.outcomes;
         let mut failed = None;
         let stats = replay::run(
             &live.config,
@@ -346,12 +351,12 @@ impl PolicyRun {
             args,
             |o| {
                 bar.inc(1);
-                collector.record(&o);
                 if failed.is_none()
                     && let Err(e) = each(&o)
                 {
                     failed = Some(e);
                 }
+                outcomes.push(o);
             },
         );
         drop(guard);
@@ -366,7 +371,11 @@ impl PolicyRun {
 
     /// What it measured over every round (`rounds` of them).
     fn finish(self, live: &Live, rounds: u32) -> PolicySummary {
-        let mut summary = self.collector.finish(self.stats.utilisation());
+        let mut collector = Collector::new(&self.name, false);
+        for o in &self.outcomes {
+            collector.record(o);
+        }
+        let mut summary = collector.finish(self.stats.utilisation());
         let mut live_json = self.stats.to_json();
         live_json["calibration"] = json!(live.calibration.id);
         live_json["launcher"] = json!(if live.realtime {
