@@ -297,7 +297,7 @@ struct PolicyRun {
     /// histograms take megabytes once filled, and the launcher forks for
     /// every invocation, so each megabyte it holds makes every later fork
     /// dearer. Three collectors held through a run made a fork cost up to
-    /// 1.8 times the CPU (session 6, docs/LIVE.md "Results (session 6)").
+    /// twice the CPU (session 6, docs/LIVE.md "Results (session 6)", set C).
     outcomes: Vec<Outcome>,
     stats: replay::ReplayStats,
 }
