@@ -15,7 +15,6 @@ use faasched_live::sys::sched::online_cpus;
 use faasched_model::{CpuSet, Invocation, MS, Outcome, Privileges};
 use faasched_policy::Tuning;
 use faasched_report::{Collector, PolicySummary, Summary};
-use indicatif::ProgressBar;
 use serde_json::{Value, json};
 use std::convert::Infallible;
 use std::ffi::OsString;
@@ -276,9 +275,7 @@ pub fn replay_policies(
                 1 => name.clone(),
                 _ => format!("{name} {}/{n}", round + 1),
             };
-            let bar = progress(&label, Some(part.len() as u64));
-            let part = part.iter().cloned().map(Ok::<_, Infallible>);
-            runs[k].replay(live, part, bar, |o| each(k, o))?;
+            runs[k].replay(live, part, &label, |o| each(k, o))?;
         }
     }
     Ok(runs
@@ -313,19 +310,16 @@ impl PolicyRun {
         })
     }
 
-    /// Replays `invocations` (sorted by arrival), counting them on `bar`
-    /// (cleared at the end) and calling `each` on every outcome.
-    fn replay<I, E>(
+    /// Replays `invocations` (sorted by arrival) under a progress bar
+    /// labelled `label`, calling `each` on every outcome.
+    fn replay(
         &mut self,
         live: &Live,
-        invocations: I,
-        bar: ProgressBar,
+        invocations: &[Invocation],
+        label: &str,
         mut each: impl FnMut(&Outcome) -> Result<()>,
-    ) -> Result<()>
-    where
-        I: IntoIterator<Item = Result<Invocation, E>>,
-        E: std::error::Error + Send + Sync + 'static,
-    {
+    ) -> Result<()> {
+        let bar = progress(label, Some(invocations.len() as u64));
         let calibration = &live.calibration;
         let args = |inv: &Invocation| -> Vec<OsString> {
             let kind = Kind::for_function(&inv.function.name);
@@ -347,7 +341,7 @@ impl PolicyRun {
         let stats = replay::run(
             &live.config,
             self.setup.steer.as_mut(),
-            invocations,
+            invocations.iter().cloned().map(Ok::<_, Infallible>),
             args,
             |o| {
                 bar.inc(1);

@@ -103,8 +103,7 @@ impl Drop for Spinner {
 /// Runs every measurement `trials` times.
 pub fn run(trials: usize, realtime: bool) -> io::Result<Measured> {
     let last = online_cpus() - 1;
-    let mut cpus = CpuSet::EMPTY;
-    cpus.insert(last);
+    let cpus = CpuSet::range(last, last + 1);
     let class = |prio| {
         if realtime {
             Class::Fifo(prio)

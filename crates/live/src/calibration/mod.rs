@@ -138,10 +138,10 @@ impl Calibration {
         mut progress: impl FnMut(&str),
     ) -> Result<Calibration, CalibrationError> {
         let budget = effort.budget();
-        let neighbours = match busy {
-            true => Some(neighbours::Neighbours::start().map_err(CalibrationError::Neighbours)?),
-            false => None,
-        };
+        let neighbours = busy
+            .then(neighbours::Neighbours::start)
+            .transpose()
+            .map_err(CalibrationError::Neighbours)?;
         progress("startup: a process that does no work");
         let startup_ns = measure::startup(program, &budget)?;
         let functions = Kind::ALL

@@ -46,7 +46,7 @@ impl Neighbours {
         let Some(mine) = others.next() else {
             return Ok(neighbours);
         };
-        set_affinity(0, &single(mine))?;
+        set_affinity(0, &CpuSet::range(mine, mine + 1))?;
         for cpu in others {
             let stop = Arc::clone(&neighbours.stop);
             let thread = std::thread::Builder::new()
@@ -54,7 +54,7 @@ impl Neighbours {
                 .spawn(move || {
                     // Unpinned, it would still keep a CPU busy, only not
                     // always another than the measurer's.
-                    let _ = set_affinity(0, &single(cpu));
+                    let _ = set_affinity(0, &CpuSet::range(cpu, cpu + 1));
                     busy(&stop);
                 })?;
             neighbours.threads.push(thread);
@@ -76,13 +76,6 @@ impl Drop for Neighbours {
         }
         let _ = set_affinity(0, &self.cpus);
     }
-}
-
-/// The set of one CPU.
-fn single(cpu: usize) -> CpuSet {
-    let mut set = CpuSet::EMPTY;
-    set.insert(cpu);
-    set
 }
 
 /// Runs the suite's units, each function in turn, until `stop`.
