@@ -12,3 +12,4 @@ pub mod poll;
 pub mod process;
 pub mod sched;
 pub mod signals;
+pub mod taskstats;
