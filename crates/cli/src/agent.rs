@@ -390,6 +390,10 @@ pub struct Bench {
     /// Print the results as JSON.
     #[arg(long)]
     json: bool,
+    /// More options for the agent, after `--` (`-- --no-taskstats` measures
+    /// the agent taking each exit by its pidfd).
+    #[arg(last = true, value_name = "AGENT OPTIONS")]
+    agent_options: Vec<String>,
 }
 
 /// One run of [`Bench`].
@@ -456,6 +460,7 @@ impl Bench {
             Command::new(&exe)
                 .args(["agent", "--policy", &self.policy, "--socket"])
                 .arg(&socket)
+                .args(&self.agent_options)
                 .stdin(Stdio::null())
                 .spawn()
                 .context("starting the agent")?,
