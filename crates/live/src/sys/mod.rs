@@ -5,6 +5,7 @@
 
 pub mod clock;
 pub mod cputimer;
+pub mod dgram;
 pub mod limits;
 pub mod peercred;
 pub mod pidfd;
