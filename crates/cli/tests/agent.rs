@@ -7,12 +7,13 @@
 //! second user, real-time classes) say so and pass without it; CI runs as
 //! root.
 
+use faasched_live::agent::protocol::datagram_path;
 use faasched_live::privilege;
-use faasched_live::sys::process;
+use faasched_live::sys::{dgram, process};
 use serde_json::Value;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::os::unix::net::UnixListener;
+use std::os::unix::net::{UnixDatagram, UnixListener};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
@@ -350,6 +351,65 @@ fn the_protocol_answers_each_line_and_refuses_nonsense() {
 }
 
 #[test]
+fn the_datagram_socket_answers_each_request_with_one_datagram() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = Agent::start(dir.path(), "cfs");
+    let socket = UnixDatagram::unbound().unwrap();
+    // An address to be answered at (autobind), as `Client` has.
+    dgram::pass_credentials(&socket).unwrap();
+    socket.connect(datagram_path(&agent.socket)).unwrap();
+    socket.set_read_timeout(Some(PATIENCE)).unwrap();
+    let ask = |request: &[u8]| -> Value {
+        socket.send(request).unwrap();
+        let mut answer = vec![0u8; 1 << 16];
+        let n = socket.recv(&mut answer).unwrap();
+        serde_json::from_slice(&answer[..n]).unwrap()
+    };
+    // A datagram is a request whole: no newline needed.
+    let none = ask(br#"{"op":"unregister","pid":999999}"#);
+    assert_eq!(none["error"], "pid 999999 is not steered");
+    let bad = ask(b"{\"op\":\"reboot\"}\n");
+    assert!(bad["error"].as_str().unwrap().contains("malformed request"));
+    let status = ask(br#"{"op":"status"}"#);
+    assert!(
+        status["error"]
+            .as_str()
+            .unwrap()
+            .contains("stream socket only"),
+        "{status}"
+    );
+    let long = format!(
+        r#"{{"op":"unregister","pid":1,"pad":"{}"}}"#,
+        "x".repeat(8000)
+    );
+    let answer = ask(long.as_bytes());
+    assert!(
+        answer["error"]
+            .as_str()
+            .unwrap()
+            .contains("longer than 4096")
+    );
+    // Handed over and ended by datagram.
+    let sleeper = Guard::spawn(Command::new("sleep").arg("30"));
+    let pid = sleeper.pid();
+    let registered = ask(format!(r#"{{"op":"register","pid":{pid},"function":"f"}}"#).as_bytes());
+    assert_eq!(registered["ok"], true, "{registered}");
+    assert!(agent.steers(pid));
+    let ended = ask(format!(r#"{{"op":"unregister","pid":{pid}}}"#).as_bytes());
+    assert_eq!(
+        (&ended["ok"], &ended["task"]),
+        (&true.into(), &registered["task"])
+    );
+    assert!(!agent.steers(pid));
+    // A sender without an address is not answered; its request is heard.
+    let anonymous = UnixDatagram::unbound().unwrap();
+    anonymous
+        .send_to(br#"{"op":"status"}"#, datagram_path(&agent.socket))
+        .unwrap();
+    until("the agent refuses it", || agent.status()["refused"] == 5);
+}
+
+#[test]
 fn a_client_hands_over_only_its_own_processes() {
     if !is_root() {
         eprintln!("skipped: needs root to run clients as another user (CI runs as root)");
@@ -462,6 +522,7 @@ fn sigterm_gives_a_realtime_process_back_its_class() {
     assert_eq!(policy_of(pid), inherited_policy());
     assert!(sleeper.running());
     assert!(!agent.socket.exists());
+    assert!(!datagram_path(&agent.socket).exists());
     assert!(!agent.socket.with_extension("state").exists());
     assert!(
         agent.log().contains("stopped by signal 15"),

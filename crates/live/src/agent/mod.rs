@@ -1,23 +1,27 @@
 //! Agent mode: steer processes faasched did not start.
 //!
-//! A platform hands a process over (its pid and its function's name) on the
-//! agent's Unix socket ([`protocol`]); the agent steers it with the policy
-//! exactly as replay steers the processes it starts, through [`Steering`]:
-//! `on_arrival` when it is handed over, `on_start` at once (it runs
-//! already), CPU watches and periods, `on_exit` with its outcome when it
-//! exits or is unregistered. `faasched exec` hands over itself, then
-//! `exec`s the function, which keeps the pid and so the attributes.
+//! A platform hands a process over (its pid and its function's name) on one
+//! of the agent's two Unix sockets ([`protocol`]): in one datagram on the
+//! datagram socket, answered with one datagram (`faasched exec` does this),
+//! or as a line on a connection to the stream socket, which also answers
+//! `status`. The agent steers the process with the policy exactly as replay
+//! steers the processes it starts, through [`Steering`]: `on_arrival` when
+//! it is handed over, `on_start` at once (it runs already), CPU watches and
+//! periods, `on_exit` with its outcome when it exits or is unregistered.
+//! `faasched exec` hands over itself, then `exec`s the function, which keeps
+//! the pid and so the attributes.
 //!
-//! One thread, one wait (`epoll_pwait2`), as in replay: the socket, each
-//! client, each steered process's pidfd, the terminating signals, and the
-//! steering's next CPU watch or period.
+//! One thread, one wait (`epoll_pwait2`), as in replay: the two sockets,
+//! each connected client, each steered process's pidfd, the terminating
+//! signals, and the steering's next CPU watch or period.
 //!
 //! The invariants:
 //!
 //! 1. A client hands over only a process whose scheduling it could change
 //!    itself (`target::may_hand_over`, against the credentials the kernel
-//!    recorded for it, `SO_PEERCRED`); never init, the agent, a kernel
-//!    thread or a thread that is not its process's leader.
+//!    recorded for it: `SO_PEERCRED` at `connect` on the stream socket,
+//!    `SCM_CREDENTIALS` attached to each datagram at send); never init, the
+//!    agent, a kernel thread or a thread that is not its process's leader.
 //! 2. A pid names a steered process only with the pidfd opened before any
 //!    check: the credentials and parent checked are the pidfd's process's
 //!    (`PIDFD_GET_INFO`), and the checks count only if that process still
@@ -40,6 +44,7 @@ pub use state::StateError;
 use crate::observe::SchedstatReading;
 use crate::steering::{SteerError, SteerStats, Steering, Timeline};
 use crate::sys::clock;
+use crate::sys::dgram;
 use crate::sys::limits;
 use crate::sys::peercred::{self, PeerCred, peer_cred};
 use crate::sys::pidfd;
@@ -61,7 +66,7 @@ use std::fs;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, PermissionsExt};
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::net::{UnixDatagram, UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 
 /// Where the agent listens unless told otherwise.
@@ -72,6 +77,10 @@ pub const DEFAULT_SOCKET: &str = "/run/faasched/agent.sock";
 const MAX_PROCESSES: usize = 8192;
 /// Most clients connected at once; more are closed on arrival.
 const MAX_CLIENTS: usize = 256;
+/// Most datagrams answered in one wake-up: if more wait, the socket stays
+/// ready and the next wait returns at once, with whatever else is ready
+/// then, so no sender holds up the rest of the loop.
+const DATAGRAMS_PER_WAKEUP: usize = 64;
 /// Most distinct function names: each stays in the policy's tables.
 const MAX_FUNCTIONS: usize = 4096;
 /// Descriptors kept for everything else (epoll, signalfd, socket, files).
@@ -80,7 +89,8 @@ const SPARE_FDS: usize = 64;
 /// How to run the agent.
 #[derive(Clone, Debug)]
 pub struct Config {
-    /// The socket to listen on; the state file goes beside it.
+    /// The stream socket to listen on; the datagram socket
+    /// ([`protocol::datagram_path`]) and the state file go beside it.
     pub socket: PathBuf,
     /// The cores the policy steers.
     pub cpus: CpuSet,
@@ -251,6 +261,7 @@ pub struct Summary {
 const SIGNALS: u64 = u64::MAX;
 const LISTENER: u64 = u64::MAX - 1;
 const EXITS: u64 = u64::MAX - 2;
+const DATAGRAMS: u64 = u64::MAX - 3;
 /// Tokens with this bit are clients; the others below it are tasks.
 const CLIENT: u64 = 1 << 62;
 
@@ -270,12 +281,17 @@ pub fn serve<P: Steer + ?Sized>(
     let pid = std::process::id() as libc::pid_t;
     check_kernel(pid)?;
     let kthreadd = target::kthreadd().map_err(system("reading /proc/2/stat"))?;
-    let socket = Socket::bind(&config.socket)?;
+    // The datagram socket first: a client may hand over as soon as the
+    // stream socket takes connections.
+    let datagrams = Socket::<UnixDatagram>::bind(&protocol::datagram_path(&config.socket))?;
+    let socket = Socket::<UnixListener>::bind(&config.socket)?;
     let state = StateFile::beside(&config.socket);
     let saved = state.load()?;
     let poll = Poll::new().map_err(system("epoll"))?;
     poll.add(signals.fd(), SIGNALS).map_err(system("epoll"))?;
-    poll.add(socket.listener.as_fd(), LISTENER)
+    poll.add(socket.socket.as_fd(), LISTENER)
+        .map_err(system("epoll"))?;
+    poll.add(datagrams.socket.as_fd(), DATAGRAMS)
         .map_err(system("epoll"))?;
     let origin = clock::monotonic();
     let mut steering = Steering::new(policy, config.cpus, Timeline::new(origin, 0), origin)?;
@@ -335,7 +351,7 @@ pub fn serve<P: Steer + ?Sized>(
         state: &state,
         adopted,
     });
-    let signal = agent.run(&mut signals, &socket.listener)?;
+    let signal = agent.run(&mut signals, &socket.socket, &datagrams.socket)?;
     for (pid, e) in agent.registry.release_all() {
         agent.warn(format!("giving pid {pid} back its attributes: {e}"));
     }
@@ -360,18 +376,51 @@ fn check_kernel(pid: libc::pid_t) -> Result<(), AgentError> {
     }
 }
 
-/// The listening socket; removed when dropped, if it is still ours.
-struct Socket {
-    listener: UnixListener,
+/// A socket the agent binds: the stream socket it listens on, or the
+/// datagram socket beside it. Removed when dropped, if it is still ours.
+struct Socket<S> {
+    socket: S,
     path: PathBuf,
     inode: (u64, u64),
 }
 
-impl Socket {
+/// The kinds of socket the agent binds.
+trait Bind: Sized {
+    /// A socket of this kind bound to `path`, non-blocking.
+    fn bind(path: &Path) -> io::Result<Self>;
+    /// Connects to `path` as a client of this kind would: an error
+    /// (`ConnectionRefused`) if no socket is bound there any more.
+    fn probe(path: &Path) -> io::Result<()>;
+}
+
+impl Bind for UnixListener {
+    fn bind(path: &Path) -> io::Result<Self> {
+        let listener = UnixListener::bind(path)?;
+        listener.set_nonblocking(true)?;
+        Ok(listener)
+    }
+
+    fn probe(path: &Path) -> io::Result<()> {
+        UnixStream::connect(path).map(drop)
+    }
+}
+
+impl Bind for UnixDatagram {
+    /// With `SO_PASSCRED`: each request carries its sender's credentials.
+    fn bind(path: &Path) -> io::Result<Self> {
+        dgram::bind(path)
+    }
+
+    fn probe(path: &Path) -> io::Result<()> {
+        UnixDatagram::unbound()?.connect(path)
+    }
+}
+
+impl<S: Bind> Socket<S> {
     /// Binds `path` (mode 0666: any user may connect, and the credentials
     /// decide what it may do), creating its directory (0755) if missing and
     /// replacing a stale socket that no agent answers on.
-    fn bind(path: &Path) -> Result<Socket, AgentError> {
+    fn bind(path: &Path) -> Result<Socket<S>, AgentError> {
         let shown = path.display();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
             && !dir.exists()
@@ -383,8 +432,8 @@ impl Socket {
                 .map_err(system(format!("creating {}", dir.display())))?;
         }
         match fs::symlink_metadata(path) {
-            Ok(m) if m.file_type().is_socket() => match UnixStream::connect(path) {
-                Ok(_) => return Err(AgentError::Running(path.to_path_buf())),
+            Ok(m) if m.file_type().is_socket() => match S::probe(path) {
+                Ok(()) => return Err(AgentError::Running(path.to_path_buf())),
                 Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
                     fs::remove_file(path).map_err(system(format!("removing stale {shown}")))?
                 }
@@ -394,24 +443,20 @@ impl Socket {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(system(format!("checking {shown}"))(e)),
         }
-        let listener = UnixListener::bind(path).map_err(system(format!("binding {shown}")))?;
+        let socket = S::bind(path).map_err(system(format!("binding {shown}")))?;
         let meta = fs::metadata(path).map_err(system(format!("checking {shown}")))?;
         let socket = Socket {
-            listener,
+            socket,
             path: path.to_path_buf(),
             inode: (meta.dev(), meta.ino()),
         };
         fs::set_permissions(path, fs::Permissions::from_mode(0o666))
             .map_err(system(format!("chmod {shown}")))?;
-        socket
-            .listener
-            .set_nonblocking(true)
-            .map_err(system("listening"))?;
         Ok(socket)
     }
 }
 
-impl Drop for Socket {
+impl<S> Drop for Socket<S> {
     fn drop(&mut self) {
         if fs::symlink_metadata(&self.path).is_ok_and(|m| (m.dev(), m.ino()) == self.inode) {
             let _ = fs::remove_file(&self.path);
@@ -567,6 +612,15 @@ fn possible_cpus() -> io::Result<String> {
         .to_string())
 }
 
+/// Which socket a request came on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Via {
+    /// A line on a connection to the stream socket.
+    Stream,
+    /// A datagram on the datagram socket.
+    Datagram,
+}
+
 /// A connected client.
 struct Conn {
     stream: UnixStream,
@@ -608,7 +662,12 @@ struct Agent<'c, 'p, P: Steer + ?Sized, L> {
 
 impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
     /// Serves until a terminating signal, which it returns.
-    fn run(&mut self, signals: &mut Signals, listener: &UnixListener) -> Result<i32, AgentError> {
+    fn run(
+        &mut self,
+        signals: &mut Signals,
+        listener: &UnixListener,
+        datagrams: &UnixDatagram,
+    ) -> Result<i32, AgentError> {
         loop {
             let mut now = clock::monotonic();
             // Only when due: each call reads the thread's CPU clock twice,
@@ -637,6 +696,7 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
                         }
                     }
                     LISTENER => self.accept(listener),
+                    DATAGRAMS => self.datagrams(datagrams),
                     t if t & CLIENT != 0 => self.converse(t & !CLIENT),
                     EXITS => {} // read above
                     t => self.exited(TaskId(t)),
@@ -785,18 +845,45 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         }
         while let Some(end) = conn.buf.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = conn.buf.drain(..=end).collect();
-            let response = self.answer(conn.cred, &line[..end]);
+            let response = self.answer(conn.cred, &line[..end], Via::Stream);
             if !reply(&mut conn.stream, &response) {
                 return false;
             }
         }
         if conn.buf.len() > MAX_REQUEST {
-            let why = format!("request longer than {MAX_REQUEST} bytes");
-            self.refuse(conn.cred, &why);
-            reply(&mut conn.stream, &Response::error(why));
+            let response = self.too_long(conn.cred);
+            reply(&mut conn.stream, &response);
             return false;
         }
         open
+    }
+
+    /// Answers the requests waiting on the datagram socket, each with one
+    /// datagram to its sender: none if the sender has no address, or if its
+    /// queue or the agent's send buffer is full (the agent never waits on a
+    /// client). At most [`DATAGRAMS_PER_WAKEUP`].
+    fn datagrams(&mut self, socket: &UnixDatagram) {
+        let mut buf = [0u8; MAX_REQUEST];
+        for _ in 0..DATAGRAMS_PER_WAKEUP {
+            let datagram = match dgram::recv_with_cred(socket, &mut buf) {
+                Ok(Some(d)) => d,
+                // No credentials: dropped (it does not happen: SO_PASSCRED
+                // is set before the socket is bound).
+                Ok(None) => continue,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return self.warn(format!("reading a request datagram: {e}")),
+            };
+            let response = match datagram.too_long {
+                true => self.too_long(datagram.cred),
+                false => self.answer(datagram.cred, &buf[..datagram.len], Via::Datagram),
+            };
+            if let Some(to) = &datagram.from
+                && let Ok(line) = protocol::line(&response)
+            {
+                let _ = dgram::send_to(socket, &line, to);
+            }
+        }
     }
 
     fn refuse(&mut self, client: PeerCred, why: &str) {
@@ -804,8 +891,17 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         (self.log)(Event::Refused { client, why });
     }
 
-    fn answer(&mut self, cred: PeerCred, line: &[u8]) -> Response {
-        let answer = match serde_json::from_slice::<Request>(line) {
+    /// Refuses a request longer than [`MAX_REQUEST`].
+    fn too_long(&mut self, cred: PeerCred) -> Response {
+        let why = format!("request longer than {MAX_REQUEST} bytes");
+        self.refuse(cred, &why);
+        Response::error(why)
+    }
+
+    /// Carries out one request (a line on the stream, or a datagram) from a
+    /// client with credentials `cred`, and says how it went.
+    fn answer(&mut self, cred: PeerCred, request: &[u8], via: Via) -> Response {
+        let answer = match serde_json::from_slice::<Request>(request) {
             Err(e) => Err(format!("malformed request: {e}")),
             Ok(Request::Register { pid, function }) => self
                 .register(cred, pid, &function)
@@ -813,6 +909,10 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
             Ok(Request::Unregister { pid }) => {
                 self.unregister(cred, pid).map(|t| Response::task(t.0))
             }
+            Ok(Request::Status) if via == Via::Datagram => Err(format!(
+                "status is answered on the stream socket only ({}): its answer may not fit in a datagram",
+                self.config.socket.display()
+            )),
             Ok(Request::Status) => Ok(Response {
                 ok: true,
                 status: Some(self.status()),
@@ -1235,9 +1335,5 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
 /// Writes one response line; `false` if the client is gone or does not read
 /// (the socket is non-blocking: the agent never waits on a client).
 fn reply(stream: &mut UnixStream, response: &Response) -> bool {
-    let Ok(mut line) = serde_json::to_vec(response) else {
-        return false;
-    };
-    line.push(b'\n');
-    stream.write_all(&line).is_ok()
+    protocol::line(response).is_ok_and(|line| stream.write_all(&line).is_ok())
 }

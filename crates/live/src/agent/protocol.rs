@@ -17,12 +17,28 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The longest request line the agent reads, in bytes: requests are a few
-/// dozen; a longer line ends the connection.
+/// The longest request the agent reads, in bytes (a line, or a datagram):
+/// requests are a few dozen; a longer line ends the connection, and a
+/// longer datagram is refused.
 pub const MAX_REQUEST: usize = 4096;
 
 /// The longest function name, in bytes.
 pub const MAX_FUNCTION_NAME: usize = 128;
+
+/// The datagram socket of the agent whose stream socket is `socket`: beside
+/// it, with the extension `.dgram`.
+pub fn datagram_path(socket: &Path) -> PathBuf {
+    socket.with_extension("dgram")
+}
+
+/// `value` as the protocol writes it: its JSON and a newline. A request or
+/// an answer is one such line on the stream socket, and one datagram on the
+/// datagram socket.
+pub(crate) fn line(value: &impl Serialize) -> io::Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(value)?;
+    line.push(b'\n');
+    Ok(line)
+}
 
 /// A client's request.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
