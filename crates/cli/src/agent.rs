@@ -23,8 +23,10 @@ use std::time::{Duration, Instant};
 /// The agent's socket.
 #[derive(ClapArgs, Debug, Clone)]
 pub struct SocketArg {
-    /// The agent's Unix socket. Its state file (what a restarted agent
-    /// re-adopts) is beside it, with the extension `.state`.
+    /// The agent's Unix socket. Beside it are its datagram socket, with the
+    /// extension `.dgram` (`exec`, `agent register` and `agent unregister`
+    /// send their request there), and its state file (what a restarted
+    /// agent re-adopts), with the extension `.state`.
     #[arg(long, value_name = "PATH", default_value = DEFAULT_SOCKET)]
     socket: PathBuf,
 }
@@ -40,8 +42,9 @@ pub struct SocketArg {
 /// same socket re-adopts them, and RLIMIT_RTTIME stops a real-time process
 /// that runs away meanwhile.
 ///
-/// Any user may connect (the socket is mode 0666); a client hands over only
-/// processes it could reschedule itself (its uid is theirs, or it is root).
+/// Any user may connect (the sockets are mode 0666); a client hands over
+/// only processes it could reschedule itself (its uid is theirs, or it is
+/// root).
 ///
 /// Example: `sudo faasched agent --policy alps`, then
 /// `faasched exec --function resize -- python3 handler.py` and

@@ -439,7 +439,12 @@ fn a_client_hands_over_only_its_own_processes() {
             "f",
         ]))
     };
+    // `agent register` hands over on the datagram socket: with the stream
+    // socket out of the way, the refusal can only come from there.
+    let hidden = dir.path().join("hidden.sock");
+    fs::rename(&agent.socket, &hidden).unwrap();
     let refused = register(roots.pid());
+    fs::rename(&hidden, &agent.socket).unwrap();
     let err = stderr(&refused);
     assert!(!refused.status.success());
     assert!(

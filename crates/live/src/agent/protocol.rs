@@ -1,19 +1,26 @@
 //! The agent's wire format, and a client for it.
 //!
-//! A client connects to the agent's Unix stream socket and writes requests,
-//! one JSON object a line; the agent answers each with one JSON object a
-//! line, in order. docs/LIVE.md ("Protocol") is the reference; in short:
+//! Requests and answers are JSON objects, one a line. The agent has two
+//! Unix sockets for them. On its stream socket a client connects and writes
+//! any number of requests; the agent answers each with a line, in order. On
+//! its datagram socket beside it ([`datagram_path`]) a client sends one
+//! `register` or `unregister` in one datagram and gets one datagram back,
+//! at its own address: for the agent, one read and one send, with no
+//! connection to accept, watch and close; [`Client::register`] and
+//! [`Client::unregister`] use it. docs/LIVE.md ("Protocol") is the
+//! reference; in short:
 //!
 //! ```text
 //! {"op":"register","pid":4242,"function":"resize"}  -> {"ok":true,"task":7}
 //! {"op":"unregister","pid":4242}                     -> {"ok":true,"task":7}
-//! {"op":"status"}                                    -> {"ok":true,"status":{...}}
+//! {"op":"status"}   (stream socket only)             -> {"ok":true,"status":{...}}
 //! anything refused or malformed                      -> {"ok":false,"error":"..."}
 //! ```
 
+use crate::sys::dgram;
 use serde::{Deserialize, Serialize};
 use std::io::{self, BufRead, BufReader, Write};
-use std::os::unix::net::UnixStream;
+use std::os::unix::net::{UnixDatagram, UnixStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -234,6 +241,11 @@ pub enum ClientError {
 /// microseconds, so this only bounds a wedged or stopped one.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The longest answer datagram a client reads, in bytes: an answer to
+/// `register` or `unregister` quotes at most its request (up to
+/// [`MAX_REQUEST`]) and a sentence.
+const MAX_ANSWER: usize = 4 * MAX_REQUEST;
+
 /// A connection to the agent.
 pub struct Client {
     path: PathBuf,
@@ -269,8 +281,7 @@ impl Client {
     }
 
     fn send(&mut self, request: &Request) -> Result<(), ClientError> {
-        let mut line = serde_json::to_vec(request).map_err(|e| self.io()(io::Error::other(e)))?;
-        line.push(b'\n');
+        let line = line(request).map_err(self.io())?;
         let io = self.io();
         self.reader.get_mut().write_all(&line).map_err(io)
     }
@@ -281,22 +292,12 @@ impl Client {
         if self.reader.read_line(&mut answer).map_err(io)? == 0 {
             return Err(self.io()(io::ErrorKind::UnexpectedEof.into()));
         }
-        let response: Response =
-            serde_json::from_str(&answer).map_err(|_| ClientError::Malformed {
-                path: self.path.clone(),
-                answer: answer.trim_end().to_string(),
-            })?;
-        match response.ok {
-            true => Ok(response),
-            false => Err(ClientError::Refused(
-                response.error.unwrap_or_else(|| "no reason given".into()),
-            )),
-        }
+        parse(&self.path, answer.as_bytes())
     }
 
     /// Connects, sends `request`, says it will send nothing more, and waits
-    /// for the answer: the cheapest call for the agent, which then reads the
-    /// request and the end of the connection in one go.
+    /// for the answer: the agent then reads the request and the end of the
+    /// connection in one go.
     pub fn once(path: &Path, request: &Request) -> Result<Response, ClientError> {
         let mut client = Client::connect(path)?;
         client.send(request)?;
@@ -311,20 +312,50 @@ impl Client {
         client.receive()
     }
 
+    /// Sends `request` in one datagram to the datagram socket of the agent
+    /// on `path` and waits for the one datagram that answers it: the
+    /// cheapest call for the agent. The client's socket is connected to the
+    /// agent's, so no other process can send it an answer.
+    fn datagram(path: &Path, request: &Request) -> Result<Response, ClientError> {
+        let to = datagram_path(path);
+        let io = |error| ClientError::Io {
+            path: path.to_path_buf(),
+            error,
+        };
+        let line = line(request).map_err(io)?;
+        let socket = UnixDatagram::unbound().map_err(io)?;
+        // The kernel then gives the socket an address of its own at
+        // `connect` (autobind), and the answer comes there.
+        dgram::pass_credentials(&socket).map_err(io)?;
+        socket.connect(&to).map_err(|e| ClientError::Connect {
+            path: path.to_path_buf(),
+            error: io::Error::new(e.kind(), format!("{}: {e}", to.display())),
+        })?;
+        // Sending waits while the agent's queue is full (a stopped agent's
+        // fills up): bounded as the wait for the answer is.
+        socket.set_write_timeout(Some(ANSWER_TIMEOUT)).map_err(io)?;
+        socket.set_read_timeout(Some(ANSWER_TIMEOUT)).map_err(io)?;
+        socket.send(&line).map_err(io)?;
+        let mut answer = vec![0; MAX_ANSWER];
+        let n = socket.recv(&mut answer).map_err(io)?;
+        parse(path, &answer[..n])
+    }
+
     /// Hands process `pid` over as an invocation of `function` to the agent
-    /// on `path`; its task.
+    /// on `path` (on its datagram socket); its task.
     pub fn register(path: &Path, pid: libc::pid_t, function: &str) -> Result<u64, ClientError> {
         let request = Request::Register {
             pid,
             function: function.into(),
         };
-        Ok(Client::once(path, &request)?.task.unwrap_or_default())
+        Ok(Client::datagram(path, &request)?.task.unwrap_or_default())
     }
 
-    /// Ends the invocation running as `pid`; its task.
+    /// Ends the invocation running as `pid` (on the datagram socket of the
+    /// agent on `path`); its task.
     pub fn unregister(path: &Path, pid: libc::pid_t) -> Result<u64, ClientError> {
         let request = Request::Unregister { pid };
-        Ok(Client::once(path, &request)?.task.unwrap_or_default())
+        Ok(Client::datagram(path, &request)?.task.unwrap_or_default())
     }
 
     /// What the agent on `path` steers.
@@ -335,6 +366,21 @@ impl Client {
                 path: path.to_path_buf(),
                 answer: "a status response without a status".into(),
             })
+    }
+}
+
+/// An answer from the agent on `path`; a refusal is an error.
+fn parse(path: &Path, answer: &[u8]) -> Result<Response, ClientError> {
+    let response: Response =
+        serde_json::from_slice(answer).map_err(|_| ClientError::Malformed {
+            path: path.to_path_buf(),
+            answer: String::from_utf8_lossy(answer).trim_end().to_string(),
+        })?;
+    match response.ok {
+        true => Ok(response),
+        false => Err(ClientError::Refused(
+            response.error.unwrap_or_else(|| "no reason given".into()),
+        )),
     }
 }
 
@@ -414,10 +460,16 @@ mod tests {
     fn a_client_reports_a_missing_socket_by_path() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("none.sock");
-        let err = Client::connect(&path).err().unwrap().to_string();
-        assert!(
-            err.contains(&path.display().to_string()) && err.contains("faasched agent"),
-            "{err}"
-        );
+        let stream = Client::connect(&path).err().unwrap();
+        let datagram = Client::register(&path, 1, "f").unwrap_err();
+        for err in [stream, datagram].map(|e| e.to_string()) {
+            assert!(
+                err.contains(&format!(
+                    "cannot reach the faasched agent at {}",
+                    path.display()
+                )),
+                "{err}"
+            );
+        }
     }
 }
