@@ -29,7 +29,9 @@ pub fn accept(listener: &UnixListener) -> io::Result<UnixStream> {
     Ok(UnixStream::from(unsafe { OwnedFd::from_raw_fd(fd) }))
 }
 
-/// The peer's process and its effective user and group at `connect`.
+/// A client's process, user and group, as the kernel recorded them: its
+/// effective ids at `connect` (here), or the ids attached to a datagram
+/// (`super::dgram`: its real ones unless it claims others it holds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PeerCred {
     /// Its pid (as seen in this process's pid namespace).
