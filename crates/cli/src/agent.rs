@@ -11,7 +11,7 @@ use faasched_live::agent::{self, Config, DEFAULT_SOCKET};
 use faasched_live::observe::Schedstat;
 use faasched_live::privilege::{self, Realtime};
 use faasched_live::sys::{clock, process, sched};
-use faasched_model::{CpuSet, MS, Nanos, fmt_ms};
+use faasched_model::{CpuSet, Nanos, fmt_ms};
 use serde::Serialize;
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
@@ -100,21 +100,6 @@ struct Serve {
     #[arg(long, value_name = "MS", default_value_t = 5000,
           value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     rt_time_limit_ms: u64,
-    /// Longest wait, in ms, before the agent reads the exits the kernel
-    /// reported (taskstats): it reads them whenever it wakes up anyway, so
-    /// at a few hand-overs a second an exit costs no wake-up of its own.
-    /// Outcomes are exact whatever the delay (the kernel dates each exit);
-    /// only the policy, and `agent status`, hear of an exit up to this
-    /// late. 0 reads each exit as it comes. Without taskstats in the kernel,
-    /// each exit wakes the agent regardless.
-    #[arg(long, value_name = "MS", default_value_t = 10,
-          value_parser = clap::value_parser!(u64).range(0..=1000))]
-    exit_delay_ms: u64,
-    /// Learn of each exit by the process's pidfd, a wake-up each, and read
-    /// its schedstat before its parent reaps it, instead of from taskstats
-    /// (what the agent does anyway on a kernel without taskstats).
-    #[arg(long)]
-    no_taskstats: bool,
     /// Log every hand-over and every finished invocation, not only refusals
     /// and warnings.
     #[arg(long, short = 'v')]
@@ -158,8 +143,6 @@ impl Serve {
             socket: self.socket.socket,
             cpus: CpuSet::first(sched::online_cpus()),
             rt_time_limit_us: needs.realtime.then_some(self.rt_time_limit_ms * 1000),
-            exit_delay: self.exit_delay_ms * MS,
-            taskstats: !self.no_taskstats,
         };
         let verbose = self.verbose;
         let summary = agent::serve(&config, &mut *setup.steer, |event| {
@@ -393,10 +376,6 @@ pub struct Bench {
     /// Print the results as JSON.
     #[arg(long)]
     json: bool,
-    /// More options for the agent, after `--` (`-- --no-taskstats` measures
-    /// the agent taking each exit by its pidfd).
-    #[arg(last = true, value_name = "AGENT OPTIONS")]
-    agent_options: Vec<String>,
 }
 
 /// One run of [`Bench`].
@@ -463,7 +442,6 @@ impl Bench {
             Command::new(&exe)
                 .args(["agent", "--policy", &self.policy, "--socket"])
                 .arg(&socket)
-                .args(&self.agent_options)
                 .stdin(Stdio::null())
                 .spawn()
                 .context("starting the agent")?,

@@ -151,33 +151,13 @@ impl SteerStats {
 
 struct Tracked {
     pid: libc::pid_t,
-    /// Kept open from the start, so that it names this process for good (a
-    /// read fails once it is reaped, even if its pid is reused); not kept
-    /// for a process nothing reads (no watch, and a caller that reads its
-    /// accounting otherwise).
-    schedstat: Option<Schedstat>,
+    schedstat: Schedstat,
     /// The reading when tracking began: what the process used before it
     /// arrived, which is not the task's.
     base: SchedstatReading,
     watch: Option<Nanos>,
     /// The reading cannot have reached the watch before this instant.
     floor: Nanos,
-}
-
-impl Tracked {
-    /// Its schedstat now, counted from when tracking began (`None` if it
-    /// is not kept open).
-    fn read(&self) -> Option<io::Result<SchedstatReading>> {
-        let now = match self.schedstat.as_ref()?.read() {
-            Ok(now) => now,
-            Err(e) => return Some(Err(e)),
-        };
-        Some(Ok(SchedstatReading {
-            cpu: now.cpu.saturating_sub(self.base.cpu),
-            wait: now.wait.saturating_sub(self.base.wait),
-            turns: now.turns.saturating_sub(self.base.turns),
-        }))
-    }
 }
 
 /// Drives a policy with a live system's events.
@@ -280,24 +260,19 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
         pid: libc::pid_t,
         since: Nanos,
     ) -> Result<(), SteerError> {
-        self.track_from(task, pid, since, Some(SchedstatReading::default()), true)
+        self.track_from(task, pid, since, false)
     }
 
     /// Like [`Steering::track`], for a process that ran before the task
     /// arrived (one handed to the agent): the task's CPU time, watches and
-    /// [`Steering::reading`] count from `base`, its accounting when it was
-    /// handed over, or from its schedstat now if `base` is `None`. With a
-    /// `base`, the caller reads the process's accounting itself, and its
-    /// schedstat is kept open only for a CPU watch.
+    /// [`Steering::reading`] count from now.
     pub fn adopt(
         &mut self,
         task: TaskId,
         pid: libc::pid_t,
         since: Nanos,
-        base: Option<SchedstatReading>,
     ) -> Result<(), SteerError> {
-        let keep = base.is_none();
-        self.track_from(task, pid, since, base, keep)
+        self.track_from(task, pid, since, true)
     }
 
     fn track_from(
@@ -305,25 +280,19 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
         task: TaskId,
         pid: libc::pid_t,
         since: Nanos,
-        base: Option<SchedstatReading>,
-        keep: bool,
+        adopted: bool,
     ) -> Result<(), SteerError> {
         let cpu = self.cpu_now();
         let observe = |source| SteerError::Observe {
             what: format!("/proc/{pid}/schedstat"),
             source,
         };
+        let schedstat = Schedstat::open(pid).map_err(observe)?;
+        let base = match adopted {
+            true => schedstat.read().map_err(observe)?,
+            false => SchedstatReading::default(),
+        };
         let watch = self.policy.cpu_watch(task);
-        let schedstat = match keep || watch.is_some() {
-            true => Some(Schedstat::open(pid).map_err(observe)?),
-            false => None,
-        };
-        let base = match (base, &schedstat) {
-            (Some(base), _) => base,
-            (None, Some(file)) => file.read().map_err(observe)?,
-            // Not reached: `adopt` keeps the file when it has no base.
-            (None, None) => SchedstatReading::default(),
-        };
         // Not before it could have used `w`: it had used nothing at `since`.
         let floor = since + watch.unwrap_or(0);
         if watch.is_some() {
@@ -409,11 +378,10 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
         };
         let Some(watch) = t.watch else { return Ok(()) };
         self.stats.watch_checks += 1;
-        let used = match t.read() {
-            Some(Ok(r)) => r.cpu,
-            // Exited and reaped under us: its exit is on its way. (A watched
-            // task's schedstat is always open.)
-            _ => return Ok(()),
+        let used = match t.schedstat.read() {
+            Ok(r) => r.cpu.saturating_sub(t.base.cpu),
+            // Exited and reaped under us: its exit is on its way.
+            Err(_) => return Ok(()),
         };
         if used < watch {
             let (floor, next) = next_look(now, used, watch);
@@ -502,10 +470,15 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
     }
 
     /// A tracked task's schedstat now, counted from when it was tracked
-    /// (`None` if untracked, not kept open, or unreadable: the process was
-    /// reaped).
+    /// (`None` if untracked or unreadable: the process was reaped).
     pub fn reading(&self, task: TaskId) -> Option<SchedstatReading> {
-        self.tasks.get(&task)?.read()?.ok()
+        let t = self.tasks.get(&task)?;
+        let now = t.schedstat.read().ok()?;
+        Some(SchedstatReading {
+            cpu: now.cpu.saturating_sub(t.base.cpu),
+            wait: now.wait.saturating_sub(t.base.wait),
+            turns: now.turns.saturating_sub(t.base.turns),
+        })
     }
 
     /// What steering has cost so far.

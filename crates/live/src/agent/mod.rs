@@ -52,9 +52,8 @@ use crate::sys::poll::Poll;
 use crate::sys::process;
 use crate::sys::sched;
 use crate::sys::signals::Signals;
-use crate::sys::taskstats::{Account, Taskstats};
 use faasched_model::{
-    CpuSet, Function, Functions, Group, MS, Nanos, Outcome, Steer, TaskId, TaskInfo, fmt_ms,
+    CpuSet, Function, Functions, Group, Nanos, Outcome, Steer, TaskId, TaskInfo, fmt_ms,
 };
 use protocol::{
     FunctionStatus, MAX_FUNCTION_NAME, MAX_REQUEST, ProcessStatus, Request, Response, Sched, Status,
@@ -98,14 +97,6 @@ pub struct Config {
     /// make processes real-time (`None`: it never does): the backstop that
     /// stops a real-time process that runs away while no agent watches.
     pub rt_time_limit_us: Option<u64>,
-    /// How long an exit may wait to be read (taskstats messages are read at
-    /// the agent's next wake-up, or this long after the last read): 0 reads
-    /// each exit as it comes, a wake-up each. Outcomes are exact either way
-    /// (the kernel dates the exit); only the policy hears of it later.
-    pub exit_delay: Nanos,
-    /// Whether to learn of exits from taskstats (if the kernel has it):
-    /// `false` takes each exit by its pidfd, a wake-up each.
-    pub taskstats: bool,
 }
 
 /// Why the agent stopped other than by a signal.
@@ -260,8 +251,7 @@ pub struct Summary {
 
 const SIGNALS: u64 = u64::MAX;
 const LISTENER: u64 = u64::MAX - 1;
-const EXITS: u64 = u64::MAX - 2;
-const DATAGRAMS: u64 = u64::MAX - 3;
+const DATAGRAMS: u64 = u64::MAX - 2;
 /// Tokens with this bit are clients; the others below it are tasks.
 const CLIENT: u64 = 1 << 62;
 
@@ -272,7 +262,7 @@ const CLIENT: u64 = 1 << 62;
 pub fn serve<P: Steer + ?Sized>(
     config: &Config,
     policy: &mut P,
-    mut log: impl FnMut(Event<'_>),
+    log: impl FnMut(Event<'_>),
 ) -> Result<Summary, AgentError> {
     let cpu = clock::thread_cpu();
     let mut signals = Signals::block().map_err(system("blocking termination signals"))?;
@@ -301,19 +291,6 @@ pub fn serve<P: Steer + ?Sized>(
     // The agent's own CPU time is what counts (Summary::cpu); per call it
     // would cost more system calls than the call.
     steering.count_cpu(false);
-    let exits = match config.taskstats.then(Exits::open).transpose() {
-        Ok(exits) => exits,
-        Err(e) => {
-            log(Event::Warning(format!(
-                "no taskstats ({e}): each exit wakes the agent, which reads the process's schedstat"
-            )));
-            None
-        }
-    };
-    if let Some(exits) = exits.as_ref().filter(|_| config.exit_delay == 0) {
-        poll.add(exits.listen.as_fd(), EXITS)
-            .map_err(system("epoll"))?;
-    }
     let mut agent = Agent {
         config,
         steering,
@@ -325,7 +302,6 @@ pub fn serve<P: Steer + ?Sized>(
         },
         clients: HashMap::new(),
         next_client: 0,
-        exits,
         functions: Functions::new(),
         per_function: Vec::new(),
         next_task: 0,
@@ -472,14 +448,9 @@ struct Steered {
     pidfd: OwnedFd,
     /// When it was handed over (monotonic).
     since: Nanos,
-    /// Its taskstats account when it was handed over (with taskstats).
-    base: Option<Account>,
-    /// When its main thread exited (monotonic), if taskstats said so: then
-    /// `last` is its final usage.
-    ended: Option<Nanos>,
-    /// Its latest usage (since it was handed over): what its outcome holds
-    /// if it is reaped before the agent reads its final one.
-    last: Usage,
+    /// Its latest schedstat reading (since it was handed over): what its
+    /// outcome holds if it is reaped before the agent reads it at its exit.
+    last: SchedstatReading,
 }
 
 impl Steered {
@@ -539,79 +510,6 @@ impl Drop for Registry {
     }
 }
 
-/// What an invocation used from its hand-over on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Usage {
-    cpu: Nanos,
-    wait: Nanos,
-    voluntary: u64,
-    involuntary: u64,
-}
-
-impl Usage {
-    /// From taskstats accounts at the hand-over and now.
-    fn between(base: &Account, now: &Account) -> Usage {
-        Usage {
-            cpu: now.cpu.saturating_sub(base.cpu),
-            wait: now.wait.saturating_sub(base.wait),
-            voluntary: now.voluntary.saturating_sub(base.voluntary),
-            involuntary: now.involuntary.saturating_sub(base.involuntary),
-        }
-    }
-}
-
-/// Schedstat counts turns on a CPU, not switches by kind: each turn ended
-/// in a switch away (blocked, exited or preempted), all counted as
-/// voluntary. Exact for a process never preempted; otherwise an upper
-/// bound on its blocks, which `alps-io` then reads as more, shorter
-/// bursts. (Taskstats tells the kinds apart.)
-impl From<SchedstatReading> for Usage {
-    fn from(r: SchedstatReading) -> Usage {
-        Usage {
-            cpu: r.cpu,
-            wait: r.wait,
-            voluntary: r.turns,
-            involuntary: 0,
-        }
-    }
-}
-
-/// How the agent learns of exits when the kernel has taskstats: one
-/// socket asks for a process's account at its hand-over, the other holds
-/// the kernel's exit messages until the agent next wakes up. Without it,
-/// each steered process's pidfd is in the epoll set, and an exit wakes the
-/// agent to read the zombie's schedstat before its parent reaps it.
-struct Exits {
-    ask: Taskstats,
-    listen: Taskstats,
-    /// The exits of the last read.
-    seen: Vec<Account>,
-    /// When exits were last read (monotonic).
-    read_at: Nanos,
-}
-
-impl Exits {
-    /// A receive buffer for about 3,000 exits between two reads.
-    const BUFFER: usize = 4 << 20;
-
-    fn open() -> io::Result<Exits> {
-        Ok(Exits {
-            ask: Taskstats::open()?,
-            // Every CPU: a steered process may exit on any.
-            listen: Taskstats::open()?.listen(&possible_cpus()?, Self::BUFFER)?,
-            seen: Vec::new(),
-            read_at: clock::monotonic(),
-        })
-    }
-}
-
-/// The kernel's list of possible CPUs (`0-1`), as taskstats takes it.
-fn possible_cpus() -> io::Result<String> {
-    Ok(fs::read_to_string("/sys/devices/system/cpu/possible")?
-        .trim()
-        .to_string())
-}
-
 /// Which socket a request came on.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Via {
@@ -644,8 +542,6 @@ struct Agent<'c, 'p, P: Steer + ?Sized, L> {
     registry: Registry,
     clients: HashMap<u64, Conn>,
     next_client: u64,
-    /// `None`: the kernel has no taskstats (exits come by pidfd).
-    exits: Option<Exits>,
     functions: Functions,
     /// By function id.
     per_function: Vec<FunctionStats>,
@@ -679,16 +575,8 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
                 }
                 now = clock::monotonic();
             }
-            let timeout = [self.steering.deadline(), self.exits_due()]
-                .into_iter()
-                .flatten()
-                .min()
-                .map(|d| d.saturating_sub(now));
-            let tokens = self.poll.wait(timeout).map_err(system("epoll_pwait2"))?;
-            // Exits first: a request may name a pid whose exit is queued
-            // (reaped and reused since), and must not find its old task.
-            self.read_exits();
-            for token in tokens {
+            let timeout = self.steering.deadline().map(|d| d.saturating_sub(now));
+            for token in self.poll.wait(timeout).map_err(system("epoll_pwait2"))? {
                 match token {
                     SIGNALS => {
                         if let Some(sig) = signals.take().map_err(system("reading the signalfd"))? {
@@ -698,83 +586,14 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
                     LISTENER => self.accept(listener),
                     DATAGRAMS => self.datagrams(datagrams),
                     t if t & CLIENT != 0 => self.converse(t & !CLIENT),
-                    EXITS => {} // read above
                     t => self.exited(TaskId(t)),
                 }
             }
-            // Exits read without a request to answer.
-            let written = self.registry.state.flush();
-            self.persisted(written);
         }
     }
 
     fn warn(&mut self, what: String) {
         (self.log)(Event::Warning(what));
-    }
-
-    /// When queued exits must be read at the latest: [`Config::exit_delay`]
-    /// after the last read, while anything is steered.
-    fn exits_due(&self) -> Option<Nanos> {
-        let exits = self.exits.as_ref()?;
-        // With no delay, the exits socket is in the epoll set.
-        let waiting = self.config.exit_delay > 0 && !self.registry.steered.is_empty();
-        waiting.then_some(exits.read_at + self.config.exit_delay)
-    }
-
-    /// Finishes every steered process whose exit the kernel has reported.
-    /// If some reports were lost (the socket overflowed), every steered
-    /// process is checked by its pidfd instead.
-    fn read_exits(&mut self) {
-        let Some(exits) = &mut self.exits else {
-            return;
-        };
-        let mut seen = std::mem::take(&mut exits.seen);
-        seen.clear();
-        let read = exits.listen.exits(&mut seen);
-        exits.read_at = clock::monotonic();
-        for account in &seen {
-            let Some(&task) = self.registry.by_pid.get(&account.pid) else {
-                continue; // not steered (a thread, or another process)
-            };
-            let Some(s) = self.registry.steered.get_mut(&task) else {
-                continue;
-            };
-            // Its main thread ended; the process has if its pidfd says so.
-            // If not, its other threads run on, and its pidfd will tell.
-            if let Some(base) = s.base {
-                s.last = Usage::between(&base, account);
-                // The kernel's elapsed times date the exit, however late
-                // this read.
-                s.ended = Some(s.since.saturating_sub(base.elapsed) + account.elapsed);
-            }
-            if process::exited(&s.pidfd).unwrap_or(true) {
-                self.exited(task);
-            } else if let Err(e) = self.poll.add(s.pidfd.as_fd(), task.0) {
-                self.warn(format!("epoll: {e}"));
-            }
-        }
-        if let Some(exits) = &mut self.exits {
-            exits.seen = seen;
-        }
-        match read {
-            Ok(d) if d.overrun => {
-                self.warn(
-                    "taskstats lost exits (its socket overflowed): checking every pidfd".into(),
-                );
-                let gone: Vec<TaskId> = self
-                    .registry
-                    .steered
-                    .iter()
-                    .filter(|(_, s)| process::exited(&s.pidfd).unwrap_or(true))
-                    .map(|(&t, _)| t)
-                    .collect();
-                for task in gone {
-                    self.exited(task);
-                }
-            }
-            Ok(_) => {}
-            Err(e) => self.warn(format!("reading taskstats: {e}")),
-        }
     }
 
     /// Warns if the state file could not be written.
@@ -919,10 +738,6 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
                 ..Response::default()
             }),
         };
-        // What the answer reports is in the journal before the client hears
-        // of it (a client may rely on a restarted agent re-adopting it).
-        let written = self.registry.state.flush();
-        self.persisted(written);
         answer.unwrap_or_else(|why| {
             self.refuse(cred, &why);
             Response::error(why)
@@ -935,8 +750,6 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         let task = *self.registry.by_pid.get(&pid)?;
         let s = &self.registry.steered[&task];
         if process::exited(&s.pidfd).unwrap_or(true) {
-            // Its exit report may have come since the last read.
-            self.read_exits();
             self.exited(task);
             return None;
         }
@@ -1083,15 +896,6 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         pidfd: OwnedFd,
     ) -> Result<(), String> {
         let (pid, task) = (entry.pid, TaskId(entry.task));
-        let base = match &mut self.exits {
-            Some(exits) => Some(
-                exits
-                    .ask
-                    .task(pid)
-                    .map_err(|e| format!("reading the accounting of pid {pid}: {e}"))?,
-            ),
-            None => None,
-        };
         let since = clock::monotonic();
         if let Some(limit) = self.config.rt_time_limit_us {
             entry
@@ -1116,13 +920,8 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
                     .map_err(|e| format!("setting the scheduling attributes of pid {pid}: {e}"))
             })
             .and_then(|()| {
-                let reading = base.map(|b| SchedstatReading {
-                    cpu: b.cpu,
-                    wait: b.wait,
-                    turns: b.turns,
-                });
                 self.steering
-                    .adopt(task, pid, since, reading)
+                    .adopt(task, pid, since)
                     .map_err(|e| e.to_string())
             })
             .and_then(|()| {
@@ -1130,16 +929,14 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
                     .started(task, since)
                     .map_err(|e| e.to_string())
             })
-            .and_then(|()| match self.exits {
-                Some(_) => Ok(()),
-                None => self
-                    .poll
+            .and_then(|()| {
+                self.poll
                     .add(pidfd.as_fd(), task.0)
-                    .map_err(|e| format!("epoll: {e}")),
+                    .map_err(|e| format!("epoll: {e}"))
             });
         if let Err(why) = steered {
             let _ = entry.before.restore(pid);
-            let outcome = self.outcome(task, &function, since, since, Usage::default());
+            let outcome = self.outcome(task, &function, since, since, SchedstatReading::default());
             self.steering.exited(task, &outcome);
             return Err(why);
         }
@@ -1152,9 +949,7 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
             function,
             pidfd,
             since,
-            base,
-            ended: None,
-            last: Usage::default(),
+            last: SchedstatReading::default(),
         });
         self.summary.registered += 1;
         self.persisted(written);
@@ -1177,13 +972,8 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
             self.exited(task);
             return Ok(task);
         }
-        let usage = self.usage_now(task);
-        if let Some(mut s) = self.registry.remove(task) {
+        if let Some(s) = self.registry.remove(task) {
             let released = s.release();
-            if let Some(usage) = usage {
-                s.last = usage;
-                s.ended = Some(clock::monotonic());
-            }
             self.finish(s);
             if let Err(e) = released {
                 self.warn(format!("giving pid {pid} back its attributes: {e}"));
@@ -1203,18 +993,12 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
     /// An invocation is over: its outcome to the policy and the log.
     fn finish(&mut self, s: Steered) {
         let task = s.task();
-        // Exact if taskstats reported the exit (or the invocation was
-        // unregistered alive); else the kept-open schedstat, readable until
-        // the parent reaps the process; else the last reading stands in.
-        let (end, usage) = match s.ended {
-            Some(end) => (end, Some(s.last)),
-            None => (
-                clock::monotonic(),
-                self.steering.reading(task).map(Usage::from),
-            ),
-        };
-        let exact = usage.is_some();
-        let outcome = self.outcome(task, &s.function, s.since, end, usage.unwrap_or(s.last));
+        let now = clock::monotonic();
+        // Readable until the process is reaped by its parent, which races
+        // with this; otherwise the last reading stands in.
+        let reading = self.steering.reading(task);
+        let exact = reading.is_some();
+        let outcome = self.outcome(task, &s.function, s.since, now, reading.unwrap_or(s.last));
         self.steering.exited(task, &outcome);
         let stats = &mut self.per_function[s.function.id.0 as usize];
         stats.live -= 1;
@@ -1233,49 +1017,38 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
     }
 
     /// The outcome of an invocation handed over at `since` and over at
-    /// `end`, having used `u`: it ran from the handover (it was running),
-    /// and the time it neither ran nor waited for a core was spent blocked.
+    /// `now`: it ran from the handover (it was running), and the time it
+    /// neither ran nor waited for a core was spent blocked.
+    ///
+    /// Its switches are schedstat's turns on a core, all counted as
+    /// voluntary: each turn ended in a switch away, blocked, exited or
+    /// preempted, and only `/proc/PID/status`, formatted whole at each read,
+    /// tells which (docs/LIVE.md, "Overhead"). Exact for a process never
+    /// preempted; otherwise an upper bound on its blocks, which `alps-io`
+    /// then reads as more, shorter bursts.
     fn outcome(
         &self,
         task: TaskId,
         function: &Function,
         since: Nanos,
-        end: Nanos,
-        u: Usage,
+        now: Nanos,
+        r: SchedstatReading,
     ) -> Outcome {
         let timeline = self.steering.timeline();
         let arrival = timeline.time(since);
-        let end = end.max(since);
         Outcome {
             id: task.0,
             function: function.clone(),
-            group: Group::of(u.cpu),
+            group: Group::of(r.cpu),
             arrival,
             first_run: arrival,
-            finish: timeline.time(end),
-            cpu: u.cpu,
-            io: (end - since).saturating_sub(u.cpu).saturating_sub(u.wait),
-            voluntary_switches: u.voluntary,
-            involuntary_switches: u.involuntary,
+            finish: timeline.time(now),
+            cpu: r.cpu,
+            io: (now - since).saturating_sub(r.cpu).saturating_sub(r.wait),
+            voluntary_switches: r.turns,
+            involuntary_switches: 0,
             memory_mb: 0,
         }
-    }
-
-    /// What a live steered process has used since its hand-over: taskstats'
-    /// account (if the process is still the one handed over: it started
-    /// when it did then), or its kept-open schedstat.
-    fn usage_now(&mut self, task: TaskId) -> Option<Usage> {
-        let s = self.registry.steered.get(&task)?;
-        let (Some(exits), Some(base)) = (&mut self.exits, s.base) else {
-            return self.steering.reading(task).map(Usage::from);
-        };
-        let asked = clock::monotonic();
-        let now = exits.ask.task(s.entry.pid).ok()?;
-        let started = |at: Nanos, a: &Account| at.saturating_sub(a.elapsed);
-        // Whole µs, each read a moment after the kernel's instant; a pid
-        // reused since started after this process ended.
-        let same = started(asked, &now).abs_diff(started(s.since, &base)) < MS;
-        same.then(|| Usage::between(&base, &now))
     }
 
     fn status(&mut self) -> Status {
@@ -1285,10 +1058,9 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         tasks.sort();
         let mut processes = Vec::with_capacity(tasks.len());
         for task in tasks {
-            let usage = self.usage_now(task);
             let s = self.registry.steered.get_mut(&task).expect("listed above");
-            if let Some(u) = usage {
-                s.last = u;
+            if let Some(r) = self.steering.reading(task) {
+                s.last = r;
             }
             let alive = !process::exited(&s.pidfd).unwrap_or(true);
             processes.push(ProcessStatus {

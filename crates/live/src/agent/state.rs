@@ -1,12 +1,10 @@
 //! The agent's memory across its own restart: the processes it steers, in a
 //! journal beside its socket, one JSON object a line.
 //!
-//! A hand-over appends `{"add":ENTRY}` and an end appends `{"remove":TASK}`,
-//! gathered and written in one `write` per wake-up of the agent (mostly an
-//! exit's and the next hand-over's lines together), with no rename,
-//! truncation or flush, which on a disk file system (ext4 writes a
-//! renamed-over file's data back at once) would cost the agent more than
-//! all its other work. The journal is rewritten
+//! A hand-over appends `{"add":ENTRY}` and an end appends `{"remove":TASK}`:
+//! one `write` each, with no rename, truncation or flush, which on a disk
+//! file system (ext4 writes a renamed-over file's data back at once) would
+//! cost the agent more than all its other work. The journal is rewritten
 //! whole (a temporary file renamed over it, so a reader never sees half of
 //! one) when the agent starts and once it holds many more lines than
 //! processes. A line cut short by a crash is the last one and is ignored.
@@ -114,10 +112,8 @@ pub struct StateFile {
     path: PathBuf,
     /// Open for appending, once [`StateFile::rewrite`] made it.
     journal: Option<fs::File>,
-    /// Lines in the journal (those not yet written included).
+    /// Lines in the journal.
     lines: usize,
-    /// Lines not yet written ([`StateFile::flush`]).
-    pending: Vec<u8>,
 }
 
 impl StateFile {
@@ -128,7 +124,6 @@ impl StateFile {
             path: socket.with_extension("state"),
             journal: None,
             lines: 0,
-            pending: Vec::new(),
         }
     }
 
@@ -192,8 +187,6 @@ impl StateFile {
     /// 0600), and keeps it open for appending.
     pub fn rewrite<'a>(&mut self, entries: impl IntoIterator<Item = &'a Entry>) -> io::Result<()> {
         self.journal = None;
-        // `entries` is the whole truth, lines not yet written included.
-        self.pending.clear();
         let mut text = line(&Header { version: VERSION })?;
         self.lines = 1;
         for e in entries {
@@ -216,15 +209,13 @@ impl StateFile {
         Ok(())
     }
 
-    /// Notes a process handed over (written at the next
-    /// [`StateFile::flush`]).
+    /// Notes a process handed over.
     pub fn add(&mut self, entry: &Entry) -> io::Result<()> {
         self.append(&Line::Add(entry.clone()))
     }
 
-    /// Notes that `task` ended (written at the next [`StateFile::flush`]);
-    /// rewrites the journal from `live` (the processes steered now) once it
-    /// has grown long.
+    /// Notes that `task` ended; rewrites the journal from `live` (the
+    /// processes steered now) once it has grown long.
     pub fn remove<'a>(
         &mut self,
         task: u64,
@@ -237,34 +228,19 @@ impl StateFile {
     }
 
     fn append(&mut self, l: &Line) -> io::Result<()> {
-        if self.journal.is_none() {
-            return Err(io::Error::other("the journal is not open"));
-        }
-        self.pending.extend(line(l)?);
-        self.lines += 1;
-        Ok(())
-    }
-
-    /// Writes the lines noted since the last call, in one `write`: appended
-    /// whole, or (at a crash) cut short at the end, where a reader ignores
-    /// the last line if it is not whole.
-    pub fn flush(&mut self) -> io::Result<()> {
-        if self.pending.is_empty() {
-            return Ok(());
-        }
         let journal = self
             .journal
             .as_mut()
             .ok_or_else(|| io::Error::other("the journal is not open"))?;
-        let written = journal.write_all(&self.pending);
-        self.pending.clear();
-        written
+        // One write: appended whole, or (at a crash) cut short at the end.
+        journal.write_all(&line(l)?)?;
+        self.lines += 1;
+        Ok(())
     }
 
     /// Removes the file (nothing is steered any more).
     pub fn delete(&mut self) -> io::Result<()> {
         self.journal = None;
-        self.pending.clear();
         match fs::remove_file(&self.path) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
             _ => Ok(()),
@@ -315,9 +291,6 @@ mod tests {
         state
             .remove(1, [entry(11, 2), entry(12, 3)].iter())
             .unwrap();
-        // Noted, not yet written.
-        assert_eq!(state.load().unwrap(), vec![entry(10, 1)]);
-        state.flush().unwrap();
         assert_eq!(state.load().unwrap(), vec![entry(11, 2), entry(12, 3)]);
         assert_eq!(state.lines, 5);
         // A line cut short at the end is a crash mid-write: ignored.

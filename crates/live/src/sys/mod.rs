@@ -13,4 +13,3 @@ pub mod poll;
 pub mod process;
 pub mod sched;
 pub mod signals;
-pub mod taskstats;
