@@ -261,6 +261,50 @@ fn status_shows_functions_and_processes_until_they_exit() {
     assert!(agent.log().contains("(resize) finished"), "{}", agent.log());
 }
 
+/// The turnaround and CPU time (ms) of the agent's first "finished" line.
+fn first_finished(log: &str) -> Option<(f64, f64)> {
+    let line = log.lines().find(|l| l.contains(" finished: "))?;
+    let mut ms = line
+        .split(" finished: ")
+        .nth(1)?
+        .split(" ms")
+        .map(|w| w.trim_start_matches(", ").trim().parse::<f64>());
+    Some((ms.next()?.ok()?, ms.next()?.ok()?))
+}
+
+/// A process handed over by `exec` spins and exits: its outcome has the
+/// CPU time it used (read from its zombie's schedstat, not estimated) and
+/// ends within its life.
+#[test]
+fn an_exit_gives_the_outcome_its_cpu_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = Agent::start(dir.path(), "cfs");
+    let started = Instant::now();
+    let mut spinner = Guard::spawn(
+        faasched(&["exec", "--function", "spin"], &agent.socket).args([
+            "--",
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done",
+        ]),
+    );
+    // Not reaped until the agent has read its exit: the zombie's schedstat
+    // stays readable, and the outcome is exact.
+    until("the agent logs the exit", || {
+        first_finished(&agent.log()).is_some()
+    });
+    let lived = started.elapsed().as_secs_f64() * 1e3;
+    spinner.exit();
+    let (turnaround, cpu) = first_finished(&agent.log()).unwrap();
+    let log = agent.log();
+    assert!(turnaround <= lived, "lived {lived} ms: {log}");
+    // A spinner sharing the machine with other tests may get well under a
+    // core, but its CPU time counts.
+    assert!(cpu > 10.0 && cpu <= turnaround, "{log}");
+    assert!(!log.contains("reaped before"), "{log}");
+    assert_eq!(agent.status()["estimated"], 0);
+}
+
 #[test]
 fn the_protocol_answers_each_line_and_refuses_nonsense() {
     use std::io::{BufRead, BufReader, Write};
