@@ -105,6 +105,14 @@ pub struct Config {
     /// policies that ask for it react (`Steer::wants_start`), and the engine
     /// turns it on for them.
     pub report_starts: bool,
+    /// When a policy hears that a task's CPU time reached its watch
+    /// ([`Notice::Watch`](crate::Notice::Watch)). `None` (the default): at
+    /// that instant, an ideal watcher. `Some(lag)`: at the first tick at or
+    /// after it, plus `lag`, as a watcher on a stock kernel sees it (the
+    /// kernel brings a running task's CPU time up to date at the tick, and
+    /// the watcher then takes `lag` to act: `faasched replay` measures
+    /// about 340 µs at the median).
+    pub watch_at_tick: Option<Nanos>,
 }
 
 /// A configuration the model cannot run.
@@ -140,6 +148,7 @@ impl Config {
             seed: 0,
             report_turns: false,
             report_starts: false,
+            watch_at_tick: None,
         }
     }
 
@@ -169,6 +178,9 @@ impl Config {
         }
         if self.fair_server_runtime >= self.fair_server_period {
             return err("fair_server_runtime must be below fair_server_period".into());
+        }
+        if self.watch_at_tick.is_some_and(|lag| lag > SEC) {
+            return err("the watch lag must be at most 1 s".into());
         }
         match self.discipline {
             Discipline::Srpt(Prediction::ErrorBound(b)) if !(0.0..1.0).contains(&b) => {

@@ -777,7 +777,11 @@ impl Cores {
         let t = &self.tasks[core.task as usize];
         let mut at = core.start.max(t.acct_from) + t.left;
         if let Some(w) = t.watch {
-            at = at.min(t.acct_from + w.saturating_sub(t.stats.cpu));
+            let reached = t.acct_from + w.saturating_sub(t.stats.cpu);
+            at = at.min(match self.cfg.watch_at_tick {
+                None => reached,
+                Some(lag) => self.ticks.ceil(reached.max(now)) + lag,
+            });
         }
         let rq = &self.rqs[t.rq as usize];
         let mut tick = 0;

@@ -387,3 +387,46 @@ fn first_runs_reach_only_a_policy_that_asks() {
         }
     }
 }
+
+/// SCHED_FIFO until a task has used 5 ms of CPU, then SCHED_OTHER (SFS's
+/// demotion); records when and at what CPU time it heard of each watch.
+struct DemoteAt5 {
+    heard: Vec<(u64, Time, Nanos)>,
+}
+
+impl Steer for DemoteAt5 {
+    fn name(&self) -> &str {
+        "demote"
+    }
+    fn on_arrival(&mut self, _now: Time, _task: &TaskInfo, cpus: CpuSet) -> Attrs {
+        Attrs::normal(cpus).with_class(Class::Fifo(50))
+    }
+    fn cpu_watch(&self, task: TaskId) -> Option<Nanos> {
+        (!self.heard.iter().any(|h| h.0 == task.0)).then_some(5 * MS)
+    }
+    fn on_cpu_used(&mut self, now: Time, task: TaskId, used: Nanos) -> Option<Attrs> {
+        self.heard.push((task.0, now, used));
+        Some(Attrs::normal(CpuSet::first(1)))
+    }
+}
+
+#[test]
+fn a_watch_is_heard_at_its_instant_or_as_a_live_watcher_sees_it() {
+    // A (10 ms) at 0, B (3 ms) at 1 ms, on one core at 250 Hz (ticks every
+    // 4 ms). Exact: A is demoted at 5 ms and B, FIFO, runs 5–8, A 8–13.
+    // Seen at the tick (8 ms) plus 0.3 ms: A runs on to 8.3 ms, B 8.3–11.3,
+    // A 11.3–13.
+    let invs = || vec![cpu(0, 0, 10), cpu(1, 1, 3)];
+    for (watch_at_tick, heard, finishes) in [
+        (None, (5 * MS, 5 * MS), [13.0, 8.0]),
+        (Some(300 * US), (8_300 * US, 8_300 * US), [13.0, 11.3]),
+        (Some(0), (8 * MS, 8 * MS), [13.0, 11.0]),
+    ] {
+        let mut cfg = ideal(1, Discipline::Linux);
+        cfg.watch_at_tick = watch_at_tick;
+        let mut policy = DemoteAt5 { heard: Vec::new() };
+        let out = simulate(&cfg, &mut policy, invs());
+        assert_eq!(policy.heard[0], (0, heard.0, heard.1), "{watch_at_tick:?}");
+        assert_eq!(finishes_ms(&out), finishes, "{watch_at_tick:?}");
+    }
+}
