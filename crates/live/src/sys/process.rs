@@ -1,11 +1,23 @@
-//! Starting, watching and ending child processes: `fork` + `exec` with the
-//! child's scheduling attributes set in between, pidfds, and `wait4`.
+//! Starting, watching and ending child processes: a child that sets its
+//! scheduling attributes and then `exec`s, pidfds, and `wait4`.
 //!
 //! std's `Command::spawn` waits until the child has called `exec`; a launcher
 //! that must keep to an open-loop arrival schedule cannot wait for a child to
-//! get a core, so this forks itself and learns the rest from a pipe: the child
-//! writes the instant it first ran, then the pipe closes at `exec` (it is
-//! close-on-exec), or carries the step and errno that failed.
+//! get a core, so this starts the child and learns the rest from a pipe: the
+//! child writes the instant it first ran, then the pipe closes at `exec` (it
+//! is close-on-exec), or carries the step and errno that failed.
+//!
+//! The child shares the launcher's memory until its `exec` (`clone` with
+//! `CLONE_VM`, on a stack of its own), as `posix_spawn` does, but without
+//! `CLONE_VFORK`: the launcher goes on at once instead of waiting for the
+//! child to get a core. A `fork` copied the launcher's page tables (its
+//! `dup_mmap`, 20% of the launcher's CPU in a replay) and left every page it
+//! then wrote to be copied on the fault (another 10–15%); a look at a CPU
+//! watch that fell due meanwhile waited for both (docs/LIVE.md, "Results
+//! (session 7)"). What the child reads before its `exec` (the arguments,
+//! the environment, the attributes and its stack) is a [`Launch`] that the
+//! [`Child`] keeps until the start pipe closes: at `exec`, when the child no
+//! longer has this memory, or at its exit.
 
 use super::clock;
 use super::sched::Prepared;
@@ -74,6 +86,75 @@ pub struct Child {
     report: [u8; 16],
     got: usize,
     closed: bool,
+    /// What the child reads until its `exec`: kept until the pipe closes.
+    launch: Option<Box<Launch>>,
+}
+
+/// What a child reads, in the launcher's memory, between its start and its
+/// `exec`: the launcher must neither free nor change it meanwhile.
+struct Launch {
+    stack: Stack,
+    parent: libc::pid_t,
+    pipe: libc::c_int,
+    attrs: Prepared,
+    limit: libc::rlimit,
+    path: CString,
+    /// The strings `argv` points into.
+    _args: Vec<CString>,
+    argv: Vec<*const libc::c_char>,
+    envp: Vec<*const libc::c_char>,
+}
+
+/// A child's stack: mapped for it, with a guard page below, and unmapped
+/// when dropped.
+struct Stack {
+    base: *mut libc::c_void,
+    len: usize,
+}
+
+impl Stack {
+    /// Far more than the child's few frames and system calls take.
+    const SIZE: usize = 64 * 1024;
+    const GUARD: usize = 4096;
+
+    fn new() -> io::Result<Stack> {
+        let len = Self::SIZE + Self::GUARD;
+        // SAFETY: a fresh private anonymous mapping; no existing memory is
+        // touched.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let stack = Stack { base, len };
+        // SAFETY: the lowest page of the mapping just made: an overflow
+        // faults instead of writing below it.
+        if unsafe { libc::mprotect(base, Self::GUARD, libc::PROT_NONE) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(stack)
+    }
+
+    /// Its top, where the child's stack starts (it grows down).
+    fn top(&self) -> *mut libc::c_void {
+        self.base.wrapping_byte_add(self.len)
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, which no one uses any more
+        // (the child has exec'd or exited).
+        unsafe { libc::munmap(self.base, self.len) };
+    }
 }
 
 /// The step of the child's setup that failed, as reported through the pipe.
@@ -100,8 +181,9 @@ pub enum Report {
     Execed(Nanos),
 }
 
-/// Forks and execs `program` with `args` (after argv\[0\], the program), with
-/// `setup` applied in the child first.
+/// Starts a child that applies `setup` and execs `program` with `args`
+/// (after argv\[0\], the program); returns once it is started, without
+/// waiting for it to run.
 pub fn spawn<S: AsRef<OsStr>>(program: &Program, args: &[S], setup: &Setup) -> io::Result<Child> {
     let args = std::iter::once(Ok(program.path.clone()))
         .chain(args.iter().map(|a| c_string(a.as_ref().as_bytes())))
@@ -114,32 +196,52 @@ pub fn spawn<S: AsRef<OsStr>>(program: &Program, args: &[S], setup: &Setup) -> i
     // Never above the hard limit this process has: raising it needs
     // CAP_SYS_RESOURCE.
     let hard = super::limits::rt_time()?.rlim_max;
-    let limit = libc::rlimit {
-        rlim_cur: setup.rt_time_limit_us.min(hard),
-        rlim_max: setup.rt_time_limit_us.min(hard),
+    let launch = Box::new(Launch {
+        stack: Stack::new()?,
+        // SAFETY: getpid has no arguments.
+        parent: unsafe { libc::getpid() },
+        pipe: write.as_raw_fd(),
+        attrs: *setup.attrs,
+        limit: libc::rlimit {
+            rlim_cur: setup.rt_time_limit_us.min(hard),
+            rlim_max: setup.rt_time_limit_us.min(hard),
+        },
+        path: program.path.clone(),
+        _args: args,
+        argv,
+        envp,
+    });
+    let arg: *const Launch = &*launch;
+    // SAFETY: the child runs `start` on its own stack, in this process's
+    // memory, until it execs or exits; it reads only `launch`, which the
+    // returned `Child` keeps alive and unchanged until the start pipe shows
+    // that (it closes at `exec` or exit), and runs only async-signal-safe
+    // system calls. Its descriptor table is its own copy (no CLONE_FILES),
+    // so dropping the write end here leaves the child's open.
+    let pid = unsafe {
+        libc::clone(
+            start,
+            launch.stack.top(),
+            libc::CLONE_VM | libc::SIGCHLD,
+            arg.cast_mut().cast(),
+        )
     };
-    // SAFETY: getpid has no arguments.
-    let parent = unsafe { libc::getpid() };
-    // SAFETY: the child runs only async-signal-safe system calls on data
-    // prepared above, then execs or exits (`child` never returns).
-    let pid = unsafe { libc::fork() };
     if pid < 0 {
         return Err(io::Error::last_os_error());
     }
-    if pid == 0 {
-        child(
-            parent,
-            write.as_raw_fd(),
-            setup.attrs,
-            &limit,
-            &program.path,
-            &argv,
-            &envp,
-        );
-    }
     let forked = clock::monotonic();
     drop(write);
-    let pidfd = pidfd_open(pid)?;
+    let pidfd = match pidfd_open(pid) {
+        Ok(fd) => fd,
+        Err(e) => {
+            // Not returned without a pidfd: end the child before its launch
+            // is freed.
+            // SAFETY: our own child, not yet reaped, so `pid` is still it.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            let _ = reap(pid);
+            return Err(e);
+        }
+    };
     Ok(Child {
         pid,
         pidfd,
@@ -148,19 +250,24 @@ pub fn spawn<S: AsRef<OsStr>>(program: &Program, args: &[S], setup: &Setup) -> i
         report: [0; 16],
         got: 0,
         closed: false,
+        launch: Some(launch),
     })
 }
 
-/// The child's side of [`spawn`]: never returns.
-fn child(
-    parent: libc::pid_t,
-    pipe: libc::c_int,
-    attrs: &Prepared,
-    limit: &libc::rlimit,
-    path: &CString,
-    argv: &[*const libc::c_char],
-    envp: &[*const libc::c_char],
-) -> ! {
+/// The child's entry point: `arg` is its [`Launch`].
+extern "C" fn start(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `spawn` passes a `Launch` it keeps alive until this child has
+    // exec'd or exited.
+    let l = unsafe { &*arg.cast::<Launch>() };
+    child(l)
+}
+
+/// The child's side of [`spawn`]: never returns. It shares the launcher's
+/// memory, so it allocates nothing and touches nothing but `l` and its own
+/// stack. (Its `errno` is the launcher's thread's: a failing call here may
+/// race with one there over the error number, and nothing else.)
+fn child(l: &Launch) -> ! {
+    let pipe = l.pipe;
     let started = clock::monotonic().to_ne_bytes();
     let fail = |step: Step| -> ! {
         let mut msg = [0u8; 8];
@@ -182,9 +289,9 @@ fn child(
     unsafe {
         libc::write(pipe, started.as_ptr().cast(), started.len());
         // Die with the launcher, whatever kills it; and if it died already
-        // (between fork and here), do not run.
+        // (between the clone and here), do not run.
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        if libc::getppid() != parent {
+        if libc::getppid() != l.parent {
             libc::_exit(127);
         }
         // A group of its own, so a terminal's Ctrl-C reaches the launcher
@@ -196,26 +303,37 @@ fn child(
         libc::sigemptyset(&mut none);
         libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
     }
-    if attrs.apply(0).is_err() {
+    if l.attrs.apply(0).is_err() {
         fail(Step::Attrs);
     }
-    // SAFETY: `limit` is a valid rlimit.
-    if unsafe { libc::setrlimit(libc::RLIMIT_RTTIME, limit) } != 0 {
+    // SAFETY: `l.limit` is a valid rlimit.
+    if unsafe { libc::setrlimit(libc::RLIMIT_RTTIME, &l.limit) } != 0 {
         fail(Step::Limit);
     }
     // SAFETY: `path`, `argv` and `envp` are NUL-terminated arrays of C
-    // strings that outlive the call (the parent's memory, copied by fork).
-    unsafe { libc::execve(path.as_ptr(), argv.as_ptr(), envp.as_ptr()) };
+    // strings that the launcher keeps alive until this call has replaced
+    // the child's memory.
+    unsafe { libc::execve(l.path.as_ptr(), l.argv.as_ptr(), l.envp.as_ptr()) };
     fail(Step::Exec)
 }
 
 impl Child {
     /// Reads what the child has written to its start pipe so far.
     pub fn report(&mut self) -> io::Result<Report> {
-        while !self.closed && self.got < self.report.len() {
-            match self.start.read(&mut self.report[self.got..]) {
-                Ok(0) => self.closed = true,
-                Ok(n) => self.got += n,
+        while !self.closed {
+            // Past a whole report only the end is left to read.
+            let mut rest = [0u8; 1];
+            let buf = match self.got < self.report.len() {
+                true => &mut self.report[self.got..],
+                false => &mut rest[..],
+            };
+            match self.start.read(buf) {
+                Ok(0) => {
+                    self.closed = true;
+                    // The child has exec'd or exited: it is done with it.
+                    self.launch = None;
+                }
+                Ok(n) => self.got = (self.got + n).min(self.report.len()),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -236,6 +354,21 @@ impl Child {
                 Report::Failed(stamp(buf), step, i32::from_ne_bytes(word(12)))
             }
         })
+    }
+}
+
+impl Drop for Child {
+    /// Frees the launch only if the child is done with it: it has exec'd or
+    /// exited (its pipe closed), or it is dead. A live child that may still
+    /// read it keeps it (leaked: dropping a running child's handle is a
+    /// caller's slip, and freeing memory it reads would be worse).
+    fn drop(&mut self) {
+        let _ = self.report();
+        if let Some(launch) = self.launch.take()
+            && !exited(&self.pidfd).unwrap_or(false)
+        {
+            std::mem::forget(launch);
+        }
     }
 }
 
