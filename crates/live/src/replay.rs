@@ -105,12 +105,12 @@ pub struct ReplayStats {
     pub busy: Nanos,
     /// The steered cores' time over the same span: cores × span.
     pub capacity: Nanos,
-    /// Per launch, in order: fork instant − arrival instant (0 if on time).
+    /// Per launch, in order: start instant − arrival instant (0 if on time).
     pub lateness: Vec<Nanos>,
-    /// CPU time the launcher spent forking children.
+    /// CPU time the launcher spent starting children.
     pub launch_cpu: Nanos,
-    /// Launches that waited (once, up to [`FORK_SHADOW`]) for a CPU watch
-    /// or period due sooner than the fork would end.
+    /// Launches that waited (once, up to [`LAUNCH_SHADOW`]) for a CPU watch
+    /// or period due sooner than the launch would end.
     pub launches_held: u64,
     /// CPU time of the launcher's thread over the whole run.
     pub launcher_cpu: Nanos,
@@ -232,20 +232,21 @@ impl Drop for Flight {
 
 const SIGNALS: u64 = u64::MAX;
 
-/// How long a launch keeps the launcher from anything else: forking the
-/// launcher costs it 0.4–0.6 ms of CPU on the 2-vCPU VM this was measured
-/// on (`live.launch_cpu_per_invocation_us`). A CPU watch or period due
-/// sooner than that is met first, and the launch waits for it, once: a
-/// demotion late by a fork would cost the other functions a fork's worth
-/// of a real-time task's CPU, a launch late by a look costs its invocation
-/// as much, and is counted in its lateness.
-pub const FORK_SHADOW: Nanos = 600 * faasched_model::US;
+/// How long a launch keeps the launcher from anything else: starting a
+/// child costs the launcher about 0.15 ms of CPU on the 2-vCPU VM this was
+/// measured on (`live.launch_cpu_per_invocation_us`; 0.35–0.6 ms when it
+/// forked), twice that as a margin. A CPU watch or period due sooner than
+/// that is met first, and the launch waits for it, once: a demotion late by
+/// a launch would cost the other functions a launch's worth of a real-time
+/// task's CPU, a launch late by a look costs its invocation as much, and is
+/// counted in its lateness.
+pub const LAUNCH_SHADOW: Nanos = 300 * faasched_model::US;
 
 /// Whether the launch of invocation `id`, due now, waits for steering's
-/// next `deadline`: it does if that comes within [`FORK_SHADOW`] of `now`,
+/// next `deadline`: it does if that comes within [`LAUNCH_SHADOW`] of `now`,
 /// unless `id` is the one `held` already (each launch waits once at most).
 fn holds(id: u64, held: Option<u64>, deadline: Option<Nanos>, now: Nanos) -> bool {
-    held != Some(id) && deadline.is_some_and(|d| d < now + FORK_SHADOW)
+    held != Some(id) && deadline.is_some_and(|d| d < now + LAUNCH_SHADOW)
 }
 
 fn token(task: TaskId, exit: bool) -> u64 {
@@ -302,8 +303,8 @@ where
     loop {
         let now = clock::monotonic();
         // Watches first: a look is a `pread` and maybe a `sched_setattr`,
-        // while a launch forks, which keeps the launcher busy for
-        // [`FORK_SHADOW`] and would delay a demotion that is due by as much.
+        // while a launch keeps the launcher busy for [`LAUNCH_SHADOW`] and
+        // would delay a demotion that is due by as much.
         steering.act(now)?;
         while let Some(inv) = next.take_if(|i| timeline.mono(i.arrival) <= now) {
             if holds(inv.id, held, steering.deadline(), clock::monotonic()) {
@@ -406,7 +407,7 @@ fn launch<P: Steer + ?Sized>(
     let child = process::spawn(program, &argv, &setup).map_err(|source| ReplayError::Start {
         id: inv.id,
         program: config.program.clone(),
-        step: "fork",
+        step: "clone",
         source,
     })?;
     stats.launch_cpu += clock::thread_cpu() - cpu;
@@ -601,15 +602,15 @@ mod tests {
     }
 
     #[test]
-    fn a_launch_waits_once_for_a_look_due_within_its_fork() {
+    fn a_launch_waits_once_for_a_look_due_within_it() {
         let now = 100 * MS;
-        let soon = Some(now + FORK_SHADOW - 1);
+        let soon = Some(now + LAUNCH_SHADOW - 1);
         assert!(holds(7, None, soon, now));
         assert!(holds(7, Some(6), soon, now), "another launch was held");
         assert!(!holds(7, Some(7), soon, now), "held once already");
         assert!(
-            !holds(7, None, Some(now + FORK_SHADOW), now),
-            "after the fork"
+            !holds(7, None, Some(now + LAUNCH_SHADOW), now),
+            "after the launch"
         );
         assert!(!holds(7, None, None, now), "nothing due");
         // Overdue (the loop acts first, but a look may come due meanwhile).

@@ -80,7 +80,7 @@ pub struct Child {
     pub pidfd: OwnedFd,
     /// Read end of the start pipe (non-blocking).
     pub start: File,
-    /// When the fork returned in the parent.
+    /// When the child was started (`clone` returned in the launcher).
     pub forked: Nanos,
     /// What has come through the start pipe so far, and whether it closed.
     report: [u8; 16],
