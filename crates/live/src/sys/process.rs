@@ -488,3 +488,72 @@ pub fn exited(pidfd: &OwnedFd) -> io::Result<bool> {
     }
     Ok(n > 0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faasched_model::{Attrs, CpuSet};
+    use std::time::{Duration, Instant};
+
+    fn attrs() -> Prepared {
+        let cpus = CpuSet::first(std::thread::available_parallelism().map_or(1, |n| n.get()));
+        Prepared::new(&Attrs::normal(cpus), false).unwrap()
+    }
+
+    /// Reads the start pipe until it closes (at most 10 s).
+    fn until_closed(child: &mut Child) -> Report {
+        let end = Instant::now() + Duration::from_secs(10);
+        loop {
+            let report = child.report().unwrap();
+            if child.closed {
+                return report;
+            }
+            assert!(Instant::now() < end, "the start pipe never closed");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Children started in a row, while earlier ones still run in this
+    /// process's memory: each reports its start, execs, exits with its own
+    /// code, and its launch is freed once its pipe closes.
+    #[test]
+    fn children_start_exec_and_exit_with_their_own_code() {
+        let program = Program::new(OsStr::new("/bin/sh")).unwrap();
+        let attrs = attrs();
+        let setup = Setup {
+            attrs: &attrs,
+            rt_time_limit_us: 10_000_000,
+        };
+        let before = clock::monotonic();
+        let mut children: Vec<Child> = (0..20)
+            .map(|i| spawn(&program, &["-c", &format!("exit {i}")], &setup).unwrap())
+            .collect();
+        for (i, child) in children.iter_mut().enumerate() {
+            let report = until_closed(child);
+            // It may first run before `clone` returns in this process.
+            assert!(
+                matches!(report, Report::Execed(t) if t >= before),
+                "{report:?}"
+            );
+            assert!(child.launch.is_none());
+            assert_eq!(reap(child.pid).unwrap().code, Some(i as i32));
+        }
+    }
+
+    #[test]
+    fn a_failed_exec_is_reported_with_its_errno() {
+        let program = Program::new(OsStr::new("/nonexistent/faasched-test")).unwrap();
+        let attrs = attrs();
+        let setup = Setup {
+            attrs: &attrs,
+            rt_time_limit_us: 10_000_000,
+        };
+        let mut child = spawn(&program, &["x"], &setup).unwrap();
+        let report = until_closed(&mut child);
+        assert!(
+            matches!(report, Report::Failed(_, Step::Exec, e) if e == libc::ENOENT),
+            "{report:?}"
+        );
+        assert_eq!(reap(child.pid).unwrap().code, Some(127));
+    }
+}
