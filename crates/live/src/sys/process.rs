@@ -98,8 +98,7 @@ struct Launch {
     pipe: libc::c_int,
     attrs: Prepared,
     limit: libc::rlimit,
-    path: CString,
-    /// The strings `argv` points into.
+    /// The strings `argv` points into; the first is the program's path.
     _args: Vec<CString>,
     argv: Vec<*const libc::c_char>,
     envp: Vec<*const libc::c_char>,
@@ -206,7 +205,6 @@ pub fn spawn<S: AsRef<OsStr>>(program: &Program, args: &[S], setup: &Setup) -> i
             rlim_cur: setup.rt_time_limit_us.min(hard),
             rlim_max: setup.rt_time_limit_us.min(hard),
         },
-        path: program.path.clone(),
         _args: args,
         argv,
         envp,
@@ -310,10 +308,10 @@ fn child(l: &Launch) -> ! {
     if unsafe { libc::setrlimit(libc::RLIMIT_RTTIME, &l.limit) } != 0 {
         fail(Step::Limit);
     }
-    // SAFETY: `path`, `argv` and `envp` are NUL-terminated arrays of C
-    // strings that the launcher keeps alive until this call has replaced
-    // the child's memory.
-    unsafe { libc::execve(l.path.as_ptr(), l.argv.as_ptr(), l.envp.as_ptr()) };
+    // SAFETY: `argv` (its first string the program's path) and `envp` are
+    // NUL-terminated arrays of C strings that the launcher keeps alive until
+    // this call has replaced the child's memory.
+    unsafe { libc::execve(l.argv[0], l.argv.as_ptr(), l.envp.as_ptr()) };
     fail(Step::Exec)
 }
 
@@ -495,9 +493,16 @@ mod tests {
     use faasched_model::{Attrs, CpuSet};
     use std::time::{Duration, Instant};
 
-    fn attrs() -> Prepared {
+    /// Starts `path` with `args`, under the fair class on every CPU.
+    fn start_child(path: &str, args: &[&str]) -> Child {
+        let program = Program::new(OsStr::new(path)).unwrap();
         let cpus = CpuSet::first(std::thread::available_parallelism().map_or(1, |n| n.get()));
-        Prepared::new(&Attrs::normal(cpus), false).unwrap()
+        let attrs = Prepared::new(&Attrs::normal(cpus), false).unwrap();
+        let setup = Setup {
+            attrs: &attrs,
+            rt_time_limit_us: 10_000_000,
+        };
+        spawn(&program, args, &setup).unwrap()
     }
 
     /// Reads the start pipe until it closes (at most 10 s).
@@ -518,15 +523,9 @@ mod tests {
     /// code, and its launch is freed once its pipe closes.
     #[test]
     fn children_start_exec_and_exit_with_their_own_code() {
-        let program = Program::new(OsStr::new("/bin/sh")).unwrap();
-        let attrs = attrs();
-        let setup = Setup {
-            attrs: &attrs,
-            rt_time_limit_us: 10_000_000,
-        };
         let before = clock::monotonic();
         let mut children: Vec<Child> = (0..20)
-            .map(|i| spawn(&program, &["-c", &format!("exit {i}")], &setup).unwrap())
+            .map(|i| start_child("/bin/sh", &["-c", &format!("exit {i}")]))
             .collect();
         for (i, child) in children.iter_mut().enumerate() {
             let report = until_closed(child);
@@ -542,13 +541,7 @@ mod tests {
 
     #[test]
     fn a_failed_exec_is_reported_with_its_errno() {
-        let program = Program::new(OsStr::new("/nonexistent/faasched-test")).unwrap();
-        let attrs = attrs();
-        let setup = Setup {
-            attrs: &attrs,
-            rt_time_limit_us: 10_000_000,
-        };
-        let mut child = spawn(&program, &["x"], &setup).unwrap();
+        let mut child = start_child("/nonexistent/faasched-test", &["x"]);
         let report = until_closed(&mut child);
         assert!(
             matches!(report, Report::Failed(_, Step::Exec, e) if e == libc::ENOENT),
