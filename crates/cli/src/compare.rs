@@ -20,9 +20,10 @@ use std::path::PathBuf;
 /// For each policy and group (all, G1..G4): the mean turnaround simulated and
 /// measured, their ratio (measured / simulated), the Kolmogorov–Smirnov
 /// distance between the two turnaround distributions (0: the same, 1:
-/// disjoint), and the ratio of the CPU time the invocations used (measured /
-/// simulated: below 1, the machine did less work than the workload asks, so
-/// it ran at a lower load). Then whether the policies rank the same by mean
+/// disjoint), the mean response (arrival to first run) in both worlds, which
+/// tells a wait in a queue from a slower run, and the ratio of the CPU time
+/// the invocations used (measured / simulated: below 1, the machine did less
+/// work than the workload asks, so it ran at a lower load). Then whether the policies rank the same by mean
 /// turnaround in both worlds. This is how we find where the kernel model is wrong
 /// (docs/FIDELITY.md).
 ///
@@ -70,6 +71,9 @@ struct Row {
     /// Measured mean / simulated mean.
     ratio_of_means: Option<f64>,
     ks_distance: Option<f64>,
+    /// Mean response (arrival to first run), simulated and measured.
+    response_sim_ms: Option<f64>,
+    response_live_ms: Option<f64>,
     /// Measured mean CPU per invocation / simulated.
     cpu_ratio: Option<f64>,
 }
@@ -92,6 +96,8 @@ struct Samples {
     turnaround: [Vec<u64>; 5],
     /// CPU time used in all, ns.
     cpu: [u64; 5],
+    /// Responses (arrival to first run) in all, ns.
+    response: [u64; 5],
 }
 
 impl Samples {
@@ -99,13 +105,24 @@ impl Samples {
         for i in [0, 1 + o.group.index()] {
             self.turnaround[i].push(o.turnaround());
             self.cpu[i] += o.cpu;
+            self.response[i] += o.response();
         }
     }
 
     /// Mean CPU per invocation of group `i`, ns.
     fn mean_cpu(&self, i: usize) -> Option<f64> {
+        self.per_invocation(self.cpu[i], i)
+    }
+
+    /// Mean response of group `i`, ms.
+    fn mean_response_ms(&self, i: usize) -> Option<f64> {
+        self.per_invocation(self.response[i], i).map(|r| r / 1e6)
+    }
+
+    /// `total` over group `i`'s invocations.
+    fn per_invocation(&self, total: u64, i: usize) -> Option<f64> {
         let n = self.turnaround[i].len();
-        (n > 0).then(|| self.cpu[i] as f64 / n as f64)
+        (n > 0).then(|| total as f64 / n as f64)
     }
 }
 
@@ -196,6 +213,8 @@ fn compare(policies: &[String], sim: &mut [Samples], live: &mut [Samples]) -> Co
     for ((name, s), l) in policies.iter().zip(sim.iter_mut()).zip(live.iter_mut()) {
         for i in 0..5 {
             let cpu_ratio = ratio(s.mean_cpu(i), l.mean_cpu(i));
+            let (response_sim_ms, response_live_ms) =
+                (s.mean_response_ms(i), l.mean_response_ms(i));
             let (a, b) = (&mut s.turnaround[i], &mut l.turnaround[i]);
             a.sort_unstable();
             b.sort_unstable();
@@ -213,6 +232,8 @@ fn compare(policies: &[String], sim: &mut [Samples], live: &mut [Samples]) -> Co
                 mean_live_ms: ml.map(|m| m / 1e6),
                 ratio_of_means: ratio(ms, ml),
                 ks_distance: ks_distance(a, b),
+                response_sim_ms,
+                response_live_ms,
                 cpu_ratio,
             });
         }
@@ -241,13 +262,22 @@ fn render(c: &Comparison) -> String {
         |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
     let _ = writeln!(
         out,
-        "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6} {:>8}",
-        "policy", "group", "count", "sim mean ms", "live mean ms", "live/sim", "KS", "CPU l/s"
+        "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6} {:>12} {:>12} {:>8}",
+        "policy",
+        "group",
+        "count",
+        "sim mean ms",
+        "live mean ms",
+        "live/sim",
+        "KS",
+        "sim resp ms",
+        "live resp ms",
+        "CPU l/s"
     );
     for r in &c.rows {
         let _ = writeln!(
             out,
-            "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6} {:>8}",
+            "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6} {:>12} {:>12} {:>8}",
             r.policy,
             r.group,
             r.count_live,
@@ -255,6 +285,8 @@ fn render(c: &Comparison) -> String {
             cell(r.mean_live_ms, 2),
             cell(r.ratio_of_means, 3),
             cell(r.ks_distance, 3),
+            cell(r.response_sim_ms, 2),
+            cell(r.response_live_ms, 2),
             cell(r.cpu_ratio, 3),
         );
     }
@@ -279,11 +311,14 @@ mod tests {
     #[test]
     fn compares_per_group_and_ranks_by_mean() {
         // All in G1; each invocation used `cpu` ns.
+        // Each invocation waited a tenth of its turnaround for its first run.
         let t = |all: Vec<u64>, cpu: u64| -> Samples {
             let total = cpu * all.len() as u64;
+            let waited = all.iter().sum::<u64>() / 10;
             Samples {
                 turnaround: [all.clone(), all, vec![], vec![], vec![]],
                 cpu: [total, total, 0, 0, 0],
+                response: [waited, waited, 0, 0, 0],
             }
         };
         let policies = vec!["a".to_string(), "b".to_string()];
@@ -310,6 +345,11 @@ mod tests {
         assert_eq!(a.cpu_ratio, Some(0.75));
         assert_eq!(c.rows[5].cpu_ratio, Some(1.0));
         assert_eq!(c.rows[2].cpu_ratio, None);
+        assert_eq!(
+            (a.response_sim_ms, a.response_live_ms),
+            (Some(0.2), Some(0.5))
+        );
+        assert_eq!(c.rows[2].response_live_ms, None);
         assert_eq!(
             (c.ranking_sim.clone(), c.ranking_live.clone()),
             (

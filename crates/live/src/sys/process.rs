@@ -5,7 +5,9 @@
 //! that must keep to an open-loop arrival schedule cannot wait for a child to
 //! get a core, so this starts the child and learns the rest from a pipe: the
 //! child writes the instant it first ran, then the pipe closes at `exec` (it
-//! is close-on-exec), or carries the step and errno that failed.
+//! is close-on-exec), or carries the step and errno that failed. The
+//! launcher also applies the child's attributes itself as soon as `clone`
+//! returns, so the child waits for its first run in its own class.
 //!
 //! The child shares the launcher's memory until its `exec` (`clone` with
 //! `CLONE_VM`, on a stack of its own), as `posix_spawn` does, but without
@@ -228,6 +230,15 @@ pub fn spawn<S: AsRef<OsStr>>(program: &Program, args: &[S], setup: &Setup) -> i
         return Err(io::Error::last_os_error());
     }
     let forked = clock::monotonic();
+    // Into its class now, at its arrival, as the model places it. The child
+    // starts under the fair class (the launcher runs with reset-on-fork), and
+    // while real-time functions hold every core a fair task does not run: it
+    // would wait behind all of them, and every real-time task arriving
+    // meanwhile, before it could take a real-time class itself, and then
+    // join the back of the queue. The child's own call stays: it holds
+    // if the child ran first, and its failure is the one reported (this one
+    // fails alike, or because the child is gone already).
+    let _ = setup.attrs.apply(pid);
     drop(write);
     let pidfd = match pidfd_open(pid) {
         Ok(fd) => fd,
@@ -490,7 +501,8 @@ pub fn exited(pidfd: &OwnedFd) -> io::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use faasched_model::{Attrs, CpuSet};
+    use crate::sys::sched;
+    use faasched_model::{Attrs, Class, CpuSet};
     use std::time::{Duration, Instant};
 
     /// Starts `path` with `args`, under the fair class on every CPU.
@@ -537,6 +549,56 @@ mod tests {
             assert!(child.launch.is_none());
             assert_eq!(reap(child.pid).unwrap().code, Some(i as i32));
         }
+    }
+
+    /// A real-time child is real-time from its start, before it first
+    /// runs: on a CPU a real-time task holds, it waits in the real-time
+    /// queue, where a fair task (what a child of a reset-on-fork launcher
+    /// starts as) would wait for all real-time work to end.
+    #[test]
+    fn a_child_is_in_its_class_before_it_first_runs() {
+        if !crate::privilege::probe().realtime {
+            eprintln!("skipped: no privilege for SCHED_FIFO");
+            return;
+        }
+        let last = CpuSet::range(sched::online_cpus() - 1, sched::online_cpus());
+        let fifo = |prio| Prepared::new(&Attrs::normal(last).with_class(Class::Fifo(prio)), true);
+        // This thread as the launcher is, above both children, on their CPU.
+        let before = sched::affinity(0).unwrap();
+        let realtime = crate::privilege::Realtime::enter().unwrap();
+        sched::set_affinity(0, &last).unwrap();
+        // The hog: 0.3 s of real-time CPU at most (RLIMIT_RTTIME), and it
+        // dies with this thread (PR_SET_PDEATHSIG) if an assertion fails.
+        let hog = spawn(
+            &Program::new(OsStr::new("/bin/sh")).unwrap(),
+            &["-c", "while :; do :; done"],
+            &Setup {
+                attrs: &fifo(80).unwrap(),
+                rt_time_limit_us: 300_000,
+            },
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(20)); // it takes the CPU
+        let mut child = spawn(
+            &Program::new(OsStr::new("/bin/true")).unwrap(),
+            &[] as &[&str],
+            &Setup {
+                attrs: &fifo(50).unwrap(),
+                rt_time_limit_us: 300_000,
+            },
+        )
+        .unwrap();
+        let class = sched::current(child.pid).unwrap();
+        let report = child.report().unwrap();
+        // SAFETY: our own child, not yet reaped.
+        unsafe { libc::kill(hog.pid, libc::SIGKILL) };
+        let _ = reap(hog.pid);
+        drop(realtime);
+        sched::set_affinity(0, &before).unwrap();
+        assert_eq!(report, Report::Pending, "it ran beside a real-time hog");
+        assert_eq!((class.policy, class.priority), (libc::SCHED_FIFO, 50));
+        assert!(matches!(until_closed(&mut child), Report::Execed(_)));
+        assert_eq!(reap(child.pid).unwrap().code, Some(0));
     }
 
     #[test]
