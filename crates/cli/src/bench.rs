@@ -212,8 +212,9 @@ impl Sim {
                 seed: 1,
             })?;
             let (wall_s, stats) = median_wall(self.runs, || {
-                let setup = faasched_policy::setup(policy, &Default::default())?;
-                let stats = run_engine(setup, &source, &kernel, cores as usize, 1, |_| {})?;
+                let mut setup = faasched_policy::setup(policy, &Default::default())?;
+                let stream = source.stream()?;
+                let stats = run_engine(&mut setup, stream, &kernel, cores as usize, 1, |_| {})?;
                 if stats.invocations != n {
                     bail!(
                         "{scenario}: {} of {n} invocations finished",

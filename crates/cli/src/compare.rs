@@ -3,7 +3,7 @@
 //! turnaround distribution is from the measured one.
 
 use crate::replay;
-use crate::run::{KernelArgs, run_policy as simulate_policy};
+use crate::run::{KernelArgs, run_policy_in_parts};
 use crate::source::WorkloadArgs;
 use crate::tuning::TuningArgs;
 use anyhow::{Context, Result};
@@ -28,7 +28,10 @@ use std::path::PathBuf;
 /// (docs/FIDELITY.md).
 ///
 /// The simulated machine has the replay's cores and the simulator's default
-/// kernel (EEVDF, HZ 250, 3.5 µs per switch) unless told otherwise.
+/// kernel (EEVDF, HZ 250, 3.5 µs per switch) unless told otherwise. With
+/// `--rounds`, the simulation runs the same parts as the replay, each on an
+/// empty machine with the policy keeping what it learned, so that both
+/// worlds start each part without the backlog of the one before.
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     #[command(flatten)]
@@ -136,13 +139,21 @@ impl Args {
             self.calibration.as_deref(),
         )?;
         let cores = live.cores();
+        let all = source
+            .stream()?
+            .collect::<Result<Vec<_>, _>>()
+            .context("reading the workload")?;
         let (mut sim, mut sim_summaries) = (Vec::new(), Vec::new());
         for name in &self.policy {
             let mut t = Samples::default();
-            let s = simulate_policy(
+            let parts = self
+                .rounds
+                .parts(&all)
+                .map(|part| part.iter().cloned().map(Ok));
+            let s = run_policy_in_parts(
                 name,
                 &tuning,
-                &source,
+                parts,
                 &self.kernel,
                 cores,
                 self.workload.seed,

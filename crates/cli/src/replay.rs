@@ -78,6 +78,14 @@ pub struct Rounds {
     rounds: u32,
 }
 
+impl Rounds {
+    /// The consecutive parts `all` is replayed in, one per round.
+    pub fn parts<'a, T>(&self, all: &'a [T]) -> impl Iterator<Item = &'a [T]> {
+        let n = self.rounds as usize;
+        (0..n).map(move |round| &all[round * all.len() / n..(round + 1) * all.len() / n])
+    }
+}
+
 impl Args {
     pub fn execute(mut self) -> Result<()> {
         let tuning = self.tuning.tuning()?;
@@ -266,8 +274,7 @@ pub fn replay_policies(
         .map(|name| PolicyRun::new(name, tuning))
         .collect::<Result<Vec<_>>>()?;
     let n = rounds.rounds as usize;
-    for round in 0..n {
-        let part = &all[round * all.len() / n..(round + 1) * all.len() / n];
+    for (round, part) in rounds.parts(&all).enumerate() {
         for i in 0..runs.len() {
             let k = (i + round) % runs.len();
             let name = &policies[k];
