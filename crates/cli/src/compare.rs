@@ -8,10 +8,12 @@ use crate::source::WorkloadArgs;
 use crate::tuning::TuningArgs;
 use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
-use faasched_model::{Group, Outcome};
+use faasched_model::{Group, Invocation, Nanos, Outcome, Phase};
+use faasched_policy::Tuning;
 use faasched_report::fidelity::{ks_distance, mean};
-use faasched_report::{Summary, write_outputs};
+use faasched_report::{PolicySummary, Summary, write_outputs};
 use serde::Serialize;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -23,7 +25,12 @@ use std::path::PathBuf;
 /// disjoint), the mean response (arrival to first run) in both worlds, which
 /// tells a wait in a queue from a slower run, and the ratio of the CPU time
 /// the invocations used (measured / simulated: below 1, the machine did less
-/// work than the workload asks, so it ran at a lower load). Then whether the policies rank the same by mean
+/// work than the workload asks, so it ran at a lower load). Then the same
+/// simulation again with each invocation given the CPU time it used live
+/// (its CPU phases scaled to it): what the model makes of the work the
+/// machine really did, so that a policy's turnaround is compared at the
+/// load it ran at (at 80% load a few percent more CPU time moves a mean
+/// turnaround by tens of percent). Then whether the policies rank the same by mean
 /// turnaround in both worlds. This is how we find where the kernel model is wrong
 /// (docs/FIDELITY.md).
 ///
@@ -79,6 +86,10 @@ struct Row {
     response_live_ms: Option<f64>,
     /// Measured mean CPU per invocation / simulated.
     cpu_ratio: Option<f64>,
+    /// Mean turnaround simulated with each invocation's measured CPU time.
+    mean_sim_at_live_cpu_ms: Option<f64>,
+    /// Measured mean / that.
+    ratio_to_sim_at_live_cpu: Option<f64>,
 }
 
 /// `compare.json`.
@@ -89,6 +100,10 @@ struct Comparison {
     ranking_sim: Vec<String>,
     ranking_live: Vec<String>,
     rankings_agree: bool,
+    /// Policies by mean turnaround simulated with the measured CPU times.
+    ranking_sim_at_live_cpu: Vec<String>,
+    /// Whether that ranking is the measured one.
+    rankings_agree_at_live_cpu: bool,
 }
 
 /// One policy's invocations in one world, per group (index 0 = all, then
@@ -145,27 +160,13 @@ impl Args {
             .context("reading the workload")?;
         let (mut sim, mut sim_summaries) = (Vec::new(), Vec::new());
         for name in &self.policy {
-            let mut t = Samples::default();
-            let parts = self
-                .rounds
-                .parts(&all)
-                .map(|part| part.iter().cloned().map(Ok));
-            let s = run_policy_in_parts(
-                name,
-                &tuning,
-                parts,
-                &self.kernel,
-                cores,
-                self.workload.seed,
-                |o| {
-                    t.record(o);
-                    Ok(())
-                },
-            )?;
+            let (t, s) = self.simulate(name, &tuning, &all, cores)?;
             sim.push(t);
             sim_summaries.push(s);
         }
         let mut measured: Vec<Samples> = self.policy.iter().map(|_| Samples::default()).collect();
+        let mut used: Vec<HashMap<u64, Nanos>> =
+            self.policy.iter().map(|_| HashMap::new()).collect();
         let live_summaries = replay::replay_policies(
             &self.policy,
             &tuning,
@@ -174,10 +175,19 @@ impl Args {
             self.rounds,
             |i, o| {
                 measured[i].record(o);
+                used[i].insert(o.id, o.cpu);
                 Ok(())
             },
         )?;
-        let comparison = compare(&self.policy, &mut sim, &mut measured);
+        let mut at_live_cpu = Vec::new();
+        for (name, used) in self.policy.iter().zip(&used) {
+            let work: Vec<Invocation> = all
+                .iter()
+                .map(|inv| with_cpu(inv, used.get(&inv.id).copied()))
+                .collect();
+            at_live_cpu.push(self.simulate(name, &tuning, &work, cores)?.0);
+        }
+        let comparison = compare(&self.policy, &mut sim, &mut measured, &mut at_live_cpu);
         if let Some(dir) = &self.out {
             let sim_summary = Summary {
                 policies: sim_summaries,
@@ -217,12 +227,76 @@ impl Args {
     }
 }
 
-fn compare(policies: &[String], sim: &mut [Samples], live: &mut [Samples]) -> Comparison {
+impl Args {
+    /// Policy `name` simulated over `all` in the replay's parts.
+    fn simulate(
+        &self,
+        name: &str,
+        tuning: &Tuning,
+        all: &[Invocation],
+        cores: usize,
+    ) -> Result<(Samples, PolicySummary)> {
+        let mut t = Samples::default();
+        let parts = self
+            .rounds
+            .parts(all)
+            .map(|part| part.iter().cloned().map(Ok));
+        let s = run_policy_in_parts(
+            name,
+            tuning,
+            parts,
+            &self.kernel,
+            cores,
+            self.workload.seed,
+            |o| {
+                t.record(o);
+                Ok(())
+            },
+        )?;
+        Ok((t, s))
+    }
+}
+
+/// `inv` with its CPU phases scaled to `cpu` in all (what rounding leaves
+/// goes to its last CPU phase); as it is when `cpu` is unknown or it plans
+/// no CPU.
+fn with_cpu(inv: &Invocation, cpu: Option<Nanos>) -> Invocation {
+    let mut inv = inv.clone();
+    let planned = inv.cpu_demand();
+    let Some(cpu) = cpu.filter(|_| planned > 0) else {
+        return inv;
+    };
+    let last = inv.phases.iter().rposition(|p| matches!(p, Phase::Cpu(_)));
+    let mut left = cpu;
+    for (i, p) in inv.phases.iter_mut().enumerate() {
+        if let Phase::Cpu(d) = p {
+            *d = match Some(i) == last {
+                true => left,
+                false => (u128::from(*d) * u128::from(cpu) / u128::from(planned)) as Nanos,
+            };
+            left -= *d;
+        }
+    }
+    inv
+}
+
+fn compare(
+    policies: &[String],
+    sim: &mut [Samples],
+    live: &mut [Samples],
+    at_live_cpu: &mut [Samples],
+) -> Comparison {
     let ratio =
         |s: Option<f64>, l: Option<f64>| s.zip(l).filter(|(s, _)| *s > 0.0).map(|(s, l)| l / s);
     let mut rows = Vec::new();
-    for ((name, s), l) in policies.iter().zip(sim.iter_mut()).zip(live.iter_mut()) {
+    for (((name, s), l), m) in policies
+        .iter()
+        .zip(sim.iter_mut())
+        .zip(live.iter_mut())
+        .zip(at_live_cpu.iter())
+    {
         for i in 0..5 {
+            let mean_at_live_cpu = mean(&m.turnaround[i]);
             let cpu_ratio = ratio(s.mean_cpu(i), l.mean_cpu(i));
             let (response_sim_ms, response_live_ms) =
                 (s.mean_response_ms(i), l.mean_response_ms(i));
@@ -242,6 +316,8 @@ fn compare(policies: &[String], sim: &mut [Samples], live: &mut [Samples]) -> Co
                 mean_sim_ms: ms.map(|m| m / 1e6),
                 mean_live_ms: ml.map(|m| m / 1e6),
                 ratio_of_means: ratio(ms, ml),
+                mean_sim_at_live_cpu_ms: mean_at_live_cpu.map(|m| m / 1e6),
+                ratio_to_sim_at_live_cpu: ratio(mean_at_live_cpu, ml),
                 ks_distance: ks_distance(a, b),
                 response_sim_ms,
                 response_live_ms,
@@ -259,11 +335,14 @@ fn compare(policies: &[String], sim: &mut [Samples], live: &mut [Samples]) -> Co
         r.into_iter().map(|(_, p)| p).collect::<Vec<_>>()
     };
     let (ranking_sim, ranking_live) = (ranking(sim), ranking(live));
+    let ranking_sim_at_live_cpu = ranking(at_live_cpu);
     Comparison {
         rankings_agree: ranking_sim == ranking_live,
+        rankings_agree_at_live_cpu: ranking_sim_at_live_cpu == ranking_live,
         rows,
         ranking_sim,
         ranking_live,
+        ranking_sim_at_live_cpu,
     }
 }
 
@@ -273,7 +352,7 @@ fn render(c: &Comparison) -> String {
         |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
     let _ = writeln!(
         out,
-        "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6} {:>12} {:>12} {:>8}",
+        "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6} {:>12} {:>12} {:>8} {:>14} {:>9}",
         "policy",
         "group",
         "count",
@@ -283,12 +362,14 @@ fn render(c: &Comparison) -> String {
         "KS",
         "sim resp ms",
         "live resp ms",
-        "CPU l/s"
+        "CPU l/s",
+        "sim@live CPU",
+        "live/that"
     );
     for r in &c.rows {
         let _ = writeln!(
             out,
-            "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6} {:>12} {:>12} {:>8}",
+            "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6} {:>12} {:>12} {:>8} {:>14} {:>9}",
             r.policy,
             r.group,
             r.count_live,
@@ -299,18 +380,23 @@ fn render(c: &Comparison) -> String {
             cell(r.response_sim_ms, 2),
             cell(r.response_live_ms, 2),
             cell(r.cpu_ratio, 3),
+            cell(r.mean_sim_at_live_cpu_ms, 2),
+            cell(r.ratio_to_sim_at_live_cpu, 3),
         );
     }
+    let verdict = |agree| if agree { "agree" } else { "DISAGREE" };
     let _ = writeln!(
         out,
         "ranking by mean turnaround: simulated {}; measured {} ({})",
         c.ranking_sim.join(" < "),
         c.ranking_live.join(" < "),
-        if c.rankings_agree {
-            "agree"
-        } else {
-            "DISAGREE"
-        }
+        verdict(c.rankings_agree)
+    );
+    let _ = writeln!(
+        out,
+        "simulated with the CPU times measured: {} ({} with the measured ranking)",
+        c.ranking_sim_at_live_cpu.join(" < "),
+        verdict(c.rankings_agree_at_live_cpu)
     );
     out
 }
@@ -341,7 +427,12 @@ mod tests {
             t(vec![4_000_000, 6_000_000], 600_000),
             t(vec![2_000_000, 4_000_000], 800_000),
         ];
-        let c = compare(&policies, &mut sim, &mut live);
+        // With the CPU times measured, the model agrees with the measurement.
+        let mut at_live_cpu = vec![
+            t(vec![4_000_000, 6_000_000], 600_000),
+            t(vec![1_000_000, 2_000_000], 800_000),
+        ];
+        let c = compare(&policies, &mut sim, &mut live, &mut at_live_cpu);
         assert_eq!(c.rows.len(), 10);
         let a = &c.rows[0];
         assert_eq!(
@@ -370,5 +461,43 @@ mod tests {
         );
         assert!(!c.rankings_agree);
         assert!(render(&c).contains("DISAGREE"));
+        assert_eq!(
+            (a.mean_sim_at_live_cpu_ms, a.ratio_to_sim_at_live_cpu),
+            (Some(5.0), Some(1.0))
+        );
+        assert_eq!(c.rows[5].ratio_to_sim_at_live_cpu, Some(2.0));
+        assert_eq!(c.ranking_sim_at_live_cpu, ["b", "a"]);
+        assert!(c.rankings_agree_at_live_cpu);
+        assert!(render(&c).contains("(agree with the measured ranking)"));
+    }
+
+    /// CPU phases scaled to the time used, the rounding's remainder in the
+    /// last one; I/O untouched; unknown or no CPU leaves it as it was.
+    #[test]
+    fn scales_an_invocations_cpu_phases_to_the_cpu_it_used() {
+        let f = faasched_model::Functions::new().intern("f");
+        let inv = Invocation {
+            id: 0,
+            function: f,
+            arrival: 0,
+            phases: vec![Phase::Cpu(1_000), Phase::Io(5_000), Phase::Cpu(2_000)],
+            memory_mb: 128,
+            deadline: None,
+        };
+        // 3,001 / 3,000: the first 1,000.33 -> 1,000, the last takes 2,001.
+        assert_eq!(
+            with_cpu(&inv, Some(3_001)).phases,
+            [Phase::Cpu(1_000), Phase::Io(5_000), Phase::Cpu(2_001)]
+        );
+        assert_eq!(
+            with_cpu(&inv, Some(1_500)).phases,
+            [Phase::Cpu(500), Phase::Io(5_000), Phase::Cpu(1_000)]
+        );
+        assert_eq!(with_cpu(&inv, None).phases, inv.phases);
+        let io_only = Invocation {
+            phases: vec![Phase::Io(5_000)],
+            ..inv
+        };
+        assert_eq!(with_cpu(&io_only, Some(7)).phases, io_only.phases);
     }
 }
