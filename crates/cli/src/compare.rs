@@ -187,7 +187,7 @@ impl Args {
                 .collect();
             at_live_cpu.push(self.simulate(name, &tuning, &work, cores)?.0);
         }
-        let comparison = compare(&self.policy, &mut sim, &mut measured, &mut at_live_cpu);
+        let comparison = compare(&self.policy, &mut sim, &mut measured, &at_live_cpu);
         if let Some(dir) = &self.out {
             let sim_summary = Summary {
                 policies: sim_summaries,
@@ -225,9 +225,7 @@ impl Args {
         }
         Ok(())
     }
-}
 
-impl Args {
     /// Policy `name` simulated over `all` in the replay's parts.
     fn simulate(
         &self,
@@ -258,23 +256,25 @@ impl Args {
 }
 
 /// `inv` with its CPU phases scaled to `cpu` in all (what rounding leaves
-/// goes to its last CPU phase); as it is when `cpu` is unknown or it plans
-/// no CPU.
+/// goes to its last CPU phase), none below 1 ns (a workload has no empty
+/// phase); as it is when `cpu` is unknown or it plans no CPU.
 fn with_cpu(inv: &Invocation, cpu: Option<Nanos>) -> Invocation {
     let mut inv = inv.clone();
     let planned = inv.cpu_demand();
     let Some(cpu) = cpu.filter(|_| planned > 0) else {
         return inv;
     };
+    let scaled = |d: Nanos| (u128::from(d) * u128::from(cpu) / u128::from(planned)) as Nanos;
     let last = inv.phases.iter().rposition(|p| matches!(p, Phase::Cpu(_)));
     let mut left = cpu;
     for (i, p) in inv.phases.iter_mut().enumerate() {
         if let Phase::Cpu(d) = p {
             *d = match Some(i) == last {
                 true => left,
-                false => (u128::from(*d) * u128::from(cpu) / u128::from(planned)) as Nanos,
-            };
-            left -= *d;
+                false => scaled(*d),
+            }
+            .max(1);
+            left = left.saturating_sub(*d);
         }
     }
     inv
@@ -284,7 +284,7 @@ fn compare(
     policies: &[String],
     sim: &mut [Samples],
     live: &mut [Samples],
-    at_live_cpu: &mut [Samples],
+    at_live_cpu: &[Samples],
 ) -> Comparison {
     let ratio =
         |s: Option<f64>, l: Option<f64>| s.zip(l).filter(|(s, _)| *s > 0.0).map(|(s, l)| l / s);
@@ -293,7 +293,7 @@ fn compare(
         .iter()
         .zip(sim.iter_mut())
         .zip(live.iter_mut())
-        .zip(at_live_cpu.iter())
+        .zip(at_live_cpu)
     {
         for i in 0..5 {
             let mean_at_live_cpu = mean(&m.turnaround[i]);
@@ -407,8 +407,8 @@ mod tests {
 
     #[test]
     fn compares_per_group_and_ranks_by_mean() {
-        // All in G1; each invocation used `cpu` ns.
-        // Each invocation waited a tenth of its turnaround for its first run.
+        // All in G1; each invocation used `cpu` ns and waited a tenth of its
+        // turnaround for its first run.
         let t = |all: Vec<u64>, cpu: u64| -> Samples {
             let total = cpu * all.len() as u64;
             let waited = all.iter().sum::<u64>() / 10;
@@ -428,11 +428,11 @@ mod tests {
             t(vec![2_000_000, 4_000_000], 800_000),
         ];
         // With the CPU times measured, the model agrees with the measurement.
-        let mut at_live_cpu = vec![
+        let at_live_cpu = [
             t(vec![4_000_000, 6_000_000], 600_000),
             t(vec![1_000_000, 2_000_000], 800_000),
         ];
-        let c = compare(&policies, &mut sim, &mut live, &mut at_live_cpu);
+        let c = compare(&policies, &mut sim, &mut live, &at_live_cpu);
         assert_eq!(c.rows.len(), 10);
         let a = &c.rows[0];
         assert_eq!(
@@ -494,6 +494,15 @@ mod tests {
             [Phase::Cpu(500), Phase::Io(5_000), Phase::Cpu(1_000)]
         );
         assert_eq!(with_cpu(&inv, None).phases, inv.phases);
+        // 1 ns of 1,001 scaled to 500 would be 0.
+        let tiny = Invocation {
+            phases: vec![Phase::Cpu(1), Phase::Cpu(1_000)],
+            ..inv.clone()
+        };
+        assert_eq!(
+            with_cpu(&tiny, Some(500)).phases,
+            [Phase::Cpu(1), Phase::Cpu(499)]
+        );
         let io_only = Invocation {
             phases: vec![Phase::Io(5_000)],
             ..inv
