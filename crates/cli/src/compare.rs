@@ -8,7 +8,7 @@ use crate::source::WorkloadArgs;
 use crate::tuning::TuningArgs;
 use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
-use faasched_model::{Group, Invocation, Nanos, Outcome, Phase};
+use faasched_model::{Group, Invocation, Nanos, Outcome, Phase, US};
 use faasched_policy::Tuning;
 use faasched_report::fidelity::{ks_distance, mean};
 use faasched_report::{PolicySummary, Summary, write_outputs};
@@ -34,8 +34,10 @@ use std::path::PathBuf;
 /// turnaround in both worlds. This is how we find where the kernel model is wrong
 /// (docs/FIDELITY.md).
 ///
-/// The simulated machine has the replay's cores and the simulator's default
-/// kernel (EEVDF, HZ 250, 3.5 µs per switch) unless told otherwise. With
+/// The simulated machine has the replay's cores, the live kernel's EEVDF base
+/// slice (which Linux scales by the CPUs online, not by the cores the replay
+/// uses) and otherwise the simulator's default kernel (EEVDF, HZ 250, 3.5 µs
+/// per switch), unless told otherwise. With
 /// `--rounds`, the simulation runs the same parts as the replay, each on an
 /// empty machine with the policy keeping what it learned, so that both
 /// worlds start each part without the backlog of the one before.
@@ -154,6 +156,9 @@ impl Args {
             self.calibration.as_deref(),
         )?;
         let cores = live.cores();
+        if self.kernel.base_slice_us.is_none() {
+            self.kernel.base_slice_us = faasched_live::sys::sched::base_slice().map(|s| s / US);
+        }
         let all = source
             .stream()?
             .collect::<Result<Vec<_>, _>>()

@@ -165,6 +165,27 @@ pub fn restore(pid: libc::pid_t, before: &Current) -> io::Result<()> {
     Ok(())
 }
 
+/// The slice the kernel gives a fair task that asks for none: EEVDF's base
+/// slice, which it scales by the CPUs online. Read on a scratch thread put
+/// under SCHED_OTHER at its nice with the base slice (the thread then ends,
+/// so nothing needs restoring); `None` where the kernel reports no slice (its
+/// fair class is not EEVDF) or the thread may not become SCHED_OTHER.
+pub fn base_slice() -> Option<Nanos> {
+    std::thread::spawn(|| {
+        let now = current(0).ok()?;
+        let fair = Current {
+            policy: libc::SCHED_OTHER,
+            priority: 0,
+            ..now
+        };
+        restore(0, &fair).ok()?;
+        current(0).ok().map(|c| c.slice).filter(|&s| s > 0)
+    })
+    .join()
+    .ok()
+    .flatten()
+}
+
 /// `cpus` as the kernel's `cpu_set_t`.
 fn cpu_set(cpus: &faasched_model::CpuSet) -> libc::cpu_set_t {
     // SAFETY: an all-zero cpu_set_t is the empty set.
@@ -221,6 +242,17 @@ pub fn online_cpus() -> usize {
 mod tests {
     use super::*;
     use faasched_model::{CpuSet, MS};
+
+    /// EEVDF (Linux 6.6 and later) reports a base slice, within the range
+    /// it allows a custom one.
+    #[test]
+    fn reads_the_kernels_base_slice() {
+        let slice = base_slice().expect("an EEVDF kernel reports its base slice");
+        assert!(
+            (100 * faasched_model::US..=100 * MS).contains(&slice),
+            "{slice}"
+        );
+    }
 
     #[test]
     fn prepares_each_class_in_the_kernels_terms() {
