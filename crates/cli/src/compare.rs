@@ -11,7 +11,7 @@ use clap::Args as ClapArgs;
 use faasched_model::{Group, Invocation, Nanos, Outcome, Phase, US};
 use faasched_policy::Tuning;
 use faasched_report::fidelity::{ks_distance, mean};
-use faasched_report::{PolicySummary, Summary, write_outputs};
+use faasched_report::{InvocationsWriter, PolicySummary, Summary, write_outputs};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -62,8 +62,10 @@ pub struct Args {
     calibration: Option<PathBuf>,
     #[command(flatten)]
     rounds: replay::Rounds,
-    /// Write compare.json, compare.csv, and sim/ and live/ with each run's
-    /// summary.json and summary.csv, into this directory.
+    /// Write compare.json, compare.csv, sim/ and live/ with each world's
+    /// summary.json, summary.csv and invocations.csv, and
+    /// sim-at-live-cpu/invocations.csv (the second simulation's outcomes),
+    /// into this directory: the invocations of all three pair by id.
     #[arg(long, short = 'o', value_name = "DIR")]
     out: Option<PathBuf>,
     /// Print compare.json to stdout instead of the table.
@@ -163,9 +165,14 @@ impl Args {
             .stream()?
             .collect::<Result<Vec<_>, _>>()
             .context("reading the workload")?;
+        let (mut sim_out, mut live_out, mut at_live_cpu_out) = (
+            self.invocations("sim")?,
+            self.invocations("live")?,
+            self.invocations("sim-at-live-cpu")?,
+        );
         let (mut sim, mut sim_summaries) = (Vec::new(), Vec::new());
         for name in &self.policy {
-            let (t, s) = self.simulate(name, &tuning, &all, cores)?;
+            let (t, s) = self.simulate(name, &tuning, &all, cores, sim_out.as_mut())?;
             sim.push(t);
             sim_summaries.push(s);
         }
@@ -181,6 +188,9 @@ impl Args {
             |i, o| {
                 measured[i].record(o);
                 used[i].insert(o.id, o.cpu);
+                if let Some(w) = live_out.as_mut() {
+                    w.write(&self.policy[i], o)?;
+                }
                 Ok(())
             },
         )?;
@@ -190,7 +200,11 @@ impl Args {
                 .iter()
                 .map(|inv| with_cpu(inv, used.get(&inv.id).copied()))
                 .collect();
-            at_live_cpu.push(self.simulate(name, &tuning, &work, cores)?.0);
+            let at = self.simulate(name, &tuning, &work, cores, at_live_cpu_out.as_mut())?;
+            at_live_cpu.push(at.0);
+        }
+        for w in [sim_out, live_out, at_live_cpu_out].into_iter().flatten() {
+            w.finish()?;
         }
         let comparison = compare(&self.policy, &mut sim, &mut measured, &at_live_cpu);
         if let Some(dir) = &self.out {
@@ -223,7 +237,7 @@ impl Args {
             print!("{}", render(&comparison));
             if let Some(dir) = &self.out {
                 println!(
-                    "wrote compare.json, compare.csv, sim/, live/ to {}",
+                    "wrote compare.json, compare.csv, sim/, live/, sim-at-live-cpu/ to {}",
                     dir.display()
                 );
             }
@@ -231,13 +245,27 @@ impl Args {
         Ok(())
     }
 
-    /// Policy `name` simulated over `all` in the replay's parts.
+    /// With `--out`, an invocations.csv in its subdirectory `sub`.
+    fn invocations(&self, sub: &str) -> Result<Option<InvocationsWriter>> {
+        let Some(dir) = &self.out else {
+            return Ok(None);
+        };
+        let dir = dir.join(sub);
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(Some(InvocationsWriter::create(
+            &dir.join("invocations.csv"),
+        )?))
+    }
+
+    /// Policy `name` simulated over `all` in the replay's parts, its outcomes
+    /// written to `out` if given.
     fn simulate(
         &self,
         name: &str,
         tuning: &Tuning,
         all: &[Invocation],
         cores: usize,
+        mut out: Option<&mut InvocationsWriter>,
     ) -> Result<(Samples, PolicySummary)> {
         let mut t = Samples::default();
         let parts = self
@@ -253,6 +281,9 @@ impl Args {
             self.workload.seed,
             |o| {
                 t.record(o);
+                if let Some(w) = out.as_deref_mut() {
+                    w.write(name, o)?;
+                }
                 Ok(())
             },
         )?;

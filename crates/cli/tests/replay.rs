@@ -201,6 +201,35 @@ fn compare_sets_each_policy_measured_beside_simulated() {
         )
         .unwrap();
         assert_eq!(live["policies"][p]["live"]["rounds"], 2, "{p}");
+        let at_live_cpu = all["ratio_to_sim_at_live_cpu"].as_f64().unwrap();
+        assert!(at_live_cpu > 0.0, "{all}");
+    }
+    // Every invocation of every policy in each world, by id.
+    let policies: Vec<&str> = policies.split(',').collect();
+    for world in ["sim", "live", "sim-at-live-cpu"] {
+        let path = out_dir.join(world).join("invocations.csv");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut rows: Vec<(String, u64)> = text
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let mut f = l.split(',');
+                (
+                    f.next().unwrap().to_string(),
+                    f.next().unwrap().parse().unwrap(),
+                )
+            })
+            .collect();
+        rows.sort();
+        let expected: Vec<(String, u64)> = {
+            let mut e: Vec<_> = policies
+                .iter()
+                .flat_map(|p| (0..12).map(move |id| (p.to_string(), id)))
+                .collect();
+            e.sort();
+            e
+        };
+        assert_eq!(rows, expected, "{world}");
     }
 }
 
