@@ -268,6 +268,9 @@ mod privilege_tests {
             let a = self.inner.on_start(now, task);
             self.note(a)
         }
+        fn wants_start(&self) -> bool {
+            self.inner.wants_start()
+        }
         fn on_block(&mut self, now: Time, task: TaskId) {
             self.inner.on_block(now, task)
         }
