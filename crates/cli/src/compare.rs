@@ -161,10 +161,7 @@ impl Args {
         if self.kernel.base_slice_us.is_none() {
             self.kernel.base_slice_us = faasched_live::sys::sched::base_slice().map(|s| s / US);
         }
-        let all = source
-            .stream()?
-            .collect::<Result<Vec<_>, _>>()
-            .context("reading the workload")?;
+        let all = source.invocations()?;
         let (mut sim_out, mut live_out, mut at_live_cpu_out) = (
             self.invocations("sim")?,
             self.invocations("live")?,
@@ -179,21 +176,15 @@ impl Args {
         let mut measured: Vec<Samples> = self.policy.iter().map(|_| Samples::default()).collect();
         let mut used: Vec<HashMap<u64, Nanos>> =
             self.policy.iter().map(|_| HashMap::new()).collect();
-        let live_summaries = replay::replay_policies(
-            &self.policy,
-            &tuning,
-            &source,
-            &live,
-            self.rounds,
-            |i, o| {
+        let live_summaries =
+            replay::replay_policies(&self.policy, &tuning, &all, &live, self.rounds, |i, o| {
                 measured[i].record(o);
                 used[i].insert(o.id, o.cpu);
                 if let Some(w) = live_out.as_mut() {
                     w.write(&self.policy[i], o)?;
                 }
                 Ok(())
-            },
-        )?;
+            })?;
         let mut at_live_cpu = Vec::new();
         for (name, used) in self.policy.iter().zip(&used) {
             let work: Vec<Invocation> = all

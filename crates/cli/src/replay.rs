@@ -99,7 +99,7 @@ impl Args {
         let policies = replay_policies(
             &self.policy,
             &tuning,
-            &source,
+            &source.invocations()?,
             &live,
             self.rounds,
             |i, o| match invocations.as_mut() {
@@ -254,27 +254,23 @@ impl Live {
     }
 }
 
-/// Replays `source` under each of `policies`, in `rounds`, calling `each`
+/// Replays `all` under each of `policies`, in `rounds`, calling `each`
 /// with the policy's index in `policies` on every outcome; a summary per
 /// policy, in the order given.
 pub fn replay_policies(
     policies: &[String],
     tuning: &Tuning,
-    source: &Source,
+    all: &[Invocation],
     live: &Live,
     rounds: Rounds,
     mut each: impl FnMut(usize, &Outcome) -> Result<()>,
 ) -> Result<Vec<PolicySummary>> {
-    let all = source
-        .stream()?
-        .collect::<Result<Vec<Invocation>, _>>()
-        .context("reading the workload")?;
     let mut runs = policies
         .iter()
         .map(|name| PolicyRun::new(name, tuning))
         .collect::<Result<Vec<_>>>()?;
     let n = rounds.rounds as usize;
-    for (round, part) in rounds.parts(&all).enumerate() {
+    for (round, part) in rounds.parts(all).enumerate() {
         for i in 0..runs.len() {
             let k = (i + round) % runs.len();
             let name = &policies[k];

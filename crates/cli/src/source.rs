@@ -129,6 +129,14 @@ impl Source {
         })
     }
 
+    /// The whole workload, in memory: for runs that read it more than once
+    /// or in parts.
+    pub fn invocations(&self) -> Result<Vec<Invocation>> {
+        self.stream()?
+            .collect::<faasched_workload::Result<Vec<_>>>()
+            .context("reading the workload")
+    }
+
     /// How many invocations a stream yields, when known in advance.
     pub fn len(&self) -> Option<u64> {
         match self {

@@ -505,16 +505,22 @@ mod tests {
     use faasched_model::{Attrs, Class, CpuSet};
     use std::time::{Duration, Instant};
 
-    /// Starts `path` with `args`, under the fair class on every CPU.
-    fn start_child(path: &str, args: &[&str]) -> Child {
+    /// Starts `path` with `args` under `attrs`, with RLIMIT_RTTIME
+    /// `rt_time_limit_us`.
+    fn start_with(path: &str, args: &[&str], attrs: &Attrs, rt_time_limit_us: u64) -> Child {
         let program = Program::new(OsStr::new(path)).unwrap();
-        let cpus = CpuSet::first(std::thread::available_parallelism().map_or(1, |n| n.get()));
-        let attrs = Prepared::new(&Attrs::normal(cpus), false).unwrap();
+        let attrs = Prepared::new(attrs, true).unwrap();
         let setup = Setup {
             attrs: &attrs,
-            rt_time_limit_us: 10_000_000,
+            rt_time_limit_us,
         };
         spawn(&program, args, &setup).unwrap()
+    }
+
+    /// Starts `path` with `args`, under the fair class on every CPU.
+    fn start_child(path: &str, args: &[&str]) -> Child {
+        let cpus = CpuSet::first(std::thread::available_parallelism().map_or(1, |n| n.get()));
+        start_with(path, args, &Attrs::normal(cpus), 10_000_000)
     }
 
     /// Reads the start pipe until it closes (at most 10 s).
@@ -562,32 +568,21 @@ mod tests {
             return;
         }
         let last = CpuSet::range(sched::online_cpus() - 1, sched::online_cpus());
-        let fifo = |prio| Prepared::new(&Attrs::normal(last).with_class(Class::Fifo(prio)), true);
+        let fifo = |prio| Attrs::normal(last).with_class(Class::Fifo(prio));
         // This thread as the launcher is, above both children, on their CPU.
         let before = sched::affinity(0).unwrap();
         let realtime = crate::privilege::Realtime::enter().unwrap();
         sched::set_affinity(0, &last).unwrap();
         // The hog: 0.3 s of real-time CPU at most (RLIMIT_RTTIME), and it
         // dies with this thread (PR_SET_PDEATHSIG) if an assertion fails.
-        let hog = spawn(
-            &Program::new(OsStr::new("/bin/sh")).unwrap(),
+        let hog = start_with(
+            "/bin/sh",
             &["-c", "while :; do :; done"],
-            &Setup {
-                attrs: &fifo(80).unwrap(),
-                rt_time_limit_us: 300_000,
-            },
-        )
-        .unwrap();
+            &fifo(80),
+            300_000,
+        );
         std::thread::sleep(Duration::from_millis(20)); // it takes the CPU
-        let mut child = spawn(
-            &Program::new(OsStr::new("/bin/true")).unwrap(),
-            &[] as &[&str],
-            &Setup {
-                attrs: &fifo(50).unwrap(),
-                rt_time_limit_us: 300_000,
-            },
-        )
-        .unwrap();
+        let mut child = start_with("/bin/true", &[], &fifo(50), 300_000);
         let class = sched::current(child.pid).unwrap();
         let report = child.report().unwrap();
         // SAFETY: our own child, not yet reaped.
