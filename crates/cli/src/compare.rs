@@ -30,8 +30,12 @@ use std::path::PathBuf;
 /// (its CPU phases scaled to it): what the model makes of the work the
 /// machine really did, so that a policy's turnaround is compared at the
 /// load it ran at (at 80% load a few percent more CPU time moves a mean
-/// turnaround by tens of percent). Then whether the policies rank the same by mean
-/// turnaround in both worlds. This is how we find where the kernel model is wrong
+/// turnaround by tens of percent). Then once more on a machine with the
+/// capacity the replay had: the share of the cores' time that went to
+/// anything but the invocations (the launcher, the kernel's threads, other
+/// processes, the host's steal; from /proc/stat) is taken from every core,
+/// each invocation's CPU time divided by what is left. Then whether the
+/// policies rank the same by mean turnaround in each. This is how we find where the kernel model is wrong
 /// (docs/FIDELITY.md).
 ///
 /// The simulated machine has the replay's cores, the live kernel's EEVDF base
@@ -64,8 +68,9 @@ pub struct Args {
     rounds: replay::Rounds,
     /// Write compare.json, compare.csv, sim/ and live/ with each world's
     /// summary.json, summary.csv and invocations.csv, and
-    /// sim-at-live-cpu/invocations.csv (the second simulation's outcomes),
-    /// into this directory: the invocations of all three pair by id.
+    /// sim-at-live-cpu/ and sim-at-live-capacity/ with the invocations.csv
+    /// of the second and third simulations, into this directory: the
+    /// invocations of all four pair by id.
     #[arg(long, short = 'o', value_name = "DIR")]
     out: Option<PathBuf>,
     /// Print compare.json to stdout instead of the table.
@@ -94,6 +99,14 @@ struct Row {
     mean_sim_at_live_cpu_ms: Option<f64>,
     /// Measured mean / that.
     ratio_to_sim_at_live_cpu: Option<f64>,
+    /// The share of the cores' time the replay measured going to other work
+    /// than the invocations (the policy's, the same in each of its rows).
+    other_work_share: f64,
+    /// Mean turnaround simulated with each invocation's measured CPU time,
+    /// on cores that lose `other_work_share` of their time.
+    mean_sim_at_live_capacity_ms: Option<f64>,
+    /// Measured mean / that.
+    ratio_to_sim_at_live_capacity: Option<f64>,
 }
 
 /// `compare.json`.
@@ -108,6 +121,11 @@ struct Comparison {
     ranking_sim_at_live_cpu: Vec<String>,
     /// Whether that ranking is the measured one.
     rankings_agree_at_live_cpu: bool,
+    /// Policies by mean turnaround simulated with the measured CPU times
+    /// and capacity.
+    ranking_sim_at_live_capacity: Vec<String>,
+    /// Whether that ranking is the measured one.
+    rankings_agree_at_live_capacity: bool,
 }
 
 /// One policy's invocations in one world, per group (index 0 = all, then
@@ -162,10 +180,11 @@ impl Args {
             self.kernel.base_slice_us = faasched_live::sys::sched::base_slice().map(|s| s / US);
         }
         let all = source.invocations()?;
-        let (mut sim_out, mut live_out, mut at_live_cpu_out) = (
+        let (mut sim_out, mut live_out, mut at_live_cpu_out, mut at_live_out) = (
             self.invocations("sim")?,
             self.invocations("live")?,
             self.invocations("sim-at-live-cpu")?,
+            self.invocations("sim-at-live-capacity")?,
         );
         let (mut sim, mut sim_summaries) = (Vec::new(), Vec::new());
         for name in &self.policy {
@@ -176,7 +195,7 @@ impl Args {
         let mut measured: Vec<Samples> = self.policy.iter().map(|_| Samples::default()).collect();
         let mut used: Vec<HashMap<u64, Nanos>> =
             self.policy.iter().map(|_| HashMap::new()).collect();
-        let live_summaries =
+        let replayed =
             replay::replay_policies(&self.policy, &tuning, &all, &live, self.rounds, |i, o| {
                 measured[i].record(o);
                 used[i].insert(o.id, o.cpu);
@@ -185,19 +204,36 @@ impl Args {
                 }
                 Ok(())
             })?;
-        let mut at_live_cpu = Vec::new();
-        for (name, used) in self.policy.iter().zip(&used) {
-            let work: Vec<Invocation> = all
-                .iter()
-                .map(|inv| with_cpu(inv, used.get(&inv.id).copied()))
-                .collect();
-            let at = self.simulate(name, &tuning, &work, cores, at_live_cpu_out.as_mut())?;
-            at_live_cpu.push(at.0);
+        let (live_summaries, other_work): (Vec<_>, Vec<_>) = replayed
+            .into_iter()
+            .map(|r| (r.summary, r.stats.other_work_share()))
+            .unzip();
+        let (mut at_live_cpu, mut at_live) = (Vec::new(), Vec::new());
+        for ((name, used), &other) in self.policy.iter().zip(&used).zip(&other_work) {
+            let as_measured = |speed: f64, out: Option<&mut InvocationsWriter>| {
+                let work: Vec<Invocation> = all
+                    .iter()
+                    .map(|inv| with_cpu(inv, used.get(&inv.id).map(|&c| slowed(c, speed))))
+                    .collect();
+                self.simulate(name, &tuning, &work, cores, out)
+                    .map(|(t, _)| t)
+            };
+            at_live_cpu.push(as_measured(1.0, at_live_cpu_out.as_mut())?);
+            at_live.push(as_measured(1.0 - other, at_live_out.as_mut())?);
         }
-        for w in [sim_out, live_out, at_live_cpu_out].into_iter().flatten() {
+        for w in [sim_out, live_out, at_live_cpu_out, at_live_out]
+            .into_iter()
+            .flatten()
+        {
             w.finish()?;
         }
-        let comparison = compare(&self.policy, &mut sim, &mut measured, &at_live_cpu);
+        let live_runs = LiveRuns {
+            measured: &mut measured,
+            other_work: &other_work,
+            at_live_cpu: &at_live_cpu,
+            at_live: &at_live,
+        };
+        let comparison = compare(&self.policy, &mut sim, live_runs);
         if let Some(dir) = &self.out {
             let sim_summary = Summary {
                 policies: sim_summaries,
@@ -228,7 +264,8 @@ impl Args {
             print!("{}", render(&comparison));
             if let Some(dir) = &self.out {
                 println!(
-                    "wrote compare.json, compare.csv, sim/, live/, sim-at-live-cpu/ to {}",
+                    "wrote compare.json, compare.csv, sim/, live/, sim-at-live-cpu/, \
+                     sim-at-live-capacity/ to {}",
                     dir.display()
                 );
             }
@@ -282,6 +319,16 @@ impl Args {
     }
 }
 
+/// `cpu` ns of work on a core that runs at `speed` (0 to 1] of its own: the
+/// time it holds the core. A speed of 0 or less (no capacity measured)
+/// leaves it as it is.
+fn slowed(cpu: Nanos, speed: f64) -> Nanos {
+    if speed <= 0.0 {
+        return cpu;
+    }
+    (cpu as f64 / speed).round() as Nanos
+}
+
 /// `inv` with its CPU phases scaled to `cpu` in all (what rounding leaves
 /// goes to its last CPU phase), none below 1 ns (a workload has no empty
 /// phase); as it is when `cpu` is unknown or it plans no CPU.
@@ -307,23 +354,30 @@ fn with_cpu(inv: &Invocation, cpu: Option<Nanos>) -> Invocation {
     inv
 }
 
-fn compare(
-    policies: &[String],
-    sim: &mut [Samples],
-    live: &mut [Samples],
-    at_live_cpu: &[Samples],
-) -> Comparison {
+/// What the replay measured of each policy, and the simulations given it.
+struct LiveRuns<'a> {
+    measured: &'a mut [Samples],
+    /// [`Row::other_work_share`].
+    other_work: &'a [f64],
+    /// Simulated with the measured CPU times.
+    at_live_cpu: &'a [Samples],
+    /// And on cores that lose `other_work` of their time.
+    at_live: &'a [Samples],
+}
+
+fn compare(policies: &[String], sim: &mut [Samples], live: LiveRuns) -> Comparison {
     let ratio =
         |s: Option<f64>, l: Option<f64>| s.zip(l).filter(|(s, _)| *s > 0.0).map(|(s, l)| l / s);
     let mut rows = Vec::new();
-    for (((name, s), l), m) in policies
+    for (k, ((name, s), l)) in policies
         .iter()
         .zip(sim.iter_mut())
-        .zip(live.iter_mut())
-        .zip(at_live_cpu)
+        .zip(live.measured.iter_mut())
+        .enumerate()
     {
         for i in 0..5 {
-            let mean_at_live_cpu = mean(&m.turnaround[i]);
+            let mean_at_live_cpu = mean(&live.at_live_cpu[k].turnaround[i]);
+            let mean_at_live = mean(&live.at_live[k].turnaround[i]);
             let cpu_ratio = ratio(s.mean_cpu(i), l.mean_cpu(i));
             let (response_sim_ms, response_live_ms) =
                 (s.mean_response_ms(i), l.mean_response_ms(i));
@@ -345,6 +399,9 @@ fn compare(
                 ratio_of_means: ratio(ms, ml),
                 mean_sim_at_live_cpu_ms: mean_at_live_cpu.map(|m| m / 1e6),
                 ratio_to_sim_at_live_cpu: ratio(mean_at_live_cpu, ml),
+                other_work_share: live.other_work[k],
+                mean_sim_at_live_capacity_ms: mean_at_live.map(|m| m / 1e6),
+                ratio_to_sim_at_live_capacity: ratio(mean_at_live, ml),
                 ks_distance: ks_distance(a, b),
                 response_sim_ms,
                 response_live_ms,
@@ -361,15 +418,18 @@ fn compare(
         r.sort_by(|a, b| a.0.total_cmp(&b.0));
         r.into_iter().map(|(_, p)| p).collect::<Vec<_>>()
     };
-    let (ranking_sim, ranking_live) = (ranking(sim), ranking(live));
-    let ranking_sim_at_live_cpu = ranking(at_live_cpu);
+    let (ranking_sim, ranking_live) = (ranking(sim), ranking(live.measured));
+    let ranking_sim_at_live_cpu = ranking(live.at_live_cpu);
+    let ranking_sim_at_live_capacity = ranking(live.at_live);
     Comparison {
         rankings_agree: ranking_sim == ranking_live,
         rankings_agree_at_live_cpu: ranking_sim_at_live_cpu == ranking_live,
+        rankings_agree_at_live_capacity: ranking_sim_at_live_capacity == ranking_live,
         rows,
         ranking_sim,
         ranking_live,
         ranking_sim_at_live_cpu,
+        ranking_sim_at_live_capacity,
     }
 }
 
@@ -379,7 +439,7 @@ fn render(c: &Comparison) -> String {
         |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
     let _ = writeln!(
         out,
-        "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6} {:>12} {:>12} {:>8} {:>14} {:>9}",
+        "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6} {:>12} {:>12} {:>8} {:>14} {:>9} {:>10} {:>9}",
         "policy",
         "group",
         "count",
@@ -391,12 +451,14 @@ fn render(c: &Comparison) -> String {
         "live resp ms",
         "CPU l/s",
         "sim@live CPU",
+        "live/that",
+        "+capacity",
         "live/that"
     );
     for r in &c.rows {
         let _ = writeln!(
             out,
-            "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6} {:>12} {:>12} {:>8} {:>14} {:>9}",
+            "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6} {:>12} {:>12} {:>8} {:>14} {:>9} {:>10} {:>9}",
             r.policy,
             r.group,
             r.count_live,
@@ -409,6 +471,8 @@ fn render(c: &Comparison) -> String {
             cell(r.cpu_ratio, 3),
             cell(r.mean_sim_at_live_cpu_ms, 2),
             cell(r.ratio_to_sim_at_live_cpu, 3),
+            cell(r.mean_sim_at_live_capacity_ms, 2),
+            cell(r.ratio_to_sim_at_live_capacity, 3),
         );
     }
     let verdict = |agree| if agree { "agree" } else { "DISAGREE" };
@@ -424,6 +488,20 @@ fn render(c: &Comparison) -> String {
         "simulated with the CPU times measured: {} ({} with the measured ranking)",
         c.ranking_sim_at_live_cpu.join(" < "),
         verdict(c.rankings_agree_at_live_cpu)
+    );
+    let lost: Vec<String> = c
+        .rows
+        .iter()
+        .filter(|r| r.group == "all")
+        .map(|r| format!("{} {:.1}%", r.policy, 100.0 * r.other_work_share))
+        .collect();
+    let _ = writeln!(
+        out,
+        "and on cores that lose to other work what the replay measured ({}): {} ({} with the \
+         measured ranking)",
+        lost.join(", "),
+        c.ranking_sim_at_live_capacity.join(" < "),
+        verdict(c.rankings_agree_at_live_capacity)
     );
     out
 }
@@ -459,7 +537,18 @@ mod tests {
             t(vec![4_000_000, 6_000_000], 600_000),
             t(vec![1_000_000, 2_000_000], 800_000),
         ];
-        let c = compare(&policies, &mut sim, &mut live, &at_live_cpu);
+        // And with the capacity the replay measured, "a" comes out slower.
+        let at_live = [
+            t(vec![5_000_000, 7_000_000], 600_000),
+            t(vec![1_000_000, 2_000_000], 800_000),
+        ];
+        let runs = LiveRuns {
+            measured: &mut live,
+            other_work: &[0.25, 0.0],
+            at_live_cpu: &at_live_cpu,
+            at_live: &at_live,
+        };
+        let c = compare(&policies, &mut sim, runs);
         assert_eq!(c.rows.len(), 10);
         let a = &c.rows[0];
         assert_eq!(
@@ -496,6 +585,29 @@ mod tests {
         assert_eq!(c.ranking_sim_at_live_cpu, ["b", "a"]);
         assert!(c.rankings_agree_at_live_cpu);
         assert!(render(&c).contains("(agree with the measured ranking)"));
+        assert_eq!(
+            (
+                a.other_work_share,
+                a.mean_sim_at_live_capacity_ms,
+                a.ratio_to_sim_at_live_capacity
+            ),
+            (0.25, Some(6.0), Some(5.0 / 6.0))
+        );
+        assert_eq!(c.rows[4].other_work_share, 0.25);
+        assert_eq!(c.rows[5].other_work_share, 0.0);
+        assert_eq!(c.ranking_sim_at_live_capacity, ["b", "a"]);
+        assert!(c.rankings_agree_at_live_capacity);
+        assert!(render(&c).contains("(a 25.0%, b 0.0%)"));
+    }
+
+    /// Work on a core that keeps `speed` of its time holds it `1 / speed`
+    /// times as long; no capacity measured leaves it as it is.
+    #[test]
+    fn slowed_work_holds_the_core_longer() {
+        assert_eq!(slowed(1_000_000, 1.0), 1_000_000);
+        assert_eq!(slowed(1_000_000, 0.8), 1_250_000);
+        assert_eq!(slowed(1_000, 0.75), 1_333);
+        assert_eq!(slowed(1_000, 0.0), 1_000);
     }
 
     /// CPU phases scaled to the time used, the rounding's remainder in the

@@ -96,7 +96,7 @@ impl Args {
             self.calibration.as_deref(),
         )?;
         let mut invocations = self.output.invocations()?;
-        let policies = replay_policies(
+        let replayed = replay_policies(
             &self.policy,
             &tuning,
             &source.invocations()?,
@@ -111,7 +111,7 @@ impl Args {
             w.finish()?;
         }
         let summary = Summary {
-            policies,
+            policies: replayed.into_iter().map(|r| r.summary).collect(),
             workload: source.describe(),
             machine: live.machine(),
         };
@@ -264,7 +264,7 @@ pub fn replay_policies(
     live: &Live,
     rounds: Rounds,
     mut each: impl FnMut(usize, &Outcome) -> Result<()>,
-) -> Result<Vec<PolicySummary>> {
+) -> Result<Vec<Replayed>> {
     let mut runs = policies
         .iter()
         .map(|name| PolicyRun::new(name, tuning))
@@ -285,6 +285,13 @@ pub fn replay_policies(
         .into_iter()
         .map(|r| r.finish(live, rounds.rounds))
         .collect())
+}
+
+/// One policy replayed: its summary, and what the launcher measured over
+/// every round.
+pub struct Replayed {
+    pub summary: PolicySummary,
+    pub stats: replay::ReplayStats,
 }
 
 /// One policy of a replay, kept from one round to the next: its steering
@@ -367,7 +374,7 @@ impl PolicyRun {
     }
 
     /// What it measured over every round (`rounds` of them).
-    fn finish(self, live: &Live, rounds: u32) -> PolicySummary {
+    fn finish(self, live: &Live, rounds: u32) -> Replayed {
         let mut collector = Collector::new(&self.name, false);
         for o in &self.outcomes {
             collector.record(o);
@@ -382,6 +389,9 @@ impl PolicyRun {
         });
         live_json["rounds"] = json!(rounds);
         summary.live = Some(live_json);
-        summary
+        Replayed {
+            summary,
+            stats: self.stats,
+        }
     }
 }

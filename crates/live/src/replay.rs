@@ -134,6 +134,18 @@ impl ReplayStats {
         (self.busy as f64 / self.capacity.max(1) as f64).min(1.0)
     }
 
+    /// The share of the steered cores' time that went to anything but the
+    /// invocations: busy (every process's time, and the host's steal) less
+    /// the invocations' CPU time, over the capacity. The launcher, the
+    /// kernel's threads, other processes and the hypervisor took it, so the
+    /// invocations ran on that much less machine than the simulator's. An
+    /// estimate: /proc/stat samples at the tick, to 10 ms, while the
+    /// invocations' CPU time is exact.
+    pub fn other_work_share(&self) -> f64 {
+        let other = self.busy.min(self.capacity).saturating_sub(self.used_cpu);
+        other as f64 / self.capacity.max(1) as f64
+    }
+
     /// Adds what a later run of the same policy measured (`replay
     /// --rounds`): counts, CPU times and capacities add up, samples join.
     pub fn absorb(&mut self, later: ReplayStats) {
@@ -175,6 +187,7 @@ impl ReplayStats {
             "changes_to_exited_processes": s.vanished,
             "exit_events_before_reapable": s.early_exit_events,
             "cpu_over_planned": self.used_cpu as f64 / self.planned_cpu.max(1) as f64,
+            "other_work_share_of_cores": self.other_work_share(),
         })
     }
 }
@@ -598,7 +611,24 @@ mod tests {
         assert_eq!(all.steering.cpu, 10);
         assert_eq!((all.launch_cpu, all.launcher_cpu, all.wall), (20, 40, 1500));
         assert_eq!((all.planned_cpu, all.used_cpu), (200, 180));
+        // (1750 busy - 180 the invocations used) / 3000
+        assert!((all.other_work_share() - 1570.0 / 3000.0).abs() < 1e-12);
         assert_eq!(ReplayStats::default().utilisation(), 0.0);
+        assert_eq!(ReplayStats::default().other_work_share(), 0.0);
+    }
+
+    /// Busy beyond the capacity (tick sampling) counts as the capacity, and
+    /// invocations that used more than the cores' busy time leave no share.
+    #[test]
+    fn the_other_work_share_stays_within_the_capacity() {
+        let stats = |busy, used_cpu| ReplayStats {
+            busy,
+            capacity: 1000,
+            used_cpu,
+            ..ReplayStats::default()
+        };
+        assert!((stats(1100, 900).other_work_share() - 0.1).abs() < 1e-12);
+        assert_eq!(stats(800, 900).other_work_share(), 0.0);
     }
 
     #[test]
