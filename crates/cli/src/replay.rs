@@ -236,6 +236,17 @@ impl Live {
         })
     }
 
+    /// The CPUs the launcher runs on: those the replay leaves to the rest
+    /// of the machine, if any, so that on fewer cores than the machine has
+    /// it never takes a core from a function; all of them otherwise.
+    fn launcher_cpus(&self) -> CpuSet {
+        let online = online_cpus();
+        match self.cores() < online {
+            true => CpuSet::range(self.cores(), online),
+            false => CpuSet::first(online),
+        }
+    }
+
     /// Cores replayed on.
     pub fn cores(&self) -> usize {
         self.config.cpus.len()
@@ -343,7 +354,7 @@ impl PolicyRun {
         };
         let guard = live
             .realtime
-            .then(Realtime::enter)
+            .then(|| Realtime::enter_on(live.launcher_cpus()))
             .transpose()
             .context("raising the launcher to SCHED_FIFO")?;
         let outcomes = &mut self.outcomes;

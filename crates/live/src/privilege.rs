@@ -36,30 +36,41 @@ const LAUNCHER_RT_LIMIT_US: u64 = 1_000_000;
 
 /// The calling thread runs SCHED_FIFO at [`LAUNCHER_PRIO`] with
 /// reset-on-fork (children start as SCHED_OTHER) until this is dropped,
-/// which restores its class, priority, nice and slice and its RLIMIT_RTTIME.
+/// which restores its class, priority, nice and slice, its CPUs and its
+/// RLIMIT_RTTIME.
 pub struct Realtime {
     before: Current,
+    cpus_before: CpuSet,
     limit_before: libc::rlimit,
 }
 
 impl Realtime {
-    /// Raises the calling thread.
+    /// Raises the calling thread, on every online CPU.
     pub fn enter() -> io::Result<Realtime> {
+        Self::enter_on(CpuSet::first(sched::online_cpus()))
+    }
+
+    /// Raises the calling thread and keeps it on `cpus`.
+    pub fn enter_on(cpus: CpuSet) -> io::Result<Realtime> {
         let before = sched::current(0)?;
+        let cpus_before = sched::affinity(0)?;
         let limit_before = crate::sys::limits::rt_time()?;
         crate::sys::limits::set_rt_time(
             LAUNCHER_RT_LIMIT_US.min(limit_before.rlim_max),
             limit_before.rlim_max,
         )?;
-        let attrs = Attrs::normal(CpuSet::first(sched::online_cpus()))
-            .with_class(Class::Fifo(LAUNCHER_PRIO));
+        let attrs = Attrs::normal(cpus).with_class(Class::Fifo(LAUNCHER_PRIO));
         let raise = Prepared::new(&attrs, true).map_err(io::Error::other)?;
         if let Err(e) = raise.apply(0) {
+            // The class may have been raised before the affinity failed.
+            let _ = sched::restore(0, &before);
+            let _ = sched::set_affinity(0, &cpus_before);
             let _ = crate::sys::limits::set_rt_time(limit_before.rlim_cur, limit_before.rlim_max);
             return Err(e);
         }
         Ok(Realtime {
             before,
+            cpus_before,
             limit_before,
         })
     }
@@ -70,7 +81,46 @@ impl Drop for Realtime {
         // Best effort on every path: the kernel accepts going back to what
         // it accepted before.
         let _ = sched::restore(0, &self.before);
+        let _ = sched::set_affinity(0, &self.cpus_before);
         let _ =
             crate::sys::limits::set_rt_time(self.limit_before.rlim_cur, self.limit_before.rlim_max);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Raised on the CPUs asked, with reset-on-fork; class, priority and
+    /// CPUs given back when dropped.
+    #[test]
+    fn the_launcher_is_raised_on_its_cpus_and_given_everything_back() {
+        if !probe().realtime {
+            eprintln!("skipped: needs the privilege for SCHED_FIFO (CI runs as root)");
+            return;
+        }
+        // On a thread of its own: the class and CPUs are the thread's.
+        std::thread::spawn(|| {
+            let online = sched::online_cpus();
+            let (before, cpus_before) = (sched::current(0).unwrap(), sched::affinity(0).unwrap());
+            let last = CpuSet::range(online - 1, online);
+            {
+                let _raised = Realtime::enter_on(last).unwrap();
+                assert_eq!(sched::affinity(0).unwrap(), last);
+                let now = sched::current(0).unwrap();
+                assert_eq!(
+                    (now.policy, now.priority, now.reset_on_fork),
+                    (libc::SCHED_FIFO, u32::from(LAUNCHER_PRIO), true)
+                );
+            }
+            assert_eq!(sched::affinity(0).unwrap(), cpus_before);
+            let after = sched::current(0).unwrap();
+            assert_eq!(
+                (after.policy, after.priority, after.nice),
+                (before.policy, before.priority, before.nice)
+            );
+        })
+        .join()
+        .unwrap();
     }
 }
