@@ -180,6 +180,10 @@ impl Args {
             self.kernel.base_slice_us = faasched_live::sys::sched::base_slice().map(|s| s / US);
         }
         let all = source.invocations()?;
+        // Each invocation's group as the workload plans it: the simulations
+        // at the measured CPU move some across a group's bound (by CPU time),
+        // and a group must hold the same invocations in every world.
+        let groups: HashMap<u64, Group> = all.iter().map(|inv| (inv.id, inv.group())).collect();
         let (mut sim_out, mut live_out, mut at_live_cpu_out, mut at_live_out) = (
             self.invocations("sim")?,
             self.invocations("live")?,
@@ -188,7 +192,7 @@ impl Args {
         );
         let (mut sim, mut sim_summaries) = (Vec::new(), Vec::new());
         for name in &self.policy {
-            let (t, s) = self.simulate(name, &tuning, &all, cores, sim_out.as_mut())?;
+            let (t, s) = self.simulate(name, &tuning, &all, &groups, cores, sim_out.as_mut())?;
             sim.push(t);
             sim_summaries.push(s);
         }
@@ -215,7 +219,7 @@ impl Args {
                     .iter()
                     .map(|inv| with_cpu(inv, used.get(&inv.id).map(|&c| slowed(c, speed))))
                     .collect();
-                self.simulate(name, &tuning, &work, cores, out)
+                self.simulate(name, &tuning, &work, &groups, cores, out)
                     .map(|(t, _)| t)
             };
             at_live_cpu.push(as_measured(1.0, at_live_cpu_out.as_mut())?);
@@ -285,13 +289,15 @@ impl Args {
         )?))
     }
 
-    /// Policy `name` simulated over `all` in the replay's parts, its outcomes
-    /// written to `out` if given.
+    /// Policy `name` simulated over `all` in the replay's parts, each
+    /// outcome in its group of `groups` (by id) and written to `out` if
+    /// given.
     fn simulate(
         &self,
         name: &str,
         tuning: &Tuning,
         all: &[Invocation],
+        groups: &HashMap<u64, Group>,
         cores: usize,
         mut out: Option<&mut InvocationsWriter>,
     ) -> Result<(Samples, PolicySummary)> {
@@ -308,6 +314,7 @@ impl Args {
             cores,
             self.workload.seed,
             |o| {
+                let o = &in_planned_group(o, groups);
                 t.record(o);
                 if let Some(w) = out.as_deref_mut() {
                     w.write(name, o)?;
@@ -316,6 +323,14 @@ impl Args {
             },
         )?;
         Ok((t, s))
+    }
+}
+
+/// `o` in the group `groups` gives its invocation (by id), if any.
+fn in_planned_group(o: &Outcome, groups: &HashMap<u64, Group>) -> Outcome {
+    Outcome {
+        group: groups.get(&o.id).copied().unwrap_or(o.group),
+        ..o.clone()
     }
 }
 
@@ -509,6 +524,7 @@ fn render(c: &Comparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use faasched_model::MS;
 
     #[test]
     fn compares_per_group_and_ranks_by_mean() {
@@ -598,6 +614,40 @@ mod tests {
         assert_eq!(c.ranking_sim_at_live_capacity, ["b", "a"]);
         assert!(c.rankings_agree_at_live_capacity);
         assert!(render(&c).contains("(a 25.0%, b 0.0%)"));
+    }
+
+    /// An invocation of 49 ms of CPU that used 51 ms live is simulated in
+    /// G2, and compared in G1, where the replay and the first simulation
+    /// count it.
+    #[test]
+    fn an_invocation_stays_in_its_planned_group() {
+        let f = faasched_model::Functions::new().intern("f");
+        let inv = Invocation {
+            id: 3,
+            function: f.clone(),
+            arrival: 0,
+            phases: vec![Phase::Cpu(49 * MS)],
+            memory_mb: 128,
+            deadline: None,
+        };
+        let used = with_cpu(&inv, Some(51 * MS));
+        assert_eq!((inv.group(), used.group()), (Group::G1, Group::G2));
+        let o = Outcome {
+            id: 3,
+            function: f,
+            group: used.group(),
+            arrival: 0,
+            first_run: 0,
+            finish: 51 * MS,
+            cpu: 51 * MS,
+            io: 0,
+            voluntary_switches: 1,
+            involuntary_switches: 0,
+            memory_mb: 128,
+        };
+        let groups = HashMap::from([(3, inv.group())]);
+        assert_eq!(in_planned_group(&o, &groups).group, Group::G1);
+        assert_eq!(in_planned_group(&o, &HashMap::new()).group, Group::G2);
     }
 
     /// Work on a core that keeps `speed` of its time holds it `1 / speed`
