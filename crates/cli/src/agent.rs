@@ -31,10 +31,12 @@ pub struct SocketArg {
     socket: PathBuf,
 }
 
-/// Steer processes that faasched did not start: a platform hands each over
-/// on a Unix socket with its function's name (`faasched exec`, or the
-/// protocol of docs/LIVE.md), and the agent steers it with a policy exactly
-/// as `replay` does, until it exits or is unregistered.
+/// Steer processes a platform hands over on a Unix socket (agent mode);
+/// `agent status` shows what it steers.
+///
+/// A platform hands each process over with its function's name (`faasched
+/// exec`, or the protocol of docs/LIVE.md), and the agent steers it with a
+/// policy exactly as `replay` does, until it exits or is unregistered.
 ///
 /// The agent runs until SIGINT, SIGTERM, SIGHUP or SIGQUIT, and then gives
 /// every process back what it ran under before (never a real-time class).
@@ -293,10 +295,11 @@ impl UnregisterArgs {
     }
 }
 
-/// Run a command as an invocation of a function, steered by the agent: hand
-/// this process over, then become the command (same pid, so the attributes
-/// the agent set stay). Fails, and runs nothing, if the command is not found
-/// or no agent answers.
+/// Run a command as a function's invocation, steered by the agent.
+///
+/// Hands this process over, then becomes the command (same pid, so the
+/// attributes the agent set stay). Fails, and runs nothing, if the command
+/// is not found or no agent answers.
 ///
 /// Example: `faasched exec --function resize -- python3 handler.py`.
 #[derive(ClapArgs, Debug)]

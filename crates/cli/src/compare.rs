@@ -35,16 +35,21 @@ use std::path::PathBuf;
 /// anything but the invocations (the launcher, the kernel's threads, other
 /// processes, the host's steal; from /proc/stat) is taken from every core,
 /// each invocation's CPU time divided by what is left. Then whether the
-/// policies rank the same by mean turnaround in each. This is how we find where the kernel model is wrong
-/// (docs/FIDELITY.md).
+/// policies rank the same by mean turnaround in each. This is how we find
+/// where the kernel model is wrong (docs/FIDELITY.md).
 ///
-/// The simulated machine has the replay's cores, the live kernel's EEVDF base
-/// slice (which Linux scales by the CPUs online, not by the cores the replay
-/// uses) and otherwise the simulator's default kernel (EEVDF, HZ 250, 3.5 µs
-/// per switch), unless told otherwise. With
-/// `--rounds`, the simulation runs the same parts as the replay, each on an
-/// empty machine with the policy keeping what it learned, so that both
-/// worlds start each part without the backlog of the one before.
+/// The simulated machine has the replay's cores, the live kernel's EEVDF
+/// base slice (which Linux scales by the CPUs online, not by the cores the
+/// replay uses) and otherwise the simulator's default kernel (EEVDF, HZ
+/// 250, 3.5 µs per switch), unless told otherwise. With `--rounds`, the
+/// simulation runs the same parts as the replay, each on an empty machine
+/// with the policy keeping what it learned, so that both worlds start each
+/// part without the backlog of the one before.
+///
+/// Policies: those `replay` runs (cfs, fifo, rr, sfs, hybrid and its
+/// variants, alps, alps-io), with the same privileges. The workload and
+/// cores are the replay's: 1,000 invocations unless `-n` says otherwise
+/// (of a file too), on all this machine's CPUs or the first `--cores`.
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     #[command(flatten)]

@@ -31,30 +31,26 @@ struct Cli {
     command: Command,
 }
 
+/// The commands whose arguments carry a doc comment of their own take their
+/// help from it: a doc comment here would replace its long form, and with
+/// it `--help`'s list of policies and what each command does.
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run a workload through the simulated kernel under one or more policies.
     Simulate(simulate::Args),
     /// Generate synthetic workloads or import production traces as workload CSV.
     #[command(subcommand)]
     Workload(workload::Command),
     /// Reproduce a paper's experiment: canned, seeded runs and their table.
     Experiment(experiment::Args),
-    /// Measure the simulator's speed.
+    /// Measure the simulator's speed and the live steering's costs.
     #[command(subcommand)]
     Bench(bench::Command),
     /// Run a function of the live runtime's suite (`fn list`), or calibrate the
     /// suite on this machine (`fn calibrate`).
     Fn(func::Args),
-    /// Run a workload for real on this machine: every invocation a process,
-    /// steered by the policy on the stock kernel.
     Replay(replay::Args),
-    /// Simulate and replay the same workload, and measure how far apart they are.
     Compare(compare::Args),
-    /// Steer processes that a platform hands over on a Unix socket (agent
-    /// mode); `agent status` shows what it steers.
     Agent(agent::Args),
-    /// Run a command as a function's invocation, steered by the agent.
     Exec(agent::ExecArgs),
 }
 

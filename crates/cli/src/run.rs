@@ -25,7 +25,12 @@ pub struct KernelArgs {
     #[arg(long, default_value_t = DEFAULT_HZ, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub hz: u32,
     /// Core time each context switch costs, in µs (ALPS measured 3.5 µs).
-    #[arg(long, default_value_t = DEFAULT_CONTEXT_SWITCH_US, value_name = "US")]
+    #[arg(
+        long,
+        default_value_t = DEFAULT_CONTEXT_SWITCH_US,
+        value_name = "US",
+        allow_negative_numbers = true
+    )]
     pub context_switch_us: f64,
     /// Hear CPU watches (sfs's and hybrid's demotions) as a live watcher
     /// does on a stock kernel: at the first tick at or after the task's CPU

@@ -13,10 +13,7 @@ use faasched_report::Summary;
 ///
 /// With no options: the Huawei-like workload of the ALPS paper (15,000
 /// invocations, 56 cores, 90% load) under cfs, fifo, rr and srpt, as a table.
-///
-/// Policies: cfs (kernel defaults), fifo, rr, alps (learned rank and slice on
-/// a stock kernel), and the sim-only alps-kernel (the ALPS paper's patched
-/// CFS), srpt, srpt-eb, srpt-random, random, ps, fifo-np.
+/// Every policy is listed under `--policy` below.
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     #[command(flatten)]
@@ -26,7 +23,8 @@ pub struct Args {
         long,
         short = 'p',
         value_delimiter = ',',
-        default_value = "cfs,fifo,rr,srpt"
+        default_value = "cfs,fifo,rr,srpt",
+        long_help = policy_help()
     )]
     policy: Vec<String>,
     #[command(flatten)]
@@ -78,4 +76,14 @@ impl Args {
         let title = section_title(&summary);
         self.output.emit(summary, "faasched simulate", &title)
     }
+}
+
+/// `--policy`'s long help: every policy of the catalogue, with what it does.
+fn policy_help() -> String {
+    let mut help =
+        "Policies to compare, comma-separated, each run on the same invocations:\n".to_string();
+    for (name, what) in faasched_policy::POLICIES {
+        help.push_str(&format!("\n  {name}: {what}"));
+    }
+    help
 }

@@ -21,16 +21,23 @@ pub struct WorkloadArgs {
     /// mixed-io.
     #[arg(long, short = 'w', default_value = "huawei", value_name = "NAME|FILE")]
     pub workload: String,
-    /// Cores: of the simulated machine (default 56), or for `replay` the
-    /// first N CPUs of this one (default: all online CPUs).
+    /// Cores: of the simulated machine (default 56), or for `replay` and
+    /// `compare` the first N CPUs of this one (default: all online CPUs;
+    /// `compare` simulates as many).
     #[arg(long, short = 'c', value_parser = clap::value_parser!(u16).range(1..=256))]
     pub cores: Option<u16>,
     /// Offered load (CPU demand / core-time). Built-ins default to 0.9; a file
     /// is used as it is unless this asks to rescale its arrivals.
-    #[arg(long, short = 'l', value_name = "FRACTION")]
+    #[arg(
+        long,
+        short = 'l',
+        value_name = "FRACTION",
+        allow_negative_numbers = true
+    )]
     pub load: Option<f64>,
-    /// Invocations to generate (built-ins; default 15000, or 1000 for
-    /// `replay`) or to take from the start of a file (default: all).
+    /// Invocations to generate (built-ins) or to take from the start of a
+    /// file. Default: 15000 of a built-in and all of a file for `simulate`;
+    /// 1000 of either for `replay` and `compare`.
     #[arg(long, short = 'n')]
     pub invocations: Option<u64>,
     /// Seed of every random choice; same seed, same bytes out.
@@ -84,10 +91,18 @@ impl Source {
             Err(spec_err) => {
                 let path = PathBuf::from(&a.workload);
                 if !path.is_file() {
-                    bail!(
-                        "`{}` is neither a built-in workload ({spec_err}) nor a file",
-                        a.workload
-                    );
+                    let why = match std::fs::metadata(&path) {
+                        Ok(m) if m.is_dir() => "is a directory".to_string(),
+                        Ok(_) => "is not a regular file".to_string(),
+                        Err(e) => e.to_string(),
+                    };
+                    // A name with a path's marks is meant as a file.
+                    let file_like = a.workload.contains('/')
+                        || (a.workload.contains('.') && !a.workload.contains(':'));
+                    if file_like {
+                        bail!("workload file `{}`: {why}", a.workload);
+                    }
+                    bail!("{spec_err} (and no workload file `{}`: {why})", a.workload);
                 }
                 match a.load {
                     None => Ok(Source::File {

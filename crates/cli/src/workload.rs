@@ -104,7 +104,8 @@ impl From<ArrivalsArg> for Arrivals {
 /// Options every importer shares.
 #[derive(ClapArgs, Debug)]
 pub struct Common {
-    /// Keep this many functions, sampled uniformly with the seed.
+    /// Keep this many functions, sampled uniformly with the seed (default:
+    /// every function).
     #[arg(long)]
     functions: Option<usize>,
     /// Seed of every random choice.
@@ -113,7 +114,8 @@ pub struct Common {
     /// Rescale arrivals to this offered load on --cores.
     #[arg(long, short = 'l', requires = "cores")]
     load: Option<f64>,
-    /// Cores the load is computed for (with --load, or to report the load).
+    /// Cores the load is computed for (with --load, or to report the load;
+    /// no default).
     #[arg(long, short = 'c')]
     cores: Option<usize>,
     /// Output workload CSV.
@@ -131,7 +133,8 @@ pub enum Import {
         /// Day of the dataset, 1..=14.
         #[arg(long, default_value_t = 1)]
         day: u32,
-        /// Minutes of the day to keep, 1-based and inclusive, like 540..690.
+        /// Minutes of the day to keep, 1-based and inclusive, like 540..690
+        /// (default: the whole day).
         #[arg(long, value_parser = parse_range::<u32>)]
         minutes: Option<RangeInclusive<u32>>,
         /// Placement of each minute's invocations.
@@ -145,7 +148,9 @@ pub enum Import {
     Azure2021 {
         /// The trace file.
         file: PathBuf,
-        /// Keep invocations starting in this window of trace seconds, like 0..3600.
+        /// Keep invocations starting in this window of trace seconds: A..B
+        /// keeps those starting from A up to, not including, B (like 0..3600
+        /// for the first hour; default: all).
         #[arg(long, value_parser = parse_range::<u64>)]
         seconds: Option<RangeInclusive<u64>>,
         #[command(flatten)]
@@ -156,10 +161,12 @@ pub enum Import {
     Huawei2023 {
         /// Directory of the release's metric folders.
         dir: PathBuf,
-        /// Days to read, like 1 or 1..3.
+        /// Days to read, by the numbers of the release's day files
+        /// (`day_01.csv`, `day_001.csv`), inclusive, like 1 or 1..3.
         #[arg(long, default_value = "0", value_parser = parse_range::<u32>)]
         days: RangeInclusive<u32>,
-        /// Minutes of the selection to keep, 1-based and inclusive.
+        /// Minutes of the selection to keep, 1-based and inclusive, like
+        /// 1..60 (default: all of the days read).
         #[arg(long, value_parser = parse_range::<u64>)]
         minutes: Option<RangeInclusive<u64>>,
         /// Placement of each minute's invocations.

@@ -267,6 +267,16 @@ fn unknown_names_are_errors_that_list_the_choices() {
     );
     let err = stderr_of_failure(&["simulate", "--load=-1", "-n", "10"]);
     assert!(err.contains("load"), "{err}");
+    let err = stderr_of_failure(&["simulate", "--load", "-1", "-n", "10"]);
+    assert!(err.contains("invalid load"), "{err}");
+    let err = stderr_of_failure(&["simulate", "-w", "no/such.csv", "-n", "10"]);
+    assert!(
+        err.contains("workload file `no/such.csv`: No such file"),
+        "{err}"
+    );
+    // A switch as long as a tick would never let a preempted task's successor run.
+    let err = stderr_of_failure(&["simulate", "--context-switch-us", "4000", "-n", "10"]);
+    assert!(err.contains("shorter than a tick"), "{err}");
 }
 
 #[test]
@@ -281,6 +291,14 @@ fn every_command_has_help() {
         vec!["bench", "sim", "--help"],
         vec!["bench", "learn", "--help"],
         vec!["experiment", "--help"],
+        vec!["bench", "agent", "--help"],
+        vec!["bench", "watch", "--help"],
+        vec!["fn", "--help"],
+        vec!["replay", "--help"],
+        vec!["compare", "--help"],
+        vec!["agent", "--help"],
+        vec!["agent", "status", "--help"],
+        vec!["exec", "--help"],
     ] {
         let out = ok(&args);
         assert!(
@@ -288,6 +306,18 @@ fn every_command_has_help() {
             "{args:?}"
         );
     }
+    // Each command's long help is its own, not the one line that lists it.
+    let help = |args: &[&str]| String::from_utf8_lossy(&ok(args).stdout).into_owned();
+    let simulate = help(&["simulate", "--help"]);
+    for (policy, _) in faasched_policy::POLICIES {
+        assert!(
+            simulate.contains(&format!("  {policy}: ")),
+            "{policy} missing"
+        );
+    }
+    assert!(help(&["replay", "--help"]).contains("need the privilege for SCHED_FIFO"));
+    assert!(help(&["compare", "--help"]).contains("Kolmogorov"));
+    assert!(help(&["agent", "--help"]).contains("RLIMIT_RTTIME"));
 }
 
 #[test]

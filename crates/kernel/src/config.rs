@@ -173,6 +173,17 @@ impl Config {
         if self.base_slice == 0 || self.cfs_latency == 0 || self.cfs_min_granularity == 0 {
             return err("slices and granularities must be positive".into());
         }
+        // A turn that ends at a tick must get some work done: with a switch
+        // as long as a tick, a preempted task's successor is preempted again
+        // before it starts, and the simulation never ends.
+        if self.context_switch >= self.tick() {
+            return err(format!(
+                "a context switch of {} µs must be shorter than a tick ({} µs at {} Hz)",
+                self.context_switch as f64 / 1e3,
+                self.tick() / 1_000,
+                self.hz
+            ));
+        }
         if self.rr_timeslice == 0 {
             return err("rr_timeslice must be positive".into());
         }
@@ -214,5 +225,14 @@ mod tests {
         c.discipline = Discipline::Srpt(Prediction::Random(1.5));
         assert!(c.validate().is_err());
         assert!(Config::new(56).validate().is_ok());
+        let mut c = Config::new(2);
+        c.context_switch = c.tick();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("4000 µs must be shorter than a tick (4000 µs at 250 Hz)"),
+            "{e}"
+        );
+        c.context_switch = c.tick() - 1;
+        assert!(c.validate().is_ok());
     }
 }

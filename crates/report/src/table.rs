@@ -2,6 +2,7 @@
 
 use crate::metrics::{Metric, Scope, ScopeSummary};
 use crate::output::Summary;
+use faasched_model::Group;
 
 /// Column headers; the first two columns are left-aligned, the others right-aligned.
 const HEADER: [&str; 10] = [
@@ -11,6 +12,20 @@ const HEADER: [&str; 10] = [
 
 /// Cells of an empty scope's statistics.
 const NONE: &str = "-";
+
+/// What each group holds, from [`Group::range`]: `groups by CPU demand: G1
+/// up to 50 ms, ..., G4 above 400 ms`.
+fn groups_legend() -> String {
+    let ms = |ns: u64| ns / 1_000_000;
+    let each: Vec<String> = Group::ALL
+        .iter()
+        .map(|g| match g.range() {
+            (_, Some(hi)) => format!("{g} up to {} ms", ms(hi)),
+            (lo, None) => format!("{g} above {} ms", ms(lo)),
+        })
+        .collect();
+    format!("groups by CPU demand: {}\n", each.join(", "))
+}
 
 /// Renders the summary as an aligned text table, one line per policy and scope
 /// (all, G1..G4), a blank line between policies.
@@ -40,9 +55,10 @@ pub fn render_table(summary: &Summary) -> String {
     }
 
     let mut out = String::from(
-        "mean/p50/p99: turnaround in ms; slowdown: mean turnaround / demand;\n\
-         vol_sw/invol_sw: switches per invocation; cost_usd: billed execution (1 ms steps)\n",
+        "mean/p50/p99: turnaround in ms; slowdown: mean of each turnaround / its demand;\n\
+         vol_sw/invol_sw: switches per invocation; cost_usd: billed execution (1 ms steps);\n",
     );
+    out.push_str(&groups_legend());
     for line in &lines {
         if let Some(cells) = line {
             let text: String = cells

@@ -255,6 +255,9 @@ fn table_names_policies_and_groups_within_100_columns() {
         assert!(table.contains(needle), "{needle} missing:\n{table}");
     }
     assert!(table.contains("* sim-only"));
+    assert!(table.contains(
+        "groups by CPU demand: G1 up to 50 ms, G2 up to 200 ms, G3 up to 400 ms, G4 above 400 ms\n"
+    ));
     assert!(table.lines().all(|l| l.chars().count() <= 100), "{table}");
     // Columns align: every data line of the srpt block has the same length.
     let lines: Vec<&str> = table.lines().collect();

@@ -101,12 +101,37 @@ impl Reader {
         if matches {
             return Ok(());
         }
-        let seen = String::from_utf8_lossy(self.record.as_slice()).into_owned();
+        let expected = HEADER.join(",");
+        if !found {
+            let why = format!("the file is empty; expected the header `{expected}`");
+            return Err(Error::parse(&self.path, 1, "header", why));
+        }
+        let seen: Vec<String> = self
+            .record
+            .iter()
+            .map(|f| String::from_utf8_lossy(f).into_owned())
+            .collect();
+        let why = match HEADER.iter().zip(&seen).position(|(h, s)| h != s) {
+            Some(i) => format!(
+                "column {} is `{}` where `{}` belongs",
+                i + 1,
+                seen[i],
+                HEADER[i]
+            ),
+            None if seen.len() < HEADER.len() => {
+                format!("column `{}` is missing", HEADER[seen.len()])
+            }
+            None => format!(
+                "column {} (`{}`) is one too many",
+                HEADER.len() + 1,
+                seen[HEADER.len()]
+            ),
+        };
         Err(Error::parse(
             &self.path,
             1,
             "header",
-            format!("expected `{}`, found fields `{seen}`", HEADER.join(",")),
+            format!("expected `{expected}`, found `{}`: {why}", seen.join(",")),
         ))
     }
 

@@ -100,6 +100,28 @@ fn bad_rows_are_reported_with_file_line_and_field() {
         let err = read_text(&content).expect_err(row);
         assert_parse_error(&err, "bad.csv", line, field);
     }
+    // A header error says which column is wrong.
+    for (header, why) in [
+        (
+            "",
+            "the file is empty; expected the header `id,function,arrival_us,phases,memory_mb,deadline_us`",
+        ),
+        (
+            "id,function,arrival_us,phases,memory_mb\n",
+            "found `id,function,arrival_us,phases,memory_mb`: column `deadline_us` is missing",
+        ),
+        (
+            "function,id,arrival_us,phases,memory_mb,deadline_us\n",
+            "column 1 is `function` where `id` belongs",
+        ),
+        (
+            "id,function,arrival_us,phases,memory_mb,deadline_us,x\n",
+            "column 7 (`x`) is one too many",
+        ),
+    ] {
+        let err = read_text(header).unwrap_err().to_string();
+        assert!(err.contains(why), "{err}");
+    }
     // A decreasing arrival, on the fourth line.
     let err = read_text(&format!("{HEAD}{good}1,f,10,c5,128,\n2,f,9,c5,128,\n")).unwrap_err();
     assert_parse_error(&err, "bad.csv", 4, "arrival_us");
