@@ -28,6 +28,7 @@
 //! It refuses what the reader would reject: an empty function name, no phases, a
 //! zero phase, or an arrival before the previous one.
 
+use crate::ids::SeenIds;
 use crate::{Error, Result};
 use faasched_model::{Functions, Invocation, Nanos, Phase, US};
 use std::fmt::Write as _;
@@ -56,6 +57,8 @@ pub struct Reader {
     record: ::csv::ByteRecord,
     functions: Functions,
     last_arrival_us: u64,
+    /// Every id so far: a repeat is refused.
+    ids: SeenIds,
     done: bool,
 }
 
@@ -79,6 +82,7 @@ impl Reader {
             record: ::csv::ByteRecord::new(),
             functions: Functions::new(),
             last_arrival_us: 0,
+            ids: SeenIds::default(),
             done: false,
         };
         reader.check_header()?;
@@ -154,6 +158,9 @@ impl Reader {
         };
         row.check_len()?;
         let id = row.u64(0)?;
+        if !self.ids.insert(id) {
+            return Err(row.error(0, format!("id {id} is on an earlier row too")));
+        }
         let name = row.str(1)?;
         let arrival_us = row.u64(2)?;
         if arrival_us < self.last_arrival_us {

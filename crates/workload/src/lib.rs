@@ -3,6 +3,7 @@
 
 pub mod csv;
 pub mod error;
+mod ids;
 pub mod scale;
 pub mod synthetic;
 pub mod traces;

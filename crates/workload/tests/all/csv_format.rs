@@ -122,6 +122,13 @@ fn bad_rows_are_reported_with_file_line_and_field() {
         let err = read_text(header).unwrap_err().to_string();
         assert!(err.contains(why), "{err}");
     }
+    // A repeated id, on the fourth line.
+    let err = read_text(&format!("{HEAD}{good}1,f,10,c5,128,\n0,f,11,c5,128,\n")).unwrap_err();
+    assert_parse_error(&err, "bad.csv", 4, "id");
+    assert!(
+        err.to_string().contains("id 0 is on an earlier row too"),
+        "{err}"
+    );
     // A decreasing arrival, on the fourth line.
     let err = read_text(&format!("{HEAD}{good}1,f,10,c5,128,\n2,f,9,c5,128,\n")).unwrap_err();
     assert_parse_error(&err, "bad.csv", 4, "arrival_us");
