@@ -35,8 +35,10 @@ use std::path::PathBuf;
 /// anything but the invocations (the launcher, the kernel's threads, other
 /// processes, the host's steal; from /proc/stat) is taken from every core,
 /// each invocation's CPU time divided by what is left. Then whether the
-/// policies rank the same by mean turnaround in each. This is how we find
-/// where the kernel model is wrong (docs/FIDELITY.md).
+/// policies rank the same by mean turnaround in each. `invol l:m` is how
+/// often something else took an invocation's core, measured and in that
+/// last simulation (involuntary switches per invocation). This is how we
+/// find where the kernel model is wrong (docs/FIDELITY.md).
 ///
 /// The simulated machine has the replay's cores, the live kernel's EEVDF
 /// base slice (which Linux scales by the CPUs online, not by the cores the
@@ -112,6 +114,10 @@ struct Row {
     mean_sim_at_live_capacity_ms: Option<f64>,
     /// Measured mean / that.
     ratio_to_sim_at_live_capacity: Option<f64>,
+    /// Involuntary switches per invocation measured, and in that
+    /// simulation: how often something else took an invocation's core.
+    involuntary_live: Option<f64>,
+    involuntary_sim_at_live_capacity: Option<f64>,
 }
 
 /// `compare.json`.
@@ -143,6 +149,8 @@ struct Samples {
     cpu: [u64; 5],
     /// Responses (arrival to first run) in all, ns.
     response: [u64; 5],
+    /// Involuntary switches in all.
+    involuntary: [u64; 5],
 }
 
 impl Samples {
@@ -151,12 +159,18 @@ impl Samples {
             self.turnaround[i].push(o.turnaround());
             self.cpu[i] += o.cpu;
             self.response[i] += o.response();
+            self.involuntary[i] += o.involuntary_switches;
         }
     }
 
     /// Mean CPU per invocation of group `i`, ns.
     fn mean_cpu(&self, i: usize) -> Option<f64> {
         self.per_invocation(self.cpu[i], i)
+    }
+
+    /// Mean involuntary switches per invocation of group `i`.
+    fn mean_involuntary(&self, i: usize) -> Option<f64> {
+        self.per_invocation(self.involuntary[i], i)
     }
 
     /// Mean response of group `i`, ms.
@@ -398,6 +412,7 @@ fn compare(policies: &[String], sim: &mut [Samples], live: LiveRuns) -> Comparis
         for i in 0..5 {
             let mean_at_live_cpu = mean(&live.at_live_cpu[k].turnaround[i]);
             let mean_at_live = mean(&live.at_live[k].turnaround[i]);
+            let involuntary_live = l.mean_involuntary(i);
             let cpu_ratio = ratio(s.mean_cpu(i), l.mean_cpu(i));
             let (response_sim_ms, response_live_ms) =
                 (s.mean_response_ms(i), l.mean_response_ms(i));
@@ -422,6 +437,8 @@ fn compare(policies: &[String], sim: &mut [Samples], live: LiveRuns) -> Comparis
                 other_work_share: live.other_work[k],
                 mean_sim_at_live_capacity_ms: mean_at_live.map(|m| m / 1e6),
                 ratio_to_sim_at_live_capacity: ratio(mean_at_live, ml),
+                involuntary_live,
+                involuntary_sim_at_live_capacity: live.at_live[k].mean_involuntary(i),
                 ks_distance: ks_distance(a, b),
                 response_sim_ms,
                 response_live_ms,
@@ -459,7 +476,7 @@ fn render(c: &Comparison) -> String {
         |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
     let _ = writeln!(
         out,
-        "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6} {:>12} {:>12} {:>8} {:>14} {:>9} {:>10} {:>9}",
+        "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6} {:>12} {:>12} {:>8} {:>14} {:>9} {:>10} {:>9} {:>11}",
         "policy",
         "group",
         "count",
@@ -473,12 +490,13 @@ fn render(c: &Comparison) -> String {
         "sim@live CPU",
         "live/that",
         "+capacity",
-        "live/that"
+        "live/that",
+        "invol l:m"
     );
     for r in &c.rows {
         let _ = writeln!(
             out,
-            "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6} {:>12} {:>12} {:>8} {:>14} {:>9} {:>10} {:>9}",
+            "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6} {:>12} {:>12} {:>8} {:>14} {:>9} {:>10} {:>9} {:>11}",
             r.policy,
             r.group,
             r.count_live,
@@ -493,6 +511,11 @@ fn render(c: &Comparison) -> String {
             cell(r.ratio_to_sim_at_live_cpu, 3),
             cell(r.mean_sim_at_live_capacity_ms, 2),
             cell(r.ratio_to_sim_at_live_capacity, 3),
+            format!(
+                "{}:{}",
+                cell(r.involuntary_live, 1),
+                cell(r.involuntary_sim_at_live_capacity, 1)
+            ),
         );
     }
     let verdict = |agree| if agree { "agree" } else { "DISAGREE" };
@@ -542,6 +565,7 @@ mod tests {
                 turnaround: [all.clone(), all, vec![], vec![], vec![]],
                 cpu: [total, total, 0, 0, 0],
                 response: [waited, waited, 0, 0, 0],
+                involuntary: [3, 3, 0, 0, 0],
             }
         };
         let policies = vec!["a".to_string(), "b".to_string()];
@@ -618,6 +642,13 @@ mod tests {
         assert_eq!(c.rows[5].other_work_share, 0.0);
         assert_eq!(c.ranking_sim_at_live_capacity, ["b", "a"]);
         assert!(c.rankings_agree_at_live_capacity);
+        // 3 involuntary switches over 2 invocations in each world.
+        assert_eq!(
+            (a.involuntary_live, a.involuntary_sim_at_live_capacity),
+            (Some(1.5), Some(1.5))
+        );
+        assert_eq!(c.rows[2].involuntary_live, None);
+        assert!(render(&c).contains(" 1.5:1.5\n"));
         assert!(render(&c).contains("(a 25.0%, b 0.0%)"));
     }
 
