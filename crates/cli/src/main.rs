@@ -70,8 +70,46 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", chain(&e));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `e` and its causes, `: `-joined, as `{:#}` prints them, but leaving out a
+/// cause whose message the error wrapping it already ends with (an error
+/// type that both shows its source and returns it as `source()`).
+fn chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let message = cause.to_string();
+        if out.ends_with(&message) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&message);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_already_shown_is_not_repeated() {
+        // The workload crate's I/O error shows its source and returns it.
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let shows = faasched_workload::Error::io(std::path::Path::new("x.csv"), io);
+        let e = anyhow::Error::new(shows).context("writing the workload");
+        assert_eq!(
+            format!("{e:#}"),
+            "writing the workload: x.csv: no such file: no such file"
+        );
+        assert_eq!(chain(&e), "writing the workload: x.csv: no such file");
+        let plain = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(chain(&plain), format!("{plain:#}"));
     }
 }
