@@ -13,6 +13,7 @@ use faasched_policy::Tuning;
 use faasched_report::fidelity::{ks_distance, mean};
 use faasched_report::{InvocationsWriter, PolicySummary, Summary, write_outputs};
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -77,7 +78,9 @@ pub struct Args {
     /// summary.json, summary.csv and invocations.csv, and
     /// sim-at-live-cpu/ and sim-at-live-capacity/ with the invocations.csv
     /// of the second and third simulations, into this directory: the
-    /// invocations of all four pair by id.
+    /// invocations of all four pair by id. (In sim-at-live-capacity/, `cpu_us`
+    /// is the core time each invocation held, its measured CPU time divided
+    /// by the share of the cores left to it.)
     #[arg(long, short = 'o', value_name = "DIR")]
     out: Option<PathBuf>,
     /// Print compare.json to stdout instead of the table.
@@ -114,9 +117,10 @@ struct Row {
     mean_sim_at_live_capacity_ms: Option<f64>,
     /// Measured mean / that.
     ratio_to_sim_at_live_capacity: Option<f64>,
-    /// Involuntary switches per invocation measured, and in that
-    /// simulation: how often something else took an invocation's core.
+    /// Involuntary switches per invocation measured: how often something
+    /// else took an invocation's core.
     involuntary_live: Option<f64>,
+    /// The same in the simulation at the measured CPU and capacity.
     involuntary_sim_at_live_capacity: Option<f64>,
 }
 
@@ -333,7 +337,7 @@ impl Args {
             cores,
             self.workload.seed,
             |o| {
-                let o = &in_planned_group(o, groups);
+                let o = &*in_planned_group(o, groups);
                 t.record(o);
                 if let Some(w) = out.as_deref_mut() {
                     w.write(name, o)?;
@@ -345,17 +349,20 @@ impl Args {
     }
 }
 
-/// `o` in the group `groups` gives its invocation (by id), if any.
-fn in_planned_group(o: &Outcome, groups: &HashMap<u64, Group>) -> Outcome {
-    Outcome {
-        group: groups.get(&o.id).copied().unwrap_or(o.group),
-        ..o.clone()
+/// `o` in the group `groups` gives its invocation (by id): every outcome's
+/// invocation is there, and mostly in the group it already has.
+fn in_planned_group<'a>(o: &'a Outcome, groups: &HashMap<u64, Group>) -> Cow<'a, Outcome> {
+    let planned = groups.get(&o.id).copied();
+    debug_assert!(planned.is_some(), "outcome {} of no invocation", o.id);
+    match planned {
+        Some(group) if group != o.group => Cow::Owned(Outcome { group, ..o.clone() }),
+        _ => Cow::Borrowed(o),
     }
 }
 
 /// `cpu` ns of work on a core that runs at `speed` (0 to 1] of its own: the
-/// time it holds the core. A speed of 0 or less (no capacity measured)
-/// leaves it as it is.
+/// time it holds the core. A speed of 0 or less, where other work took all
+/// the cores' time (and so no invocation ran), leaves it as it is.
 fn slowed(cpu: Nanos, speed: f64) -> Nanos {
     if speed <= 0.0 {
         return cpu;
@@ -557,17 +564,18 @@ mod tests {
     #[test]
     fn compares_per_group_and_ranks_by_mean() {
         // All in G1; each invocation used `cpu` ns and waited a tenth of its
-        // turnaround for its first run.
-        let t = |all: Vec<u64>, cpu: u64| -> Samples {
+        // turnaround for its first run; `invol` involuntary switches in all.
+        let ti = |all: Vec<u64>, cpu: u64, invol: u64| -> Samples {
             let total = cpu * all.len() as u64;
             let waited = all.iter().sum::<u64>() / 10;
             Samples {
                 turnaround: [all.clone(), all, vec![], vec![], vec![]],
                 cpu: [total, total, 0, 0, 0],
                 response: [waited, waited, 0, 0, 0],
-                involuntary: [3, 3, 0, 0, 0],
+                involuntary: [invol, invol, 0, 0, 0],
             }
         };
+        let t = |all: Vec<u64>, cpu: u64| ti(all, cpu, 3);
         let policies = vec!["a".to_string(), "b".to_string()];
         let mut sim = vec![
             t(vec![1_000_000, 3_000_000], 800_000),
@@ -582,10 +590,11 @@ mod tests {
             t(vec![4_000_000, 6_000_000], 600_000),
             t(vec![1_000_000, 2_000_000], 800_000),
         ];
-        // And with the capacity the replay measured, "a" comes out slower.
+        // With the capacity too, the ranking turns again (to tell the two
+        // simulations apart), and "a" is preempted less.
         let at_live = [
-            t(vec![5_000_000, 7_000_000], 600_000),
-            t(vec![1_000_000, 2_000_000], 800_000),
+            ti(vec![1_000_000, 2_000_000], 600_000, 1),
+            t(vec![5_000_000, 7_000_000], 800_000),
         ];
         let runs = LiveRuns {
             measured: &mut live,
@@ -636,19 +645,20 @@ mod tests {
                 a.mean_sim_at_live_capacity_ms,
                 a.ratio_to_sim_at_live_capacity
             ),
-            (0.25, Some(6.0), Some(5.0 / 6.0))
+            (0.25, Some(1.5), Some(5.0 / 1.5))
         );
         assert_eq!(c.rows[4].other_work_share, 0.25);
         assert_eq!(c.rows[5].other_work_share, 0.0);
-        assert_eq!(c.ranking_sim_at_live_capacity, ["b", "a"]);
-        assert!(c.rankings_agree_at_live_capacity);
-        // 3 involuntary switches over 2 invocations in each world.
+        assert_eq!(c.ranking_sim_at_live_capacity, ["a", "b"]);
+        assert!(!c.rankings_agree_at_live_capacity);
+        assert!(render(&c).contains("a < b (DISAGREE with the measured ranking)"));
+        // 3 involuntary switches over 2 invocations live, 1 simulated.
         assert_eq!(
             (a.involuntary_live, a.involuntary_sim_at_live_capacity),
-            (Some(1.5), Some(1.5))
+            (Some(1.5), Some(0.5))
         );
         assert_eq!(c.rows[2].involuntary_live, None);
-        assert!(render(&c).contains(" 1.5:1.5\n"));
+        assert!(render(&c).contains(" 1.5:0.5\n"));
         assert!(render(&c).contains("(a 25.0%, b 0.0%)"));
     }
 
@@ -683,7 +693,19 @@ mod tests {
         };
         let groups = HashMap::from([(3, inv.group())]);
         assert_eq!(in_planned_group(&o, &groups).group, Group::G1);
-        assert_eq!(in_planned_group(&o, &HashMap::new()).group, Group::G2);
+        // And so the simulation records it.
+        #[derive(clap::Parser)]
+        struct Command {
+            #[command(flatten)]
+            args: Args,
+        }
+        let args = <Command as clap::Parser>::try_parse_from(["compare"])
+            .unwrap()
+            .args;
+        let (t, _) = args
+            .simulate("cfs", &Tuning::default(), &[used], &groups, 1, None)
+            .unwrap();
+        assert_eq!((t.turnaround[1].len(), t.turnaround[2].len()), (1, 0));
     }
 
     /// Work on a core that keeps `speed` of its time holds it `1 / speed`

@@ -40,7 +40,6 @@ enum Command {
     /// Generate synthetic workloads or import production traces as workload CSV.
     #[command(subcommand)]
     Workload(workload::Command),
-    /// Reproduce a paper's experiment: canned, seeded runs and their table.
     Experiment(experiment::Args),
     /// Measure the simulator's speed and the live steering's costs.
     #[command(subcommand)]

@@ -8,10 +8,10 @@ use crate::tuning::TuningArgs;
 use anyhow::{Context, Result, bail};
 use clap::Args as ClapArgs;
 use faasched_live::calibration::{Calibration, Effort};
-use faasched_live::privilege::{self, Realtime};
+use faasched_live::privilege::{self, Pinned, Realtime};
 use faasched_live::replay::{self, Config};
 use faasched_live::suite::Kind;
-use faasched_live::sys::sched::online_cpus;
+use faasched_live::sys::sched::{affinity, online_cpus};
 use faasched_model::{CpuSet, Invocation, MS, Outcome, Privileges};
 use faasched_policy::Tuning;
 use faasched_report::{Collector, PolicySummary, Summary};
@@ -20,8 +20,8 @@ use std::convert::Infallible;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-/// Default size of a replayed built-in workload: about a minute at 80% load
-/// on two cores.
+/// Default size of a replayed workload, built-in or file: a built-in's is
+/// about a minute at 80% load on two cores.
 const DEFAULT_LIVE_INVOCATIONS: u64 = 1000;
 
 /// Run a workload for real on this machine under one or more policies.
@@ -236,15 +236,18 @@ impl Live {
         })
     }
 
-    /// The CPUs the launcher runs on: those the replay leaves to the rest
-    /// of the machine, if any, so that on fewer cores than the machine has
-    /// it never takes a core from a function; all of them otherwise.
-    fn launcher_cpus(&self) -> CpuSet {
-        let online = online_cpus();
-        match self.cores() < online {
-            true => CpuSet::range(self.cores(), online),
-            false => CpuSet::first(online),
+    /// The CPUs the launcher should keep to: those it may run on that the
+    /// replay leaves to the rest of the machine, so that it never takes a
+    /// core from a function; `None` if there are none (a replay on every
+    /// CPU), or if its CPUs cannot be read.
+    fn launcher_cpus(&self) -> Option<CpuSet> {
+        let mut rest = CpuSet::EMPTY;
+        for c in affinity(0).ok()?.iter() {
+            if !self.config.cpus.contains(c) {
+                rest.insert(c);
+            }
         }
+        (!rest.is_empty()).then_some(rest)
     }
 
     /// Cores replayed on.
@@ -352,9 +355,17 @@ impl PolicyRun {
                 plan.to_string().into(),
             ]
         };
+        // Pinning needs no privilege, and failing to only costs fidelity.
+        let _pinned = live.launcher_cpus().and_then(|cpus| {
+            Pinned::to(&cpus)
+                .inspect_err(|e| {
+                    eprintln!("note: the launcher stays on the functions' CPUs: pinning it: {e}")
+                })
+                .ok()
+        });
         let guard = live
             .realtime
-            .then(|| Realtime::enter_on(live.launcher_cpus()))
+            .then(Realtime::enter)
             .transpose()
             .context("raising the launcher to SCHED_FIFO")?;
         let outcomes = &mut self.outcomes;

@@ -318,6 +318,7 @@ fn every_command_has_help() {
     assert!(help(&["replay", "--help"]).contains("need the privilege for SCHED_FIFO"));
     assert!(help(&["compare", "--help"]).contains("Kolmogorov"));
     assert!(help(&["agent", "--help"]).contains("RLIMIT_RTTIME"));
+    assert!(help(&["experiment", "--help"]).contains("docs/EXPERIMENTS.md"));
 }
 
 #[test]

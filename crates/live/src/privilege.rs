@@ -35,44 +35,32 @@ pub const LAUNCHER_PRIO: u8 = 90;
 const LAUNCHER_RT_LIMIT_US: u64 = 1_000_000;
 
 /// The calling thread runs SCHED_FIFO at [`LAUNCHER_PRIO`] with
-/// reset-on-fork (children start as SCHED_OTHER) until this is dropped,
-/// which restores its class, priority, nice and slice, its CPUs and its
-/// RLIMIT_RTTIME.
+/// reset-on-fork (children start as SCHED_OTHER), on the CPUs it has, until
+/// this is dropped, which restores its class, priority, nice and slice and
+/// its RLIMIT_RTTIME.
 pub struct Realtime {
     before: Current,
-    cpus_before: CpuSet,
     limit_before: libc::rlimit,
 }
 
 impl Realtime {
-    /// Raises the calling thread, on every online CPU.
+    /// Raises the calling thread.
     pub fn enter() -> io::Result<Realtime> {
-        Self::enter_on(CpuSet::first(sched::online_cpus()))
-    }
-
-    /// Raises the calling thread and keeps it on `cpus`.
-    pub fn enter_on(cpus: CpuSet) -> io::Result<Realtime> {
         let before = sched::current(0)?;
-        let cpus_before = sched::affinity(0)?;
+        let attrs = Attrs::normal(sched::affinity(0)?).with_class(Class::Fifo(LAUNCHER_PRIO));
+        let raise = Prepared::new(&attrs, true).map_err(io::Error::other)?;
         let limit_before = crate::sys::limits::rt_time()?;
         crate::sys::limits::set_rt_time(
             LAUNCHER_RT_LIMIT_US.min(limit_before.rlim_max),
             limit_before.rlim_max,
         )?;
-        let attrs = Attrs::normal(cpus).with_class(Class::Fifo(LAUNCHER_PRIO));
-        let raise = Prepared::new(&attrs, true).map_err(io::Error::other)?;
-        if let Err(e) = raise.apply(0) {
-            // The class may have been raised before the affinity failed.
-            let _ = sched::restore(0, &before);
-            let _ = sched::set_affinity(0, &cpus_before);
-            let _ = crate::sys::limits::set_rt_time(limit_before.rlim_cur, limit_before.rlim_max);
-            return Err(e);
-        }
-        Ok(Realtime {
+        let raised = Realtime {
             before,
-            cpus_before,
             limit_before,
-        })
+        };
+        // On failure `raised` drops, giving back whatever was changed.
+        raise.apply(0)?;
+        Ok(raised)
     }
 }
 
@@ -81,9 +69,30 @@ impl Drop for Realtime {
         // Best effort on every path: the kernel accepts going back to what
         // it accepted before.
         let _ = sched::restore(0, &self.before);
-        let _ = sched::set_affinity(0, &self.cpus_before);
         let _ =
             crate::sys::limits::set_rt_time(self.limit_before.rlim_cur, self.limit_before.rlim_max);
+    }
+}
+
+/// The calling thread runs on given CPUs until this is dropped, which gives
+/// it back the CPUs it had. (Any thread may narrow its own CPUs: no
+/// privilege is needed.)
+pub struct Pinned {
+    before: CpuSet,
+}
+
+impl Pinned {
+    /// Keeps the calling thread on `cpus`.
+    pub fn to(cpus: &CpuSet) -> io::Result<Pinned> {
+        let before = sched::affinity(0)?;
+        sched::set_affinity(0, cpus)?;
+        Ok(Pinned { before })
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        let _ = sched::set_affinity(0, &self.before);
     }
 }
 
@@ -91,33 +100,43 @@ impl Drop for Realtime {
 mod tests {
     use super::*;
 
-    /// Raised on the CPUs asked, with reset-on-fork; class, priority and
-    /// CPUs given back when dropped.
+    /// Raised with reset-on-fork on the CPUs it was pinned to; class,
+    /// priority, nice, slice, RLIMIT_RTTIME and CPUs given back when each
+    /// guard drops.
     #[test]
-    fn the_launcher_is_raised_on_its_cpus_and_given_everything_back() {
-        if !probe().realtime {
-            eprintln!("skipped: needs the privilege for SCHED_FIFO (CI runs as root)");
-            return;
-        }
+    fn the_launcher_is_raised_and_pinned_and_given_everything_back() {
         // On a thread of its own: the class and CPUs are the thread's.
         std::thread::spawn(|| {
             let online = sched::online_cpus();
-            let (before, cpus_before) = (sched::current(0).unwrap(), sched::affinity(0).unwrap());
+            let before = sched::current(0).unwrap();
+            let (cpus_before, limit_before) = (
+                sched::affinity(0).unwrap(),
+                crate::sys::limits::rt_time().unwrap(),
+            );
             let last = CpuSet::range(online - 1, online);
             {
-                let _raised = Realtime::enter_on(last).unwrap();
+                let _pinned = Pinned::to(&last).unwrap();
                 assert_eq!(sched::affinity(0).unwrap(), last);
-                let now = sched::current(0).unwrap();
-                assert_eq!(
-                    (now.policy, now.priority, now.reset_on_fork),
-                    (libc::SCHED_FIFO, u32::from(LAUNCHER_PRIO), true)
-                );
+                if probe().realtime {
+                    let _raised = Realtime::enter().unwrap();
+                    let now = sched::current(0).unwrap();
+                    assert_eq!(
+                        (now.policy, now.priority, now.reset_on_fork),
+                        (libc::SCHED_FIFO, u32::from(LAUNCHER_PRIO), true)
+                    );
+                    assert_eq!(sched::affinity(0).unwrap(), last, "raising keeps the CPUs");
+                    let limit = crate::sys::limits::rt_time().unwrap();
+                    assert_eq!(limit.rlim_cur, LAUNCHER_RT_LIMIT_US.min(limit.rlim_max));
+                } else {
+                    eprintln!("not raised: needs the privilege for SCHED_FIFO (CI runs as root)");
+                }
+                assert_eq!(sched::current(0).unwrap(), before);
             }
             assert_eq!(sched::affinity(0).unwrap(), cpus_before);
-            let after = sched::current(0).unwrap();
+            let limit = crate::sys::limits::rt_time().unwrap();
             assert_eq!(
-                (after.policy, after.priority, after.nice),
-                (before.policy, before.priority, before.nice)
+                (limit.rlim_cur, limit.rlim_max),
+                (limit_before.rlim_cur, limit_before.rlim_max)
             );
         })
         .join()

@@ -105,6 +105,9 @@ pub struct ReplayStats {
     pub busy: Nanos,
     /// The steered cores' time over the same span: cores × span.
     pub capacity: Nanos,
+    /// The steered cores' time over the window `busy` is read across, the
+    /// whole run with its lead: cores × `wall`.
+    pub busy_window: Nanos,
     /// Per launch, in order: start instant − arrival instant (0 if on time).
     pub lateness: Vec<Nanos>,
     /// CPU time the launcher spent starting children.
@@ -136,14 +139,17 @@ impl ReplayStats {
 
     /// The share of the steered cores' time that went to anything but the
     /// invocations: busy (every process's time, and the host's steal) less
-    /// the invocations' CPU time, over the capacity. The launcher, the
-    /// kernel's threads, other processes and the hypervisor took it, so the
-    /// invocations ran on that much less machine than the simulator's. An
-    /// estimate: /proc/stat samples at the tick, to 10 ms, while the
-    /// invocations' CPU time is exact.
+    /// the invocations' CPU time, over the cores' time in the same window.
+    /// The launcher, the kernel's threads, other processes and the
+    /// hypervisor took it, so the invocations ran on that much less machine
+    /// than the simulator's. An estimate: /proc/stat samples at the tick,
+    /// to 10 ms, while the invocations' CPU time is exact.
     pub fn other_work_share(&self) -> f64 {
-        let other = self.busy.min(self.capacity).saturating_sub(self.used_cpu);
-        other as f64 / self.capacity.max(1) as f64
+        let other = self
+            .busy
+            .min(self.busy_window)
+            .saturating_sub(self.used_cpu);
+        other as f64 / self.busy_window.max(1) as f64
     }
 
     /// Adds what a later run of the same policy measured (`replay
@@ -156,6 +162,7 @@ impl ReplayStats {
         self.end = self.end.max(later.end);
         self.busy += later.busy;
         self.capacity += later.capacity;
+        self.busy_window += later.busy_window;
         self.lateness.extend(later.lateness);
         self.launch_cpu += later.launch_cpu;
         self.launches_held += later.launches_held;
@@ -386,6 +393,7 @@ where
     stats.steering = steering.stats().clone();
     stats.launcher_cpu = clock::thread_cpu() - launcher_cpu;
     stats.wall = clock::monotonic().saturating_sub(origin - config.lead);
+    stats.busy_window = stats.wall * config.cpus.len() as Nanos;
     drop(signals);
     Ok(stats)
 }
@@ -587,6 +595,7 @@ mod tests {
             end,
             busy,
             capacity: 2 * (end - start),
+            busy_window: 2 * (end - start) + 200,
             lateness: vec![late, late + 1],
             launch_cpu: 10,
             launcher_cpu: 20,
@@ -611,19 +620,20 @@ mod tests {
         assert_eq!(all.steering.cpu, 10);
         assert_eq!((all.launch_cpu, all.launcher_cpu, all.wall), (20, 40, 1500));
         assert_eq!((all.planned_cpu, all.used_cpu), (200, 180));
-        // (1750 busy - 180 the invocations used) / 3000
-        assert!((all.other_work_share() - 1570.0 / 3000.0).abs() < 1e-12);
+        // (1750 busy - 180 the invocations used) / (3000 + 2 × 200)
+        assert!((all.other_work_share() - 1570.0 / 3400.0).abs() < 1e-12);
         assert_eq!(ReplayStats::default().utilisation(), 0.0);
         assert_eq!(ReplayStats::default().other_work_share(), 0.0);
     }
 
-    /// Busy beyond the capacity (tick sampling) counts as the capacity, and
-    /// invocations that used more than the cores' busy time leave no share.
+    /// Busy beyond the window's time (tick sampling) counts as all of it,
+    /// and invocations that used more than the cores' busy time leave no
+    /// share.
     #[test]
-    fn the_other_work_share_stays_within_the_capacity() {
+    fn the_other_work_share_stays_within_the_window() {
         let stats = |busy, used_cpu| ReplayStats {
             busy,
-            capacity: 1000,
+            busy_window: 1000,
             used_cpu,
             ..ReplayStats::default()
         };

@@ -55,7 +55,7 @@ pub fn render_table(summary: &Summary) -> String {
     }
 
     let mut out = String::from(
-        "mean/p50/p99: turnaround in ms; slowdown: mean of each turnaround / its demand;\n\
+        "mean/p50/p99: turnaround in ms; slowdown: mean of each turnaround / its CPU and I/O time;\n\
          vol_sw/invol_sw: switches per invocation; cost_usd: billed execution (1 ms steps);\n",
     );
     out.push_str(&groups_legend());

@@ -126,7 +126,8 @@ impl Reader {
                 format!("column `{}` is missing", HEADER[seen.len()])
             }
             None => format!(
-                "column {} (`{}`) is one too many",
+                "{} column(s) too many, from column {} (`{}`)",
+                seen.len() - HEADER.len(),
                 HEADER.len() + 1,
                 seen[HEADER.len()]
             ),

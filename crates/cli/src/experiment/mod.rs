@@ -36,8 +36,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 pub use table::Table;
 
-/// Run one of the papers' experiments: a fixed set of workloads, machines and
-/// policies, seeded, printing its table.
+/// Reproduce a paper's experiment: canned, seeded runs and their table.
+///
+/// A fixed set of workloads, machines and policies, seeded, printing its
+/// table.
 ///
 /// Every experiment is deterministic: the same seed gives the same bytes. Each
 /// runs its simulations on all of this machine's cores (the results do not

@@ -116,7 +116,7 @@ fn bad_rows_are_reported_with_file_line_and_field() {
         ),
         (
             "id,function,arrival_us,phases,memory_mb,deadline_us,x\n",
-            "column 7 (`x`) is one too many",
+            "1 column(s) too many, from column 7 (`x`)",
         ),
     ] {
         let err = read_text(header).unwrap_err().to_string();
