@@ -241,12 +241,7 @@ impl Live {
     /// core from a function; `None` if there are none (a replay on every
     /// CPU), or if its CPUs cannot be read.
     fn launcher_cpus(&self) -> Option<CpuSet> {
-        let mut rest = CpuSet::EMPTY;
-        for c in affinity(0).ok()?.iter() {
-            if !self.config.cpus.contains(c) {
-                rest.insert(c);
-            }
-        }
+        let rest = affinity(0).ok()?.without(&self.config.cpus);
         (!rest.is_empty()).then_some(rest)
     }
 

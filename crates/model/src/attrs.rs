@@ -104,6 +104,15 @@ impl CpuSet {
         }
         s
     }
+
+    /// The CPUs of this set that are not in `other`.
+    pub fn without(&self, other: &CpuSet) -> CpuSet {
+        let mut s = *self;
+        for (a, b) in s.0.iter_mut().zip(other.0) {
+            *a &= !b;
+        }
+        s
+    }
 }
 
 /// Scheduling class and, for the real-time classes, priority (1..=99).
@@ -245,6 +254,15 @@ mod tests {
         assert_eq!(s.len(), 3);
         assert!(!s.contains(5));
         assert_eq!(s.and(&CpuSet::first(3)).iter().collect::<Vec<_>>(), vec![2]);
+        assert_eq!(s.without(&CpuSet::first(3)), CpuSet::range(3, 5));
+        assert_eq!(
+            CpuSet::first(130)
+                .without(&CpuSet::range(1, 129))
+                .iter()
+                .collect::<Vec<_>>(),
+            vec![0, 129]
+        );
+        assert!(s.without(&CpuSet::first(8)).is_empty());
         assert!(CpuSet::EMPTY.is_empty());
         let mut t = CpuSet::range(63, 66);
         assert_eq!(t.lowest(), Some(63));
