@@ -99,7 +99,7 @@ impl Generator {
         if !(load.is_finite() && load > 0.0) {
             return Err(Error::invalid(
                 "load",
-                format!("must be a finite number above 0, got {load}"),
+                format!("must be a finite number above 0, got {load:?}"),
             ));
         }
         if invocations < 1 {
@@ -112,10 +112,11 @@ impl Generator {
         let span = mean_gap * invocations as f64;
         if span > MAX_SPAN as f64 {
             return Err(Error::invalid(
-                "load",
+                "load and invocations",
                 format!(
-                    "{load} is too low: {invocations} arrivals would span about {:.3e} s, \
-                     past the ns clock's range",
+                    "{invocations} arrivals at load {load:?} on {cores} cores would span \
+                     about {:.3e} s, past the ns clock's range: ask for fewer invocations \
+                     or a higher load",
                     span / SEC as f64
                 ),
             ));

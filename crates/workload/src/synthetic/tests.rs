@@ -245,7 +245,11 @@ fn rejects_bad_params_naming_them() {
         (params(Spec::Huawei, 1, -1.0, 10, 0), "load"),
         (params(Spec::Huawei, 1, f64::NAN, 10, 0), "load"),
         (params(Spec::Huawei, 1, f64::INFINITY, 10, 0), "load"),
-        (params(Spec::Huawei, 1, 1e-300, 10, 0), "load"),
+        (params(Spec::Huawei, 1, 1e-300, 10, 0), "at load 1e-300"),
+        (
+            params(Spec::Huawei, 1, 0.9, u64::MAX, 0),
+            "fewer invocations",
+        ),
         (params(Spec::Huawei, 1, 0.9, 0, 0), "invocations"),
         (params(Spec::Fixed { cpu: 0 }, 1, 0.9, 10, 0), "cpu-ms"),
         (
