@@ -48,8 +48,8 @@ pub struct Generate {
     /// Seed.
     #[arg(long, short = 's', default_value_t = 1)]
     seed: u64,
-    /// Output workload CSV.
-    #[arg(long, short = 'o')]
+    /// Output workload CSV (`--out` works too, as for the other commands).
+    #[arg(long, short = 'o', visible_alias = "out")]
     output: PathBuf,
 }
 
@@ -118,8 +118,8 @@ pub struct Common {
     /// no default).
     #[arg(long, short = 'c')]
     cores: Option<usize>,
-    /// Output workload CSV.
-    #[arg(long, short = 'o')]
+    /// Output workload CSV (`--out` works too, as for the other commands).
+    #[arg(long, short = 'o', visible_alias = "out")]
     output: PathBuf,
 }
 

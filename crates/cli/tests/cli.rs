@@ -170,6 +170,16 @@ fn generated_file_simulates_as_is_or_rescaled() {
         "lower load, less waiting"
     );
     assert!(rescaled["workload"]["rescaled_by"].as_f64().unwrap() > 1.0);
+    // `--out` names the output file too, as it names the directory elsewhere.
+    let again = dir.path().join("again.csv");
+    let a = again.to_str().unwrap();
+    ok(&[
+        "workload", "generate", "-w", "huawei", "-c", "4", "-l", "0.9", "-n", "500", "--out", a,
+    ]);
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        std::fs::read(&again).unwrap()
+    );
 }
 
 #[test]
