@@ -104,6 +104,17 @@ impl Source {
                     }
                     bail!("{spec_err} (and no workload file `{}`: {why})", a.workload);
                 }
+                if a.invocations == Some(0) {
+                    bail!("invalid invocations: must be at least 1, got 0");
+                }
+                // An empty workload is a mistake to say now, not a table of
+                // dashes after the run (and a bad first row is found at once).
+                if csv::Reader::open(&path)?.next().transpose()?.is_none() {
+                    bail!(
+                        "workload file `{}` has no invocations: a header and no rows",
+                        a.workload
+                    );
+                }
                 match a.load {
                     None => Ok(Source::File {
                         path,

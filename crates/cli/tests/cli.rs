@@ -279,6 +279,17 @@ fn unknown_names_are_errors_that_list_the_choices() {
     assert!(err.contains("load"), "{err}");
     let err = stderr_of_failure(&["simulate", "--load", "-1", "-n", "10"]);
     assert!(err.contains("invalid load"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.csv");
+    std::fs::write(
+        &empty,
+        "id,function,arrival_us,phases,memory_mb,deadline_us\n",
+    )
+    .unwrap();
+    let err = stderr_of_failure(&["simulate", "-w", empty.to_str().unwrap()]);
+    assert!(err.contains("has no invocations"), "{err}");
+    let err = stderr_of_failure(&["simulate", "-w", empty.to_str().unwrap(), "-n", "0"]);
+    assert!(err.contains("at least 1"), "{err}");
     let err = stderr_of_failure(&["simulate", "-w", "no/such.csv", "-n", "10"]);
     assert!(
         err.contains("workload file `no/such.csv`: No such file"),
