@@ -2,7 +2,7 @@
 
 use crate::metrics::{Metric, Scope, ScopeSummary};
 use crate::output::Summary;
-use faasched_model::Group;
+use faasched_model::{Group, MS};
 
 /// Column headers; the first two columns are left-aligned, the others right-aligned.
 const HEADER: [&str; 10] = [
@@ -16,7 +16,7 @@ const NONE: &str = "-";
 /// What each group holds, from [`Group::range`]: `groups by CPU demand: G1
 /// up to 50 ms, ..., G4 above 400 ms`.
 fn groups_legend() -> String {
-    let ms = |ns: u64| ns / 1_000_000;
+    let ms = |ns: u64| ns / MS;
     let each: Vec<String> = Group::ALL
         .iter()
         .map(|g| match g.range() {

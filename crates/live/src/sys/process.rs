@@ -570,9 +570,8 @@ mod tests {
         let last = CpuSet::range(sched::online_cpus() - 1, sched::online_cpus());
         let fifo = |prio| Attrs::normal(last).with_class(Class::Fifo(prio));
         // This thread as the launcher is, above both children, on their CPU.
-        let before = sched::affinity(0).unwrap();
+        let pinned = crate::privilege::Pinned::to(&last).unwrap();
         let realtime = crate::privilege::Realtime::enter().unwrap();
-        sched::set_affinity(0, &last).unwrap();
         // The hog: 0.3 s of real-time CPU at most (RLIMIT_RTTIME), and it
         // dies with this thread (PR_SET_PDEATHSIG) if an assertion fails.
         let hog = start_with(
@@ -589,7 +588,7 @@ mod tests {
         unsafe { libc::kill(hog.pid, libc::SIGKILL) };
         let _ = reap(hog.pid);
         drop(realtime);
-        sched::set_affinity(0, &before).unwrap();
+        drop(pinned);
         assert_eq!(report, Report::Pending, "it ran beside a real-time hog");
         assert_eq!((class.policy, class.priority), (libc::SCHED_FIFO, 50));
         assert!(matches!(until_closed(&mut child), Report::Execed(_)));
