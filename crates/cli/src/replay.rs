@@ -130,6 +130,7 @@ pub fn prepare(
     workload: &mut WorkloadArgs,
     calibration: Option<&Path>,
 ) -> Result<(Live, Source)> {
+    crate::run::refuse_repeated(policies)?;
     let live = Live::prepare(policies, tuning, workload.cores, calibration)?;
     workload.cores = Some(live.cores() as u16);
     workload.invocations.get_or_insert(DEFAULT_LIVE_INVOCATIONS);

@@ -1,7 +1,7 @@
 //! Running one policy over a workload: the piece `simulate` and `bench` share.
 
 use crate::source::Source;
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 use clap::{Args as ClapArgs, ValueEnum};
 use faasched_model::{Invocation, Outcome, US};
 use faasched_policy::{Setup, Tuning};
@@ -125,6 +125,17 @@ pub fn run_engine(
 ) -> Result<RunStats> {
     let config = kernel.config(cores, seed, setup)?;
     faasched_sim::run(&config, setup.steer.as_mut(), stream, sink).map_err(|e| anyhow!("{e}"))
+}
+
+/// Refuses a policy named twice in one `--policy` list: its runs would be
+/// the same, and the summaries, keyed by policy, would keep only one.
+pub fn refuse_repeated(policies: &[String]) -> Result<()> {
+    for (i, name) in policies.iter().enumerate() {
+        if policies[..i].contains(name) {
+            bail!("--policy names {name} twice");
+        }
+    }
+    Ok(())
 }
 
 /// Runs policy `name` over `source` and summarises it, calling `each` on every

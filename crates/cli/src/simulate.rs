@@ -2,7 +2,7 @@
 //! `--out`) summary.json, summary.csv, invocations.csv and report.html.
 
 use crate::output::{OutputArgs, progress, section_title};
-use crate::run::{KernelArgs, run_policy};
+use crate::run::{KernelArgs, refuse_repeated, run_policy};
 use crate::source::{Source, WorkloadArgs};
 use crate::tuning::TuningArgs;
 use anyhow::Result;
@@ -38,6 +38,7 @@ pub struct Args {
 impl Args {
     pub fn execute(self) -> Result<()> {
         let tuning = self.tuning.tuning()?;
+        refuse_repeated(&self.policy)?;
         for name in &self.policy {
             faasched_policy::setup(name, &tuning)?;
         }

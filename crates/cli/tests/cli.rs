@@ -270,6 +270,8 @@ fn malformed_trace_names_file_line_and_field() {
 fn unknown_names_are_errors_that_list_the_choices() {
     let err = stderr_of_failure(&["simulate", "-p", "cfs,nope", "-n", "10"]);
     assert!(err.contains("nope") && err.contains("srpt"), "{err}");
+    let err = stderr_of_failure(&["simulate", "-p", "cfs,fifo,cfs", "-n", "10"]);
+    assert!(err.contains("names cfs twice"), "{err}");
     let err = stderr_of_failure(&["simulate", "-w", "no-such-workload", "-n", "10"]);
     assert!(
         err.contains("no-such-workload") && err.contains("huawei"),

@@ -17,4 +17,4 @@ pub use function::{Function, FunctionId, Functions};
 pub use idmap::{IdHasher, IdMap};
 pub use invocation::{Group, Invocation, Outcome, Phase};
 pub use steer::{Load, Steer, TaskId, TaskInfo};
-pub use time::{MS, Nanos, SEC, Time, US, fmt_ms};
+pub use time::{MS, Nanos, SEC, TIME_LIMIT, Time, US, fmt_ms};

@@ -18,6 +18,12 @@ pub const MS: Nanos = 1_000_000;
 /// One second in nanoseconds.
 pub const SEC: Nanos = 1_000_000_000;
 
+/// The latest instant a workload may reach: an invocation's arrival plus
+/// all its phases. 2^62 ns, about 146 years: beyond any trace, and far
+/// enough below `u64::MAX` that the simulator's sums of an instant and a
+/// few durations cannot wrap around (release builds do not check).
+pub const TIME_LIMIT: Time = 1 << 62;
+
 /// Nanoseconds as fractional milliseconds, for reports (never for clocks).
 pub fn fmt_ms(ns: Nanos) -> f64 {
     ns as f64 / MS as f64

@@ -15,7 +15,8 @@
 //!
 //! Numbers are plain ASCII digits (no sign, no spaces). The header must be exactly
 //! [`HEADER`]. Times become nanoseconds inside; a value too large for `u64`
-//! nanoseconds is an error, not a wrap-around.
+//! nanoseconds is an error, not a wrap-around, and so is a row whose arrival
+//! plus phases ends after [`TIME_LIMIT`].
 //!
 //! The [`Reader`] streams: it holds one row at a time (plus the function table),
 //! so memory does not grow with the file. It stops at the first bad row and
@@ -26,11 +27,12 @@
 //! would overflow `u64` nanoseconds), except that a non-zero phase never becomes
 //! `0` (it is written as at least 1 µs), since the reader rejects empty phases.
 //! It refuses what the reader would reject: an empty function name, no phases, a
-//! zero phase, or an arrival before the previous one.
+//! zero phase, an arrival before the previous one, or an end after
+//! [`TIME_LIMIT`].
 
 use crate::ids::SeenIds;
 use crate::{Error, Result};
-use faasched_model::{Functions, Invocation, Nanos, Phase, US};
+use faasched_model::{Functions, Invocation, Nanos, Phase, TIME_LIMIT, US};
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{Read, Write};
@@ -182,14 +184,19 @@ impl Reader {
         };
         let function = self.functions.intern(name);
         self.last_arrival_us = arrival_us;
-        Ok(Some(Invocation {
+        let inv = Invocation {
             id,
             function,
             arrival,
             phases,
             memory_mb,
             deadline,
-        }))
+        };
+        if !inv.within_time_limit() {
+            let field = if inv.arrival > TIME_LIMIT { 2 } else { 3 };
+            return Err(row.error(field, past_time_limit()));
+        }
+        Ok(Some(inv))
     }
 }
 
@@ -365,7 +372,8 @@ impl<W: Write> Writer<W> {
     ///
     /// Fails with [`Error::Invalid`] for what the reader would reject (empty
     /// function name, no phases, a zero phase, an arrival before the previous
-    /// one), and with [`Error::Io`] if writing fails.
+    /// one, an end after [`TIME_LIMIT`]), and with [`Error::Io`] if writing
+    /// fails.
     pub fn write(&mut self, inv: &Invocation) -> Result<()> {
         check_writable(inv, self.last_arrival)?;
         self.start()?;
@@ -427,6 +435,8 @@ fn check_writable(inv: &Invocation, last_arrival: u64) -> Result<()> {
         "a zero-length phase"
     } else if inv.arrival < last_arrival {
         "arrival before the previous invocation's"
+    } else if !inv.within_time_limit() {
+        &past_time_limit()
     } else {
         return Ok(());
     };
@@ -434,6 +444,14 @@ fn check_writable(inv: &Invocation, last_arrival: u64) -> Result<()> {
         "invocation",
         format!("invocation {}: {problem}", inv.id),
     ))
+}
+
+/// Why an invocation that ends after [`TIME_LIMIT`] is refused.
+fn past_time_limit() -> String {
+    format!(
+        "arrival plus phases end after {} µs (about 146 years), the latest instant a workload may reach",
+        TIME_LIMIT / US
+    )
 }
 
 /// Nanoseconds to the nearest microsecond, half up, except that it rounds down

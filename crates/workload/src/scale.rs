@@ -16,7 +16,7 @@
 //! demands alone, so the mix of invocations stays what it was.
 
 use crate::{Error, Result};
-use faasched_model::{Invocation, Nanos, Phase, Time};
+use faasched_model::{Invocation, Nanos, Phase, SEC, TIME_LIMIT, Time};
 
 /// Offered CPU load of `invs` on `cores` cores, as a fraction (0.9 = 90 %).
 ///
@@ -48,8 +48,8 @@ pub fn offered_load(invs: &[Invocation], cores: usize) -> f64 {
 ///
 /// Errors ([`Error::Invalid`]): `target` not finite or ≤ 0; `cores` = 0; fewer
 /// than two invocations; all arrivals on one instant; no CPU demand; a target so
-/// high that the new span would be under 1 ns, or so low that arrivals would
-/// overflow `u64` nanoseconds.
+/// high that the new span would be under 1 ns, or so low that an invocation
+/// would end after [`TIME_LIMIT`].
 pub fn rescale_to_load(invs: &mut [Invocation], cores: usize, target: f64) -> Result<f64> {
     if !target.is_finite() || target <= 0.0 {
         return Err(Error::invalid(
@@ -79,7 +79,7 @@ pub fn rescale_to_load(invs: &mut [Invocation], cores: usize, target: f64) -> Re
         return Err(Error::invalid("workload", "no CPU demand to scale"));
     }
     let new_span = (demand as f64 / (cores as f64 * target)).round();
-    if new_span < 1.0 || new_span > (u64::MAX - first) as f64 {
+    if new_span < 1.0 || new_span > TIME_LIMIT.saturating_sub(first) as f64 {
         return Err(Error::invalid(
             "load",
             format!("{target} would need an arrival span of {new_span} ns"),
@@ -89,6 +89,16 @@ pub fn rescale_to_load(invs: &mut [Invocation], cores: usize, target: f64) -> Re
     let new_span = new_span as Nanos;
     for inv in invs.iter_mut() {
         inv.arrival = first + scale_offset(inv.arrival - first, new_span, span);
+    }
+    if let Some(inv) = invs.iter().find(|inv| !inv.within_time_limit()) {
+        return Err(Error::invalid(
+            "load",
+            format!(
+                "{target} would have invocation {} end after the latest instant a workload may reach ({} s)",
+                inv.id,
+                TIME_LIMIT / SEC
+            ),
+        ));
     }
     Ok(new_span as f64 / span as f64)
 }

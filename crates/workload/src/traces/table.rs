@@ -7,6 +7,14 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+/// The largest number a trace's cell may hold. No field comes near it
+/// (timestamps in seconds are about 10^6, durations in milliseconds at most
+/// about 10^5, memory in MB about 10^4), and below it every conversion to
+/// nanoseconds, and an arrival plus a duration, stay far within
+/// [`TIME_LIMIT`](faasched_model::TIME_LIMIT): a larger value is an error,
+/// not a time that saturates at the top of `u64`.
+const MAX_VALUE: f64 = 1e9;
+
 /// An open CSV file whose first row is its header.
 pub(super) struct Table {
     path: PathBuf,
@@ -149,14 +157,24 @@ impl Row<'_> {
         self.record.get(col).unwrap_or_default()
     }
 
-    /// A finite, non-negative number; `None` for an empty cell.
+    /// A finite number in `0..=`[`MAX_VALUE`]; `None` for an empty cell.
     pub(super) fn opt_f64(&self, col: usize) -> Result<Option<f64>> {
         let text = self.str(col);
         if text.is_empty() {
             return Ok(None);
         }
         match text.parse::<f64>() {
-            Ok(v) if v.is_finite() && v >= 0.0 => Ok(Some(v)),
+            Ok(v) if v.is_finite() && v >= 0.0 => {
+                if v > MAX_VALUE {
+                    return Err(self.error(
+                        col,
+                        format!(
+                            "`{text}` is too large: no field of a trace goes past {MAX_VALUE:e}"
+                        ),
+                    ));
+                }
+                Ok(Some(v))
+            }
             _ => Err(self.error(
                 col,
                 format!("`{text}` is not a finite, non-negative number"),
@@ -164,7 +182,7 @@ impl Row<'_> {
         }
     }
 
-    /// A finite, non-negative number; an empty cell is an error.
+    /// A finite number in `0..=`[`MAX_VALUE`]; an empty cell is an error.
     pub(super) fn f64(&self, col: usize) -> Result<f64> {
         self.opt_f64(col)?
             .ok_or_else(|| self.error(col, "empty, expected a number"))

@@ -143,6 +143,8 @@ fn bad_cells_are_reported_with_file_line_and_field() {
         ("d1,f,NaN,1.0\n", 2, "end_timestamp"),
         ("d1,f,12.5,-1.0\n", 2, "duration"),
         ("d1,f,inf,1.0\n", 2, "end_timestamp"),
+        ("d1,f,1e20,1.0\n", 2, "end_timestamp"),
+        ("d1,f,12.5,1e10\n", 2, "duration"),
         ("d1,f,,1.0\n", 2, "end_timestamp"),
         ("d1,f,12.5\n", 2, "duration"),
         ("d1,f,12.5,1.0\nd1,f,3\n", 3, "duration"),

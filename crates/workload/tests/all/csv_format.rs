@@ -1,7 +1,7 @@
 //! The workload CSV (v1): reading, validation errors, writing, round trips.
 
 use crate::common::{assert_parse_error, fixture};
-use faasched_model::{Function, Functions, Invocation, MS, Phase, US};
+use faasched_model::{Function, Functions, Invocation, MS, Phase, TIME_LIMIT, US};
 use faasched_workload::Error;
 use faasched_workload::csv::{HEADER, Reader, Writer, read_all};
 use proptest::prelude::*;
@@ -87,6 +87,14 @@ fn bad_rows_are_reported_with_file_line_and_field() {
         ("0,f,10,c-5,128,\n", 2, "phases"),
         ("0,f,10,c 5,128,\n", 2, "phases"),
         ("0,f,10,c18446744073709552,128,\n", 2, "phases"),
+        // Ending past TIME_LIMIT (2^62 ns): by the phases, or by the arrival.
+        ("0,f,4611686018427387,c1,128,\n", 2, "phases"),
+        (
+            "0,f,1,c2305843009213694;i2305843009213694,128,\n",
+            2,
+            "phases",
+        ),
+        ("0,f,4611686018427388,c1,128,\n", 2, "arrival_us"),
         ("0,f,10,c5,4294967296,\n", 2, "memory_mb"),
         ("0,f,10,c5,,\n", 2, "memory_mb"),
         ("0,f,10,c5,128,soon\n", 2, "deadline_us"),
@@ -237,6 +245,7 @@ fn the_writer_refuses_what_the_reader_would_reject() {
         invocation(functions.intern(""), 0, vec![Phase::Cpu(1)]),
         invocation(f.clone(), 0, vec![]),
         invocation(f.clone(), 0, vec![Phase::Cpu(5), Phase::Io(0)]),
+        invocation(f.clone(), TIME_LIMIT, vec![Phase::Cpu(1)]),
     ];
     for inv in &bad {
         let err = Writer::new(Vec::new()).write(inv).unwrap_err();
@@ -268,18 +277,20 @@ fn create_writes_a_file_that_reads_back() {
 /// Random invocations with whole-µs times, sorted arrivals, functions interned in
 /// order of first sight (as the reader will intern them).
 fn arb_workload() -> impl Strategy<Value = Vec<Invocation>> {
-    let max_us = u64::MAX / US;
+    // An arrival and up to three phases, each up to a quarter of the time
+    // limit, end by it; a deadline may be anything that fits.
+    let quarter_us = TIME_LIMIT / US / 4;
     let phase = prop_oneof![
-        (1..=max_us).prop_map(|us| Phase::Cpu(us * US)),
-        (1..=max_us).prop_map(|us| Phase::Io(us * US)),
+        (1..=quarter_us).prop_map(|us| Phase::Cpu(us * US)),
+        (1..=quarter_us).prop_map(|us| Phase::Io(us * US)),
     ];
     let row = (
         any::<u64>(),
         0usize..4,
-        0..=max_us,
+        0..=quarter_us,
         prop::collection::vec(phase, 1..4),
         any::<u32>(),
-        prop::option::of(0..=max_us),
+        prop::option::of(0..=u64::MAX / US),
     );
     let names = prop::collection::vec("(?s).{1,12}", 4);
     (prop::collection::vec(row, 0..20), names).prop_map(|(rows, names)| {
