@@ -65,19 +65,13 @@ impl Invocation {
         Phase::io_total(&self.phases)
     }
 
-    /// When it would end if it never waited for a core: arrival plus every
-    /// phase; `None` past `u64` nanoseconds. Readers refuse an invocation
-    /// that ends after [`TIME_LIMIT`](crate::TIME_LIMIT).
-    pub fn end_unhindered(&self) -> Option<Time> {
+    /// Whether it ends by [`TIME_LIMIT`](crate::TIME_LIMIT) if it never
+    /// waits for a core (arrival plus every phase), as every invocation a
+    /// reader accepts does.
+    pub fn within_time_limit(&self) -> bool {
         [self.cpu_demand(), self.io_demand()]
             .into_iter()
             .try_fold(self.arrival, Time::checked_add)
-    }
-
-    /// Whether it ends by [`TIME_LIMIT`](crate::TIME_LIMIT) if it never
-    /// waits, as every invocation a reader accepts does.
-    pub fn within_time_limit(&self) -> bool {
-        self.end_unhindered()
             .is_some_and(|end| end <= crate::TIME_LIMIT)
     }
 

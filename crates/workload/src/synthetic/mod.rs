@@ -27,7 +27,9 @@ pub use spec::{
 
 use crate::{Error, Result};
 use dist::ClampedLognormal;
-use faasched_model::{Function, Functions, Group, Invocation, Nanos, Phase, SEC, Time, US};
+use faasched_model::{
+    Function, Functions, Group, Invocation, Nanos, Phase, SEC, TIME_LIMIT, Time, US,
+};
 use rand::{Rng, SeedableRng};
 use rand_distr::Exp1;
 use rand_pcg::Pcg64Mcg;
@@ -37,11 +39,6 @@ use std::iter::FusedIterator;
 /// (`lognormal`, `exponential`, `fixed`, `bimodal`), MB: AWS Lambda's smallest
 /// common size. The ALPS and mixed-io tables carry their own.
 pub const SYNTHETIC_MEMORY_MB: u32 = 128;
-
-/// Latest expected end of a generated workload, ns (2^62 ns ≈ 146 years): a
-/// load so low that the arrivals would run past it is rejected rather than
-/// overflowing the clock.
-const MAX_SPAN: Nanos = 1 << 62;
 
 /// Everything that determines a synthetic workload.
 #[derive(Clone, Debug, PartialEq)]
@@ -110,7 +107,9 @@ impl Generator {
         let mean_gap = mean_cpu / (load * cores as f64);
         // Never NaN (mean_cpu ≥ 1 ns, load finite and > 0, cores ≥ 1), but may be infinite.
         let span = mean_gap * invocations as f64;
-        if span > MAX_SPAN as f64 {
+        // A load so low that the arrivals would run past the latest instant a
+        // workload may reach is refused rather than overflowing the clock.
+        if span > TIME_LIMIT as f64 {
             return Err(Error::invalid(
                 "load and invocations",
                 format!(
