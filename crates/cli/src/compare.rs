@@ -477,36 +477,52 @@ fn compare(policies: &[String], sim: &mut [Samples], live: LiveRuns) -> Comparis
     }
 }
 
+/// The table's columns, heading and width; the first two are
+/// left-aligned, the others right-aligned. The heading line and every row
+/// are laid out from it.
+const COLUMNS: [(&str, usize); 15] = [
+    ("policy", 12),
+    ("group", 5),
+    ("count", 6),
+    ("sim mean ms", 12),
+    ("live mean ms", 12),
+    ("live/sim", 8),
+    ("KS", 6),
+    ("sim resp ms", 12),
+    ("live resp ms", 12),
+    ("CPU l/s", 8),
+    ("sim@live CPU", 14),
+    ("live/that", 9),
+    ("+capacity", 10),
+    ("live/that", 9),
+    ("invol l:m", 11),
+];
+
+/// One line of the table: `cells` laid out under [`COLUMNS`].
+fn push_line(out: &mut String, cells: &[String; COLUMNS.len()]) {
+    for (k, (text, (_, width))) in cells.iter().zip(COLUMNS).enumerate() {
+        if k > 0 {
+            out.push(' ');
+        }
+        let _ = if k < 2 {
+            write!(out, "{text:<width$}")
+        } else {
+            write!(out, "{text:>width$}")
+        };
+    }
+    out.push('\n');
+}
+
 fn render(c: &Comparison) -> String {
     let mut out = String::new();
     let cell =
         |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
-    let _ = writeln!(
-        out,
-        "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6} {:>12} {:>12} {:>8} {:>14} {:>9} {:>10} {:>9} {:>11}",
-        "policy",
-        "group",
-        "count",
-        "sim mean ms",
-        "live mean ms",
-        "live/sim",
-        "KS",
-        "sim resp ms",
-        "live resp ms",
-        "CPU l/s",
-        "sim@live CPU",
-        "live/that",
-        "+capacity",
-        "live/that",
-        "invol l:m"
-    );
+    push_line(&mut out, &COLUMNS.map(|(heading, _)| heading.to_string()));
     for r in &c.rows {
-        let _ = writeln!(
-            out,
-            "{:<12} {:<5} {:>6} {:>12} {:>12} {:>8} {:>6} {:>12} {:>12} {:>8} {:>14} {:>9} {:>10} {:>9} {:>11}",
-            r.policy,
-            r.group,
-            r.count_live,
+        let cells = [
+            r.policy.clone(),
+            r.group.clone(),
+            r.count_live.to_string(),
             cell(r.mean_sim_ms, 2),
             cell(r.mean_live_ms, 2),
             cell(r.ratio_of_means, 3),
@@ -523,7 +539,8 @@ fn render(c: &Comparison) -> String {
                 cell(r.involuntary_live, 1),
                 cell(r.involuntary_sim_at_live_capacity, 1)
             ),
-        );
+        ];
+        push_line(&mut out, &cells);
     }
     let verdict = |agree| if agree { "agree" } else { "DISAGREE" };
     let _ = writeln!(
