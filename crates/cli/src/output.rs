@@ -22,7 +22,8 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
-    /// With `--out`, creates the directory and the invocations.csv writer.
+    /// With `--out`, creates the directory and the invocations.csv writer,
+    /// which replaces an earlier run's file only once this run finishes.
     pub fn invocations(&self) -> Result<Option<InvocationsWriter>> {
         let Some(dir) = &self.out else {
             return Ok(None);

@@ -230,6 +230,18 @@ fn malformed_workload_csv_names_file_line_and_field() {
         "id,function,arrival_us,phases,memory_mb,deadline_us\n0,f,0,c100,128,\n1,f,5,x12,128,\n",
     )
     .unwrap();
+    // An earlier run's outputs in `--out` survive the failed run untouched.
+    let out = dir.path().join("out");
+    let earlier = dir.path().join("earlier.csv");
+    std::fs::write(
+        &earlier,
+        "id,function,arrival_us,phases,memory_mb,deadline_us\n0,f,0,c100,128,\n",
+    )
+    .unwrap();
+    let (earlier, out) = (earlier.to_str().unwrap(), out.to_str().unwrap());
+    ok(&["simulate", "-w", earlier, "-c", "1", "-p", "cfs", "-o", out]);
+    let files = ["invocations.csv", "summary.json"].map(|f| Path::new(out).join(f));
+    let before = files.clone().map(|f| std::fs::read_to_string(f).unwrap());
     let err = stderr_of_failure(&[
         "simulate",
         "-w",
@@ -238,8 +250,16 @@ fn malformed_workload_csv_names_file_line_and_field() {
         "1",
         "-p",
         "cfs",
+        "-o",
+        out,
     ]);
     assert!(err.contains("bad.csv:3") && err.contains("phases"), "{err}");
+    assert_eq!(files.map(|f| std::fs::read_to_string(f).unwrap()), before);
+    assert_eq!(
+        std::fs::read_dir(out).unwrap().count(),
+        4,
+        "no partial file left"
+    );
 }
 
 #[test]

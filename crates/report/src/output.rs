@@ -243,18 +243,30 @@ struct InvocationRow<'a> {
 /// `finish_us`, `cpu_us`, `io_us`) are microseconds: ns / 1000, rounded down
 /// (integer division), so a duration derived from two columns may be off by 1 µs.
 ///
-/// Call [`finish`](Self::finish) to flush and see write errors; dropping the writer
-/// flushes too but ignores them.
+/// The rows go to a hidden file beside `path` (`.NAME.partial`), which
+/// [`finish`](Self::finish) renames to `path`: a run that fails part-way (a bad
+/// row in its workload, say) leaves an earlier run's file as it was, not
+/// truncated. Dropping the writer without `finish` removes the partial file.
+/// Errors name `path`, the file the user asked for.
 #[derive(Debug)]
 pub struct InvocationsWriter {
     out: csv::Writer<BufWriter<File>>,
+    /// Where the rows are written until `finish`.
+    partial: PathBuf,
     path: PathBuf,
+    finished: bool,
 }
 
 impl InvocationsWriter {
-    /// Creates (or truncates) the file at `path` and writes the header.
+    /// Starts the file that [`finish`](Self::finish) puts at `path`, and
+    /// writes the header.
     pub fn create(path: &Path) -> Result<InvocationsWriter> {
-        let file = File::create(path).map_err(|e| Error::io(path, e))?;
+        let name = path
+            .file_name()
+            .unwrap_or(path.as_os_str())
+            .to_string_lossy();
+        let partial = path.with_file_name(format!(".{name}.partial"));
+        let file = File::create(&partial).map_err(|e| Error::io(path, e))?;
         let mut out = csv::WriterBuilder::new()
             .has_headers(false)
             .from_writer(BufWriter::new(file));
@@ -262,7 +274,9 @@ impl InvocationsWriter {
             .map_err(|e| Error::csv(path, e))?;
         Ok(InvocationsWriter {
             out,
+            partial,
             path: path.to_path_buf(),
+            finished: false,
         })
     }
 
@@ -287,8 +301,22 @@ impl InvocationsWriter {
             .map_err(|e| Error::csv(&self.path, e))
     }
 
-    /// Flushes everything to the file.
+    /// Flushes everything and puts the file in place, replacing any earlier
+    /// one.
     pub fn finish(mut self) -> Result<()> {
-        self.out.flush().map_err(|e| Error::io(&self.path, e))
+        self.out.flush().map_err(|e| Error::io(&self.path, e))?;
+        fs::rename(&self.partial, &self.path).map_err(|e| Error::io(&self.path, e))?;
+        self.finished = true;
+        Ok(())
+    }
+}
+
+impl Drop for InvocationsWriter {
+    /// Removes the rows of a run that did not finish (best effort: the error
+    /// that stopped the run is the one to report).
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = fs::remove_file(&self.partial);
+        }
     }
 }

@@ -182,6 +182,33 @@ fn invocations_csv_streams_one_row_per_outcome_and_policy() {
 }
 
 #[test]
+fn invocations_csv_replaces_the_file_only_when_finished() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("invocations.csv");
+    fs::write(&path, "earlier\n").unwrap();
+    let mut w = InvocationsWriter::create(&path).unwrap();
+    w.write("cfs", &common::five()[0]).unwrap();
+    drop(w); // the run failed
+    assert_eq!(fs::read_to_string(&path).unwrap(), "earlier\n");
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "partial file left"
+    );
+
+    let mut w = InvocationsWriter::create(&path).unwrap();
+    w.write("cfs", &common::five()[0]).unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap(), "earlier\n");
+    w.finish().unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap().lines().count(), 2);
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "partial file left"
+    );
+}
+
+#[test]
 fn invocations_csv_truncates_ns_to_us_and_has_a_header_when_empty() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("invocations.csv");
