@@ -59,8 +59,10 @@ pub const DEFAULT_FIXED_CPU: Nanos = 100 * MS;
 pub const MAX_DURATION: Nanos = 86_400 * SEC;
 /// Largest log-normal scale: stretches the 60 s clamp to [`MAX_DURATION`].
 pub const MAX_LOGNORMAL_SCALE: f64 = 1440.0;
-/// Smallest log-normal scale: shrinks the 1 ms clamp to 1 ns.
-pub const MIN_LOGNORMAL_SCALE: f64 = 1e-6;
+/// Smallest log-normal scale: shrinks the 1 ms clamp to 1 µs, the resolution
+/// of every workload (below it, draws rounded to whole µs would offer more
+/// load than the arrival rate was computed for).
+pub const MIN_LOGNORMAL_SCALE: f64 = 1e-3;
 
 /// Short fraction of SledgeScale's "High bimodal" (SEC'25, Table 3): 50%.
 const HIGH_P: f64 = 0.5;
@@ -91,9 +93,9 @@ const NAMES: &str = "huawei, azure, lognormal, exponential, fixed, bimodal, bimo
 const HELP: &str = "\
 huawei                                  ALPS's 50 deployments (fib, bfs, mst, pr, fe, fo), Huawei group mix 69.8/23.2/6/1 %
 azure                                   the same deployments, Azure group mix 42.9/17.2/16.7/23.2 %
-lognormal[:scale=F]                     Azure 2019 fit LogNormal(-0.38, 2.36) s, clamped to [1 ms, 60 s], all times x F (default 1)
+lognormal[:scale=F]                     Azure 2019 fit LogNormal(-0.38, 2.36) s, clamped to [1 ms, 60 s], all times x F (default 1, at least 0.001)
 exponential[:mean-ms=F]                 exponential CPU demand, mean F ms (default 100)
-fixed[:cpu-ms=F]                        every invocation needs F ms of CPU (default 100)
+fixed[:cpu-ms=F]                        every invocation needs F ms of CPU (default 100), in whole us like every duration
 bimodal[:p=F,short-us=F,long-us=F]      function `short` with probability p, else `long` (defaults: bimodal-high)
 bimodal-high                            SledgeScale high bimodal: 50% x 26 us, 50% x 2070 us
 bimodal-extreme                         SledgeScale extreme bimodal: 99.5% x 10 us, 0.5% x 10 ms
@@ -206,10 +208,14 @@ impl Spec {
     /// Expected CPU demand per invocation, ns, rounded: what arrival rates are
     /// derived from (load = offered CPU demand / core-time).
     ///
-    /// Exact for every workload: analytic for the distributions (the log-normal's
-    /// is the mean of the *clamped* distribution it samples), from the deployment
-    /// table and group mix for `huawei` and `azure`, CPU phases only for
-    /// `mixed-io`.
+    /// The mean of the demands as emitted, whole µs: analytic for the
+    /// distributions (the exponential's after rounding to whole µs, at least
+    /// 1 µs, which matters when the mean is a few µs; the log-normal's is the
+    /// mean of the *clamped* distribution it samples, whose rounding is
+    /// unbiased to within 1e-4 once its 1 ms clamp is scaled to at least
+    /// 1 µs), from the deployment table and group mix for `huawei` and
+    /// `azure`, CPU phases only for `mixed-io`. The durations `fixed` and
+    /// `bimodal` name are whole µs already.
     pub fn mean_cpu(&self) -> Nanos {
         self.mean_cpu_exact().round() as Nanos
     }
@@ -220,7 +226,7 @@ impl Spec {
             Spec::Huawei => alps::mean_cpu(&alps::HUAWEI_MIX),
             Spec::Azure => alps::mean_cpu(&alps::AZURE_MIX),
             Spec::Lognormal { scale } => ClampedLognormal::azure(*scale).mean(),
-            Spec::Exponential { mean } => *mean as f64,
+            Spec::Exponential { mean } => emitted_exponential_mean(*mean),
             Spec::Bimodal {
                 short_fraction: p,
                 short,
@@ -338,8 +344,10 @@ impl<'a> Args<'a> {
         Ok(v)
     }
 
-    /// A positive duration given in `unit`s, as whole ns (at least 1, at most
-    /// [`MAX_DURATION`]).
+    /// A positive duration given in `unit`s, rounded to whole µs, the
+    /// resolution of every workload (at least 1 µs, at most [`MAX_DURATION`]):
+    /// the demand a spec names is then the demand its invocations carry, and
+    /// the load they offer is the load asked for.
     fn duration(&self, key: &str, unit: Nanos) -> Result<Option<Nanos>> {
         let Some(v) = self.number(key)? else {
             return Ok(None);
@@ -347,14 +355,17 @@ impl<'a> Args<'a> {
         if v <= 0.0 {
             return Err(self.error(key, format!("must be positive, got {v}")));
         }
-        let ns = (v * unit as f64).round();
-        if ns < 1.0 {
-            return Err(self.error(key, format!("{v} is below 1 ns")));
+        let us = (v * (unit as f64 / US as f64)).round();
+        if us < 1.0 {
+            return Err(self.error(
+                key,
+                format!("{v} is below 1 µs, the resolution of workloads"),
+            ));
         }
-        if ns > MAX_DURATION as f64 {
+        if us > (MAX_DURATION / US) as f64 {
             return Err(self.error(key, format!("{v} is longer than one day")));
         }
-        Ok(Some(ns as Nanos))
+        Ok(Some(us as Nanos * US))
     }
 }
 
@@ -372,17 +383,30 @@ fn check_scale(scale: f64) -> Result<(), String> {
     } else {
         Err(format!(
             "must be in [{MIN_LOGNORMAL_SCALE}, {MAX_LOGNORMAL_SCALE}] (keeps the 1 ms and 60 s \
-             clamps within 1 ns and one day), got {scale}"
+             clamps within 1 µs and one day), got {scale}"
         ))
     }
 }
 
 fn check_duration(ns: Nanos) -> Result<(), String> {
-    if (1..=MAX_DURATION).contains(&ns) {
+    if (US..=MAX_DURATION).contains(&ns) && ns.is_multiple_of(US) {
         Ok(())
     } else {
-        Err(format!("must be between 1 ns and one day, got {ns} ns"))
+        Err(format!(
+            "must be whole µs between 1 µs and one day, got {ns} ns"
+        ))
     }
+}
+
+/// The mean of an exponential demand of mean `mean` ns as the generator
+/// emits it: drawn to the ns (`round`), then to the µs (half up), and at
+/// least 1 µs. In µs, Y ≥ k for k ≥ 2 exactly when X ≥ 1000k − 500.5 ns, so
+/// E[Y] = 1 + Σ_{k≥2} e^{−(1000k − 500.5)/mean}, a geometric series. It is
+/// `mean` to within 1e-9 relative once the mean is a few ms; at a mean of
+/// 1 µs it is 1.35 µs.
+fn emitted_exponential_mean(mean: Nanos) -> f64 {
+    let (m, us) = (mean as f64, US as f64);
+    us * (1.0 + (-(1.5 * us - 0.5) / m).exp() / -(-us / m).exp_m1())
 }
 
 #[cfg(test)]
@@ -412,6 +436,8 @@ mod tests {
         );
         assert_eq!(ok("fixed"), Spec::Fixed { cpu: 100 * MS });
         assert_eq!(ok("fixed:cpu-ms=5"), Spec::Fixed { cpu: 5 * MS });
+        // Durations are whole µs, the workloads' resolution.
+        assert_eq!(ok("fixed:cpu-ms=0.0015"), Spec::Fixed { cpu: 2 * US });
         assert_eq!(ok("bimodal:p=0.5,short-us=26,long-us=2070"), BIMODAL_HIGH);
         assert_eq!(ok("bimodal"), BIMODAL_HIGH);
         assert_eq!(
@@ -440,8 +466,8 @@ mod tests {
             "azure",
             "mixed-io",
             "lognormal:scale=0.001",
-            "exponential:mean-ms=12.345678",
-            "fixed:cpu-ms=0.000001",
+            "exponential:mean-ms=12.345",
+            "fixed:cpu-ms=0.001",
             "bimodal:p=0.995,short-us=10,long-us=10000",
         ] {
             let spec = Spec::parse(s).unwrap();
@@ -490,8 +516,10 @@ mod tests {
             ),
             (
                 "exponential:mean-ms=1e-9",
-                "key `mean-ms`: 0.000000001 is below 1 ns",
+                "key `mean-ms`: 0.000000001 is below 1 µs",
             ),
+            ("fixed:cpu-ms=0.0004", "key `cpu-ms`: 0.0004 is below 1 µs"),
+            ("bimodal:short-us=0.4", "key `short-us`: 0.4 is below 1 µs"),
             ("exponential:mean-ms=1e12", "key `mean-ms`"),
             ("exponential:mean=10", "unknown key `mean`"),
             ("fixed:cpu-ms=abc", "key `cpu-ms`"),
@@ -525,7 +553,10 @@ mod tests {
     #[test]
     fn mean_cpu_is_analytic() {
         assert_eq!(Spec::Fixed { cpu: 5 * MS }.mean_cpu(), 5 * MS);
-        assert_eq!(Spec::Exponential { mean: 7 }.mean_cpu(), 7);
+        // Drawn to whole µs (at least 1): a mean of a few µs offers more.
+        assert_eq!(Spec::Exponential { mean: US }.mean_cpu(), 1353);
+        let e = Spec::Exponential { mean: 100 * MS }.mean_cpu();
+        assert!(e.abs_diff(100 * MS) <= 1, "{e}");
         assert_eq!(BIMODAL_HIGH.mean_cpu(), 1048 * US);
         assert_eq!(BIMODAL_EXTREME.mean_cpu(), 59_950);
         assert_eq!(Spec::MixedIo.mean_cpu(), 339 * MS);

@@ -123,9 +123,11 @@ fn offered_load_matches_the_target() {
     for (spec, cores, load) in [
         (Spec::Huawei, 56, 0.9),
         (Spec::Exponential { mean: 100 * MS }, 16, 0.7),
+        // Demands of a few µs, where rounding them to whole µs matters.
+        (Spec::Exponential { mean: 2 * US }, 4, 0.9),
     ] {
         let g = Generator::new(&params(spec.clone(), cores, load, 200_000, 11)).unwrap();
-        let rate = load * cores as f64 / (spec.mean_cpu() as f64 / SEC as f64);
+        let rate = load * cores as f64 / (spec.mean_cpu_exact() / SEC as f64);
         assert!((g.arrival_rate_per_s() / rate - 1.0).abs() < 1e-7);
         let invs: Vec<_> = g.collect();
         let got = offered_load(&invs, cores);
@@ -145,7 +147,7 @@ fn offered_load_matches_the_target() {
 #[test]
 fn gaps_keep_their_mean_at_nanosecond_scale() {
     // Mean gap 0.5 ns: rounding exponential gaps would lose 15% of the span.
-    let invs = run(Spec::Fixed { cpu: 1 }, 4, 0.5, 200_000, 5);
+    let invs = run(Spec::Fixed { cpu: US }, 4, 500.0, 200_000, 5);
     let span = invs.last().unwrap().arrival as f64;
     assert!((span / 100_000.0 - 1.0).abs() < 0.01, "span {span}");
 }
