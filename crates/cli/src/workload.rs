@@ -248,11 +248,19 @@ fn write_trace(trace: Trace, common: &Common) -> Result<()> {
         mut invocations,
         functions,
         skipped,
+        duplicates,
     } = trace;
     if invocations.is_empty() {
-        return Err(anyhow!(
-            "the selection holds no invocations; widen --minutes/--days or --functions"
-        ));
+        return Err(if skipped > 0 {
+            anyhow!(
+                "the selection holds no invocations that can be timed: the {} invoked in it \
+                 {} no durations; widen --minutes/--days",
+                counted(skipped, "function"),
+                if skipped == 1 { "has" } else { "have" }
+            )
+        } else {
+            anyhow!("the selection holds no invocations; widen --minutes/--days or --functions")
+        });
     }
     let mut note = String::new();
     if let (Some(load), Some(cores)) = (common.load, common.cores) {
@@ -260,20 +268,40 @@ fn write_trace(trace: Trace, common: &Common) -> Result<()> {
         note = format!(", arrivals rescaled ×{factor:.4} to load {load} on {cores} cores");
     } else if let Some(cores) = common.cores {
         note = format!(
-            ", offered load {:.3} on {cores} cores",
-            scale::offered_load(&invocations, cores)
+            ", offered load {} on {cores} cores",
+            significant(scale::offered_load(&invocations, cores))
         );
+    }
+    if duplicates > 0 {
+        note.push_str(&format!(
+            "; {} ignored: their key was on an earlier row of the same file",
+            counted(duplicates, "row")
+        ));
     }
     write_all(&invocations, &common.output)?;
     eprintln!(
-        "wrote {} invocations of {} functions to {}{} ({} functions skipped: no durations)",
-        invocations.len(),
-        functions.len(),
+        "wrote {} of {} to {}{} ({} skipped: no durations)",
+        counted(invocations.len(), "invocation"),
+        counted(functions.len(), "function"),
         common.output.display(),
         note,
-        skipped
+        counted(skipped, "function"),
     );
     Ok(())
+}
+
+/// `n` and `noun`, plural unless `n` is 1.
+fn counted(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
+/// `x` to three significant digits, so that a small load still shows.
+fn significant(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let decimals = (2 - x.abs().log10().floor() as i32).max(0) as usize;
+    format!("{x:.decimals$}")
 }
 
 fn write_all(invocations: &[Invocation], path: &Path) -> Result<()> {
@@ -284,4 +312,21 @@ fn write_all(invocations: &[Invocation], path: &Path) -> Result<()> {
     w.finish()
         .map(|_| ())
         .with_context(|| format!("writing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_numbers_read_well() {
+        assert_eq!(counted(1, "function"), "1 function");
+        assert_eq!(counted(0, "function"), "0 functions");
+        assert_eq!(counted(12, "invocation"), "12 invocations");
+        assert_eq!(significant(0.91234), "0.912");
+        assert_eq!(significant(0.000123456), "0.000123");
+        assert_eq!(significant(12.345), "12.3");
+        assert_eq!(significant(1234.4), "1234");
+        assert_eq!(significant(0.0), "0");
+    }
 }

@@ -20,7 +20,9 @@
 //!
 //! - A function is keyed by (owner, app, function): the function hash is unique
 //!   only within its app. If a key appears on several rows of a file, the first
-//!   row counts and later ones are ignored.
+//!   row counts and later ones are ignored, and counted in
+//!   [`Trace::duplicates`] (in the durations file, the first row that can
+//!   time the function counts).
 //! - Minute `A` of the window `A..=B` starts at time 0. Each minute's count `k` is
 //!   placed inside its minute by the chosen [`Arrivals`].
 //! - CPU demand of each invocation: draw `u ~ U(0,1)` and interpolate linearly
@@ -38,8 +40,9 @@
 //!   `AverageAllocatedMb`, or a missing memory file (days 13, 14) gives
 //!   [`DEFAULT_MEMORY_MB`].
 //! - Functions invoked in the window but absent from the durations file, or whose
-//!   percentile cells are empty, cannot be timed: they are left out and counted in
-//!   [`Trace::skipped`].
+//!   percentile cells are empty or decrease from one quantile to the next (a
+//!   percentile curve never does, so the row is not one), cannot be timed: they
+//!   are left out and counted in [`Trace::skipped`].
 
 use super::table::Table;
 use super::{
@@ -48,7 +51,9 @@ use super::{
 };
 use crate::{Error, Result};
 use rand::Rng;
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
+use std::hash::Hash;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
@@ -154,13 +159,18 @@ struct Invocations {
 /// Reads one day of the Azure Functions 2019 trace (see the module docs).
 pub fn read(opts: &Options) -> Result<Trace> {
     let window = opts.window()?;
-    let durations = read_durations(&opts.file("function_durations_percentiles"))?;
+    let mut duplicates = 0;
+    let durations = read_durations(
+        &opts.file("function_durations_percentiles"),
+        &mut duplicates,
+    )?;
     let found = read_invocations(
         &opts.file("invocations_per_function_md"),
         &window,
         &durations,
+        &mut duplicates,
     )?;
-    let memory = read_memory(&opts.file("app_memory_percentiles"))?;
+    let memory = read_memory(&opts.file("app_memory_percentiles"), &mut duplicates)?;
 
     let mut builder = Builder::new(opts.seed, opts.arrivals);
     let selected = sample(found.invoked, opts.functions, builder.rng());
@@ -180,7 +190,10 @@ pub fn read(opts: &Options) -> Result<Trace> {
             });
         }
     }
-    Ok(builder.finish(found.skipped))
+    Ok(Trace {
+        duplicates,
+        ..builder.finish(found.skipped)
+    })
 }
 
 /// Linear interpolation of the percentile curve at quantile `u` in [0, 1].
@@ -195,8 +208,12 @@ fn interpolate(p: &Percentiles, u: f64) -> f64 {
 }
 
 /// The durations file: percentiles per function, for rows whose percentile cells
-/// are all filled.
-fn read_durations(path: &Path) -> Result<HashMap<(String, String, String), Percentiles>> {
+/// are all filled and never decrease; counts the later rows of a key timed
+/// already into `duplicates`.
+fn read_durations(
+    path: &Path,
+    duplicates: &mut usize,
+) -> Result<HashMap<(String, String, String), Percentiles>> {
     let mut table = Table::open(path)?;
     let [owner, app, func] = key_columns(&table)?;
     let percentile_cols = table.columns(PERCENTILE_COLUMNS)?;
@@ -206,7 +223,7 @@ fn read_durations(path: &Path) -> Result<HashMap<(String, String, String), Perce
             .iter()
             .map(|&col| row.opt_f64(col))
             .collect::<Result<Vec<_>>>()?;
-        // Any empty cell: the function cannot be timed.
+        // Any empty cell, or a curve that decreases: the function cannot be timed.
         let Some(Ok(p)) = cells
             .into_iter()
             .collect::<Option<Vec<f64>>>()
@@ -214,12 +231,15 @@ fn read_durations(path: &Path) -> Result<HashMap<(String, String, String), Perce
         else {
             continue;
         };
+        if !p.is_sorted() {
+            continue;
+        }
         let key = (
             row.str(owner).to_owned(),
             row.str(app).to_owned(),
             row.str(func).to_owned(),
         );
-        durations.entry(key).or_insert(p);
+        keep_first(&mut durations, key, p, duplicates);
     }
     Ok(durations)
 }
@@ -229,6 +249,7 @@ fn read_invocations(
     path: &Path,
     window: &RangeInclusive<u32>,
     durations: &HashMap<(String, String, String), Percentiles>,
+    duplicates: &mut usize,
 ) -> Result<Invocations> {
     let mut table = Table::open(path)?;
     let [owner, app, func] = key_columns(&table)?;
@@ -254,6 +275,7 @@ fn read_invocations(
             row.str(func).to_owned(),
         );
         if !seen.insert(key.clone()) {
+            *duplicates += 1;
             continue;
         }
         let Some(&percentiles) = durations.get(&key) else {
@@ -275,7 +297,7 @@ fn read_invocations(
 
 /// The memory file: `AverageAllocatedMb` per app, for rows that give one. A missing
 /// file gives an empty map.
-fn read_memory(path: &Path) -> Result<HashMap<AppKey, f64>> {
+fn read_memory(path: &Path, duplicates: &mut usize) -> Result<HashMap<AppKey, f64>> {
     let mut memory = HashMap::new();
     let mut table = match Table::open(path) {
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
@@ -289,10 +311,20 @@ fn read_memory(path: &Path) -> Result<HashMap<AppKey, f64>> {
     while let Some(row) = table.next_row()? {
         if let Some(mb) = row.opt_f64(average)? {
             let key = (row.str(owner).to_owned(), row.str(app).to_owned());
-            memory.entry(key).or_insert(mb);
+            keep_first(&mut memory, key, mb, duplicates);
         }
     }
     Ok(memory)
+}
+
+/// Inserts `value` unless `key` has one already, which counts as a duplicate.
+fn keep_first<K: Eq + Hash, V>(map: &mut HashMap<K, V>, key: K, value: V, duplicates: &mut usize) {
+    match map.entry(key) {
+        Entry::Occupied(_) => *duplicates += 1,
+        Entry::Vacant(slot) => {
+            slot.insert(value);
+        }
+    }
 }
 
 /// An app's memory split evenly among its functions, rounded up, at least 1 MB.

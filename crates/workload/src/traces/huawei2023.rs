@@ -11,8 +11,9 @@
 //! minute, `time` in whole seconds since the trace's start (absolute, so days
 //! follow one another), one column per function; an empty cell means no data.
 //! Counts may be written as floats (`3.0`, as pandas does for columns with gaps)
-//! but must be whole; the `day` column is not read. `time` must increase strictly
-//! from row to row across the selected days (taken in increasing order). The two
+//! but must be whole; the `day` column is not read. No column name may repeat.
+//! In each of the two kinds of file, `time` must increase strictly from row to
+//! row across the selected days (taken in increasing order). The two
 //! files of a day are matched by `time` and by function id; delay rows for
 //! minutes with no requests are only used for the function's mean.
 //!
@@ -154,7 +155,9 @@ struct Selection<'a> {
     by_id: HashMap<String, usize>,
     /// `[start, end)` of the window in seconds, set by the first row.
     window: Option<(u64, u64)>,
+    /// The last row's `time` in the requests files, and in the delay files.
     last_time: Option<u64>,
+    last_delay_time: Option<u64>,
 }
 
 /// Reads the selected days of a Huawei 2023 trace (see the module docs).
@@ -165,6 +168,7 @@ pub fn read(opts: &Options) -> Result<Trace> {
         by_id: HashMap::new(),
         window: None,
         last_time: None,
+        last_delay_time: None,
     };
     for day in opts.days()? {
         selection.read_requests(&opts.file("requests_minute", day)?)?;
@@ -203,11 +207,7 @@ impl Selection<'_> {
         let mut table = open_wide(path)?;
         let columns = self.columns(&table, true);
         while let Some(row) = table.next_row()? {
-            let time = row_time(&row)?;
-            if self.last_time.is_some_and(|last| time <= last) {
-                return Err(row.error(1, "not after the previous row's time"));
-            }
-            self.last_time = Some(time);
+            let time = row_time(&row, &mut self.last_time)?;
             let in_window = self.in_window(time);
             for &(col, index) in &columns {
                 let count = row.opt_count(col)?.unwrap_or(0);
@@ -230,7 +230,7 @@ impl Selection<'_> {
         let mut table = open_wide(path)?;
         let columns = self.columns(&table, false);
         while let Some(row) = table.next_row()? {
-            let time = row_time(&row)?;
+            let time = row_time(&row, &mut self.last_delay_time)?;
             let in_window = self.within(time);
             for &(col, index) in &columns {
                 let delay = row.opt_f64(col)?;
@@ -305,8 +305,10 @@ fn open_wide(path: &Path) -> Result<Table> {
     Ok(table)
 }
 
-/// The row's `time`, in seconds, checked to fit in `u64` nanoseconds.
-fn row_time(row: &Row<'_>) -> Result<u64> {
+/// The row's `time`, in seconds, checked to fit in `u64` nanoseconds and to
+/// come after `last`, the previous row's of the same kind of file, which it
+/// becomes.
+fn row_time(row: &Row<'_>, last: &mut Option<u64>) -> Result<u64> {
     let time = row.count(1)?;
     if time.checked_mul(SEC).is_none() {
         return Err(row.error(
@@ -314,5 +316,9 @@ fn row_time(row: &Row<'_>) -> Result<u64> {
             format!("{time} s is beyond the range of u64 nanoseconds"),
         ));
     }
+    if last.is_some_and(|last| time <= last) {
+        return Err(row.error(1, "not after the previous row's time"));
+    }
+    *last = Some(time);
     Ok(time)
 }

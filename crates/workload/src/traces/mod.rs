@@ -68,6 +68,10 @@ pub struct Trace {
     /// Functions invoked in the window that the reader had to leave out because the
     /// trace lacks their durations (see each reader for what that means).
     pub skipped: usize,
+    /// Rows the reader ignored because an earlier row of the same file has
+    /// their key (Azure 2019, whose files should hold one row per key: the
+    /// first row counts, as other tools' `drop_duplicates` keeps it).
+    pub duplicates: usize,
 }
 
 /// How a per-minute trace's `k` invocations of a function in one minute are placed
@@ -257,6 +261,7 @@ impl Builder {
             invocations: self.invocations,
             functions: self.functions,
             skipped,
+            duplicates: 0,
         }
     }
 }

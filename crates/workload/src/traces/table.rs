@@ -24,7 +24,9 @@ pub(super) struct Table {
 }
 
 impl Table {
-    /// Opens `path` and reads its header.
+    /// Opens `path` and reads its header, whose names must not repeat: a
+    /// repeated column (a function of a wide table, a minute) would be two
+    /// values for one thing, and neither can be chosen.
     pub(super) fn open(path: &Path) -> Result<Table> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let mut table = Table {
@@ -40,6 +42,7 @@ impl Table {
             return Err(Error::parse(path, 1, "header", "empty file, no header"));
         }
         std::mem::swap(&mut table.header, &mut table.record);
+        table.expect_unique_names()?;
         Ok(table)
     }
 
@@ -62,11 +65,7 @@ impl Table {
         &self,
         names: impl IntoIterator<Item = S>,
     ) -> Result<Vec<usize>> {
-        let mut index = HashMap::new();
-        for (i, name) in self.header.iter().enumerate() {
-            // The first of repeated names wins, as in `column`.
-            index.entry(name).or_insert(i);
-        }
+        let index: HashMap<&str, usize> = (0..).zip(&self.header).map(|(i, n)| (n, i)).collect();
         names
             .into_iter()
             .map(|name| {
@@ -101,6 +100,22 @@ impl Table {
                 found.join(",")
             ),
         ))
+    }
+
+    /// Fails if a column name appears twice in the header.
+    fn expect_unique_names(&self) -> Result<()> {
+        let mut seen = HashMap::new();
+        for (i, name) in self.header.iter().enumerate() {
+            if let Some(first) = seen.insert(name, i) {
+                return Err(Error::parse(
+                    &self.path,
+                    1,
+                    name,
+                    format!("column {} repeats the name of column {}", i + 1, first + 1),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The next data row, checked to have as many fields as the header.

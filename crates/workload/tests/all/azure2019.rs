@@ -226,6 +226,42 @@ fn read_edited(file: &str, edit: impl Fn(&str) -> String) -> Error {
     read(&Options::new(dir.path(), 1)).unwrap_err()
 }
 
+/// The fixture with each file passed through `edit(file name, content)`, read.
+fn read_all_edited(edit: impl Fn(&str, String) -> String) -> Trace {
+    let dir = edited(1, |name, content| Some(edit(name, content)));
+    read(&Options::new(dir.path(), 1)).unwrap()
+}
+
+#[test]
+fn repeated_keys_count_once_and_decreasing_percentiles_cannot_time() {
+    let plain = read(&options()).unwrap();
+    assert_eq!(plain.duplicates, 0);
+    // Each file's line 2 again at its end, with other numbers (a percentile
+    // curve that still rises): ignored, counted.
+    let repeated = read_all_edited(|_, c| {
+        let line = c.lines().nth(1).unwrap();
+        let line = line
+            .replace(",10.0,12.0,", ",11.0,12.0,")
+            .replace(",3,1,", ",4,2,");
+        let line = line.replace(",301.0,", ",401.0,");
+        format!("{}\n{line}\n", c.trim_end())
+    });
+    assert_eq!(repeated.duplicates, 3);
+    assert_eq!(repeated.invocations, plain.invocations);
+
+    // f2's 75th percentile below its median: f2 is skipped like f4.
+    let decreasing = read_all_edited(|name, c| match name {
+        DURATIONS => edit_line(&c, 2, |l| l.replace(",350.0,", ",299.0,")),
+        _ => c,
+    });
+    assert_eq!(decreasing.skipped, 2);
+    assert!(
+        names(&decreasing.invocations)
+            .iter()
+            .all(|n| n != "f2a10000")
+    );
+}
+
 #[test]
 fn bad_cells_are_reported_with_file_line_and_field() {
     // Line 3 (f2), percentile_Average_50 is the 11th column.
@@ -262,6 +298,9 @@ fn bad_cells_are_reported_with_file_line_and_field() {
 
     let err = read_edited(DURATIONS, |c| c.replace("percentile_Average_99", "p99"));
     assert_parse_error(&err, DURATIONS, 1, "percentile_Average_99");
+    // A column named twice: two values for one thing.
+    let err = read_edited(INVOCATIONS, |c| c.replacen(",1440", ",1439", 1));
+    assert_parse_error(&err, INVOCATIONS, 1, "1439");
 
     let err = read_edited(INVOCATIONS, |_| String::new());
     assert_parse_error(&err, INVOCATIONS, 1, "header");

@@ -188,6 +188,18 @@ fn bad_cells_are_reported_with_file_line_and_field() {
     assert_parse_error(&err, "day_001.csv", 2, "time");
     let err = read_edited(requests1, |c| Some(c.replace("day,time,", "day,minute,")));
     assert_parse_error(&err, "day_001.csv", 1, "header");
+    // So must the delay files' (a repeated minute there had two delays).
+    let err = read_edited(delays0, |c| Some(c.replace("0,120,,0.5,", "0,60,,0.5,")));
+    assert_parse_error(&err, "day_00.csv", 4, "time");
+    // A function named twice has two series, and neither can be chosen.
+    let err = read_edited(requests0, |c| {
+        Some(c.replace("day,time,0,1,2", "day,time,0,1,0"))
+    });
+    assert_parse_error(&err, "day_00.csv", 1, "0");
+    let err = read_edited(delays0, |c| {
+        Some(c.replace("day,time,0,1,2", "day,time,1,1,2"))
+    });
+    assert_parse_error(&err, "day_00.csv", 1, "1");
 
     let err = read_edited("function_delay_minute/day_001.csv", |_| None);
     assert!(matches!(err, Error::Io { .. }), "{err}");
