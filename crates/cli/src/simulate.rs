@@ -15,6 +15,15 @@ use faasched_report::Summary;
 /// invocations, 56 cores, 90% load) under cfs, fifo, rr and srpt, as a table.
 /// Every policy is listed under `--policy` below.
 #[derive(ClapArgs, Debug)]
+// The workload options' help, shared with `replay` and `compare`, told in
+// this command's terms.
+#[command(
+    mut_arg("cores", |a| a.help("Cores of the simulated machine, 1 to 256 [default: 56]")),
+    mut_arg("invocations", |a| a.help(
+        "Invocations to generate (built-ins) or to take from the start of a file \
+         [default: 15000 of a built-in, all of a file]"
+    ))
+)]
 pub struct Args {
     #[command(flatten)]
     workload: WorkloadArgs,

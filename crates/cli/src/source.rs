@@ -21,10 +21,10 @@ pub struct WorkloadArgs {
     /// mixed-io.
     #[arg(long, short = 'w', default_value = "huawei", value_name = "NAME|FILE")]
     pub workload: String,
-    /// Cores: of the simulated machine (default 56), or for `replay` and
-    /// `compare` the first N CPUs of this one (default: all online CPUs;
-    /// `compare` simulates as many).
-    #[arg(long, short = 'c', value_parser = clap::value_parser!(u16).range(1..=256))]
+    /// Cores, 1 to 256: of the simulated machine (default 56), or for
+    /// `replay` and `compare` the first N CPUs of this one (default: all
+    /// online CPUs; `compare` simulates as many).
+    #[arg(long, short = 'c', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub cores: Option<u16>,
     /// Offered load (CPU demand / core-time). Built-ins default to 0.9; a file
     /// is used as it is unless this asks to rescale its arrivals.
