@@ -34,6 +34,11 @@ pub enum Prediction {
 /// about the invocation.
 pub const RANDOM_PREDICTION_RANGE: (Nanos, Nanos) = (100 * US, 10 * SEC);
 
+/// The longest fair-server period a configuration may set: a minute (Linux's
+/// default is 1 s). Bounded so that a timer it arms stays within the event
+/// queue's range (see [`crate::RUN_LIMIT`]).
+pub const MAX_FAIR_SERVER_PERIOD: Nanos = 60 * SEC;
+
 /// The scheduling discipline of the whole machine.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub enum Discipline {
@@ -190,6 +195,12 @@ impl Config {
         if self.fair_server_runtime >= self.fair_server_period {
             return err("fair_server_runtime must be below fair_server_period".into());
         }
+        if self.fair_server_period > MAX_FAIR_SERVER_PERIOD {
+            return err(format!(
+                "fair_server_period must be at most {} s",
+                MAX_FAIR_SERVER_PERIOD / SEC
+            ));
+        }
         if self.watch_at_tick.is_some_and(|lag| lag > SEC) {
             return err("the watch lag must be at most 1 s".into());
         }
@@ -234,5 +245,7 @@ mod tests {
         );
         c.context_switch = c.tick() - 1;
         assert!(c.validate().is_ok());
+        c.fair_server_period = MAX_FAIR_SERVER_PERIOD + 1;
+        assert!(c.validate().is_err());
     }
 }

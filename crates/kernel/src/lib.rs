@@ -50,7 +50,11 @@ mod ticks;
 mod tournament;
 mod treap;
 
-pub use config::{Config, ConfigError, Discipline, FairClass, Prediction, RANDOM_PREDICTION_RANGE};
+pub use config::{
+    Config, ConfigError, Discipline, FairClass, MAX_FAIR_SERVER_PERIOD, Prediction,
+    RANDOM_PREDICTION_RANGE,
+};
+pub use events::RUN_LIMIT;
 use faasched_model::{Attrs, Nanos, Phase, TaskId, Time};
 
 /// Something the kernel tells the engine (and through it, the policy).

@@ -1,9 +1,12 @@
 //! The sim-only queues: SRPT on (predicted) remaining CPU, and a global FIFO.
 
 use crate::task::Task;
-use crate::tournament::{NONE, Tournament};
+use crate::tournament::{Key, Tournament};
 use faasched_model::{MAX_CPUS, Nanos, Time};
 use std::collections::{BTreeSet, VecDeque};
+
+/// A core running no task, in [`Srpt::running`].
+const NONE: u128 = <u128 as Key>::NONE;
 
 /// Preemptive shortest remaining processing time on predictions.
 #[derive(Debug)]
@@ -13,7 +16,7 @@ pub struct Srpt {
     /// The running tasks by the instant their predicted work runs out, the
     /// latest (then the highest core) first: see [`Srpt::on_run`]. None on
     /// one core, where there is nothing to search.
-    running: Option<Tournament>,
+    running: Option<Tournament<u128>>,
 }
 
 impl Srpt {

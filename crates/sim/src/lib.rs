@@ -16,7 +16,7 @@ use faasched_model::{
     CpuSet, Function, Group, Invocation, Load, Nanos, Outcome, Steer, TaskId, TaskInfo, Time,
 };
 
-pub use faasched_kernel::{Config, ConfigError, Discipline, FairClass, Prediction};
+pub use faasched_kernel::{Config, ConfigError, Discipline, FairClass, Prediction, RUN_LIMIT};
 
 /// What a whole run measured, beyond the per-invocation outcomes.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -107,10 +107,16 @@ where
         now = pending(kernel_at)
             .min(pending(arrival_at))
             .min(pending(next_period));
+        if now > RUN_LIMIT {
+            return Err(RunError::TimeLimit {
+                finished: stats.invocations,
+            });
+        }
         if kernel_at == Some(now) {
             // Every kernel event due by the next arrival and period call (ties
-            // go to the kernel) in one call, until one notifies.
-            let bound = pending(arrival_at).min(pending(next_period));
+            // go to the kernel), and by the clock's limit, in one call, until
+            // one notifies.
+            let bound = pending(arrival_at).min(pending(next_period)).min(RUN_LIMIT);
             let (events, last) = kernel.run_until(bound, &mut notices);
             stats.events += events;
             now = last.unwrap_or(now);
@@ -269,6 +275,13 @@ pub enum RunError<E> {
     Config(ConfigError),
     /// The invocation stream failed (bad input file, say).
     Input(E),
+    /// The next event falls after [`RUN_LIMIT`]: the workload overloads the
+    /// machine so much that its backlog would not drain within the
+    /// simulator's clock.
+    TimeLimit {
+        /// Invocations that had finished.
+        finished: u64,
+    },
 }
 
 impl<E: std::fmt::Display> std::fmt::Display for RunError<E> {
@@ -276,6 +289,13 @@ impl<E: std::fmt::Display> std::fmt::Display for RunError<E> {
         match self {
             RunError::Config(e) => e.fmt(f),
             RunError::Input(e) => e.fmt(f),
+            RunError::TimeLimit { finished } => write!(
+                f,
+                "the simulated clock reached its limit ({} days) with {finished} invocations \
+                 finished: the workload overloads the machine so much that its backlog does \
+                 not drain; lower --load or add --cores",
+                RUN_LIMIT / (86_400 * faasched_model::SEC)
+            ),
         }
     }
 }
@@ -285,6 +305,7 @@ impl<E: std::error::Error + 'static> std::error::Error for RunError<E> {
         match self {
             RunError::Config(e) => Some(e),
             RunError::Input(e) => Some(e),
+            RunError::TimeLimit { .. } => None,
         }
     }
 }

@@ -449,7 +449,7 @@ fn check_writable(inv: &Invocation, last_arrival: u64) -> Result<()> {
 /// Why an invocation that ends after [`TIME_LIMIT`] is refused.
 fn past_time_limit() -> String {
     format!(
-        "arrival plus phases end after {} µs (about 146 years), the latest instant a workload may reach",
+        "arrival plus phases end after {} µs (about 208 days), the latest instant a workload may reach",
         TIME_LIMIT / US
     )
 }

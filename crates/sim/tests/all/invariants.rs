@@ -149,3 +149,37 @@ proptest! {
         }
     }
 }
+
+/// Near the end of the clock: a backlog that drains before
+/// [`faasched_sim::RUN_LIMIT`] finishes exactly; one that would not is an
+/// error, not a clock that wraps or a queue that misorders.
+#[test]
+fn the_clock_runs_to_its_limit_and_no_further() {
+    use faasched_model::TIME_LIMIT;
+    use faasched_sim::{RUN_LIMIT, RunError};
+    let longest = |n: u64| -> Vec<Invocation> {
+        (0..n)
+            .map(|id| inv(id, 0, 0, &[Phase::Cpu(TIME_LIMIT)]))
+            .collect()
+    };
+    let cfg = ideal(1, Discipline::Linux);
+    let out = simulate(&cfg, &mut all(Class::Fifo(1)), longest(2));
+    assert_eq!(
+        out.iter().map(|o| o.finish).collect::<Vec<_>>(),
+        [TIME_LIMIT, 2 * TIME_LIMIT]
+    );
+
+    let n = RUN_LIMIT / TIME_LIMIT + 1;
+    let err = run(
+        &cfg,
+        &mut all(Class::Fifo(1)),
+        longest(n).into_iter().map(Ok::<_, Infallible>),
+        |_| {},
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, RunError::TimeLimit { finished } if finished == n - 1),
+        "{err}"
+    );
+    assert!(err.to_string().contains("lower --load"), "{err}");
+}

@@ -10,9 +10,11 @@ use std::path::{Path, PathBuf};
 /// The largest number a trace's cell may hold. No field comes near it
 /// (timestamps in seconds are about 10^6, durations in milliseconds at most
 /// about 10^5, memory in MB about 10^4), and below it every conversion to
-/// nanoseconds, and an arrival plus a duration, stay far within
-/// [`TIME_LIMIT`](faasched_model::TIME_LIMIT): a larger value is an error,
-/// not a time that saturates at the top of `u64`.
+/// nanoseconds (at most 10^18), and an arrival plus a duration, stay far
+/// within `u64`: a larger value is an error, not a time that saturates at
+/// the top of `u64`. A workload that ends past
+/// [`TIME_LIMIT`](faasched_model::TIME_LIMIT) is refused where it is
+/// written or rescaled.
 const MAX_VALUE: f64 = 1e9;
 
 /// An open CSV file whose first row is its header.

@@ -87,14 +87,15 @@ fn bad_rows_are_reported_with_file_line_and_field() {
         ("0,f,10,c-5,128,\n", 2, "phases"),
         ("0,f,10,c 5,128,\n", 2, "phases"),
         ("0,f,10,c18446744073709552,128,\n", 2, "phases"),
-        // Ending past TIME_LIMIT (2^62 ns): by the phases, or by the arrival.
-        ("0,f,4611686018427387,c1,128,\n", 2, "phases"),
+        // Ending past TIME_LIMIT (2^54 ns): by the phases, or by the arrival.
+        // 2^54 ns is 18014398509481.984 µs.
+        ("0,f,18014398509481,c1,128,\n", 2, "phases"),
         (
-            "0,f,1,c2305843009213694;i2305843009213694,128,\n",
+            "0,f,1,c9007199254741;i9007199254741,128,\n",
             2,
             "phases",
         ),
-        ("0,f,4611686018427388,c1,128,\n", 2, "arrival_us"),
+        ("0,f,18014398509482,c1,128,\n", 2, "arrival_us"),
         ("0,f,10,c5,4294967296,\n", 2, "memory_mb"),
         ("0,f,10,c5,,\n", 2, "memory_mb"),
         ("0,f,10,c5,128,soon\n", 2, "deadline_us"),
