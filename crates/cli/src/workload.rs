@@ -7,6 +7,7 @@ use faasched_model::Invocation;
 use faasched_workload::synthetic::{Generator, Params, Spec};
 use faasched_workload::traces::{Arrivals, Trace, azure2019, azure2021, huawei2023};
 use faasched_workload::{csv, scale};
+use std::cmp::Ordering;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -150,9 +151,9 @@ pub enum Import {
         file: PathBuf,
         /// Keep invocations starting in this window of trace seconds: A..B
         /// keeps those starting from A up to, not including, B (like 0..3600
-        /// for the first hour; default: all).
-        #[arg(long, value_parser = parse_range::<u64>)]
-        seconds: Option<RangeInclusive<u64>>,
+        /// for the first hour, or 0.5..1.25; default: all).
+        #[arg(long, value_parser = parse_range::<f64>)]
+        seconds: Option<RangeInclusive<f64>>,
         #[command(flatten)]
         common: Common,
     },
@@ -190,7 +191,8 @@ where
             (a, a)
         }
     };
-    if a > b {
+    // Not `a > b`: a NaN bound is no range either.
+    if !matches!(a.partial_cmp(&b), Some(Ordering::Less | Ordering::Equal)) {
         return Err(format!("empty range `{s}`"));
     }
     Ok(a..=b)
@@ -219,7 +221,7 @@ impl Import {
                 common,
             } => {
                 let mut o = azure2021::Options::new(file);
-                o.window = seconds.map(|r| *r.start() as f64..*r.end() as f64);
+                o.window = seconds.map(|r| *r.start()..*r.end());
                 o.functions = common.functions;
                 o.seed = common.seed;
                 (azure2021::read(&o)?, common)
@@ -328,5 +330,16 @@ mod tests {
         assert_eq!(significant(12.345), "12.3");
         assert_eq!(significant(1234.4), "1234");
         assert_eq!(significant(0.0), "0");
+    }
+
+    #[test]
+    fn ranges_parse_whole_or_fractional_bounds() {
+        assert_eq!(parse_range::<u32>("2..5"), Ok(2..=5));
+        assert_eq!(parse_range::<u32>("2..=5"), Ok(2..=5));
+        assert_eq!(parse_range::<u32>("7"), Ok(7..=7));
+        assert_eq!(parse_range::<f64>("0.5..1.25"), Ok(0.5..=1.25));
+        for bad in ["5..2", "NaN..1", "1..NaN", "a..2"] {
+            assert!(parse_range::<f64>(bad).is_err(), "{bad}");
+        }
     }
 }
