@@ -90,11 +90,7 @@ fn bad_rows_are_reported_with_file_line_and_field() {
         // Ending past TIME_LIMIT (2^54 ns): by the phases, or by the arrival.
         // 2^54 ns is 18014398509481.984 µs.
         ("0,f,18014398509481,c1,128,\n", 2, "phases"),
-        (
-            "0,f,1,c9007199254741;i9007199254741,128,\n",
-            2,
-            "phases",
-        ),
+        ("0,f,1,c9007199254741;i9007199254741,128,\n", 2, "phases"),
         ("0,f,18014398509482,c1,128,\n", 2, "arrival_us"),
         ("0,f,10,c5,4294967296,\n", 2, "memory_mb"),
         ("0,f,10,c5,,\n", 2, "memory_mb"),
