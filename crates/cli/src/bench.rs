@@ -4,6 +4,7 @@ use crate::run::{KernelArgs, run_engine};
 use crate::source::{Source, WorkloadArgs};
 use anyhow::{Result, bail};
 use clap::{Args as ClapArgs, Subcommand};
+use faasched_model::{Phase, Phases};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -135,7 +136,7 @@ impl Learn {
                     Ok(faasched_policy::alps::Record {
                         function: i.function.id,
                         arrival: i.arrival,
-                        phases: vec![faasched_model::Phase::Cpu(i.cpu_demand())],
+                        phases: Phases::from_buf([Phase::Cpu(i.cpu_demand())]),
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;

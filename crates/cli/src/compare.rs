@@ -576,7 +576,7 @@ fn render(c: &Comparison) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use faasched_model::MS;
+    use faasched_model::{MS, Phases};
 
     #[test]
     fn compares_per_group_and_ranks_by_mean() {
@@ -689,7 +689,7 @@ mod tests {
             id: 3,
             function: f.clone(),
             arrival: 0,
-            phases: vec![Phase::Cpu(49 * MS)],
+            phases: Phases::from_buf([Phase::Cpu(49 * MS)]),
             memory_mb: 128,
             deadline: None,
         };
@@ -744,31 +744,31 @@ mod tests {
             id: 0,
             function: f,
             arrival: 0,
-            phases: vec![Phase::Cpu(1_000), Phase::Io(5_000), Phase::Cpu(2_000)],
+            phases: Phases::from_slice(&[Phase::Cpu(1_000), Phase::Io(5_000), Phase::Cpu(2_000)]),
             memory_mb: 128,
             deadline: None,
         };
         // 3,001 / 3,000: the first 1,000.33 -> 1,000, the last takes 2,001.
         assert_eq!(
-            with_cpu(&inv, Some(3_001)).phases,
+            with_cpu(&inv, Some(3_001)).phases[..],
             [Phase::Cpu(1_000), Phase::Io(5_000), Phase::Cpu(2_001)]
         );
         assert_eq!(
-            with_cpu(&inv, Some(1_500)).phases,
+            with_cpu(&inv, Some(1_500)).phases[..],
             [Phase::Cpu(500), Phase::Io(5_000), Phase::Cpu(1_000)]
         );
         assert_eq!(with_cpu(&inv, None).phases, inv.phases);
         // 1 ns of 1,001 scaled to 500 would be 0.
         let tiny = Invocation {
-            phases: vec![Phase::Cpu(1), Phase::Cpu(1_000)],
+            phases: Phases::from_slice(&[Phase::Cpu(1), Phase::Cpu(1_000)]),
             ..inv.clone()
         };
         assert_eq!(
-            with_cpu(&tiny, Some(500)).phases,
+            with_cpu(&tiny, Some(500)).phases[..],
             [Phase::Cpu(1), Phase::Cpu(499)]
         );
         let io_only = Invocation {
-            phases: vec![Phase::Io(5_000)],
+            phases: Phases::from_buf([Phase::Io(5_000)]),
             ..inv
         };
         assert_eq!(with_cpu(&io_only, Some(7)).phases, io_only.phases);

@@ -195,7 +195,7 @@ pub fn run_policy_in_parts(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use faasched_model::{Functions, MS, Phase};
+    use faasched_model::{Functions, MS, Phase, Phases};
 
     /// `--base-slice-us` replaces Linux's scaling by the cores, and only a
     /// machine given one says so (a default summary keeps its bytes).
@@ -224,7 +224,7 @@ mod tests {
             id,
             function: f.clone(),
             arrival,
-            phases: vec![Phase::Cpu(cpu)],
+            phases: Phases::from_buf([Phase::Cpu(cpu)]),
             memory_mb: 128,
             deadline: None,
         };

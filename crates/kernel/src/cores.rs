@@ -19,7 +19,7 @@ use crate::slab::Slab;
 use crate::task::{State, Task};
 use crate::ticks::Ticks;
 use crate::{Notice, TaskStats};
-use faasched_model::{Attrs, Class, CpuSet, IdMap, Nanos, Phase, TaskId, Time};
+use faasched_model::{Attrs, Class, CpuSet, IdMap, Nanos, Phase, Phases, TaskId, Time};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use std::cmp::Reverse;
@@ -212,7 +212,7 @@ impl Cores {
         &mut self,
         now: Time,
         id: TaskId,
-        phases: Vec<Phase>,
+        phases: Phases,
         attrs: Attrs,
         watch: Option<Nanos>,
         out: &mut Vec<Notice>,
@@ -312,7 +312,7 @@ impl Cores {
 
     fn exit(&mut self, slot: u32, out: &mut Vec<Notice>) {
         let t = &mut self.tasks[slot as usize];
-        t.phases = Vec::new();
+        t.phases = Phases::new();
         out.push(Notice::Exited(t.id, slot, t.stats));
         if let Some(by_id) = &mut self.by_id {
             by_id.remove(&t.id);

@@ -55,7 +55,7 @@ pub use config::{
     RANDOM_PREDICTION_RANGE,
 };
 pub use events::RUN_LIMIT;
-use faasched_model::{Attrs, Nanos, Phase, TaskId, Time};
+use faasched_model::{Attrs, Nanos, Phases, TaskId, Time};
 
 /// Something the kernel tells the engine (and through it, the policy).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -126,7 +126,7 @@ impl Kernel {
         &mut self,
         now: Time,
         id: TaskId,
-        phases: Vec<Phase>,
+        phases: Phases,
         attrs: Attrs,
         watch: Option<Nanos>,
         out: &mut Vec<Notice>,
@@ -163,7 +163,10 @@ impl Kernel {
     /// the invariants after each in debug builds, as a caller stepping one by
     /// one would. The engine uses this between arrivals: one call instead of
     /// a turn of its loop per event (most events notify nothing).
-    #[inline]
+    /// Always inlined: once phases were held inline ([`Phases`]), LLVM left
+    /// it out of line in the engine's loop, a call per batch of events
+    /// (+0.3% instructions in `bench sim`'s (b), +1.7% in (c) fifo).
+    #[inline(always)]
     pub fn run_until(&mut self, bound: Time, out: &mut Vec<Notice>) -> (u64, Option<Time>) {
         let (mut events, mut last) = (0, None);
         while out.is_empty() {

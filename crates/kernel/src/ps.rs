@@ -13,7 +13,7 @@
 
 use crate::slab::Slab;
 use crate::{Config, Notice, TaskStats};
-use faasched_model::{Nanos, Phase, TaskId, Time};
+use faasched_model::{Nanos, Phase, Phases, TaskId, Time};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -21,7 +21,7 @@ const SCALE: u128 = 1 << 32;
 
 struct PsTask {
     id: TaskId,
-    phases: Vec<Phase>,
+    phases: Phases,
     phase: usize,
     started: bool,
     blocked_at: Time,
@@ -75,13 +75,7 @@ impl Ps {
         self.last = now;
     }
 
-    pub fn spawn(
-        &mut self,
-        now: Time,
-        id: TaskId,
-        phases: Vec<Phase>,
-        out: &mut Vec<Notice>,
-    ) -> u32 {
+    pub fn spawn(&mut self, now: Time, id: TaskId, phases: Phases, out: &mut Vec<Notice>) -> u32 {
         self.advance(now);
         let task = PsTask {
             id,
@@ -123,7 +117,7 @@ impl Ps {
             None => {
                 t.stats.voluntary += 1;
                 out.push(Notice::Exited(t.id, slot, t.stats));
-                t.phases = Vec::new();
+                t.phases = Phases::new();
                 self.tasks.release(slot);
                 self.live -= 1;
             }

@@ -2,7 +2,7 @@
 //! and the scheduler state every class needs.
 
 use crate::TaskStats;
-use faasched_model::{Attrs, Class, Nanos, Phase, TaskId, Time, nice_to_weight};
+use faasched_model::{Attrs, Class, Nanos, Phases, TaskId, Time, nice_to_weight};
 
 /// Linux's `WEIGHT_IDLEPRIO`: the load weight of a SCHED_IDLE task.
 pub const IDLE_WEIGHT: u32 = 3;
@@ -24,7 +24,7 @@ pub enum State {
 #[derive(Clone, Debug)]
 pub struct Task {
     pub id: TaskId,
-    pub phases: Vec<Phase>,
+    pub phases: Phases,
     pub phase: usize,
     /// Work left in the current CPU phase.
     pub left: Nanos,

@@ -5,8 +5,8 @@
 use faasched_live::privilege;
 use faasched_live::replay::{self, Config, ReplayError};
 use faasched_model::{
-    Attrs, Class, CpuSet, Function, FunctionId, Invocation, MS, Nanos, Outcome, Phase, Steer,
-    TaskId, TaskInfo, Time,
+    Attrs, Class, CpuSet, Function, FunctionId, Invocation, MS, Nanos, Outcome, Phase, Phases,
+    Steer, TaskId, TaskInfo, Time,
 };
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -73,7 +73,7 @@ fn invocations(n: u64, gap: Nanos, cpu: Nanos) -> Vec<Result<Invocation, Infalli
                     name: "sh".into(),
                 },
                 arrival: 1_000 * MS + i * gap,
-                phases: vec![Phase::Cpu(cpu)],
+                phases: Phases::from_buf([Phase::Cpu(cpu)]),
                 memory_mb: 128,
                 deadline: None,
             })

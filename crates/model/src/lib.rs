@@ -15,6 +15,6 @@ mod time;
 pub use attrs::{Attrs, Class, CpuSet, MAX_CPUS, Privileges, nice_to_weight};
 pub use function::{Function, FunctionId, Functions};
 pub use idmap::{IdHasher, IdMap};
-pub use invocation::{Group, Invocation, Outcome, Phase};
+pub use invocation::{Group, Invocation, Outcome, Phase, Phases};
 pub use steer::{Load, Steer, TaskId, TaskInfo};
 pub use time::{MS, Nanos, SEC, TIME_LIMIT, Time, US, fmt_ms};

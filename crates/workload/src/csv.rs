@@ -281,7 +281,7 @@ impl Row<'_> {
             .ok_or_else(|| self.error(field, format!("{us} µs overflows 64-bit nanoseconds")))
     }
 
-    fn phases(&self, field: usize) -> Result<Vec<Phase>> {
+    fn phases(&self, field: usize) -> Result<faasched_model::Phases> {
         self.bytes(field)
             .split(|&b| b == b';')
             .map(|token| self.phase(field, token))

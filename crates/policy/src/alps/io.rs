@@ -22,7 +22,7 @@
 //!    EEVDF serves latency-sensitive tasks without giving them weight.
 
 use super::learner::Record;
-use faasched_model::{FunctionId, Nanos, Outcome, Phase};
+use faasched_model::{FunctionId, Nanos, Outcome, Phase, Phases};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Share of demand spent blocked (I/O over CPU plus I/O) from which a
@@ -33,13 +33,13 @@ pub const IO_SHARE: f64 = 0.5;
 /// length with equal I/O waits between them, where `bursts` is the number of
 /// times it gave up the core of its own accord (each block, and the exit).
 /// Without I/O it is one burst, as ALPS records it.
-pub fn shaped(outcome: &Outcome) -> Vec<Phase> {
+pub fn shaped(outcome: &Outcome) -> Phases {
     let bursts = outcome.voluntary_switches.max(1);
     if outcome.io == 0 || bursts < 2 {
-        return vec![Phase::Cpu(outcome.cpu)];
+        return Phases::from_buf([Phase::Cpu(outcome.cpu)]);
     }
     let waits = bursts - 1;
-    let mut phases = Vec::with_capacity((bursts + waits) as usize);
+    let mut phases = Phases::with_capacity((bursts + waits) as usize);
     for i in 0..bursts {
         if i > 0 {
             phases.push(Phase::Io(share(outcome.io, waits, i - 1)));
@@ -82,7 +82,7 @@ mod tests {
     fn an_invocation_is_replayed_in_its_shape() {
         let mut o = outcome(0, 0, 5 * MS);
         // Without I/O: one burst, as ALPS records it.
-        assert_eq!(shaped(&o), [Phase::Cpu(5 * MS)]);
+        assert_eq!(shaped(&o)[..], [Phase::Cpu(5 * MS)]);
         // Blocked twice, then exited: three bursts, two waits; the ns left
         // over goes to the first burst, so the parts sum to the measured time.
         o.cpu = 5 * MS + 2;
@@ -90,7 +90,7 @@ mod tests {
         o.voluntary_switches = 3;
         let phases = shaped(&o);
         assert_eq!(
-            phases,
+            phases[..],
             [
                 Phase::Cpu(1_666_668),
                 Phase::Io(50 * MS),
@@ -107,7 +107,7 @@ mod tests {
         let rec = |f, cpu, io| Record {
             function: FunctionId(f),
             arrival: 0,
-            phases: vec![Phase::Cpu(cpu), Phase::Io(io), Phase::Cpu(cpu)],
+            phases: Phases::from_slice(&[Phase::Cpu(cpu), Phase::Io(io), Phase::Cpu(cpu)]),
         };
         let ids = |records: &[Record]| io_bound(records).iter().map(|f| f.0).collect::<Vec<_>>();
         assert_eq!(ids(&[rec(0, MS, 100 * MS)]), [0]);

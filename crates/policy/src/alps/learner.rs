@@ -9,7 +9,7 @@
 
 use super::params::{Params, Trainer};
 use crate::baseline::Uniform;
-use faasched_model::{Function, FunctionId, Invocation, Nanos, Outcome, Phase, TaskId, Time};
+use faasched_model::{Function, FunctionId, Invocation, Nanos, Outcome, Phases, TaskId, Time};
 use faasched_sim::{Config, Discipline, Prediction, Sink};
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -23,7 +23,7 @@ pub struct Record {
     pub arrival: Time,
     /// What the SRPT simulation runs: for ALPS, one CPU burst of the measured
     /// CPU time (the paper's "ideal CPU time").
-    pub phases: Vec<Phase>,
+    pub phases: Phases,
 }
 
 /// What the learner decided for one function.
@@ -217,14 +217,14 @@ fn stdev(xs: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use faasched_model::MS;
+    use faasched_model::{MS, Phase};
     use std::collections::BTreeMap;
 
     fn rec(f: u32, arrival_ms: u64, cpu_ms: u64) -> Record {
         Record {
             function: FunctionId(f),
             arrival: arrival_ms * MS,
-            phases: vec![Phase::Cpu(cpu_ms * MS)],
+            phases: Phases::from_buf([Phase::Cpu(cpu_ms * MS)]),
         }
     }
 

@@ -6,7 +6,8 @@ use super::io;
 use super::learner::{Learned, Record, learn};
 use super::params::Params;
 use faasched_model::{
-    Attrs, CpuSet, FunctionId, IdMap, Load, Nanos, Outcome, Phase, Steer, TaskId, TaskInfo, Time,
+    Attrs, CpuSet, FunctionId, IdMap, Load, Nanos, Outcome, Phase, Phases, Steer, TaskId, TaskInfo,
+    Time,
 };
 use std::collections::BTreeMap;
 
@@ -204,7 +205,7 @@ impl Steer for Alps {
                 phases: if self.io_aware {
                     io::shaped(outcome)
                 } else {
-                    vec![Phase::Cpu(outcome.cpu)]
+                    Phases::from_buf([Phase::Cpu(outcome.cpu)])
                 },
             });
         }

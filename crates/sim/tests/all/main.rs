@@ -6,8 +6,8 @@ mod queueing;
 mod timelines;
 
 use faasched_model::{
-    Attrs, Class, CpuSet, Function, FunctionId, Invocation, Load, MS, Nanos, Outcome, Phase, Steer,
-    TaskId, TaskInfo, Time,
+    Attrs, Class, CpuSet, Function, FunctionId, Invocation, Load, MS, Nanos, Outcome, Phase,
+    Phases, Steer, TaskId, TaskInfo, Time,
 };
 use faasched_sim::{Config, Discipline, run};
 use std::convert::Infallible;
@@ -39,7 +39,7 @@ pub fn inv(id: u64, f: u32, at: Time, phases: &[Phase]) -> Invocation {
             name: Arc::from(format!("f{f}")),
         },
         arrival: at,
-        phases: phases.to_vec(),
+        phases: Phases::from_slice(phases),
         memory_mb: 128,
         deadline: None,
     }

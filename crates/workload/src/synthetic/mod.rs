@@ -28,7 +28,7 @@ pub use spec::{
 use crate::{Error, Result};
 use dist::ClampedLognormal;
 use faasched_model::{
-    Function, Functions, Group, Invocation, Nanos, Phase, SEC, TIME_LIMIT, Time, US,
+    Function, Functions, Group, Invocation, Nanos, Phase, Phases, SEC, TIME_LIMIT, Time, US,
 };
 use rand::{Rng, SeedableRng};
 use rand_distr::Exp1;
@@ -302,9 +302,13 @@ impl Draw {
     }
 
     /// One invocation's function, phases and memory.
-    fn sample(&self, rng: &mut Pcg64Mcg) -> (Function, Vec<Phase>, u32) {
+    fn sample(&self, rng: &mut Pcg64Mcg) -> (Function, Phases, u32) {
         let cpu = |function: &Function, d: Nanos| {
-            (function.clone(), vec![Phase::Cpu(d)], SYNTHETIC_MEMORY_MB)
+            (
+                function.clone(),
+                Phases::from_buf([Phase::Cpu(d)]),
+                SYNTHETIC_MEMORY_MB,
+            )
         };
         match self {
             Draw::Alps { cumulative, groups } => {
@@ -317,7 +321,7 @@ impl Draw {
                 let d = &group[rng.random_range(0..group.len())];
                 (
                     d.function.clone(),
-                    vec![Phase::Cpu(rng.random_range(d.lo..=d.hi))],
+                    Phases::from_buf([Phase::Cpu(rng.random_range(d.lo..=d.hi))]),
                     d.memory_mb,
                 )
             }
@@ -342,7 +346,11 @@ impl Draw {
             }
             Draw::MixedIo { classes } => {
                 let (function, class) = &classes[rng.random_range(0..classes.len())];
-                (function.clone(), class.phases.to_vec(), class.memory_mb)
+                (
+                    function.clone(),
+                    Phases::from_slice(class.phases),
+                    class.memory_mb,
+                )
             }
         }
     }

@@ -222,7 +222,7 @@ fn mixed_io_classes_have_their_shapes_and_equal_shares() {
             .iter()
             .find(|c| *c.name == *inv.function.name)
             .expect("a mixed-io class");
-        assert_eq!(inv.phases, class.phases);
+        assert_eq!(inv.phases[..], *class.phases);
         let io = class.name.starts_with("io-");
         assert_eq!(
             matches!(inv.phases[..], [Phase::Cpu(_), Phase::Io(_), Phase::Cpu(_)]),

@@ -38,7 +38,7 @@ pub mod huawei2023;
 mod table;
 
 use crate::{Error, Result};
-use faasched_model::{Function, Functions, Invocation, MS, Nanos, Phase, SEC, Time};
+use faasched_model::{Function, Functions, Invocation, MS, Nanos, Phase, Phases, SEC, Time};
 use rand::seq::index;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -225,7 +225,7 @@ impl Builder {
             id: 0,
             function: function.clone(),
             arrival,
-            phases: vec![Phase::Cpu(cpu)],
+            phases: Phases::from_buf([Phase::Cpu(cpu)]),
             memory_mb,
             deadline: None,
         });

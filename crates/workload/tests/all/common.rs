@@ -1,6 +1,6 @@
 //! Helpers shared by the test modules.
 
-use faasched_model::{Function, Invocation, Nanos, Phase, SEC};
+use faasched_model::{Function, Invocation, Nanos, Phase, Phases, SEC};
 use faasched_workload::Error;
 use std::collections::BTreeMap;
 use std::fs;
@@ -98,7 +98,7 @@ pub fn cpu_invocation(id: u64, function: &Function, arrival: u64, cpu: Nanos) ->
         id,
         function: function.clone(),
         arrival,
-        phases: vec![Phase::Cpu(cpu)],
+        phases: Phases::from_buf([Phase::Cpu(cpu)]),
         memory_mb: 128,
         deadline: None,
     }

@@ -1,7 +1,7 @@
 //! The workload CSV (v1): reading, validation errors, writing, round trips.
 
 use crate::common::{assert_parse_error, fixture};
-use faasched_model::{Function, Functions, Invocation, MS, Phase, TIME_LIMIT, US};
+use faasched_model::{Function, Functions, Invocation, MS, Phase, Phases, TIME_LIMIT, US};
 use faasched_workload::Error;
 use faasched_workload::csv::{HEADER, Reader, Writer, read_all};
 use proptest::prelude::*;
@@ -26,7 +26,7 @@ fn reads_the_fixture_in_nanoseconds() {
     let io = &invs[1];
     assert_eq!((io.id, io.arrival, io.memory_mb), (1, 1_250 * US, 256));
     assert_eq!(
-        io.phases,
+        io.phases[..],
         [
             Phase::Cpu(2 * MS),
             Phase::Io(40 * MS),
@@ -37,7 +37,7 @@ fn reads_the_fixture_in_nanoseconds() {
     assert_eq!(io.cpu_demand(), 3_500 * US);
     // The same function keeps its interned id.
     assert_eq!(invs[2].function, invs[0].function);
-    assert_eq!(invs[3].phases, [Phase::Io(US), Phase::Cpu(US)]);
+    assert_eq!(invs[3].phases[..], [Phase::Io(US), Phase::Cpu(US)]);
     assert_eq!(invs[3].memory_mb, 1);
 }
 
@@ -197,12 +197,12 @@ fn the_reader_streams() {
     assert_eq!(reader.functions().len(), 3);
 }
 
-fn invocation(function: Function, arrival: u64, phases: Vec<Phase>) -> Invocation {
+fn invocation(function: Function, arrival: u64, phases: &[Phase]) -> Invocation {
     Invocation {
         id: 0,
         function,
         arrival,
-        phases,
+        phases: Phases::from_slice(phases),
         memory_mb: 128,
         deadline: None,
     }
@@ -222,7 +222,7 @@ fn the_writer_rounds_to_microseconds_but_never_to_a_zero_phase() {
     let mut inv = invocation(
         f,
         1_499,
-        vec![Phase::Cpu(1), Phase::Io(2_500), Phase::Cpu(3_499)],
+        &[Phase::Cpu(1), Phase::Io(2_500), Phase::Cpu(3_499)],
     );
     inv.deadline = Some(1_500);
     assert_eq!(written(&[inv]), format!("{HEAD}0,f,1,c1;i3;c3,128,2\n"));
@@ -239,10 +239,10 @@ fn the_writer_refuses_what_the_reader_would_reject() {
     let mut functions = Functions::new();
     let f = functions.intern("f");
     let bad = [
-        invocation(functions.intern(""), 0, vec![Phase::Cpu(1)]),
-        invocation(f.clone(), 0, vec![]),
-        invocation(f.clone(), 0, vec![Phase::Cpu(5), Phase::Io(0)]),
-        invocation(f.clone(), TIME_LIMIT, vec![Phase::Cpu(1)]),
+        invocation(functions.intern(""), 0, &[Phase::Cpu(1)]),
+        invocation(f.clone(), 0, &[]),
+        invocation(f.clone(), 0, &[Phase::Cpu(5), Phase::Io(0)]),
+        invocation(f.clone(), TIME_LIMIT, &[Phase::Cpu(1)]),
     ];
     for inv in &bad {
         let err = Writer::new(Vec::new()).write(inv).unwrap_err();
@@ -250,10 +250,10 @@ fn the_writer_refuses_what_the_reader_would_reject() {
     }
     let mut writer = Writer::new(Vec::new());
     writer
-        .write(&invocation(f.clone(), 10, vec![Phase::Cpu(1)]))
+        .write(&invocation(f.clone(), 10, &[Phase::Cpu(1)]))
         .unwrap();
     let err = writer
-        .write(&invocation(f, 9, vec![Phase::Cpu(1)]))
+        .write(&invocation(f, 9, &[Phase::Cpu(1)]))
         .unwrap_err();
     assert!(matches!(err, Error::Invalid { .. }));
 }
@@ -301,7 +301,7 @@ fn arb_workload() -> impl Strategy<Value = Vec<Invocation>> {
                     id,
                     function: functions.intern(&names[f]),
                     arrival: arrival_us * US,
-                    phases,
+                    phases: phases.into(),
                     memory_mb,
                     deadline: deadline.map(|us| us * US),
                 },

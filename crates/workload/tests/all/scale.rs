@@ -1,7 +1,7 @@
 //! Offered load and rescaling to a target load.
 
 use crate::common::cpu_invocation;
-use faasched_model::{Functions, Invocation, MS, Phase, SEC};
+use faasched_model::{Functions, Invocation, MS, Phase, Phases, SEC};
 use faasched_workload::Error;
 use faasched_workload::scale::{offered_load, rescale_to_load};
 use proptest::prelude::*;
@@ -33,7 +33,7 @@ fn offered_load_edge_cases() {
     assert_eq!(offered_load(&workload(&[5, 9], MS), 0), f64::INFINITY);
     let mut io_only = workload(&[5, 9], MS);
     for inv in &mut io_only {
-        inv.phases = vec![Phase::Io(MS)];
+        inv.phases = Phases::from_buf([Phase::Io(MS)]);
     }
     assert_eq!(offered_load(&io_only, 4), 0.0);
     // Not sorted: the span is still latest − earliest.
@@ -78,7 +78,7 @@ fn rescaling_rejects_what_it_cannot_do() {
     }
     let mut io_only = workload(&[0, SEC], MS);
     for inv in &mut io_only {
-        inv.phases = vec![Phase::Io(MS)];
+        inv.phases = Phases::from_buf([Phase::Io(MS)]);
     }
     assert!(rescale_to_load(&mut io_only, 1, 0.5).is_err());
 }
