@@ -57,7 +57,7 @@ const CORE_BITS: u32 = 8;
 /// instant it arms below it.
 const EVENT_LIMIT: Time = (1 << (64 - CORE_BITS)) - 1;
 
-/// The latest instant a run may simulate (about 1.6 years): the engine
+/// The latest instant a run may simulate (about 1.7 years): the engine
 /// handles no event after it (`faasched_sim` reports an error instead). From
 /// an instant up to it, the kernel arms events at most a phase (at most
 /// [`TIME_LIMIT`] long), a context switch and a tick (each at most 1 s), a
