@@ -16,7 +16,7 @@ use crate::fair::{Cfs, CfsTunables, Eevdf, Join, Running, idle_victim};
 use crate::oracle::{Fifo, Srpt};
 use crate::rt::{RtQueue, RtRunning};
 use crate::slab::Slab;
-use crate::task::{State, Task};
+use crate::task::{State, Task, started};
 use crate::ticks::Ticks;
 use crate::{Notice, TaskStats};
 use faasched_model::{Attrs, Class, CpuSet, IdMap, Nanos, Phase, Phases, TaskId, Time};
@@ -283,6 +283,9 @@ impl Cores {
                 self.place(slot, now);
             }
             Some(Phase::Io(d)) => {
+                if started(&mut t.started, &mut t.stats, now) && self.cfg.report_starts {
+                    out.push(Notice::Started(t.id));
+                }
                 t.state = State::Blocked(now);
                 out.push(Notice::Blocked(t.id));
                 self.events.push(now + d, Ev::IoDone(slot));
@@ -573,12 +576,8 @@ impl Cores {
         core.busy_from.get_or_insert(now);
         self.idle.remove(c as usize);
         let t = &mut self.tasks[slot as usize];
-        if !t.started {
-            t.started = true;
-            t.stats.first_run = now;
-            if self.cfg.report_starts {
-                self.pending.push(Notice::Started(t.id));
-            }
+        if started(&mut t.started, &mut t.stats, now) && self.cfg.report_starts {
+            self.pending.push(Notice::Started(t.id));
         }
         if t.rt_prio().is_some() {
             // A fair-server turn ends when it runs out of fair tasks.

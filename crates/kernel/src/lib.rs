@@ -90,7 +90,8 @@ pub type Slot = u32;
 /// report it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct TaskStats {
-    /// First instant it was dispatched onto a core.
+    /// When it started: its first dispatch onto a core, or its arrival if
+    /// its first phase is I/O (see `task::started`).
     pub first_run: Time,
     /// CPU time, including the switch-in cost charged to it.
     pub cpu: Nanos,

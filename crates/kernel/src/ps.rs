@@ -12,6 +12,7 @@
 //! involuntary ones.
 
 use crate::slab::Slab;
+use crate::task::started;
 use crate::{Config, Notice, TaskStats};
 use faasched_model::{Nanos, Phase, Phases, TaskId, Time};
 use std::cmp::Reverse;
@@ -93,15 +94,13 @@ impl Ps {
 
     fn begin_phase(&mut self, slot: u32, now: Time, woke: bool, out: &mut Vec<Notice>) {
         let t = &mut self.tasks[slot as usize];
-        match t.phases.get(t.phase).copied() {
+        let phase = t.phases.get(t.phase).copied();
+        // Processor sharing serves a phase at once, CPU or I/O.
+        if phase.is_some() && started(&mut t.started, &mut t.stats, now) && self.report_starts {
+            out.push(Notice::Started(t.id));
+        }
+        match phase {
             Some(Phase::Cpu(d)) => {
-                if !t.started {
-                    t.started = true;
-                    t.stats.first_run = now;
-                    if self.report_starts {
-                        out.push(Notice::Started(t.id));
-                    }
-                }
                 if woke {
                     out.push(Notice::Woke(t.id));
                 }

@@ -9,6 +9,22 @@ pub const IDLE_WEIGHT: u32 = 3;
 /// Load weight of nice 0 (`NICE_0_LOAD` without the fixed-point shift).
 pub const NICE_0: u32 = 1024;
 
+/// Marks a task started at `now`, once: returns whether this call did.
+///
+/// An invocation starts when its first phase begins to be served: a CPU
+/// phase at its first dispatch (the wait before it is the response time), an
+/// I/O phase at once, since the handler that issues the I/O is running (the
+/// model gives issuing it no cost). Its billed execution runs from then on.
+#[inline(always)]
+pub fn started(started: &mut bool, stats: &mut TaskStats, now: Time) -> bool {
+    if *started {
+        return false;
+    }
+    *started = true;
+    stats.first_run = now;
+    true
+}
+
 /// Where a task is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {

@@ -183,13 +183,14 @@ impl Outcome {
     pub fn turnaround(&self) -> Nanos {
         self.finish - self.arrival
     }
-    /// first_run − arrival.
+    /// first_run − arrival (saturating: a live run's clocks are read
+    /// apart, so an outcome need not be ordered to the ns).
     pub fn response(&self) -> Nanos {
-        self.first_run - self.arrival
+        self.first_run.saturating_sub(self.arrival)
     }
-    /// finish − first_run: the billed duration.
+    /// finish − first_run: the billed duration (saturating, likewise).
     pub fn execution(&self) -> Nanos {
-        self.finish - self.first_run
+        self.finish.saturating_sub(self.first_run)
     }
     /// turnaround − cpu − io: time runnable but not running (saturating).
     pub fn waiting(&self) -> Nanos {

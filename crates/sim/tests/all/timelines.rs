@@ -388,6 +388,43 @@ fn first_runs_reach_only_a_policy_that_asks() {
     }
 }
 
+#[test]
+fn an_invocation_that_begins_with_io_starts_at_its_arrival() {
+    // One core, FIFO. A: 10 ms CPU at 0. B at 2 ms: 5 ms I/O, then 1 ms CPU,
+    // so its handler runs from its arrival (response 0) though its CPU
+    // waits for A (10–11). C at 3 ms: 4 ms I/O only, never on a core. Under
+    // PS, B's CPU shares the core with A's last 3 ms from 7: B ends at 9.
+    let invs = || {
+        vec![
+            cpu(0, 0, 10),
+            inv(1, 1, 2 * MS, &[Phase::Io(5 * MS), Phase::Cpu(MS)]),
+            inv(2, 2, 3 * MS, &[Phase::Io(4 * MS)]),
+        ]
+    };
+    for (discipline, finishes) in [
+        (Discipline::Linux, [10.0, 11.0, 7.0]),
+        (Discipline::Ps, [11.0, 9.0, 7.0]),
+    ] {
+        for wants in [false, true] {
+            let mut policy = Starts {
+                wants,
+                seen: Vec::new(),
+            };
+            let out = simulate(&ideal(1, discipline), &mut policy, invs());
+            assert_eq!(finishes_ms(&out), finishes, "{discipline:?}");
+            let starts = [(0, 0), (1, 2 * MS), (2, 3 * MS)];
+            let first_runs: Vec<_> = out.iter().map(|o| (o.id, o.first_run)).collect();
+            assert_eq!(first_runs, starts, "{discipline:?}");
+            assert_eq!(out[1].response(), 0);
+            assert_eq!(out[2].execution(), 4 * MS, "{discipline:?}");
+            let mut seen = policy.seen.clone();
+            seen.sort_unstable();
+            let expected: &[_] = if wants { &starts } else { &[] };
+            assert_eq!(seen, expected, "{discipline:?}, wants {wants}");
+        }
+    }
+}
+
 /// SCHED_FIFO until a task has used 5 ms of CPU, then SCHED_OTHER (SFS's
 /// demotion); records when and at what CPU time it heard of each watch.
 struct DemoteAt5 {
