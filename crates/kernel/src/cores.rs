@@ -776,11 +776,15 @@ impl Cores {
         let t = &self.tasks[core.task as usize];
         let mut at = core.start.max(t.acct_from) + t.left;
         if let Some(w) = t.watch {
-            let reached = t.acct_from + w.saturating_sub(t.stats.cpu);
-            at = at.min(match self.cfg.watch_at_tick {
-                None => reached,
-                Some(lag) => self.ticks.ceil(reached.max(now)) + lag,
-            });
+            // A watch past the phase's end changes nothing, however far (a
+            // policy's watch is any duration).
+            let reached = t.acct_from.saturating_add(w.saturating_sub(t.stats.cpu));
+            if reached < at {
+                at = at.min(match self.cfg.watch_at_tick {
+                    None => reached,
+                    Some(lag) => self.ticks.ceil(reached.max(now)) + lag,
+                });
+            }
         }
         let rq = &self.rqs[t.rq as usize];
         let mut tick = 0;

@@ -29,6 +29,10 @@ use std::collections::{BTreeMap, VecDeque};
 /// Finished invocations the adaptive limit looks at.
 pub const DURATIONS: usize = 100;
 
+/// The longest time limit: an hour, far past any function (and far from the
+/// ns clock's range, which a limit of 10^13 ms would leave).
+const MAX_TIME_LIMIT_MS: f64 = 3_600_000.0;
+
 /// The hybrid scheduler's parameters (TOML `[hybrid]`).
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -67,10 +71,10 @@ impl HybridParams {
         let check =
             |ok, name, value: f64, expected| BadParam::require(ok, "hybrid", name, value, expected);
         check(
-            self.time_limit_ms.is_finite() && self.time_limit_ms > 0.0,
+            self.time_limit_ms > 0.0 && self.time_limit_ms <= MAX_TIME_LIMIT_MS,
             "time_limit_ms",
             self.time_limit_ms,
-            "a positive ms",
+            "a positive ms up to 1 h",
         )?;
         check(
             self.percentile > 0.0 && self.percentile <= 100.0,
@@ -246,6 +250,26 @@ impl Steer for Hybrid {
 mod tests {
     use super::*;
     use crate::testkit::{info, outcome};
+
+    #[test]
+    fn the_time_limit_is_positive_and_at_most_an_hour() {
+        let with = |ms| HybridParams {
+            time_limit_ms: ms,
+            ..HybridParams::default()
+        };
+        assert!(with(MAX_TIME_LIMIT_MS).validate().is_ok());
+        for ms in [
+            0.0,
+            -1.0,
+            MAX_TIME_LIMIT_MS + 1.0,
+            1.9e13,
+            f64::NAN,
+            f64::INFINITY,
+        ] {
+            let err = with(ms).validate().unwrap_err().to_string();
+            assert!(err.contains("time_limit_ms"), "{ms}: {err}");
+        }
+    }
 
     #[test]
     fn starts_fifo_on_half_the_cores_and_moves_to_the_fair_half_at_the_limit() {

@@ -425,13 +425,14 @@ fn an_invocation_that_begins_with_io_starts_at_its_arrival() {
     }
 }
 
-/// SCHED_FIFO until a task has used 5 ms of CPU, then SCHED_OTHER (SFS's
+/// SCHED_FIFO until a task has used `watch` of CPU, then SCHED_OTHER (SFS's
 /// demotion); records when and at what CPU time it heard of each watch.
-struct DemoteAt5 {
+struct DemoteAt {
+    watch: Nanos,
     heard: Vec<(u64, Time, Nanos)>,
 }
 
-impl Steer for DemoteAt5 {
+impl Steer for DemoteAt {
     fn name(&self) -> &str {
         "demote"
     }
@@ -439,7 +440,7 @@ impl Steer for DemoteAt5 {
         Attrs::normal(cpus).with_class(Class::Fifo(50))
     }
     fn cpu_watch(&self, task: TaskId) -> Option<Nanos> {
-        (!self.heard.iter().any(|h| h.0 == task.0)).then_some(5 * MS)
+        (!self.heard.iter().any(|h| h.0 == task.0)).then_some(self.watch)
     }
     fn on_cpu_used(&mut self, now: Time, task: TaskId, used: Nanos) -> Option<Attrs> {
         self.heard.push((task.0, now, used));
@@ -461,9 +462,20 @@ fn a_watch_is_heard_at_its_instant_or_as_a_live_watcher_sees_it() {
     ] {
         let mut cfg = ideal(1, Discipline::Linux);
         cfg.watch_at_tick = watch_at_tick;
-        let mut policy = DemoteAt5 { heard: Vec::new() };
+        let mut policy = DemoteAt {
+            watch: 5 * MS,
+            heard: Vec::new(),
+        };
         let out = simulate(&cfg, &mut policy, invs());
         assert_eq!(policy.heard[0], (0, heard.0, heard.1), "{watch_at_tick:?}");
         assert_eq!(finishes_ms(&out), finishes, "{watch_at_tick:?}");
+        // A watch past any phase's end, however far, is never heard.
+        let mut never = DemoteAt {
+            watch: Nanos::MAX,
+            heard: Vec::new(),
+        };
+        let out = simulate(&cfg, &mut never, invs());
+        assert_eq!(never.heard, [], "{watch_at_tick:?}");
+        assert_eq!(finishes_ms(&out), [10.0, 13.0], "{watch_at_tick:?}");
     }
 }
