@@ -488,7 +488,8 @@ pub(crate) fn cost(out: &mut String, summary: &Summary, palette: &Palette) {
     );
 }
 
-/// Cumulative finished invocations against simulated time: a line per policy.
+/// Cumulative finished invocations against time, simulated or (a live run's)
+/// measured: a line per policy.
 pub(crate) fn completions(out: &mut String, summary: &Summary, palette: &Palette) {
     let series: Vec<_> = summary
         .policies
@@ -513,7 +514,12 @@ pub(crate) fn completions(out: &mut String, summary: &Summary, palette: &Palette
         y: Scale::zero_to(total),
     };
     open_figure(out, "completions", None);
-    frame.open(out, "Completions over simulated time");
+    let time = if summary.is_live() {
+        "measured time"
+    } else {
+        "simulated time"
+    };
+    frame.open(out, &format!("Completions over {time}"));
     let x_ticks: Vec<Tick> = frame
         .x
         .ticks(0.0)
@@ -530,7 +536,7 @@ pub(crate) fn completions(out: &mut String, summary: &Summary, palette: &Palette
         out,
         (&x_ticks, true),
         &y_ticks,
-        "simulated time (s)",
+        &format!("{time} (s)"),
         "finished invocations",
     );
     for (p, c) in &series {

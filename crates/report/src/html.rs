@@ -156,7 +156,10 @@ pub fn render_html(report: &Report) -> String {
         section(&mut out, i + 1, s, &palette);
     }
     out.push_str("</main>\n");
-    footer(&mut out);
+    footer(
+        &mut out,
+        report.sections.iter().any(|s| s.summary.is_live()),
+    );
     out.push_str("</body>\n</html>\n");
     out
 }
@@ -331,16 +334,24 @@ fn row(out: &mut String, p: &PolicySummary, palette: &Palette) {
     );
 }
 
-fn footer(out: &mut String) {
-    out.push_str(
+/// The terms of the page, and where its times come from: the simulator,
+/// or also the machine when a section is `live`.
+fn footer(out: &mut String, live: bool) {
+    let times = if live {
+        "Times of live runs are measured on the machine; the others are simulated."
+    } else {
+        "Times are simulated, not measured on a machine."
+    };
+    put!(
+        out,
         "<footer><p><strong>Terms.</strong> turnaround = finish − arrival; \
          execution = finish − first run (the billed duration); slowdown = turnaround / \
          (CPU + I/O). Groups by CPU demand (ALPS Table 1): G1 ≤ 50 ms, G2 50–200 ms, \
          G3 200–400 ms, G4 &gt; 400 ms. Percentiles are nearest-rank from log-bucketed \
          histograms (within 0.05%); CDF curves are exact at their points, on a grid of \
-         1/16 of a power of two. Times are simulated, not measured on a machine.</p>\
+         1/16 of a power of two. {times}</p>\
          <p>Written by faasched from the same data as summary.json; the same inputs \
-         give the same bytes.</p></footer>\n",
+         give the same bytes.</p></footer>\n"
     );
 }
 
@@ -462,6 +473,23 @@ mod tests {
         assert!(html.contains("class=\"line pol p2\" stroke=\"#009E73\" stroke-dasharray"));
         // The legend, then per section the note and the table row.
         assert_eq!(html.matches("class=\"badge\"").count(), 1 + 2 * 2);
+    }
+
+    #[test]
+    fn a_live_section_says_its_times_are_measured() {
+        let simulated = render_html(&report());
+        assert!(simulated.contains("Times are simulated, not measured on a machine."));
+        // The chart names its time in each section (a few times each).
+        let per_section = simulated.matches("Completions over simulated time").count() / 2;
+        assert!(per_section > 0);
+        let mut live = report();
+        live.sections[1].summary.policies[0].live = Some(json!({"lateness_us": 1}));
+        let live = render_html(&live);
+        assert!(live.contains("Times of live runs are measured on the machine"));
+        assert!(!live.contains("Times are simulated, not measured"));
+        let count = |what: &str| live.matches(what).count();
+        assert_eq!(count("Completions over simulated time"), per_section);
+        assert_eq!(count("Completions over measured time"), per_section);
     }
 
     #[test]

@@ -46,6 +46,12 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Whether a live run measured it (its policies carry what the live run
+    /// measured), rather than the simulator: its times are the machine's.
+    pub fn is_live(&self) -> bool {
+        self.policies.iter().any(|p| p.live.is_some())
+    }
+
     /// The flat rows: policy order as given, then scope (all, G1..G4), then metric
     /// (turnaround, response, execution, waiting, slowdown).
     pub fn rows(&self) -> impl Iterator<Item = Row> + '_ {
