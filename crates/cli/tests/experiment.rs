@@ -76,6 +76,14 @@ fn alps_io_reports_each_class_and_the_gain_alps_io_keeps() {
         report.contains("function io-1 only"),
         "a report section per class"
     );
+    // A class's section counts its own invocations (the four share 2000),
+    // and the whole workload's beside them.
+    let sections = report
+        .matches("<th>all_invocations</th><td>2000</td>")
+        .count();
+    assert_eq!(sections, 4 * 2, "two cases, four classes");
+    let whole = report.matches("<th>invocations</th><td>2000</td>").count();
+    assert_eq!(whole, 2, "only the cases' own sections hold all 2000");
 }
 
 #[test]

@@ -25,6 +25,7 @@ use crate::run::{KernelArgs, run_policy};
 use crate::source::{Source, WorkloadArgs};
 use anyhow::{Context, Result};
 use clap::{Args as ClapArgs, ValueEnum};
+use faasched_model::Nanos;
 use faasched_policy::Tuning;
 use faasched_report::{
     Collector, PolicySummary, REPORT_HTML, Report, Section, Summary, write_outputs, write_report,
@@ -228,8 +229,11 @@ fn write_files(dir: &Path, name: &str, ran: &[Ran], table: &Table, text: &str) -
             summary: r.summary.clone(),
         });
         for (function, policies) in &r.by_function {
+            // The section's own invocations, and the whole workload's.
             let mut workload = r.summary.workload.clone();
             workload["function"] = function.as_str().into();
+            workload["all_invocations"] = workload["invocations"].take();
+            workload["invocations"] = policies.first().map_or(0, |p| p.all().count).into();
             sections.push(Section {
                 title: format!("{}: function {function} only", r.case.title),
                 summary: Summary {
@@ -329,9 +333,12 @@ fn run_cases(cases: Vec<Case>) -> Result<Vec<Ran>> {
     Ok(ran)
 }
 
-/// Runs one variant of a case, summarised under the variant's label.
+/// Runs one variant of a case, summarised under the variant's label. A
+/// function's summary has its share of the run's utilisation: the run's,
+/// scaled by the function's part of the CPU time.
 fn run_variant(case: &Case, variant: &Variant, source: &Source) -> Result<Measured> {
-    let mut by_function: BTreeMap<String, Collector> = BTreeMap::new();
+    let mut by_function: BTreeMap<String, (Collector, Nanos)> = BTreeMap::new();
+    let mut all_cpu: Nanos = 0;
     let mut summary = run_policy(
         variant.policy,
         &variant.tuning,
@@ -341,11 +348,13 @@ fn run_variant(case: &Case, variant: &Variant, source: &Source) -> Result<Measur
         case.workload.seed,
         |o| {
             if case.by_function {
-                by_function
+                let (c, cpu) = by_function
                     .entry(o.function.name.to_string())
                     // Marked sim-only below, from the run's own summary.
-                    .or_insert_with(|| Collector::new(&variant.label, false))
-                    .record(o);
+                    .or_insert_with(|| (Collector::new(&variant.label, false), 0));
+                c.record(o);
+                *cpu += o.cpu;
+                all_cpu += o.cpu;
             }
             Ok(())
         },
@@ -353,8 +362,13 @@ fn run_variant(case: &Case, variant: &Variant, source: &Source) -> Result<Measur
     summary.policy = variant.label.clone();
     let by_function = by_function
         .into_iter()
-        .map(|(f, c)| {
-            let mut s = c.finish(summary.utilisation);
+        .map(|(f, (c, cpu))| {
+            let share = if all_cpu == 0 {
+                0.0
+            } else {
+                cpu as f64 / all_cpu as f64
+            };
+            let mut s = c.finish(summary.utilisation * share);
             s.sim_only = summary.sim_only;
             (f, s)
         })
