@@ -66,9 +66,14 @@ pub fn section_title(summary: &Summary) -> String {
         title.push_str(&format!(" at {}% load", (load * 100.0).round()));
     }
     if let Some(cores) = summary.machine["cores"].as_u64() {
-        title.push_str(&format!(" on {cores} cores"));
+        title.push_str(&format!(" on {}", counted(cores as usize, "core")));
     }
     title
+}
+
+/// `n` and `noun`, plural unless `n` is 1.
+pub fn counted(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).

@@ -1,5 +1,6 @@
 //! `faasched workload`: write workload CSV from a generator or a production trace.
 
+use crate::output::counted;
 use crate::source::{DEFAULT_INVOCATIONS, DEFAULT_LOAD};
 use anyhow::{Context, Result, anyhow};
 use clap::{Args as ClapArgs, Subcommand, ValueEnum};
@@ -267,11 +268,15 @@ fn write_trace(trace: Trace, common: &Common) -> Result<()> {
     let mut note = String::new();
     if let (Some(load), Some(cores)) = (common.load, common.cores) {
         let factor = scale::rescale_to_load(&mut invocations, cores, load)?;
-        note = format!(", arrivals rescaled ×{factor:.4} to load {load} on {cores} cores");
+        note = format!(
+            ", arrivals rescaled ×{factor:.4} to load {load} on {}",
+            counted(cores, "core")
+        );
     } else if let Some(cores) = common.cores {
         note = format!(
-            ", offered load {} on {cores} cores",
-            significant(scale::offered_load(&invocations, cores))
+            ", offered load {} on {}",
+            significant(scale::offered_load(&invocations, cores)),
+            counted(cores, "core")
         );
     }
     if duplicates > 0 {
@@ -290,11 +295,6 @@ fn write_trace(trace: Trace, common: &Common) -> Result<()> {
         counted(skipped, "function"),
     );
     Ok(())
-}
-
-/// `n` and `noun`, plural unless `n` is 1.
-fn counted(n: usize, noun: &str) -> String {
-    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
 /// `x` to three significant digits, so that a small load still shows.
