@@ -293,7 +293,7 @@ pub fn replay_policies(
     }
     Ok(runs
         .into_iter()
-        .map(|r| r.finish(live, rounds.rounds))
+        .map(|r| r.finish(live, rounds.rounds, tuning))
         .collect())
 }
 
@@ -391,8 +391,8 @@ impl PolicyRun {
         Ok(())
     }
 
-    /// What it measured over every round (`rounds` of them).
-    fn finish(self, live: &Live, rounds: u32) -> Replayed {
+    /// What it measured over every round (`rounds` of them), under `tuning`.
+    fn finish(self, live: &Live, rounds: u32, tuning: &Tuning) -> Replayed {
         let mut collector = Collector::new(&self.name, false);
         for o in &self.outcomes {
             collector.record(o);
@@ -407,6 +407,7 @@ impl PolicyRun {
         });
         live_json["rounds"] = json!(rounds);
         summary.live = Some(live_json);
+        summary.params = crate::run::params_json(&self.name, tuning);
         Replayed {
             summary,
             stats: self.stats,

@@ -189,7 +189,16 @@ pub fn run_policy_in_parts(
         0 => 0.0,
         _ => busy as f64 / (span as f64 * cores as f64),
     };
-    Ok(collector.finish(utilisation))
+    let mut summary = collector.finish(utilisation);
+    summary.params = params_json(name, tuning);
+    Ok(summary)
+}
+
+/// The parameters policy `name` runs with under `tuning`, as its summary
+/// records them (`None` for a policy without parameters).
+pub fn params_json(name: &str, tuning: &Tuning) -> Option<serde_json::Value> {
+    faasched_policy::parameters(name, tuning)
+        .map(|p| serde_json::to_value(p).expect("parameters are plain numbers, flags and names"))
 }
 
 #[cfg(test)]

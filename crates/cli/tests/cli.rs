@@ -404,6 +404,14 @@ fn policy_parameters_come_from_toml_and_flags_with_errors_naming_the_file() {
     let s = run(&["--alps-alpha", "1.5"]);
     assert_eq!(s["policies"]["alps"]["sim_only"], false);
     assert_eq!(s["policies"]["alps-kernel"]["sim_only"], true);
+    // The summary records what each policy ran with, as the TOML table.
+    for policy in ["alps", "alps-kernel"] {
+        let params = &s["policies"][policy]["params"]["alps"];
+        assert_eq!(params["window_ms"], 2000.0, "{policy}");
+        assert_eq!(params["trainer"], "ewma", "{policy}");
+        assert_eq!(params["alpha"], 1.5, "{policy}");
+    }
+    assert!(s["policies"]["cfs"].get("params").is_none());
     assert_ne!(
         mean(&s, "alps", "all"),
         mean(&s, "cfs", "all"),

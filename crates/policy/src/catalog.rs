@@ -6,7 +6,7 @@ use crate::hybrid::{Hybrid, HybridParams};
 use crate::sfs::Sfs;
 use faasched_model::{Privileges, Steer};
 use faasched_sim::{Discipline, Prediction};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// The policies, with a one-line description each (for `--help` and errors).
@@ -158,6 +158,43 @@ impl fmt::Display for UnknownPolicy {
 
 impl std::error::Error for UnknownPolicy {}
 
+/// The parameters a policy runs with, as the TOML table that sets them:
+/// `{"alps": {...}}` or `{"hybrid": {...}}`. A run's summary records them,
+/// so that a tuned run does not pass for a default one.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Parameters {
+    /// The ALPS learner's (`alps`, `alps-io`, `alps-kernel`).
+    Alps(alps::Params),
+    /// The hybrid scheduler's (`hybrid` and its named variants).
+    Hybrid(HybridParams),
+}
+
+/// What policy `name` runs with under `tuning`; `None` for a policy without
+/// parameters (or an unknown name).
+pub fn parameters(name: &str, tuning: &Tuning) -> Option<Parameters> {
+    match name {
+        "alps" | "alps-io" | "alps-kernel" => Some(Parameters::Alps(tuning.alps)),
+        "hybrid" | "hybrid-fixed" | "hybrid-adaptive" | "hybrid-rightsized" => {
+            Some(Parameters::Hybrid(hybrid_params(name, tuning)))
+        }
+        _ => None,
+    }
+}
+
+/// The hybrid parameters of policy `name`: the tuning's, except that a named
+/// variant fixes `adaptive` and `rightsizing`.
+fn hybrid_params(name: &str, tuning: &Tuning) -> HybridParams {
+    match name {
+        "hybrid" => tuning.hybrid,
+        variant => HybridParams {
+            adaptive: variant == "hybrid-adaptive",
+            rightsizing: variant == "hybrid-rightsized",
+            ..tuning.hybrid
+        },
+    }
+}
+
 /// The policy named `name`, with `tuning` for those that have parameters.
 pub fn setup(name: &str, tuning: &Tuning) -> Result<Setup, UnknownPolicy> {
     let (name, _) = POLICIES
@@ -170,14 +207,8 @@ pub fn setup(name: &str, tuning: &Tuning) -> Result<Setup, UnknownPolicy> {
         "fifo" => linux(Box::new(Uniform::FIFO)),
         "rr" => linux(Box::new(Uniform::RR)),
         "sfs" => linux(Box::<Sfs>::default()),
-        "hybrid" => linux(Box::new(Hybrid::new(name, tuning.hybrid))),
-        "hybrid-fixed" | "hybrid-adaptive" | "hybrid-rightsized" => {
-            let params = HybridParams {
-                adaptive: *name == "hybrid-adaptive",
-                rightsizing: *name == "hybrid-rightsized",
-                ..tuning.hybrid
-            };
-            linux(Box::new(Hybrid::new(name, params)))
+        "hybrid" | "hybrid-fixed" | "hybrid-adaptive" | "hybrid-rightsized" => {
+            linux(Box::new(Hybrid::new(name, hybrid_params(name, tuning))))
         }
         "alps" => linux(Box::new(Alps::new(name, Enforcement::Stock, tuning.alps))),
         "alps-io" => linux(Box::new(Alps::io_aware(name, tuning.alps))),
@@ -207,6 +238,30 @@ fn passive(name: &'static str) -> Box<dyn Steer + Send> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parameters_are_the_tables_a_policy_runs_with() {
+        let tuning = Tuning::default();
+        for (name, _) in POLICIES {
+            let params = parameters(name, &tuning);
+            match *name {
+                n if n.starts_with("alps") => {
+                    assert_eq!(params, Some(Parameters::Alps(tuning.alps)), "{n}");
+                }
+                n if n.starts_with("hybrid") => {
+                    let Some(Parameters::Hybrid(h)) = params else {
+                        panic!("{n}: {params:?}");
+                    };
+                    let (adaptive, rightsizing) = match n {
+                        "hybrid" => (tuning.hybrid.adaptive, tuning.hybrid.rightsizing),
+                        _ => (n == "hybrid-adaptive", n == "hybrid-rightsized"),
+                    };
+                    assert_eq!((h.adaptive, h.rightsizing), (adaptive, rightsizing), "{n}");
+                }
+                n => assert_eq!(params, None, "{n}"),
+            }
+        }
+    }
 
     #[test]
     fn every_listed_policy_builds_and_says_if_it_is_sim_only() {

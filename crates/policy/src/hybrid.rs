@@ -23,7 +23,7 @@ use crate::param::BadParam;
 use faasched_model::{
     Attrs, Class, CpuSet, Load, MS, Nanos, Outcome, SEC, Steer, TaskId, TaskInfo, Time,
 };
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 
 /// Finished invocations the adaptive limit looks at.
@@ -34,7 +34,7 @@ pub const DURATIONS: usize = 100;
 const MAX_TIME_LIMIT_MS: f64 = 3_600_000.0;
 
 /// The hybrid scheduler's parameters (TOML `[hybrid]`).
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HybridParams {
     /// Time limit in the FIFO group, in ms: the fixed one, or the adaptive

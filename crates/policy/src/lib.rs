@@ -16,5 +16,5 @@ pub mod sfs;
 mod testkit;
 
 pub use baseline::{BASELINE_RT_PRIO, Uniform};
-pub use catalog::{POLICIES, Setup, Tuning, UnknownPolicy, setup};
+pub use catalog::{POLICIES, Parameters, Setup, Tuning, UnknownPolicy, parameters, setup};
 pub use param::BadParam;

@@ -279,6 +279,8 @@ pub struct PolicySummary {
     /// What a live run measured beyond the outcomes (launch lateness,
     /// steering overhead, calibration); `None` for a simulation.
     pub live: Option<serde_json::Value>,
+    /// The parameters the policy ran with, if it has any (its TOML table).
+    pub params: Option<serde_json::Value>,
 }
 
 impl PolicySummary {
@@ -390,6 +392,7 @@ impl Collector {
             scopes,
             completions: self.completions,
             live: None,
+            params: None,
         }
     }
 }

@@ -11,7 +11,8 @@
 //! `involuntary_switches_per_invocation`, `utilisation`, and also `invocations`,
 //! `billed_gb_s` and `billing` (the billed duration: always `"execution"`);
 //! a live run's policies also carry `live` (launch lateness, steering
-//! overhead, the calibration used).
+//! overhead, the calibration used), and a policy with parameters `params`
+//! (the TOML table it ran with, `{"alps": {...}}` or `{"hybrid": {...}}`).
 //!
 //! A scope with no invocations still has its rows: `count` 0 and every statistic
 //! `null` in JSON, an empty cell in CSV (and `null` switches per invocation for a
@@ -123,6 +124,8 @@ struct PolicyEntry<'a> {
     billing: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     live: Option<&'a serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<&'a serde_json::Value>,
 }
 
 impl<'a> From<&'a PolicySummary> for PolicyEntry<'a> {
@@ -138,6 +141,7 @@ impl<'a> From<&'a PolicySummary> for PolicyEntry<'a> {
             billed_gb_s: all.cost.billed_gb_s(),
             billing: BILLED_DURATION,
             live: p.live.as_ref(),
+            params: p.params.as_ref(),
         }
     }
 }

@@ -370,6 +370,7 @@ fn run_variant(case: &Case, variant: &Variant, source: &Source) -> Result<Measur
             };
             let mut s = c.finish(summary.utilisation * share);
             s.sim_only = summary.sim_only;
+            s.params.clone_from(&summary.params);
             (f, s)
         })
         .collect();

@@ -3,7 +3,7 @@
 
 use crate::param::BadParam;
 use faasched_model::{Nanos, SEC};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// How a function's vector of SRPT time slices becomes one slice (Eq. 1).
@@ -11,7 +11,7 @@ use std::fmt;
 /// The paper also lists a random forest; it is not built here: the paper's
 /// Fig. 10 shows it no better than the average, and the public ALPS code's
 /// non-average trainers crash (shared/notes/linux-scheduling.md §1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum Trainer {
     /// The mean slice (the paper's default).
@@ -50,12 +50,17 @@ impl fmt::Display for Trainer {
 }
 
 /// Everything the learner can be told. Defaults are the paper's (§7.1).
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+/// Serialised as the TOML table reads it (what a run's summary records).
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// Sliding window W: the learner retrains every W from the invocations that
     /// finished in the last W. In ms in TOML (`window_ms`).
-    #[serde(rename = "window_ms", deserialize_with = "ms")]
+    #[serde(
+        rename = "window_ms",
+        deserialize_with = "ms",
+        serialize_with = "as_ms"
+    )]
     pub window: Nanos,
     /// The fewest finished invocations a lesson learns from: at a period
     /// with fewer in the window, the lesson waits and the window keeps
@@ -100,6 +105,10 @@ impl Default for Params {
 fn ms<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Nanos, D::Error> {
     let ms = f64::deserialize(d)?;
     Ok((ms * 1e6).round() as Nanos)
+}
+
+fn as_ms<S: serde::Serializer>(ns: &Nanos, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(*ns as f64 / 1e6)
 }
 
 impl Params {
