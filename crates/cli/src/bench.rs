@@ -170,7 +170,7 @@ pub struct Sim {
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     runs: u32,
     /// Invocations of the large scenarios (b, c).
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, value_parser = crate::source::count)]
     invocations: u64,
     /// Print `[{"scenario", "policy", "invocations", "wall_s", "invocations_per_s"}]`.
     #[arg(long)]

@@ -3,7 +3,7 @@
 use crate::source::Source;
 use anyhow::{Result, anyhow, bail};
 use clap::{Args as ClapArgs, ValueEnum};
-use faasched_model::{Invocation, Outcome, US};
+use faasched_model::{Invocation, Nanos, Outcome, US};
 use faasched_policy::{Setup, Tuning};
 use faasched_report::{Collector, PolicySummary};
 use faasched_sim::{Config, FairClass, RunStats};
@@ -85,7 +85,7 @@ impl KernelArgs {
             Fair::Cfs => FairClass::Cfs,
         };
         c.hz = self.hz;
-        c.context_switch = (self.context_switch_us * US as f64).round() as u64;
+        c.context_switch = self.context_switch();
         c.seed = seed;
         c.watch_at_tick = self.watch_at_tick_us.map(|us| us * US);
         if let Some(us) = self.base_slice_us {
@@ -94,11 +94,17 @@ impl KernelArgs {
         Ok(c)
     }
 
+    /// The context switch's cost, in the model's whole ns.
+    fn context_switch(&self) -> Nanos {
+        (self.context_switch_us * US as f64).round() as Nanos
+    }
+
     /// The machine as `summary.json` describes it.
     pub fn describe(&self, cores: usize) -> Value {
         let mut machine = json!({
             "cores": cores, "fair_class": format!("{:?}", self.fair).to_lowercase(),
-            "hz": self.hz, "context_switch_us": self.context_switch_us,
+            // As applied: whole ns.
+            "hz": self.hz, "context_switch_us": self.context_switch() as f64 / US as f64,
             "kernel": "faasched model (simulated)",
         });
         // Only when set: summaries of the default model keep their bytes.

@@ -38,7 +38,7 @@ pub struct WorkloadArgs {
     /// Invocations to generate (built-ins) or to take from the start of a
     /// file. Default: 15000 of a built-in and all of a file for `simulate`;
     /// 1000 of either for `replay` and `compare`.
-    #[arg(long, short = 'n')]
+    #[arg(long, short = 'n', value_parser = crate::source::count)]
     pub invocations: Option<u64>,
     /// Seed of every random choice; same seed, same bytes out.
     #[arg(long, short = 's', default_value_t = 1)]
@@ -49,6 +49,15 @@ impl WorkloadArgs {
     /// The cores asked for, or the simulator's default.
     pub fn cores(&self) -> usize {
         self.cores.map_or(DEFAULT_CORES, usize::from)
+    }
+}
+
+/// A number of invocations for a flag: a whole number, at least 1.
+pub fn count(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(0) => Err("must be at least 1".to_string()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -103,9 +112,6 @@ impl Source {
                         bail!("workload file `{}`: {why}", a.workload);
                     }
                     bail!("{spec_err} (and no workload file `{}`: {why})", a.workload);
-                }
-                if a.invocations == Some(0) {
-                    bail!("invalid invocations: must be at least 1, got 0");
                 }
                 // An empty workload is a mistake to say now, not a table of
                 // dashes after the run (and a bad first row is found at once).

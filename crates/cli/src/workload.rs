@@ -45,7 +45,8 @@ pub struct Generate {
     #[arg(long, short = 'l', default_value_t = DEFAULT_LOAD)]
     load: f64,
     /// Number of invocations.
-    #[arg(long, short = 'n', default_value_t = DEFAULT_INVOCATIONS)]
+    #[arg(long, short = 'n', default_value_t = DEFAULT_INVOCATIONS,
+          value_parser = crate::source::count)]
     invocations: u64,
     /// Seed.
     #[arg(long, short = 's', default_value_t = 1)]

@@ -423,3 +423,19 @@ fn policy_parameters_come_from_toml_and_flags_with_errors_naming_the_file() {
         "α must matter"
     );
 }
+
+#[test]
+fn zero_invocations_is_refused_naming_the_flag() {
+    for args in [
+        &["simulate", "-n", "0"][..],
+        &["workload", "generate", "-n", "0", "-o", "/dev/null"],
+        &["experiment", "alps-load", "-n", "0"],
+        &["bench", "sim", "--invocations", "0"],
+    ] {
+        let err = stderr_of_failure(args);
+        assert!(
+            err.contains("--invocations") && err.contains("must be at least 1"),
+            "{args:?}: {err}"
+        );
+    }
+}

@@ -222,7 +222,8 @@ pub fn window_min_cases(s: &Settings) -> Vec<Case> {
     }
     (0..SMALL_SEEDS)
         .map(|i| {
-            let seed = s.seed + i;
+            // Seeds from `--seed` on, wrapping past the largest.
+            let seed = s.seed.wrapping_add(i);
             let workload = Settings { seed, ..*s }.workload("huawei", cores, load, 2_000);
             Case {
                 title: format!("huawei at 80% load on {cores} cores, seed {seed}"),

@@ -56,7 +56,7 @@ pub struct Args {
     out: Option<PathBuf>,
     /// Invocations per run instead of the experiment's own (the paper's)
     /// number; smaller is faster and noisier.
-    #[arg(long, short = 'n')]
+    #[arg(long, short = 'n', value_parser = crate::source::count)]
     invocations: Option<u64>,
     /// Seed of every workload and random choice.
     #[arg(long, short = 's', default_value_t = 1)]
