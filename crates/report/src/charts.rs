@@ -549,18 +549,27 @@ pub(crate) fn completions(out: &mut String, summary: &Summary, palette: &Palette
         );
     }
     Frame::close(out);
-    let width = summary
-        .policies
-        .first()
-        .map_or(crate::timeline::FIRST_BUCKET_WIDTH, |p| {
-            p.completions.width()
-        });
+    // Each policy's run has its own length, so its own bucket width.
+    let widths = summary.policies.iter().map(|p| p.completions.width());
+    let (least, most) = widths
+        .fold(None, |range: Option<(u64, u64)>, w| {
+            Some(range.map_or((w, w), |(lo, hi)| (lo.min(w), hi.max(w))))
+        })
+        .unwrap_or((
+            crate::timeline::FIRST_BUCKET_WIDTH,
+            crate::timeline::FIRST_BUCKET_WIDTH,
+        ));
+    let ms = |ns: u64| duration_ms(ns as f64 / 1e6);
+    let widths = if least == most {
+        ms(least)
+    } else {
+        format!("{} to {}, by policy", ms(least), ms(most))
+    };
     close_figure(
         out,
         &escape(&format!(
-            "Finishes counted in buckets of {} (the width doubles as a run grows, \
+            "Finishes counted in buckets of {widths} (the width doubles as a run grows, \
              to keep at most {} buckets).",
-            duration_ms(width as f64 / 1e6),
             crate::timeline::COMPLETION_BUCKETS
         )),
     );

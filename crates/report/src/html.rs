@@ -493,6 +493,26 @@ mod tests {
     }
 
     #[test]
+    fn the_completions_caption_gives_each_policys_bucket_width() {
+        let one = render_html(&report());
+        assert!(!one.contains(", by policy ("), "equal runs, one width");
+        // A run a thousand times as long has wider buckets.
+        let mut c = Collector::new("slow", false);
+        for id in 0..300 {
+            c.record(&outcome(id, Group::G1, id * 5_000 * MS, 40 * MS, 12 * MS));
+        }
+        let mut mixed = report();
+        mixed.sections[0].summary.policies.push(c.finish(0.6));
+        let html = render_html(&mixed);
+        let at = html.find("Finishes counted").unwrap();
+        assert!(
+            html.contains("8.39 ms to 8.59 s, by policy ("),
+            "{}",
+            &html[at..at + 200]
+        );
+    }
+
+    #[test]
     fn same_report_same_bytes() {
         let (a, b) = (render_html(&report()), render_html(&report()));
         assert!(a == b, "two renders differ");
