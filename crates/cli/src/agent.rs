@@ -441,14 +441,17 @@ impl Bench {
             .prefix("faasched-bench-agent")
             .tempdir()?;
         let socket = dir.path().join("agent.sock");
-        let mut agent = Reaped(
-            Command::new(&exe)
+        let mut agent = Reaped({
+            let mut agent = Command::new(&exe);
+            agent
                 .args(["agent", "--policy", &self.policy, "--socket"])
                 .arg(&socket)
-                .stdin(Stdio::null())
-                .spawn()
-                .context("starting the agent")?,
-        );
+                .stdin(Stdio::null());
+            // SIGTERM: the agent gives back every process it steers
+            // and removes its socket, even if this bench is killed.
+            process::dies_with_parent(&mut agent, libc::SIGTERM);
+            agent.spawn().context("starting the agent")?
+        });
         wait_until_up(&socket, &mut agent)?;
         let cpu = Schedstat::open(agent.0.id() as i32).context("the agent's schedstat")?;
         let mut runs = Vec::new();
@@ -517,13 +520,14 @@ impl Bench {
                 std::thread::sleep(wait);
             }
             let function = format!("f{}", i % u64::from(self.functions));
-            let child = Command::new(exe)
+            let mut client = Command::new(exe);
+            client
                 .args(["exec", "--function", &function, "--socket"])
                 .arg(socket)
                 .args(["--", "true"])
-                .stdin(Stdio::null())
-                .spawn()
-                .context("starting `faasched exec`")?;
+                .stdin(Stdio::null());
+            process::dies_with_parent(&mut client, libc::SIGKILL);
+            let child = client.spawn().context("starting `faasched exec`")?;
             children.push(child);
             children.retain_mut(|c| !matches!(c.try_wait(), Ok(Some(_))));
         }

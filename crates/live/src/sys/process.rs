@@ -401,6 +401,29 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok((r, w))
 }
 
+/// Makes the process `command` starts receive `signal` when this thread
+/// ends, however it ends (SIGKILL included), and not run at all if this
+/// process died before it could ask: a helper the CLI starts (an agent under
+/// a bench) is then never left behind. `std::process::Command` has no such
+/// option; [`spawn`] does the same for replayed functions.
+pub fn dies_with_parent(command: &mut std::process::Command, signal: libc::c_int) {
+    use std::os::unix::process::CommandExt;
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: between fork and exec the closure only makes async-signal-safe
+    // system calls on plain integers.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, signal) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() != parent {
+                libc::_exit(127);
+            }
+            Ok(())
+        });
+    }
+}
+
 /// A pidfd for `pid` (close-on-exec).
 pub fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
     // SAFETY: pidfd_open takes two integers.
