@@ -428,7 +428,7 @@ fn launch<P: Steer + ?Sized>(
     let child = process::spawn(program, &argv, &setup).map_err(|source| ReplayError::Start {
         id: inv.id,
         program: config.program.clone(),
-        step: "clone",
+        step: "starting it",
         source,
     })?;
     stats.launch_cpu += clock::thread_cpu() - cpu;

@@ -182,9 +182,15 @@ pub enum Report {
     Execed(Nanos),
 }
 
+/// The kernel's answer `e` to `call`, named (several calls can fail to
+/// start a child, with the same errno: EMFILE from a pipe or a pidfd).
+fn failed(call: &'static str) -> impl FnOnce(io::Error) -> io::Error {
+    move |e| io::Error::new(e.kind(), format!("{call}: {e}"))
+}
+
 /// Starts a child that applies `setup` and execs `program` with `args`
 /// (after argv\[0\], the program); returns once it is started, without
-/// waiting for it to run.
+/// waiting for it to run. An error names the call that failed.
 pub fn spawn<S: AsRef<OsStr>>(program: &Program, args: &[S], setup: &Setup) -> io::Result<Child> {
     let args = std::iter::once(Ok(program.path.clone()))
         .chain(args.iter().map(|a| c_string(a.as_ref().as_bytes())))
@@ -193,12 +199,14 @@ pub fn spawn<S: AsRef<OsStr>>(program: &Program, args: &[S], setup: &Setup) -> i
     argv.push(std::ptr::null());
     let mut envp: Vec<*const libc::c_char> = program.env.iter().map(|a| a.as_ptr()).collect();
     envp.push(std::ptr::null());
-    let (read, write) = pipe()?;
+    let (read, write) = pipe().map_err(failed("pipe2"))?;
     // Never above the hard limit this process has: raising it needs
     // CAP_SYS_RESOURCE.
-    let hard = super::limits::rt_time()?.rlim_max;
+    let hard = super::limits::rt_time()
+        .map_err(failed("getrlimit"))?
+        .rlim_max;
     let launch = Box::new(Launch {
-        stack: Stack::new()?,
+        stack: Stack::new().map_err(failed("mmap"))?,
         // SAFETY: getpid has no arguments.
         parent: unsafe { libc::getpid() },
         pipe: write.as_raw_fd(),
@@ -227,7 +235,7 @@ pub fn spawn<S: AsRef<OsStr>>(program: &Program, args: &[S], setup: &Setup) -> i
         )
     };
     if pid < 0 {
-        return Err(io::Error::last_os_error());
+        return Err(failed("clone")(io::Error::last_os_error()));
     }
     let forked = clock::monotonic();
     // Into its class now, at its arrival, as the model places it. The child
@@ -248,7 +256,7 @@ pub fn spawn<S: AsRef<OsStr>>(program: &Program, args: &[S], setup: &Setup) -> i
             // SAFETY: our own child, not yet reaped, so `pid` is still it.
             unsafe { libc::kill(pid, libc::SIGKILL) };
             let _ = reap(pid);
-            return Err(e);
+            return Err(failed("pidfd_open")(e));
         }
     };
     Ok(Child {
