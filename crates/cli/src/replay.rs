@@ -231,6 +231,7 @@ impl Live {
                 program,
                 cpus: CpuSet::first(cores),
                 lead: 100 * MS,
+                overrun: faasched_live::replay::DEFAULT_OVERRUN,
             },
             calibration,
             realtime,

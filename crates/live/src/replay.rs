@@ -14,6 +14,13 @@
 //! panic) kills and reaps the children still running; each child also dies
 //! with the launcher (PR_SET_PDEATHSIG), and a real-time child that runs away
 //! is killed by its RLIMIT_RTTIME.
+//!
+//! A run is bounded in time too: each launch extends a due instant by
+//! [`OVERRUN_FACTOR`] times the invocation's demand (CPU and I/O), from the
+//! launch or the due instant, whichever is later, as if every invocation ran
+//! alone and that much slower; a run still in flight [`Config::overrun`] past
+//! it stops with [`ReplayError::Overran`] (a stopped or hung function, a
+//! calibration that makes functions far longer than planned).
 
 use crate::observe;
 use crate::steering::{SteerError, SteerStats, Steering, Timeline};
@@ -40,7 +47,16 @@ pub struct Config {
     pub cpus: CpuSet,
     /// Time from the start of the run to the first arrival, for setting up.
     pub lead: Nanos,
+    /// How far past its due instant (see the module docs) a run may go;
+    /// [`DEFAULT_OVERRUN`] by default.
+    pub overrun: Nanos,
 }
+
+/// How much slower than planned, serially, a run's work may take.
+pub const OVERRUN_FACTOR: u64 = 4;
+
+/// The default [`Config::overrun`]: 30 s.
+pub const DEFAULT_OVERRUN: Nanos = 30 * SEC;
 
 /// Why a replay stopped early.
 #[derive(Debug, thiserror::Error)]
@@ -84,6 +100,20 @@ pub enum ReplayError {
     /// A terminating signal arrived; every child was killed and reaped.
     #[error("interrupted by signal {0}; the invocations in flight were killed")]
     Interrupted(i32),
+    /// The run went on past its time bound (see the module docs); every
+    /// child was killed and reaped.
+    #[error(
+        "the replay ran {}s past the time its work should take even {OVERRUN_FACTOR}x slower, \
+         one invocation at a time; {in_flight} invocations in flight were killed (a function \
+         stopped or hung, or a calibration that does not fit this machine?)",
+        overrun / SEC
+    )]
+    Overran {
+        /// The bound it passed, [`Config::overrun`].
+        overrun: Nanos,
+        /// Invocations still running.
+        in_flight: usize,
+    },
 }
 
 fn system(what: impl Into<String>) -> impl FnOnce(io::Error) -> ReplayError {
@@ -320,6 +350,8 @@ where
 
     // The invocation whose launch waited for a look (once at most).
     let mut held = None;
+    // When the launched work should be over (module docs).
+    let mut due = origin;
     loop {
         let now = clock::monotonic();
         // Watches first: a look is a `pread` and maybe a `sched_setattr`,
@@ -343,20 +375,35 @@ where
                 &mut args,
                 &mut stats,
             )?;
+            let demand = inv.cpu_demand().saturating_add(inv.io_demand());
+            due = due
+                .max(clock::monotonic())
+                .saturating_add(OVERRUN_FACTOR.saturating_mul(demand));
             next = stream.next().transpose().map_err(input)?;
         }
         if next.is_none() && flight.0.is_empty() {
             break;
+        }
+        let bound = due.saturating_add(config.overrun);
+        if !flight.0.is_empty() && clock::monotonic() >= bound {
+            return Err(ReplayError::Overran {
+                overrun: config.overrun,
+                in_flight: flight.0.len(),
+            });
         }
         // A held launch waits for the look, not for its (past) arrival.
         let arrival = next
             .as_ref()
             .filter(|i| held != Some(i.id))
             .map(|i| timeline.mono(i.arrival));
-        let wake = match (arrival, steering.deadline()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let wake = [
+            arrival,
+            steering.deadline(),
+            (!flight.0.is_empty()).then_some(bound),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
         let timeout = wake.map(|w| w.saturating_sub(clock::monotonic()));
         let ready = poll.wait(timeout).map_err(system("epoll_pwait2"))?;
         let woke = clock::monotonic();

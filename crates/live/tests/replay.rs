@@ -3,7 +3,7 @@
 //! ones the kernel applied (read back by the process itself with `chrt`).
 
 use faasched_live::privilege;
-use faasched_live::replay::{self, Config, ReplayError};
+use faasched_live::replay::{self, Config, DEFAULT_OVERRUN, ReplayError};
 use faasched_model::{
     Attrs, Class, CpuSet, Function, FunctionId, Invocation, MS, Nanos, Outcome, Phase, Phases,
     Steer, TaskId, TaskInfo, Time,
@@ -100,6 +100,7 @@ fn config() -> Config {
         program: "/bin/sh".into(),
         cpus: cpus(),
         lead: 20 * MS,
+        overrun: DEFAULT_OVERRUN,
     }
 }
 
@@ -213,4 +214,33 @@ fn a_missing_program_fails_with_the_step_and_errno() {
         source.as_ref().is_some_and(|s| s.contains("No such file")),
         "{text}: {source:?}"
     );
+}
+
+#[test]
+fn a_run_far_past_its_work_is_stopped_and_its_children_killed() {
+    // Planned: 1 ms of CPU. The function sleeps 2 s, then leaves a mark.
+    let dir = tempfile::tempdir().unwrap();
+    let mark = dir.path().join("mark");
+    let script = format!("sleep 2; touch {}", mark.display());
+    let mut policy = Demote::new(Class::Normal, None);
+    let begun = std::time::Instant::now();
+    let err = replay::run(
+        &Config {
+            overrun: 200 * MS,
+            ..config()
+        },
+        &mut policy,
+        invocations(1, MS, MS),
+        |_| vec!["-c".into(), script.clone().into()],
+        |_| {},
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, ReplayError::Overran { in_flight: 1, .. }),
+        "{err}"
+    );
+    assert!(begun.elapsed() < std::time::Duration::from_millis(1_900));
+    // Killed, so it never leaves its mark.
+    std::thread::sleep(std::time::Duration::from_millis(2_500));
+    assert!(!mark.exists(), "the function outlived the replay");
 }
