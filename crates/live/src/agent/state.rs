@@ -196,11 +196,13 @@ impl StateFile {
         let mut tmp = self.path.clone().into_os_string();
         tmp.push(".tmp");
         let tmp = PathBuf::from(tmp);
+        // Never through a link someone put there.
         let mut out = fs::OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(true)
             .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&tmp)?;
         out.write_all(&text)?;
         drop(out);
@@ -209,8 +211,13 @@ impl StateFile {
         Ok(())
     }
 
-    /// Notes a process handed over.
+    /// Notes a process handed over. Before the first
+    /// [`StateFile::rewrite`] (the agent re-adopting what the file listed,
+    /// at its start) nothing is written: that rewrite lists every entry.
     pub fn add(&mut self, entry: &Entry) -> io::Result<()> {
+        if self.lines == 0 {
+            return Ok(());
+        }
         self.append(&Line::Add(entry.clone()))
     }
 
@@ -275,6 +282,23 @@ mod tests {
                 rt_time_us: Some([u64::MAX, u64::MAX]),
             },
         }
+    }
+
+    #[test]
+    fn adds_before_the_first_rewrite_wait_for_it_and_links_are_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut state = StateFile::beside(&dir.path().join("agent.sock"));
+        // Re-adopting at the start: the rewrite after lists them all.
+        state.add(&entry(10, 1)).unwrap();
+        assert!(!state.path().exists());
+        state.rewrite(&[entry(10, 1)]).unwrap();
+        assert_eq!(state.load().unwrap(), vec![entry(10, 1)]);
+        // A failed rewrite leaves no journal: later adds say so.
+        let elsewhere = dir.path().join("elsewhere");
+        std::os::unix::fs::symlink(&elsewhere, dir.path().join("agent.state.tmp")).unwrap();
+        assert!(state.rewrite(&[]).is_err());
+        assert!(!elsewhere.exists(), "wrote through a link");
+        assert!(state.add(&entry(11, 2)).is_err());
     }
 
     #[test]
