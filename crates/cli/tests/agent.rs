@@ -603,3 +603,31 @@ fn an_agent_refuses_the_state_file_of_an_older_version() {
     );
     assert!(dir.path().join("agent.state").exists());
 }
+
+#[test]
+fn a_flood_of_bad_requests_is_counted_but_not_logged_one_by_one() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let agent = Agent::start(dir.path(), "cfs");
+    let stream = std::os::unix::net::UnixStream::connect(&agent.socket).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut ask = |line: &str| {
+        (&stream).write_all(format!("{line}\n").as_bytes()).unwrap();
+        let mut answer = String::new();
+        reader.read_line(&mut answer).unwrap();
+    };
+    for _ in 0..50 {
+        ask(r#"{"op":"reboot"}"#);
+    }
+    // The next second's first refusal reports the rest of this one's.
+    std::thread::sleep(Duration::from_millis(1_100));
+    ask(r#"{"op":"reboot"}"#);
+    assert_eq!(agent.status()["refused"], 51);
+    let log = agent.log();
+    assert_eq!(log.matches("refused a request").count(), 20 + 1, "{log}");
+    assert!(
+        log.contains("30 more requests refused in the last second"),
+        "{log}"
+    );
+}

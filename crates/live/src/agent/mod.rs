@@ -53,7 +53,7 @@ use crate::sys::process;
 use crate::sys::sched;
 use crate::sys::signals::Signals;
 use faasched_model::{
-    CpuSet, Function, Functions, Group, Nanos, Outcome, Steer, TaskId, TaskInfo, fmt_ms,
+    CpuSet, Function, Functions, Group, Nanos, Outcome, SEC, Steer, TaskId, TaskInfo, fmt_ms,
 };
 use protocol::{
     FunctionStatus, MAX_FUNCTION_NAME, MAX_REQUEST, ProcessStatus, Request, Response, Sched, Status,
@@ -173,9 +173,20 @@ pub enum Event<'a> {
         /// `false` if the process was reaped before its final reading.
         exact: bool,
     },
+    /// Requests refused in the last second beyond the
+    /// [`REFUSALS_LOGGED_PER_SECOND`] that were logged.
+    Unlogged {
+        /// How many.
+        refusals: u64,
+    },
     /// Something went wrong that does not stop the agent.
     Warning(String),
 }
+
+/// Refusals logged in any one second: a client flooding the agent with bad
+/// requests (any local user may send them) must not flood its log too; the
+/// rest are counted ([`Event::Unlogged`], [`Summary::refused`]).
+pub const REFUSALS_LOGGED_PER_SECOND: u64 = 20;
 
 impl Event<'_> {
     /// Whether this happens once per invocation (worth logging only when
@@ -224,6 +235,10 @@ impl fmt::Display for Event<'_> {
                 }
                 Ok(())
             }
+            Event::Unlogged { refusals } => write!(
+                f,
+                "{refusals} more requests refused in the last second (not logged one by one)"
+            ),
             Event::Warning(w) => f.write_str(w),
         }
     }
@@ -311,6 +326,7 @@ pub fn serve<P: Steer + ?Sized>(
         pid,
         kthreadd,
         log,
+        refusals: (origin, 0, 0),
     };
     let adopted = saved
         .into_iter()
@@ -554,6 +570,9 @@ struct Agent<'c, 'p, P: Steer + ?Sized, L> {
     /// The parent of every kernel thread ([`target::kthreadd`]).
     kthreadd: Option<libc::pid_t>,
     log: L,
+    /// The second refusals are being counted in: its start, the refusals
+    /// logged in it and those not.
+    refusals: (Nanos, u64, u64),
 }
 
 impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
@@ -705,9 +724,26 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         }
     }
 
+    /// Counts a refusal and logs it, unless
+    /// [`REFUSALS_LOGGED_PER_SECOND`] were logged this second already.
     fn refuse(&mut self, client: PeerCred, why: &str) {
         self.summary.refused += 1;
-        (self.log)(Event::Refused { client, why });
+        let now = clock::monotonic();
+        let (since, logged, unlogged) = &mut self.refusals;
+        if now >= *since + SEC {
+            if *unlogged > 0 {
+                (self.log)(Event::Unlogged {
+                    refusals: *unlogged,
+                });
+            }
+            (*since, *logged, *unlogged) = (now, 0, 0);
+        }
+        if *logged < REFUSALS_LOGGED_PER_SECOND {
+            *logged += 1;
+            (self.log)(Event::Refused { client, why });
+        } else {
+            *unlogged += 1;
+        }
     }
 
     /// Refuses a request longer than [`MAX_REQUEST`].
