@@ -52,6 +52,7 @@ use crate::sys::poll::Poll;
 use crate::sys::process;
 use crate::sys::sched;
 use crate::sys::signals::Signals;
+use crate::sys::sockopt;
 use faasched_model::{
     CpuSet, Function, Functions, Group, Nanos, Outcome, SEC, Steer, TaskId, TaskInfo, fmt_ms,
 };
@@ -1141,7 +1142,37 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
 }
 
 /// Writes one response line; `false` if the client is gone or does not read
-/// (the socket is non-blocking: the agent never waits on a client).
+/// (the socket is non-blocking: the agent never waits on a client). A long
+/// line (a status of thousands of processes) first gets room in the
+/// socket's send buffer, which it would not fit by default.
 fn reply(stream: &mut UnixStream, response: &Response) -> bool {
-    protocol::line(response).is_ok_and(|line| stream.write_all(&line).is_ok())
+    let Ok(line) = protocol::line(response) else {
+        return false;
+    };
+    if line.len() > ROOMY_REPLY {
+        let _ = sockopt::make_room(&*stream, line.len());
+    }
+    stream.write_all(&line).is_ok()
+}
+
+/// Replies up to this long fit any socket's default send buffer.
+const ROOMY_REPLY: usize = 64 * 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    #[test]
+    fn a_reply_longer_than_the_send_buffer_is_queued_whole() {
+        let (mut agent_end, mut client) = UnixStream::pair().unwrap();
+        agent_end.set_nonblocking(true).unwrap();
+        // A status of thousands of processes: far past the default buffer.
+        let long = Response::error("x".repeat(600_000));
+        assert!(reply(&mut agent_end, &long));
+        drop(agent_end);
+        let mut got = Vec::new();
+        client.read_to_end(&mut got).unwrap();
+        assert_eq!(got, protocol::line(&long).unwrap());
+    }
 }

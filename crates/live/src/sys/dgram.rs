@@ -23,21 +23,7 @@ use std::path::Path;
 /// address of its own when it connects or sends (autobind), so that it can
 /// be answered.
 pub fn pass_credentials(socket: impl AsFd) -> io::Result<()> {
-    let on: libc::c_int = 1;
-    // SAFETY: `on` is a readable c_int and the length is its size.
-    let rc = unsafe {
-        libc::setsockopt(
-            socket.as_fd().as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PASSCRED,
-            (&raw const on).cast(),
-            size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    super::sockopt::set(socket, libc::SO_PASSCRED, 1)
 }
 
 /// A datagram socket bound to `path`, non-blocking and close-on-exec, with

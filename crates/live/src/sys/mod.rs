@@ -13,3 +13,4 @@ pub mod poll;
 pub mod process;
 pub mod sched;
 pub mod signals;
+pub mod sockopt;
