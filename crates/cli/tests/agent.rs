@@ -631,3 +631,19 @@ fn a_flood_of_bad_requests_is_counted_but_not_logged_one_by_one() {
         "{log}"
     );
 }
+
+#[test]
+fn silent_connections_cannot_lock_clients_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = Agent::start(dir.path(), "cfs");
+    // Every client slot (256) held open, silent.
+    let held: Vec<_> = (0..256)
+        .map(|_| std::os::unix::net::UnixStream::connect(&agent.socket).unwrap())
+        .collect();
+    until("the agent accepted them all", || {
+        let out = output(&mut faasched(&["agent", "status", "--json"], &agent.socket));
+        out.status.success()
+    });
+    assert_eq!(agent.status()["refused"], 0);
+    drop(held);
+}

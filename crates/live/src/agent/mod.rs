@@ -75,8 +75,14 @@ pub const DEFAULT_SOCKET: &str = "/run/faasched/agent.sock";
 /// Most processes steered at once (each holds two descriptors: its pidfd and
 /// schedstat); fewer if the descriptor limit is lower.
 const MAX_PROCESSES: usize = 8192;
-/// Most clients connected at once; more are closed on arrival.
+/// Most clients connected at once. A client arriving when they are all
+/// connected takes the place of the one idle the longest, if that one has
+/// been idle [`IDLE_EVICTABLE`] or more, and is closed on arrival otherwise:
+/// connections held open and silent (any local user can open them) cannot
+/// lock everyone else out.
 const MAX_CLIENTS: usize = 256;
+/// How long a connection must have been idle to make room for a new one.
+const IDLE_EVICTABLE: Nanos = SEC;
 /// Most datagrams answered in one wake-up: if more wait, the socket stays
 /// ready and the next wait returns at once, with whatever else is ready
 /// then, so no sender holds up the rest of the loop.
@@ -542,6 +548,8 @@ struct Conn {
     cred: PeerCred,
     /// Bytes read and not yet a whole line.
     buf: Vec<u8>,
+    /// When it last sent something (or connected).
+    active: Nanos,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -636,7 +644,7 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => return,
             Err(e) => return self.warn(format!("accepting a client: {e}")),
         };
-        if self.clients.len() >= MAX_CLIENTS {
+        if self.clients.len() >= MAX_CLIENTS && !self.evict_idlest() {
             return; // closed: the client sees its connection end
         }
         let Ok(cred) = peer_cred(&stream) else {
@@ -645,13 +653,35 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         let id = self.next_client;
         self.next_client += 1;
         if self.poll.add(stream.as_fd(), CLIENT | id).is_ok() {
-            let buf = Vec::new();
-            self.clients.insert(id, Conn { stream, cred, buf });
+            let (buf, active) = (Vec::new(), clock::monotonic());
+            self.clients.insert(
+                id,
+                Conn {
+                    stream,
+                    cred,
+                    buf,
+                    active,
+                },
+            );
             // A client writes as soon as it connects, and a one-shot one
             // (`faasched exec`) shuts its side right after: read now, and
             // the request and its end are often served in this one wake-up.
             self.converse(id);
         }
+    }
+
+    /// Closes the connection idle the longest if it has been idle
+    /// [`IDLE_EVICTABLE`] or more; whether it did.
+    fn evict_idlest(&mut self) -> bool {
+        let now = clock::monotonic();
+        let idlest = self
+            .clients
+            .iter()
+            .min_by_key(|(_, c)| c.active)
+            .filter(|(_, c)| now.saturating_sub(c.active) >= IDLE_EVICTABLE)
+            .map(|(&id, _)| id);
+        // Closed with its descriptor, which leaves the epoll set with it.
+        idlest.is_some_and(|id| self.clients.remove(&id).is_some())
     }
 
     /// Reads what client `id` sent, answers each whole line, and closes the
@@ -676,7 +706,10 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
                     open = false;
                     break;
                 }
-                Ok(n) => conn.buf.extend_from_slice(&chunk[..n]),
+                Ok(n) => {
+                    conn.buf.extend_from_slice(&chunk[..n]);
+                    conn.active = clock::monotonic();
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(_) => return false,
