@@ -138,6 +138,21 @@ impl Agent {
         }
     }
 
+    /// A connection to its stream socket: each call writes one request
+    /// line and reads the answer.
+    fn conversation(&self) -> impl FnMut(&str) -> Value {
+        use std::io::{BufRead, BufReader, Write};
+        let stream = std::os::unix::net::UnixStream::connect(&self.socket).unwrap();
+        stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        move |line| {
+            (&stream).write_all(format!("{line}\n").as_bytes()).unwrap();
+            let mut answer = String::new();
+            reader.read_line(&mut answer).unwrap();
+            serde_json::from_str(&answer).unwrap()
+        }
+    }
+
     fn status(&self) -> Value {
         let out = output(&mut faasched(&["agent", "status", "--json"], &self.socket));
         assert!(out.status.success(), "{}", stderr(&out));
@@ -307,18 +322,9 @@ fn an_exit_gives_the_outcome_its_cpu_time() {
 
 #[test]
 fn the_protocol_answers_each_line_and_refuses_nonsense() {
-    use std::io::{BufRead, BufReader, Write};
     let dir = tempfile::tempdir().unwrap();
     let agent = Agent::start(dir.path(), "cfs");
-    let stream = std::os::unix::net::UnixStream::connect(&agent.socket).unwrap();
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut ask = |line: &str| -> Value {
-        (&stream).write_all(format!("{line}\n").as_bytes()).unwrap();
-        let mut answer = String::new();
-        reader.read_line(&mut answer).unwrap();
-        serde_json::from_str(&answer).unwrap()
-    };
+    let mut ask = agent.conversation();
     let bad = ask(r#"{"op":"reboot"}"#);
     assert_eq!(bad["ok"], false);
     assert!(bad["error"].as_str().unwrap().contains("malformed request"));
@@ -606,17 +612,9 @@ fn an_agent_refuses_the_state_file_of_an_older_version() {
 
 #[test]
 fn a_flood_of_bad_requests_is_counted_but_not_logged_one_by_one() {
-    use std::io::{BufRead, BufReader, Write};
     let dir = tempfile::tempdir().unwrap();
     let agent = Agent::start(dir.path(), "cfs");
-    let stream = std::os::unix::net::UnixStream::connect(&agent.socket).unwrap();
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut ask = |line: &str| {
-        (&stream).write_all(format!("{line}\n").as_bytes()).unwrap();
-        let mut answer = String::new();
-        reader.read_line(&mut answer).unwrap();
-    };
+    let mut ask = agent.conversation();
     for _ in 0..50 {
         ask(r#"{"op":"reboot"}"#);
     }
