@@ -7,7 +7,7 @@ use crate::tuning::TuningArgs;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args as ClapArgs, Subcommand};
 use faasched_live::agent::protocol::{Client, Sched, Status};
-use faasched_live::agent::{self, Config, DEFAULT_SOCKET};
+use faasched_live::agent::{self, Config, DEFAULT_SOCKET, Event};
 use faasched_live::observe::Schedstat;
 use faasched_live::privilege::{self, Realtime};
 use faasched_live::sys::{clock, process, sched};
@@ -40,9 +40,9 @@ pub struct SocketArg {
 ///
 /// The agent runs until SIGINT, SIGTERM, SIGHUP or SIGQUIT, and then gives
 /// every process back what it ran under before (never a real-time class).
-/// Killed with SIGKILL, it leaves them as they are: the next agent on the
-/// same socket re-adopts them, and RLIMIT_RTTIME stops a real-time process
-/// that runs away meanwhile.
+/// Killed outright (SIGKILL), it cannot: its guard, a process it starts
+/// that waits for it to end, does, and the next agent on the same socket
+/// re-adopts them from its state file.
 ///
 /// Any user may connect (the sockets are mode 0666); a client hands over
 /// only processes it could reschedule itself (its uid is theirs, or it is
@@ -72,6 +72,10 @@ enum AgentCommand {
     /// container does): the policy learns from it, and the process gets
     /// back what it ran under before.
     Unregister(UnregisterArgs),
+    /// The agent's guard (the agent starts it): once the agent has ended,
+    /// gives back what it still steered.
+    #[command(hide = true)]
+    Guard(GuardArgs),
 }
 
 impl Args {
@@ -81,6 +85,7 @@ impl Args {
             Some(AgentCommand::Status(a)) => a.execute(),
             Some(AgentCommand::Register(a)) => a.execute(),
             Some(AgentCommand::Unregister(a)) => a.execute(),
+            Some(AgentCommand::Guard(a)) => a.execute(),
         }
     }
 }
@@ -147,9 +152,16 @@ impl Serve {
             rt_time_limit_us: needs.realtime.then_some(self.rt_time_limit_ms * 1000),
         };
         let verbose = self.verbose;
+        let mut guard = None;
         let summary = agent::serve(&config, &mut *setup.steer, |event| {
             if verbose || !event.routine() {
                 eprintln!("faasched agent: {event}");
+            }
+            // Once the socket is this agent's, and before any hand-over.
+            if let Event::Listening { socket, .. } = event
+                && guard.is_none()
+            {
+                guard = Some(start_guard(socket));
             }
         })?;
         eprintln!(
@@ -162,6 +174,63 @@ impl Serve {
             summary.refused,
             fmt_ms(summary.cpu)
         );
+        Ok(())
+    }
+}
+
+/// Starts `faasched agent guard` for this agent on `socket`, in a process
+/// group of its own (a terminal's Ctrl-C reaches the agent, which then
+/// gives everything back itself). It outlives the agent by design; it ends
+/// when the agent does.
+fn start_guard(socket: &Path) -> Result<Child, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("finding the faasched binary: {e}"))?;
+    let guard = Command::new(exe)
+        .args([
+            "agent",
+            "guard",
+            "--pid",
+            &std::process::id().to_string(),
+            "--socket",
+        ])
+        .arg(socket)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .process_group(0)
+        .spawn();
+    guard.map_err(|e| {
+        let e = format!("starting its guard: {e}");
+        eprintln!(
+            "faasched agent: warning: {e}; killed with SIGKILL, it would leave what it steers"
+        );
+        e
+    })
+}
+
+/// The hidden `agent guard`: see [`agent::guard`].
+#[derive(ClapArgs, Debug)]
+struct GuardArgs {
+    /// The agent's pid.
+    #[arg(long)]
+    pid: i32,
+    #[command(flatten)]
+    socket: SocketArg,
+}
+
+impl GuardArgs {
+    fn execute(self) -> Result<()> {
+        let given_back = agent::guard(&self.socket.socket, self.pid, |pid, why| {
+            eprintln!("faasched agent guard: could not give pid {pid} back: {why}");
+        })?;
+        if given_back > 0 {
+            eprintln!(
+                "faasched agent guard: the agent (pid {}) ended without giving back what it \
+                 steered; gave {} back their attributes (an agent started on {} re-adopts \
+                 them)",
+                self.pid,
+                crate::output::counted(given_back, "process"),
+                self.socket.socket.display()
+            );
+        }
         Ok(())
     }
 }

@@ -71,9 +71,14 @@ pub fn section_title(summary: &Summary) -> String {
     title
 }
 
-/// `n` and `noun`, plural unless `n` is 1.
+/// `n` and `noun`, plural unless `n` is 1 (`process` → `processes`).
 pub fn counted(n: usize, noun: &str) -> String {
-    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+    let plural = match n {
+        1 => "",
+        _ if noun.ends_with('s') => "es",
+        _ => "s",
+    };
+    format!("{n} {noun}{plural}")
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).

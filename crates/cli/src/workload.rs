@@ -326,6 +326,7 @@ mod tests {
         assert_eq!(counted(1, "function"), "1 function");
         assert_eq!(counted(0, "function"), "0 functions");
         assert_eq!(counted(12, "invocation"), "12 invocations");
+        assert_eq!(counted(2, "process"), "2 processes");
         assert_eq!(significant(0.91234), "0.912");
         assert_eq!(significant(0.000123456), "0.000123");
         assert_eq!(significant(12.345), "12.3");

@@ -534,7 +534,7 @@ fn sigterm_gives_a_realtime_process_back_its_class() {
 }
 
 #[test]
-fn a_restarted_agent_readopts_what_a_killed_one_steered() {
+fn a_killed_agents_guard_gives_back_and_a_restarted_one_readopts() {
     let dir = tempfile::tempdir().unwrap();
     let Some((mut first, mut sleeper)) = fifo_sleeper(dir.path()) else {
         return;
@@ -543,8 +543,11 @@ fn a_restarted_agent_readopts_what_a_killed_one_steered() {
     let task = first.status()["processes"][0]["task"].clone();
     first.process.signal(libc::SIGKILL);
     first.process.exit();
-    // Killed outright, it could give nothing back: the state file remembers.
-    assert_eq!(policy_of(pid), 1);
+    // Killed outright, it could give nothing back; its guard does, and the
+    // state file stays for the next agent.
+    until("the guard gives the process back", || {
+        policy_of(pid) == inherited_policy()
+    });
     assert!(first.socket.with_extension("state").exists());
     let mut second = Agent::start(dir.path(), "fifo");
     let status = second.status();

@@ -918,19 +918,12 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
     fn readopt(&mut self, entry: Entry) -> bool {
         let pid = entry.pid;
         let result = (|| {
-            let gone = |_| "it has exited".to_string();
             if self.registry.by_pid.contains_key(&pid)
                 || self.registry.steered.contains_key(&TaskId(entry.task))
             {
                 return Err("listed twice".to_string());
             }
-            let pidfd = process::pidfd_open(pid).map_err(gone)?;
-            if pidfd::inode(pidfd.as_fd()).map_err(gone)? != entry.inode {
-                return Err("its pid names another process now".to_string());
-            }
-            if process::exited(&pidfd).unwrap_or(true) {
-                return Err("it has exited".to_string());
-            }
+            let pidfd = still_there(&entry)?;
             let function = self.intern(&entry.function)?;
             self.next_task = self.next_task.max(entry.task + 1);
             self.admit(entry, function, pidfd)
@@ -1172,6 +1165,63 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
             processes,
         }
     }
+}
+
+/// A pidfd for the process of a state file's `entry` if its pid still names
+/// it (the pidfs inode tells a reused pid), else why not.
+fn still_there(entry: &Entry) -> Result<OwnedFd, String> {
+    let gone = |_| "it has exited".to_string();
+    let pidfd = process::pidfd_open(entry.pid).map_err(gone)?;
+    if pidfd::inode(pidfd.as_fd()).map_err(gone)? != entry.inode {
+        return Err("its pid names another process now".to_string());
+    }
+    if process::exited(&pidfd).unwrap_or(true) {
+        return Err("it has exited".to_string());
+    }
+    Ok(pidfd)
+}
+
+/// Watches the agent `agent` serving on `socket` from another process, and
+/// once it has ended, however it ended, gives every process its state file
+/// still lists back what it ran under before (never a real-time class).
+/// An agent that stops cleanly has done so and removed the file, so this
+/// does nothing; one killed outright (SIGKILL, or SIGXCPU from its own
+/// RLIMIT_RTTIME) leaves the file, and its processes, real-time perhaps,
+/// would otherwise stay as it steered them until another agent started. The
+/// file stays: an agent started later re-adopts them and steers them again.
+/// Returns the processes given back; `log` hears of each one that could not
+/// be.
+pub fn guard(
+    socket: &Path,
+    agent: libc::pid_t,
+    mut log: impl FnMut(libc::pid_t, &str),
+) -> Result<usize, AgentError> {
+    let pidfd = process::pidfd_open(agent).map_err(system("watching the agent"))?;
+    // A pidfd is readable once its process has ended.
+    let mut poll = Poll::new().map_err(system("epoll"))?;
+    poll.add(pidfd.as_fd(), 0).map_err(system("epoll"))?;
+    while !process::exited(&pidfd).map_err(system("watching the agent"))? {
+        match poll.wait(None) {
+            Err(e) if e.kind() != io::ErrorKind::Interrupted => {
+                return Err(system("waiting for the agent to end")(e));
+            }
+            _ => {}
+        }
+    }
+    let mut restored = 0;
+    for entry in StateFile::beside(socket).load()? {
+        let given_back = still_there(&entry).and_then(|_pidfd| {
+            entry
+                .before
+                .restore(entry.pid)
+                .map_err(|e| format!("restoring its attributes: {e}"))
+        });
+        match given_back {
+            Ok(()) => restored += 1,
+            Err(why) => log(entry.pid, &why),
+        }
+    }
+    Ok(restored)
 }
 
 /// Writes one response line; `false` if the client is gone or does not read
