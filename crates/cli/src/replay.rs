@@ -232,6 +232,7 @@ impl Live {
                 cpus: CpuSet::first(cores),
                 lead: 100 * MS,
                 overrun: faasched_live::replay::DEFAULT_OVERRUN,
+                max_in_flight: faasched_live::replay::DEFAULT_MAX_IN_FLIGHT,
             },
             calibration,
             realtime,

@@ -50,7 +50,17 @@ pub struct Config {
     /// How far past its due instant (see the module docs) a run may go;
     /// [`DEFAULT_OVERRUN`] by default.
     pub overrun: Nanos,
+    /// Most invocations in flight at once; [`DEFAULT_MAX_IN_FLIGHT`] by
+    /// default. A launch beyond it stops the run with
+    /// [`ReplayError::Crowded`].
+    pub max_in_flight: usize,
 }
+
+/// The default [`Config::max_in_flight`]: each function process takes a few
+/// MiB, so a workload that piles up thousands (an overload far past the
+/// machine) would exhaust its memory before it showed anything; a replay
+/// stops first.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
 
 /// How much slower than planned, serially, a run's work may take.
 pub const OVERRUN_FACTOR: u64 = 4;
@@ -100,6 +110,19 @@ pub enum ReplayError {
     /// A terminating signal arrived; every child was killed and reaped.
     #[error("interrupted by signal {0}; the invocations in flight were killed")]
     Interrupted(i32),
+    /// A launch would have put more than [`Config::max_in_flight`]
+    /// invocations in flight; every child was killed and reaped.
+    #[error(
+        "invocation {id} would make {} in flight at once, past the replay's limit of \
+         {limit}: the workload overloads this machine (lower --load, or add --cores)",
+        limit + 1
+    )]
+    Crowded {
+        /// The invocation.
+        id: u64,
+        /// [`Config::max_in_flight`].
+        limit: usize,
+    },
     /// The run went on past its time bound (see the module docs); every
     /// child was killed and reaped.
     #[error(
@@ -457,6 +480,12 @@ fn launch<P: Steer + ?Sized>(
     args: &mut impl FnMut(&Invocation) -> Vec<OsString>,
     stats: &mut ReplayStats,
 ) -> Result<(), ReplayError> {
+    if flight.0.len() >= config.max_in_flight {
+        return Err(ReplayError::Crowded {
+            id: inv.id,
+            limit: config.max_in_flight,
+        });
+    }
     let task = TaskId(inv.id);
     let info = TaskInfo {
         task,

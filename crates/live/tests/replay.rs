@@ -3,7 +3,7 @@
 //! ones the kernel applied (read back by the process itself with `chrt`).
 
 use faasched_live::privilege;
-use faasched_live::replay::{self, Config, DEFAULT_OVERRUN, ReplayError};
+use faasched_live::replay::{self, Config, DEFAULT_MAX_IN_FLIGHT, DEFAULT_OVERRUN, ReplayError};
 use faasched_model::{
     Attrs, Class, CpuSet, Function, FunctionId, Invocation, MS, Nanos, Outcome, Phase, Phases,
     Steer, TaskId, TaskInfo, Time,
@@ -101,6 +101,7 @@ fn config() -> Config {
         cpus: cpus(),
         lead: 20 * MS,
         overrun: DEFAULT_OVERRUN,
+        max_in_flight: DEFAULT_MAX_IN_FLIGHT,
     }
 }
 
@@ -243,4 +244,28 @@ fn a_run_far_past_its_work_is_stopped_and_its_children_killed() {
     // Killed, so it never leaves its mark.
     std::thread::sleep(std::time::Duration::from_millis(2_500));
     assert!(!mark.exists(), "the function outlived the replay");
+}
+
+#[test]
+fn a_pile_up_past_the_limit_stops_the_run() {
+    // Three invocations at once, each sleeping a second; two may run.
+    let mut policy = Demote::new(Class::Normal, None);
+    let begun = std::time::Instant::now();
+    let err = replay::run(
+        &Config {
+            max_in_flight: 2,
+            ..config()
+        },
+        &mut policy,
+        invocations(3, 0, MS),
+        |_| vec!["-c".into(), "sleep 1".into()],
+        |_| {},
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, ReplayError::Crowded { id: 12, limit: 2 }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("make 3 in flight"), "{err}");
+    assert!(begun.elapsed() < std::time::Duration::from_millis(900));
 }
