@@ -305,12 +305,11 @@ fn child(l: &Launch) -> ! {
     // SAFETY: plain system calls on valid buffers and constants.
     unsafe {
         libc::write(pipe, started.as_ptr().cast(), started.len());
-        // Die with the launcher, whatever kills it; and if it died already
-        // (between the clone and here), do not run.
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        if libc::getppid() != l.parent {
-            libc::_exit(127);
-        }
+    }
+    // Die with the launcher, whatever kills it.
+    let _ = follow_parent(l.parent, libc::SIGKILL);
+    // SAFETY: plain system calls on valid buffers and constants.
+    unsafe {
         // A group of its own, so a terminal's Ctrl-C reaches the launcher
         // only, which then ends its children in order.
         libc::setpgid(0, 0);
@@ -420,16 +419,28 @@ pub fn dies_with_parent(command: &mut std::process::Command, signal: libc::c_int
     // SAFETY: between fork and exec the closure only makes async-signal-safe
     // system calls on plain integers.
     unsafe {
-        command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, signal) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if libc::getppid() != parent {
-                libc::_exit(127);
-            }
-            Ok(())
-        });
+        command.pre_exec(move || follow_parent(parent, signal));
     }
+}
+
+/// In a new child, before exec: asks for `signal` when the thread that
+/// made it ends, and exits at once if `parent` is gone already (it died
+/// between the fork or clone and the request, which then never comes).
+/// Async-signal-safe.
+fn follow_parent(parent: libc::pid_t, signal: libc::c_int) -> io::Result<()> {
+    // SAFETY: prctl and getppid on plain integers; _exit ends the child
+    // without running the parent's destructors or atexit handlers.
+    unsafe {
+        let asked = libc::prctl(libc::PR_SET_PDEATHSIG, signal);
+        if libc::getppid() != parent {
+            libc::_exit(127);
+        }
+        // (getppid always succeeds and leaves errno alone.)
+        if asked != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// A pidfd for `pid` (close-on-exec).
