@@ -28,6 +28,14 @@ fn stderr_of_failure(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// A workload CSV `name` in `dir`: the header, then `rows`.
+fn workload_csv(dir: &Path, name: &str, rows: &str) -> PathBuf {
+    let path = dir.join(name);
+    let header = "id,function,arrival_us,phases,memory_mb,deadline_us\n";
+    std::fs::write(&path, format!("{header}{rows}")).unwrap();
+    path
+}
+
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../workload/tests/fixtures")
 }
@@ -224,20 +232,10 @@ fn imports_each_trace_format() {
 #[test]
 fn malformed_workload_csv_names_file_line_and_field() {
     let dir = tempfile::tempdir().unwrap();
-    let bad = dir.path().join("bad.csv");
-    std::fs::write(
-        &bad,
-        "id,function,arrival_us,phases,memory_mb,deadline_us\n0,f,0,c100,128,\n1,f,5,x12,128,\n",
-    )
-    .unwrap();
+    let bad = workload_csv(dir.path(), "bad.csv", "0,f,0,c100,128,\n1,f,5,x12,128,\n");
     // An earlier run's outputs in `--out` survive the failed run untouched.
     let out = dir.path().join("out");
-    let earlier = dir.path().join("earlier.csv");
-    std::fs::write(
-        &earlier,
-        "id,function,arrival_us,phases,memory_mb,deadline_us\n0,f,0,c100,128,\n",
-    )
-    .unwrap();
+    let earlier = workload_csv(dir.path(), "earlier.csv", "0,f,0,c100,128,\n");
     let (earlier, out) = (earlier.to_str().unwrap(), out.to_str().unwrap());
     ok(&["simulate", "-w", earlier, "-c", "1", "-p", "cfs", "-o", out]);
     let files = ["invocations.csv", "summary.json"].map(|f| Path::new(out).join(f));
@@ -302,12 +300,7 @@ fn unknown_names_are_errors_that_list_the_choices() {
     let err = stderr_of_failure(&["simulate", "--load", "-1", "-n", "10"]);
     assert!(err.contains("invalid load"), "{err}");
     let dir = tempfile::tempdir().unwrap();
-    let empty = dir.path().join("empty.csv");
-    std::fs::write(
-        &empty,
-        "id,function,arrival_us,phases,memory_mb,deadline_us\n",
-    )
-    .unwrap();
+    let empty = workload_csv(dir.path(), "empty.csv", "");
     let err = stderr_of_failure(&["simulate", "-w", empty.to_str().unwrap()]);
     assert!(err.contains("has no invocations"), "{err}");
     let err = stderr_of_failure(&["simulate", "-w", empty.to_str().unwrap(), "-n", "0"]);
