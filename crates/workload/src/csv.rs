@@ -32,7 +32,7 @@
 
 use crate::ids::SeenIds;
 use crate::{Error, Result};
-use faasched_model::{Functions, Invocation, Nanos, Phase, TIME_LIMIT, US};
+use faasched_model::{Functions, Invocation, Nanos, Phase, SEC, TIME_LIMIT, US};
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{Read, Write};
@@ -449,8 +449,9 @@ fn check_writable(inv: &Invocation, last_arrival: u64) -> Result<()> {
 /// Why an invocation that ends after [`TIME_LIMIT`] is refused.
 fn past_time_limit() -> String {
     format!(
-        "arrival plus phases end after {} µs (about 208 days), the latest instant a workload may reach",
-        TIME_LIMIT / US
+        "arrival plus phases end after {} µs (about {} days), the latest instant a workload may reach",
+        TIME_LIMIT / US,
+        TIME_LIMIT / (86_400 * SEC)
     )
 }
 
