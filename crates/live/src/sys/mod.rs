@@ -11,6 +11,7 @@ pub mod peercred;
 pub mod pidfd;
 pub mod poll;
 pub mod process;
+pub mod raw;
 pub mod sched;
 pub mod signals;
 pub mod sockopt;

@@ -22,6 +22,7 @@
 //! longer has this memory, or at its exit.
 
 use super::clock;
+use super::raw;
 use super::sched::Prepared;
 use faasched_model::Nanos;
 use std::ffi::{CString, OsStr};
@@ -281,20 +282,15 @@ extern "C" fn start(arg: *mut libc::c_void) -> libc::c_int {
 
 /// The child's side of [`spawn`]: never returns. It shares the launcher's
 /// memory, so it allocates nothing and touches nothing but `l` and its own
-/// stack. (Its `errno` is the launcher's thread's: a failing call here may
-/// race with one there over the error number, and nothing else.)
+/// stack. Its `errno` is the launcher's thread's too, so the calls whose
+/// error it reports are raw (raw.rs): the error number stays its own.
 fn child(l: &Launch) -> ! {
     let pipe = l.pipe;
     let started = clock::monotonic().to_ne_bytes();
-    let fail = |step: Step| -> ! {
+    let fail = |step: Step, e: io::Error| -> ! {
         let mut msg = [0u8; 8];
         msg[..4].copy_from_slice(&(step as u32).to_ne_bytes());
-        msg[4..].copy_from_slice(
-            &io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(0)
-                .to_ne_bytes(),
-        );
+        msg[4..].copy_from_slice(&e.raw_os_error().unwrap_or(0).to_ne_bytes());
         // SAFETY: writes 8 bytes from a live buffer, then exits without
         // running any of the parent's destructors or atexit handlers.
         unsafe {
@@ -319,18 +315,31 @@ fn child(l: &Launch) -> ! {
         libc::sigemptyset(&mut none);
         libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
     }
-    if l.attrs.apply(0).is_err() {
-        fail(Step::Attrs);
+    if let Err(e) = l.attrs.apply(0) {
+        fail(Step::Attrs, e);
     }
+    let limit = &l.limit as *const libc::rlimit as usize;
+    let rt_time = libc::RLIMIT_RTTIME as usize;
     // SAFETY: `l.limit` is a valid rlimit.
-    if unsafe { libc::setrlimit(libc::RLIMIT_RTTIME, &l.limit) } != 0 {
-        fail(Step::Limit);
+    if let Err(e) = unsafe { raw::syscall3(libc::SYS_setrlimit, rt_time, limit, 0) } {
+        fail(Step::Limit, e);
     }
+    let (path, argv, envp) = (
+        l.argv[0] as usize,
+        l.argv.as_ptr() as usize,
+        l.envp.as_ptr() as usize,
+    );
     // SAFETY: `argv` (its first string the program's path) and `envp` are
     // NUL-terminated arrays of C strings that the launcher keeps alive until
-    // this call has replaced the child's memory.
-    unsafe { libc::execve(l.argv[0], l.argv.as_ptr(), l.envp.as_ptr()) };
-    fail(Step::Exec)
+    // this call has replaced the child's memory. It returns only with an
+    // error (no panic for the other case: the memory is the launcher's).
+    let returned = unsafe { raw::syscall3(libc::SYS_execve, path, argv, envp) };
+    fail(
+        Step::Exec,
+        returned
+            .err()
+            .unwrap_or_else(|| io::Error::from_raw_os_error(0)),
+    )
 }
 
 impl Child {

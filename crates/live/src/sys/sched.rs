@@ -5,6 +5,7 @@
 //! fork, so a child can apply it between `fork` and `exec` with nothing but
 //! two system calls, which is all that is safe to do there.
 
+use super::raw;
 use faasched_model::{Attrs, Class, MAX_CPUS, Nanos};
 use std::io;
 
@@ -87,16 +88,15 @@ impl Prepared {
     /// Async-signal-safe (two system calls on data prepared before), so a
     /// forked child may call it before `exec`.
     pub fn apply(&self, pid: libc::pid_t) -> io::Result<()> {
+        // Raw calls: a child before its `exec` shares the launcher's `errno`
+        // (raw.rs).
+        let attr = &self.attr as *const SchedAttr as usize;
         // SAFETY: `self.attr` is a valid sched_attr whose `size` field is its size.
-        let rc = unsafe { libc::syscall(libc::SYS_sched_setattr, pid, &self.attr, 0u32) };
-        if rc != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        unsafe { raw::syscall3(libc::SYS_sched_setattr, pid as usize, attr, 0) }?;
+        let cpus = &self.cpus as *const libc::cpu_set_t as usize;
+        let size = size_of::<libc::cpu_set_t>();
         // SAFETY: `self.cpus` is a valid cpu_set_t of the size passed.
-        let rc = unsafe { libc::sched_setaffinity(pid, size_of::<libc::cpu_set_t>(), &self.cpus) };
-        if rc != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        unsafe { raw::syscall3(libc::SYS_sched_setaffinity, pid as usize, size, cpus) }?;
         Ok(())
     }
 }
