@@ -11,7 +11,7 @@ use clap::Args as ClapArgs;
 use faasched_model::{Group, Invocation, Nanos, Outcome, Phase, US};
 use faasched_policy::Tuning;
 use faasched_report::fidelity::{ks_distance, mean};
-use faasched_report::{InvocationsWriter, PolicySummary, Summary, write_outputs};
+use faasched_report::{InvocationsWriter, PolicySummary, Staged, Summary, write_outputs};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -207,11 +207,12 @@ impl Args {
         // at the measured CPU move some across a group's bound (by CPU time),
         // and a group must hold the same invocations in every world.
         let groups: HashMap<u64, Group> = all.iter().map(|inv| (inv.id, inv.group())).collect();
+        let mut staged = Staged::new();
         let (mut sim_out, mut live_out, mut at_live_cpu_out, mut at_live_out) = (
-            self.invocations("sim")?,
-            self.invocations("live")?,
-            self.invocations("sim-at-live-cpu")?,
-            self.invocations("sim-at-live-capacity")?,
+            self.invocations("sim", &mut staged)?,
+            self.invocations("live", &mut staged)?,
+            self.invocations("sim-at-live-cpu", &mut staged)?,
+            self.invocations("sim-at-live-capacity", &mut staged)?,
         );
         let (mut sim, mut sim_summaries) = (Vec::new(), Vec::new());
         for name in &self.policy {
@@ -272,18 +273,18 @@ impl Args {
                 workload: source.describe(),
                 machine: live.machine(),
             };
-            write_outputs(&dir.join("sim"), &sim_summary)?;
-            write_outputs(&dir.join("live"), &live_summary)?;
+            write_outputs(&dir.join("sim"), &sim_summary, &mut staged)?;
+            write_outputs(&dir.join("live"), &live_summary, &mut staged)?;
             let json = serde_json::to_string_pretty(&comparison)?;
-            std::fs::write(dir.join("compare.json"), json + "\n")
-                .with_context(|| format!("writing {}", dir.join("compare.json").display()))?;
+            staged.write(&dir.join("compare.json"), (json + "\n").as_bytes())?;
             let path = dir.join("compare.csv");
-            let mut w = csv::Writer::from_path(&path)
-                .with_context(|| format!("writing {}", path.display()))?;
+            let mut w = csv::Writer::from_writer(staged.create(&path)?);
             for r in &comparison.rows {
                 w.serialize(r)?;
             }
-            w.flush()?;
+            w.flush()
+                .with_context(|| format!("writing {}", path.display()))?;
+            staged.commit()?;
         }
         if self.json {
             println!("{}", serde_json::to_string_pretty(&comparison)?);
@@ -300,8 +301,9 @@ impl Args {
         Ok(())
     }
 
-    /// With `--out`, an invocations.csv in its subdirectory `sub`.
-    fn invocations(&self, sub: &str) -> Result<Option<InvocationsWriter>> {
+    /// With `--out`, an invocations.csv in its subdirectory `sub`, staged in
+    /// `staged`.
+    fn invocations(&self, sub: &str, staged: &mut Staged) -> Result<Option<InvocationsWriter>> {
         let Some(dir) = &self.out else {
             return Ok(None);
         };
@@ -309,6 +311,7 @@ impl Args {
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         Ok(Some(InvocationsWriter::create(
             &dir.join("invocations.csv"),
+            staged,
         )?))
     }
 

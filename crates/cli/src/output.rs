@@ -4,7 +4,8 @@
 use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
 use faasched_report::{
-    InvocationsWriter, REPORT_HTML, Report, Summary, render_table, write_outputs, write_report,
+    InvocationsWriter, REPORT_HTML, Report, Staged, Summary, render_table, write_outputs,
+    write_report,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
@@ -23,29 +24,38 @@ pub struct OutputArgs {
 
 impl OutputArgs {
     /// With `--out`, creates the directory and the invocations.csv writer,
-    /// which replaces an earlier run's file only once this run finishes.
-    pub fn invocations(&self) -> Result<Option<InvocationsWriter>> {
+    /// staged in `staged`: an earlier run's file is replaced only once this
+    /// run has written all its files ([`OutputArgs::emit`]).
+    pub fn invocations(&self, staged: &mut Staged) -> Result<Option<InvocationsWriter>> {
         let Some(dir) = &self.out else {
             return Ok(None);
         };
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         Ok(Some(InvocationsWriter::create(
             &dir.join("invocations.csv"),
+            staged,
         )?))
     }
 
     /// Prints the table (or summary.json with `--json`) and, with `--out`,
     /// writes summary.json, summary.csv and report.html headed by `command`
-    /// and `title`.
-    pub fn emit(&self, summary: Summary, command: &str, title: &str) -> Result<()> {
+    /// and `title`, then puts them in place with the files `staged` holds.
+    pub fn emit(
+        &self,
+        summary: Summary,
+        command: &str,
+        title: &str,
+        mut staged: Staged,
+    ) -> Result<()> {
         let text = if self.json {
             format!("{}\n", serde_json::to_string_pretty(&summary.to_json())?)
         } else {
             render_table(&summary)
         };
         if let Some(dir) = &self.out {
-            write_outputs(dir, &summary)?;
-            write_report(dir, &Report::single(command, title, summary))?;
+            write_outputs(dir, &summary, &mut staged)?;
+            write_report(dir, &Report::single(command, title, summary), &mut staged)?;
+            staged.commit()?;
         }
         print!("{text}");
         if let (Some(dir), false) = (&self.out, self.json) {

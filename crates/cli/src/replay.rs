@@ -14,7 +14,7 @@ use faasched_live::suite::Kind;
 use faasched_live::sys::sched::{affinity, online_cpus};
 use faasched_model::{CpuSet, Invocation, MS, Outcome, Privileges};
 use faasched_policy::Tuning;
-use faasched_report::{Collector, PolicySummary, Summary};
+use faasched_report::{Collector, PolicySummary, Staged, Summary};
 use serde_json::{Value, json};
 use std::convert::Infallible;
 use std::ffi::OsString;
@@ -95,7 +95,8 @@ impl Args {
             &mut self.workload,
             self.calibration.as_deref(),
         )?;
-        let mut invocations = self.output.invocations()?;
+        let mut staged = Staged::new();
+        let mut invocations = self.output.invocations(&mut staged)?;
         let replayed = replay_policies(
             &self.policy,
             &tuning,
@@ -116,7 +117,7 @@ impl Args {
             machine: live.machine(),
         };
         let title = format!("{} (live)", section_title(&summary));
-        self.output.emit(summary, "faasched replay", &title)
+        self.output.emit(summary, "faasched replay", &title, staged)
     }
 }
 

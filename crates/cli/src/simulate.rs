@@ -7,7 +7,7 @@ use crate::source::{Source, WorkloadArgs};
 use crate::tuning::TuningArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_report::Summary;
+use faasched_report::{Staged, Summary};
 
 /// Run a workload through the simulated kernel under one or more policies.
 ///
@@ -53,7 +53,8 @@ impl Args {
         }
         let source = Source::resolve(&self.workload)?;
         let cores = self.workload.cores();
-        let mut invocations = self.output.invocations()?;
+        let mut staged = Staged::new();
+        let mut invocations = self.output.invocations(&mut staged)?;
         let mut policies = Vec::new();
         for name in &self.policy {
             let bar = progress(name, source.len());
@@ -84,7 +85,8 @@ impl Args {
             machine: self.kernel.describe(cores),
         };
         let title = section_title(&summary);
-        self.output.emit(summary, "faasched simulate", &title)
+        self.output
+            .emit(summary, "faasched simulate", &title, staged)
     }
 }
 

@@ -261,6 +261,39 @@ fn malformed_workload_csv_names_file_line_and_field() {
 }
 
 #[test]
+fn a_run_whose_summary_cannot_be_written_leaves_the_earlier_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let earlier = workload_csv(dir.path(), "earlier.csv", "0,f,0,c100,128,\n");
+    let later = workload_csv(
+        dir.path(),
+        "later.csv",
+        "0,f,0,c200,128,\n1,f,5,c100,128,\n",
+    );
+    let (earlier, later, out) = (
+        earlier.to_str().unwrap(),
+        later.to_str().unwrap(),
+        out.to_str().unwrap(),
+    );
+    ok(&["simulate", "-w", earlier, "-c", "1", "-p", "cfs", "-o", out]);
+    // The report's place is taken: the later run simulates, then cannot put
+    // its last file in place.
+    let report = Path::new(out).join("report.html");
+    std::fs::remove_file(&report).unwrap();
+    std::fs::create_dir(&report).unwrap();
+    let files = ["invocations.csv", "summary.json", "summary.csv"].map(|f| Path::new(out).join(f));
+    let before = files.clone().map(|f| std::fs::read_to_string(f).unwrap());
+    let err = stderr_of_failure(&["simulate", "-w", later, "-c", "1", "-p", "cfs", "-o", out]);
+    assert!(err.contains("report.html"), "{err}");
+    assert_eq!(files.map(|f| std::fs::read_to_string(f).unwrap()), before);
+    assert_eq!(
+        std::fs::read_dir(out).unwrap().count(),
+        4,
+        "no partial file left"
+    );
+}
+
+#[test]
 fn malformed_trace_names_file_line_and_field() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("trace.csv");

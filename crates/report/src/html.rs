@@ -21,6 +21,7 @@
 use crate::charts::{self, Palette};
 use crate::metrics::{Metric, PolicySummary, Scope};
 use crate::output::Summary;
+use crate::staged::Staged;
 use crate::svg::{count, escape, put, trim};
 use crate::{Error, Result};
 use std::fs;
@@ -61,12 +62,13 @@ impl Report {
     }
 }
 
-/// Writes `report.html` for `report` into `dir` (created if missing) and
-/// returns the file's path. Errors name the file (or the directory).
-pub fn write_report(dir: &Path, report: &Report) -> Result<PathBuf> {
+/// Writes `report.html` for `report` into `dir` (created if missing),
+/// staged: it takes its place at `staged`'s commit. Returns the file's path.
+/// Errors name the file (or the directory).
+pub fn write_report(dir: &Path, report: &Report, staged: &mut Staged) -> Result<PathBuf> {
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let path = dir.join(REPORT_HTML);
-    fs::write(&path, render_html(report)).map_err(|e| Error::io(&path, e))?;
+    staged.write(&path, render_html(report).as_bytes())?;
     Ok(path)
 }
 
@@ -522,19 +524,23 @@ mod tests {
     #[test]
     fn writes_report_html_and_names_the_file_on_error() {
         let dir = tempfile::tempdir().unwrap();
-        let path = write_report(&dir.path().join("out"), &report()).unwrap();
+        let mut staged = Staged::new();
+        let path = write_report(&dir.path().join("out"), &report(), &mut staged).unwrap();
+        staged.commit().unwrap();
         assert_eq!(path, dir.path().join("out").join(REPORT_HTML));
         assert_eq!(fs::read_to_string(&path).unwrap(), render_html(&report()));
         // A file where the directory should be.
         let blocker = dir.path().join("file");
         fs::write(&blocker, "x").unwrap();
-        let err = write_report(&blocker, &report()).unwrap_err().to_string();
+        let err = write_report(&blocker, &report(), &mut Staged::new())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("file"), "{err}");
         fs::create_dir(dir.path().join("d")).unwrap();
         fs::create_dir(dir.path().join("d").join(REPORT_HTML)).unwrap();
-        let err = write_report(&dir.path().join("d"), &report())
-            .unwrap_err()
-            .to_string();
+        let mut staged = Staged::new();
+        write_report(&dir.path().join("d"), &report(), &mut staged).unwrap();
+        let err = staged.commit().unwrap_err().to_string();
         assert!(err.contains(REPORT_HTML), "{err}");
     }
 

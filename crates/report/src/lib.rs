@@ -14,6 +14,10 @@
 //!    CDFs and percentiles per group, context switches, cost and completions
 //!    over time, one colour per policy.
 //!
+//! The files of one run are written under hidden names and put in place
+//! together ([`Staged`]), so a run that fails leaves an earlier run's files
+//! as they were.
+//!
 //! Vocabulary (turnaround, response, execution, waiting, slowdown, groups, cost)
 //! follows DESIGN.md. Percentiles are nearest-rank, from a log-bucketed
 //! [`Histogram`] (exact below 2048, within 0.049% above).
@@ -25,6 +29,7 @@ mod histogram;
 mod html;
 mod metrics;
 mod output;
+mod staged;
 mod svg;
 mod table;
 mod timeline;
@@ -43,6 +48,7 @@ pub use output::{
     INVOCATIONS_CSV_HEADER, InvocationsWriter, Row, SUMMARY_CSV_HEADER, Summary, read_summary_rows,
     write_outputs,
 };
+pub use staged::Staged;
 pub use table::render_table;
 pub use timeline::{COMPLETION_BUCKETS, Completions, FIRST_BUCKET_WIDTH};
 

@@ -20,6 +20,7 @@
 
 use crate::cost::BILLED_DURATION;
 use crate::metrics::{Metric, PolicySummary, Scope, Stats};
+use crate::staged::Staged;
 use crate::{Error, Result};
 use faasched_model::{Group, Outcome, US};
 use serde::ser::{SerializeMap, Serializer};
@@ -174,11 +175,12 @@ struct SummaryRows {
     rows: Vec<Row>,
 }
 
-/// Creates `dir` (and its parents) and writes `summary.json` and `summary.csv` in it.
+/// Creates `dir` (and its parents) and writes `summary.json` and `summary.csv` in
+/// it, staged: they take their places at `staged`'s commit.
 ///
 /// Fails with [`Error::DuplicatePolicy`] before writing anything if two policies
 /// share a name.
-pub fn write_outputs(dir: &Path, summary: &Summary) -> Result<()> {
+pub fn write_outputs(dir: &Path, summary: &Summary, staged: &mut Staged) -> Result<()> {
     for (i, p) in summary.policies.iter().enumerate() {
         if summary.policies[..i].iter().any(|q| q.policy == p.policy) {
             return Err(Error::DuplicatePolicy {
@@ -187,8 +189,8 @@ pub fn write_outputs(dir: &Path, summary: &Summary) -> Result<()> {
         }
     }
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    write_summary_json(&dir.join("summary.json"), summary)?;
-    write_summary_csv(&dir.join("summary.csv"), summary)
+    write_summary_json(&dir.join("summary.json"), summary, staged)?;
+    write_summary_csv(&dir.join("summary.csv"), summary, staged)
 }
 
 impl Summary {
@@ -204,17 +206,17 @@ impl Summary {
     }
 }
 
-fn write_summary_json(path: &Path, summary: &Summary) -> Result<()> {
+fn write_summary_json(path: &Path, summary: &Summary, staged: &mut Staged) -> Result<()> {
     let file = summary.to_json();
-    let mut out = BufWriter::new(File::create(path).map_err(|e| Error::io(path, e))?);
+    let mut out = BufWriter::new(staged.create(path)?);
     serde_json::to_writer_pretty(&mut out, &file).map_err(|e| Error::json(path, e))?;
     out.write_all(b"\n")
         .and_then(|()| out.flush())
         .map_err(|e| Error::io(path, e))
 }
 
-fn write_summary_csv(path: &Path, summary: &Summary) -> Result<()> {
-    let mut out = csv::Writer::from_path(path).map_err(|e| Error::csv(path, e))?;
+fn write_summary_csv(path: &Path, summary: &Summary, staged: &mut Staged) -> Result<()> {
+    let mut out = csv::Writer::from_writer(BufWriter::new(staged.create(path)?));
     for row in summary.rows() {
         out.serialize(row).map_err(|e| Error::csv(path, e))?;
     }
@@ -253,30 +255,20 @@ struct InvocationRow<'a> {
 /// `finish_us`, `cpu_us`, `io_us`) are microseconds: ns / 1000, rounded down
 /// (integer division), so a duration derived from two columns may be off by 1 µs.
 ///
-/// The rows go to a hidden file beside `path` (`.NAME.partial`), which
-/// [`finish`](Self::finish) renames to `path`: a run that fails part-way (a bad
-/// row in its workload, say) leaves an earlier run's file as it was, not
-/// truncated. Dropping the writer without `finish` removes the partial file.
-/// Errors name `path`, the file the user asked for.
+/// The file is [`Staged`]: it takes its place with the run's other files,
+/// once they are all written, so a run that fails part-way (a bad row in
+/// its workload, say) leaves an earlier run's file as it was. Errors name
+/// `path`, the file the user asked for.
 #[derive(Debug)]
 pub struct InvocationsWriter {
     out: csv::Writer<BufWriter<File>>,
-    /// Where the rows are written until `finish`.
-    partial: PathBuf,
     path: PathBuf,
-    finished: bool,
 }
 
 impl InvocationsWriter {
-    /// Starts the file that [`finish`](Self::finish) puts at `path`, and
-    /// writes the header.
-    pub fn create(path: &Path) -> Result<InvocationsWriter> {
-        let name = path
-            .file_name()
-            .unwrap_or(path.as_os_str())
-            .to_string_lossy();
-        let partial = path.with_file_name(format!(".{name}.partial"));
-        let file = File::create(&partial).map_err(|e| Error::io(path, e))?;
+    /// Starts the file that `staged` puts at `path`, and writes the header.
+    pub fn create(path: &Path, staged: &mut Staged) -> Result<InvocationsWriter> {
+        let file = staged.create(path)?;
         let mut out = csv::WriterBuilder::new()
             .has_headers(false)
             .from_writer(BufWriter::new(file));
@@ -284,9 +276,7 @@ impl InvocationsWriter {
             .map_err(|e| Error::csv(path, e))?;
         Ok(InvocationsWriter {
             out,
-            partial,
             path: path.to_path_buf(),
-            finished: false,
         })
     }
 
@@ -311,22 +301,9 @@ impl InvocationsWriter {
             .map_err(|e| Error::csv(&self.path, e))
     }
 
-    /// Flushes everything and puts the file in place, replacing any earlier
-    /// one.
+    /// Flushes everything: the file is complete, ready for `staged`'s
+    /// commit.
     pub fn finish(mut self) -> Result<()> {
-        self.out.flush().map_err(|e| Error::io(&self.path, e))?;
-        fs::rename(&self.partial, &self.path).map_err(|e| Error::io(&self.path, e))?;
-        self.finished = true;
-        Ok(())
-    }
-}
-
-impl Drop for InvocationsWriter {
-    /// Removes the rows of a run that did not finish (best effort: the error
-    /// that stopped the run is the one to report).
-    fn drop(&mut self) {
-        if !self.finished {
-            let _ = fs::remove_file(&self.partial);
-        }
+        self.out.flush().map_err(|e| Error::io(&self.path, e))
     }
 }

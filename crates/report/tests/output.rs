@@ -3,8 +3,8 @@
 mod common;
 
 use faasched_report::{
-    Collector, Error, InvocationsWriter, Metric, PolicySummary, Scope, Summary, read_summary_rows,
-    render_table, write_outputs,
+    Collector, Error, InvocationsWriter, Metric, PolicySummary, Scope, Staged, Summary,
+    read_summary_rows, render_table, write_outputs,
 };
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -28,6 +28,13 @@ fn summary() -> Summary {
     }
 }
 
+/// Writes `summary`'s files into `dir` and puts them in place.
+fn write(dir: &Path, summary: &Summary) {
+    let mut staged = Staged::new();
+    write_outputs(dir, summary, &mut staged).unwrap();
+    staged.commit().unwrap();
+}
+
 fn keys(v: &Value) -> BTreeSet<&str> {
     v.as_object()
         .expect("an object")
@@ -44,7 +51,7 @@ fn set<'a>(names: &[&'a str]) -> BTreeSet<&'a str> {
 fn summary_json_has_the_contract_schema() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("nested/out");
-    write_outputs(&out, &summary()).unwrap();
+    write(&out, &summary());
     let text = fs::read_to_string(out.join("summary.json")).unwrap();
     let v: Value = serde_json::from_str(&text).unwrap();
 
@@ -119,7 +126,7 @@ fn summary_json_has_the_contract_schema() {
 #[test]
 fn summary_csv_is_flat_rows_with_the_contract_header() {
     let dir = tempfile::tempdir().unwrap();
-    write_outputs(dir.path(), &summary()).unwrap();
+    write(dir.path(), &summary());
     let text = fs::read_to_string(dir.path().join("summary.csv")).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
@@ -139,7 +146,7 @@ fn summary_csv_is_flat_rows_with_the_contract_header() {
 fn rows_read_back_equal_the_rows_written() {
     let dir = tempfile::tempdir().unwrap();
     let s = summary();
-    write_outputs(dir.path(), &s).unwrap();
+    write(dir.path(), &s);
     let rows = read_summary_rows(&dir.path().join("summary.json")).unwrap();
     assert_eq!(rows, s.rows().collect::<Vec<_>>());
     assert_eq!(
@@ -152,13 +159,15 @@ fn rows_read_back_equal_the_rows_written() {
 fn invocations_csv_streams_one_row_per_outcome_and_policy() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("invocations.csv");
-    let mut w = InvocationsWriter::create(&path).unwrap();
+    let mut staged = Staged::new();
+    let mut w = InvocationsWriter::create(&path, &mut staged).unwrap();
     for p in ["srpt", "cfs"] {
         for o in common::five() {
             w.write(p, &o).unwrap();
         }
     }
     w.finish().unwrap();
+    staged.commit().unwrap();
     let text = fs::read_to_string(&path).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
@@ -182,13 +191,14 @@ fn invocations_csv_streams_one_row_per_outcome_and_policy() {
 }
 
 #[test]
-fn invocations_csv_replaces_the_file_only_when_finished() {
+fn invocations_csv_replaces_the_file_only_when_committed() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("invocations.csv");
     fs::write(&path, "earlier\n").unwrap();
-    let mut w = InvocationsWriter::create(&path).unwrap();
+    let mut staged = Staged::new();
+    let mut w = InvocationsWriter::create(&path, &mut staged).unwrap();
     w.write("cfs", &common::five()[0]).unwrap();
-    drop(w); // the run failed
+    drop((w, staged)); // the run failed
     assert_eq!(fs::read_to_string(&path).unwrap(), "earlier\n");
     assert_eq!(
         fs::read_dir(dir.path()).unwrap().count(),
@@ -196,10 +206,12 @@ fn invocations_csv_replaces_the_file_only_when_finished() {
         "partial file left"
     );
 
-    let mut w = InvocationsWriter::create(&path).unwrap();
+    let mut staged = Staged::new();
+    let mut w = InvocationsWriter::create(&path, &mut staged).unwrap();
     w.write("cfs", &common::five()[0]).unwrap();
-    assert_eq!(fs::read_to_string(&path).unwrap(), "earlier\n");
     w.finish().unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap(), "earlier\n");
+    staged.commit().unwrap();
     assert_eq!(fs::read_to_string(&path).unwrap().lines().count(), 2);
     assert_eq!(
         fs::read_dir(dir.path()).unwrap().count(),
@@ -212,14 +224,19 @@ fn invocations_csv_replaces_the_file_only_when_finished() {
 fn invocations_csv_truncates_ns_to_us_and_has_a_header_when_empty() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("invocations.csv");
-    InvocationsWriter::create(&path).unwrap().finish().unwrap();
+    let mut staged = Staged::new();
+    let w = InvocationsWriter::create(&path, &mut staged).unwrap();
+    w.finish().unwrap();
+    staged.commit().unwrap();
     assert_eq!(fs::read_to_string(&path).unwrap().lines().count(), 1);
 
     let mut o = common::five().remove(0);
     o.finish += 999; // 11 ms + 999 ns: still 11000 µs
-    let mut w = InvocationsWriter::create(&path).unwrap();
+    let mut staged = Staged::new();
+    let mut w = InvocationsWriter::create(&path, &mut staged).unwrap();
     w.write("cfs", &o).unwrap();
     w.finish().unwrap();
+    staged.commit().unwrap();
     let text = fs::read_to_string(&path).unwrap();
     assert_eq!(
         text.lines().nth(1),
@@ -236,12 +253,12 @@ fn read_all(dir: &Path) -> Vec<Vec<u8>> {
 #[test]
 fn outputs_are_byte_for_byte_deterministic() {
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    write_outputs(a.path(), &summary()).unwrap();
-    write_outputs(b.path(), &summary()).unwrap();
+    write(a.path(), &summary());
+    write(b.path(), &summary());
     assert_eq!(read_all(a.path()), read_all(b.path()));
     // Writing again over the same files gives the same bytes too.
     let first = read_all(a.path());
-    write_outputs(a.path(), &summary()).unwrap();
+    write(a.path(), &summary());
     assert_eq!(read_all(a.path()), first);
 }
 
@@ -250,7 +267,7 @@ fn duplicate_policy_names_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = summary();
     s.policies.push(policy("cfs", false, 0));
-    let err = write_outputs(dir.path(), &s).unwrap_err();
+    let err = write_outputs(dir.path(), &s, &mut Staged::new()).unwrap_err();
     assert!(matches!(err, Error::DuplicatePolicy { ref policy } if policy == "cfs"));
     assert!(!dir.path().join("summary.json").exists());
 }
@@ -260,7 +277,7 @@ fn io_errors_name_the_path() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("not-a-dir");
     fs::write(&file, "x").unwrap();
-    let err = write_outputs(&file, &summary()).unwrap_err();
+    let err = write_outputs(&file, &summary(), &mut Staged::new()).unwrap_err();
     assert!(
         matches!(err, Error::Io { ref path, .. } if path == &file),
         "{err:?}"
@@ -268,7 +285,7 @@ fn io_errors_name_the_path() {
     assert!(err.to_string().contains("not-a-dir"));
 
     let missing = dir.path().join("missing/invocations.csv");
-    let err = InvocationsWriter::create(&missing).unwrap_err();
+    let err = InvocationsWriter::create(&missing, &mut Staged::new()).unwrap_err();
     assert!(err.to_string().contains("missing/invocations.csv"), "{err}");
 }
 

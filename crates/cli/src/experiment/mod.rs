@@ -28,7 +28,8 @@ use clap::{Args as ClapArgs, ValueEnum};
 use faasched_model::Nanos;
 use faasched_policy::Tuning;
 use faasched_report::{
-    Collector, PolicySummary, REPORT_HTML, Report, Section, Summary, write_outputs, write_report,
+    Collector, PolicySummary, REPORT_HTML, Report, Section, Staged, Summary, write_outputs,
+    write_report,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeMap;
@@ -215,15 +216,16 @@ impl Args {
     }
 }
 
-/// Writes the experiment's files into `dir` (see the module docs).
+/// Writes the experiment's files into `dir` (see the module docs), all put
+/// in place together once written.
 fn write_files(dir: &Path, name: &str, ran: &[Ran], table: &Table, text: &str) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let txt = dir.join("table.txt");
-    std::fs::write(&txt, text).with_context(|| format!("writing {}", txt.display()))?;
-    table.write_csv(&dir.join("table.csv"))?;
+    let mut staged = Staged::new();
+    staged.write(&dir.join("table.txt"), text.as_bytes())?;
+    table.write_csv(&dir.join("table.csv"), &mut staged)?;
     let mut sections = Vec::new();
     for r in ran {
-        write_outputs(&dir.join(&r.case.slug), &r.summary)?;
+        write_outputs(&dir.join(&r.case.slug), &r.summary, &mut staged)?;
         sections.push(Section {
             title: r.case.title.clone(),
             summary: r.summary.clone(),
@@ -248,8 +250,8 @@ fn write_files(dir: &Path, name: &str, ran: &[Ran], table: &Table, text: &str) -
         title: format!("faasched experiment {name}"),
         sections,
     };
-    write_report(dir, &report)?;
-    Ok(())
+    write_report(dir, &report, &mut staged)?;
+    Ok(staged.commit()?)
 }
 
 /// What one (case, variant) run measured.

@@ -6,6 +6,7 @@
 //! blank and a change in the first key starts a new block.
 
 use anyhow::{Context, Result};
+use faasched_report::Staged;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -103,18 +104,15 @@ impl Table {
         out.push('\n');
     }
 
-    /// Writes the CSV form (header, then every row with its keys) to `path`.
-    pub fn write_csv(&self, path: &Path) -> Result<()> {
-        let mut w = csv_writer(path)?;
+    /// Writes the CSV form (header, then every row with its keys) as the
+    /// file `staged` puts at `path`.
+    pub fn write_csv(&self, path: &Path, staged: &mut Staged) -> Result<()> {
+        let mut w = csv::Writer::from_writer(staged.create(path)?);
         w.write_record(&self.columns)
             .and_then(|()| self.rows.iter().try_for_each(|r| w.write_record(r)))
             .and_then(|()| w.flush().map_err(Into::into))
             .with_context(|| format!("writing {}", path.display()))
     }
-}
-
-fn csv_writer(path: &Path) -> Result<csv::Writer<std::fs::File>> {
-    csv::Writer::from_path(path).with_context(|| format!("creating {}", path.display()))
 }
 
 /// `v` with `decimals` decimals, or [`NONE`].
@@ -165,14 +163,16 @@ mod tests {
     fn csv_keeps_every_key() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.csv");
-        sample().write_csv(&path).unwrap();
+        let mut staged = Staged::new();
+        sample().write_csv(&path, &mut staged).unwrap();
+        staged.commit().unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(
             text,
             "workload,policy,mean_ms\nhuawei,cfs,10.00\nhuawei,srpt,7.50\nazure,cfs,100.00\n"
         );
         let err = sample()
-            .write_csv(&dir.path().join("missing/t.csv"))
+            .write_csv(&dir.path().join("missing/t.csv"), &mut Staged::new())
             .unwrap_err();
         assert!(format!("{err:#}").contains("missing/t.csv"), "{err:#}");
     }
