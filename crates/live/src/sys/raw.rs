@@ -5,11 +5,11 @@
 //! storage: its `errno` is the launcher thread's. The libc wrappers store a
 //! failed call's error there, and the launcher, reading its pipes until
 //! they would block, stores `EAGAIN` there all the time, so a child that
-//! failed to `exec` reported the launcher's error about one time in a
-//! hundred under load ("Resource temporarily unavailable" for a program
-//! that does not exist). The kernel returns the error in a register; these
-//! calls hand it over from there. On architectures without the assembly
-//! here, the libc wrapper is used, with the race.
+//! failed to `exec` could report the launcher's error instead of its own (a
+//! live test expecting ENOENT for a missing program failed under load).
+//! The kernel returns the error in a register; these calls hand it over
+//! from there. On architectures without the assembly here, the libc
+//! wrapper is used, with the race.
 
 use std::io;
 
