@@ -295,11 +295,11 @@ struct Running {
 struct Flight(HashMap<TaskId, Running>);
 
 impl Drop for Flight {
+    /// Kills and reaps them, the killing all first, the waiting bounded
+    /// ([`process::kill_all`]).
     fn drop(&mut self) {
-        for (_, r) in self.0.drain() {
-            let _ = process::signal(&r.child.pidfd, libc::SIGKILL);
-            let _ = process::reap(r.child.pid);
-        }
+        process::kill_all(self.0.values().map(|r| &r.child));
+        self.0.clear();
     }
 }
 

@@ -95,8 +95,7 @@ impl Spinner {
 
 impl Drop for Spinner {
     fn drop(&mut self) {
-        let _ = process::signal(&self.child.pidfd, libc::SIGKILL);
-        let _ = process::reap(self.child.pid);
+        process::kill_all([&self.child]);
     }
 }
 

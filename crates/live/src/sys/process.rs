@@ -30,6 +30,7 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::time::{Duration, Instant};
 
 /// A program and this process's environment, as C strings built once.
 pub struct Program {
@@ -481,6 +482,34 @@ pub fn signal(pidfd: &OwnedFd, signal: libc::c_int) -> io::Result<()> {
     Ok(())
 }
 
+/// How long [`kill_all`] waits for its killed children to be reaped.
+pub const REAP_WAIT: Duration = Duration::from_secs(5);
+
+/// Kills `children` (SIGKILL through their pidfds, every one before any is
+/// waited for) and reaps them, waiting [`REAP_WAIT`] at most in all: a
+/// killed process in uninterruptible sleep (I/O on a hung file system) dies
+/// only once its I/O ends, and a blocking `wait4` would wait as long.
+/// Returns how many were left: they die when their I/O ends, and are then
+/// init's to reap once this process has exited.
+pub fn kill_all<'a>(children: impl IntoIterator<Item = &'a Child>) -> usize {
+    let mut left: Vec<libc::pid_t> = children
+        .into_iter()
+        .map(|c| {
+            let _ = signal(&c.pidfd, libc::SIGKILL);
+            c.pid
+        })
+        .collect();
+    let until = Instant::now() + REAP_WAIT;
+    loop {
+        // An error (ECHILD: reaped already) leaves nothing to wait for.
+        left.retain(|&pid| matches!(try_reap(pid), Ok(None)));
+        if left.is_empty() || Instant::now() >= until {
+            return left.len();
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 /// What `wait4` tells of an exited child.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Reaped {
@@ -554,7 +583,6 @@ mod tests {
     use super::*;
     use crate::sys::sched;
     use faasched_model::{Attrs, Class, CpuSet};
-    use std::time::{Duration, Instant};
 
     /// Starts `path` with `args` under `attrs`, with RLIMIT_RTTIME
     /// `rt_time_limit_us`.
@@ -644,6 +672,20 @@ mod tests {
         assert_eq!((class.policy, class.priority), (libc::SCHED_FIFO, 50));
         assert!(matches!(until_closed(&mut child), Report::Execed(_)));
         assert_eq!(reap(child.pid).unwrap().code, Some(0));
+    }
+
+    #[test]
+    fn kill_all_kills_and_reaps_every_child() {
+        let children: Vec<Child> = (0..3)
+            .map(|_| start_child("/bin/sh", &["-c", "sleep 30"]))
+            .collect();
+        let start = Instant::now();
+        assert_eq!(kill_all(&children), 0);
+        assert!(start.elapsed() < REAP_WAIT, "{:?}", start.elapsed());
+        for child in &children {
+            let gone = try_reap(child.pid).unwrap_err();
+            assert_eq!(gone.raw_os_error(), Some(libc::ECHILD), "{}", child.pid);
+        }
     }
 
     #[test]
