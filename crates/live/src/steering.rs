@@ -158,6 +158,9 @@ struct Tracked {
     watch: Option<Nanos>,
     /// The reading cannot have reached the watch before this instant.
     floor: Nanos,
+    /// The instant of its pending look in [`Steering::watches`]: an entry
+    /// at another instant was left behind by a re-read watch.
+    look: Nanos,
 }
 
 /// Drives a policy with a live system's events.
@@ -167,7 +170,8 @@ pub struct Steering<'p, P: Steer + ?Sized> {
     timeline: Timeline,
     tasks: HashMap<TaskId, Tracked>,
     /// (monotonic instant, task): when to look at a task's CPU time next.
-    /// Entries of tasks gone or re-armed are skipped when they come up.
+    /// Entries of tasks gone or re-armed (not at their `look`) are skipped
+    /// when they come up.
     watches: BinaryHeap<Reverse<(Nanos, TaskId)>>,
     period: Option<Nanos>,
     next_period: Option<Nanos>,
@@ -306,6 +310,7 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
                 base,
                 watch,
                 floor,
+                look: floor,
             },
         );
         self.stats.cpu += self.cpu_now() - cpu;
@@ -328,7 +333,26 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
         let cpu = self.cpu_now();
         self.tasks.remove(&task);
         self.policy.on_exit(outcome.finish, task, outcome);
+        self.rewatch(clock::monotonic());
         self.stats.cpu += self.cpu_now() - cpu;
+    }
+
+    /// Reads again the watch of every task the policy names
+    /// ([`Steer::rewatch`]), and looks at each at `now`: a watch that fell
+    /// below what the task used is met at once.
+    fn rewatch(&mut self, now: Nanos) {
+        for task in self.policy.rewatch() {
+            let watch = self.policy.cpu_watch(task);
+            let Some(t) = self.tasks.get_mut(&task) else {
+                continue;
+            };
+            t.watch = watch;
+            if watch.is_some() {
+                // Met now at the earliest: the watch was not there before.
+                (t.floor, t.look) = (now, now);
+                self.watches.push(Reverse((now, task)));
+            }
+        }
     }
 
     /// The next monotonic instant [`Steering::act`] has work at.
@@ -361,7 +385,7 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
                 break;
             }
             self.watches.pop();
-            self.check_watch(task, now)?;
+            self.check_watch(task, at, now)?;
         }
         if let (Some(p), Some(at)) = (self.period, self.next_period)
             && at <= now
@@ -372,11 +396,13 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
         Ok(())
     }
 
-    fn check_watch(&mut self, task: TaskId, now: Nanos) -> Result<(), SteerError> {
+    fn check_watch(&mut self, task: TaskId, at: Nanos, now: Nanos) -> Result<(), SteerError> {
         let Some(t) = self.tasks.get_mut(&task) else {
             return Ok(());
         };
-        let Some(watch) = t.watch else { return Ok(()) };
+        let Some(watch) = t.watch.filter(|_| t.look == at) else {
+            return Ok(());
+        };
         self.stats.watch_checks += 1;
         let used = match t.schedstat.read() {
             Ok(r) => r.cpu.saturating_sub(t.base.cpu),
@@ -385,7 +411,7 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
         };
         if used < watch {
             let (floor, next) = next_look(now, used, watch);
-            t.floor = floor;
+            (t.floor, t.look) = (floor, next);
             self.watches.push(Reverse((next, task)));
             return Ok(());
         }
@@ -402,6 +428,7 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
             // It had used `used` by now.
             t.floor = now + next.map_or(0, |w| w.saturating_sub(used));
             if next.is_some() {
+                t.look = t.floor;
                 self.watches.push(Reverse((t.floor, task)));
             }
         }
@@ -435,6 +462,7 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
         for (task, attrs) in self.policy.on_period(self.timeline.time(now), load) {
             self.apply(task, attrs)?;
         }
+        self.rewatch(now);
         Ok(())
     }
 

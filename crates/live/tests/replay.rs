@@ -269,3 +269,84 @@ fn a_pile_up_past_the_limit_stops_the_run() {
     assert!(err.to_string().contains("make 3 in flight"), "{err}");
     assert!(begun.elapsed() < std::time::Duration::from_millis(900));
 }
+
+/// Starts every task as SCHED_BATCH with a watch far off; at the first
+/// exit the watch falls to `lowered`, for every task still batch
+/// ([`Steer::rewatch`]), and a task whose watch fires moves to SCHED_OTHER.
+struct Lowering {
+    watch: Nanos,
+    lowered: Nanos,
+    batch: Vec<TaskId>,
+    moved: bool,
+    fired: Vec<(TaskId, Nanos)>,
+}
+
+impl Steer for Lowering {
+    fn name(&self) -> &str {
+        "lowering"
+    }
+    fn on_arrival(&mut self, _now: Time, task: &TaskInfo, _cpus: CpuSet) -> Attrs {
+        self.batch.push(task.task);
+        Attrs::normal(cpus()).with_class(Class::Batch)
+    }
+    fn cpu_watch(&self, task: TaskId) -> Option<Nanos> {
+        self.batch.contains(&task).then_some(self.watch)
+    }
+    fn on_cpu_used(&mut self, _now: Time, task: TaskId, used: Nanos) -> Option<Attrs> {
+        self.fired.push((task, used));
+        self.batch.retain(|&t| t != task);
+        Some(Attrs::normal(cpus()))
+    }
+    fn on_exit(&mut self, _now: Time, task: TaskId, _o: &Outcome) {
+        self.batch.retain(|&t| t != task);
+        if self.watch != self.lowered {
+            self.watch = self.lowered;
+            self.moved = true;
+        }
+    }
+    fn rewatch(&mut self) -> Vec<TaskId> {
+        match std::mem::take(&mut self.moved) {
+            true => self.batch.clone(),
+            false => Vec::new(),
+        }
+    }
+}
+
+#[test]
+fn a_watch_the_policy_lowers_holds_for_the_tasks_already_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut policy = Lowering {
+        watch: 3_600_000 * MS,
+        lowered: 10 * MS,
+        batch: Vec::new(),
+        moved: false,
+        fired: Vec::new(),
+    };
+    let all = invocations(2, MS, MS);
+    // The second spins for about 50 ms; the first is gone long before.
+    let mut outcomes = Vec::new();
+    let mut args = spin_then_report(dir.path(), 100);
+    let mut long = spin_then_report(dir.path(), 40_000);
+    replay::run(
+        &config(),
+        &mut policy,
+        all,
+        |inv| match inv.id {
+            10 => args(inv),
+            _ => long(inv),
+        },
+        |o| outcomes.push(o),
+    )
+    .unwrap();
+    assert_eq!(outcomes.len(), 2);
+    assert_eq!(
+        policy.fired.iter().map(|f| f.0).collect::<Vec<_>>(),
+        vec![TaskId(11)],
+        "{:?}",
+        policy.fired
+    );
+    let cpu_11 = outcomes.iter().find(|o| o.id == 11).unwrap().cpu;
+    assert!(policy.fired[0].1 < cpu_11, "{:?} of {cpu_11}", policy.fired);
+    assert!(policy_of(dir.path(), 10).contains("SCHED_BATCH"));
+    assert!(policy_of(dir.path(), 11).contains("SCHED_OTHER"));
+}

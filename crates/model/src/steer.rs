@@ -11,7 +11,9 @@
 //!                 (on_block / on_wake around each I/O wait)
 //! ```
 //!
-//! and, independently, `on_period` every [`Steer::period`] if the policy has one.
+//! and, independently, `on_period` every [`Steer::period`] if the policy has
+//! one; after `on_exit` and `on_period`, `rewatch`, whose tasks' `cpu_watch`
+//! is read again.
 
 use crate::{Attrs, CpuSet, FunctionId, Nanos, Outcome, Time};
 
@@ -70,6 +72,16 @@ pub trait Steer {
     /// [`Steer::on_cpu_used`] for this task; `None` if it does not care.
     fn cpu_watch(&self, _task: TaskId) -> Option<Nanos> {
         None
+    }
+
+    /// Tasks whose [`Steer::cpu_watch`] changed since the last call, other
+    /// than by their own [`Steer::on_cpu_used`] (after which it is read
+    /// anyway): the simulator and the live runtime read each one's watch
+    /// again. Asked after every [`Steer::on_exit`] and [`Steer::on_period`].
+    /// A policy whose watch follows a learned value (hybrid's adaptive time
+    /// limit) names its watched tasks when the value moves.
+    fn rewatch(&mut self) -> Vec<TaskId> {
+        Vec::new()
     }
 
     /// The task has used `used` of CPU (at least its watch); new attributes, if any.

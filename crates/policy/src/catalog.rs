@@ -336,6 +336,9 @@ mod privilege_tests {
         fn on_exit(&mut self, now: Time, task: TaskId, outcome: &Outcome) {
             self.inner.on_exit(now, task, outcome)
         }
+        fn rewatch(&mut self) -> Vec<TaskId> {
+            self.inner.rewatch()
+        }
         fn period(&self) -> Option<Nanos> {
             self.inner.period()
         }

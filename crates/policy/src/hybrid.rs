@@ -9,10 +9,14 @@
 //! reproduce its fixed variants:
 //! - **adaptive time limit**: a percentile (default p95) of the CPU time of the
 //!   last 100 finished invocations (the paper's "durations"; CPU time is what
-//!   the limit is measured against);
+//!   the limit is measured against). When it moves, the invocations still in
+//!   the FIFO group are held to the new limit ([`Steer::rewatch`]), as the
+//!   paper's scheduler checks each FIFO core's task against the current one;
 //! - **rightsizing**: every second, when the groups' mean utilisations differ
 //!   by more than 10 points, one boundary core moves to the busier group (the
-//!   split stays contiguous, FIFO cores first, as in the public code). Ours:
+//!   split stays contiguous, FIFO cores first, as in the public code; the
+//!   paper's text, §VI-C, moves a core from the highly utilised group to the
+//!   other, which we take for a slip: it would starve the busier group). Ours:
 //!   when both groups are busy (each within the threshold of 100%), the
 //!   utilisations say nothing, so the invocations in flight per core of each
 //!   group (which the policy knows) stand in for them; the public code had a
@@ -109,6 +113,9 @@ pub struct Hybrid {
     cores: usize,
     /// Live tasks by id, and whether each is still in the FIFO group.
     live: BTreeMap<TaskId, bool>,
+    /// Whether the limit moved since [`Steer::rewatch`] last asked: every
+    /// task in the FIFO group is then held to the new one.
+    limit_moved: bool,
     moves: u64,
 }
 
@@ -123,6 +130,7 @@ impl Hybrid {
             fifo_cores: 0,
             cores: 0,
             live: BTreeMap::new(),
+            limit_moved: false,
             moves: 0,
         }
     }
@@ -171,9 +179,12 @@ impl Hybrid {
         if self.params.adaptive && self.durations.len() == DURATIONS {
             let mut sorted: Vec<Nanos> = self.durations.iter().copied().collect();
             sorted.sort_unstable();
-            // Nearest rank, as the public code's nth_element at 0.95·n.
+            // Nearest rank: the 95th smallest of 100 at p95. (The public
+            // code's nth_element at index ⌊0.95·n⌋ takes the 96th.)
             let rank = (self.params.percentile / 100.0 * DURATIONS as f64).ceil() as usize;
-            self.limit = sorted[rank.clamp(1, DURATIONS) - 1].max(1);
+            let limit = sorted[rank.clamp(1, DURATIONS) - 1].max(1);
+            self.limit_moved |= limit != self.limit;
+            self.limit = limit;
         }
     }
 }
@@ -206,6 +217,20 @@ impl Steer for Hybrid {
     fn on_exit(&mut self, _now: Time, task: TaskId, outcome: &Outcome) {
         self.live.remove(&task);
         self.adapt_limit(outcome.cpu);
+    }
+
+    /// The tasks still in the FIFO group once the limit moved: the paper's
+    /// scheduler checks every FIFO core's task against the current limit
+    /// (§IV-A), not the one in force when the task arrived.
+    fn rewatch(&mut self) -> Vec<TaskId> {
+        if !std::mem::take(&mut self.limit_moved) {
+            return Vec::new();
+        }
+        self.live
+            .iter()
+            .filter(|&(_, &in_fifo)| in_fifo)
+            .map(|(&task, _)| task)
+            .collect()
     }
 
     fn period(&self) -> Option<Nanos> {
@@ -281,6 +306,63 @@ mod tests {
         let b = h.on_cpu_used(1633 * MS, TaskId(1), 1633 * MS).unwrap();
         assert_eq!((b.class, b.cpus), (Class::Normal, CpuSet::range(2, 4)));
         assert_eq!(h.cpu_watch(TaskId(1)), None);
+    }
+
+    /// The reviewer's case: a long invocation arrives while the limit is
+    /// 1,633 ms, a hundred 1 ms ones bring the adaptive limit down to 1 ms,
+    /// and another long one arrives after. Both long ones are demoted: the
+    /// first at the new limit, not at the one it arrived under.
+    #[test]
+    fn a_task_in_the_fifo_group_is_held_to_the_limit_as_it_moves() {
+        use faasched_model::{Function, FunctionId, Invocation, Phase, Phases};
+        let inv = |id: u64, name: &str, arrival: Time, cpu: Nanos| Invocation {
+            id,
+            function: Function {
+                id: FunctionId(u32::from(name != "short")),
+                name: name.into(),
+            },
+            arrival,
+            phases: Phases::from_slice(&[Phase::Cpu(cpu)]),
+            memory_mb: 128,
+            deadline: None,
+        };
+        let mut all = vec![inv(0, "long-a", 0, 1000 * MS)];
+        all.extend((1..=100).map(|i| inv(i, "short", i * MS, MS)));
+        all.push(inv(101, "long-b", 111 * MS, 1000 * MS));
+        let mut h = Hybrid::new("hybrid-adaptive", HybridParams::default());
+        let mut demoted = BTreeMap::new();
+        let stream = all.into_iter().map(Ok::<_, std::convert::Infallible>);
+        faasched_sim::run(
+            &faasched_sim::Config::new(4),
+            &mut h,
+            stream,
+            |o: Outcome| {
+                demoted.insert(o.function.name.to_string(), o.involuntary_switches);
+            },
+        )
+        .unwrap();
+        assert!(h.limit() < 2 * MS, "{}", h.limit());
+        assert_eq!(demoted["long-a"], 1, "{demoted:?}");
+        assert_eq!(demoted["long-b"], 1, "{demoted:?}");
+        assert_eq!(demoted["short"], 0, "{demoted:?}");
+    }
+
+    #[test]
+    fn rewatch_names_the_fifo_tasks_once_the_limit_moved() {
+        let mut h = Hybrid::new("hybrid", HybridParams::default());
+        for t in 1..=3 {
+            h.on_arrival(0, &info(t, 0, 0), CpuSet::first(4));
+        }
+        h.on_cpu_used(0, TaskId(2), 1633 * MS); // now in the fair group
+        for _ in 0..99 {
+            h.on_exit(0, TaskId(9), &outcome(0, 0, MS));
+        }
+        assert_eq!(h.rewatch(), vec![], "no limit learned yet");
+        h.on_exit(0, TaskId(9), &outcome(0, 0, MS));
+        assert_eq!(h.rewatch(), vec![TaskId(1), TaskId(3)]);
+        assert_eq!(h.rewatch(), vec![], "asked once");
+        h.on_exit(0, TaskId(9), &outcome(0, 0, MS));
+        assert_eq!(h.rewatch(), vec![], "the limit stayed at 1 ms");
     }
 
     #[test]

@@ -162,6 +162,7 @@ where
             for (task, attrs) in policy.on_period(now, load) {
                 kernel.set_attrs(now, task, attrs, &mut notices);
             }
+            rewatch(now, &mut kernel, policy);
         }
         // Most kernel events (a tick, a preemption) notify nothing: skip the call.
         if !notices.is_empty() {
@@ -243,6 +244,7 @@ fn deliver<P: Steer + ?Sized>(
                 if let Some(f) = flight[slot as usize].take() {
                     let outcome = outcome(task, f, now, st);
                     policy.on_exit(now, task, &outcome);
+                    rewatch(now, kernel, policy);
                     sink.outcome(outcome);
                 }
             }
@@ -250,6 +252,13 @@ fn deliver<P: Steer + ?Sized>(
         }
     }
     notices.clear();
+}
+
+/// Re-reads the watch of every task the policy names ([`Steer::rewatch`]).
+fn rewatch<P: Steer + ?Sized>(now: Time, kernel: &mut Kernel, policy: &mut P) {
+    for task in policy.rewatch() {
+        kernel.set_watch(now, task, policy.cpu_watch(task));
+    }
 }
 
 fn outcome(task: TaskId, f: InFlight, finish: Time, st: TaskStats) -> Outcome {
