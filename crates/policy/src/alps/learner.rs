@@ -9,7 +9,7 @@
 
 use super::params::{Params, Trainer};
 use crate::baseline::Uniform;
-use faasched_model::{Function, FunctionId, Invocation, Nanos, Outcome, Phases, TaskId, Time};
+use faasched_model::{Function, FunctionId, Invocation, Nanos, Outcome, Phases, SEC, TaskId, Time};
 use faasched_sim::{Config, Discipline, Prediction, Sink};
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -75,6 +75,12 @@ impl Sink for Observer<'_> {
     }
 }
 
+/// The longest slice learned: an hour, far past any function's turn. A
+/// large α (Eq. 2 multiplies the trained slice by it) or a steep regression
+/// could otherwise learn one near the ns clock's end, which alps-kernel's
+/// hold would carry past it.
+pub const MAX_SLICE: Nanos = 3_600 * SEC;
+
 /// Learns a rank and a slice for every function in `records` (finished in the
 /// last window), for a machine of `cores` whose measured utilisation over the
 /// window was `utilisation` (0..=1). Functions come back in rank order.
@@ -96,7 +102,7 @@ pub fn learn(
             } else {
                 trained
             };
-            let slice = (penalty * tuned).min(tuned);
+            let slice = (penalty * tuned).min(tuned).min(MAX_SLICE as f64);
             let learned = Learned {
                 rank: 0,
                 slice: slice.round() as Nanos,
@@ -281,6 +287,16 @@ mod tests {
         };
         let f0 = learn(&records, 1, 0.9, &harsh)[2].1;
         assert_eq!(f0.slice, 0);
+        // A huge α learns an hour at most.
+        let huge = Params {
+            alpha: 1e11,
+            ..params
+        };
+        assert!(
+            learn(&records, 1, 0.9, &huge)
+                .iter()
+                .all(|(_, l)| l.slice == MAX_SLICE)
+        );
     }
 
     #[test]
