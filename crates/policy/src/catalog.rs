@@ -25,7 +25,7 @@ pub const POLICIES: &[(&str, &str)] = &[
     ),
     (
         "sfs",
-        "SFS: SCHED_FIFO for a credit T (mean gap of 200 arrivals x cores), then the fair class",
+        "SFS: SCHED_FIFO for a credit T (mean of the last 200 arrival gaps x cores), then the fair class",
     ),
     (
         "hybrid",

@@ -74,11 +74,13 @@ impl HybridParams {
     pub fn validate(&self) -> Result<(), BadParam> {
         let check =
             |ok, name, value: f64, expected| BadParam::require(ok, "hybrid", name, value, expected);
+        // From 1 µs: a shorter limit rounds to 0 ns, which demotes every
+        // task at its first run.
         check(
-            self.time_limit_ms > 0.0 && self.time_limit_ms <= MAX_TIME_LIMIT_MS,
+            (0.001..=MAX_TIME_LIMIT_MS).contains(&self.time_limit_ms),
             "time_limit_ms",
             self.time_limit_ms,
-            "a positive ms up to 1 h",
+            "from 0.001 ms (1 µs) up to 1 h",
         )?;
         check(
             self.percentile > 0.0 && self.percentile <= 100.0,
@@ -277,14 +279,17 @@ mod tests {
     use crate::testkit::{info, outcome};
 
     #[test]
-    fn the_time_limit_is_positive_and_at_most_an_hour() {
+    fn the_time_limit_is_a_microsecond_to_an_hour() {
         let with = |ms| HybridParams {
             time_limit_ms: ms,
             ..HybridParams::default()
         };
         assert!(with(MAX_TIME_LIMIT_MS).validate().is_ok());
+        assert!(with(0.001).validate().is_ok());
         for ms in [
             0.0,
+            1e-9,
+            0.0009,
             -1.0,
             MAX_TIME_LIMIT_MS + 1.0,
             1.9e13,

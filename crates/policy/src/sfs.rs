@@ -3,8 +3,8 @@
 //! class, approximating SRPT from user space.
 //!
 //! What the public code does and how it maps here (shared/notes §2):
-//! - credit T = mean inter-arrival time of the last 200 arrivals × cores,
-//!   20 ms until 200 arrivals are seen, never below 6 ms; SFS recomputes it in
+//! - credit T = the mean of the last 200 inter-arrival gaps × cores, 20 ms
+//!   until 200 gaps (201 arrivals) are seen, never below 6 ms; SFS recomputes it in
 //!   a loop, here at every arrival;
 //! - SFS counts the credit in wall-clock time by polling each job every 1 ms;
 //!   here it is CPU time, reported the moment it is used (a CPU-time timer
@@ -24,11 +24,11 @@ use faasched_model::{
 };
 use std::collections::VecDeque;
 
-/// Credit before 200 arrivals are seen.
+/// Credit before [`WINDOW`] gaps between arrivals are seen.
 pub const INITIAL_CREDIT: Nanos = 20 * MS;
 /// Smallest credit.
 pub const MIN_CREDIT: Nanos = 6 * MS;
-/// Arrivals the credit averages over.
+/// Inter-arrival gaps the credit averages over.
 pub const WINDOW: usize = 200;
 
 /// A task still in its FIFO phase.

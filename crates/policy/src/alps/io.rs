@@ -13,13 +13,15 @@
 //!    live system reads from the kernel), so the SRPT simulation the ranks and
 //!    slices come from has the right competition on its cores.
 //! 2. **The I/O lane.** A function whose invocations spent at least
-//!    [`IO_SHARE`] of their demand blocked is I/O-bound. It takes no rank:
-//!    the CPU-bound functions are ranked among themselves, and an I/O-bound
-//!    one runs at the default weight (nice 0), so EEVDF's lag bound caps what
+//!    [`IO_SHARE`] of their demand blocked is I/O-bound. Its rank is not
+//!    used: it runs at the default weight (nice 0), so EEVDF's lag bound caps what
 //!    its wakeups can take from anyone at a fair share, however often it
 //!    wakes. Its latency comes instead from a short custom slice, its learned
 //!    burst: a short request has an early virtual deadline, which is how
-//!    EEVDF serves latency-sensitive tasks without giving them weight.
+//!    EEVDF serves latency-sensitive tasks without giving them weight. The
+//!    CPU-bound functions keep the ranks the lesson gives them among all
+//!    functions (re-ranking them among themselves was tried and dropped:
+//!    docs/ALPS-IO.md).
 
 use super::learner::Record;
 use faasched_model::{FunctionId, Nanos, Outcome, Phase, Phases};
