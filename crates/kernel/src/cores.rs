@@ -12,7 +12,7 @@
 
 use crate::config::{Config, Discipline, FairClass, Prediction, RANDOM_PREDICTION_RANGE};
 use crate::events::{Ev, Events};
-use crate::fair::{Cfs, CfsTunables, Eevdf, Join, Running, idle_victim};
+use crate::fair::{Cfs, CfsTunables, Eevdf, Join, Moved, Running, idle_victim, reweighted};
 use crate::oracle::{Fifo, Srpt};
 use crate::rt::{RtQueue, RtRunning};
 use crate::slab::Slab;
@@ -280,7 +280,7 @@ impl Cores {
                     out.push(Notice::Woke(t.id));
                 }
                 self.join_lower(slot, now, how);
-                self.place(slot, now);
+                self.place(slot, now, false);
             }
             Some(Phase::Io(d)) => {
                 if started(&mut t.started, &mut t.stats, now) && self.cfg.report_starts {
@@ -385,8 +385,8 @@ impl Cores {
     }
 
     /// A runnable task (joined, in no queue) takes an idle core, preempts one,
-    /// or waits.
-    fn place(&mut self, slot: u32, now: Time) {
+    /// or waits (at the head of its RT priority if `head`).
+    fn place(&mut self, slot: u32, now: Time, head: bool) {
         if let Some(c) = self.idle_core(self.tasks[slot as usize].rq) {
             self.dispatch(c, slot, now);
         } else if let Some(c) = self.victim(slot, now) {
@@ -394,7 +394,7 @@ impl Cores {
             self.switch_out(c, now, true);
             self.dispatch(c, slot, now);
         } else {
-            self.push_waiting(slot, false);
+            self.push_waiting(slot, head);
             self.after_wait(slot, now);
         }
     }
@@ -623,12 +623,16 @@ impl Cores {
         t.left -= progress;
         t.done += progress;
         t.stats.cpu += d;
-        t.rr_left = t.rr_left.saturating_sub(d);
-        if t.rt_prio().is_none() {
-            match &mut self.rqs[t.rq as usize].lower {
-                Lower::Eevdf(q) => q.account(t, d),
-                Lower::Cfs(_) => Cfs::account(t, d),
-                Lower::Srpt(_) | Lower::Fifo(_) => {}
+        match t.attrs.class {
+            // The quantum drains while the task is RR only (`task_tick_rt`).
+            Class::Rr(_) => t.rr_left = t.rr_left.saturating_sub(d),
+            Class::Fifo(_) => {}
+            Class::Normal | Class::Batch | Class::Idle => {
+                match &mut self.rqs[t.rq as usize].lower {
+                    Lower::Eevdf(q) => q.account(t, d),
+                    Lower::Cfs(_) => Cfs::account(t, d),
+                    Lower::Srpt(_) | Lower::Fifo(_) => {}
+                }
             }
         }
         t.acct_from = now;
@@ -877,14 +881,13 @@ impl Cores {
                     Lower::Eevdf(q) => q.tick(t) && !q.keeps_core(now, t),
                     // ALPS: a held task keeps its core, and its turn goes on.
                     Lower::Cfs(_) if t.holds(now) => false,
+                    // Re-picked (or not asked), the task's turn goes on: Linux
+                    // restarts it in `set_next_entity`, which a pick of the
+                    // running task skips (CONFIG_FAIR_GROUP_SCHED, as distro
+                    // kernels are built).
                     Lower::Cfs(q) => {
                         let cores = rq.cores.len() as u64;
-                        let resched = q.tick(t, cores, &self.tun) && !q.keeps_core(t);
-                        if !resched {
-                            // Re-picked (or not asked): a new turn begins.
-                            t.turn_cpu = t.stats.cpu;
-                        }
-                        resched
+                        q.tick(t, cores, &self.tun) && !q.keeps_core(t)
                     }
                     Lower::Srpt(_) | Lower::Fifo(_) => false,
                 },
@@ -955,8 +958,15 @@ impl Cores {
             return;
         }
         let state = self.tasks[slot as usize].state;
-        // Take the task out of wherever it is, change it, put it back as a wakeup
-        // would (EEVDF keeps its lag across the move).
+        // Take the task out of wherever it is, change it, put it back. A fair
+        // task that stays fair takes its relative place along (`Join::Moved`,
+        // as Linux's dequeue and enqueue with DEQUEUE_SAVE); one that comes
+        // from or goes to RT joins as a wakeup would.
+        if let State::Running(c) = state {
+            self.sync(c, now);
+        }
+        let moved = self.moved(slot, now);
+        let old_prio = self.tasks[slot as usize].rt_prio();
         match state {
             State::Blocked(_) => {}
             State::Queued => {
@@ -964,30 +974,68 @@ impl Cores {
                 self.leave_lower(slot, now);
             }
             State::Running(c) => {
-                self.sync(c, now);
                 self.stop(c);
                 self.leave_lower(slot, now);
             }
         }
         let rq = self.rq_for(attrs.cpus);
         self.apply_attrs(slot, attrs, rq);
+        let t = &mut self.tasks[slot as usize];
+        let how = match moved {
+            Some(m) if t.rt_prio().is_none() => Join::Moved(m),
+            _ => Join::Wake,
+        };
+        // An RT task whose priority falls goes to the head of its new level
+        // (`__sched_setscheduler`: ENQUEUE_HEAD when the priority falls).
+        let head = matches!((old_prio, t.rt_prio()), (Some(old), Some(new)) if new < old);
         match state {
-            State::Blocked(_) => {}
+            State::Blocked(_) => {
+                // Its lag is reweighted now (`reweight_entity` of a sleeping
+                // entity); it is placed when it wakes.
+                if let Join::Moved(m) = how {
+                    t.vlag = reweighted(t.vlag, m.weight, t.weight);
+                }
+            }
             State::Queued => {
-                self.join_lower(slot, now, Join::Wake);
-                self.place(slot, now);
+                self.join_lower(slot, now, how);
+                self.place(slot, now, head);
             }
             State::Running(c) => {
-                self.join_lower(slot, now, Join::Wake);
-                self.continue_or_switch(c, slot, now);
+                self.join_lower(slot, now, how);
+                self.continue_or_switch(c, slot, now, head);
             }
         }
         self.flush(out);
     }
 
+    /// What fair task `slot` (accounted up to `now`) takes along if its
+    /// attributes change and it stays fair; `None` for an RT task.
+    fn moved(&mut self, slot: u32, now: Time) -> Option<Moved> {
+        let t = &self.tasks[slot as usize];
+        if t.rt_prio().is_some() {
+            return None;
+        }
+        let rq = t.rq;
+        let mut vruntime = 0;
+        if matches!(self.rqs[rq as usize].lower, Lower::Cfs(_)) {
+            let running_min = self.running_min_vruntime(rq, now);
+            if let Lower::Cfs(q) = &mut self.rqs[rq as usize].lower {
+                q.update_min(running_min);
+                vruntime = self.tasks[slot as usize].vruntime - q.min_vruntime;
+            }
+        }
+        let t = &self.tasks[slot as usize];
+        Some(Moved {
+            weight: t.weight,
+            deadline: t.deadline - t.vruntime,
+            vruntime,
+        })
+    }
+
     /// After its attributes changed, the task that was running on `c` keeps the
-    /// core if `c` would pick it now; otherwise it is preempted and placed.
-    fn continue_or_switch(&mut self, c: u32, slot: u32, now: Time) {
+    /// core if `c` would pick it now; otherwise it is preempted and placed (at
+    /// the head of its RT priority if `head`).
+    fn continue_or_switch(&mut self, c: u32, slot: u32, now: Time, head: bool) {
         let allowed = self.rqs[self.tasks[slot as usize].rq as usize]
             .mask
             .contains(c as usize);
@@ -1007,7 +1055,7 @@ impl Cores {
             self.schedule(c, now);
         }
         self.tasks[slot as usize].stats.involuntary += 1;
-        self.place(slot, now);
+        self.place(slot, now, head);
     }
 
     pub fn set_watch(&mut self, now: Time, id: TaskId, watch: Option<Nanos>) {

@@ -16,8 +16,32 @@ use std::collections::BTreeSet;
 pub enum Join {
     /// A new task (fork + exec of the function process).
     New,
-    /// Woken from I/O, or moved into this queue from another class or mask.
+    /// Woken from I/O, or moved into a fair class from another class.
     Wake,
+    /// Its attributes changed while it was runnable in a fair class, and it
+    /// stays in one (nice, slice, affinity). Linux dequeues it with
+    /// `DEQUEUE_SAVE` and enqueues it again, not as a wakeup: what was
+    /// relative stays so.
+    Moved(Moved),
+}
+
+/// What a fair task takes along when its attributes change ([`Join::Moved`]),
+/// measured before the change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Moved {
+    /// Its load weight before.
+    pub weight: u32,
+    /// EEVDF: its deadline less its vruntime (PLACE_REL_DEADLINE).
+    pub deadline: i64,
+    /// Legacy CFS: its vruntime less its queue's `min_vruntime` (the
+    /// renormalisation of a dequeue that is not a sleep).
+    pub vruntime: i64,
+}
+
+/// `x · from / to`, as `reweight_entity` scales a lag or a relative deadline
+/// from one load weight to another.
+pub fn reweighted(x: i64, from: u32, to: u32) -> i64 {
+    (x as i128 * from as i128 / to.max(1) as i128) as i64
 }
 
 /// A running task as a wakeup-preemption check sees it (its vruntime is
@@ -134,10 +158,13 @@ impl Eevdf {
         self.memo = None;
         let w = t.weight as i128;
         let vslice = t.vdelta(t.slice);
+        if let Join::Moved(m) = how {
+            t.vlag = reweighted(t.vlag, m.weight, t.weight);
+        }
         if let Some(avg) = self.avg(now) {
             let lag = match how {
                 Join::New => 0,
-                Join::Wake => {
+                Join::Wake | Join::Moved(_) => {
                     let scaled = t.vlag as i128 * (self.weight + w);
                     match i64::try_from(scaled) {
                         Ok(x) => x / self.weight as i64,
@@ -147,8 +174,14 @@ impl Eevdf {
             };
             t.vruntime = avg - lag;
         }
-        // PLACE_DEADLINE_INITIAL: a new task's first request is half a slice.
-        t.deadline = t.vruntime + if how == Join::New { vslice / 2 } else { vslice };
+        t.deadline = t.vruntime
+            + match how {
+                // PLACE_DEADLINE_INITIAL: a new task's first request is half a slice.
+                Join::New => vslice / 2,
+                Join::Wake => vslice,
+                // The request it had, reweighted.
+                Join::Moved(m) => reweighted(m.deadline, m.weight, t.weight),
+            };
         self.s_static += w * t.vruntime as i128;
         self.weight += w;
         match self.slices.binary_search_by_key(&t.slice, |s| s.0) {
@@ -355,9 +388,12 @@ impl Eevdf {
                 continue;
             }
             let v = c.vruntime_at(now);
-            // RUN_TO_PARITY, unless PREEMPT_SHORT cancels the protection.
-            let protected = v < c.vprot && p.slice >= c.slice;
-            let curr_first = v <= eligible_max && c.deadline <= p.deadline;
+            // `pick_eevdf` drops an ineligible running task before it looks
+            // at its protection: RUN_TO_PARITY keeps an eligible one, unless
+            // PREEMPT_SHORT cancels the protection.
+            let eligible = v <= eligible_max;
+            let protected = eligible && v < c.vprot && p.slice >= c.slice;
+            let curr_first = eligible && c.deadline <= p.deadline;
             if !protected && !curr_first {
                 debug_assert!(best.is_none_or(|b| b < r.core), "cores out of order");
                 (best, latest) = (Some(r.core), c.deadline);
@@ -366,17 +402,26 @@ impl Eevdf {
         best
     }
 
-    /// When the running `t` (accounted up to `t.acct_from`) reaches its deadline.
+    /// When the running `t` (accounted up to `t.acct_from`) must be
+    /// decided on at a tick: when its protection ends (`vprot`, at most its
+    /// deadline). Since 6.17 `update_curr` asks for a pick at every tick
+    /// once the running task is no longer protected ("always trigger resched
+    /// at the end of a protected period"), not only once its request
+    /// expired: a re-picked task keeps its core but not a new protection,
+    /// so each tick after asks again. With every slice equal, protection
+    /// ends at the deadline and nothing changes; a task with a longer
+    /// custom slice than a waiter's is decided on sooner.
     pub fn expiry(&self, t: &Task) -> Time {
-        t.acct_from + t.rdelta(t.deadline - t.vruntime)
+        t.acct_from + t.rdelta(t.vprot.min(t.deadline) - t.vruntime)
     }
 
-    /// At a tick: if `t` used its request, issue the next one (`update_deadline`).
-    /// Returns whether the request expired.
+    /// At a tick: if `t` used its request, issue the next one
+    /// (`update_deadline`). Returns whether a pick is due: the request
+    /// expired, or `t`'s protection ended (see [`Eevdf::expiry`]).
     #[inline]
     pub fn tick(&self, t: &mut Task) -> bool {
         if t.vruntime < t.deadline {
-            return false;
+            return t.vruntime >= t.vprot;
         }
         t.deadline = t.vruntime + t.vdelta(t.slice);
         true
@@ -459,8 +504,16 @@ impl Cfs {
         t.vruntime = match how {
             // START_DEBIT: a new task starts one virtual slice behind.
             Join::New => self.min_vruntime + t.vdelta(self.slice(t, cores, tun)),
-            // GENTLE_FAIR_SLEEPERS: a sleeper gets at most half a latency of credit.
-            Join::Wake => t.vruntime.max(self.min_vruntime - (tun.latency / 2) as i64),
+            // GENTLE_FAIR_SLEEPERS: a sleeper gets at most half a latency of
+            // credit; a SCHED_IDLE one half the minimum granularity (5.15+).
+            Join::Wake => {
+                let credit = match t.attrs.class {
+                    Class::Idle => tun.min_granularity,
+                    _ => tun.latency,
+                };
+                t.vruntime.max(self.min_vruntime - (credit / 2) as i64)
+            }
+            Join::Moved(m) => self.min_vruntime + m.vruntime,
         };
     }
 
@@ -565,7 +618,75 @@ impl Cfs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use faasched_model::{Attrs, CpuSet, MS};
     use proptest::prelude::*;
+
+    fn task(nice: i8, class: Class) -> Task {
+        let attrs = Attrs {
+            nice,
+            ..Attrs::normal(CpuSet::first(1)).with_class(class)
+        };
+        Task::of(attrs, 700_000)
+    }
+
+    /// A task whose nice changes while it waits: Linux's `reweight_entity`
+    /// scales its lag and its relative deadline by old/new weight, and
+    /// `place_entity` keeps the request (PLACE_REL_DEADLINE) instead of
+    /// issuing a fresh one as a wakeup does.
+    #[test]
+    fn eevdf_reweights_a_moved_task_and_keeps_its_request() {
+        let mut q = Eevdf::default();
+        let mut other = task(0, Class::Normal);
+        q.join(&mut other, 0, Join::New); // alone: V = 0, its vruntime 0
+        let mut t = task(5, Class::Normal); // weight 335
+        t.vlag = 3 * MS as i64;
+        let moved = Moved {
+            weight: 1024,
+            deadline: 2 * MS as i64,
+            vruntime: 0,
+        };
+        q.join(&mut t, 0, Join::Moved(moved));
+        // vlag 3 ms · 1024/335 = 9.170 ms, then placed with (W + w)/W =
+        // (1024 + 335)/1024: lag 12.171 ms, so v = 0 − 12.171 ms.
+        let vlag = 3_000_000i64 * 1024 / 335;
+        assert_eq!(t.vlag, vlag);
+        assert_eq!(t.vruntime, -(vlag * (1024 + 335) / 1024));
+        // The request: 2 ms · 1024/335 past the vruntime.
+        assert_eq!(t.deadline - t.vruntime, 2_000_000 * 1024 / 335);
+        // A wakeup would have issued a fresh one: the slice in virtual time.
+        let mut w = task(5, Class::Normal);
+        q.join(&mut w, 0, Join::Wake);
+        assert_eq!(w.deadline - w.vruntime, w.vdelta(w.slice));
+    }
+
+    /// Legacy CFS renormalises a moved task against its new queue's
+    /// `min_vruntime`, with no sleeper credit; a sleeper's credit is half the
+    /// latency, a SCHED_IDLE one's half the minimum granularity.
+    #[test]
+    fn cfs_renormalises_a_moved_task_and_credits_idle_sleepers_less() {
+        let tun = CfsTunables {
+            latency: 24 * MS,
+            min_granularity: 3 * MS,
+            wakeup_granularity: 4 * MS,
+        };
+        let mut q = Cfs {
+            min_vruntime: 100 * MS as i64,
+            ..Cfs::default()
+        };
+        let mut t = task(0, Class::Normal);
+        let moved = Moved {
+            weight: 1024,
+            deadline: 0,
+            vruntime: -(50 * MS as i64),
+        };
+        q.join(&mut t, Join::Moved(moved), None, 1, &tun);
+        assert_eq!(t.vruntime, 50 * MS as i64);
+        for (class, credit) in [(Class::Normal, 12 * MS), (Class::Idle, 3 * MS / 2)] {
+            let mut t = task(0, class);
+            q.join(&mut t, Join::Wake, None, 1, &tun);
+            assert_eq!(t.vruntime, (100 * MS - credit) as i64, "{class:?}");
+        }
+    }
 
     proptest! {
         /// `threshold` is the boundary of `admits`: admitted up to it, not past.

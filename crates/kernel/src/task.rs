@@ -82,6 +82,38 @@ pub struct Task {
 }
 
 impl Task {
+    /// A task of these attributes, blocked at 0 with one 100 ms CPU phase
+    /// and every fair field 0, for the classes' unit tests.
+    #[cfg(test)]
+    pub fn of(attrs: Attrs, slice: Nanos) -> Task {
+        Task {
+            id: TaskId(0),
+            phases: Phases::from_buf([faasched_model::Phase::Cpu(100 * faasched_model::MS)]),
+            phase: 0,
+            left: 0,
+            weight: Task::weight_of(&attrs),
+            slice: attrs.slice.unwrap_or(slice),
+            rank: 0,
+            hold: 0,
+            attrs,
+            rq: 0,
+            state: State::Blocked(0),
+            seq: 0,
+            acct_from: 0,
+            done: 0,
+            predicted: 0,
+            watch: None,
+            vruntime: 0,
+            deadline: 0,
+            vlag: 0,
+            vprot: 0,
+            turn_cpu: 0,
+            rr_left: 0,
+            stats: TaskStats::default(),
+            started: false,
+        }
+    }
+
     /// The load weight of these attributes.
     pub fn weight_of(attrs: &Attrs) -> u32 {
         match attrs.class {

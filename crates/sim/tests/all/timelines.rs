@@ -143,6 +143,66 @@ fn eevdf_running_task_keeps_its_core_when_only_it_is_eligible() {
 }
 
 #[test]
+fn eevdf_protects_a_running_task_only_while_it_is_eligible() {
+    // One core, base slice 0.7 ms. A (30 ms) and B (0.1 ms, 0.3 ms I/O,
+    // 1 ms) arrive at 0; vruntimes in ms.
+    // - A runs 0–4 (B waits, A protected); at 4 A (v 4) is past V = 2, B
+    //   runs 4–4.1 and blocks with lag V − v = 2.05 − 0.1 = 1.95.
+    // - A runs again from 4.1, protected to v 4.7. B wakes at 4.4 with its
+    //   lag doubled: v_B = 4.3 − 3.9 = 0.4, eligible against V = 2.35,
+    //   deadline 1.1. A (v 4.3) is protected but not eligible, and
+    //   `pick_eevdf` drops an ineligible running task before it looks at
+    //   protection: B preempts and ends at 5.4; A ends at 31.1.
+    // A protected regardless would have kept B waiting until the 8 ms tick.
+    let a = inv(0, 0, 0, &[Phase::Cpu(30 * MS)]);
+    let b = inv(
+        1,
+        1,
+        0,
+        &[Phase::Cpu(100 * US), Phase::Io(300 * US), Phase::Cpu(MS)],
+    );
+    let out = simulate(
+        &ideal(1, Discipline::Linux),
+        &mut all(Class::Normal),
+        vec![a, b],
+    );
+    assert_eq!(finishes_ms(&out), [31.1, 5.4]);
+    assert_eq!(
+        out.iter()
+            .map(|o| (o.involuntary_switches, o.voluntary_switches))
+            .collect::<Vec<_>>(),
+        [(2, 1), (0, 2)]
+    );
+}
+
+#[test]
+fn eevdf_decides_at_the_tick_after_protection_ends() {
+    // One core. L (200 ms, custom slice 100 ms) and S (10 ms, base slice
+    // 0.7 ms) arrive at 0; vruntimes in ms.
+    // - S preempts L at once (PREEMPT_SHORT: a shorter slice and an earlier
+    //   deadline) and runs 0–4; at 4 S (v 4) is past V = 2: L runs.
+    // - L's protection is the queue's least slice: to v 0.7, at 4.7, though
+    //   its deadline is 50. From 6.17, a tick past the end of protection asks
+    //   for a pick: at 8 both are eligible (V = 4) and S's deadline (4.7)
+    //   comes first. S runs 8–12, L 12–16 (protected to v 4.7), S 16–18 (done),
+    //   L to 210.
+    // Decided only at L's deadline, S would wait until the 56 ms tick.
+    let mut policy = ByFunction(|f, cpus| Attrs {
+        slice: (f == 0).then_some(100 * MS),
+        ..Attrs::normal(cpus)
+    });
+    let invs = vec![cpu(0, 0, 200), cpu(1, 0, 10)];
+    let out = simulate(&ideal(1, Discipline::Linux), &mut policy, invs);
+    assert_eq!(finishes_ms(&out), [210.0, 18.0]);
+    assert_eq!(
+        out.iter()
+            .map(|o| o.involuntary_switches)
+            .collect::<Vec<_>>(),
+        [3, 2]
+    );
+}
+
+#[test]
 fn cfs_alternates_equal_tasks_by_sched_slice() {
     // Legacy CFS, 1 core: sched_slice = 6 ms latency / 2 = 3 ms, checked at
     // 4 ms ticks, so turns of one tick; both finish within one turn of 200 ms.
@@ -478,4 +538,135 @@ fn a_watch_is_heard_at_its_instant_or_as_a_live_watcher_sees_it() {
         assert_eq!(never.heard, [], "{watch_at_tick:?}");
         assert_eq!(finishes_ms(&out), [10.0, 13.0], "{watch_at_tick:?}");
     }
+}
+
+/// Every task on core 0 of the machine, nice 0; function 0's task is
+/// watched at `watch` of CPU, which the policy hears and lets pass.
+struct Listen {
+    watch: Nanos,
+    heard: Vec<u64>,
+}
+
+impl Steer for Listen {
+    fn name(&self) -> &str {
+        "listen"
+    }
+    fn on_arrival(&mut self, _now: Time, _task: &TaskInfo, _cpus: CpuSet) -> Attrs {
+        Attrs::normal(CpuSet::first(1))
+    }
+    fn cpu_watch(&self, task: TaskId) -> Option<Nanos> {
+        (task.0 == 0 && self.heard.is_empty()).then_some(self.watch)
+    }
+    fn on_cpu_used(&mut self, _now: Time, task: TaskId, _used: Nanos) -> Option<Attrs> {
+        self.heard.push(task.0);
+        None
+    }
+}
+
+#[test]
+fn a_cfs_turn_goes_on_through_ticks_that_do_not_end_it() {
+    // Legacy CFS on 8 cores, both tasks pinned to core 0: A (30 ms) and B
+    // (2 ms) at 0. A watch on A heard at a tick, to which the policy says
+    // nothing, must change nothing: the tick that reports it does not
+    // reschedule, and Linux restarts a turn only when a task is put on the
+    // core (`set_next_entity`).
+    let mut cfg = ideal(8, Discipline::Linux);
+    cfg.fair = FairClass::Cfs;
+    cfg.watch_at_tick = Some(0);
+    let run = |watch| {
+        let mut policy = Listen {
+            watch,
+            heard: Vec::new(),
+        };
+        let out = simulate(&cfg, &mut policy, vec![cpu(0, 0, 30), cpu(1, 0, 2)]);
+        (policy.heard, out)
+    };
+    let (heard, watched) = run(5 * MS);
+    assert_eq!(heard, [0]);
+    let (_, plain) = run(Nanos::MAX);
+    assert_eq!(watched, plain);
+}
+
+/// Function 0's task starts fair and turns SCHED_RR at `at` of CPU; the
+/// others are SCHED_RR from their arrival.
+struct TurnRr {
+    at: Nanos,
+    turned: bool,
+}
+
+impl Steer for TurnRr {
+    fn name(&self) -> &str {
+        "turn-rr"
+    }
+    fn on_arrival(&mut self, _now: Time, task: &TaskInfo, cpus: CpuSet) -> Attrs {
+        match task.function.0 {
+            0 => Attrs::normal(cpus),
+            _ => Attrs::normal(cpus).with_class(Class::Rr(10)),
+        }
+    }
+    fn cpu_watch(&self, task: TaskId) -> Option<Nanos> {
+        (task.0 == 0 && !self.turned).then_some(self.at)
+    }
+    fn on_cpu_used(&mut self, _now: Time, _task: TaskId, _used: Nanos) -> Option<Attrs> {
+        self.turned = true;
+        Some(Attrs::normal(CpuSet::first(1)).with_class(Class::Rr(10)))
+    }
+}
+
+#[test]
+fn the_rr_quantum_drains_only_while_a_task_is_rr() {
+    // One core. A (150 ms) runs fair alone and turns RR at 120 ms with its
+    // quantum (100 ms) whole: B, RR at the same priority from 121 ms, waits
+    // for A's end at 150 and runs to 200. (Drained while A was fair, the
+    // quantum would have ended at the 124 ms tick.)
+    let mut policy = TurnRr {
+        at: 120 * MS,
+        turned: false,
+    };
+    let out = simulate(
+        &ideal(1, Discipline::Linux),
+        &mut policy,
+        vec![cpu(0, 0, 150), cpu(1, 121, 50)],
+    );
+    assert_eq!(finishes_ms(&out), [150.0, 200.0]);
+}
+
+/// SCHED_FIFO at priority 30, 20, 10 for functions 0, 1, 2; at its first
+/// period (3 ms) it lowers task 1 to priority 10.
+struct Lower {
+    lowered: bool,
+}
+
+impl Steer for Lower {
+    fn name(&self) -> &str {
+        "lower"
+    }
+    fn on_arrival(&mut self, _now: Time, task: &TaskInfo, cpus: CpuSet) -> Attrs {
+        let prio = [30, 20, 10][task.function.0 as usize];
+        Attrs::normal(cpus).with_class(Class::Fifo(prio))
+    }
+    fn period(&self) -> Option<Nanos> {
+        Some(3 * MS)
+    }
+    fn on_period(&mut self, _now: Time, _load: Load) -> Vec<(TaskId, Attrs)> {
+        if std::mem::replace(&mut self.lowered, true) {
+            return Vec::new();
+        }
+        let attrs = Attrs::normal(CpuSet::first(1)).with_class(Class::Fifo(10));
+        vec![(TaskId(1), attrs)]
+    }
+}
+
+#[test]
+fn an_rt_task_whose_priority_falls_goes_to_the_head_of_its_new_level() {
+    // One core. X (FIFO 30, 10 ms) runs from 0; A (FIFO 20, 5 ms) waits from
+    // 1 ms, B (FIFO 10, 5 ms) from 2 ms. At 3 ms A falls to 10: Linux
+    // queues it at the head of that level, before B. X ends at 10, A runs
+    // 10–15, B 15–20.
+    let out = simulate(
+        &ideal(1, Discipline::Linux),
+        &mut Lower { lowered: false },
+        vec![cpu(0, 0, 10), cpu(1, 1, 5), cpu(2, 2, 5)],
+    );
+    assert_eq!(finishes_ms(&out), [10.0, 15.0, 20.0]);
 }
