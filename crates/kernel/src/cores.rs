@@ -280,7 +280,7 @@ impl Cores {
                     out.push(Notice::Woke(t.id));
                 }
                 self.join_lower(slot, now, how);
-                self.place(slot, now, false);
+                self.place(slot, now);
             }
             Some(Phase::Io(d)) => {
                 if started(&mut t.started, &mut t.stats, now) && self.cfg.report_starts {
@@ -385,8 +385,16 @@ impl Cores {
     }
 
     /// A runnable task (joined, in no queue) takes an idle core, preempts one,
-    /// or waits (at the head of its RT priority if `head`).
-    fn place(&mut self, slot: u32, now: Time, head: bool) {
+    /// or waits.
+    fn place(&mut self, slot: u32, now: Time) {
+        self.place_at(slot, now, false);
+    }
+
+    /// [`Cores::place`], waiting at the head of its RT priority if `head`.
+    /// Inlined, so that the arrivals' [`Cores::place`] does not test `head`
+    /// (a runtime argument cost (c) fifo 1.4% of its instructions).
+    #[inline(always)]
+    fn place_at(&mut self, slot: u32, now: Time, head: bool) {
         if let Some(c) = self.idle_core(self.tasks[slot as usize].rq) {
             self.dispatch(c, slot, now);
         } else if let Some(c) = self.victim(slot, now) {
@@ -998,7 +1006,7 @@ impl Cores {
             }
             State::Queued => {
                 self.join_lower(slot, now, how);
-                self.place(slot, now, head);
+                self.place_at(slot, now, head);
             }
             State::Running(c) => {
                 self.join_lower(slot, now, how);
@@ -1055,7 +1063,7 @@ impl Cores {
             self.schedule(c, now);
         }
         self.tasks[slot as usize].stats.involuntary += 1;
-        self.place(slot, now, head);
+        self.place_at(slot, now, head);
     }
 
     pub fn set_watch(&mut self, now: Time, id: TaskId, watch: Option<Nanos>) {

@@ -165,11 +165,14 @@ impl Task {
     /// Real time for `dv` of virtual time at this task's weight, rounded up.
     #[inline]
     pub fn rdelta(&self, dv: i64) -> Nanos {
+        if self.weight == NICE_0 {
+            // As the general formula gives; without a branch on the sign,
+            // which is a coin toss where a running task's protection may
+            // have ended already (`Eevdf::expiry`).
+            return dv.max(0) as Nanos;
+        }
         if dv <= 0 {
             return 0;
-        }
-        if self.weight == NICE_0 {
-            return dv as Nanos; // as the general formula gives
         }
         match (dv as u64).checked_mul(self.weight as u64) {
             Some(x) => x.div_ceil(NICE_0 as u64),
