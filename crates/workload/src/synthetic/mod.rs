@@ -114,9 +114,10 @@ impl Generator {
                 "load and invocations",
                 format!(
                     "{invocations} arrivals at load {load:?} on {cores} cores would span \
-                     about {:.3e} s, past the ns clock's range: ask for fewer invocations \
-                     or a higher load",
-                    span / SEC as f64
+                     about {:.3e} s, past the latest instant a workload may reach (about \
+                     {} days): ask for fewer invocations or a higher load",
+                    span / SEC as f64,
+                    TIME_LIMIT / (86_400 * SEC)
                 ),
             ));
         }

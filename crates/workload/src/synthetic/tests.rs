@@ -252,6 +252,7 @@ fn rejects_bad_params_naming_them() {
             params(Spec::Huawei, 1, 0.9, u64::MAX, 0),
             "fewer invocations",
         ),
+        (params(Spec::Huawei, 1, 1e-12, 1000, 0), "about 208 days"),
         (params(Spec::Huawei, 1, 0.9, 0, 0), "invocations"),
         (params(Spec::Fixed { cpu: 0 }, 1, 0.9, 10, 0), "cpu-ms"),
         (
