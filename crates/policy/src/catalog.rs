@@ -93,10 +93,51 @@ pub struct Tuning {
     pub hybrid: HybridParams,
 }
 
+/// What a policy name stands for: the one match on names, so that a
+/// policy's constructor, parameters and privileges cannot disagree.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Family {
+    Stock,
+    Fifo,
+    Rr,
+    Sfs,
+    /// `hybrid` and its named variants.
+    Hybrid,
+    Alps,
+    AlpsIo,
+    AlpsKernel,
+    /// A sim-only discipline with a policy that sets nothing.
+    Oracle(Discipline),
+}
+
+impl Family {
+    /// The family of policy `name`, if the catalogue has one by that name.
+    fn of(name: &str) -> Option<Family> {
+        Some(match name {
+            "cfs" => Family::Stock,
+            "fifo" => Family::Fifo,
+            "rr" => Family::Rr,
+            "sfs" => Family::Sfs,
+            "hybrid" | "hybrid-fixed" | "hybrid-adaptive" | "hybrid-rightsized" => Family::Hybrid,
+            "alps" => Family::Alps,
+            "alps-io" => Family::AlpsIo,
+            "alps-kernel" => Family::AlpsKernel,
+            "srpt" => Family::Oracle(Discipline::Srpt(Prediction::Exact)),
+            "srpt-eb" => Family::Oracle(Discipline::Srpt(Prediction::ErrorBound(0.5))),
+            "srpt-random" => Family::Oracle(Discipline::Srpt(Prediction::Random(0.4))),
+            "random" => Family::Oracle(Discipline::Srpt(Prediction::Random(1.0))),
+            "ps" => Family::Oracle(Discipline::Ps),
+            "fifo-np" => Family::Oracle(Discipline::FifoNp),
+            _ => return None,
+        })
+    }
+}
+
 /// A policy ready to run: what the kernel model must be, and who steers it.
 pub struct Setup {
     /// The policy's name.
     pub name: &'static str,
+    family: Family,
     /// The machine-wide discipline the kernel model runs.
     pub discipline: Discipline,
     /// The steering policy.
@@ -118,15 +159,14 @@ impl Setup {
             realtime: true,
             ..Privileges::default()
         };
-        match self.name {
-            "fifo" | "rr" | "sfs" | "hybrid" | "hybrid-fixed" | "hybrid-adaptive"
-            | "hybrid-rightsized" => realtime,
+        match self.family {
+            Family::Fifo | Family::Rr | Family::Sfs | Family::Hybrid => realtime,
             // Learned ranks map to nice values below 0.
-            "alps" | "alps-io" => Privileges {
+            Family::Alps | Family::AlpsIo => Privileges {
                 raise_priority: true,
                 ..Privileges::default()
             },
-            _ => Privileges::default(),
+            Family::Stock | Family::AlpsKernel | Family::Oracle(_) => Privileges::default(),
         }
     }
 }
@@ -173,12 +213,10 @@ pub enum Parameters {
 /// What policy `name` runs with under `tuning`; `None` for a policy without
 /// parameters (or an unknown name).
 pub fn parameters(name: &str, tuning: &Tuning) -> Option<Parameters> {
-    match name {
-        "alps" | "alps-io" | "alps-kernel" => Some(Parameters::Alps(tuning.alps)),
-        "hybrid" | "hybrid-fixed" | "hybrid-adaptive" | "hybrid-rightsized" => {
-            Some(Parameters::Hybrid(hybrid_params(name, tuning)))
-        }
-        _ => None,
+    match Family::of(name)? {
+        Family::Alps | Family::AlpsIo | Family::AlpsKernel => Some(Parameters::Alps(tuning.alps)),
+        Family::Hybrid => Some(Parameters::Hybrid(hybrid_params(name, tuning))),
+        Family::Stock | Family::Fifo | Family::Rr | Family::Sfs | Family::Oracle(_) => None,
     }
 }
 
@@ -197,42 +235,32 @@ fn hybrid_params(name: &str, tuning: &Tuning) -> HybridParams {
 
 /// The policy named `name`, with `tuning` for those that have parameters.
 pub fn setup(name: &str, tuning: &Tuning) -> Result<Setup, UnknownPolicy> {
-    let (name, _) = POLICIES
-        .iter()
-        .find(|p| p.0 == name)
-        .ok_or_else(|| UnknownPolicy(name.to_string()))?;
+    let unknown = || UnknownPolicy(name.to_string());
+    let (name, _) = POLICIES.iter().find(|p| p.0 == name).ok_or_else(unknown)?;
+    // A listed name without a family is a catalogue bug; a test checks
+    // every name has one.
+    let family = Family::of(name).ok_or_else(unknown)?;
     let linux = |steer: Box<dyn Steer + Send>| (Discipline::Linux, steer);
-    let (discipline, steer) = match *name {
-        "cfs" => linux(Box::new(Uniform::STOCK)),
-        "fifo" => linux(Box::new(Uniform::FIFO)),
-        "rr" => linux(Box::new(Uniform::RR)),
-        "sfs" => linux(Box::<Sfs>::default()),
-        "hybrid" | "hybrid-fixed" | "hybrid-adaptive" | "hybrid-rightsized" => {
-            linux(Box::new(Hybrid::new(name, hybrid_params(name, tuning))))
-        }
-        "alps" => linux(Box::new(Alps::new(name, Enforcement::Stock, tuning.alps))),
-        "alps-io" => linux(Box::new(Alps::io_aware(name, tuning.alps))),
-        "alps-kernel" => (
+    let (discipline, steer) = match family {
+        Family::Stock => linux(Box::new(Uniform::STOCK)),
+        Family::Fifo => linux(Box::new(Uniform::FIFO)),
+        Family::Rr => linux(Box::new(Uniform::RR)),
+        Family::Sfs => linux(Box::<Sfs>::default()),
+        Family::Hybrid => linux(Box::new(Hybrid::new(name, hybrid_params(name, tuning)))),
+        Family::Alps => linux(Box::new(Alps::new(name, Enforcement::Stock, tuning.alps))),
+        Family::AlpsIo => linux(Box::new(Alps::io_aware(name, tuning.alps))),
+        Family::AlpsKernel => (
             Discipline::AlpsKernel,
             Box::new(Alps::new(name, Enforcement::Kernel, tuning.alps)) as Box<dyn Steer + Send>,
         ),
-        "srpt" => (Discipline::Srpt(Prediction::Exact), passive(name)),
-        "srpt-eb" => (Discipline::Srpt(Prediction::ErrorBound(0.5)), passive(name)),
-        "srpt-random" => (Discipline::Srpt(Prediction::Random(0.4)), passive(name)),
-        "random" => (Discipline::Srpt(Prediction::Random(1.0)), passive(name)),
-        "ps" => (Discipline::Ps, passive(name)),
-        "fifo-np" => (Discipline::FifoNp, passive(name)),
-        other => unreachable!("catalogue entry `{other}` has no constructor"),
+        Family::Oracle(discipline) => (discipline, Box::new(Uniform::passive(name)) as _),
     };
     Ok(Setup {
         name,
+        family,
         discipline,
         steer,
     })
-}
-
-fn passive(name: &'static str) -> Box<dyn Steer + Send> {
-    Box::new(Uniform::passive(name))
 }
 
 #[cfg(test)]
@@ -266,6 +294,7 @@ mod tests {
     #[test]
     fn every_listed_policy_builds_and_says_if_it_is_sim_only() {
         for (name, _) in POLICIES {
+            assert!(Family::of(name).is_some(), "{name} has no family");
             let s = setup(name, &Tuning::default()).unwrap();
             assert_eq!(s.name, *name);
             assert_eq!(
