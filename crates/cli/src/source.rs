@@ -147,7 +147,7 @@ impl Source {
     /// A fresh stream of the workload's invocations.
     pub fn stream(&self) -> Result<Stream> {
         Ok(match self {
-            Source::Synthetic(p) => Box::new(Generator::new(p)?.map(Ok)),
+            Source::Synthetic(p) => Box::new(Generator::new(p)?),
             Source::File { path, limit } => {
                 let reader = csv::Reader::open(path)?;
                 match limit {

@@ -5,6 +5,7 @@ use crate::source::{DEFAULT_INVOCATIONS, DEFAULT_LOAD};
 use anyhow::{Context, Result, anyhow};
 use clap::{Args as ClapArgs, Subcommand, ValueEnum};
 use faasched_model::Invocation;
+use faasched_report::Staged;
 use faasched_workload::synthetic::{Generator, Params, Spec};
 use faasched_workload::traces::{Arrivals, Trace, azure2019, azure2021, huawei2023};
 use faasched_workload::{csv, scale};
@@ -42,7 +43,7 @@ pub struct Generate {
     #[arg(long, short = 'c', default_value_t = 56)]
     cores: usize,
     /// Offered load (CPU demand / core-time).
-    #[arg(long, short = 'l', default_value_t = DEFAULT_LOAD)]
+    #[arg(long, short = 'l', default_value_t = DEFAULT_LOAD, allow_negative_numbers = true)]
     load: f64,
     /// Number of invocations.
     #[arg(long, short = 'n', default_value_t = DEFAULT_INVOCATIONS,
@@ -65,12 +66,7 @@ impl Generate {
             invocations: self.invocations,
             seed: self.seed,
         };
-        let invocations = Generator::new(&params)?;
-        let mut w = csv::Writer::create(&self.output)?;
-        for inv in invocations {
-            w.write(&inv)?;
-        }
-        w.finish()?;
+        write_workload(&self.output, Generator::new(&params)?)?;
         eprintln!(
             "wrote {} invocations of `{}` ({} cores, load {}) to {}",
             self.invocations,
@@ -115,7 +111,7 @@ pub struct Common {
     #[arg(long, short = 's', default_value_t = 1)]
     seed: u64,
     /// Rescale arrivals to this offered load on --cores.
-    #[arg(long, short = 'l', requires = "cores")]
+    #[arg(long, short = 'l', requires = "cores", allow_negative_numbers = true)]
     load: Option<f64>,
     /// Cores the load is computed for (with --load, or to report the load;
     /// no default).
@@ -286,7 +282,7 @@ fn write_trace(trace: Trace, common: &Common) -> Result<()> {
             counted(duplicates, "row")
         ));
     }
-    write_all(&invocations, &common.output)?;
+    write_workload(&common.output, invocations.iter().cloned().map(Ok))?;
     eprintln!(
         "wrote {} of {} to {}{} ({} skipped: no durations)",
         counted(invocations.len(), "invocation"),
@@ -307,14 +303,21 @@ fn significant(x: f64) -> String {
     format!("{x:.decimals$}")
 }
 
-fn write_all(invocations: &[Invocation], path: &Path) -> Result<()> {
-    let mut w = csv::Writer::create(path)?;
+/// Writes `invocations` as a workload CSV that takes its place at `path`
+/// once the last is written: a run that stops part-way (an invocation past
+/// the time limit, a full disk) leaves no file, or an earlier one as it was.
+fn write_workload(
+    path: &Path,
+    invocations: impl IntoIterator<Item = faasched_workload::Result<Invocation>>,
+) -> Result<()> {
+    let mut staged = Staged::new();
+    let mut w = csv::Writer::named(path, staged.create(path)?);
     for inv in invocations {
-        w.write(inv)?;
+        w.write(&inv?)?;
     }
     w.finish()
-        .map(|_| ())
-        .with_context(|| format!("writing {}", path.display()))
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(staged.commit()?)
 }
 
 #[cfg(test)]

@@ -294,6 +294,36 @@ fn a_run_whose_summary_cannot_be_written_leaves_the_earlier_files() {
 }
 
 #[test]
+fn a_workload_drawn_past_the_time_limit_is_refused_by_generate_and_simulate() {
+    // One invocation at a load whose expected span is within the limit, but
+    // seed 1's first gap is past it.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("w.csv");
+    let gen_args = ["-w", "huawei", "-l", "7.4e-11", "-n", "1", "-s", "1"];
+    let mut generate = vec!["workload", "generate"];
+    generate.extend(gen_args);
+    generate.extend(["-o", out.to_str().unwrap()]);
+    let err = stderr_of_failure(&generate);
+    assert!(
+        err.contains("load and invocations") && err.contains("208 days"),
+        "{err}"
+    );
+    // Nothing written, not even a partial file.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    let mut simulate = vec!["simulate", "-p", "fifo"];
+    simulate.extend(gen_args);
+    let err = stderr_of_failure(&simulate);
+    assert!(
+        err.contains("load and invocations") && err.contains("208 days"),
+        "{err}"
+    );
+    // A negative load is a value, refused by name, not an unknown flag.
+    let out = out.to_str().unwrap();
+    let err = stderr_of_failure(&["workload", "generate", "-l", "-1", "-o", out]);
+    assert!(err.contains("invalid load"), "{err}");
+}
+
+#[test]
 fn malformed_trace_names_file_line_and_field() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("trace.csv");

@@ -398,9 +398,7 @@ mod privilege_tests {
                 inner: setup.steer.as_mut(),
                 seen: Privileges::default(),
             };
-            let stream = Generator::new(&params)
-                .unwrap()
-                .map(Ok::<_, std::convert::Infallible>);
+            let stream = Generator::new(&params).unwrap();
             faasched_sim::run(&config, &mut rec, stream, |_| {}).unwrap();
             assert_eq!(rec.seen, declared, "{name}");
         }

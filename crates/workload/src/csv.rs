@@ -344,21 +344,15 @@ pub struct Writer<W: Write> {
     last_arrival: u64,
 }
 
-impl Writer<File> {
-    /// Creates (or truncates) the file at `path`.
-    pub fn create(path: &Path) -> Result<Writer<File>> {
-        let file = File::create(path).map_err(|e| Error::io(path, e))?;
-        Ok(Writer::with_name(path, file))
-    }
-}
-
 impl<W: Write> Writer<W> {
     /// Writes to `w`; errors name it `<writer>`.
     pub fn new(w: W) -> Writer<W> {
-        Writer::with_name(Path::new("<writer>"), w)
+        Writer::named(Path::new("<writer>"), w)
     }
 
-    fn with_name(path: &Path, w: W) -> Writer<W> {
+    /// Writes to `w`, the file that will be `path` (a staged file, say);
+    /// errors name `path`.
+    pub fn named(path: &Path, w: W) -> Writer<W> {
         Writer {
             path: path.to_path_buf(),
             inner: ::csv::Writer::from_writer(w),

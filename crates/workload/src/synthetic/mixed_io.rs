@@ -16,8 +16,9 @@
 //!
 //! What we chose, keeping the shape at simulator-friendly sizes:
 //! - **I/O classes**: 1 ms CPU, 100 ms wait, 1 ms CPU (`io-1`) and 2 ms, 106 ms,
-//!   2 ms (`io-2`). The CPU a learner sees is tiny (G1) while the life is 50×
-//!   longer — the "false short job" the study is about. `io-2`'s life is 1.08× of
+//!   2 ms (`io-2`). The CPU a learner sees is tiny (G1) while the life is 51×
+//!   (`io-1`) and 27.5× (`io-2`) longer — the "false short job" the study is
+//!   about. `io-2`'s life is 1.08× of
 //!   `io-1`'s, the ratio of their CFS completion times (2,104 / 1,952).
 //! - **CPU classes**: a single burst of 300 ms (`cpu-3`, ALPS G3) and 1,050 ms
 //!   (`cpu-4`, G4). Under CFS, close to processor sharing, long jobs' completion

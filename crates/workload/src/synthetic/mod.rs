@@ -74,6 +74,9 @@ pub struct Generator {
     now: Time,
     next_id: u64,
     invocations: u64,
+    /// The load asked for, for the error of an invocation past the time
+    /// limit.
+    load: f64,
 }
 
 impl Generator {
@@ -132,6 +135,7 @@ impl Generator {
             now: 0,
             next_id: 0,
             invocations,
+            load,
         })
     }
 
@@ -158,10 +162,13 @@ fn gap_scale(mean_gap: f64) -> f64 {
     1.0 / (1.0 / mean_gap).ln_1p()
 }
 
+/// Invocations in arrival order; an error (and nothing after it) for one
+/// that would end past [`TIME_LIMIT`]: the check in [`Generator::new`] is
+/// of the expected span, and Poisson gaps may run past it.
 impl Iterator for Generator {
-    type Item = Invocation;
+    type Item = Result<Invocation>;
 
-    fn next(&mut self) -> Option<Invocation> {
+    fn next(&mut self) -> Option<Result<Invocation>> {
         if self.next_id == self.invocations {
             return None;
         }
@@ -174,14 +181,41 @@ impl Iterator for Generator {
         }
         let id = self.next_id;
         self.next_id += 1;
-        Some(Invocation {
+        let inv = Invocation {
             id,
             function,
             arrival: whole_us(self.now),
             phases,
             memory_mb,
             deadline: None,
-        })
+        };
+        // An invocation has at most three phases, each at most MAX_DURATION
+        // (whole µs, rounded): one arriving a week before the limit cannot
+        // end past it, and the sum over its phases is spared (0.7% of
+        // `bench sim`'s (b)).
+        debug_assert!(
+            inv.phases.len() <= 3
+                && inv
+                    .phases
+                    .iter()
+                    .all(|&(Phase::Cpu(d) | Phase::Io(d))| d <= MAX_DURATION + US),
+            "{inv:?}"
+        );
+        if inv.arrival > TIME_LIMIT - 7 * MAX_DURATION && !inv.within_time_limit() {
+            self.next_id = self.invocations; // nothing after an error
+            return Some(Err(Error::invalid(
+                "load and invocations",
+                format!(
+                    "invocation {id} at load {:?} would arrive at {:.3e} s and end past \
+                     the latest instant a workload may reach (about {} days): ask for \
+                     fewer invocations or a higher load",
+                    self.load,
+                    inv.arrival as f64 / SEC as f64,
+                    TIME_LIMIT / (86_400 * SEC)
+                ),
+            )));
+        }
+        Some(Ok(inv))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

@@ -16,7 +16,7 @@ fn params(spec: Spec, cores: usize, load: f64, invocations: u64, seed: u64) -> P
 
 fn run(spec: Spec, cores: usize, load: f64, n: u64, seed: u64) -> Vec<Invocation> {
     let g = Generator::new(&params(spec, cores, load, n, seed)).expect("valid params");
-    let v: Vec<_> = g.collect();
+    let v: Vec<_> = g.collect::<Result<_, _>>().expect("within the time limit");
     assert_eq!(v.len() as u64, n);
     v
 }
@@ -69,6 +69,7 @@ fn ids_count_up_in_arrival_order_and_functions_are_interned() {
     assert_eq!(names, table);
     let mut last = 0;
     for (k, inv) in g.enumerate() {
+        let inv = inv.unwrap();
         assert_eq!(inv.id, k as u64);
         assert!(inv.arrival >= last);
         last = inv.arrival;
@@ -129,7 +130,7 @@ fn offered_load_matches_the_target() {
         let g = Generator::new(&params(spec.clone(), cores, load, 200_000, 11)).unwrap();
         let rate = load * cores as f64 / (spec.mean_cpu_exact() / SEC as f64);
         assert!((g.arrival_rate_per_s() / rate - 1.0).abs() < 1e-7);
-        let invs: Vec<_> = g.collect();
+        let invs: Vec<_> = g.collect::<Result<_, _>>().unwrap();
         let got = offered_load(&invs, cores);
         assert!(
             (got / load - 1.0).abs() < 0.02,
@@ -306,4 +307,20 @@ fn rejects_bad_params_naming_them() {
     }
     // Overload is allowed.
     assert!(Generator::new(&params(Spec::Huawei, 1, 3.0, 10, 0)).is_ok());
+}
+
+#[test]
+fn an_arrival_drawn_past_the_time_limit_is_an_error_and_the_last_item() {
+    // The expected span (one gap) is within the limit, but seed 1's gap is
+    // longer than the mean: the invocation would end past it.
+    let p = params(Spec::Huawei, 56, 7.4e-11, 1, 1);
+    let mut g = Generator::new(&p).expect("the expected span is within the limit");
+    let err = g.next().unwrap().unwrap_err().to_string();
+    assert!(
+        err.contains("load and invocations")
+            && err.contains("invocation 0")
+            && err.contains("208 days"),
+        "{err}"
+    );
+    assert!(g.next().is_none());
 }

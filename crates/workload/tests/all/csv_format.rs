@@ -259,11 +259,11 @@ fn the_writer_refuses_what_the_reader_would_reject() {
 }
 
 #[test]
-fn create_writes_a_file_that_reads_back() {
+fn a_named_writer_writes_a_file_that_reads_back() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("out.csv");
     let (invs, _) = read_all(&fixture("workload/basic.csv")).unwrap();
-    let mut writer = Writer::create(&path).unwrap();
+    let mut writer = Writer::named(&path, std::fs::File::create(&path).unwrap());
     for inv in &invs {
         writer.write(inv).unwrap();
     }
