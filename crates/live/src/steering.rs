@@ -122,9 +122,11 @@ pub struct SteerStats {
     pub changes: u64,
     /// Schedstat reads made for CPU watches.
     pub watch_checks: u64,
-    /// For each watch that fired: from the instant the task's CPU time
-    /// reached the watch (estimated from the overshoot, as if the task ran
-    /// throughout) to the new attributes being applied.
+    /// For each watch that fired: an upper bound on the time from the
+    /// kernel's accounting showing the watch reached to the new attributes
+    /// applied, measured from the later of the last look that found it not
+    /// reached and the earliest instant the reading could reach it (module
+    /// docs).
     pub watch_lags: Vec<Nanos>,
     /// For each watch that fired: CPU the task used past its watch.
     pub watch_overshoots: Vec<Nanos>,
@@ -425,11 +427,14 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
         let next = self.policy.cpu_watch(task);
         if let Some(t) = self.tasks.get_mut(&task) {
             t.watch = next;
-            // It had used `used` by now.
-            t.floor = now + next.map_or(0, |w| w.saturating_sub(used));
-            if next.is_some() {
-                t.look = t.floor;
-                self.watches.push(Reverse((t.floor, task)));
+            // It had used `used` by now: the next watch is looked at as one
+            // not yet reached, with the same allowance for a stale reading.
+            if let Some(w) = next {
+                (t.floor, t.look) = match w <= used {
+                    true => (now, now), // reached already: look again at once
+                    false => next_look(now, used, w),
+                };
+                self.watches.push(Reverse((t.look, task)));
             }
         }
         Ok(())

@@ -4,7 +4,8 @@
 //! std's `Command::spawn` waits until the child has called `exec`; a launcher
 //! that must keep to an open-loop arrival schedule cannot wait for a child to
 //! get a core, so this starts the child and learns the rest from a pipe: the
-//! child writes the instant it first ran, then the pipe closes at `exec` (it
+//! child writes the instant it first ran in its own class and on its own
+//! cores, then the pipe closes at `exec` (it
 //! is close-on-exec), or carries the step and errno that failed. The
 //! launcher also applies the child's attributes itself as soon as `clone`
 //! returns, so the child waits for its first run in its own class.
@@ -287,7 +288,6 @@ extern "C" fn start(arg: *mut libc::c_void) -> libc::c_int {
 /// error it reports are raw (raw.rs): the error number stays its own.
 fn child(l: &Launch) -> ! {
     let pipe = l.pipe;
-    let started = clock::monotonic().to_ne_bytes();
     let fail = |step: Step, e: io::Error| -> ! {
         let mut msg = [0u8; 8];
         msg[..4].copy_from_slice(&(step as u32).to_ne_bytes());
@@ -299,10 +299,6 @@ fn child(l: &Launch) -> ! {
             libc::_exit(127)
         }
     };
-    // SAFETY: plain system calls on valid buffers and constants.
-    unsafe {
-        libc::write(pipe, started.as_ptr().cast(), started.len());
-    }
     // Die with the launcher, whatever kills it.
     let _ = follow_parent(l.parent, libc::SIGKILL);
     // SAFETY: plain system calls on valid buffers and constants.
@@ -316,7 +312,18 @@ fn child(l: &Launch) -> ! {
         libc::sigemptyset(&mut none);
         libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
     }
-    if let Err(e) = l.attrs.apply(0) {
+    // Its first run is stamped once it runs in its own class on its own
+    // cores: it may first have run on the launcher's (whose mask it
+    // inherits) before either side applied its attributes, and a stamp
+    // taken there would show a response of bare launch lateness however
+    // busy the steered cores are.
+    let applied = l.attrs.apply(0);
+    let started = clock::monotonic().to_ne_bytes();
+    // SAFETY: writes 8 bytes from a live buffer.
+    unsafe {
+        libc::write(pipe, started.as_ptr().cast(), started.len());
+    }
+    if let Err(e) = applied {
         fail(Step::Attrs, e);
     }
     let limit = &l.limit as *const libc::rlimit as usize;
@@ -670,6 +677,42 @@ mod tests {
         drop(pinned);
         assert_eq!(report, Report::Pending, "it ran beside a real-time hog");
         assert_eq!((class.policy, class.priority), (libc::SCHED_FIFO, 50));
+        assert!(matches!(until_closed(&mut child), Report::Execed(_)));
+        assert_eq!(reap(child.pid).unwrap().code, Some(0));
+    }
+
+    /// Its first run is on its own cores: with the launcher on another
+    /// CPU, a child whose CPU a real-time hog holds reports no first run,
+    /// even if it ran on the launcher's CPU (whose mask it inherits) before
+    /// its attributes took hold.
+    #[test]
+    fn a_child_reports_its_first_run_on_its_own_cores() {
+        let cpus = sched::online_cpus();
+        if !crate::privilege::probe().realtime || cpus < 2 {
+            eprintln!("skipped: needs SCHED_FIFO and two CPUs");
+            return;
+        }
+        let last = CpuSet::range(cpus - 1, cpus);
+        let fifo = |prio| Attrs::normal(last).with_class(Class::Fifo(prio));
+        // This thread, the launcher, on the first CPU, in the fair class.
+        let pinned = crate::privilege::Pinned::to(&CpuSet::first(1)).unwrap();
+        let hog = start_with(
+            "/bin/sh",
+            &["-c", "while :; do :; done"],
+            &fifo(80),
+            300_000,
+        );
+        std::thread::sleep(Duration::from_millis(20)); // it takes its CPU
+        let mut child = start_with("/bin/true", &[], &fifo(50), 300_000);
+        std::thread::sleep(Duration::from_millis(20)); // this CPU is free
+        let report = child.report().unwrap();
+        kill_all([&hog]);
+        drop(pinned);
+        assert_eq!(
+            report,
+            Report::Pending,
+            "a first run beside a real-time hog"
+        );
         assert!(matches!(until_closed(&mut child), Report::Execed(_)));
         assert_eq!(reap(child.pid).unwrap().code, Some(0));
     }
