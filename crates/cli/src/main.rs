@@ -14,7 +14,7 @@ mod source;
 mod tuning;
 mod workload;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;
 
 /// Schedule serverless functions: simulate scheduling policies on production
@@ -53,8 +53,22 @@ enum Command {
     Exec(agent::ExecArgs),
 }
 
+/// The command line: [`Cli`], where every command takes a negative number as
+/// a value, so that `--alps-alpha -1` is refused by the flag's own range
+/// check, naming it, rather than as an unknown argument `-1`.
+fn command() -> clap::Command {
+    fn negatives(c: clap::Command) -> clap::Command {
+        c.allow_negative_numbers(true).mut_subcommands(negatives)
+    }
+    negatives(Cli::command())
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     let result = match cli.command {
         Command::Simulate(a) => a.execute(),
         Command::Workload(c) => c.execute(),

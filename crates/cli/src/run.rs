@@ -21,15 +21,16 @@ pub struct KernelArgs {
     /// cfs (legacy, the papers' 5.x kernels).
     #[arg(long, value_enum, default_value_t = Fair::Eevdf)]
     pub fair: Fair,
-    /// Timer frequency of the simulated kernel.
+    /// Timer frequency of the simulated kernel, in Hz (ticks per second),
+    /// 1 to 10000.
     #[arg(long, default_value_t = DEFAULT_HZ, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub hz: u32,
-    /// Core time each context switch costs, in µs (ALPS measured 3.5 µs).
+    /// Core time each context switch costs, in µs (ALPS measured 3.5 µs); at
+    /// least 0 and shorter than a tick.
     #[arg(
         long,
         default_value_t = DEFAULT_CONTEXT_SWITCH_US,
-        value_name = "US",
-        allow_negative_numbers = true
+        value_name = "US"
     )]
     pub context_switch_us: f64,
     /// Hear CPU watches (sfs's and hybrid's demotions) as a live watcher

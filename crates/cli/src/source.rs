@@ -28,19 +28,15 @@ pub struct WorkloadArgs {
     pub cores: Option<u16>,
     /// Offered load (CPU demand / core-time). Built-ins default to 0.9; a file
     /// is used as it is unless this asks to rescale its arrivals.
-    #[arg(
-        long,
-        short = 'l',
-        value_name = "FRACTION",
-        allow_negative_numbers = true
-    )]
+    #[arg(long, short = 'l', value_name = "FRACTION")]
     pub load: Option<f64>,
     /// Invocations to generate (built-ins) or to take from the start of a
     /// file. Default: 15000 of a built-in and all of a file for `simulate`;
     /// 1000 of either for `replay` and `compare`.
     #[arg(long, short = 'n', value_parser = crate::source::count)]
     pub invocations: Option<u64>,
-    /// Seed of every random choice; same seed, same bytes out.
+    /// Seed of every random choice: a simulation with the same seed and
+    /// inputs writes the same bytes (a live run draws the same workload).
     #[arg(long, short = 's', default_value_t = 1)]
     pub seed: u64,
 }

@@ -39,11 +39,11 @@ pub struct Generate {
     /// bimodal-extreme, mixed-io.
     #[arg(long, short = 'w', default_value = "huawei")]
     workload: String,
-    /// Cores the load is computed for.
-    #[arg(long, short = 'c', default_value_t = 56)]
-    cores: usize,
+    /// Cores the load is computed for, 1 to 256 (as `simulate` takes).
+    #[arg(long, short = 'c', default_value_t = 56, value_parser = clap::value_parser!(u16).range(1..=256))]
+    cores: u16,
     /// Offered load (CPU demand / core-time).
-    #[arg(long, short = 'l', default_value_t = DEFAULT_LOAD, allow_negative_numbers = true)]
+    #[arg(long, short = 'l', default_value_t = DEFAULT_LOAD)]
     load: f64,
     /// Number of invocations.
     #[arg(long, short = 'n', default_value_t = DEFAULT_INVOCATIONS,
@@ -61,7 +61,7 @@ impl Generate {
     fn execute(self) -> Result<()> {
         let params = Params {
             spec: Spec::parse(&self.workload)?,
-            cores: self.cores,
+            cores: usize::from(self.cores),
             load: self.load,
             invocations: self.invocations,
             seed: self.seed,
@@ -111,12 +111,12 @@ pub struct Common {
     #[arg(long, short = 's', default_value_t = 1)]
     seed: u64,
     /// Rescale arrivals to this offered load on --cores.
-    #[arg(long, short = 'l', requires = "cores", allow_negative_numbers = true)]
+    #[arg(long, short = 'l', requires = "cores")]
     load: Option<f64>,
-    /// Cores the load is computed for (with --load, or to report the load;
-    /// no default).
-    #[arg(long, short = 'c')]
-    cores: Option<usize>,
+    /// Cores the load is computed for, 1 to 256 (with --load, or to report
+    /// the load; no default).
+    #[arg(long, short = 'c', value_parser = clap::value_parser!(u16).range(1..=256))]
+    cores: Option<u16>,
     /// Output workload CSV (`--out` works too, as for the other commands).
     #[arg(long, short = 'o', visible_alias = "out")]
     output: PathBuf,
@@ -263,13 +263,14 @@ fn write_trace(trace: Trace, common: &Common) -> Result<()> {
         });
     }
     let mut note = String::new();
-    if let (Some(load), Some(cores)) = (common.load, common.cores) {
+    let cores = common.cores.map(usize::from);
+    if let (Some(load), Some(cores)) = (common.load, cores) {
         let factor = scale::rescale_to_load(&mut invocations, cores, load)?;
         note = format!(
             ", arrivals rescaled ×{factor:.4} to load {load} on {}",
             counted(cores, "core")
         );
-    } else if let Some(cores) = common.cores {
+    } else if let Some(cores) = cores {
         note = format!(
             ", offered load {} on {}",
             significant(scale::offered_load(&invocations, cores)),

@@ -324,6 +324,28 @@ fn a_workload_drawn_past_the_time_limit_is_refused_by_generate_and_simulate() {
 }
 
 #[test]
+fn a_negative_number_is_refused_by_its_flag_not_as_an_unknown_argument() {
+    for (args, names) in [
+        (&["simulate", "--alps-alpha", "-1"][..], "alps.alpha"),
+        (&["simulate", "-s", "-1"], "--seed"),
+        (&["simulate", "--hz", "-3"], "--hz"),
+        (
+            &["workload", "generate", "-c", "-2", "-o", "x.csv"],
+            "--cores",
+        ),
+    ] {
+        let err = stderr_of_failure(args);
+        assert!(
+            err.contains(names) && !err.contains("unexpected argument"),
+            "{args:?}: {err}"
+        );
+    }
+    // And a core count outside 1..=256 is refused by `workload` too.
+    let err = stderr_of_failure(&["workload", "generate", "-c", "0", "-o", "x.csv"]);
+    assert!(err.contains("--cores") && err.contains("1..=256"), "{err}");
+}
+
+#[test]
 fn malformed_trace_names_file_line_and_field() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("trace.csv");
