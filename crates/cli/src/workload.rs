@@ -103,10 +103,10 @@ impl From<ArrivalsArg> for Arrivals {
 /// Options every importer shares.
 #[derive(ClapArgs, Debug)]
 pub struct Common {
-    /// Keep this many functions, sampled uniformly with the seed (default:
-    /// every function).
-    #[arg(long)]
-    functions: Option<usize>,
+    /// Keep this many functions (at least 1), sampled uniformly with the
+    /// seed (default: every function).
+    #[arg(long, value_parser = crate::source::count)]
+    functions: Option<u64>,
     /// Seed of every random choice.
     #[arg(long, short = 's', default_value_t = 1)]
     seed: u64,
@@ -198,7 +198,8 @@ where
 
 impl Import {
     fn execute(self) -> Result<()> {
-        let (trace, common) = match self {
+        // The flag that widens the window, for an empty selection's error.
+        let (trace, common, window) = match self {
             Import::Azure2019 {
                 dir,
                 day,
@@ -209,9 +210,9 @@ impl Import {
                 let mut o = azure2019::Options::new(dir, day);
                 o.minutes = minutes;
                 o.arrivals = arrivals.into();
-                o.functions = common.functions;
+                o.functions = common.functions();
                 o.seed = common.seed;
-                (azure2019::read(&o)?, common)
+                (azure2019::read(&o)?, common, "--minutes")
             }
             Import::Azure2021 {
                 file,
@@ -220,9 +221,9 @@ impl Import {
             } => {
                 let mut o = azure2021::Options::new(file);
                 o.window = seconds.map(|r| *r.start()..*r.end());
-                o.functions = common.functions;
+                o.functions = common.functions();
                 o.seed = common.seed;
-                (azure2021::read(&o)?, common)
+                (azure2021::read(&o)?, common, "--seconds")
             }
             Import::Huawei2023 {
                 dir,
@@ -234,16 +235,25 @@ impl Import {
                 let mut o = huawei2023::Options::new(dir, days);
                 o.minutes = minutes;
                 o.arrivals = arrivals.into();
-                o.functions = common.functions;
+                o.functions = common.functions();
                 o.seed = common.seed;
-                (huawei2023::read(&o)?, common)
+                (huawei2023::read(&o)?, common, "--days or --minutes")
             }
         };
-        write_trace(trace, &common)
+        write_trace(trace, &common, window)
     }
 }
 
-fn write_trace(trace: Trace, common: &Common) -> Result<()> {
+impl Common {
+    /// `--functions`, as the readers count them.
+    fn functions(&self) -> Option<usize> {
+        self.functions
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+    }
+}
+
+/// Writes an imported trace; `window` names the flag that widens its window.
+fn write_trace(trace: Trace, common: &Common, window: &str) -> Result<()> {
     let Trace {
         mut invocations,
         functions,
@@ -254,12 +264,14 @@ fn write_trace(trace: Trace, common: &Common) -> Result<()> {
         return Err(if skipped > 0 {
             anyhow!(
                 "the selection holds no invocations that can be timed: the {} invoked in it \
-                 {} no durations; widen --minutes/--days",
+                 {} no durations; widen {window} or sample more functions (--functions)",
                 counted(skipped, "function"),
                 if skipped == 1 { "has" } else { "have" }
             )
         } else {
-            anyhow!("the selection holds no invocations; widen --minutes/--days or --functions")
+            anyhow!(
+                "the selection holds no invocations; widen {window} or sample more functions (--functions)"
+            )
         });
     }
     let mut note = String::new();

@@ -346,6 +346,43 @@ fn a_negative_number_is_refused_by_its_flag_not_as_an_unknown_argument() {
 }
 
 #[test]
+fn an_empty_import_names_the_flags_that_widen_it() {
+    let trace = fixtures().join("azure2021/trace.csv");
+    let trace = trace.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("w.csv");
+    let out = out.to_str().unwrap();
+    let far = [
+        "workload",
+        "import",
+        "azure-2021",
+        trace,
+        "--seconds",
+        "1e9..2e9",
+    ];
+    let err = stderr_of_failure(&[&far[..], &["-o", out]].concat());
+    assert!(
+        err.contains("widen --seconds") && !err.contains("--minutes"),
+        "{err}"
+    );
+    let none = [
+        "workload",
+        "import",
+        "azure-2021",
+        trace,
+        "--functions",
+        "0",
+        "-o",
+        out,
+    ];
+    let err = stderr_of_failure(&none);
+    assert!(
+        err.contains("--functions") && err.contains("at least 1"),
+        "{err}"
+    );
+}
+
+#[test]
 fn malformed_trace_names_file_line_and_field() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("trace.csv");

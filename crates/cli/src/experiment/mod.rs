@@ -201,6 +201,11 @@ impl Args {
         };
         let name = self.name.spelled();
         let cases = self.name.cases(&settings)?;
+        // A directory that cannot be made is found before the runs, not
+        // after them.
+        if let Some(dir) = &self.out {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
         let ran = run_cases(cases)?;
         let table = self.name.table(&ran);
         let text = table.render();
@@ -219,7 +224,6 @@ impl Args {
 /// Writes the experiment's files into `dir` (see the module docs), all put
 /// in place together once written.
 fn write_files(dir: &Path, name: &str, ran: &[Ran], table: &Table, text: &str) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut staged = Staged::new();
     staged.write(&dir.join("table.txt"), text.as_bytes())?;
     table.write_csv(&dir.join("table.csv"), &mut staged)?;

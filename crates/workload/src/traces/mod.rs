@@ -150,10 +150,10 @@ fn sample<T>(items: Vec<T>, n: Option<usize>, rng: &mut Pcg64Mcg) -> Vec<T> {
 fn check_size(total: u64, max: u64) -> Result<()> {
     if total > max {
         return Err(Error::invalid(
-            "max_invocations",
+            "selection",
             format!(
-                "the selection has {total} invocations, more than the limit of {max}; \
-                 narrow the window, sample fewer functions, or raise the limit"
+                "it has {total} invocations, more than the {max} an import may hold; \
+                 narrow the window or sample fewer functions (--functions)"
             ),
         ));
     }
