@@ -8,6 +8,7 @@ use faasched_policy::{Setup, Tuning};
 use faasched_report::{Collector, PolicySummary};
 use faasched_sim::{Config, FairClass, RunStats};
 use serde_json::{Value, json};
+use std::cell::Cell;
 
 /// Default timer frequency of the simulated kernel.
 const DEFAULT_HZ: u32 = 250;
@@ -175,18 +176,27 @@ pub fn run_policy_in_parts(
     let mut setup = faasched_policy::setup(name, tuning)?;
     let mut collector = Collector::new(name, setup.sim_only());
     let mut failed = None;
+    // Set once `each` fails: no invocation arrives after it (those in flight
+    // still finish, as the engine ends a run), so a failed write or an
+    // interrupt ends the run in moments instead of at its end.
+    let stop = Cell::new(false);
     let (mut busy, mut span) = (0, 0);
     for part in parts {
+        let part = part.into_iter().take_while(|_| !stop.get());
         let stats = run_engine(&mut setup, part, kernel, cores, seed, |o| {
             collector.record(&o);
             if failed.is_none()
                 && let Err(e) = each(&o)
             {
                 failed = Some(e);
+                stop.set(true);
             }
         })?;
         busy += stats.busy;
         span += stats.end.saturating_sub(stats.start);
+        if stop.get() {
+            break;
+        }
     }
     if let Some(e) = failed {
         return Err(e);

@@ -5,8 +5,9 @@ use crate::output::{OutputArgs, progress, section_title};
 use crate::run::{KernelArgs, refuse_repeated, run_policy};
 use crate::source::{Source, WorkloadArgs};
 use crate::tuning::TuningArgs;
-use anyhow::Result;
+use anyhow::{Context, Result, bail};
 use clap::Args as ClapArgs;
+use faasched_live::sys::signals::Signals;
 use faasched_report::{Staged, Summary};
 
 /// Run a workload through the simulated kernel under one or more policies.
@@ -53,6 +54,10 @@ impl Args {
         }
         let source = Source::resolve(&self.workload)?;
         let cores = self.workload.cores();
+        // Ctrl-C or SIGTERM ends a run through its errors' path, so that the
+        // staged files are removed rather than left half-written.
+        let mut signals = Signals::block().context("blocking termination signals")?;
+        let mut seen = 0u64;
         let mut staged = Staged::new();
         let mut invocations = self.output.invocations(&mut staged)?;
         let mut policies = Vec::new();
@@ -67,6 +72,14 @@ impl Args {
                 self.workload.seed,
                 |o| {
                     bar.inc(1);
+                    seen += 1;
+                    // A look every 4,096 outcomes: a read that would block,
+                    // about a µs, where the outcomes take milliseconds.
+                    if seen.is_multiple_of(4096)
+                        && let Some(signal) = signals.take()?
+                    {
+                        bail!("interrupted by signal {signal}; no file was written");
+                    }
                     if let Some(w) = invocations.as_mut() {
                         w.write(name, o)?;
                     }

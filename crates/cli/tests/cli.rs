@@ -383,6 +383,30 @@ fn an_empty_import_names_the_flags_that_widen_it() {
 }
 
 #[test]
+fn a_terminated_run_leaves_no_partial_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let child = Command::new(env!("CARGO_BIN_EXE_faasched"))
+        .args(["simulate", "-n", "5000000", "-p", "cfs", "--out"])
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Well into the run (a debug build takes many seconds for it), then
+    // SIGTERM, as a shell's `kill` sends.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let pid = child.id().to_string();
+    let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(killed.success());
+    let done = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert!(!done.status.success(), "{err}");
+    assert!(err.contains("interrupted by signal 15"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
 fn malformed_trace_names_file_line_and_field() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("trace.csv");
