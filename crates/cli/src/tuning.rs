@@ -3,7 +3,7 @@
 use anyhow::{Context, Result, anyhow};
 use clap::Args as ClapArgs;
 use faasched_policy::Tuning;
-use faasched_policy::alps::Trainer;
+use faasched_policy::alps::{Trainer, window_ns};
 use std::path::PathBuf;
 
 /// The learning policies' parameters.
@@ -76,7 +76,7 @@ impl TuningArgs {
         };
         let a = &mut t.alps;
         if let Some(ms) = self.alps_window_ms {
-            a.window = (ms * 1e6).round() as u64; // out of range: caught below
+            a.window = window_ns(ms).map_err(|e| anyhow!("in flags: {e}"))?;
         }
         if let Some(n) = self.alps_window_min {
             a.min_invocations = n;

@@ -8,5 +8,5 @@ mod steer;
 
 pub use io::IO_SHARE;
 pub use learner::{Learned, Record, learn};
-pub use params::{Params, Trainer};
+pub use params::{Params, Trainer, window_ns};
 pub use steer::{Alps, Enforcement, NICE_FIRST, NICE_LAST};

@@ -103,9 +103,21 @@ impl Default for Params {
 }
 
 fn ms<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Nanos, D::Error> {
-    let ms = f64::deserialize(d)?;
+    window_ns(f64::deserialize(d)?).map_err(serde::de::Error::custom)
+}
+
+/// A window of `ms` milliseconds in ns, if it is one: from 1 ms to 1 h, as
+/// [`Params::validate`] checks. Checked on the ms, before the conversion,
+/// which would turn NaN into 0 and 1e300 into the largest u64 and report
+/// those instead.
+pub fn window_ns(ms: f64) -> Result<Nanos, BadParam> {
+    let ok = (1.0..=3_600_000.0).contains(&ms);
+    BadParam::require(ok, "alps", "window_ms", format!("{ms:?} ms"), WINDOW_RANGE)?;
     Ok((ms * 1e6).round() as Nanos)
 }
+
+/// The range of a window, as its errors say.
+const WINDOW_RANGE: &str = "between 1 ms and 1 h";
 
 fn as_ms<S: serde::Serializer>(ns: &Nanos, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(*ns as f64 / 1e6)
@@ -122,7 +134,7 @@ impl Params {
             self.window >= 1_000_000 && self.window <= 3600 * SEC,
             "window_ms",
             format!("{} ms", self.window as f64 / 1e6),
-            "between 1 ms and 1 h",
+            WINDOW_RANGE,
         )?;
         check(
             self.ewma_weight > 0.0 && self.ewma_weight <= 1.0,
@@ -205,6 +217,19 @@ mod tests {
         };
         assert_eq!(bad.validate().unwrap_err().name, "gamma");
         assert!(Params::default().validate().is_ok());
+    }
+
+    #[test]
+    fn a_window_is_checked_in_ms_before_its_conversion() {
+        assert_eq!(window_ns(10.0).unwrap(), 10_000_000);
+        for (ms, shown) in [(f64::NAN, "NaN ms"), (1e300, "1e300 ms"), (0.5, "0.5 ms")] {
+            let err = window_ns(ms).unwrap_err().to_string();
+            assert!(err.contains("window_ms") && err.contains(shown), "{err}");
+        }
+        let err = toml::from_str::<Params>("window_ms = nan")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("NaN ms"), "{err}");
     }
 
     #[test]
