@@ -643,6 +643,16 @@ mod tests {
         }
     }
 
+    /// A SCHED_FIFO 80 spinner on `cpus`, once it holds them: 0.3 s of
+    /// real-time CPU at most (RLIMIT_RTTIME), and it dies with this thread
+    /// (PR_SET_PDEATHSIG) if an assertion fails.
+    fn hog(cpus: CpuSet) -> Child {
+        let fifo = Attrs::normal(cpus).with_class(Class::Fifo(80));
+        let hog = start_with("/bin/sh", &["-c", "while :; do :; done"], &fifo, 300_000);
+        std::thread::sleep(Duration::from_millis(20));
+        hog
+    }
+
     /// A real-time child is real-time from its start, before it first
     /// runs: on a CPU a real-time task holds, it waits in the real-time
     /// queue, where a fair task (what a child of a reset-on-fork launcher
@@ -658,15 +668,7 @@ mod tests {
         // This thread as the launcher is, above both children, on their CPU.
         let pinned = crate::privilege::Pinned::to(&last).unwrap();
         let realtime = crate::privilege::Realtime::enter().unwrap();
-        // The hog: 0.3 s of real-time CPU at most (RLIMIT_RTTIME), and it
-        // dies with this thread (PR_SET_PDEATHSIG) if an assertion fails.
-        let hog = start_with(
-            "/bin/sh",
-            &["-c", "while :; do :; done"],
-            &fifo(80),
-            300_000,
-        );
-        std::thread::sleep(Duration::from_millis(20)); // it takes the CPU
+        let hog = hog(last);
         let mut child = start_with("/bin/true", &[], &fifo(50), 300_000);
         let class = sched::current(child.pid).unwrap();
         let report = child.report().unwrap();
@@ -696,13 +698,7 @@ mod tests {
         let fifo = |prio| Attrs::normal(last).with_class(Class::Fifo(prio));
         // This thread, the launcher, on the first CPU, in the fair class.
         let pinned = crate::privilege::Pinned::to(&CpuSet::first(1)).unwrap();
-        let hog = start_with(
-            "/bin/sh",
-            &["-c", "while :; do :; done"],
-            &fifo(80),
-            300_000,
-        );
-        std::thread::sleep(Duration::from_millis(20)); // it takes its CPU
+        let hog = hog(last);
         let mut child = start_with("/bin/true", &[], &fifo(50), 300_000);
         std::thread::sleep(Duration::from_millis(20)); // this CPU is free
         let report = child.report().unwrap();
