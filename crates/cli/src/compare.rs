@@ -308,7 +308,7 @@ impl Args {
             return Ok(None);
         };
         let dir = dir.join(sub);
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        staged.create_dir(&dir)?;
         Ok(Some(InvocationsWriter::create(
             &dir.join("invocations.csv"),
             staged,

@@ -1,7 +1,7 @@
 //! What `simulate` and `replay` share around their runs: `--out` and
 //! `--json`, the progress bar, and writing and printing a run's summary.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_report::{
     InvocationsWriter, REPORT_HTML, Report, Staged, Summary, render_table, write_outputs,
@@ -30,7 +30,7 @@ impl OutputArgs {
         let Some(dir) = &self.out else {
             return Ok(None);
         };
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        staged.create_dir(dir)?;
         Ok(Some(InvocationsWriter::create(
             &dir.join("invocations.csv"),
             staged,

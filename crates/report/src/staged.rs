@@ -20,12 +20,28 @@ use std::path::{Path, PathBuf};
 pub struct Staged {
     /// (where a file is written, where it goes), in the order created.
     files: Vec<(PathBuf, PathBuf)>,
+    /// Directories [`Staged::create_dir`] made, outermost first: removed
+    /// (if still empty) when the files are.
+    dirs: Vec<PathBuf>,
 }
 
 impl Staged {
     /// No files yet.
     pub fn new() -> Staged {
         Staged::default()
+    }
+
+    /// Creates directory `dir` and its missing parents; those it made are
+    /// removed again, if empty, should the run not commit. Errors name `dir`.
+    pub fn create_dir(&mut self, dir: &Path) -> Result<()> {
+        let missing: Vec<PathBuf> = dir
+            .ancestors()
+            .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+            .map(Path::to_path_buf)
+            .collect();
+        fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        self.dirs.extend(missing.into_iter().rev());
+        Ok(())
     }
 
     /// Creates the hidden file that [`Staged::commit`] puts at `path`, in
@@ -64,6 +80,7 @@ impl Staged {
             fs::rename(partial, path).map_err(|e| Error::io(path, e))?;
             self.files.remove(0);
         }
+        self.dirs.clear(); // they hold the run's files now
         Ok(())
     }
 }
@@ -74,6 +91,10 @@ impl Drop for Staged {
     fn drop(&mut self) {
         for (partial, _) in &self.files {
             let _ = fs::remove_file(partial);
+        }
+        // Innermost first; `remove_dir` leaves a directory that is not empty.
+        for dir in self.dirs.iter().rev() {
+            let _ = fs::remove_dir(dir);
         }
     }
 }
@@ -114,6 +135,24 @@ mod tests {
         assert_eq!(fs::read_to_string(&a).unwrap(), "old a");
         let left: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(left.len(), 1, "{left:?}");
+    }
+
+    #[test]
+    fn directories_a_stopped_run_made_are_removed_and_others_kept() {
+        let root = tempfile::tempdir().unwrap();
+        let kept = root.path().join("kept");
+        fs::create_dir(&kept).unwrap();
+        let made = kept.join("a").join("b");
+        let mut staged = Staged::new();
+        staged.create_dir(&made).unwrap();
+        staged.write(&made.join("x.csv"), b"x").unwrap();
+        drop(staged);
+        assert!(kept.is_dir() && !kept.join("a").exists());
+        let mut staged = Staged::new();
+        staged.create_dir(&made).unwrap();
+        staged.write(&made.join("x.csv"), b"x").unwrap();
+        staged.commit().unwrap();
+        assert!(made.join("x.csv").is_file());
     }
 
     #[test]
