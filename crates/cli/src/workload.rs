@@ -150,7 +150,7 @@ pub enum Import {
         /// Keep invocations starting in this window of trace seconds: A..B
         /// keeps those starting from A up to, not including, B (like 0..3600
         /// for the first hour, or 0.5..1.25; default: all).
-        #[arg(long, value_parser = parse_range::<f64>)]
+        #[arg(long, value_parser = parse_window)]
         seconds: Option<RangeInclusive<f64>>,
         #[command(flatten)]
         common: Common,
@@ -177,6 +177,15 @@ pub enum Import {
 }
 
 /// Parses `A..B` (inclusive) or a single `A`.
+/// A window of trace seconds, `A..B`, half-open; `A..=B` would promise an
+/// end it does not keep, so it is refused.
+fn parse_window(s: &str) -> Result<RangeInclusive<f64>, String> {
+    if s.contains("..=") {
+        return Err(format!("`{s}`: a window of seconds is half-open, A..B"));
+    }
+    parse_range(s)
+}
+
 fn parse_range<T: FromStr + Copy + PartialOrd>(s: &str) -> Result<RangeInclusive<T>, String>
 where
     T::Err: std::fmt::Display,
@@ -359,5 +368,8 @@ mod tests {
         for bad in ["5..2", "NaN..1", "1..NaN", "a..2"] {
             assert!(parse_range::<f64>(bad).is_err(), "{bad}");
         }
+        // A window of seconds is half-open: `..=` would promise its end.
+        assert_eq!(parse_window("0..3600"), Ok(0.0..=3600.0));
+        assert!(parse_window("0..=3600").unwrap_err().contains("half-open"));
     }
 }
