@@ -91,19 +91,36 @@ pub fn counted(n: usize, noun: &str) -> String {
     format!("{n} {noun}{plural}")
 }
 
+/// [`progress`] of a run of known length.
+const BAR: &str = "{prefix:>12} [{bar:40}] {pos}/{len} invocations ({per_sec}, eta {eta})";
+/// [`progress`] of a run of unknown length.
+const COUNT: &str = "{prefix:>12} {pos} invocations ({per_sec})";
+
 /// A progress bar on stderr (hidden when stderr is not a terminal).
 pub fn progress(name: &str, len: Option<u64>) -> ProgressBar {
-    let bar = match len {
-        Some(n) => ProgressBar::new(n),
-        None => ProgressBar::no_length(),
+    // Without a length (a file read to its end), a count: a bar and an eta
+    // would have nothing to measure against.
+    let (bar, template) = match len {
+        Some(n) => (ProgressBar::new(n), BAR),
+        None => (ProgressBar::no_length(), COUNT),
     };
     bar.set_style(
-        ProgressStyle::with_template(
-            "{prefix:>12} [{bar:40}] {pos}/{len} invocations ({per_sec}, eta {eta})",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> "),
+        ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
     );
     bar.set_prefix(name.to_string());
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_templates_parse() {
+        for t in [BAR, COUNT] {
+            assert!(ProgressStyle::with_template(t).is_ok(), "{t}");
+        }
+    }
 }
