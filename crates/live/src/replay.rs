@@ -153,8 +153,8 @@ pub struct ReplayStats {
     pub start: Time,
     /// Last finish.
     pub end: Time,
-    /// Busy time of the steered cores from the first arrival to the last
-    /// finish (every process's, from /proc/stat).
+    /// Busy time of the steered cores (every process's, from /proc/stat),
+    /// read across the whole run, its lead included: see `busy_window`.
     pub busy: Nanos,
     /// The steered cores' time over the same span: cores × span.
     pub capacity: Nanos,
@@ -186,6 +186,10 @@ pub struct ReplayStats {
 
 impl ReplayStats {
     /// Busy time of the steered cores over their capacity (0 for no span).
+    /// The busy time includes each round's lead, when the cores are mostly
+    /// idle (100 ms a round), and the capacity does not, so whatever ran in
+    /// a lead counts a little for the run: a simplification, small for runs
+    /// of seconds.
     pub fn utilisation(&self) -> f64 {
         (self.busy as f64 / self.capacity.max(1) as f64).min(1.0)
     }
