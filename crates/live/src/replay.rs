@@ -622,7 +622,12 @@ fn exited<P: Steer + ?Sized>(
     // the set already if it closed.)
     let _ = poll.remove(r.child.pidfd.as_fd());
     let _ = poll.remove(r.child.start.as_fd());
-    read_start(config, &mut r, task.0)?;
+    // The last of the start pipe: a first run whose event had not come yet
+    // is still the child's own stamp (too late for `on_start`: it is gone).
+    let stamp = match read_start(config, &mut r, task.0)? {
+        Report::Started(s) | Report::Execed(s) => Some(s),
+        Report::Pending | Report::Failed(..) => None,
+    };
     let how = match (reaped.code, reaped.signal) {
         (Some(0), _) => None,
         (Some(code), _) => Some(format!("exited with code {code}")),
@@ -637,9 +642,10 @@ fn exited<P: Steer + ?Sized>(
         });
     }
     let timeline = steering.timeline();
-    let first_run = r.first_run.unwrap_or(r.child.forked);
-    // Off a core and not runnable: the blocking waits (and the few µs until
-    // the launcher saw the exit).
+    let first_run = r.first_run.or(stamp).unwrap_or(r.child.forked);
+    // Off a core and not runnable: the blocking waits, and what is neither
+    // CPU time nor a run-queue wait (time stolen by the host, the delay
+    // until the launcher saw the exit: docs/LIVE.md).
     let blocked = now
         .saturating_sub(r.child.forked)
         .saturating_sub(reaped.cpu)
