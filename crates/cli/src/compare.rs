@@ -2,6 +2,7 @@
 //! policies, and report per policy and group how far the simulated
 //! turnaround distribution is from the measured one.
 
+use crate::output::invocations_in;
 use crate::replay;
 use crate::run::{KernelArgs, run_policy_in_parts};
 use crate::source::WorkloadArgs;
@@ -304,15 +305,10 @@ impl Args {
     /// With `--out`, an invocations.csv in its subdirectory `sub`, staged in
     /// `staged`.
     fn invocations(&self, sub: &str, staged: &mut Staged) -> Result<Option<InvocationsWriter>> {
-        let Some(dir) = &self.out else {
-            return Ok(None);
-        };
-        let dir = dir.join(sub);
-        staged.create_dir(&dir)?;
-        Ok(Some(InvocationsWriter::create(
-            &dir.join("invocations.csv"),
-            staged,
-        )?))
+        self.out
+            .as_ref()
+            .map(|dir| invocations_in(&dir.join(sub), staged))
+            .transpose()
     }
 
     /// Policy `name` simulated over `all` in the replay's parts, each

@@ -8,7 +8,7 @@ use faasched_report::{
     write_report,
 };
 use indicatif::{ProgressBar, ProgressStyle};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Where a run's results go.
 #[derive(ClapArgs, Debug)]
@@ -27,14 +27,10 @@ impl OutputArgs {
     /// staged in `staged`: an earlier run's file is replaced only once this
     /// run has written all its files ([`OutputArgs::emit`]).
     pub fn invocations(&self, staged: &mut Staged) -> Result<Option<InvocationsWriter>> {
-        let Some(dir) = &self.out else {
-            return Ok(None);
-        };
-        staged.create_dir(dir)?;
-        Ok(Some(InvocationsWriter::create(
-            &dir.join("invocations.csv"),
-            staged,
-        )?))
+        self.out
+            .as_deref()
+            .map(|dir| invocations_in(dir, staged))
+            .transpose()
     }
 
     /// Prints the table (or summary.json with `--json`) and, with `--out`,
@@ -66,6 +62,16 @@ impl OutputArgs {
         }
         Ok(())
     }
+}
+
+/// The writer of `dir/invocations.csv`, staged in `staged`, creating `dir`
+/// (removed again if the run stops and leaves it empty).
+pub fn invocations_in(dir: &Path, staged: &mut Staged) -> Result<InvocationsWriter> {
+    staged.create_dir(dir)?;
+    Ok(InvocationsWriter::create(
+        &dir.join("invocations.csv"),
+        staged,
+    )?)
 }
 
 /// The report's heading for a run: workload, load and cores, as described.
