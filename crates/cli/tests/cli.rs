@@ -229,68 +229,64 @@ fn imports_each_trace_format() {
     }
 }
 
-#[test]
-fn malformed_workload_csv_names_file_line_and_field() {
-    let dir = tempfile::tempdir().unwrap();
-    let bad = workload_csv(dir.path(), "bad.csv", "0,f,0,c100,128,\n1,f,5,x12,128,\n");
-    // An earlier run's outputs in `--out` survive the failed run untouched.
-    let out = dir.path().join("out");
-    let earlier = workload_csv(dir.path(), "earlier.csv", "0,f,0,c100,128,\n");
-    let (earlier, out) = (earlier.to_str().unwrap(), out.to_str().unwrap());
-    ok(&["simulate", "-w", earlier, "-c", "1", "-p", "cfs", "-o", out]);
-    let files = ["invocations.csv", "summary.json"].map(|f| Path::new(out).join(f));
+/// `simulate` of workload file `w` on one core under cfs, into `out`.
+fn simulate_into<'a>(w: &'a Path, out: &'a Path) -> [&'a str; 9] {
+    let (w, out) = (w.to_str().unwrap(), out.to_str().unwrap());
+    ["simulate", "-w", w, "-c", "1", "-p", "cfs", "-o", out]
+}
+
+/// Simulates `earlier` into `out`, calls `between`, then simulates `later`
+/// into `out`, which must fail. Returns its error, having checked that the
+/// earlier run's files are as they were and that no partial file is left.
+fn fails_keeping_earlier_files(
+    out: &Path,
+    earlier: &Path,
+    later: &Path,
+    between: impl FnOnce(&Path),
+) -> String {
+    ok(&simulate_into(earlier, out));
+    between(out);
+    let files = ["invocations.csv", "summary.json", "summary.csv"].map(|f| out.join(f));
     let before = files.clone().map(|f| std::fs::read_to_string(f).unwrap());
-    let err = stderr_of_failure(&[
-        "simulate",
-        "-w",
-        bad.to_str().unwrap(),
-        "-c",
-        "1",
-        "-p",
-        "cfs",
-        "-o",
-        out,
-    ]);
-    assert!(err.contains("bad.csv:3") && err.contains("phases"), "{err}");
+    let err = stderr_of_failure(&simulate_into(later, out));
     assert_eq!(files.map(|f| std::fs::read_to_string(f).unwrap()), before);
     assert_eq!(
         std::fs::read_dir(out).unwrap().count(),
         4,
         "no partial file left"
     );
+    err
+}
+
+#[test]
+fn malformed_workload_csv_names_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = workload_csv(dir.path(), "bad.csv", "0,f,0,c100,128,\n1,f,5,x12,128,\n");
+    // An earlier run's outputs in `--out` survive the failed run untouched.
+    let earlier = workload_csv(dir.path(), "earlier.csv", "0,f,0,c100,128,\n");
+    let out = dir.path().join("out");
+    let err = fails_keeping_earlier_files(&out, &earlier, &bad, |_| {});
+    assert!(err.contains("bad.csv:3") && err.contains("phases"), "{err}");
 }
 
 #[test]
 fn a_run_whose_summary_cannot_be_written_leaves_the_earlier_files() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
     let earlier = workload_csv(dir.path(), "earlier.csv", "0,f,0,c100,128,\n");
     let later = workload_csv(
         dir.path(),
         "later.csv",
         "0,f,0,c200,128,\n1,f,5,c100,128,\n",
     );
-    let (earlier, later, out) = (
-        earlier.to_str().unwrap(),
-        later.to_str().unwrap(),
-        out.to_str().unwrap(),
-    );
-    ok(&["simulate", "-w", earlier, "-c", "1", "-p", "cfs", "-o", out]);
     // The report's place is taken: the later run simulates, then cannot put
     // its last file in place.
-    let report = Path::new(out).join("report.html");
-    std::fs::remove_file(&report).unwrap();
-    std::fs::create_dir(&report).unwrap();
-    let files = ["invocations.csv", "summary.json", "summary.csv"].map(|f| Path::new(out).join(f));
-    let before = files.clone().map(|f| std::fs::read_to_string(f).unwrap());
-    let err = stderr_of_failure(&["simulate", "-w", later, "-c", "1", "-p", "cfs", "-o", out]);
+    let out = dir.path().join("out");
+    let err = fails_keeping_earlier_files(&out, &earlier, &later, |out| {
+        let report = out.join("report.html");
+        std::fs::remove_file(&report).unwrap();
+        std::fs::create_dir(&report).unwrap();
+    });
     assert!(err.contains("report.html"), "{err}");
-    assert_eq!(files.map(|f| std::fs::read_to_string(f).unwrap()), before);
-    assert_eq!(
-        std::fs::read_dir(out).unwrap().count(),
-        4,
-        "no partial file left"
-    );
 }
 
 #[test]
