@@ -113,16 +113,11 @@ impl Generator {
         // A load so low that the arrivals would run past the latest instant a
         // workload may reach is refused rather than overflowing the clock.
         if span > TIME_LIMIT as f64 {
-            return Err(Error::invalid(
-                "load and invocations",
-                format!(
-                    "{invocations} arrivals at load {load:?} on {cores} cores would span \
-                     about {:.3e} s, past the latest instant a workload may reach (about \
-                     {} days): ask for fewer invocations or a higher load",
-                    span / SEC as f64,
-                    TIME_LIMIT / (86_400 * SEC)
-                ),
-            ));
+            return Err(past_time_limit(format!(
+                "{invocations} arrivals at load {load:?} on {cores} cores would span about \
+                 {:.3e} s,",
+                span / SEC as f64
+            )));
         }
         let mut functions = Functions::new();
         let draw = Draw::new(spec, &mut functions);
@@ -160,6 +155,19 @@ impl Generator {
 /// −1/(24·mean_gap²) relative, −15% at half a ns).
 fn gap_scale(mean_gap: f64) -> f64 {
     1.0 / (1.0 / mean_gap).ln_1p()
+}
+
+/// The error of a workload that `what` past [`TIME_LIMIT`], the expected
+/// span ([`Generator::new`]) or one drawn invocation.
+fn past_time_limit(what: String) -> Error {
+    Error::invalid(
+        "load and invocations",
+        format!(
+            "{what} past the latest instant a workload may reach (about {} days): ask for \
+             fewer invocations or a higher load",
+            TIME_LIMIT / (86_400 * SEC)
+        ),
+    )
 }
 
 /// Invocations in arrival order; an error (and nothing after it) for one
@@ -203,17 +211,11 @@ impl Iterator for Generator {
         );
         if inv.arrival > TIME_LIMIT - 7 * MAX_DURATION && !inv.within_time_limit() {
             self.next_id = self.invocations; // nothing after an error
-            return Some(Err(Error::invalid(
-                "load and invocations",
-                format!(
-                    "invocation {id} at load {:?} would arrive at {:.3e} s and end past \
-                     the latest instant a workload may reach (about {} days): ask for \
-                     fewer invocations or a higher load",
-                    self.load,
-                    inv.arrival as f64 / SEC as f64,
-                    TIME_LIMIT / (86_400 * SEC)
-                ),
-            )));
+            return Some(Err(past_time_limit(format!(
+                "invocation {id} at load {:?} would arrive at {:.3e} s and end",
+                self.load,
+                inv.arrival as f64 / SEC as f64
+            ))));
         }
         Some(Ok(inv))
     }
