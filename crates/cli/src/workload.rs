@@ -9,6 +9,7 @@ use faasched_report::Staged;
 use faasched_workload::synthetic::{Generator, Params, Spec};
 use faasched_workload::traces::{Arrivals, Trace, azure2019, azure2021, huawei2023};
 use faasched_workload::{csv, scale};
+use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
@@ -304,7 +305,7 @@ fn write_trace(trace: Trace, common: &Common, window: &str) -> Result<()> {
             counted(duplicates, "row")
         ));
     }
-    write_workload(&common.output, invocations.iter().cloned().map(Ok))?;
+    write_workload(&common.output, invocations.iter().map(Ok))?;
     eprintln!(
         "wrote {} of {} to {}{} ({} skipped: no durations)",
         counted(invocations.len(), "invocation"),
@@ -328,14 +329,15 @@ fn significant(x: f64) -> String {
 /// Writes `invocations` as a workload CSV that takes its place at `path`
 /// once the last is written: a run that stops part-way (an invocation past
 /// the time limit, a full disk) leaves no file, or an earlier one as it was.
-fn write_workload(
+/// (Owned invocations from a generator, borrowed ones from an import.)
+fn write_workload<I: Borrow<Invocation>>(
     path: &Path,
-    invocations: impl IntoIterator<Item = faasched_workload::Result<Invocation>>,
+    invocations: impl IntoIterator<Item = faasched_workload::Result<I>>,
 ) -> Result<()> {
     let mut staged = Staged::new();
     let mut w = csv::Writer::named(path, staged.create(path)?);
     for inv in invocations {
-        w.write(&inv?)?;
+        w.write(inv?.borrow())?;
     }
     w.finish()
         .with_context(|| format!("writing {}", path.display()))?;
