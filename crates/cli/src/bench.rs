@@ -172,10 +172,25 @@ pub struct Sim {
     /// Invocations of the large scenarios (b, c).
     #[arg(long, default_value_t = 1_000_000, value_parser = crate::source::count)]
     invocations: u64,
+    /// Seed of the scenarios' workloads (and of the kernel's random
+    /// disciplines). Recorded results use the default; `scripts/pgo-build`
+    /// trains on another, so that the build it makes never saw the workload
+    /// it is measured on.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
     /// Print `[{"scenario", "policy", "invocations", "wall_s", "invocations_per_s"}]`.
     #[arg(long)]
     json: bool,
 }
+
+/// How this binary was built, as `bench sim` reports it: `release`, or
+/// `release+pgo` for the profile-guided build of `scripts/pgo-build` (which
+/// sets `FAASCHED_PGO` when it compiles; a build that sets no such variable
+/// is a plain one).
+const BUILD: &str = match option_env!("FAASCHED_PGO") {
+    Some(_) => "release+pgo",
+    None => "release",
+};
 
 /// One scenario's result.
 #[derive(Serialize, Debug)]
@@ -183,6 +198,9 @@ struct Measured {
     scenario: &'static str,
     policy: &'static str,
     invocations: u64,
+    /// [`BUILD`].
+    build: &'static str,
+    seed: u64,
     /// Median wall time of one run.
     wall_s: f64,
     invocations_per_s: f64,
@@ -203,6 +221,9 @@ impl Sim {
             ("c-million", "srpt", 56, self.invocations),
         ];
         let kernel = KernelArgs::default();
+        if !self.json {
+            println!("{BUILD} build, seed {}", self.seed);
+        }
         let mut results = Vec::new();
         for (scenario, policy, cores, n) in scenarios {
             let source = Source::resolve(&WorkloadArgs {
@@ -210,12 +231,19 @@ impl Sim {
                 cores: Some(cores),
                 load: Some(0.9),
                 invocations: Some(n),
-                seed: 1,
+                seed: self.seed,
             })?;
             let (wall_s, stats) = median_wall(self.runs, || {
                 let mut setup = faasched_policy::setup(policy, &Default::default())?;
                 let stream = source.stream()?;
-                let stats = run_engine(&mut setup, stream, &kernel, cores as usize, 1, |_| {})?;
+                let stats = run_engine(
+                    &mut setup,
+                    stream,
+                    &kernel,
+                    cores as usize,
+                    self.seed,
+                    |_| {},
+                )?;
                 if stats.invocations != n {
                     bail!(
                         "{scenario}: {} of {n} invocations finished",
@@ -228,6 +256,8 @@ impl Sim {
                 scenario,
                 policy,
                 invocations: n,
+                build: BUILD,
+                seed: self.seed,
                 wall_s,
                 invocations_per_s: n as f64 / wall_s,
                 kernel_events: stats.events,
