@@ -121,9 +121,19 @@ pub fn fixed(v: Option<f64>, decimals: usize) -> String {
 }
 
 /// `v / base` as a signed percentage (`+12.3%`), or [`NONE`] without both.
+/// A change that rounds to nothing is `+0.0%` whatever its sign: `-0.0%`
+/// would read as a loss.
 pub fn change(v: Option<f64>, base: Option<f64>) -> String {
     match (v, base) {
-        (Some(v), Some(b)) if b > 0.0 => format!("{:+.1}%", (v / b - 1.0) * 100.0),
+        (Some(v), Some(b)) if b > 0.0 => {
+            let pct = (v / b - 1.0) * 100.0;
+            let pct = if (pct * 10.0).round() == 0.0 {
+                0.0
+            } else {
+                pct
+            };
+            format!("{pct:+.1}%")
+        }
         _ => NONE.to_string(),
     }
 }
@@ -131,6 +141,17 @@ pub fn change(v: Option<f64>, base: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_change_is_signed_and_never_minus_zero() {
+        assert_eq!(change(Some(112.34), Some(100.0)), "+12.3%");
+        assert_eq!(change(Some(90.0), Some(100.0)), "-10.0%");
+        assert_eq!(change(Some(99.96), Some(100.0)), "+0.0%");
+        assert_eq!(change(Some(100.04), Some(100.0)), "+0.0%");
+        assert_eq!(change(Some(99.94), Some(100.0)), "-0.1%");
+        assert_eq!(change(Some(1.0), Some(0.0)), NONE);
+        assert_eq!(change(None, Some(1.0)), NONE);
+    }
 
     fn sample() -> Table {
         let mut t = Table::new(&["workload", "policy", "mean_ms"], 2);
