@@ -3,6 +3,7 @@
 //! `faasched exec` (hand over yourself, then become the function), and
 //! `faasched bench agent` (the agent's CPU cost per invocation).
 
+use crate::stdout::{out, outln};
 use crate::tuning::TuningArgs;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args as ClapArgs, Subcommand};
@@ -248,9 +249,9 @@ impl StatusArgs {
     fn execute(self) -> Result<()> {
         let status = Client::status(&self.socket.socket)?;
         if self.json {
-            println!("{}", serde_json::to_string_pretty(&status)?);
+            outln!("{}", serde_json::to_string_pretty(&status)?)?;
         } else {
-            print!("{}", render_status(&status));
+            out!("{}", render_status(&status))?;
         }
         Ok(())
     }
@@ -342,7 +343,7 @@ struct RegisterArgs {
 impl RegisterArgs {
     fn execute(self) -> Result<()> {
         let task = Client::register(&self.socket.socket, self.pid, &self.function)?;
-        println!("task {task}: pid {} ({})", self.pid, self.function);
+        outln!("task {task}: pid {} ({})", self.pid, self.function)?;
         Ok(())
     }
 }
@@ -359,7 +360,7 @@ struct UnregisterArgs {
 impl UnregisterArgs {
     fn execute(self) -> Result<()> {
         let task = Client::unregister(&self.socket.socket, self.pid)?;
-        println!("task {task}: pid {} given back", self.pid);
+        outln!("task {task}: pid {} given back", self.pid)?;
         Ok(())
     }
 }
@@ -564,14 +565,21 @@ impl Bench {
                 "median_wakeups_per_invocation": wakeups,
                 "bare_wakeup_us": wake_us,
             });
-            println!("{}", serde_json::to_string_pretty(&out)?);
+            outln!("{}", serde_json::to_string_pretty(&out)?)?;
         } else {
-            println!(
+            outln!(
                 "agent ({}) at {}/s for {} s, median of {} runs: {:.1} µs of CPU per invocation, \
                  {:.3}% of one core, {:.2} wake-ups per invocation\n\
                  a bare wake-up (a thread blocked in read, woken by a byte) costs {:.1} µs of CPU here",
-                self.policy, self.rate, self.seconds, self.runs, per, core, wakeups, wake_us
-            );
+                self.policy,
+                self.rate,
+                self.seconds,
+                self.runs,
+                per,
+                core,
+                wakeups,
+                wake_us
+            )?;
         }
         Ok(())
     }

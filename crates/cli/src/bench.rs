@@ -2,6 +2,7 @@
 
 use crate::run::{KernelArgs, run_engine};
 use crate::source::{Source, WorkloadArgs};
+use crate::stdout::outln;
 use anyhow::{Result, bail};
 use clap::{Args as ClapArgs, Subcommand};
 use faasched_model::{Phase, Phases};
@@ -59,37 +60,42 @@ impl Watch {
         let realtime = faasched_live::privilege::probe().realtime;
         let m = faasched_live::watchbench::run(self.trials as usize, realtime)?;
         if self.json {
-            println!("{}", serde_json::to_string_pretty(&m)?);
+            outln!("{}", serde_json::to_string_pretty(&m)?)?;
             return Ok(());
         }
-        println!(
+        outln!(
             "spinning process: {} on the last CPU; targets 10 to 14 ms of its CPU apart",
             if m.realtime {
                 "SCHED_FIFO"
             } else {
                 "SCHED_OTHER"
             },
-        );
-        println!(
+        )?;
+        outln!(
             "{:<34} {:>7} {:>22} {:>14}",
-            "watch method", "watches", "overshoot µs p50/p99/max", "CPU/watch µs"
-        );
+            "watch method",
+            "watches",
+            "overshoot µs p50/p99/max",
+            "CPU/watch µs"
+        )?;
         for w in &m.watching {
             let [p50, p99, max] = w.overshoot_us;
-            println!(
+            outln!(
                 "{:<34} {:>7} {:>22} {:>14.1}",
                 w.method,
                 w.watches,
                 format!("{p50:.0}/{p99:.0}/{max:.0}"),
                 w.watcher_cpu_us
-            );
+            )?;
         }
-        println!(
+        outln!(
             "{:<34} {:>7} {:>22}",
-            "class change", "changes", "median µs"
-        );
+            "class change",
+            "changes",
+            "median µs"
+        )?;
         for c in &m.changing {
-            println!("{:<34} {:>7} {:>22.1}", c.method, c.changes, c.median_us);
+            outln!("{:<34} {:>7} {:>22.1}", c.method, c.changes, c.median_us)?;
         }
         Ok(())
     }
@@ -150,15 +156,17 @@ impl Learn {
                 runs: self.runs,
             };
             if !self.json {
-                println!(
+                outln!(
                     "window {:>5} records  {:>3} functions  median {:>10.6} s per lesson",
-                    m.records, m.functions, m.median_s
-                );
+                    m.records,
+                    m.functions,
+                    m.median_s
+                )?;
             }
             results.push(m);
         }
         if self.json {
-            println!("{}", serde_json::to_string_pretty(&results)?);
+            outln!("{}", serde_json::to_string_pretty(&results)?)?;
         }
         Ok(())
     }
@@ -222,7 +230,11 @@ impl Sim {
         ];
         let kernel = KernelArgs::default();
         if !self.json {
-            println!("{BUILD} build, seed {}", self.seed);
+            let hint = match BUILD {
+                "release" => " (scripts/pgo-build makes the faster profile-guided one)",
+                _ => "",
+            };
+            outln!("{BUILD} build{hint}, seed {}", self.seed)?;
         }
         let mut results = Vec::new();
         for (scenario, policy, cores, n) in scenarios {
@@ -265,7 +277,7 @@ impl Sim {
                 peak_rss_mib: peak_rss_mib(),
             };
             if !self.json {
-                println!(
+                outln!(
                     "{:<14} {:<5} {:>9} invocations  median {:>8.4} s  {:>10.0} invocations/s  {:>5.1} events/invocation  peak RSS {:.0} MiB",
                     m.scenario,
                     m.policy,
@@ -274,12 +286,12 @@ impl Sim {
                     m.invocations_per_s,
                     m.kernel_events as f64 / m.invocations as f64,
                     m.peak_rss_mib.unwrap_or(f64::NAN)
-                );
+                )?;
             }
             results.push(m);
         }
         if self.json {
-            println!("{}", serde_json::to_string_pretty(&results)?);
+            outln!("{}", serde_json::to_string_pretty(&results)?)?;
         }
         Ok(())
     }

@@ -6,6 +6,7 @@ use crate::output::invocations_in;
 use crate::replay;
 use crate::run::{KernelArgs, run_policy_in_parts};
 use crate::source::WorkloadArgs;
+use crate::stdout::{out, outln};
 use crate::tuning::TuningArgs;
 use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
@@ -288,15 +289,15 @@ impl Args {
             staged.commit()?;
         }
         if self.json {
-            println!("{}", serde_json::to_string_pretty(&comparison)?);
+            outln!("{}", serde_json::to_string_pretty(&comparison)?)?;
         } else {
-            print!("{}", render(&comparison));
+            out!("{}", render(&comparison))?;
             if let Some(dir) = &self.out {
-                println!(
+                outln!(
                     "wrote compare.json, compare.csv, sim/, live/, sim-at-live-cpu/, \
                      sim-at-live-capacity/ to {}",
                     dir.display()
-                );
+                )?;
             }
         }
         Ok(())

@@ -2,6 +2,7 @@
 //! parameter, run a plan (how the launcher runs every invocation, one process
 //! each), list the suite, or calibrate it on this machine.
 
+use crate::stdout::outln;
 use anyhow::{Context, Result, bail};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args as ClapArgs, Subcommand};
@@ -76,10 +77,7 @@ fn kinds() -> impl TypedValueParser<Value = Kind> {
 impl Args {
     pub fn execute(self) -> Result<()> {
         match self.command {
-            Some(Command::List) => {
-                list();
-                Ok(())
-            }
+            Some(Command::List) => list(),
             Some(Command::Calibrate(c)) => c.execute(),
             None => self.run.execute(),
         }
@@ -146,28 +144,32 @@ impl Run {
             wall_ms: fmt_ms(monotonic() - wall),
         };
         if self.json {
-            println!("{}", serde_json::to_string(&ran)?);
+            outln!("{}", serde_json::to_string(&ran)?)?;
         } else if let Job::At { n } = ran.job {
-            println!(
+            outln!(
                 "{} n={n} checksum={} cpu={:.3} ms wall={:.3} ms",
-                ran.function, ran.checksum, ran.cpu_ms, ran.wall_ms
-            );
+                ran.function,
+                ran.checksum,
+                ran.cpu_ms,
+                ran.wall_ms
+            )?;
         }
         Ok(())
     }
 }
 
-fn list() {
+fn list() -> Result<()> {
     for kind in Kind::ALL {
-        println!("{:<9} {}", kind.name(), kind.description());
-        println!(
+        outln!("{:<9} {}", kind.name(), kind.description())?;
+        outln!(
             "{:<9} n: {} (default {})",
             "",
             kind.param(),
             kind.default_n()
-        );
-        println!("{:<9} unit: {}", "", kind.unit_about());
+        )?;
+        outln!("{:<9} unit: {}", "", kind.unit_about())?;
     }
+    Ok(())
 }
 
 impl Calibrate {
@@ -188,27 +190,27 @@ impl Calibrate {
             step += 1;
             eprintln!("[{step}/{steps}] {what}");
         })?;
-        println!("{:<9} {:>8}  CPU ms at n", "function", "unit µs");
+        outln!("{:<9} {:>8}  CPU ms at n", "function", "unit µs")?;
         for f in &calibration.functions {
             let points: Vec<String> = f
                 .points
                 .iter()
                 .map(|p| format!("{}: {:.3}", p.n, fmt_ms(p.cpu_ns)))
                 .collect();
-            println!(
+            outln!(
                 "{:<9} {:>8.1}  {}",
                 f.kind.name(),
                 f.unit_ns as f64 / 1e3,
                 points.join("  ")
-            );
+            )?;
         }
-        println!(
+        outln!(
             "startup   {:>8.1}  (CPU µs of a process that does no work)",
             calibration.startup_ns as f64 / 1e3
-        );
-        println!("measured with {} other CPU(s) busy", calibration.neighbours);
+        )?;
+        outln!("measured with {} other CPU(s) busy", calibration.neighbours)?;
         calibration.save(&path)?;
-        println!("calibration {} saved to {}", calibration.id, path.display());
+        outln!("calibration {} saved to {}", calibration.id, path.display())?;
         Ok(())
     }
 }

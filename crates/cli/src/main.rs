@@ -11,6 +11,7 @@ mod replay;
 mod run;
 mod simulate;
 mod source;
+mod stdout;
 mod tuning;
 mod workload;
 
@@ -82,6 +83,8 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // Its reader had what it wanted (`faasched fn list | head -1`).
+        Err(e) if e.downcast_ref::<stdout::Closed>().is_some() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", chain(&e));
             ExitCode::FAILURE

@@ -1,6 +1,7 @@
 //! What `simulate` and `replay` share around their runs: `--out` and
 //! `--json`, the progress bar, and writing and printing a run's summary.
 
+use crate::stdout::{out, outln};
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_report::{
@@ -53,12 +54,12 @@ impl OutputArgs {
             write_report(dir, &Report::single(command, title, summary), &mut staged)?;
             staged.commit()?;
         }
-        print!("{text}");
+        out!("{text}")?;
         if let (Some(dir), false) = (&self.out, self.json) {
-            println!(
+            outln!(
                 "wrote summary.json, summary.csv, invocations.csv, {REPORT_HTML} to {}",
                 dir.display()
-            );
+            )?;
         }
         Ok(())
     }

@@ -403,6 +403,28 @@ fn a_terminated_run_leaves_no_partial_file() {
 }
 
 #[test]
+fn a_closed_stdout_ends_a_command_quietly() {
+    for args in [
+        &["fn", "list"][..],
+        &["simulate", "-n", "200", "-p", "cfs", "--json"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_faasched"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes away before the first line, as `head -1` does
+        // after it.
+        drop(child.stdout.take());
+        let done = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&done.stderr);
+        assert!(done.status.success(), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn malformed_trace_names_file_line_and_field() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("trace.csv");

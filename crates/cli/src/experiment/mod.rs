@@ -23,6 +23,7 @@ mod table;
 
 use crate::run::{KernelArgs, run_policy};
 use crate::source::{Source, WorkloadArgs};
+use crate::stdout::{out, outln};
 use anyhow::{Context, Result};
 use clap::{Args as ClapArgs, ValueEnum};
 use faasched_model::Nanos;
@@ -209,13 +210,13 @@ impl Args {
         let ran = run_cases(cases)?;
         let table = self.name.table(&ran);
         let text = table.render();
-        print!("{text}");
+        out!("{text}")?;
         if let Some(dir) = &self.out {
             write_files(dir, &name, &ran, &table, &text)?;
-            println!(
+            outln!(
                 "wrote table.txt, table.csv, {REPORT_HTML} and a summary per case to {}",
                 dir.display()
-            );
+            )?;
         }
         Ok(())
     }
