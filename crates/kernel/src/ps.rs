@@ -7,9 +7,10 @@
 //! the value it joined at plus its length, so the next completion is the minimum
 //! of one heap: no task is visited between events.
 //!
-//! Policies cannot steer PS (attributes and CPU watches are ignored). Voluntary
-//! switches count blocks and the exit, as in the core model; there are no
-//! involuntary ones.
+//! Policies cannot steer PS (attributes and CPU watches are ignored). A
+//! voluntary switch is counted where a CPU phase ends into I/O or the exit,
+//! as the core model counts a task leaving its core (not where an I/O phase
+//! ends into another, or into the exit); there are no involuntary ones.
 
 use crate::slab::Slab;
 use crate::task::started;
@@ -109,12 +110,10 @@ impl Ps {
             }
             Some(Phase::Io(d)) => {
                 t.blocked_at = now;
-                t.stats.voluntary += 1;
                 out.push(Notice::Blocked(t.id));
                 self.io.push(Reverse((now + d, slot)));
             }
             None => {
-                t.stats.voluntary += 1;
                 out.push(Notice::Exited(t.id, slot, t.stats));
                 t.phases = Phases::new();
                 self.tasks.release(slot);
@@ -148,6 +147,9 @@ impl Ps {
                 t.stats.cpu += d;
             }
             t.phase += 1;
+            if !matches!(t.phases.get(t.phase), Some(Phase::Cpu(_))) {
+                t.stats.voluntary += 1;
+            }
             self.begin_phase(slot, now, false, out);
         } else {
             let Reverse((_, slot)) = self.io.pop()?;

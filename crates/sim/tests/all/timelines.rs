@@ -55,6 +55,31 @@ fn ps_shares_the_core_equally() {
 }
 
 #[test]
+fn a_voluntary_switch_is_a_cpu_phase_ending_into_io_or_the_exit() {
+    // I/O first and last, CPU then I/O, I/O only, CPU then CPU: one task
+    // each, apart, so that nothing is preempted.
+    let (c, i) = (Phase::Cpu(MS), Phase::Io(MS));
+    let invs = || {
+        vec![
+            inv(0, 0, 0, &[i, c, i]),
+            inv(1, 1, 10 * MS, &[c, i]),
+            inv(2, 2, 20 * MS, &[i]),
+            inv(3, 3, 30 * MS, &[c, c]),
+        ]
+    };
+    for discipline in [
+        Discipline::Linux,
+        Discipline::Ps,
+        Discipline::FifoNp,
+        Discipline::Srpt(Prediction::Exact),
+    ] {
+        let out = simulate(&ideal(1, discipline), &mut all(Class::Normal), invs());
+        let voluntary: Vec<u64> = out.iter().map(|o| o.voluntary_switches).collect();
+        assert_eq!(voluntary, [1, 1, 0, 1], "{discipline:?}");
+    }
+}
+
+#[test]
 fn ps_on_two_cores_gives_each_a_core_until_oversubscribed() {
     // Three 6 ms tasks at 0 on 2 cores: rate 2/3 each, all end at 9 ms.
     let invs = vec![cpu(0, 0, 6), cpu(1, 0, 6), cpu(2, 0, 6)];
