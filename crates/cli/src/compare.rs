@@ -268,7 +268,7 @@ impl Args {
             let sim_summary = Summary {
                 policies: sim_summaries,
                 workload: source.describe(),
-                machine: self.kernel.describe(cores),
+                machine: self.kernel.describe(cores, self.workload.seed),
             };
             let live_summary = Summary {
                 policies: live_summaries,

@@ -101,10 +101,12 @@ impl KernelArgs {
         (self.context_switch_us * US as f64).round() as Nanos
     }
 
-    /// The machine as `summary.json` describes it.
-    pub fn describe(&self, cores: usize) -> Value {
+    /// The machine as `summary.json` describes it, with the run's `seed`:
+    /// a file workload's description has none, and the seed still draws the
+    /// random disciplines' predictions.
+    pub fn describe(&self, cores: usize, seed: u64) -> Value {
         let mut machine = json!({
-            "cores": cores, "fair_class": format!("{:?}", self.fair).to_lowercase(),
+            "cores": cores, "fair_class": format!("{:?}", self.fair).to_lowercase(), "seed": seed,
             // As applied: whole ns.
             "hz": self.hz, "context_switch_us": self.context_switch() as f64 / US as f64,
             "kernel": "faasched model (simulated)",
@@ -233,10 +235,10 @@ mod tests {
             ..KernelArgs::default()
         };
         assert_eq!(given.config(2, 1, &setup).unwrap().base_slice, 700 * US);
-        assert_eq!(given.describe(2)["base_slice_us"], 700);
+        assert_eq!(given.describe(2, 1)["base_slice_us"], 700);
         let default = KernelArgs::default();
         assert_eq!(default.config(2, 1, &setup).unwrap().base_slice, 1_400 * US);
-        assert!(default.describe(2).get("base_slice_us").is_none());
+        assert!(default.describe(2, 1).get("base_slice_us").is_none());
     }
 
     /// A 10 ms invocation at 0 and a 1 ms one at 1 ms, on one core without

@@ -95,7 +95,7 @@ impl Args {
         let summary = Summary {
             policies,
             workload: source.describe(),
-            machine: self.kernel.describe(cores),
+            machine: self.kernel.describe(cores, self.workload.seed),
         };
         let title = section_title(&summary);
         self.output

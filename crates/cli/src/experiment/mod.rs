@@ -329,7 +329,9 @@ fn run_cases(cases: Vec<Case>) -> Result<Vec<Ran>> {
         let summary = Summary {
             policies,
             workload: source.describe(),
-            machine: case.kernel.describe(case.workload.cores()),
+            machine: case
+                .kernel
+                .describe(case.workload.cores(), case.workload.seed),
         };
         ran.push(Ran {
             case,
