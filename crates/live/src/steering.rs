@@ -177,7 +177,10 @@ pub struct Steering<'p, P: Steer + ?Sized> {
     watches: BinaryHeap<Reverse<(Nanos, TaskId)>>,
     period: Option<Nanos>,
     next_period: Option<Nanos>,
+    /// Each core's busy time at the last period's reading, and the instant
+    /// of that reading.
     busy_at_period: Vec<Nanos>,
+    read_at: Nanos,
     reset_on_fork: bool,
     count_cpu: bool,
     stats: SteerStats,
@@ -200,6 +203,7 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
             source,
         })?;
         Ok(Steering {
+            read_at: clock::monotonic(),
             next_period: period.map(|p| start + p),
             policy,
             cpus,
@@ -393,7 +397,7 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
             && at <= now
         {
             self.next_period = Some(at + p);
-            self.periodic(now, p)?;
+            self.periodic(now)?;
         }
         Ok(())
     }
@@ -440,20 +444,19 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
         Ok(())
     }
 
-    fn periodic(&mut self, now: Nanos, period: Nanos) -> Result<(), SteerError> {
+    fn periodic(&mut self, now: Nanos) -> Result<(), SteerError> {
         let cores = self.busy_at_period.len();
         let busy = observe::core_busy(cores).map_err(|source| SteerError::Observe {
             what: "/proc/stat".into(),
             source,
         })?;
-        let per_core: Vec<f64> = self
-            .cpus
-            .iter()
-            .map(|c| {
-                (busy[c].saturating_sub(self.busy_at_period[c]) as f64 / period as f64).min(1.0)
-            })
-            .collect();
-        self.busy_at_period = busy;
+        let per_core = utilisation(
+            &self.busy_at_period,
+            &busy,
+            now.saturating_sub(self.read_at),
+            self.cpus,
+        );
+        (self.busy_at_period, self.read_at) = (busy, now);
         let steered = per_core.len();
         let mut per_cpu = vec![0.0; cores];
         for (c, u) in self.cpus.iter().zip(&per_core) {
@@ -525,10 +528,32 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
     }
 }
 
+/// Each of `cpus`' share of the `elapsed` ns between two readings of the
+/// cores' busy times that it was busy, at most 1. Over the time that did
+/// elapse, not the policy's nominal period: a period handled late (the
+/// steering loop was busy) covers more busy time, which the nominal period
+/// read as more than the cores could do.
+fn utilisation(before: &[Nanos], after: &[Nanos], elapsed: Nanos, cpus: CpuSet) -> Vec<f64> {
+    cpus.iter()
+        .map(|c| (after[c].saturating_sub(before[c]) as f64 / elapsed.max(1) as f64).min(1.0))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use faasched_model::MS;
+
+    #[test]
+    fn utilisation_is_over_the_time_that_elapsed() {
+        let cpus = CpuSet::first(2);
+        // A 100 ms period read 20 ms late: core 0 busy throughout, core 1
+        // for 60 ms.
+        let u = utilisation(&[5 * MS, 0], &[125 * MS, 60 * MS], 120 * MS, cpus);
+        assert_eq!(u, [1.0, 0.5]);
+        // A counter that went back (a reading error) is no time busy.
+        assert_eq!(utilisation(&[9, 9], &[3, 9], 100, cpus), [0.0, 0.0]);
+    }
 
     #[test]
     fn looks_again_when_a_stale_reading_could_first_show_the_watch() {
