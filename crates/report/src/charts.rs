@@ -14,7 +14,9 @@
 
 use crate::metrics::{Metric, PolicySummary, Scope, ScopeSummary, Stats};
 use crate::output::Summary;
-use crate::svg::{Frame, Scale, Tick, count, duration_ms, escape, put, trim, truncate};
+use crate::svg::{
+    Frame, Scale, Tick, count, duration_ms, escape, put, significant, tick_labels, trim, truncate,
+};
 use faasched_model::MS;
 
 /// Okabe–Ito's colours (colour-blind safe), yellow swapped for Paul Tol's olive,
@@ -359,12 +361,7 @@ pub(crate) fn switches(out: &mut String, summary: &Summary, palette: &Palette) {
         .iter()
         .map(|s| (s.index() as f64 + 0.5, s.label().to_string()))
         .collect();
-    let y_ticks: Vec<Tick> = frame
-        .y
-        .ticks(0.0)
-        .into_iter()
-        .map(|v| (v, trim(v, 2)))
-        .collect();
+    let y_ticks = tick_labels(&frame.y.ticks(0.0));
     frame.axes(
         out,
         (&x_ticks, false),
@@ -471,7 +468,7 @@ pub(crate) fn cost(out: &mut String, summary: &Summary, palette: &Palette) {
             x1 + 6.0,
             y + row * 0.3 + 4.0,
             usd(c),
-            trim(all.cost.billed_gb_s(), 1),
+            significant(all.cost.billed_gb_s(), 3),
         );
     }
     Frame::close(out);
@@ -520,16 +517,13 @@ pub(crate) fn completions(out: &mut String, summary: &Summary, palette: &Palette
         "simulated time"
     };
     frame.open(out, &format!("Completions over {time}"));
-    let x_ticks: Vec<Tick> = frame
-        .x
-        .ticks(0.0)
-        .into_iter()
-        .map(|v| (v, trim(v, 3)))
-        .collect();
+    let x_ticks = tick_labels(&frame.x.ticks(0.0));
+    // Whole invocations only: with one or two, the axis's steps are halves.
     let y_ticks: Vec<Tick> = frame
         .y
         .ticks(0.0)
         .into_iter()
+        .filter(|v| v.fract() == 0.0)
         .map(|v| (v, count(v)))
         .collect();
     frame.axes(

@@ -55,6 +55,33 @@ pub(crate) fn trim(v: f64, decimals: usize) -> String {
     if s == "-0" { "0".to_string() } else { s }
 }
 
+/// `v` to `digits` significant digits, trailing zeros removed: a quantity
+/// that may be small (`0.0082` GB-s) or large (`1234`) on the same chart.
+pub(crate) fn significant(v: f64, digits: i32) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return trim(v, 0);
+    }
+    let decimals = (digits - 1 - v.abs().log10().floor() as i32).max(0);
+    trim(v, decimals as usize)
+}
+
+/// Labels for linear-axis `ticks` (evenly spaced, as [`Scale::ticks`] makes
+/// them) with as many decimals as their step needs: a step of 0.25 ms in
+/// seconds needs five, where a fixed three made ticks share labels.
+pub(crate) fn tick_labels(ticks: &[f64]) -> Vec<Tick> {
+    let step = match ticks {
+        [a, b, ..] => b - a,
+        _ => 1.0,
+    };
+    let decimals = (0..12)
+        .find(|&d| {
+            let scaled = step * 10f64.powi(d);
+            (scaled - scaled.round()).abs() < 1e-6 * scaled.max(1.0)
+        })
+        .unwrap_or(12) as usize;
+    ticks.iter().map(|&v| (v, trim(v, decimals))).collect()
+}
+
 /// A duration in ms as a short label with its unit: `500 µs`, `20 ms`, `1.5 s`.
 pub(crate) fn duration_ms(ms: f64) -> String {
     if ms == 0.0 {
@@ -393,6 +420,19 @@ mod tests {
         assert_eq!(count(15000.0), "15\u{2009}000");
         assert_eq!(count(999.0), "999");
         assert_eq!(count(1234567.5), "1\u{2009}234\u{2009}567.5");
+        assert_eq!(significant(0.0082, 2), "0.0082");
+        assert_eq!(significant(12.34, 3), "12.3");
+        assert_eq!(significant(1234.6, 3), "1235");
+        assert_eq!(significant(0.0, 3), "0");
+        let labels = |ticks: &[f64]| -> Vec<String> {
+            tick_labels(ticks).into_iter().map(|(_, l)| l).collect()
+        };
+        assert_eq!(
+            labels(&[0.0, 0.00025, 0.0005, 0.00075, 0.001]),
+            ["0", "0.00025", "0.0005", "0.00075", "0.001"]
+        );
+        assert_eq!(labels(&[0.0, 20.0, 40.0]), ["0", "20", "40"]);
+        assert_eq!(labels(&[0.0, 2.5, 5.0]), ["0", "2.5", "5"]);
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(truncate("abc", 4), "abc");
     }
