@@ -2,7 +2,8 @@
 //! to find where the simulator's kernel model disagrees with the real kernel.
 
 /// The two-sample Kolmogorov–Smirnov distance: the largest gap between the
-/// empirical CDFs of `a` and `b`, 0 (same distribution) to 1 (disjoint).
+/// empirical CDFs of `a` and `b`, 0 (the same empirical CDF) to 1 (every
+/// value of one below every value of the other).
 /// Both must be sorted ascending; `None` if either is empty.
 pub fn ks_distance(a: &[u64], b: &[u64]) -> Option<f64> {
     if a.is_empty() || b.is_empty() {
