@@ -25,7 +25,8 @@ use std::path::PathBuf;
 /// For each policy and group (all, G1..G4): the mean turnaround simulated and
 /// measured, their ratio (measured / simulated), the Kolmogorov–Smirnov
 /// distance between the two turnaround distributions (0: the same empirical
-/// CDF, 1: every value of one below every value of the other), the mean response (arrival to first run) in both worlds, which
+/// CDF, 1: every value of one below every value of the other), the mean
+/// response (arrival to first run) in both worlds, which
 /// tells a wait in a queue from a slower run, and the ratio of the CPU time
 /// the invocations used (measured / simulated: below 1, the machine did less
 /// work than the workload asks, so it ran at a lower load). Then the same
