@@ -177,9 +177,9 @@ pub struct Steering<'p, P: Steer + ?Sized> {
     watches: BinaryHeap<Reverse<(Nanos, TaskId)>>,
     period: Option<Nanos>,
     next_period: Option<Nanos>,
-    /// Each core's busy time at the last period's reading, and the instant
-    /// of that reading.
+    /// Each core's busy time at the last period's reading.
     busy_at_period: Vec<Nanos>,
+    /// The instant of that reading.
     read_at: Nanos,
     reset_on_fork: bool,
     count_cpu: bool,
