@@ -1,25 +1,23 @@
 //! `faasched agent` (steer processes handed over on a Unix socket), its
-//! clients `agent status`, `agent register` and `agent unregister`,
-//! `faasched exec` (hand over yourself, then become the function), and
-//! `faasched bench agent` (the agent's CPU cost per invocation).
+//! clients `agent status`, `agent register` and `agent unregister`, and
+//! `faasched exec` (hand over yourself, then become the function).
 
 use crate::stdout::{out, outln};
 use crate::tuning::TuningArgs;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args as ClapArgs, Subcommand};
+use faasched_lab::catalog::Policy;
+use faasched_lab::replay::check_policies;
 use faasched_live::agent::protocol::{Client, Sched, Status};
 use faasched_live::agent::{self, Config, DEFAULT_SOCKET, Event};
-use faasched_live::observe::Schedstat;
 use faasched_live::privilege::{self, Realtime};
-use faasched_live::sys::{clock, process, sched};
+use faasched_live::sys::sched;
 use faasched_model::{CpuSet, Nanos, fmt_ms};
-use serde::Serialize;
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 /// The agent's socket.
 #[derive(ClapArgs, Debug, Clone)]
@@ -118,26 +116,10 @@ struct Serve {
 
 impl Serve {
     fn execute(self) -> Result<()> {
-        let tuning = self.tuning.tuning()?;
-        let mut setup = faasched_policy::setup(&self.policy, &tuning)?;
-        if setup.sim_only() {
-            bail!(
-                "policy `{}` exists only in the simulator (it needs a patched kernel); \
-                 the agent runs cfs, fifo, rr, sfs, hybrid, alps or alps-io",
-                setup.name
-            );
-        }
-        let needs = setup.privileges();
-        let held = privilege::probe();
-        let missing = held.missing(needs);
-        if !missing.is_empty() {
-            bail!(
-                "policy `{}` needs {}, which this process may not set: \
-                 run the agent as root (or with CAP_SYS_NICE)",
-                setup.name,
-                missing.join(" and ")
-            );
-        }
+        let policy = Policy::new(&self.policy, &self.tuning.tuning()?)?;
+        check_policies(&[policy], privilege::probe())?;
+        let needs = policy.spec.privileges();
+        let mut steer = policy.steer();
         // Under a policy with real-time classes, above every function, so
         // exits and demotions are seen on time even when real-time functions
         // hold every core. (Not otherwise: a real-time agent preempts at
@@ -154,7 +136,7 @@ impl Serve {
         };
         let verbose = self.verbose;
         let mut guard = None;
-        let summary = agent::serve(&config, &mut *setup.steer, |event| {
+        let summary = agent::serve(&config, steer.as_mut(), |event| {
             if verbose || !event.routine() {
                 eprintln!("faasched agent: {event}");
             }
@@ -421,275 +403,4 @@ fn resolve(name: &std::ffi::OsStr) -> Result<PathBuf> {
         .map(|dir| dir.join(name))
         .find(|p| executable(p))
         .ok_or_else(|| anyhow!("cannot run `{shown}`: not found on PATH"))
-}
-
-/// The agent's CPU cost: it starts an agent on a socket of its own and,
-/// each run, hands it `--rate` short processes a second for `--seconds`
-/// through `faasched exec` (each runs `true`), then reads the agent's CPU
-/// time from /proc/PID/schedstat. Reports CPU per invocation and as a share
-/// of one core, per run and the median. Needs a release build, and the
-/// policy's privileges (root for alps).
-#[derive(ClapArgs, Debug)]
-pub struct Bench {
-    /// The agent's policy.
-    #[arg(long, short = 'p', default_value = "alps")]
-    policy: String,
-    /// Invocations handed over per second.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=2000))]
-    rate: u32,
-    /// Length of one run, s.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=600))]
-    seconds: u32,
-    /// Runs; the median is reported.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
-    runs: u32,
-    /// Distinct functions the invocations cycle through.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    functions: u32,
-    /// Print the results as JSON.
-    #[arg(long)]
-    json: bool,
-}
-
-/// One run of [`Bench`].
-#[derive(Serialize, Debug, Clone, Copy)]
-struct BenchRun {
-    /// Invocations the agent finished in the run.
-    invocations: u64,
-    /// Of those, outcomes from an earlier reading (reaped first).
-    estimated: u64,
-    /// The agent's CPU time over the run, µs.
-    agent_cpu_us: f64,
-    /// The agent's CPU per invocation, µs.
-    cpu_per_invocation_us: f64,
-    /// The agent's CPU over the run's length, % of one core.
-    core_percent: f64,
-    /// Times the agent was switched in, per invocation: its wake-ups.
-    wakeups_per_invocation: f64,
-    /// Handed over per wall-second (the schedule asked for `rate`).
-    achieved_rate: f64,
-}
-
-/// How long to wait for the agent or a child before giving up.
-const PATIENCE: Duration = Duration::from_secs(20);
-
-/// A child process that is ended (SIGTERM, then SIGKILL) however the bench
-/// ends.
-struct Reaped(Child);
-
-impl Reaped {
-    fn stop(&mut self) -> Result<std::process::ExitStatus> {
-        let pidfd = process::pidfd_open(self.0.id() as i32);
-        if let Ok(fd) = &pidfd {
-            let _ = process::signal(fd, libc::SIGTERM);
-        }
-        let end = Instant::now() + PATIENCE;
-        while Instant::now() < end {
-            if let Some(status) = self.0.try_wait()? {
-                return Ok(status);
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let _ = self.0.kill();
-        Ok(self.0.wait()?)
-    }
-}
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            let _ = self.stop();
-        }
-    }
-}
-
-impl Bench {
-    pub fn execute(self) -> Result<()> {
-        crate::bench::release_only("agent")?;
-        let exe = std::env::current_exe().context("finding the faasched binary")?;
-        let dir = tempfile::Builder::new()
-            .prefix("faasched-bench-agent")
-            .tempdir()?;
-        let socket = dir.path().join("agent.sock");
-        let mut agent = Reaped({
-            let mut agent = Command::new(&exe);
-            agent
-                .args(["agent", "--policy", &self.policy, "--socket"])
-                .arg(&socket)
-                .stdin(Stdio::null());
-            // SIGTERM: the agent gives back every process it steers
-            // and removes its socket, even if this bench is killed.
-            process::dies_with_parent(&mut agent, libc::SIGTERM);
-            agent.spawn().context("starting the agent")?
-        });
-        wait_until_up(&socket, &mut agent)?;
-        let cpu = Schedstat::open(agent.0.id() as i32).context("the agent's schedstat")?;
-        let mut runs = Vec::new();
-        for run in 0..self.runs {
-            let r = self.run(&exe, &socket, &cpu)?;
-            if !self.json {
-                eprintln!(
-                    "run {}: {} invocations, agent {:.1} µs CPU each, {:.3}% of one core, {:.2} wake-ups each ({:.0}/s achieved, {} reaped before the last reading)",
-                    run + 1,
-                    r.invocations,
-                    r.cpu_per_invocation_us,
-                    r.core_percent,
-                    r.wakeups_per_invocation,
-                    r.achieved_rate,
-                    r.estimated
-                );
-            }
-            runs.push(r);
-        }
-        let status = agent.stop()?;
-        if !status.success() {
-            bail!("the agent ended with {status}");
-        }
-        let median = |f: fn(&BenchRun) -> f64| {
-            let mut v: Vec<f64> = runs.iter().map(f).collect();
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
-        let per = median(|r| r.cpu_per_invocation_us);
-        let core = median(|r| r.core_percent);
-        let wakeups = median(|r| r.wakeups_per_invocation);
-        let wake_us = bare_wakeup_us()?;
-        if self.json {
-            let out = serde_json::json!({
-                "policy": self.policy,
-                "rate": self.rate,
-                "seconds": self.seconds,
-                "runs": runs,
-                "median_cpu_per_invocation_us": per,
-                "median_core_percent": core,
-                "median_wakeups_per_invocation": wakeups,
-                "bare_wakeup_us": wake_us,
-            });
-            outln!("{}", serde_json::to_string_pretty(&out)?)?;
-        } else {
-            outln!(
-                "agent ({}) at {}/s for {} s, median of {} runs: {:.1} µs of CPU per invocation, \
-                 {:.3}% of one core, {:.2} wake-ups per invocation\n\
-                 a bare wake-up (a thread blocked in read, woken by a byte) costs {:.1} µs of CPU here",
-                self.policy,
-                self.rate,
-                self.seconds,
-                self.runs,
-                per,
-                core,
-                wakeups,
-                wake_us
-            )?;
-        }
-        Ok(())
-    }
-
-    /// One run: `rate × seconds` processes handed over on schedule.
-    fn run(&self, exe: &Path, socket: &Path, cpu: &Schedstat) -> Result<BenchRun> {
-        let n = u64::from(self.rate) * u64::from(self.seconds);
-        let before = Client::status(socket)?;
-        let at_start = cpu.read()?;
-        let start = Instant::now();
-        let mut children: Vec<Child> = Vec::new();
-        for i in 0..n {
-            let at = start + Duration::from_nanos(i * 1_000_000_000 / u64::from(self.rate));
-            if let Some(wait) = at.checked_duration_since(Instant::now()) {
-                std::thread::sleep(wait);
-            }
-            let function = format!("f{}", i % u64::from(self.functions));
-            let mut client = Command::new(exe);
-            client
-                .args(["exec", "--function", &function, "--socket"])
-                .arg(socket)
-                .args(["--", "true"])
-                .stdin(Stdio::null());
-            process::dies_with_parent(&mut client, libc::SIGKILL);
-            let child = client.spawn().context("starting `faasched exec`")?;
-            children.push(child);
-            children.retain_mut(|c| !matches!(c.try_wait(), Ok(Some(_))));
-        }
-        let handed = start.elapsed();
-        let end = Instant::now() + PATIENCE;
-        for mut c in children {
-            while c.try_wait()?.is_none() {
-                if Instant::now() > end {
-                    let _ = c.kill();
-                }
-                std::thread::sleep(Duration::from_millis(1));
-            }
-        }
-        // Time for the agent to see the last exits.
-        std::thread::sleep(Duration::from_millis(200));
-        let at_end = cpu.read()?;
-        let agent_cpu = at_end.cpu - at_start.cpu;
-        let after = Client::status(socket)?;
-        let invocations = after.finished - before.finished;
-        if invocations != n || !after.processes.is_empty() {
-            bail!(
-                "the agent finished {invocations} of {n} invocations ({} still steered; {} refused)",
-                after.processes.len(),
-                after.refused - before.refused
-            );
-        }
-        let agent_cpu_us = agent_cpu as f64 / 1e3;
-        let per = agent_cpu_us / n as f64;
-        Ok(BenchRun {
-            invocations,
-            estimated: after.estimated - before.estimated,
-            agent_cpu_us,
-            cpu_per_invocation_us: per,
-            // µs per invocation × invocations per second = µs per second.
-            core_percent: per * f64::from(self.rate) / 1e4,
-            wakeups_per_invocation: (at_end.turns - at_start.turns) as f64 / n as f64,
-            achieved_rate: n as f64 / handed.as_secs_f64(),
-        })
-    }
-}
-
-/// CPU time one wake-up costs the woken thread on this machine, µs: a
-/// thread blocked in `read` on a socket, woken by a byte every 2 ms, 500
-/// times; the median of its CPU per wake-up over five such rounds. The floor
-/// under the agent's cost per wake-up (in a virtual machine, timer and
-/// interrupt exits make it large).
-fn bare_wakeup_us() -> Result<f64> {
-    use std::io::{Read, Write};
-    const WAKES: u32 = 500;
-    let mut rounds = Vec::new();
-    for _ in 0..5 {
-        let (mut tx, mut rx) = std::os::unix::net::UnixStream::pair()?;
-        let reader = std::thread::spawn(move || -> std::io::Result<u64> {
-            let start = clock::thread_cpu();
-            let mut byte = [0u8; 1];
-            for _ in 0..WAKES {
-                rx.read_exact(&mut byte)?;
-            }
-            Ok(clock::thread_cpu() - start)
-        });
-        for _ in 0..WAKES {
-            std::thread::sleep(Duration::from_millis(2));
-            tx.write_all(b"x")?;
-        }
-        let cpu = reader
-            .join()
-            .map_err(|_| anyhow!("the wake-up thread panicked"))??;
-        rounds.push(cpu as f64 / 1e3 / f64::from(WAKES));
-    }
-    rounds.sort_by(f64::total_cmp);
-    Ok(rounds[rounds.len() / 2])
-}
-
-/// Waits until the agent on `socket` listens.
-fn wait_until_up(socket: &Path, agent: &mut Reaped) -> Result<()> {
-    let end = Instant::now() + PATIENCE;
-    loop {
-        match Client::connect(socket) {
-            Ok(_) => return Ok(()),
-            Err(e) if Instant::now() > end => return Err(e.into()),
-            Err(_) => {}
-        }
-        if let Some(status) = agent.0.try_wait()? {
-            bail!("the agent ended with {status} before it listened");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }

@@ -1,13 +1,13 @@
-//! `faasched bench`: the simulator's speed, as medians of repeated runs.
+//! `faasched bench`: the simulator's speed, the learner's, and the live
+//! steering's costs, as medians of repeated runs.
 
-use crate::run::{KernelArgs, run_engine};
-use crate::source::{Source, WorkloadArgs};
+mod agent;
+
+use crate::args::count;
 use crate::stdout::outln;
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::{Args as ClapArgs, Subcommand};
-use faasched_model::{Phase, Phases};
-use serde::Serialize;
-use std::time::Instant;
+use faasched_lab::bench::{BUILD, learn, release_only, sim};
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -30,7 +30,7 @@ pub enum Command {
     Watch(Watch),
     /// The agent's CPU per invocation and share of one core while it is
     /// handed 100 short processes a second (`faasched agent`).
-    Agent(crate::agent::Bench),
+    Agent(agent::Bench),
 }
 
 impl Command {
@@ -111,60 +111,18 @@ pub struct Learn {
     json: bool,
 }
 
-/// One window size's result.
-#[derive(Serialize, Debug)]
-struct Learned {
-    records: usize,
-    median_s: f64,
-    functions: usize,
-    runs: u32,
-}
-
 impl Learn {
     fn execute(self) -> Result<()> {
         release_only("learn")?;
-        let params = faasched_policy::alps::Params::default();
-        let mut results = Vec::new();
-        for records in [100, 500, 1_000, 5_000] {
-            let source = Source::resolve(&WorkloadArgs {
-                workload: "huawei".into(),
-                cores: Some(56),
-                load: Some(0.9),
-                invocations: Some(records as u64),
-                seed: 1,
-            })?;
-            // A window as ALPS sees it: each finished invocation's function,
-            // arrival and CPU time.
-            let window = source
-                .stream()?
-                .map(|i| {
-                    let i = i?;
-                    Ok(faasched_policy::alps::Record {
-                        function: i.function.id,
-                        arrival: i.arrival,
-                        phases: Phases::from_buf([Phase::Cpu(i.cpu_demand())]),
-                    })
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let (median_s, lesson) = median_wall(self.runs, || {
-                Ok(faasched_policy::alps::learn(&window, 56, 0.9, &params))
-            })?;
-            let m = Learned {
-                records,
-                median_s,
-                functions: lesson.len(),
-                runs: self.runs,
-            };
-            if !self.json {
-                outln!(
-                    "window {:>5} records  {:>3} functions  median {:>10.6} s per lesson",
-                    m.records,
-                    m.functions,
-                    m.median_s
-                )?;
-            }
-            results.push(m);
-        }
+        let results = learn::measure(self.runs, |m| match self.json {
+            true => Ok(()),
+            false => outln!(
+                "window {:>5} records  {:>3} functions  median {:>10.6} s per lesson",
+                m.records,
+                m.functions,
+                m.median_s
+            ),
+        })?;
         if self.json {
             outln!("{}", serde_json::to_string_pretty(&results)?)?;
         }
@@ -179,7 +137,7 @@ pub struct Sim {
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     runs: u32,
     /// Invocations of the large scenarios (b, c).
-    #[arg(long, default_value_t = 1_000_000, value_parser = crate::source::count)]
+    #[arg(long, default_value_t = 1_000_000, value_parser = count)]
     invocations: u64,
     /// Seed of the scenarios' workloads (and of the kernel's random
     /// disciplines). Recorded results use the default; `scripts/pgo-build`
@@ -192,47 +150,9 @@ pub struct Sim {
     json: bool,
 }
 
-/// How this binary was built, as `bench sim` reports it: `release`, or
-/// `release+pgo` for the profile-guided build of `scripts/pgo-build` (which
-/// sets `FAASCHED_PGO` when it compiles; a build that sets no such variable
-/// is a plain one).
-const BUILD: &str = match option_env!("FAASCHED_PGO") {
-    Some(_) => "release+pgo",
-    None => "release",
-};
-
-/// One scenario's result.
-#[derive(Serialize, Debug)]
-struct Measured {
-    scenario: &'static str,
-    policy: &'static str,
-    invocations: u64,
-    /// [`BUILD`].
-    build: &'static str,
-    seed: u64,
-    /// Median wall time of one run.
-    wall_s: f64,
-    invocations_per_s: f64,
-    /// Kernel events the run processed (the same every run).
-    kernel_events: u64,
-    runs: u32,
-    /// Peak resident memory of this process so far (VmHWM), MiB.
-    peak_rss_mib: Option<f64>,
-}
-
 impl Sim {
     fn execute(self) -> Result<()> {
         release_only("sim")?;
-        // (scenario, policy, cores, invocations, runs per `--runs`): (a)
-        // takes a millisecond or two, so one preemption of this process
-        // halves a run's rate; the median of ten times as many runs stands.
-        let scenarios: [(&str, &str, u16, u64, u32); 4] = [
-            ("a-alps-window", "srpt", 1, 5_000, 10),
-            ("b-million", "cfs", 56, self.invocations, 1),
-            ("c-million", "fifo", 56, self.invocations, 1),
-            ("c-million", "srpt", 56, self.invocations, 1),
-        ];
-        let kernel = KernelArgs::default();
         if !self.json {
             let hint = match BUILD {
                 "release" => " (scripts/pgo-build makes the faster profile-guided one)",
@@ -240,49 +160,10 @@ impl Sim {
             };
             outln!("{BUILD} build{hint}, seed {}", self.seed)?;
         }
-        let mut results = Vec::new();
-        for (scenario, policy, cores, n, per_run) in scenarios {
-            let runs = self.runs * per_run;
-            let source = Source::resolve(&WorkloadArgs {
-                workload: "huawei".into(),
-                cores: Some(cores),
-                load: Some(0.9),
-                invocations: Some(n),
-                seed: self.seed,
-            })?;
-            let (wall_s, stats) = median_wall(runs, || {
-                let mut setup = faasched_policy::setup(policy, &Default::default())?;
-                let stream = source.stream()?;
-                let stats = run_engine(
-                    &mut setup,
-                    stream,
-                    &kernel,
-                    cores as usize,
-                    self.seed,
-                    |_| {},
-                )?;
-                if stats.invocations != n {
-                    bail!(
-                        "{scenario}: {} of {n} invocations finished",
-                        stats.invocations
-                    );
-                }
-                Ok(stats)
-            })?;
-            let m = Measured {
-                scenario,
-                policy,
-                invocations: n,
-                build: BUILD,
-                seed: self.seed,
-                wall_s,
-                invocations_per_s: n as f64 / wall_s,
-                kernel_events: stats.events,
-                runs,
-                peak_rss_mib: peak_rss_mib(),
-            };
-            if !self.json {
-                outln!(
+        let results = sim::measure(self.runs, self.invocations, self.seed, |m| {
+            match self.json {
+                true => Ok(()),
+                false => outln!(
                     "{:<14} {:<5} {:>9} invocations  median {:>8.4} s  {:>10.0} invocations/s  {:>5.1} events/invocation  peak RSS {:.0} MiB",
                     m.scenario,
                     m.policy,
@@ -291,48 +172,12 @@ impl Sim {
                     m.invocations_per_s,
                     m.kernel_events as f64 / m.invocations as f64,
                     m.peak_rss_mib.unwrap_or(f64::NAN)
-                )?;
+                ),
             }
-            results.push(m);
-        }
+        })?;
         if self.json {
             outln!("{}", serde_json::to_string_pretty(&results)?)?;
         }
         Ok(())
     }
-}
-
-/// Refuses to time a debug build, whose numbers would mislead.
-pub(crate) fn release_only(bench: &str) -> Result<()> {
-    if cfg!(debug_assertions) {
-        bail!("bench needs a release build: cargo run --release -- bench {bench}");
-    }
-    Ok(())
-}
-
-/// Runs `f` `runs` times (at least once); the median wall time of one run,
-/// and the last run's result.
-fn median_wall<T>(runs: u32, mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
-    let mut timed = || -> Result<(f64, T)> {
-        let t = Instant::now();
-        let r = f()?;
-        Ok((t.elapsed().as_secs_f64(), r))
-    };
-    let (wall, mut last) = timed()?;
-    let mut walls = vec![wall];
-    for _ in 1..runs {
-        let (wall, r) = timed()?;
-        walls.push(wall);
-        last = r;
-    }
-    walls.sort_by(f64::total_cmp);
-    Ok((walls[walls.len() / 2], last))
-}
-
-/// VmHWM of this process from /proc/self/status, in MiB (Linux only).
-fn peak_rss_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb / 1024.0)
 }

@@ -2,15 +2,14 @@
 //! production-like traces with a model of the Linux scheduler, and compare them.
 
 mod agent;
+mod args;
 mod bench;
 mod compare;
 mod experiment;
 mod func;
 mod output;
 mod replay;
-mod run;
 mod simulate;
-mod source;
 mod stdout;
 mod tuning;
 mod workload;

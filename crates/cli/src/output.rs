@@ -1,15 +1,16 @@
 //! What `simulate` and `replay` share around their runs: `--out` and
-//! `--json`, the progress bar, and writing and printing a run's summary.
+//! `--json`, and writing and printing a run's summary.
 
 use crate::stdout::{out, outln};
 use anyhow::Result;
 use clap::Args as ClapArgs;
+use faasched_lab::interrupt;
+use faasched_lab::output::invocations_in;
 use faasched_report::{
     InvocationsWriter, REPORT_HTML, Report, Staged, Summary, render_table, write_outputs,
     write_report,
 };
-use indicatif::{ProgressBar, ProgressStyle};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Where a run's results go.
 #[derive(ClapArgs, Debug)]
@@ -52,6 +53,9 @@ impl OutputArgs {
         if let Some(dir) = &self.out {
             write_outputs(dir, &summary, &mut staged)?;
             write_report(dir, &Report::single(command, title, summary), &mut staged)?;
+            // A signal caught while the files were written: none replaces
+            // an earlier run's.
+            interrupt::check()?;
             staged.commit()?;
         }
         out!("{text}")?;
@@ -63,16 +67,6 @@ impl OutputArgs {
         }
         Ok(())
     }
-}
-
-/// The writer of `dir/invocations.csv`, staged in `staged`, creating `dir`
-/// (removed again if the run stops and leaves it empty).
-pub fn invocations_in(dir: &Path, staged: &mut Staged) -> Result<InvocationsWriter> {
-    staged.create_dir(dir)?;
-    Ok(InvocationsWriter::create(
-        &dir.join("invocations.csv"),
-        staged,
-    )?)
 }
 
 /// The report's heading for a run: workload, load and cores, as described.
@@ -96,38 +90,4 @@ pub fn counted(n: usize, noun: &str) -> String {
         _ => "s",
     };
     format!("{n} {noun}{plural}")
-}
-
-/// [`progress`] of a run of known length.
-const BAR: &str = "{prefix:>12} [{bar:40}] {pos}/{len} invocations ({per_sec}, eta {eta})";
-/// [`progress`] of a run of unknown length.
-const COUNT: &str = "{prefix:>12} {pos} invocations ({per_sec})";
-
-/// A progress bar on stderr (hidden when stderr is not a terminal).
-pub fn progress(name: &str, len: Option<u64>) -> ProgressBar {
-    // Without a length (a file read to its end), a count: a bar and an eta
-    // would have nothing to measure against.
-    let (bar, template) = match len {
-        Some(n) => (ProgressBar::new(n), BAR),
-        None => (ProgressBar::no_length(), COUNT),
-    };
-    bar.set_style(
-        ProgressStyle::with_template(template)
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    bar.set_prefix(name.to_string());
-    bar
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn progress_templates_parse() {
-        for t in [BAR, COUNT] {
-            assert!(ProgressStyle::with_template(t).is_ok(), "{t}");
-        }
-    }
 }

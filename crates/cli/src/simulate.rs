@@ -1,20 +1,24 @@
 //! `faasched simulate`: one workload, several policies, one table and (with
 //! `--out`) summary.json, summary.csv, invocations.csv and report.html.
 
-use crate::output::{OutputArgs, progress, section_title};
-use crate::run::{KernelArgs, refuse_repeated, run_policy};
-use crate::source::{Source, WorkloadArgs};
+use crate::args::{KernelArgs, WorkloadArgs};
+use crate::output::{OutputArgs, section_title};
 use crate::tuning::TuningArgs;
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_live::sys::signals::Signals;
+use faasched_lab::catalog::{CATALOG, policies};
+use faasched_lab::run::{Machine, overload_warning};
+use faasched_lab::{interrupt, progress};
 use faasched_report::{Staged, Summary};
+use faasched_workload::Source;
 
 /// Run a workload through the simulated kernel under one or more policies.
 ///
 /// With no options: the Huawei-like workload of the ALPS paper (15,000
 /// invocations, 56 cores, 90% load) under cfs, fifo, rr and srpt, as a table.
-/// Every policy is listed under `--policy` below.
+/// Every policy is listed under `--policy` below. Ctrl-C (or SIGTERM) stops
+/// a run within milliseconds and leaves an earlier run's files in `--out` as
+/// they were.
 #[derive(ClapArgs, Debug)]
 // The workload options' help, shared with `replay` and `compare`, told in
 // this command's terms.
@@ -47,55 +51,39 @@ pub struct Args {
 
 impl Args {
     pub fn execute(self) -> Result<()> {
-        let tuning = self.tuning.tuning()?;
-        refuse_repeated(&self.policy)?;
-        for name in &self.policy {
-            faasched_policy::setup(name, &tuning)?;
+        let policies = policies(&self.policy, &self.tuning.tuning()?)?;
+        let source = Source::resolve(&self.workload.choice(None, None))?;
+        if let Some(warning) = overload_warning(&source) {
+            eprintln!("{warning}");
         }
-        let source = Source::resolve(&self.workload)?;
-        let cores = self.workload.cores();
-        // Ctrl-C or SIGTERM ends a run through its errors' path, so that the
-        // staged files are removed rather than left half-written.
-        let mut signals = Signals::block().context("blocking termination signals")?;
-        let mut seen = 0u64;
+        let machine = Machine {
+            kernel: self.kernel.kernel(),
+            cores: source.cores(),
+            seed: self.workload.seed,
+        };
+        interrupt::catch()?;
         let mut staged = Staged::new();
         let mut invocations = self.output.invocations(&mut staged)?;
-        let mut policies = Vec::new();
-        for name in &self.policy {
-            let bar = progress(name, source.len());
-            let summary = run_policy(
-                name,
-                &tuning,
-                &source,
-                &self.kernel,
-                cores,
-                self.workload.seed,
-                |o| {
-                    bar.inc(1);
-                    seen += 1;
-                    // A look every 4,096 outcomes: a read that would block,
-                    // about a µs, where the outcomes take milliseconds.
-                    if seen.is_multiple_of(4096)
-                        && let Some(signal) = signals.take()?
-                    {
-                        bail!("interrupted by signal {signal}; no file was written");
-                    }
-                    if let Some(w) = invocations.as_mut() {
-                        w.write(name, o)?;
-                    }
-                    Ok(())
-                },
-            )?;
+        let mut summaries = Vec::new();
+        for policy in &policies {
+            let bar = progress::bar(policy.name(), Some(source.len()));
+            let summary = machine.run(policy, &source, |o| {
+                bar.inc(1);
+                if let Some(w) = invocations.as_mut() {
+                    w.write(policy.name(), o)?;
+                }
+                Ok(())
+            })?;
             bar.finish_and_clear();
-            policies.push(summary);
+            summaries.push(summary);
         }
         if let Some(w) = invocations {
             w.finish()?;
         }
         let summary = Summary {
-            policies,
+            policies: summaries,
             workload: source.describe(),
-            machine: self.kernel.describe(cores, self.workload.seed),
+            machine: machine.describe(),
         };
         let title = section_title(&summary);
         self.output
@@ -107,8 +95,8 @@ impl Args {
 fn policy_help() -> String {
     let mut help =
         "Policies to compare, comma-separated, each run on the same invocations:\n".to_string();
-    for (name, what) in faasched_policy::POLICIES {
-        help.push_str(&format!("\n  {name}: {what}"));
+    for spec in CATALOG {
+        help.push_str(&format!("\n  {}: {}", spec.name, spec.about));
     }
     help
 }

@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result, anyhow};
 use clap::Args as ClapArgs;
-use faasched_policy::Tuning;
+use faasched_lab::catalog::Tuning;
 use faasched_policy::alps::{Trainer, window_ns};
 use std::path::PathBuf;
 

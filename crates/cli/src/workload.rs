@@ -1,13 +1,13 @@
 //! `faasched workload`: write workload CSV from a generator or a production trace.
 
 use crate::output::counted;
-use crate::source::{DEFAULT_INVOCATIONS, DEFAULT_LOAD};
 use anyhow::{Context, Result, anyhow};
 use clap::{Args as ClapArgs, Subcommand, ValueEnum};
 use faasched_model::Invocation;
 use faasched_report::Staged;
 use faasched_workload::synthetic::{Generator, Params, Spec};
 use faasched_workload::traces::{Arrivals, Trace, azure2019, azure2021, huawei2023};
+use faasched_workload::{DEFAULT_INVOCATIONS, DEFAULT_LOAD};
 use faasched_workload::{csv, scale};
 use std::borrow::Borrow;
 use std::cmp::Ordering;
@@ -48,7 +48,7 @@ pub struct Generate {
     load: f64,
     /// Number of invocations.
     #[arg(long, short = 'n', default_value_t = DEFAULT_INVOCATIONS,
-          value_parser = crate::source::count)]
+          value_parser = crate::args::count)]
     invocations: u64,
     /// Seed.
     #[arg(long, short = 's', default_value_t = 1)]
@@ -106,7 +106,7 @@ impl From<ArrivalsArg> for Arrivals {
 pub struct Common {
     /// Keep this many functions (at least 1), sampled uniformly with the
     /// seed (default: every function).
-    #[arg(long, value_parser = crate::source::count)]
+    #[arg(long, value_parser = crate::args::count)]
     functions: Option<u64>,
     /// Seed of every random choice.
     #[arg(long, short = 's', default_value_t = 1)]

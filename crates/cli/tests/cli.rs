@@ -402,6 +402,45 @@ fn a_terminated_run_leaves_no_partial_file() {
     assert!(!out.exists());
 }
 
+/// A run of a few hour-long invocations has no outcome for a long while;
+/// SIGTERM still stops it, and the earlier run's files stay as they were.
+#[test]
+fn a_signal_stops_a_run_without_outcomes_keeping_earlier_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let earlier = workload_csv(dir.path(), "earlier.csv", "0,f,0,c100,128,\n");
+    ok(&simulate_into(&earlier, &out));
+    let files = ["invocations.csv", "summary.json", "summary.csv"].map(|f| out.join(f));
+    let before = files.clone().map(|f| std::fs::read_to_string(f).unwrap());
+    let child = Command::new(env!("CARGO_BIN_EXE_faasched"))
+        .args([
+            "simulate",
+            "-w",
+            "fixed:cpu-ms=3600000",
+            "-n",
+            "40",
+            "-c",
+            "2",
+        ])
+        .args(["-p", "cfs", "--out"])
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Well into the run: the first outcome is a simulated hour away.
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    let pid = child.id().to_string();
+    let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(killed.success());
+    let done = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert!(!done.status.success(), "{err}");
+    assert!(err.contains("interrupted by signal 15"), "{err}");
+    assert_eq!(files.map(|f| std::fs::read_to_string(f).unwrap()), before);
+    let left: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
+    assert_eq!(left.len(), 4, "no partial file left: {left:?}");
+}
+
 #[test]
 fn a_closed_stdout_ends_a_command_quietly() {
     for args in [
@@ -509,7 +548,8 @@ fn every_command_has_help() {
     // Each command's long help is its own, not the one line that lists it.
     let help = |args: &[&str]| String::from_utf8_lossy(&ok(args).stdout).into_owned();
     let simulate = help(&["simulate", "--help"]);
-    for (policy, _) in faasched_policy::POLICIES {
+    for spec in faasched_lab::catalog::CATALOG {
+        let policy = spec.name;
         assert!(
             simulate.contains(&format!("  {policy}: ")),
             "{policy} missing"

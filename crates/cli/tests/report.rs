@@ -2,9 +2,10 @@
 //! across runs, self-contained, and rendered by headless Chromium into a page
 //! that is not blank and has every chart in its DOM.
 //!
-//! Chromium is required: Debian's `chromium` package at /usr/bin/chromium
-//! (`.ci/run` installs it). Without it the Chromium test fails and says how to
-//! install it.
+//! The Chromium test needs Debian's `chromium` package at /usr/bin/chromium.
+//! Without it the test says it skipped and how to install it, unless
+//! `FAASCHED_REQUIRE_CHROMIUM` is set (`.ci/run` installs Chromium and sets
+//! it), when it fails instead.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -48,15 +49,26 @@ fn simulate(dir: &Path, args: &[&str]) -> PathBuf {
     report
 }
 
-/// Fails the test, saying how to get Chromium, if it is missing.
-fn chromium() -> &'static str {
-    assert!(
-        Path::new(CHROMIUM).exists(),
+/// Names the environment variable that makes Chromium required.
+const REQUIRE: &str = "FAASCHED_REQUIRE_CHROMIUM";
+
+/// Whether Chromium is there. If not, says so and how to get it, and fails
+/// the test where it is required ([`REQUIRE`]).
+fn has_chromium() -> bool {
+    if Path::new(CHROMIUM).exists() {
+        return true;
+    }
+    let why = format!(
         "{CHROMIUM} is missing: this test renders report.html in headless Chromium. \
          Install it with `apt-get update && apt-get install -y --no-install-recommends \
          chromium` (as root; .ci/run does this in CI)."
     );
-    CHROMIUM
+    assert!(
+        std::env::var_os(REQUIRE).is_none(),
+        "{why} ({REQUIRE} is set)"
+    );
+    eprintln!("skipped: {why}");
+    false
 }
 
 /// Headless Chromium on `page` with a fresh profile in `profile`, plus `extra`
@@ -64,7 +76,7 @@ fn chromium() -> &'static str {
 fn spawn_chromium(profile: &Path, page: &Path, extra: &[String]) -> Child {
     use std::os::unix::process::CommandExt;
     let url = format!("file://{}", page.canonicalize().unwrap().display());
-    Command::new(chromium())
+    Command::new(CHROMIUM)
         .args([
             "--headless",
             "--no-sandbox",
@@ -126,7 +138,9 @@ fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
 
 #[test]
 fn report_html_renders_in_headless_chromium() {
-    chromium();
+    if !has_chromium() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let report = simulate(&dir.path().join("out"), &["--invocations", "2000"]);
 

@@ -159,8 +159,10 @@ impl Kernel {
     }
 
     /// Processes the internal events due by `bound`, in order, until one
-    /// appends a notice to `out` (which must be empty) or none is left by
-    /// then; returns how many it processed and the time of the last. Checks
+    /// appends a notice to `out` (which must be empty), none is left by
+    /// then, or `budget` were processed (so that a caller can look up
+    /// between batches); returns how many it processed and the time of the
+    /// last. Checks
     /// the invariants after each in debug builds, as a caller stepping one by
     /// one would. The engine uses this between arrivals: one call instead of
     /// a turn of its loop per event (most events notify nothing).
@@ -168,9 +170,14 @@ impl Kernel {
     /// it out of line in the engine's loop, a call per batch of events
     /// (+0.3% instructions in `bench sim`'s (b), +1.7% in (c) fifo).
     #[inline(always)]
-    pub fn run_until(&mut self, bound: Time, out: &mut Vec<Notice>) -> (u64, Option<Time>) {
+    pub fn run_until(
+        &mut self,
+        bound: Time,
+        budget: u64,
+        out: &mut Vec<Notice>,
+    ) -> (u64, Option<Time>) {
         let (mut events, mut last) = (0, None);
-        while out.is_empty() {
+        while out.is_empty() && events < budget {
             let done = match &mut self.0 {
                 Model::Cores(k) => k.step_until(bound, out),
                 Model::Ps(k) => match k.next_event() {

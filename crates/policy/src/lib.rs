@@ -1,14 +1,14 @@
-//! Steering policies and the catalogue that names them.
+//! Steering policies.
 //!
 //! A steering policy implements [`faasched_model::Steer`]: it sets the stock
 //! kernel's knobs on each task and nothing else, so the same code runs in the
-//! simulator and (later) live. The sim-only mechanisms (SRPT, PS, global FIFO,
-//! the ALPS paper's patched CFS) are kernel-model disciplines; the catalogue
-//! pairs each with the policy that steers it (one that sets nothing, or ALPS).
+//! simulator and live. The sim-only mechanisms (SRPT, PS, global FIFO, the
+//! ALPS paper's patched CFS) are kernel-model disciplines; the catalogue
+//! (`faasched_lab::catalog`) names every policy and pairs each sim-only
+//! discipline with the policy that steers it (one that sets nothing, or ALPS).
 
 pub mod alps;
 mod baseline;
-mod catalog;
 pub mod hybrid;
 mod param;
 pub mod sfs;
@@ -16,5 +16,4 @@ pub mod sfs;
 mod testkit;
 
 pub use baseline::{BASELINE_RT_PRIO, Uniform};
-pub use catalog::{POLICIES, Parameters, Setup, Tuning, UnknownPolicy, parameters, setup};
 pub use param::BadParam;

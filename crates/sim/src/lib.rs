@@ -43,7 +43,19 @@ pub trait Sink {
     fn outcome(&mut self, outcome: Outcome);
     /// A task's turn on a core ended after `cpu` of CPU time.
     fn turn(&mut self, _task: TaskId, _cpu: Nanos) {}
+    /// Whether the run should stop now ([`RunError::Interrupted`]): asked
+    /// between events, at least every [`POLL_EVENTS`] kernel events, so that a run of a few long invocations (whose outcomes come seldom)
+    /// stops within milliseconds of being asked to. Never, by default.
+    fn interrupted(&mut self) -> bool {
+        false
+    }
 }
+
+/// The most kernel events the engine processes without asking
+/// [`Sink::interrupted`]: a few milliseconds of work (a tick costs about
+/// 100 ns), where a lone long invocation's ticks can run for seconds
+/// without an outcome.
+pub const POLL_EVENTS: u64 = 1 << 16;
 
 impl<F: FnMut(Outcome)> Sink for F {
     fn outcome(&mut self, outcome: Outcome) {
@@ -96,6 +108,11 @@ where
     let mut now = stats.start;
 
     loop {
+        if sink.interrupted() {
+            return Err(RunError::Interrupted {
+                finished: stats.invocations,
+            });
+        }
         let kernel_at = kernel.next_event();
         let arrival_at = next.as_ref().map(|i| i.arrival.max(now));
         if kernel_at.is_none() && arrival_at.is_none() {
@@ -115,9 +132,10 @@ where
         if kernel_at == Some(now) {
             // Every kernel event due by the next arrival and period call (ties
             // go to the kernel), and by the clock's limit, in one call, until
-            // one notifies.
+            // one notifies, or [`POLL_EVENTS`] were processed (a batch cut
+            // short changes nothing of what its events do).
             let bound = pending(arrival_at).min(pending(next_period)).min(RUN_LIMIT);
-            let (events, last) = kernel.run_until(bound, &mut notices);
+            let (events, last) = kernel.run_until(bound, POLL_EVENTS, &mut notices);
             stats.events += events;
             now = last.unwrap_or(now);
         } else if arrival_at == Some(now) {
@@ -205,6 +223,9 @@ impl<S: Sink> Sink for Counted<'_, S> {
     fn turn(&mut self, task: TaskId, cpu: Nanos) {
         self.sink.turn(task, cpu);
     }
+    fn interrupted(&mut self) -> bool {
+        self.sink.interrupted()
+    }
 }
 
 /// Hands the kernel's notices to the policy, applies its answers, and turns
@@ -291,6 +312,11 @@ pub enum RunError<E> {
         /// Invocations that had finished.
         finished: u64,
     },
+    /// The sink asked the run to stop ([`Sink::interrupted`]).
+    Interrupted {
+        /// Invocations that had finished.
+        finished: u64,
+    },
 }
 
 impl<E: std::fmt::Display> std::fmt::Display for RunError<E> {
@@ -305,6 +331,9 @@ impl<E: std::fmt::Display> std::fmt::Display for RunError<E> {
                  not drain; lower --load or add --cores",
                 RUN_LIMIT / (86_400 * faasched_model::SEC)
             ),
+            RunError::Interrupted { finished } => {
+                write!(f, "interrupted with {finished} invocations finished")
+            }
         }
     }
 }
@@ -314,7 +343,7 @@ impl<E: std::error::Error + 'static> std::error::Error for RunError<E> {
         match self {
             RunError::Config(e) => Some(e),
             RunError::Input(e) => Some(e),
-            RunError::TimeLimit { .. } => None,
+            RunError::TimeLimit { .. } | RunError::Interrupted { .. } => None,
         }
     }
 }

@@ -29,6 +29,10 @@ pub enum Error {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// A workload that names neither a built-in nor a usable file, or a
+    /// file that cannot be run as asked (empty, or not rescalable).
+    #[error("{0}")]
+    Unusable(String),
     /// A parameter outside its valid range (load, cores, fractions, ...).
     #[error("invalid {what}: {message}")]
     Invalid {

@@ -5,7 +5,9 @@ pub mod csv;
 pub mod error;
 mod ids;
 pub mod scale;
+mod source;
 pub mod synthetic;
 pub mod traces;
 
 pub use error::{Error, Result};
+pub use source::{Choice, DEFAULT_INVOCATIONS, DEFAULT_LOAD, Source, Stream};

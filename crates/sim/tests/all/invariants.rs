@@ -183,3 +183,60 @@ fn the_clock_runs_to_its_limit_and_no_further() {
     );
     assert!(err.to_string().contains("lower --load"), "{err}");
 }
+
+use std::cell::Cell;
+
+/// A sink that asks the run to stop on its `after`-th look, counting its
+/// looks and the outcomes it got.
+struct StopAfter<'a> {
+    after: u64,
+    looks: &'a Cell<u64>,
+    outcomes: &'a Cell<u64>,
+}
+
+impl faasched_sim::Sink for StopAfter<'_> {
+    fn outcome(&mut self, _: Outcome) {
+        self.outcomes.set(self.outcomes.get() + 1);
+    }
+    fn interrupted(&mut self) -> bool {
+        self.looks.set(self.looks.get() + 1);
+        self.looks.get() >= self.after
+    }
+}
+
+/// Two 5-minute invocations sharing a core under EEVDF: 150,000 ticks and
+/// the preemptions between them before the first outcome; the engine still asks whether to stop every
+/// [`faasched_sim::POLL_EVENTS`] events, and stops when told.
+#[test]
+fn a_run_without_outcomes_still_asks_whether_to_stop() {
+    use faasched_sim::{POLL_EVENTS, RunError};
+    let hour = || {
+        let long = [Phase::Cpu(300_000 * MS)];
+        let invs = vec![inv(0, 0, 0, &long), inv(1, 1, 0, &long)];
+        invs.into_iter().map(Ok::<_, Infallible>)
+    };
+    let cfg = ideal(1, Discipline::Linux);
+    let (looks, outcomes) = (Cell::new(0), Cell::new(0));
+    let sink = |after| StopAfter {
+        after,
+        looks: &looks,
+        outcomes: &outcomes,
+    };
+    let stats = run(&cfg, &mut all(Class::Normal), hour(), sink(u64::MAX)).unwrap();
+    assert_eq!(outcomes.get(), 2);
+    assert!(stats.events > 2 * POLL_EVENTS, "{} events", stats.events);
+    assert!(
+        looks.get() > stats.events / POLL_EVENTS,
+        "{} looks over {} events",
+        looks.get(),
+        stats.events
+    );
+    looks.set(0);
+    outcomes.set(0);
+    let err = run(&cfg, &mut all(Class::Normal), hour(), sink(3)).unwrap_err();
+    assert!(
+        matches!(err, RunError::Interrupted { finished: 0 }),
+        "{err}"
+    );
+    assert_eq!((looks.get(), outcomes.get()), (3, 0));
+}

@@ -12,17 +12,17 @@
 use super::stats::{find, label, mean, preemptions, stat};
 use super::table::{Table, change, fixed};
 use super::{Case, Ran, Settings, Variant};
-use crate::run::KernelArgs;
-use crate::source::Source;
+use crate::catalog::Tuning;
+use crate::run::Kernel;
 use anyhow::{Context, Result};
 use faasched_model::{MS, Phase};
-use faasched_policy::Tuning;
 use faasched_report::{Metric, Scope};
+use faasched_workload::Source;
 
 /// The paper's sample: the first 12,442 invocations of its trace.
 const INVOCATIONS: u64 = 12_442;
 /// The paper's enclave.
-const CORES: u16 = 50;
+const CORES: usize = 50;
 /// Loads: ours at the ALPS setting, and an overload burst like the paper's
 /// (its CFS p99 turnaround of 233 s means arrivals far outran the cores).
 const LOADS: [f64; 2] = [0.9, 1.2];
@@ -35,7 +35,7 @@ pub fn cases(s: &Settings) -> Result<Vec<Case>> {
             let workload = s.workload("azure", CORES, load, INVOCATIONS);
             let limit_ms = p90_cpu_ms(&Source::resolve(&workload)?)?;
             let percent = (load * 100.0).round();
-            let hybrid = |label: &str, policy: &'static str, percentile: Option<f64>| {
+            let hybrid = |label: &str, policy: &str, percentile: Option<f64>| {
                 let mut t = Tuning::default();
                 t.hybrid.time_limit_ms = limit_ms;
                 if let Some(p) = percentile {
@@ -62,7 +62,7 @@ pub fn cases(s: &Settings) -> Result<Vec<Case>> {
                 ),
                 slug: format!("azure-{percent}"),
                 workload,
-                kernel: KernelArgs::default(),
+                kernel: Kernel::default(),
                 variants,
                 by_function: false,
             })

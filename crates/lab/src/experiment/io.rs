@@ -8,11 +8,11 @@
 use super::stats::{find, label, mean, p99, preemptions};
 use super::table::{Table, change, fixed};
 use super::{Case, Ran, Settings, Variant};
-use crate::run::{Fair, KernelArgs};
+use crate::run::{Fair, Kernel};
 use faasched_report::{PolicySummary, Scope};
 
 /// The study's machine.
-const CORES: u16 = 16;
+const CORES: usize = 16;
 const LOAD: f64 = 0.9;
 const INVOCATIONS: u64 = 15_000;
 
@@ -31,9 +31,9 @@ pub fn cases(s: &Settings) -> Vec<Case> {
             title: format!("mixed-io at 90% load on {CORES} cores{suffix}"),
             slug: format!("mixed-io-90{slug}"),
             workload: s.workload("mixed-io", CORES, LOAD, INVOCATIONS),
-            kernel: KernelArgs {
+            kernel: Kernel {
                 fair,
-                ..KernelArgs::default()
+                ..Kernel::default()
             },
             variants,
             by_function: true,

@@ -1,12 +1,14 @@
-//! `faasched experiment NAME`: the papers' experiments as canned, seeded runs.
+//! The papers' experiments as canned, seeded runs.
 //!
-//! An experiment is a list of [`Case`]s (a workload on a machine) each run
-//! under several [`Variant`]s (a policy with its parameters), and a function
-//! that turns what they measured into the experiment's [`Table`]. The runner
-//! here is shared: it runs every (case, variant) pair, on as many threads as
-//! the machine has (runs are independent and each is deterministic, so the
-//! output does not depend on the thread count), prints the table and, with
-//! `--out`, writes:
+//! An experiment is data: a list of [`Case`]s (a workload on a machine),
+//! each run under several [`Variant`]s (a policy with its parameters), and a
+//! function that turns what they measured into the experiment's [`Table`].
+//! Cases and variants are serde values (`faasched experiment NAME --plan`
+//! prints them). The runner is shared: it runs every (case, variant) pair
+//! in parallel on rayon's pool (runs are independent and each is
+//! deterministic, so the output does not depend on the thread count, and
+//! results are gathered in case and variant order), and [`write_files`]
+//! writes:
 //!
 //! - `table.txt` and `table.csv`: the printed table;
 //! - `<case>/summary.json`, `<case>/summary.csv`: everything measured in a case,
@@ -21,52 +23,24 @@ mod io;
 mod stats;
 mod table;
 
-use crate::run::{KernelArgs, run_policy};
-use crate::source::{Source, WorkloadArgs};
-use crate::stdout::{out, outln};
+use crate::catalog::{Policy, Tuning};
+use crate::progress;
+use crate::run::{Kernel, Machine};
 use anyhow::{Context, Result};
-use clap::{Args as ClapArgs, ValueEnum};
 use faasched_model::Nanos;
-use faasched_policy::Tuning;
 use faasched_report::{
-    Collector, PolicySummary, REPORT_HTML, Report, Section, Staged, Summary, write_outputs,
-    write_report,
+    Collector, PolicySummary, Report, Section, Staged, Summary, write_outputs, write_report,
 };
-use indicatif::{ProgressBar, ProgressStyle};
+use faasched_workload::{Choice, Source};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::Path;
 pub use table::Table;
 
-/// Reproduce a paper's experiment: canned, seeded runs and their table.
-///
-/// A fixed set of workloads, machines and policies, seeded, printing its
-/// table.
-///
-/// Every experiment is deterministic: the same seed gives the same bytes. Each
-/// runs its simulations on all of this machine's cores (the results do not
-/// depend on how many). docs/EXPERIMENTS.md sets each table beside the paper's
-/// numbers.
-#[derive(ClapArgs, Debug)]
-pub struct Args {
-    /// Which experiment.
-    #[arg(value_enum)]
-    name: Name,
-    /// Write table.txt, table.csv, report.html and a summary per case here.
-    #[arg(long, short = 'o', value_name = "DIR")]
-    out: Option<PathBuf>,
-    /// Invocations per run instead of the experiment's own (the paper's)
-    /// number; smaller is faster and noisier.
-    #[arg(long, short = 'n', value_parser = crate::source::count)]
-    invocations: Option<u64>,
-    /// Seed of every workload and random choice.
-    #[arg(long, short = 's', default_value_t = 1)]
-    seed: u64,
-}
-
 /// The experiments.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Name {
     /// ALPS Fig. 5-7: Huawei- and Azure-like at 70/80/90% load, 56 cores; cfs,
     /// fifo, rr, sfs, alps, alps-kernel, srpt; turnaround per group and
@@ -93,40 +67,46 @@ pub enum Name {
 }
 
 /// One configuration: a workload on a machine, run under every variant.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Case {
     /// The report's heading for it.
     pub title: String,
     /// Its directory under `--out`, and its key in the table.
     pub slug: String,
-    pub workload: WorkloadArgs,
-    pub kernel: KernelArgs,
+    /// The workload, on the machine's cores.
+    pub workload: Choice,
+    /// The simulated kernel.
+    pub kernel: Kernel,
+    /// The policies it runs under.
     pub variants: Vec<Variant>,
     /// Also summarise each function (class) on its own.
     pub by_function: bool,
 }
 
 /// A policy under a label, with its parameters.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Variant {
     /// The name in tables and reports (distinct within a case).
     pub label: String,
     /// The catalogue's policy name.
-    pub policy: &'static str,
+    pub policy: String,
+    /// Its parameters.
     pub tuning: Tuning,
 }
 
 impl Variant {
     /// Policy `policy` under its own name, with default parameters.
-    pub fn plain(policy: &'static str) -> Variant {
+    pub fn plain(policy: &str) -> Variant {
         Variant::tuned(policy, policy, Tuning::default())
     }
 
     /// Policy `policy` labelled `label`, with `tuning`.
-    pub fn tuned(label: &str, policy: &'static str, tuning: Tuning) -> Variant {
+    pub fn tuned(label: &str, policy: &str, tuning: Tuning) -> Variant {
         Variant {
             label: label.to_string(),
-            policy,
+            policy: policy.to_string(),
             tuning,
         }
     }
@@ -134,6 +114,7 @@ impl Variant {
 
 /// What one case measured.
 pub struct Ran {
+    /// The case.
     pub case: Case,
     /// One policy summary per variant, labelled as the variant.
     pub summary: Summary,
@@ -144,16 +125,18 @@ pub struct Ran {
 /// Settings every experiment takes from the command line.
 #[derive(Clone, Copy, Debug)]
 pub struct Settings {
+    /// Invocations per run instead of the experiment's own number.
     pub invocations: Option<u64>,
+    /// Seed of every workload and random choice.
     pub seed: u64,
 }
 
 impl Settings {
-    /// A built-in workload's arguments: `invocations` unless overridden.
-    pub fn workload(&self, name: &str, cores: u16, load: f64, invocations: u64) -> WorkloadArgs {
-        WorkloadArgs {
+    /// A built-in workload: `invocations` unless overridden.
+    pub fn workload(&self, name: &str, cores: usize, load: f64, invocations: u64) -> Choice {
+        Choice {
             workload: name.to_string(),
-            cores: Some(cores),
+            cores,
             load: Some(load),
             invocations: Some(self.invocations.unwrap_or(invocations)),
             seed: self.seed,
@@ -162,8 +145,51 @@ impl Settings {
 }
 
 impl Name {
+    /// Every experiment.
+    pub const ALL: [Name; 7] = [
+        Name::AlpsLoad,
+        Name::AlpsAblation,
+        Name::AlpsSensitivity,
+        Name::AlpsIo,
+        Name::HybridCost,
+        Name::SrptNoise,
+        Name::AlpsWindowMin,
+    ];
+
+    /// What it reproduces, in a line or two.
+    pub fn about(self) -> &'static str {
+        match self {
+            Name::AlpsLoad => {
+                "ALPS Fig. 5-7: Huawei- and Azure-like at 70/80/90% load, 56 cores; cfs, fifo, \
+                 rr, sfs, alps, alps-kernel, srpt; turnaround per group and context switches"
+            }
+            Name::AlpsAblation => {
+                "ALPS Fig. 9: alps-kernel and alps with both fine-tunings, none, only \
+                 unpredictability, only overload"
+            }
+            Name::AlpsSensitivity => "ALPS Fig. 10-14: trainer, window 5-30 s, alpha, beta, gamma",
+            Name::AlpsIo => {
+                "The ALPS I/O study's Table 1 and Fig. 6: mixed-io under cfs, alps and alps-io, \
+                 per class"
+            }
+            Name::HybridCost => {
+                "The hybrid paper's Table I and Figs. 12, 15, 18, 20: fifo, cfs, sfs and the \
+                 hybrid variants; p99 response, execution, turnaround and cost"
+            }
+            Name::SrptNoise => {
+                "ALPS Fig. 2: SRPT with exact, error-bounded, partly random and random \
+                 predictions, against sfs and cfs"
+            }
+            Name::AlpsWindowMin => {
+                "Not in the paper: alps against cfs at the live replay's scale (Huawei-like, \
+                 2,000 invocations, 2 cores, 80%, 20 seeds) with a lesson needing 0 to 1,000 \
+                 finished invocations"
+            }
+        }
+    }
+
     /// The cases to run.
-    fn cases(self, s: &Settings) -> Result<Vec<Case>> {
+    pub fn cases(self, s: &Settings) -> Result<Vec<Case>> {
         Ok(match self {
             Name::AlpsLoad => alps::load_cases(s),
             Name::AlpsAblation => alps::ablation_cases(s),
@@ -176,7 +202,7 @@ impl Name {
     }
 
     /// The table of what the cases measured.
-    fn table(self, ran: &[Ran]) -> Table {
+    pub fn table(self, ran: &[Ran]) -> Table {
         match self {
             Name::AlpsLoad => alps::load_table(ran),
             Name::AlpsAblation | Name::AlpsSensitivity => alps::variants_table(ran),
@@ -187,44 +213,23 @@ impl Name {
         }
     }
 
-    /// The name as the command line spells it.
-    fn spelled(self) -> String {
-        self.to_possible_value()
-            .map_or_else(|| format!("{self:?}"), |v| v.get_name().to_string())
-    }
-}
-
-impl Args {
-    pub fn execute(self) -> Result<()> {
-        let settings = Settings {
-            invocations: self.invocations,
-            seed: self.seed,
-        };
-        let name = self.name.spelled();
-        let cases = self.name.cases(&settings)?;
-        // A directory that cannot be made is found before the runs, not
-        // after them.
-        if let Some(dir) = &self.out {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    /// The name as the command line (and serde) spells it.
+    pub fn spelled(self) -> &'static str {
+        match self {
+            Name::AlpsLoad => "alps-load",
+            Name::AlpsAblation => "alps-ablation",
+            Name::AlpsSensitivity => "alps-sensitivity",
+            Name::AlpsIo => "alps-io",
+            Name::HybridCost => "hybrid-cost",
+            Name::SrptNoise => "srpt-noise",
+            Name::AlpsWindowMin => "alps-window-min",
         }
-        let ran = run_cases(cases)?;
-        let table = self.name.table(&ran);
-        let text = table.render();
-        out!("{text}")?;
-        if let Some(dir) = &self.out {
-            write_files(dir, &name, &ran, &table, &text)?;
-            outln!(
-                "wrote table.txt, table.csv, {REPORT_HTML} and a summary per case to {}",
-                dir.display()
-            )?;
-        }
-        Ok(())
     }
 }
 
 /// Writes the experiment's files into `dir` (see the module docs), all put
 /// in place together once written.
-fn write_files(dir: &Path, name: &str, ran: &[Ran], table: &Table, text: &str) -> Result<()> {
+pub fn write_files(dir: &Path, name: &str, ran: &[Ran], table: &Table, text: &str) -> Result<()> {
     let mut staged = Staged::new();
     staged.write(&dir.join("table.txt"), text.as_bytes())?;
     table.write_csv(&dir.join("table.csv"), &mut staged)?;
@@ -265,9 +270,9 @@ struct Measured {
     by_function: BTreeMap<String, PolicySummary>,
 }
 
-/// Runs every variant of every case, on all cores, and gathers the results in
-/// case and variant order.
-fn run_cases(cases: Vec<Case>) -> Result<Vec<Ran>> {
+/// Runs every variant of every case, in parallel, and gathers the results
+/// in case and variant order.
+pub fn run_cases(cases: Vec<Case>) -> Result<Vec<Ran>> {
     let sources = cases
         .iter()
         .map(|c| Source::resolve(&c.workload).with_context(|| format!("case {}", c.slug)))
@@ -277,41 +282,19 @@ fn run_cases(cases: Vec<Case>) -> Result<Vec<Ran>> {
         .enumerate()
         .flat_map(|(c, case)| (0..case.variants.len()).map(move |v| (c, v)))
         .collect();
-    let bar = ProgressBar::new(jobs.len() as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{prefix:>10} [{bar:40}] {pos}/{len} runs ({elapsed}) {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    bar.set_prefix("experiment");
-    let results: Vec<Mutex<Option<Result<Measured>>>> =
-        jobs.iter().map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(jobs.len().max(1));
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&(c, v)) = jobs.get(i) else { break };
-                    let (case, variant) = (&cases[c], &cases[c].variants[v]);
-                    bar.set_message(format!("{} {}", case.slug, variant.label));
-                    let measured = run_variant(case, variant, &sources[c]);
-                    // A poisoned slot only means another run panicked; keep going.
-                    *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(measured);
-                    bar.inc(1);
-                }
-            });
-        }
-    });
+    let bar = progress::runs("experiment", jobs.len() as u64);
+    let measured: Vec<Result<Measured>> = jobs
+        .par_iter()
+        .map(|&(c, v)| {
+            let (case, variant) = (&cases[c], &cases[c].variants[v]);
+            bar.set_message(format!("{} {}", case.slug, variant.label));
+            let m = run_variant(case, variant, &sources[c]);
+            bar.inc(1);
+            m
+        })
+        .collect();
     bar.finish_and_clear();
-    let mut measured = results.into_iter().map(|m| {
-        m.into_inner()
-            .unwrap_or_else(|e| e.into_inner())
-            .expect("every job ran")
-    });
+    let mut measured = measured.into_iter();
     let mut ran = Vec::new();
     for (case, source) in cases.into_iter().zip(&sources) {
         let mut policies = Vec::new();
@@ -331,7 +314,7 @@ fn run_cases(cases: Vec<Case>) -> Result<Vec<Ran>> {
             workload: source.describe(),
             machine: case
                 .kernel
-                .describe(case.workload.cores(), case.workload.seed),
+                .describe(case.workload.cores, case.workload.seed),
         };
         ran.push(Ran {
             case,
@@ -348,26 +331,24 @@ fn run_cases(cases: Vec<Case>) -> Result<Vec<Ran>> {
 fn run_variant(case: &Case, variant: &Variant, source: &Source) -> Result<Measured> {
     let mut by_function: BTreeMap<String, (Collector, Nanos)> = BTreeMap::new();
     let mut all_cpu: Nanos = 0;
-    let mut summary = run_policy(
-        variant.policy,
-        &variant.tuning,
-        source,
-        &case.kernel,
-        case.workload.cores(),
-        case.workload.seed,
-        |o| {
-            if case.by_function {
-                let (c, cpu) = by_function
-                    .entry(o.function.name.to_string())
-                    // Marked sim-only below, from the run's own summary.
-                    .or_insert_with(|| (Collector::new(&variant.label, false), 0));
-                c.record(o);
-                *cpu += o.cpu;
-                all_cpu += o.cpu;
-            }
-            Ok(())
-        },
-    )?;
+    let policy = Policy::new(&variant.policy, &variant.tuning)?;
+    let machine = Machine {
+        kernel: case.kernel.clone(),
+        cores: case.workload.cores,
+        seed: case.workload.seed,
+    };
+    let mut summary = machine.run(&policy, source, |o| {
+        if case.by_function {
+            let (c, cpu) = by_function
+                .entry(o.function.name.to_string())
+                // Marked sim-only below, from the run's own summary.
+                .or_insert_with(|| (Collector::new(&variant.label, false), 0));
+            c.record(o);
+            *cpu += o.cpu;
+            all_cpu += o.cpu;
+        }
+        Ok(())
+    })?;
     summary.policy = variant.label.clone();
     let by_function = by_function
         .into_iter()
@@ -387,4 +368,24 @@ fn run_variant(case: &Case, variant: &Variant, source: &Source) -> Result<Measur
         summary,
         by_function,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_is_spelled_as_serde_spells_it_and_plans_its_cases() {
+        let s = Settings {
+            invocations: Some(10),
+            seed: 1,
+        };
+        for name in Name::ALL {
+            assert_eq!(serde_json::to_value(name).unwrap(), name.spelled());
+            // Cases are data: they make the round trip.
+            let cases = name.cases(&s).unwrap();
+            let json = serde_json::to_string(&cases).unwrap();
+            assert_eq!(serde_json::from_str::<Vec<Case>>(&json).unwrap(), cases);
+        }
+    }
 }

@@ -8,9 +8,9 @@
 use super::stats::{GROUPS, find, label, mean, mean_change, means, p99, preemptions, stat};
 use super::table::{Table, fixed};
 use super::{Case, Ran, Settings, Variant};
-use crate::run::KernelArgs;
+use crate::catalog::Tuning;
+use crate::run::Kernel;
 use faasched_model::SEC;
-use faasched_policy::Tuning;
 use faasched_policy::alps::Trainer;
 use faasched_report::{Metric, Scope, Stats};
 
@@ -20,7 +20,7 @@ const INVOCATIONS: u64 = 15_000;
 /// sensitivity experiment.
 const SENSITIVITY_INVOCATIONS: u64 = 60_000;
 /// The paper's machine.
-const CORES: u16 = 56;
+const CORES: usize = 56;
 /// The paper's headline load.
 const HEADLINE_LOAD: f64 = 0.9;
 
@@ -43,7 +43,7 @@ fn sized(
         title: format!("{workload} at {percent}% load on {CORES} cores{suffix}"),
         slug: format!("{workload}-{percent}"),
         workload: s.workload(workload, CORES, load, invocations),
-        kernel: KernelArgs::default(),
+        kernel: Kernel::default(),
         variants,
         by_function: false,
     }
@@ -229,7 +229,7 @@ pub fn window_min_cases(s: &Settings) -> Vec<Case> {
                 title: format!("huawei at 80% load on {cores} cores, seed {seed}"),
                 slug: format!("huawei-80-2cores-seed{seed}"),
                 workload,
-                kernel: KernelArgs::default(),
+                kernel: Kernel::default(),
                 variants: variants.clone(),
                 by_function: false,
             }

@@ -1,0 +1,87 @@
+//! `faasched experiment NAME`: the papers' experiments as canned, seeded runs.
+
+use crate::args::count;
+use crate::stdout::{out, outln};
+use anyhow::{Context, Result};
+use clap::Args as ClapArgs;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use faasched_lab::experiment::{self, Name, Settings};
+use faasched_lab::interrupt;
+use faasched_report::REPORT_HTML;
+use std::path::PathBuf;
+
+/// Reproduce a paper's experiment: canned, seeded runs and their table.
+///
+/// A fixed set of workloads, machines and policies, seeded, printing its
+/// table.
+///
+/// Every experiment is deterministic: the same seed gives the same bytes. Each
+/// runs its simulations on all of this machine's cores (the results do not
+/// depend on how many). docs/EXPERIMENTS.md sets each table beside the paper's
+/// numbers.
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    /// Which experiment.
+    #[arg(value_parser = names())]
+    name: Name,
+    /// Write table.txt, table.csv, report.html and a summary per case here.
+    #[arg(long, short = 'o', value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Invocations per run instead of the experiment's own (the paper's)
+    /// number; smaller is faster and noisier.
+    #[arg(long, short = 'n', value_parser = count)]
+    invocations: Option<u64>,
+    /// Seed of every workload and random choice.
+    #[arg(long, short = 's', default_value_t = 1)]
+    seed: u64,
+    /// Print the experiment's cases (workloads, machines, policies and their
+    /// parameters) as JSON instead of running them.
+    #[arg(long)]
+    plan: bool,
+}
+
+/// The experiments' names, each with what it reproduces.
+fn names() -> impl TypedValueParser<Value = Name> {
+    let values = Name::ALL.map(|n| PossibleValue::new(n.spelled()).help(n.about()));
+    PossibleValuesParser::new(values).map(|s| {
+        Name::ALL
+            .into_iter()
+            .find(|n| n.spelled() == s)
+            .expect("a possible value is a name")
+    })
+}
+
+impl Args {
+    pub fn execute(self) -> Result<()> {
+        let settings = Settings {
+            invocations: self.invocations,
+            seed: self.seed,
+        };
+        let name = self.name.spelled();
+        let cases = self.name.cases(&settings)?;
+        if self.plan {
+            return outln!("{}", serde_json::to_string_pretty(&cases)?);
+        }
+        // A directory that cannot be made is found before the runs, not
+        // after them.
+        if let Some(dir) = &self.out {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        interrupt::catch()?;
+        let ran = experiment::run_cases(cases)?;
+        let table = self.name.table(&ran);
+        let text = table.render();
+        if let Some(dir) = &self.out {
+            interrupt::check()?;
+            experiment::write_files(dir, name, &ran, &table, &text)?;
+        }
+        out!("{text}")?;
+        if let Some(dir) = &self.out {
+            outln!(
+                "wrote table.txt, table.csv, {REPORT_HTML} and a summary per case to {}",
+                dir.display()
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,59 @@
+//! What `faasched bench` measures: the simulator's speed, the ALPS
+//! learner's time per lesson, and the agent's CPU per invocation, as
+//! medians of repeated runs.
+
+pub mod agent;
+pub mod learn;
+pub mod sim;
+
+use anyhow::{Result, bail};
+use std::time::Instant;
+
+/// How this binary was built, as the benches report it: `release`, or
+/// `release+pgo` for the profile-guided build of `scripts/pgo-build` (which
+/// sets `FAASCHED_PGO` when it compiles; a build that sets no such variable
+/// is a plain one).
+pub const BUILD: &str = match option_env!("FAASCHED_PGO") {
+    Some(_) => "release+pgo",
+    None => "release",
+};
+
+/// Refuses to time a debug build, whose numbers would mislead.
+pub fn release_only(bench: &str) -> Result<()> {
+    if cfg!(debug_assertions) {
+        bail!("bench needs a release build: cargo run --release -- bench {bench}");
+    }
+    Ok(())
+}
+
+/// Runs `f` `runs` times (at least once); the median wall time of one run,
+/// and the last run's result.
+fn median_wall<T>(runs: u32, mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
+    let mut timed = || -> Result<(f64, T)> {
+        let t = Instant::now();
+        let r = f()?;
+        Ok((t.elapsed().as_secs_f64(), r))
+    };
+    let (wall, mut last) = timed()?;
+    let mut walls = vec![wall];
+    for _ in 1..runs {
+        let (wall, r) = timed()?;
+        walls.push(wall);
+        last = r;
+    }
+    Ok((median(walls), last))
+}
+
+/// The median of `v` (the upper one of an even count); NaN if empty.
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// VmHWM of this process from /proc/self/status, in MiB (Linux only).
+fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}

@@ -1,0 +1,99 @@
+//! `bench sim`: simulated invocations per wall-second, workload generation
+//! and engine (metrics aggregation excluded).
+
+use super::{BUILD, median_wall, peak_rss_mib};
+use crate::catalog::{Policy, Tuning};
+use crate::run::{Kernel, Machine};
+use anyhow::{Result, bail};
+use faasched_workload::{Choice, Source};
+use serde::Serialize;
+
+/// One scenario's result.
+#[derive(Serialize, Debug)]
+pub struct Measured {
+    /// Its name: a-alps-window, b-million, c-million.
+    pub scenario: &'static str,
+    /// The policy run.
+    pub policy: &'static str,
+    /// Invocations per run.
+    pub invocations: u64,
+    /// [`BUILD`].
+    pub build: &'static str,
+    /// Seed of the workload.
+    pub seed: u64,
+    /// Median wall time of one run.
+    pub wall_s: f64,
+    /// Invocations over that.
+    pub invocations_per_s: f64,
+    /// Kernel events the run processed (the same every run).
+    pub kernel_events: u64,
+    /// Runs timed.
+    pub runs: u32,
+    /// Peak resident memory of this process so far (VmHWM), MiB.
+    pub peak_rss_mib: Option<f64>,
+}
+
+/// Times the scenarios, `runs` each (ten times as many for (a)), with
+/// `invocations` in the large ones, handing each result to `each` as it
+/// comes: (a) srpt on a 5,000-invocation Huawei-like window on 1 core, the
+/// job of ALPS's own simulator; (b) cfs on `invocations` Huawei-like
+/// invocations, 56 cores, 90% load; (c) the same with fifo and srpt.
+pub fn measure(
+    runs: u32,
+    invocations: u64,
+    seed: u64,
+    mut each: impl FnMut(&Measured) -> Result<()>,
+) -> Result<Vec<Measured>> {
+    // (scenario, policy, cores, invocations, runs per `runs`): (a) takes a
+    // millisecond or two, so one preemption of this process halves a run's
+    // rate; the median of ten times as many runs stands.
+    let scenarios: [(&str, &str, usize, u64, u32); 4] = [
+        ("a-alps-window", "srpt", 1, 5_000, 10),
+        ("b-million", "cfs", 56, invocations, 1),
+        ("c-million", "fifo", 56, invocations, 1),
+        ("c-million", "srpt", 56, invocations, 1),
+    ];
+    let mut results = Vec::new();
+    for (scenario, name, cores, n, per_run) in scenarios {
+        let runs = runs * per_run;
+        let source = Source::resolve(&Choice {
+            workload: "huawei".into(),
+            cores,
+            load: Some(0.9),
+            invocations: Some(n),
+            seed,
+        })?;
+        let policy = Policy::new(name, &Tuning::default())?;
+        let machine = Machine {
+            kernel: Kernel::default(),
+            cores,
+            seed,
+        };
+        let (wall_s, stats) = median_wall(runs, || {
+            let mut steer = policy.steer();
+            let stats = machine.run_engine(&policy, steer.as_mut(), source.stream()?, |_| {})?;
+            if stats.invocations != n {
+                bail!(
+                    "{scenario}: {} of {n} invocations finished",
+                    stats.invocations
+                );
+            }
+            Ok(stats)
+        })?;
+        let m = Measured {
+            scenario,
+            policy: policy.name(),
+            invocations: n,
+            build: BUILD,
+            seed,
+            wall_s,
+            invocations_per_s: n as f64 / wall_s,
+            kernel_events: stats.events,
+            runs,
+            peak_rss_mib: peak_rss_mib(),
+        };
+        each(&m)?;
+        results.push(m);
+    }
+    Ok(results)
+}
