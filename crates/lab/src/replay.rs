@@ -315,3 +315,32 @@ fn busy_host(label: &str, stats: &replay::ReplayStats) -> Option<String> {
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_busy_host_is_warned_of_past_a_few_percent() {
+        // 1 s of the cores' time, 950 ms of it busy, 900 ms of which the
+        // invocations': other work took 5%, not more.
+        let mut stats = replay::ReplayStats {
+            busy: 950 * MS,
+            busy_window: 1_000 * MS,
+            used_cpu: 900 * MS,
+            ..Default::default()
+        };
+        assert_eq!(busy_host("cfs", &stats), None);
+        stats.used_cpu = 500 * MS;
+        let w = busy_host("cfs 2/3", &stats).unwrap();
+        assert!(w.starts_with("warning: cfs 2/3: other work took 45% "), "{w}");
+    }
+
+    #[test]
+    fn rounds_cover_the_workload_in_consecutive_parts() {
+        let all: Vec<u32> = (0..10).collect();
+        let three: Vec<&[u32]> = parts(&all, 3).collect();
+        assert_eq!(three, [&all[..3], &all[3..6], &all[6..]]);
+        assert_eq!(parts(&all, 1).collect::<Vec<_>>(), [&all[..]]);
+    }
+}
