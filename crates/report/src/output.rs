@@ -5,7 +5,10 @@
 //! objects are written from structs (fixed key order), and floats are formatted by
 //! serde_json / csv (shortest round-trip form).
 //!
-//! `summary.json` is `{"rows": [...], "policies": {...}, "workload": ..., "machine": ...}`:
+//! `summary.json` is `{"schema_version": 1, "faasched_version": "X.Y.Z", "rows": [...],
+//! "policies": {...}, "workload": ..., "machine": ...}`: `schema_version` is
+//! [`SUMMARY_SCHEMA_VERSION`], raised when a key changes meaning or goes away
+//! (not when one is added), and `faasched_version` the version that wrote the file;
 //! `rows` as in `summary.csv` (see [`Row`]); `policies` maps each name, in the order
 //! given, to `sim_only`, `cost_usd`, `voluntary_switches_per_invocation`,
 //! `involuntary_switches_per_invocation`, `utilisation`, and also `invocations`,
@@ -35,6 +38,11 @@ pub const SUMMARY_CSV_HEADER: &str =
 
 /// Header of `invocations.csv`.
 pub const INVOCATIONS_CSV_HEADER: &str = "policy,id,function,group,arrival_us,first_run_us,finish_us,cpu_us,io_us,voluntary_switches,involuntary_switches,memory_mb";
+
+/// The version of `summary.json`'s layout, its `schema_version` key: raised
+/// when a key is removed or changes meaning, so that a reader can refuse a
+/// file it would misread.
+pub const SUMMARY_SCHEMA_VERSION: u32 = 1;
 
 /// Everything `summary.json` and `summary.csv` are written from.
 #[derive(Clone, Debug, PartialEq)]
@@ -163,6 +171,8 @@ impl Serialize for Policies<'_> {
 /// `summary.json` as written.
 #[derive(Serialize)]
 struct SummaryFile<'a> {
+    schema_version: u32,
+    faasched_version: &'static str,
     rows: Vec<Row>,
     policies: Policies<'a>,
     workload: &'a serde_json::Value,
@@ -197,6 +207,9 @@ impl Summary {
     /// The content of `summary.json`, for printing elsewhere (`--json`).
     pub fn to_json(&self) -> serde_json::Value {
         let file = SummaryFile {
+            schema_version: SUMMARY_SCHEMA_VERSION,
+            // The workspace's version, which the `faasched` binary shares.
+            faasched_version: env!("CARGO_PKG_VERSION"),
             rows: self.rows().collect(),
             policies: Policies(&self.policies),
             workload: &self.workload,
