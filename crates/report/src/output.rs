@@ -28,7 +28,7 @@ use crate::{Error, Result};
 use faasched_model::{Group, Outcome, US};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -185,8 +185,9 @@ struct SummaryRows {
     rows: Vec<Row>,
 }
 
-/// Creates `dir` (and its parents) and writes `summary.json` and `summary.csv` in
-/// it, staged: they take their places at `staged`'s commit.
+/// Creates `dir` (and its parents, through [`Staged::create_dir`]) and writes
+/// `summary.json` and `summary.csv` in it, staged: they take their places at
+/// `staged`'s commit.
 ///
 /// Fails with [`Error::DuplicatePolicy`] before writing anything if two policies
 /// share a name.
@@ -198,7 +199,7 @@ pub fn write_outputs(dir: &Path, summary: &Summary, staged: &mut Staged) -> Resu
             });
         }
     }
-    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    staged.create_dir(dir)?;
     write_summary_json(&dir.join("summary.json"), summary, staged)?;
     write_summary_csv(&dir.join("summary.csv"), summary, staged)
 }
