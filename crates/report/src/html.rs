@@ -18,13 +18,12 @@
 //! numbers printed at fixed precision. Text from user data (titles, policy
 //! names, descriptions) is escaped.
 
+use crate::Result;
 use crate::charts::{self, Palette};
 use crate::metrics::{Metric, PolicySummary, Scope};
 use crate::output::Summary;
 use crate::staged::Staged;
 use crate::svg::{count, escape, put, trim};
-use crate::{Error, Result};
-use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The file [`write_report`] writes.
@@ -62,11 +61,11 @@ impl Report {
     }
 }
 
-/// Writes `report.html` for `report` into `dir` (created if missing),
-/// staged: it takes its place at `staged`'s commit. Returns the file's path.
-/// Errors name the file (or the directory).
+/// Writes `report.html` for `report` into `dir` (created if missing, through
+/// [`Staged::create_dir`]), staged: it takes its place at `staged`'s commit.
+/// Returns the file's path. Errors name the file (or the directory).
 pub fn write_report(dir: &Path, report: &Report, staged: &mut Staged) -> Result<PathBuf> {
-    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    staged.create_dir(dir)?;
     let path = dir.join(REPORT_HTML);
     staged.write(&path, render_html(report).as_bytes())?;
     Ok(path)
@@ -363,6 +362,7 @@ mod tests {
     use crate::metrics::Collector;
     use faasched_model::{Function, FunctionId, Group, MS, Outcome};
     use serde_json::json;
+    use std::fs;
 
     fn outcome(id: u64, group: Group, arrival: u64, turnaround: u64, cpu: u64) -> Outcome {
         Outcome {
@@ -536,11 +536,12 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("file"), "{err}");
+        assert!(err.contains("not a directory"), "{err}");
         fs::create_dir(dir.path().join("d")).unwrap();
         fs::create_dir(dir.path().join("d").join(REPORT_HTML)).unwrap();
-        let mut staged = Staged::new();
-        write_report(&dir.path().join("d"), &report(), &mut staged).unwrap();
-        let err = staged.commit().unwrap_err().to_string();
+        let err = write_report(&dir.path().join("d"), &report(), &mut Staged::new())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(REPORT_HTML), "{err}");
     }
 

@@ -45,8 +45,8 @@ pub use metrics::{
     ScopeSummary, Stats,
 };
 pub use output::{
-    INVOCATIONS_CSV_HEADER, InvocationsWriter, Row, SUMMARY_CSV_HEADER, Summary, read_summary_rows,
-    write_outputs,
+    INVOCATIONS_CSV_HEADER, InvocationsWriter, Row, SUMMARY_CSV_HEADER, SUMMARY_SCHEMA_VERSION,
+    Summary, read_summary_rows, write_outputs,
 };
 pub use staged::Staged;
 pub use table::render_table;

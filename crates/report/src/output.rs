@@ -5,7 +5,10 @@
 //! objects are written from structs (fixed key order), and floats are formatted by
 //! serde_json / csv (shortest round-trip form).
 //!
-//! `summary.json` is `{"rows": [...], "policies": {...}, "workload": ..., "machine": ...}`:
+//! `summary.json` is `{"schema_version": 1, "faasched_version": "X.Y.Z", "rows": [...],
+//! "policies": {...}, "workload": ..., "machine": ...}`: `schema_version` is
+//! [`SUMMARY_SCHEMA_VERSION`], raised when a key changes meaning or goes away
+//! (not when one is added), and `faasched_version` the version that wrote the file;
 //! `rows` as in `summary.csv` (see [`Row`]); `policies` maps each name, in the order
 //! given, to `sim_only`, `cost_usd`, `voluntary_switches_per_invocation`,
 //! `involuntary_switches_per_invocation`, `utilisation`, and also `invocations`,
@@ -25,7 +28,7 @@ use crate::{Error, Result};
 use faasched_model::{Group, Outcome, US};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -35,6 +38,11 @@ pub const SUMMARY_CSV_HEADER: &str =
 
 /// Header of `invocations.csv`.
 pub const INVOCATIONS_CSV_HEADER: &str = "policy,id,function,group,arrival_us,first_run_us,finish_us,cpu_us,io_us,voluntary_switches,involuntary_switches,memory_mb";
+
+/// The version of `summary.json`'s layout, its `schema_version` key: raised
+/// when a key is removed or changes meaning, so that a reader can refuse a
+/// file it would misread.
+pub const SUMMARY_SCHEMA_VERSION: u32 = 1;
 
 /// Everything `summary.json` and `summary.csv` are written from.
 #[derive(Clone, Debug, PartialEq)]
@@ -163,6 +171,8 @@ impl Serialize for Policies<'_> {
 /// `summary.json` as written.
 #[derive(Serialize)]
 struct SummaryFile<'a> {
+    schema_version: u32,
+    faasched_version: &'static str,
     rows: Vec<Row>,
     policies: Policies<'a>,
     workload: &'a serde_json::Value,
@@ -175,8 +185,9 @@ struct SummaryRows {
     rows: Vec<Row>,
 }
 
-/// Creates `dir` (and its parents) and writes `summary.json` and `summary.csv` in
-/// it, staged: they take their places at `staged`'s commit.
+/// Creates `dir` (and its parents, through [`Staged::create_dir`]) and writes
+/// `summary.json` and `summary.csv` in it, staged: they take their places at
+/// `staged`'s commit.
 ///
 /// Fails with [`Error::DuplicatePolicy`] before writing anything if two policies
 /// share a name.
@@ -188,7 +199,7 @@ pub fn write_outputs(dir: &Path, summary: &Summary, staged: &mut Staged) -> Resu
             });
         }
     }
-    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    staged.create_dir(dir)?;
     write_summary_json(&dir.join("summary.json"), summary, staged)?;
     write_summary_csv(&dir.join("summary.csv"), summary, staged)
 }
@@ -197,6 +208,9 @@ impl Summary {
     /// The content of `summary.json`, for printing elsewhere (`--json`).
     pub fn to_json(&self) -> serde_json::Value {
         let file = SummaryFile {
+            schema_version: SUMMARY_SCHEMA_VERSION,
+            // The workspace's version, which the `faasched` binary shares.
+            faasched_version: env!("CARGO_PKG_VERSION"),
             rows: self.rows().collect(),
             policies: Policies(&self.policies),
             workload: &self.workload,

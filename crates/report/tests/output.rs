@@ -3,8 +3,8 @@
 mod common;
 
 use faasched_report::{
-    Collector, Error, InvocationsWriter, Metric, PolicySummary, Scope, Staged, Summary,
-    read_summary_rows, render_table, write_outputs,
+    Collector, Error, InvocationsWriter, Metric, PolicySummary, SUMMARY_SCHEMA_VERSION, Scope,
+    Staged, Summary, read_summary_rows, render_table, write_outputs,
 };
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -55,7 +55,25 @@ fn summary_json_has_the_contract_schema() {
     let text = fs::read_to_string(out.join("summary.json")).unwrap();
     let v: Value = serde_json::from_str(&text).unwrap();
 
-    assert_eq!(keys(&v), set(&["rows", "policies", "workload", "machine"]));
+    let top: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        top,
+        [
+            "schema_version",
+            "faasched_version",
+            "rows",
+            "policies",
+            "workload",
+            "machine"
+        ]
+    );
+    let head = format!(
+        "{{\n  \"schema_version\": 1,\n  \"faasched_version\": \"{}\",\n  \"rows\": [\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(text.starts_with(&head), "{text}");
+    assert_eq!(v["schema_version"], SUMMARY_SCHEMA_VERSION);
+    assert_eq!(summary().to_json(), v, "--json prints the file's JSON");
     assert_eq!(v["workload"]["name"], "hand-made");
     assert_eq!(v["machine"]["cores"], 2);
 
