@@ -77,7 +77,9 @@ pub struct Args {
     /// of the second and third simulations, into this directory: the
     /// invocations of all four pair by id. (In sim-at-live-capacity/, `cpu_us`
     /// is the core time each invocation held, its measured CPU time divided
-    /// by the share of the cores left to it.)
+    /// by the share of the cores left to it.) Files are written as hidden .NAME.faasched-partial.PID and renamed into
+    /// place together once all are written; what a killed run leaves is removed
+    /// by the next run writing into DIR.
     #[arg(long, short = 'o', value_name = "DIR")]
     out: Option<PathBuf>,
     /// Print compare.json to stdout instead of the table.

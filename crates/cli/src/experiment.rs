@@ -2,12 +2,12 @@
 
 use crate::args::count;
 use crate::stdout::{out, outln};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args as ClapArgs;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use faasched_lab::experiment::{self, Name, Settings};
 use faasched_lab::interrupt;
-use faasched_report::REPORT_HTML;
+use faasched_report::{REPORT_HTML, Staged};
 use std::path::PathBuf;
 
 /// Reproduce a paper's experiment: canned, seeded runs and their table.
@@ -24,7 +24,9 @@ pub struct Args {
     /// Which experiment.
     #[arg(value_parser = names())]
     name: Name,
-    /// Write table.txt, table.csv, report.html and a summary per case here.
+    /// Write table.txt, table.csv, report.html and a summary per case here. Files are written as hidden .NAME.faasched-partial.PID and renamed into
+    /// place together once all are written; what a killed run leaves is removed
+    /// by the next run writing into DIR.
     #[arg(long, short = 'o', value_name = "DIR")]
     out: Option<PathBuf>,
     /// Invocations per run instead of the experiment's own (the paper's)
@@ -64,8 +66,9 @@ impl Args {
         }
         // A directory that cannot be made is found before the runs, not
         // after them.
+        let mut staged = Staged::new();
         if let Some(dir) = &self.out {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            staged.create_dir(dir)?;
         }
         interrupt::catch()?;
         let ran = experiment::run_cases(cases)?;
@@ -73,7 +76,7 @@ impl Args {
         let text = table.render();
         if let Some(dir) = &self.out {
             interrupt::check()?;
-            experiment::write_files(dir, name, &ran, &table, &text)?;
+            experiment::write_files(staged, dir, name, &ran, &table, &text)?;
         }
         out!("{text}")?;
         if let Some(dir) = &self.out {

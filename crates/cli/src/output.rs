@@ -16,7 +16,9 @@ use std::path::PathBuf;
 #[derive(ClapArgs, Debug)]
 pub struct OutputArgs {
     /// Write summary.json, summary.csv, invocations.csv and report.html (charts
-    /// of the summary, one self-contained page) into this directory.
+    /// of the summary, one self-contained page) into this directory. Files are written as hidden .NAME.faasched-partial.PID and renamed into
+    /// place together once all are written; what a killed run leaves is removed
+    /// by the next run writing into DIR.
     #[arg(long, short = 'o', value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Print summary.json to stdout instead of the table.

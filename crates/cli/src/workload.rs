@@ -53,7 +53,11 @@ pub struct Generate {
     /// Seed.
     #[arg(long, short = 's', default_value_t = 1)]
     seed: u64,
-    /// Output workload CSV (`--out` works too, as for the other commands).
+    /// Output workload CSV (`--out` works too, as for the other commands). A
+    /// device or FIFO (/dev/null, /dev/stdout) is written in place and a
+    /// symlink's target file is replaced; until done the file is written as
+    /// hidden .NAME.faasched-partial.PID, which the next run removes if this
+    /// one was killed.
     #[arg(long, short = 'o', visible_alias = "out")]
     output: PathBuf,
 }
@@ -118,7 +122,11 @@ pub struct Common {
     /// the load; no default).
     #[arg(long, short = 'c', value_parser = clap::value_parser!(u16).range(1..=256))]
     cores: Option<u16>,
-    /// Output workload CSV (`--out` works too, as for the other commands).
+    /// Output workload CSV (`--out` works too, as for the other commands). A
+    /// device or FIFO (/dev/null, /dev/stdout) is written in place and a
+    /// symlink's target file is replaced; until done the file is written as
+    /// hidden .NAME.faasched-partial.PID, which the next run removes if this
+    /// one was killed.
     #[arg(long, short = 'o', visible_alias = "out")]
     output: PathBuf,
 }

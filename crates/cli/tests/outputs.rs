@@ -157,16 +157,19 @@ fn out_naming_a_file_says_it_is_not_a_directory_before_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("results");
     fs::write(&file, "mine\n").unwrap();
-    let out = run(&["simulate", "-n", "50", "--out", file.to_str().unwrap()]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    let want = format!(
-        "{}: not a directory (a regular file is there)",
-        file.display()
-    );
-    assert!(err.contains(&want), "{err}");
-    assert!(out.stdout.is_empty(), "no run's table: {out:?}");
-    assert_eq!(fs::read_to_string(&file).unwrap(), "mine\n");
+    let path = file.to_str().unwrap();
+    for args in [
+        &["simulate", "-n", "50", "--out", path][..],
+        &["experiment", "alps-io", "-n", "50", "--out", path],
+    ] {
+        let out = run(args);
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let want = format!("{path}: not a directory (a regular file is there)");
+        assert!(err.contains(&want), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "no run's table: {out:?}");
+        assert_eq!(fs::read_to_string(&file).unwrap(), "mine\n");
+    }
 
     // And the other way round: a directory where the file goes.
     let err = run(&args(&generate(dir.path())));

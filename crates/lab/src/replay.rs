@@ -333,7 +333,10 @@ mod tests {
         assert_eq!(busy_host("cfs", &stats), None);
         stats.used_cpu = 500 * MS;
         let w = busy_host("cfs 2/3", &stats).unwrap();
-        assert!(w.starts_with("warning: cfs 2/3: other work took 45% "), "{w}");
+        assert!(
+            w.starts_with("warning: cfs 2/3: other work took 45% "),
+            "{w}"
+        );
     }
 
     #[test]

@@ -228,9 +228,16 @@ impl Name {
 }
 
 /// Writes the experiment's files into `dir` (see the module docs), all put
-/// in place together once written.
-pub fn write_files(dir: &Path, name: &str, ran: &[Ran], table: &Table, text: &str) -> Result<()> {
-    let mut staged = Staged::new();
+/// in place together once written with what `staged` holds (the directory,
+/// made before the runs so that one that cannot be made is found at once).
+pub fn write_files(
+    mut staged: Staged,
+    dir: &Path,
+    name: &str,
+    ran: &[Ran],
+    table: &Table,
+    text: &str,
+) -> Result<()> {
     staged.write(&dir.join("table.txt"), text.as_bytes())?;
     table.write_csv(&dir.join("table.csv"), &mut staged)?;
     let mut sections = Vec::new();
