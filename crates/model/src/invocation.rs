@@ -149,7 +149,7 @@ impl fmt::Display for Group {
 
 /// What happened to one invocation.
 ///
-/// Derived metrics follow DESIGN.md: turnaround = finish − arrival; response =
+/// Derived metrics (docs/OUTPUTS.md): turnaround = finish − arrival; response =
 /// first_run − arrival; execution = finish − first_run (what a provider bills);
 /// waiting = turnaround − cpu − io; slowdown = turnaround / (cpu + io).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! policy may set, and the [`Steer`] seam that both the simulator and the live
 //! runtime drive.
 //!
-//! This crate is the floor of the workspace (see DESIGN.md): it holds types and
+//! This crate is the floor of the workspace (see docs/ARCHITECTURE.md): it holds types and
 //! traits only, no I/O, no clocks, no randomness.
 
 mod attrs;

@@ -2,7 +2,7 @@
 //!
 //! A steering policy is plain logic. It is fed events with the current time passed
 //! in, and answers with the [`Attrs`] a stock kernel understands. It never reads a
-//! clock, sleeps, or does I/O (DESIGN.md principle 1).
+//! clock, sleeps, or does I/O (so that the same code runs in the simulator and live).
 //!
 //! Call order for one task, in either world:
 //!

@@ -1,4 +1,4 @@
-//! Time is an integer number of nanoseconds (DESIGN.md principle 3).
+//! Time is an integer number of nanoseconds (no float clocks: same inputs, same bytes).
 //!
 //! `Time` is an instant measured from the start of a run, `Nanos` a duration. Both
 //! are plain `u64` aliases rather than newtypes: the simulator's hot loop does

@@ -2,7 +2,7 @@
 //! invocation runs SCHED_FIFO for a credit of CPU time, then drops to the fair
 //! class, approximating SRPT from user space.
 //!
-//! What the public code does and how it maps here (shared/notes §2):
+//! What the public code does and how it maps here (SFS's public code):
 //! - credit T = the mean of the last 200 inter-arrival gaps × cores, 20 ms
 //!   until 200 gaps (201 arrivals) are seen, never below 6 ms; SFS recomputes it in
 //!   a loop, here at every arrival;

@@ -1,4 +1,4 @@
-//! What the invocations would cost on a FaaS provider (DESIGN.md, "cost").
+//! What the invocations would cost on a FaaS provider (docs/OUTPUTS.md, `cost_usd`).
 //!
 //! Priced like AWS Lambda's public on-demand x86 price: billed GB-seconds ×
 //! [`USD_PER_GB_SECOND`] plus [`USD_PER_MILLION_REQUESTS`] per million requests.

@@ -19,7 +19,7 @@
 //! as they were.
 //!
 //! Vocabulary (turnaround, response, execution, waiting, slowdown, groups, cost)
-//! follows DESIGN.md. Percentiles are nearest-rank, from a log-bucketed
+//! follows docs/OUTPUTS.md. Percentiles are nearest-rank, from a log-bucketed
 //! [`Histogram`] (exact below 2048, within 0.049% above).
 
 mod charts;

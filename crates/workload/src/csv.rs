@@ -1,5 +1,5 @@
 //! The workload CSV (v1): the interchange format between generators, trace
-//! readers, the simulator and the live runtime (DESIGN.md, "The workload CSV").
+//! readers, the simulator and the live runtime (docs/WORKLOADS.md).
 //!
 //! ```text
 //! id,function,arrival_us,phases,memory_mb,deadline_us

@@ -1,5 +1,5 @@
 //! Workloads for faasched: synthetic generators, production trace readers, load
-//! scaling and the workload CSV (v1) interchange format of DESIGN.md.
+//! scaling and the workload CSV (v1) interchange format (docs/WORKLOADS.md).
 
 pub mod csv;
 pub mod error;

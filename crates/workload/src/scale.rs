@@ -1,7 +1,7 @@
 //! Offered load, and rescaling a workload's arrivals to a target load.
 //!
 //! The offered load of a workload on `cores` cores is its total CPU demand over
-//! the core-time its arrivals span (DESIGN.md, "load"):
+//! the core-time its arrivals span (docs/WORKLOADS.md):
 //!
 //! ```text
 //! load = Σ cpu_demand / (cores × span),   span = latest arrival − earliest arrival

@@ -10,7 +10,7 @@ use std::fmt;
 ///
 /// The paper also lists a random forest; it is not built here: the paper's
 /// Fig. 10 shows it no better than the average, and the public ALPS code's
-/// non-average trainers crash (shared/notes/linux-scheduling.md §1).
+/// non-average trainers crash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum Trainer {

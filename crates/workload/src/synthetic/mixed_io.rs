@@ -1,4 +1,4 @@
-//! The mixed CPU/I/O workload of the ALPS I/O study (shared/papers/alps-io-study,
+//! The mixed CPU/I/O workload of the ALPS I/O study ("ALPS misreads I/O",
 //! §6.3 and §8.2): four classes of functions arriving together, two I/O-bound and
 //! two CPU-bound, the workload on which ALPS mistakes I/O-bound functions for
 //! short jobs.

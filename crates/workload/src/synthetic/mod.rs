@@ -2,8 +2,8 @@
 //! a streaming [`Generator`] that turns one into invocations.
 //!
 //! Arrivals are a Poisson process whose rate makes the offered load what the
-//! caller asks: λ = load × cores / E[CPU demand] (DESIGN.md: "load = offered CPU
-//! demand / core-time"; I/O waits are not demand). Everything random comes from
+//! caller asks: λ = load × cores / E[CPU demand] (load = offered CPU demand /
+//! core-time; I/O waits are not demand). Everything random comes from
 //! one PCG generator seeded by [`Params::seed`], so a seed and a spec fix the
 //! whole sequence.
 //!
