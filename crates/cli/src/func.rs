@@ -7,10 +7,9 @@ use anyhow::{Context, Result, bail};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args as ClapArgs, Subcommand};
 use faasched_live::calibration::{Calibration, Effort};
-use faasched_live::suite::{Kind, Plan, execute};
-use faasched_live::sys::clock::{monotonic, thread_cpu};
+use faasched_live::suite::timed::{self, Job};
+use faasched_live::suite::{Kind, Plan};
 use faasched_model::fmt_ms;
-use serde::Serialize;
 use std::path::PathBuf;
 
 /// `faasched fn NAME [--n N | --plan PLAN]`, `faasched fn list` or
@@ -84,34 +83,6 @@ impl Args {
     }
 }
 
-/// One run, as `--json` prints it.
-#[derive(Serialize, Debug)]
-struct Ran {
-    function: &'static str,
-    #[serde(flatten)]
-    job: Job,
-    checksum: u64,
-    cpu_ms: f64,
-    wall_ms: f64,
-}
-
-/// What a run does: the function at a parameter, or a plan.
-#[derive(Serialize, Debug)]
-#[serde(untagged)]
-enum Job {
-    At {
-        n: u64,
-    },
-    Plan {
-        #[serde(serialize_with = "as_text")]
-        plan: Plan,
-    },
-}
-
-fn as_text<S: serde::Serializer>(plan: &Plan, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(plan)
-}
-
 impl Run {
     fn execute(self) -> Result<()> {
         let kind = self
@@ -131,18 +102,7 @@ impl Run {
                 Job::At { n }
             }
         };
-        let (wall, cpu) = (monotonic(), thread_cpu());
-        let checksum = match &job {
-            Job::At { n } => kind.run(*n),
-            Job::Plan { plan } => execute(kind, plan),
-        };
-        let ran = Ran {
-            function: kind.name(),
-            job,
-            checksum,
-            cpu_ms: fmt_ms(thread_cpu() - cpu),
-            wall_ms: fmt_ms(monotonic() - wall),
-        };
+        let ran = timed::run(kind, job);
         if self.json {
             outln!("{}", serde_json::to_string(&ran)?)?;
         } else if let Job::At { n } = ran.job {

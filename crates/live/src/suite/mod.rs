@@ -21,6 +21,7 @@ mod io;
 mod mst;
 mod pagerank;
 mod plan;
+pub mod timed;
 
 pub(crate) use plan::round_to_us;
 pub use plan::{Plan, PlanError, Step};
