@@ -2,6 +2,7 @@
 //! learner's time per lesson, and the agent's CPU per invocation, as
 //! medians of repeated runs.
 
+#[cfg(feature = "live")]
 pub mod agent;
 pub mod learn;
 pub mod sim;
