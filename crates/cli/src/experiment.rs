@@ -2,13 +2,14 @@
 
 use crate::args::count;
 use crate::stdout::{out, outln};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use faasched_lab::experiment::Case;
 use faasched_lab::experiment::{self, Name, Settings};
 use faasched_lab::interrupt;
 use faasched_report::{REPORT_HTML, Staged};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Reproduce a paper's experiment: canned, seeded runs and their table.
 ///
@@ -38,8 +39,13 @@ pub struct Args {
     seed: u64,
     /// Print the experiment's cases (workloads, machines, policies and their
     /// parameters) as JSON instead of running them.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "cases")]
     plan: bool,
+    /// Run the cases in this JSON file (as `--plan` prints them, edited)
+    /// instead of the experiment's own, and print the experiment's table of
+    /// them.
+    #[arg(long, value_name = "FILE")]
+    cases: Option<PathBuf>,
 }
 
 /// The experiments' names, each with what it reproduces.
@@ -60,7 +66,10 @@ impl Args {
             seed: self.seed,
         };
         let name = self.name.spelled();
-        let cases = self.name.cases(&settings)?;
+        let cases = match &self.cases {
+            Some(path) => read_cases(path)?,
+            None => self.name.cases(&settings)?,
+        };
         if self.plan {
             return outln!("{}", serde_json::to_string_pretty(&cases)?);
         }
@@ -87,4 +96,12 @@ impl Args {
         }
         Ok(())
     }
+}
+
+/// The cases in the JSON file at `path`; errors name it, and the line and
+/// column of what is wrong.
+fn read_cases(path: &Path) -> Result<Vec<Case>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{}", path.display()))
 }

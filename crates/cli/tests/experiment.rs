@@ -96,3 +96,50 @@ fn same_seed_same_bytes() {
         assert_eq!(read(&a.join(file)), read(&b.join(file)), "{file}");
     }
 }
+
+/// `--plan` prints the cases as data; `--cases` runs them back, giving the
+/// same table as the experiment itself; a malformed file is named with the
+/// line of its fault.
+#[test]
+fn an_experiments_cases_are_data_that_run_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let faasched = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_faasched"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let plan = faasched(&["experiment", "srpt-noise", "-n", "300", "--plan"]);
+    assert!(plan.status.success());
+    let cases = dir.path().join("cases.json");
+    std::fs::write(&cases, &plan.stdout).unwrap();
+    let own = faasched(&["experiment", "srpt-noise", "-n", "300"]);
+    let back = faasched(&[
+        "experiment",
+        "srpt-noise",
+        "--cases",
+        cases.to_str().unwrap(),
+    ]);
+    assert!(
+        back.status.success(),
+        "{}",
+        String::from_utf8_lossy(&back.stderr)
+    );
+    assert_eq!(back.stdout, own.stdout);
+    let text = String::from_utf8(plan.stdout).unwrap();
+    std::fs::write(&cases, text.replacen("\"label\"", "\"lable\"", 1)).unwrap();
+    let bad = faasched(&[
+        "experiment",
+        "srpt-noise",
+        "--cases",
+        cases.to_str().unwrap(),
+    ]);
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        err.contains("cases.json")
+            && err.contains("unknown field `lable`")
+            && err.contains("line "),
+        "{err}"
+    );
+}

@@ -26,7 +26,7 @@ mod table;
 use crate::catalog::{Policy, Tuning};
 use crate::progress;
 use crate::run::{Kernel, Machine};
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use faasched_model::Nanos;
 use faasched_report::{
     Collector, PolicySummary, Report, Section, Staged, Summary, write_outputs, write_report,
@@ -280,6 +280,7 @@ struct Measured {
 /// Runs every variant of every case, in parallel, and gathers the results
 /// in case and variant order.
 pub fn run_cases(cases: Vec<Case>) -> Result<Vec<Ran>> {
+    check(&cases)?;
     let sources = cases
         .iter()
         .map(|c| Source::resolve(&c.workload).with_context(|| format!("case {}", c.slug)))
@@ -330,6 +331,29 @@ pub fn run_cases(cases: Vec<Case>) -> Result<Vec<Ran>> {
         });
     }
     Ok(ran)
+}
+
+/// Refuses cases whose results would collide: two with one slug (one
+/// directory), two variants of a case with one label (one summary), or an
+/// unknown policy, before anything runs.
+fn check(cases: &[Case]) -> Result<()> {
+    for (i, case) in cases.iter().enumerate() {
+        if cases[..i].iter().any(|c| c.slug == case.slug) {
+            bail!("two cases have the slug `{}`", case.slug);
+        }
+        for (j, v) in case.variants.iter().enumerate() {
+            if case.variants[..j].iter().any(|w| w.label == v.label) {
+                bail!(
+                    "case {}: two variants are labelled `{}`",
+                    case.slug,
+                    v.label
+                );
+            }
+            Policy::new(&v.policy, &v.tuning)
+                .with_context(|| format!("case {}, variant {}", case.slug, v.label))?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs one variant of a case, summarised under the variant's label. A
@@ -393,6 +417,32 @@ mod tests {
             let cases = name.cases(&s).unwrap();
             let json = serde_json::to_string(&cases).unwrap();
             assert_eq!(serde_json::from_str::<Vec<Case>>(&json).unwrap(), cases);
+            check(&cases).unwrap();
         }
+    }
+
+    #[test]
+    fn colliding_or_unknown_cases_are_refused_before_any_run() {
+        let s = Settings {
+            invocations: Some(10),
+            seed: 1,
+        };
+        let cases = Name::AlpsIo.cases(&s).unwrap();
+        let mut twice = cases.clone();
+        twice[1].slug = twice[0].slug.clone();
+        assert!(
+            check(&twice)
+                .unwrap_err()
+                .to_string()
+                .contains("two cases have the slug")
+        );
+        let mut labels = cases.clone();
+        labels[0].variants[1].label = "cfs".into();
+        let err = check(&labels).unwrap_err().to_string();
+        assert!(err.contains("two variants are labelled `cfs`"), "{err}");
+        let mut unknown = cases;
+        unknown[0].variants[0].policy = "nope".into();
+        let err = format!("{:#}", check(&unknown).unwrap_err());
+        assert!(err.contains("unknown policy `nope`"), "{err}");
     }
 }
