@@ -203,7 +203,7 @@ impl Args {
         )?;
         let cores = live.cores();
         if self.kernel.base_slice_us.is_none() {
-            self.kernel.base_slice_us = faasched_live::sys::sched::base_slice().map(|s| s / US);
+            self.kernel.base_slice_us = faasched_sys::sched::base_slice().map(|s| s / US);
         }
         let all = source.invocations()?;
         // Each invocation's group as the workload plans it: the simulations

@@ -8,8 +8,8 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args as ClapArgs, Subcommand};
 use faasched_live::calibration::{Calibration, Effort};
 use faasched_live::suite::{Kind, Plan, execute};
-use faasched_live::sys::clock::{monotonic, thread_cpu};
 use faasched_model::fmt_ms;
+use faasched_sys::clock::{monotonic, thread_cpu};
 use serde::Serialize;
 use std::path::PathBuf;
 

@@ -7,8 +7,8 @@ use crate::source::{Source, WorkloadArgs};
 use crate::tuning::TuningArgs;
 use anyhow::{Context, Result, bail};
 use clap::Args as ClapArgs;
-use faasched_live::sys::signals::Signals;
 use faasched_report::{Staged, Summary};
+use faasched_sys::signals::Signals;
 
 /// Run a workload through the simulated kernel under one or more policies.
 ///
