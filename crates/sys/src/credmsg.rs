@@ -126,3 +126,49 @@ pub(crate) fn send(socket: BorrowedFd<'_>, bytes: &[u8], to: &Address) -> io::Re
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsFd;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::net::UnixDatagram;
+
+    /// A sender bound to a path that fills `sun_path`, with no room for a
+    /// NUL (std and rustix refuse to bind one; the kernel does not), is
+    /// reported one byte longer than a `sockaddr_un`: the answer goes to
+    /// what the kernel copied, and reaches it.
+    #[test]
+    fn a_sender_whose_path_fills_sun_path_is_answered() {
+        let dir = tempfile::tempdir().unwrap();
+        let server_path = dir.path().join("s");
+        let server = crate::dgram::bind(&server_path).unwrap();
+        let mut addr = empty_sockaddr();
+        let prefix = dir.path().as_os_str().as_bytes().len() + 1;
+        let long = dir.path().join("x".repeat(addr.sun_path.len() - prefix));
+        let bytes = long.as_os_str().as_bytes();
+        assert_eq!(bytes.len(), addr.sun_path.len());
+        for (to, &from) in addr.sun_path.iter_mut().zip(bytes) {
+            *to = from as libc::c_char;
+        }
+        let client = UnixDatagram::unbound().unwrap();
+        // SAFETY: `addr` is a sockaddr_un of the size passed, alive for the
+        // call.
+        let rc = unsafe {
+            libc::bind(
+                client.as_raw_fd(),
+                (&raw const addr).cast(),
+                size_of::<libc::sockaddr_un>() as libc::socklen_t,
+            )
+        };
+        assert_eq!(rc, 0, "{}", io::Error::last_os_error());
+        client.send_to(b"x", &server_path).unwrap();
+        let mut buf = [0u8; 8];
+        let d = recv(server.as_fd(), &mut buf).unwrap().unwrap();
+        let from = d.from.unwrap();
+        assert_eq!(from.len as usize, size_of::<libc::sockaddr_un>());
+        send(server.as_fd(), b"answer", &from).unwrap();
+        let n = client.recv(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"answer");
+    }
+}
