@@ -15,6 +15,13 @@
 //! with the launcher (PR_SET_PDEATHSIG), and a real-time child that runs away
 //! is killed by its RLIMIT_RTTIME.
 //!
+//! A function process that a signal ends (killed from outside, by its
+//! RLIMIT_RTTIME, by the OOM killer) is a failed invocation, not an error:
+//! it has no outcome, is counted in [`ReplayStats::failed`], its policy
+//! hears of its exit as of any other (so that no watch or period names it
+//! again), and the run goes on. One that exits with an error code stops the
+//! run ([`ReplayError::Function`]).
+//!
 //! A run is bounded in time too: each launch extends a due instant by
 //! [`OVERRUN_FACTOR`] times the invocation's demand (CPU and I/O), from the
 //! launch or the due instant, whichever is later, as if every invocation ran

@@ -40,8 +40,9 @@ pub struct ReplayStats {
     pub lateness: Vec<Nanos>,
     /// CPU time the launcher spent starting children.
     pub launch_cpu: Nanos,
-    /// Launches that waited (once, up to [`LAUNCH_SHADOW`](super::LAUNCH_SHADOW)) for a CPU watch
-    /// or period due sooner than the launch would end.
+    /// Launches that waited (once, up to
+    /// [`LAUNCH_SHADOW`](super::LAUNCH_SHADOW)) for a CPU watch or period
+    /// due sooner than the launch would end.
     pub launches_held: u64,
     /// CPU time of the launcher's thread over the whole run.
     pub launcher_cpu: Nanos,
