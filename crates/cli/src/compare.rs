@@ -94,7 +94,7 @@ impl Args {
             replay::prepare(&policies, &self.workload, self.calibration.as_deref())?;
         let mut kernel = self.kernel.kernel();
         if kernel.base_slice_us.is_none() {
-            kernel.base_slice_us = faasched_live::sys::sched::base_slice().map(|s| s / US);
+            kernel.base_slice_us = faasched_sys::sched::base_slice().map(|s| s / US);
         }
         let machine = Machine {
             kernel,

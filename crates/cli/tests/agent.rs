@@ -9,7 +9,7 @@
 
 use faasched_live::agent::protocol::datagram_path;
 use faasched_live::privilege;
-use faasched_live::sys::{dgram, process};
+use faasched_sys::{dgram, process};
 use serde_json::Value;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

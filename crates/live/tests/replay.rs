@@ -350,3 +350,58 @@ fn a_watch_the_policy_lowers_holds_for_the_tasks_already_running() {
     assert!(policy_of(dir.path(), 10).contains("SCHED_BATCH"));
     assert!(policy_of(dir.path(), 11).contains("SCHED_OTHER"));
 }
+
+/// One function process killed from outside mid-run is a failed
+/// invocation: the replay goes on and returns the others' outcomes, and
+/// steering forgets the killed task (its policy hears of its exit).
+#[test]
+fn a_function_killed_from_outside_fails_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("victim");
+    // 11 becomes `sleep` (exec: its pid is the launcher's child) once it
+    // has left its pid; 12 waits for that pid, however long (the replay's
+    // overrun bound ends a run that hangs), and kills it.
+    let victim = format!(
+        "echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 60",
+        pid_file.display()
+    );
+    let killer = format!(
+        "while [ ! -s {0} ]; do sleep 0.01; done; kill -9 $(cat {0})",
+        pid_file.display()
+    );
+    // A CPU watch that the sleeping victim never reaches: steering must
+    // drop it with the task.
+    let mut policy = Demote::new(Class::Normal, Some(3_600_000 * MS));
+    let mut outcomes = Vec::new();
+    let stats = replay::run(
+        &config(),
+        &mut policy,
+        invocations(4, 5 * MS, MS),
+        |inv| {
+            let script = match inv.id {
+                11 => victim.clone(),
+                12 => killer.clone(),
+                _ => "true".to_string(),
+            };
+            vec!["-c".into(), script.into()]
+        },
+        |o| outcomes.push(o),
+    )
+    .unwrap();
+    let mut ids: Vec<u64> = outcomes.iter().map(|o| o.id).collect();
+    ids.sort();
+    assert_eq!(ids, [10, 12, 13]);
+    assert_eq!((stats.invocations, stats.failed), (3, 1));
+    assert_eq!(stats.failed_ids, [11]);
+    assert_eq!(stats.to_json()["failed_invocations"], 1);
+    // The used CPU is the finished invocations' alone.
+    assert_eq!(
+        stats.used_cpu,
+        outcomes.iter().map(|o| o.cpu).sum::<Nanos>()
+    );
+    assert_eq!(stats.planned_cpu, 3 * MS);
+    let mut exits = policy.exits.clone();
+    exits.sort();
+    assert_eq!(exits, [10, 11, 12, 13]);
+    assert!(policy.fired.is_empty(), "{:?}", policy.fired);
+}

@@ -7,7 +7,7 @@ use super::median;
 use anyhow::{Context, Result, anyhow, bail};
 use faasched_live::agent::protocol::Client;
 use faasched_live::observe::Schedstat;
-use faasched_live::sys::{clock, process};
+use faasched_sys::{clock, process};
 use serde::Serialize;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

@@ -1,8 +1,8 @@
 //! One run of a function, timed: what `faasched fn NAME` does.
 
 use super::{Kind, Plan, execute};
-use crate::sys::clock::{monotonic, thread_cpu};
 use faasched_model::fmt_ms;
+use faasched_sys::clock::{monotonic, thread_cpu};
 use serde::Serialize;
 
 /// What a run does: the function at a parameter, or a plan.

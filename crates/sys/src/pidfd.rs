@@ -8,13 +8,7 @@
 //! cannot read another process that reused the pid.
 
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd};
-
-// The first published `struct pidfd_info` (PIDFD_INFO_SIZE_VER0, Linux
-// 6.13): the ioctl's number carries the size, and a kernel copies out only
-// what a caller's size holds, so the smallest one works on every kernel
-// that has the call.
-const _: () = assert!(size_of::<libc::pidfd_info>() == 64);
+use std::os::fd::BorrowedFd;
 
 /// What `PIDFD_GET_INFO` says of a process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,44 +25,20 @@ pub struct Info {
 /// parent is outside the caller's pid namespace; with ENOTTY or EINVAL on a
 /// kernel older than 6.13.
 pub fn info(pidfd: BorrowedFd<'_>) -> io::Result<Info> {
-    // SAFETY: an all-zero pidfd_info is a valid value of the plain C struct.
-    let mut info: libc::pidfd_info = unsafe { std::mem::zeroed() };
-    info.mask = u64::from(libc::PIDFD_INFO_PID | libc::PIDFD_INFO_CREDS);
-    // SAFETY: `info` is writable and as large as the ioctl's number says.
-    let rc = unsafe { libc::ioctl(pidfd.as_raw_fd(), libc::PIDFD_GET_INFO, &mut info) };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let wanted = u64::from(libc::PIDFD_INFO_PID | libc::PIDFD_INFO_CREDS);
-    if info.mask & wanted != wanted {
-        return Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "PIDFD_GET_INFO returned no credentials",
-        ));
-    }
-    Ok(Info {
-        ppid: info.ppid as libc::pid_t,
-        uids: [info.ruid, info.euid, info.suid, info.fsuid],
-    })
+    crate::pidfd_info::info(pidfd)
 }
 
 /// The pidfs inode number of the process behind `pidfd`: no two processes
 /// of one boot share it (on a 64-bit kernel since 6.9; before pidfs, every
 /// pidfd had one anonymous inode).
 pub fn inode(pidfd: BorrowedFd<'_>) -> io::Result<u64> {
-    // SAFETY: an all-zero stat is a valid value of the plain C struct.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: an open descriptor and a writable stat.
-    if unsafe { libc::fstat(pidfd.as_raw_fd(), &mut st) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(st.st_ino)
+    Ok(rustix::fs::fstat(pidfd).map_err(crate::io)?.st_ino)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sys::process::pidfd_open;
+    use crate::process::pidfd_open;
     use std::os::fd::AsFd;
 
     #[test]
@@ -82,8 +52,10 @@ mod tests {
             let me = pidfd_open(std::process::id() as libc::pid_t)?;
             let got = info(pidfd.as_fd())?;
             assert_eq!(got.ppid as u32, std::process::id());
-            // SAFETY: getuid and geteuid have no arguments.
-            let (uid, euid) = unsafe { (libc::getuid(), libc::geteuid()) };
+            let (uid, euid) = (
+                rustix::process::getuid().as_raw(),
+                rustix::process::geteuid().as_raw(),
+            );
             assert_eq!(got.uids[..2], [uid, euid]);
             // One inode per process, the same through every pidfd of it.
             let ino = inode(pidfd.as_fd())?;

@@ -5,26 +5,10 @@
 //! fork, so a child can apply it between `fork` and `exec` with nothing but
 //! two system calls, which is all that is safe to do there.
 
-use super::raw;
+use crate::sched_attr::{self, SchedAttr};
 use faasched_model::{Attrs, Class, MAX_CPUS, Nanos};
+use rustix::thread::{CpuSet, sched_getaffinity, sched_setaffinity};
 use std::io;
-
-/// The kernel's `struct sched_attr` (include/uapi/linux/sched/types.h, the
-/// 56-byte version with utilisation clamps).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct SchedAttr {
-    size: u32,
-    policy: u32,
-    flags: u64,
-    nice: i32,
-    priority: u32,
-    runtime: u64,
-    deadline: u64,
-    period: u64,
-    util_min: u32,
-    util_max: u32,
-}
 
 /// `SCHED_FLAG_RESET_ON_FORK`: children start under SCHED_NORMAL, nice 0.
 const RESET_ON_FORK: u64 = 0x01;
@@ -33,7 +17,7 @@ const RESET_ON_FORK: u64 = 0x01;
 #[derive(Clone, Copy)]
 pub struct Prepared {
     attr: SchedAttr,
-    cpus: libc::cpu_set_t,
+    cpus: CpuSet,
 }
 
 /// An attribute set the stock kernel has no knob for.
@@ -66,7 +50,6 @@ impl Prepared {
         };
         let fair = !attrs.class.is_realtime();
         let attr = SchedAttr {
-            size: size_of::<SchedAttr>() as u32,
             policy: policy as u32,
             flags: if reset_on_fork { RESET_ON_FORK } else { 0 },
             nice: if fair { attrs.nice.into() } else { 0 },
@@ -74,7 +57,7 @@ impl Prepared {
             // The EEVDF custom slice; 0 asks for the base slice. The kernel
             // ignores it outside the fair classes.
             runtime: if fair { attrs.slice.unwrap_or(0) } else { 0 },
-            ..SchedAttr::default()
+            ..SchedAttr::new()
         };
         Ok(Prepared {
             attr,
@@ -88,16 +71,12 @@ impl Prepared {
     /// Async-signal-safe (two system calls on data prepared before), so a
     /// forked child may call it before `exec`.
     pub fn apply(&self, pid: libc::pid_t) -> io::Result<()> {
-        // Raw calls: a child before its `exec` shares the launcher's `errno`
-        // (raw.rs).
-        let attr = &self.attr as *const SchedAttr as usize;
-        // SAFETY: `self.attr` is a valid sched_attr whose `size` field is its size.
-        unsafe { raw::syscall3(libc::SYS_sched_setattr, pid as usize, attr, 0) }?;
-        let cpus = &self.cpus as *const libc::cpu_set_t as usize;
-        let size = size_of::<libc::cpu_set_t>();
-        // SAFETY: `self.cpus` is a valid cpu_set_t of the size passed.
-        unsafe { raw::syscall3(libc::SYS_sched_setaffinity, pid as usize, size, cpus) }?;
-        Ok(())
+        // Neither call touches `errno`, which a child before its `exec`
+        // shares with the launcher: `sched_attr` makes its call raw, and
+        // rustix makes every call so on Linux (its linux_raw backend; the
+        // workspace never asks for its libc one).
+        sched_attr::set(pid, &self.attr)?;
+        sched_setaffinity(crate::pid(pid)?, &self.cpus).map_err(crate::io)
     }
 }
 
@@ -125,13 +104,7 @@ impl Current {
 
 /// The scheduling attributes of `pid` (0 = the calling thread).
 pub fn current(pid: libc::pid_t) -> io::Result<Current> {
-    let mut attr = SchedAttr::default();
-    let size = size_of::<SchedAttr>() as u32;
-    // SAFETY: `attr` is writable and `size` bytes long.
-    let rc = unsafe { libc::syscall(libc::SYS_sched_getattr, pid, &mut attr, size, 0u32) };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let attr = sched_attr::get(pid)?;
     Ok(Current {
         policy: attr.policy as i32,
         priority: attr.priority,
@@ -146,7 +119,6 @@ pub fn current(pid: libc::pid_t) -> io::Result<Current> {
 /// never sets a custom slice on itself.
 pub fn restore(pid: libc::pid_t, before: &Current) -> io::Result<()> {
     let attr = SchedAttr {
-        size: size_of::<SchedAttr>() as u32,
         policy: before.policy as u32,
         flags: if before.reset_on_fork {
             RESET_ON_FORK
@@ -155,14 +127,9 @@ pub fn restore(pid: libc::pid_t, before: &Current) -> io::Result<()> {
         },
         nice: before.nice,
         priority: before.priority,
-        ..SchedAttr::default()
+        ..SchedAttr::new()
     };
-    // SAFETY: `attr` is a valid sched_attr whose `size` field is its size.
-    let rc = unsafe { libc::syscall(libc::SYS_sched_setattr, pid, &attr, 0u32) };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    sched_attr::set(pid, &attr)
 }
 
 /// The slice the kernel gives a fair task that asks for none: EEVDF's base
@@ -186,13 +153,13 @@ pub fn base_slice() -> Option<Nanos> {
     .flatten()
 }
 
-/// `cpus` as the kernel's `cpu_set_t`.
-fn cpu_set(cpus: &faasched_model::CpuSet) -> libc::cpu_set_t {
-    // SAFETY: an all-zero cpu_set_t is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+/// `cpus` as the kernel's CPU set.
+fn cpu_set(cpus: &faasched_model::CpuSet) -> CpuSet {
+    let mut set = CpuSet::new();
+    // Every CPU of a model set (< MAX_CPUS, 256) fits in the kernel's
+    // (CPU_SETSIZE, 1024).
     for c in cpus.iter() {
-        // SAFETY: `c` < MAX_CPUS (256) < CPU_SETSIZE (1024).
-        unsafe { libc::CPU_SET(c, &mut set) };
+        set.set(c);
     }
     set
 }
@@ -200,13 +167,7 @@ fn cpu_set(cpus: &faasched_model::CpuSet) -> libc::cpu_set_t {
 /// Lets `pid` (0 = the calling thread) run on `cpus` only; its class,
 /// priority and nice stay as they are.
 pub fn set_affinity(pid: libc::pid_t, cpus: &faasched_model::CpuSet) -> io::Result<()> {
-    let set = cpu_set(cpus);
-    // SAFETY: `set` is a valid cpu_set_t of the size passed.
-    let rc = unsafe { libc::sched_setaffinity(pid, size_of::<libc::cpu_set_t>(), &set) };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    sched_setaffinity(crate::pid(pid)?, &cpu_set(cpus)).map_err(crate::io)
 }
 
 /// The CPUs `pid` may run on (0 = the calling thread), as far as a
@@ -214,16 +175,9 @@ pub fn set_affinity(pid: libc::pid_t, cpus: &faasched_model::CpuSet) -> io::Resu
 ///
 /// [`CpuSet`]: faasched_model::CpuSet
 pub fn affinity(pid: libc::pid_t) -> io::Result<faasched_model::CpuSet> {
-    // SAFETY: an all-zero cpu_set_t is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `set` is a writable cpu_set_t of the size passed.
-    let rc = unsafe { libc::sched_getaffinity(pid, size_of::<libc::cpu_set_t>(), &mut set) };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let set = sched_getaffinity(crate::pid(pid)?).map_err(crate::io)?;
     let mut cpus = faasched_model::CpuSet::EMPTY;
-    // SAFETY: `c` < MAX_CPUS (256) < CPU_SETSIZE (1024).
-    for c in (0..MAX_CPUS).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }) {
+    for c in (0..MAX_CPUS).filter(|&c| set.is_set(c)) {
         cpus.insert(c);
     }
     Ok(cpus)
@@ -233,8 +187,11 @@ pub fn affinity(pid: libc::pid_t) -> io::Result<faasched_model::CpuSet> {
 ///
 /// [`CpuSet`]: faasched_model::CpuSet
 pub fn online_cpus() -> usize {
-    // SAFETY: sysconf has no memory arguments.
-    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    use nix::unistd::{SysconfVar, sysconf};
+    let n = sysconf(SysconfVar::_NPROCESSORS_ONLN)
+        .ok()
+        .flatten()
+        .unwrap_or(1);
     (n.max(1) as usize).min(MAX_CPUS)
 }
 

@@ -5,33 +5,24 @@
 //!
 //! std's `UnixStream::peer_cred` is still unstable, hence this.
 
+use crate::io as errno;
+use rustix::net::SocketFlags;
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 
 /// Accepts a connection on `listener`, non-blocking and close-on-exec from
 /// the start: std's `accept` then `set_nonblocking` is a second system call
 /// per connection.
 pub fn accept(listener: &UnixListener) -> io::Result<UnixStream> {
-    // SAFETY: a listening socket, and null address arguments (not wanted).
-    let fd = unsafe {
-        libc::accept4(
-            listener.as_raw_fd(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the kernel returned a fresh descriptor that we now own.
-    Ok(UnixStream::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+    let fd = rustix::net::accept_with(listener, SocketFlags::NONBLOCK | SocketFlags::CLOEXEC)
+        .map_err(errno)?;
+    Ok(UnixStream::from(fd))
 }
 
 /// A client's process, user and group, as the kernel recorded them: its
 /// effective ids at `connect` (here), or the ids attached to a datagram
-/// (`super::dgram`: its real ones unless it claims others it holds).
+/// (`crate::dgram`: its real ones unless it claims others it holds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PeerCred {
     /// Its pid (as seen in this process's pid namespace).
@@ -42,31 +33,16 @@ pub struct PeerCred {
     pub gid: libc::gid_t,
 }
 
-/// The credentials of the peer of connected Unix socket `socket`.
+/// The credentials of the peer of connected Unix socket `socket`. (nix's
+/// call, not rustix's: rustix's holds the pid as a non-zero integer, and the
+/// kernel reports 0 for a peer outside this process's pid namespace.)
 pub fn peer_cred(socket: impl AsFd) -> io::Result<PeerCred> {
-    let mut cred = libc::ucred {
-        pid: 0,
-        uid: 0,
-        gid: 0,
-    };
-    let mut len = size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: `cred` is a writable ucred and `len` holds its size.
-    let rc = unsafe {
-        libc::getsockopt(
-            socket.as_fd().as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&mut cred as *mut libc::ucred).cast(),
-            &mut len,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let c = nix::sys::socket::getsockopt(&socket, nix::sys::socket::sockopt::PeerCredentials)
+        .map_err(crate::nix_io)?;
     Ok(PeerCred {
-        pid: cred.pid,
-        uid: cred.uid,
-        gid: cred.gid,
+        pid: c.pid(),
+        uid: c.uid(),
+        gid: c.gid(),
     })
 }
 
@@ -95,7 +71,6 @@ mod tests {
         let (a, _b) = UnixStream::pair().unwrap();
         let cred = peer_cred(&a).unwrap();
         assert_eq!(cred.pid as u32, std::process::id());
-        // SAFETY: geteuid has no arguments.
-        assert_eq!(cred.uid, unsafe { libc::geteuid() });
+        assert_eq!(cred.uid, rustix::process::geteuid().as_raw());
     }
 }

@@ -5,38 +5,39 @@
 //! that must keep to an open-loop arrival schedule cannot wait for a child to
 //! get a core, so this starts the child and learns the rest from a pipe: the
 //! child writes the instant it first ran in its own class and on its own
-//! cores, then the pipe closes at `exec` (it
-//! is close-on-exec), or carries the step and errno that failed. The
-//! launcher also applies the child's attributes itself as soon as `clone`
-//! returns, so the child waits for its first run in its own class.
+//! cores, then the pipe closes at `exec` (it is close-on-exec), or carries
+//! the step and errno that failed. The launcher also applies the child's
+//! attributes itself as soon as `clone` returns, so the child waits for its
+//! first run in its own class.
 //!
 //! The child shares the launcher's memory until its `exec` (`clone` with
-//! `CLONE_VM`, on a stack of its own), as `posix_spawn` does, but without
-//! `CLONE_VFORK`: the launcher goes on at once instead of waiting for the
-//! child to get a core. A `fork` copied the launcher's page tables (its
-//! `dup_mmap`, 20% of the launcher's CPU in a replay) and left every page it
-//! then wrote to be copied on the fault (another 10–15%); a look at a CPU
-//! watch that fell due meanwhile waited for both (docs/LIVE.md, "Results
-//! (session 7)"). What the child reads before its `exec` (the arguments,
-//! the environment, the attributes and its stack) is a [`Launch`] that the
-//! [`Child`] keeps until the start pipe closes: at `exec`, when the child no
-//! longer has this memory, or at its exit.
+//! `CLONE_VM`: the `launch` module says why, and holds its unsafe part).
+//! What the child reads before its `exec` is kept by its [`Child`] until
+//! the start pipe closes: at `exec`, when the child no longer has this
+//! memory, or at its exit.
 
-use super::clock;
-use super::raw;
-use super::sched::Prepared;
+use crate::clock;
+use crate::launch::{self, Launch};
+use crate::sched::Prepared;
+use crate::{io as errno, wait4};
 use faasched_model::Nanos;
+use rustix::event::{PollFd, PollFlags};
+use rustix::pipe::PipeFlags;
+use rustix::process::{PidfdFlags, Signal};
 use std::ffi::{CString, OsStr};
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A program and this process's environment, as C strings built once.
 pub struct Program {
     path: CString,
-    env: Vec<CString>,
+    /// Shared with each child's launch, which must outlive the child's
+    /// `exec` whatever becomes of the program.
+    env: Arc<[CString]>,
 }
 
 fn c_string(s: &[u8]) -> io::Result<CString> {
@@ -95,72 +96,6 @@ pub struct Child {
     launch: Option<Box<Launch>>,
 }
 
-/// What a child reads, in the launcher's memory, between its start and its
-/// `exec`: the launcher must neither free nor change it meanwhile.
-struct Launch {
-    stack: Stack,
-    parent: libc::pid_t,
-    pipe: libc::c_int,
-    attrs: Prepared,
-    limit: libc::rlimit,
-    /// The strings `argv` points into; the first is the program's path.
-    _args: Vec<CString>,
-    argv: Vec<*const libc::c_char>,
-    envp: Vec<*const libc::c_char>,
-}
-
-/// A child's stack: mapped for it, with a guard page below, and unmapped
-/// when dropped.
-struct Stack {
-    base: *mut libc::c_void,
-    len: usize,
-}
-
-impl Stack {
-    /// Far more than the child's few frames and system calls take.
-    const SIZE: usize = 64 * 1024;
-    const GUARD: usize = 4096;
-
-    fn new() -> io::Result<Stack> {
-        let len = Self::SIZE + Self::GUARD;
-        // SAFETY: a fresh private anonymous mapping; no existing memory is
-        // touched.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
-                -1,
-                0,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        let stack = Stack { base, len };
-        // SAFETY: the lowest page of the mapping just made: an overflow
-        // faults instead of writing below it.
-        if unsafe { libc::mprotect(base, Self::GUARD, libc::PROT_NONE) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(stack)
-    }
-
-    /// Its top, where the child's stack starts (it grows down).
-    fn top(&self) -> *mut libc::c_void {
-        self.base.wrapping_byte_add(self.len)
-    }
-}
-
-impl Drop for Stack {
-    fn drop(&mut self) {
-        // SAFETY: the mapping made in `new`, which no one uses any more
-        // (the child has exec'd or exited).
-        unsafe { libc::munmap(self.base, self.len) };
-    }
-}
-
 /// The step of the child's setup that failed, as reported through the pipe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
@@ -198,48 +133,27 @@ pub fn spawn<S: AsRef<OsStr>>(program: &Program, args: &[S], setup: &Setup) -> i
     let args = std::iter::once(Ok(program.path.clone()))
         .chain(args.iter().map(|a| c_string(a.as_ref().as_bytes())))
         .collect::<io::Result<Vec<CString>>>()?;
-    let mut argv: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
-    argv.push(std::ptr::null());
-    let mut envp: Vec<*const libc::c_char> = program.env.iter().map(|a| a.as_ptr()).collect();
-    envp.push(std::ptr::null());
     let (read, write) = pipe().map_err(failed("pipe2"))?;
     // Never above the hard limit this process has: raising it needs
     // CAP_SYS_RESOURCE.
-    let hard = super::limits::rt_time()
+    let hard = crate::limits::rt_time()
         .map_err(failed("getrlimit"))?
         .rlim_max;
-    let launch = Box::new(Launch {
-        stack: Stack::new().map_err(failed("mmap"))?,
-        // SAFETY: getpid has no arguments.
-        parent: unsafe { libc::getpid() },
-        pipe: write.as_raw_fd(),
-        attrs: *setup.attrs,
-        limit: libc::rlimit {
-            rlim_cur: setup.rt_time_limit_us.min(hard),
-            rlim_max: setup.rt_time_limit_us.min(hard),
-        },
-        _args: args,
-        argv,
-        envp,
-    });
-    let arg: *const Launch = &*launch;
-    // SAFETY: the child runs `start` on its own stack, in this process's
-    // memory, until it execs or exits; it reads only `launch`, which the
-    // returned `Child` keeps alive and unchanged until the start pipe shows
-    // that (it closes at `exec` or exit), and runs only async-signal-safe
-    // system calls. Its descriptor table is its own copy (no CLONE_FILES),
-    // so dropping the write end here leaves the child's open.
-    let pid = unsafe {
-        libc::clone(
-            start,
-            launch.stack.top(),
-            libc::CLONE_VM | libc::SIGCHLD,
-            arg.cast_mut().cast(),
-        )
+    let limit = libc::rlimit {
+        rlim_cur: setup.rt_time_limit_us.min(hard),
+        rlim_max: setup.rt_time_limit_us.min(hard),
     };
-    if pid < 0 {
-        return Err(failed("clone")(io::Error::last_os_error()));
-    }
+    let launch = Launch::new(
+        args,
+        program.env.clone(),
+        write.as_raw_fd(),
+        *setup.attrs,
+        limit,
+    )
+    .map_err(failed("mmap"))?;
+    // The returned `Child` keeps `launch` until the start pipe shows the
+    // child done with it.
+    let pid = launch::clone(&launch).map_err(failed("clone"))?;
     let forked = clock::monotonic();
     // Into its class now, at its arrival, as the model places it. The child
     // starts under the fair class (the launcher runs with reset-on-fork), and
@@ -255,9 +169,10 @@ pub fn spawn<S: AsRef<OsStr>>(program: &Program, args: &[S], setup: &Setup) -> i
         Ok(fd) => fd,
         Err(e) => {
             // Not returned without a pidfd: end the child before its launch
-            // is freed.
-            // SAFETY: our own child, not yet reaped, so `pid` is still it.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            // is freed. Our own child, not yet reaped, so `pid` is still it.
+            if let Ok(Some(p)) = crate::pid(pid) {
+                let _ = rustix::process::kill_process(p, Signal::KILL);
+            }
             let _ = reap(pid);
             return Err(failed("pidfd_open")(e));
         }
@@ -272,82 +187,6 @@ pub fn spawn<S: AsRef<OsStr>>(program: &Program, args: &[S], setup: &Setup) -> i
         closed: false,
         launch: Some(launch),
     })
-}
-
-/// The child's entry point: `arg` is its [`Launch`].
-extern "C" fn start(arg: *mut libc::c_void) -> libc::c_int {
-    // SAFETY: `spawn` passes a `Launch` it keeps alive until this child has
-    // exec'd or exited.
-    let l = unsafe { &*arg.cast::<Launch>() };
-    child(l)
-}
-
-/// The child's side of [`spawn`]: never returns. It shares the launcher's
-/// memory, so it allocates nothing and touches nothing but `l` and its own
-/// stack. Its `errno` is the launcher's thread's too, so the calls whose
-/// error it reports are raw (raw.rs): the error number stays its own.
-fn child(l: &Launch) -> ! {
-    let pipe = l.pipe;
-    let fail = |step: Step, e: io::Error| -> ! {
-        let mut msg = [0u8; 8];
-        msg[..4].copy_from_slice(&(step as u32).to_ne_bytes());
-        msg[4..].copy_from_slice(&e.raw_os_error().unwrap_or(0).to_ne_bytes());
-        // SAFETY: writes 8 bytes from a live buffer, then exits without
-        // running any of the parent's destructors or atexit handlers.
-        unsafe {
-            libc::write(pipe, msg.as_ptr().cast(), msg.len());
-            libc::_exit(127)
-        }
-    };
-    // Die with the launcher, whatever kills it.
-    let _ = follow_parent(l.parent, libc::SIGKILL);
-    // SAFETY: plain system calls on valid buffers and constants.
-    unsafe {
-        // A group of its own, so a terminal's Ctrl-C reaches the launcher
-        // only, which then ends its children in order.
-        libc::setpgid(0, 0);
-        // The launcher blocks its termination signals to read them from a
-        // signalfd; the function must not inherit that.
-        let mut none: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut none);
-        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
-    }
-    // Its first run is stamped once it runs in its own class on its own
-    // cores: it may first have run on the launcher's (whose mask it
-    // inherits) before either side applied its attributes, and a stamp
-    // taken there would show a response of bare launch lateness however
-    // busy the steered cores are.
-    let applied = l.attrs.apply(0);
-    let started = clock::monotonic().to_ne_bytes();
-    // SAFETY: writes 8 bytes from a live buffer.
-    unsafe {
-        libc::write(pipe, started.as_ptr().cast(), started.len());
-    }
-    if let Err(e) = applied {
-        fail(Step::Attrs, e);
-    }
-    let limit = &l.limit as *const libc::rlimit as usize;
-    let rt_time = libc::RLIMIT_RTTIME as usize;
-    // SAFETY: `l.limit` is a valid rlimit.
-    if let Err(e) = unsafe { raw::syscall3(libc::SYS_setrlimit, rt_time, limit, 0) } {
-        fail(Step::Limit, e);
-    }
-    let (path, argv, envp) = (
-        l.argv[0] as usize,
-        l.argv.as_ptr() as usize,
-        l.envp.as_ptr() as usize,
-    );
-    // SAFETY: `argv` (its first string the program's path) and `envp` are
-    // NUL-terminated arrays of C strings that the launcher keeps alive until
-    // this call has replaced the child's memory. It returns only with an
-    // error (no panic for the other case: the memory is the launcher's).
-    let returned = unsafe { raw::syscall3(libc::SYS_execve, path, argv, envp) };
-    fail(
-        Step::Exec,
-        returned
-            .err()
-            .unwrap_or_else(|| io::Error::from_raw_os_error(0)),
-    )
 }
 
 impl Child {
@@ -380,8 +219,8 @@ impl Child {
             _ => {
                 let word = |at: usize| [buf[at], buf[at + 1], buf[at + 2], buf[at + 3]];
                 let step = match u32::from_ne_bytes(word(8)) {
-                    0 => Step::Attrs,
-                    1 => Step::Limit,
+                    launch::STEP_ATTRS => Step::Attrs,
+                    launch::STEP_LIMIT => Step::Limit,
                     _ => Step::Exec,
                 };
                 Report::Failed(stamp(buf), step, i32::from_ne_bytes(word(12)))
@@ -411,17 +250,8 @@ fn stamp(buf: &[u8; 16]) -> Nanos {
 
 /// A pipe, both ends close-on-exec, the read end non-blocking.
 fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` has room for the two descriptors.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: pipe2 returned two fresh descriptors that we now own.
-    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    // SAFETY: fcntl on a descriptor we own.
-    if unsafe { libc::fcntl(r.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let (r, w) = rustix::pipe::pipe_with(PipeFlags::CLOEXEC).map_err(errno)?;
+    rustix::io::ioctl_fionbio(&r, true).map_err(errno)?;
     Ok((r, w))
 }
 
@@ -431,62 +261,24 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
 /// a bench) is then never left behind. `std::process::Command` has no such
 /// option; [`spawn`] does the same for replayed functions.
 pub fn dies_with_parent(command: &mut std::process::Command, signal: libc::c_int) {
-    use std::os::unix::process::CommandExt;
-    let parent = std::process::id() as libc::pid_t;
-    // SAFETY: between fork and exec the closure only makes async-signal-safe
-    // system calls on plain integers.
-    unsafe {
-        command.pre_exec(move || follow_parent(parent, signal));
-    }
-}
-
-/// In a new child, before exec: asks for `signal` when the thread that
-/// made it ends, and exits at once if `parent` is gone already (it died
-/// between the fork or clone and the request, which then never comes).
-/// Async-signal-safe.
-fn follow_parent(parent: libc::pid_t, signal: libc::c_int) -> io::Result<()> {
-    // SAFETY: prctl and getppid on plain integers; _exit ends the child
-    // without running the parent's destructors or atexit handlers.
-    unsafe {
-        let asked = libc::prctl(libc::PR_SET_PDEATHSIG, signal);
-        if libc::getppid() != parent {
-            libc::_exit(127);
-        }
-        // (getppid always succeeds and leaves errno alone.)
-        if asked != 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
+    launch::dies_with_parent(command, signal);
 }
 
 /// A pidfd for `pid` (close-on-exec).
 pub fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
-    // SAFETY: pidfd_open takes two integers.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the kernel returned a fresh descriptor that we now own.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+    let Some(p) = crate::pid(pid)? else {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    };
+    rustix::process::pidfd_open(p, PidfdFlags::empty()).map_err(errno)
 }
 
 /// Sends `signal` to the process behind `pidfd` (never to a reused pid).
+/// An error (EINVAL) for a number that names no signal.
 pub fn signal(pidfd: &OwnedFd, signal: libc::c_int) -> io::Result<()> {
-    // SAFETY: a valid descriptor, a signal number and a null siginfo.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_pidfd_send_signal,
-            pidfd.as_raw_fd(),
-            signal,
-            std::ptr::null::<libc::siginfo_t>(),
-            0,
-        )
+    let Some(sig) = Signal::from_named_raw(signal) else {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
     };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    rustix::process::pidfd_send_signal(pidfd, sig).map_err(errno)
 }
 
 /// How long [`kill_all`] waits for its killed children to be reaped.
@@ -543,23 +335,9 @@ pub fn try_reap(pid: libc::pid_t) -> io::Result<Option<Reaped>> {
 }
 
 fn reap_with(pid: libc::pid_t, flags: libc::c_int) -> io::Result<Option<Reaped>> {
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: `status` and `usage` are valid and writable.
-        let rc = unsafe { libc::wait4(pid, &mut status, flags, &mut usage) };
-        if rc == pid {
-            break;
-        }
-        if rc == 0 {
-            return Ok(None);
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
+    let Some((status, usage)) = wait4::wait4(pid, flags)? else {
+        return Ok(None);
+    };
     Ok(Some(Reaped {
         code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
         signal: libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
@@ -572,24 +350,61 @@ fn reap_with(pid: libc::pid_t, flags: libc::c_int) -> io::Result<Option<Reaped>>
 /// Whether the process behind `pidfd` has exited (a zombie counts as
 /// exited), without waiting.
 pub fn exited(pidfd: &OwnedFd) -> io::Result<bool> {
-    let mut fd = libc::pollfd {
-        fd: pidfd.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
+    let mut fds = [PollFd::new(pidfd, PollFlags::IN)];
+    let now = rustix::time::Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
     };
-    // SAFETY: one valid pollfd, no timeout.
-    let n = unsafe { libc::poll(&mut fd, 1, 0) };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(n > 0)
+    Ok(rustix::event::poll(&mut fds, Some(&now)).map_err(errno)? > 0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sys::sched;
+    use crate::sched;
     use faasched_model::{Attrs, Class, CpuSet};
+
+    /// Whether this process may put a thread under SCHED_FIFO (tried on a
+    /// scratch thread, which then exits).
+    fn may_be_realtime() -> bool {
+        std::thread::spawn(|| {
+            let cpus = CpuSet::first(sched::online_cpus());
+            let fifo = Attrs::normal(cpus).with_class(Class::Fifo(1));
+            Prepared::new(&fifo, false).is_ok_and(|p| p.apply(0).is_ok())
+        })
+        .join()
+        .unwrap_or(false)
+    }
+
+    /// The calling thread as a launcher: on `cpus`, and with `fifo`, under
+    /// SCHED_FIFO at that priority with reset-on-fork, until dropped, which
+    /// gives it back its class and CPUs.
+    struct Launcher {
+        cpus: CpuSet,
+        before: sched::Current,
+    }
+
+    impl Launcher {
+        fn on(cpus: CpuSet, fifo: Option<u8>) -> Launcher {
+            let launcher = Launcher {
+                cpus: sched::affinity(0).unwrap(),
+                before: sched::current(0).unwrap(),
+            };
+            sched::set_affinity(0, &cpus).unwrap();
+            if let Some(prio) = fifo {
+                let attrs = Attrs::normal(cpus).with_class(Class::Fifo(prio));
+                Prepared::new(&attrs, true).unwrap().apply(0).unwrap();
+            }
+            launcher
+        }
+    }
+
+    impl Drop for Launcher {
+        fn drop(&mut self) {
+            let _ = sched::restore(0, &self.before);
+            let _ = sched::set_affinity(0, &self.cpus);
+        }
+    }
 
     /// Starts `path` with `args` under `attrs`, with RLIMIT_RTTIME
     /// `rt_time_limit_us`.
@@ -659,24 +474,20 @@ mod tests {
     /// starts as) would wait for all real-time work to end.
     #[test]
     fn a_child_is_in_its_class_before_it_first_runs() {
-        if !crate::privilege::probe().realtime {
+        if !may_be_realtime() {
             eprintln!("skipped: no privilege for SCHED_FIFO");
             return;
         }
         let last = CpuSet::range(sched::online_cpus() - 1, sched::online_cpus());
         let fifo = |prio| Attrs::normal(last).with_class(Class::Fifo(prio));
         // This thread as the launcher is, above both children, on their CPU.
-        let pinned = crate::privilege::Pinned::to(&last).unwrap();
-        let realtime = crate::privilege::Realtime::enter().unwrap();
+        let launcher = Launcher::on(last, Some(90));
         let hog = hog(last);
         let mut child = start_with("/bin/true", &[], &fifo(50), 300_000);
         let class = sched::current(child.pid).unwrap();
         let report = child.report().unwrap();
-        // SAFETY: our own child, not yet reaped.
-        unsafe { libc::kill(hog.pid, libc::SIGKILL) };
-        let _ = reap(hog.pid);
-        drop(realtime);
-        drop(pinned);
+        kill_all([&hog]);
+        drop(launcher);
         assert_eq!(report, Report::Pending, "it ran beside a real-time hog");
         assert_eq!((class.policy, class.priority), (libc::SCHED_FIFO, 50));
         assert!(matches!(until_closed(&mut child), Report::Execed(_)));
@@ -690,20 +501,20 @@ mod tests {
     #[test]
     fn a_child_reports_its_first_run_on_its_own_cores() {
         let cpus = sched::online_cpus();
-        if !crate::privilege::probe().realtime || cpus < 2 {
+        if !may_be_realtime() || cpus < 2 {
             eprintln!("skipped: needs SCHED_FIFO and two CPUs");
             return;
         }
         let last = CpuSet::range(cpus - 1, cpus);
         let fifo = |prio| Attrs::normal(last).with_class(Class::Fifo(prio));
         // This thread, the launcher, on the first CPU, in the fair class.
-        let pinned = crate::privilege::Pinned::to(&CpuSet::first(1)).unwrap();
+        let launcher = Launcher::on(CpuSet::first(1), None);
         let hog = hog(last);
         let mut child = start_with("/bin/true", &[], &fifo(50), 300_000);
         std::thread::sleep(Duration::from_millis(20)); // this CPU is free
         let report = child.report().unwrap();
         kill_all([&hog]);
-        drop(pinned);
+        drop(launcher);
         assert_eq!(
             report,
             Report::Pending,

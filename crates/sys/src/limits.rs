@@ -1,85 +1,60 @@
 //! RLIMIT_RTTIME: how long a real-time task may run without blocking.
 
+use crate::{io as errno, prlimit};
+use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
 use std::io;
+
+/// rustix's limit (`None`: unlimited) as the kernel's.
+fn to_libc(l: Rlimit) -> libc::rlimit {
+    libc::rlimit {
+        rlim_cur: l.current.unwrap_or(libc::RLIM_INFINITY),
+        rlim_max: l.maximum.unwrap_or(libc::RLIM_INFINITY),
+    }
+}
+
+/// The kernel's limit (RLIM_INFINITY: unlimited) as rustix's.
+fn of_libc(soft: u64, hard: u64) -> Rlimit {
+    let finite = |v: u64| (v != libc::RLIM_INFINITY).then_some(v);
+    Rlimit {
+        current: finite(soft),
+        maximum: finite(hard),
+    }
+}
 
 /// The calling process's RLIMIT_RTTIME.
 pub fn rt_time() -> io::Result<libc::rlimit> {
-    let mut l = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `l` is a valid, writable rlimit.
-    if unsafe { libc::getrlimit(libc::RLIMIT_RTTIME, &mut l) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(l)
+    Ok(to_libc(getrlimit(Resource::Rttime)))
 }
 
 /// Sets the calling process's RLIMIT_RTTIME (µs; soft, hard).
 pub fn set_rt_time(soft: u64, hard: u64) -> io::Result<()> {
-    let l = libc::rlimit {
-        rlim_cur: soft,
-        rlim_max: hard,
-    };
-    // SAFETY: `l` is a valid rlimit.
-    if unsafe { libc::setrlimit(libc::RLIMIT_RTTIME, &l) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    setrlimit(Resource::Rttime, of_libc(soft, hard)).map_err(errno)
 }
 
 /// Raises the calling process's soft RLIMIT_NOFILE towards its hard limit,
 /// to at most `cap`; returns the soft limit it has then.
 pub fn raise_open_files(cap: u64) -> io::Result<u64> {
-    let mut l = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `l` is a valid, writable rlimit.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let mut l = to_libc(getrlimit(Resource::Nofile));
     let want = l.rlim_max.min(cap);
     if want > l.rlim_cur {
         l.rlim_cur = want;
-        // SAFETY: `l` is a valid rlimit.
-        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &l) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        setrlimit(Resource::Nofile, of_libc(l.rlim_cur, l.rlim_max)).map_err(errno)?;
     }
     Ok(l.rlim_cur)
 }
 
 /// RLIMIT_RTTIME of process `pid`.
 pub fn rt_time_of(pid: libc::pid_t) -> io::Result<libc::rlimit> {
-    let mut old = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: a null new limit only reads; `old` is a writable rlimit.
-    if unsafe { libc::prlimit(pid, libc::RLIMIT_RTTIME, std::ptr::null(), &mut old) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(old)
+    prlimit::rt_time_of(pid)
 }
 
 /// Sets RLIMIT_RTTIME of process `pid` (µs; soft, hard) and returns the
 /// limit it had. Setting another process's limit needs CAP_SYS_RESOURCE or
 /// the same user; a hard limit above the old one needs CAP_SYS_RESOURCE.
 pub fn swap_rt_time_of(pid: libc::pid_t, soft: u64, hard: u64) -> io::Result<libc::rlimit> {
-    let new = libc::rlimit {
-        rlim_cur: soft,
-        rlim_max: hard,
-    };
-    let mut old = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `new` is a valid rlimit and `old` a writable one.
-    if unsafe { libc::prlimit(pid, libc::RLIMIT_RTTIME, &new, &mut old) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(old)
+    let old = rustix::process::prlimit(crate::pid(pid)?, Resource::Rttime, of_libc(soft, hard))
+        .map_err(errno)?;
+    Ok(to_libc(old))
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! System calls whose error comes back as their result, not through `errno`.
 //!
 //! A replay's child runs in the launcher's memory until its `exec` (`clone`
-//! with `CLONE_VM`, process.rs), and with it the launcher's thread-local
+//! with `CLONE_VM`, `launch`), and with it the launcher's thread-local
 //! storage: its `errno` is the launcher thread's. The libc wrappers store a
 //! failed call's error there, and the launcher, reading its pipes until
 //! they would block, stores `EAGAIN` there all the time, so a child that
@@ -10,6 +10,11 @@
 //! The kernel returns the error in a register; these calls hand it over
 //! from there. On architectures without the assembly here, the libc
 //! wrapper is used, with the race.
+//!
+//! By hand: rustix's calls leave `errno` alone too, but it has no
+//! `sched_setattr` nor (outside its unstable runtime layer) `execve`, and
+//! no crate offers a raw system call that returns its error.
+#![allow(unsafe_code)]
 
 use std::io;
 
@@ -19,7 +24,7 @@ use std::io;
 /// # Safety
 /// The arguments must be valid for call `nr` (pointers to live memory of
 /// the sizes it reads or writes).
-pub unsafe fn syscall3(nr: libc::c_long, a: usize, b: usize, c: usize) -> io::Result<usize> {
+pub(crate) unsafe fn syscall3(nr: libc::c_long, a: usize, b: usize, c: usize) -> io::Result<usize> {
     let ret = unsafe { call3(nr, a, b, c) };
     // The kernel returns -4095..-1 for an error, anything else is a result.
     match ret {

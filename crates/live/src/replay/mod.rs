@@ -15,6 +15,13 @@
 //! with the launcher (PR_SET_PDEATHSIG), and a real-time child that runs away
 //! is killed by its RLIMIT_RTTIME.
 //!
+//! A function process that a signal ends (killed from outside, by its
+//! RLIMIT_RTTIME, by the OOM killer) is a failed invocation, not an error:
+//! it has no outcome, is counted in [`ReplayStats::failed`], its policy
+//! hears of its exit as of any other (so that no watch or period names it
+//! again), and the run goes on. One that exits with an error code stops the
+//! run ([`ReplayError::Function`]).
+//!
 //! A run is bounded in time too: each launch extends a due instant by
 //! [`OVERRUN_FACTOR`] times the invocation's demand (CPU and I/O), from the
 //! launch or the due instant, whichever is later, as if every invocation ran
@@ -23,19 +30,23 @@
 //! calibration that makes functions far longer than planned).
 
 use crate::observe;
-use crate::steering::{SteerError, SteerStats, Steering, Timeline};
+use crate::steering::{SteerError, Steering, Timeline};
 use crate::sys::clock;
 use crate::sys::poll::Poll;
 use crate::sys::process::{self, Child, Program, Report, Setup, Step};
 use crate::sys::signals::Signals;
 use faasched_model::{
-    CpuSet, Function, Group, Invocation, MS, Nanos, Outcome, SEC, Steer, TaskId, TaskInfo, Time,
+    CpuSet, Function, Group, Invocation, Nanos, Outcome, SEC, Steer, TaskId, TaskInfo, Time,
 };
+pub(crate) use stats::nearest_rank;
+pub use stats::{FAILED_IDS_KEPT, ReplayStats};
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
+
+mod stats;
 
 /// How to replay.
 #[derive(Clone, Debug)]
@@ -97,14 +108,17 @@ pub enum ReplayError {
         /// The kernel's answer.
         source: io::Error,
     },
-    /// A function process failed.
+    /// A function process exited with an error code (the program or its
+    /// arguments are at fault, and would be for every invocation) or
+    /// without a status. One that a signal ended is no error: it is counted
+    /// in [`ReplayStats::failed`] and the replay goes on.
     #[error("invocation {id} ({function}) {how}")]
     Function {
         /// The invocation.
         id: u64,
         /// Its function.
         function: String,
-        /// "exited with code N" or "was killed by signal N".
+        /// "exited with code N" or "ended without a status".
         how: String,
     },
     /// A terminating signal arrived; every child was killed and reaped.
@@ -144,145 +158,6 @@ fn system(what: impl Into<String>) -> impl FnOnce(io::Error) -> ReplayError {
     move |source| ReplayError::System { what, source }
 }
 
-/// What a replay measured beyond the outcomes.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ReplayStats {
-    /// Invocations that finished.
-    pub invocations: u64,
-    /// First arrival and last finish, on the workload's time line.
-    pub start: Time,
-    /// Last finish.
-    pub end: Time,
-    /// Busy time of the steered cores (every process's, from /proc/stat),
-    /// read across the whole run, its lead included: see `busy_window`.
-    pub busy: Nanos,
-    /// The steered cores' time over the same span: cores × span.
-    pub capacity: Nanos,
-    /// The steered cores' time over the window `busy` is read across, the
-    /// whole run with its lead: cores × `wall`.
-    pub busy_window: Nanos,
-    /// Per launch, in order: start instant − arrival instant (0 if on time).
-    pub lateness: Vec<Nanos>,
-    /// CPU time the launcher spent starting children.
-    pub launch_cpu: Nanos,
-    /// Launches that waited (once, up to [`LAUNCH_SHADOW`]) for a CPU watch
-    /// or period due sooner than the launch would end.
-    pub launches_held: u64,
-    /// CPU time of the launcher's thread over the whole run.
-    pub launcher_cpu: Nanos,
-    /// Steering's share of the launcher's work.
-    pub steering: SteerStats,
-    /// Wall time from the start of the run (its lead included) to the end.
-    pub wall: Nanos,
-    /// CPU time the workload planned for the invocations launched (at the
-    /// end of a run, those that finished).
-    pub planned_cpu: Nanos,
-    /// CPU time those invocations' processes used. Below `planned_cpu`, the
-    /// machine did the work faster than calibrated, so it ran at a lower
-    /// load than the workload's; the ratio varies from minute to minute on
-    /// a shared host and moves turnarounds more than most policies do.
-    pub used_cpu: Nanos,
-}
-
-impl ReplayStats {
-    /// Busy time of the steered cores over their capacity (0 for no span).
-    /// The busy time includes each round's lead, when the cores are mostly
-    /// idle (100 ms a round), and the capacity does not, so whatever ran in
-    /// a lead counts a little for the run: a simplification, small for runs
-    /// of seconds.
-    pub fn utilisation(&self) -> f64 {
-        (self.busy as f64 / self.capacity.max(1) as f64).min(1.0)
-    }
-
-    /// The share of the steered cores' time that went to anything but the
-    /// invocations: busy (every process's time, and the host's steal) less
-    /// the invocations' CPU time, over the cores' time in the same window.
-    /// The launcher, the kernel's threads, other processes and the
-    /// hypervisor took it, so the invocations ran on that much less machine
-    /// than the simulator's. An estimate: /proc/stat samples at the tick,
-    /// to 10 ms, while the invocations' CPU time is exact.
-    pub fn other_work_share(&self) -> f64 {
-        let other = self
-            .busy
-            .min(self.busy_window)
-            .saturating_sub(self.used_cpu);
-        other as f64 / self.busy_window.max(1) as f64
-    }
-
-    /// Adds what a later run of the same policy measured (`replay
-    /// --rounds`): counts, CPU times and capacities add up, samples join.
-    pub fn absorb(&mut self, later: ReplayStats) {
-        if self.invocations == 0 {
-            self.start = later.start;
-        }
-        self.invocations += later.invocations;
-        self.end = self.end.max(later.end);
-        self.busy += later.busy;
-        self.capacity += later.capacity;
-        self.busy_window += later.busy_window;
-        self.lateness.extend(later.lateness);
-        self.launch_cpu += later.launch_cpu;
-        self.launches_held += later.launches_held;
-        self.launcher_cpu += later.launcher_cpu;
-        self.steering.absorb(later.steering);
-        self.wall += later.wall;
-        self.planned_cpu += later.planned_cpu;
-        self.used_cpu += later.used_cpu;
-    }
-
-    /// The `live` object of a policy in `summary.json`: launch lateness,
-    /// the launcher's and steering's CPU cost, and how promptly CPU watches
-    /// acted. Times in ms, or µs where the names say so.
-    pub fn to_json(&self) -> serde_json::Value {
-        let n = self.invocations.max(1) as f64;
-        let us = |v: Nanos| v as f64 / 1e3;
-        let s = &self.steering;
-        serde_json::json!({
-            "launch_lateness_ms": quantiles(&self.lateness, 1e6),
-            "late_launches_over_1ms": self.lateness.iter().filter(|&&l| l > MS).count(),
-            "launches_held_for_a_look": self.launches_held,
-            "launcher_cpu_share_of_one_core": self.launcher_cpu as f64 / self.wall.max(1) as f64,
-            "launch_cpu_per_invocation_us": us(self.launch_cpu) / n,
-            "steering_cpu_per_invocation_us": us(s.cpu) / n,
-            "attribute_changes": s.changes,
-            "watch_checks_per_invocation": s.watch_checks as f64 / n,
-            "watch_to_change_us": quantiles(&s.watch_lags, 1e3),
-            "watch_cpu_overshoot_us": quantiles(&s.watch_overshoots, 1e3),
-            "changes_to_exited_processes": s.vanished,
-            "exit_events_before_reapable": s.early_exit_events,
-            "cpu_over_planned": self.used_cpu as f64 / self.planned_cpu.max(1) as f64,
-            "other_work_share_of_cores": self.other_work_share(),
-        })
-    }
-}
-
-/// Count, mean, p50, p99 and max of `values`, divided by `unit`
-/// (nearest-rank percentiles).
-fn quantiles(values: &[Nanos], unit: f64) -> serde_json::Value {
-    let mut v = values.to_vec();
-    v.sort_unstable();
-    let rank = |q: f64| nearest_rank(&v, q) as f64 / unit;
-    if v.is_empty() {
-        return serde_json::json!({ "count": 0 });
-    }
-    serde_json::json!({
-        "count": v.len(),
-        "mean": v.iter().sum::<Nanos>() as f64 / v.len() as f64 / unit,
-        "p50": rank(0.5),
-        "p99": rank(0.99),
-        "max": rank(1.0),
-    })
-}
-
-/// The nearest-rank `q` quantile of `sorted` (ascending); 0 if empty.
-pub(crate) fn nearest_rank(sorted: &[Nanos], q: f64) -> Nanos {
-    let rank = (q * sorted.len() as f64).ceil() as usize;
-    sorted
-        .get(rank.clamp(1, sorted.len().max(1)) - 1)
-        .copied()
-        .unwrap_or(0)
-}
-
 /// A child in flight and what is known of it so far.
 struct Running {
     child: Child,
@@ -290,6 +165,8 @@ struct Running {
     group: Group,
     arrival: Time,
     memory_mb: u32,
+    /// The CPU time the workload planned for it.
+    planned_cpu: Nanos,
     first_run: Option<Nanos>,
 }
 
@@ -444,13 +321,17 @@ where
             let task = TaskId(t >> 1);
             if t & 1 == 0 {
                 started(config, &mut steering, &mut flight, &poll, task)?;
-            } else if let Some(outcome) =
-                exited(config, &mut steering, &mut flight, &poll, task, woke)?
-            {
-                stats.invocations += 1;
-                stats.used_cpu += outcome.cpu;
-                stats.end = stats.end.max(outcome.finish);
-                sink(outcome);
+            } else {
+                match exited(config, &mut steering, &mut flight, &poll, task, woke)? {
+                    Some(Ended::Finished(outcome)) => {
+                        stats.invocations += 1;
+                        stats.used_cpu += outcome.cpu;
+                        stats.end = stats.end.max(outcome.finish);
+                        sink(outcome);
+                    }
+                    Some(Ended::Killed { planned_cpu }) => stats.fail(task.0, planned_cpu),
+                    None => {}
+                }
             }
         }
     }
@@ -532,6 +413,7 @@ fn launch<P: Steer + ?Sized>(
             group: inv.group(),
             arrival: inv.arrival,
             memory_mb: inv.memory_mb,
+            planned_cpu: inv.cpu_demand(),
             first_run: None,
         },
     );
@@ -591,8 +473,24 @@ fn started<P: Steer + ?Sized>(
     Ok(())
 }
 
-/// A child exited at about monotonic instant `now`: reap it and build its
-/// outcome.
+/// How a reaped child ended.
+enum Ended {
+    /// It exited with code 0: its invocation's outcome.
+    Finished(Outcome),
+    /// A signal ended it (killed from outside, by its RLIMIT_RTTIME, by the
+    /// OOM killer): a failed invocation, whose workload had planned
+    /// `planned_cpu`.
+    Killed {
+        /// The CPU time the workload planned for it.
+        planned_cpu: Nanos,
+    },
+}
+
+/// A child exited at about monotonic instant `now`: reap it and say how it
+/// ended. Steering forgets it either way, and its policy hears of its exit
+/// (`on_exit`): to the kernel's scheduler a killed process exits as any
+/// other, and a policy that kept a killed task would go on naming it in its
+/// watches and periods.
 fn exited<P: Steer + ?Sized>(
     config: &Config,
     steering: &mut Steering<'_, P>,
@@ -600,7 +498,7 @@ fn exited<P: Steer + ?Sized>(
     poll: &Poll,
     task: TaskId,
     now: Nanos,
-) -> Result<Option<Outcome>, ReplayError> {
+) -> Result<Option<Ended>, ReplayError> {
     let Some(r) = flight.0.get(&task) else {
         return Ok(None);
     };
@@ -629,9 +527,8 @@ fn exited<P: Steer + ?Sized>(
         Report::Pending | Report::Failed(..) => None,
     };
     let how = match (reaped.code, reaped.signal) {
-        (Some(0), _) => None,
+        (Some(0), _) | (None, Some(_)) => None,
         (Some(code), _) => Some(format!("exited with code {code}")),
-        (None, Some(sig)) => Some(format!("was killed by signal {sig}")),
         (None, None) => Some("ended without a status".to_string()),
     };
     if let Some(how) = how {
@@ -641,6 +538,8 @@ fn exited<P: Steer + ?Sized>(
             how,
         });
     }
+    let killed = reaped.signal.is_some();
+    let planned_cpu = r.planned_cpu;
     let timeline = steering.timeline();
     let first_run = r.first_run.or(stamp).unwrap_or(r.child.forked);
     // Off a core and not runnable: the blocking waits, and what is neither
@@ -664,68 +563,16 @@ fn exited<P: Steer + ?Sized>(
         memory_mb: r.memory_mb,
     };
     steering.exited(task, &outcome);
-    Ok(Some(outcome))
+    Ok(Some(match killed {
+        true => Ended::Killed { planned_cpu },
+        false => Ended::Finished(outcome),
+    }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Two rounds of one policy: counts, times and capacities add up, the
-    /// samples join, and the first round's start stands.
-    #[test]
-    fn rounds_add_up() {
-        let round = |start, end, busy, late: Nanos, lag| ReplayStats {
-            invocations: 2,
-            start,
-            end,
-            busy,
-            capacity: 2 * (end - start),
-            busy_window: 2 * (end - start) + 200,
-            lateness: vec![late, late + 1],
-            launch_cpu: 10,
-            launcher_cpu: 20,
-            wall: end - start,
-            planned_cpu: 100,
-            used_cpu: 90,
-            steering: SteerStats {
-                cpu: 5,
-                watch_lags: vec![lag],
-                ..SteerStats::default()
-            },
-            ..ReplayStats::default()
-        };
-        let mut all = ReplayStats::default();
-        all.absorb(round(1000, 2000, 1500, 3, 7));
-        all.absorb(round(5000, 5500, 250, 4, 8));
-        assert_eq!((all.invocations, all.start, all.end), (4, 1000, 5500));
-        // (1500 + 250) / (2 × 1000 + 2 × 500)
-        assert!((all.utilisation() - 1750.0 / 3000.0).abs() < 1e-12);
-        assert_eq!(all.lateness, [3, 4, 4, 5]);
-        assert_eq!(all.steering.watch_lags, [7, 8]);
-        assert_eq!(all.steering.cpu, 10);
-        assert_eq!((all.launch_cpu, all.launcher_cpu, all.wall), (20, 40, 1500));
-        assert_eq!((all.planned_cpu, all.used_cpu), (200, 180));
-        // (1750 busy - 180 the invocations used) / (3000 + 2 × 200)
-        assert!((all.other_work_share() - 1570.0 / 3400.0).abs() < 1e-12);
-        assert_eq!(ReplayStats::default().utilisation(), 0.0);
-        assert_eq!(ReplayStats::default().other_work_share(), 0.0);
-    }
-
-    /// Busy beyond the window's time (tick sampling) counts as all of it,
-    /// and invocations that used more than the cores' busy time leave no
-    /// share.
-    #[test]
-    fn the_other_work_share_stays_within_the_window() {
-        let stats = |busy, used_cpu| ReplayStats {
-            busy,
-            busy_window: 1000,
-            used_cpu,
-            ..ReplayStats::default()
-        };
-        assert!((stats(1100, 900).other_work_share() - 0.1).abs() < 1e-12);
-        assert_eq!(stats(800, 900).other_work_share(), 0.0);
-    }
+    use faasched_model::MS;
 
     #[test]
     fn a_launch_waits_once_for_a_look_due_within_it() {
@@ -741,18 +588,5 @@ mod tests {
         assert!(!holds(7, None, None, now), "nothing due");
         // Overdue (the loop acts first, but a look may come due meanwhile).
         assert!(holds(7, None, Some(now - MS), now));
-    }
-
-    #[test]
-    fn quantiles_are_nearest_rank() {
-        let v: Vec<Nanos> = (1..=100).map(|i| i * MS).collect();
-        let q = quantiles(&v, 1e6);
-        assert_eq!(q["count"], 100);
-        assert_eq!(
-            (q["p50"].as_f64(), q["p99"].as_f64(), q["max"].as_f64()),
-            (Some(50.0), Some(99.0), Some(100.0))
-        );
-        assert_eq!(q["mean"].as_f64(), Some(50.5));
-        assert_eq!(quantiles(&[], 1e6)["count"], 0);
     }
 }
