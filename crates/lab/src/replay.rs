@@ -270,8 +270,8 @@ impl PolicyRun {
         if let Some(e) = failed {
             return Err(e);
         }
-        if let Some(warning) = busy_host(label, &stats) {
-            eprintln!("{warning}");
+        for line in part_report(label, &stats) {
+            eprintln!("{line}");
         }
         self.stats.absorb(stats);
         Ok(())
@@ -301,19 +301,37 @@ impl PolicyRun {
     }
 }
 
-/// A warning for a replayed part during which other work took more than
-/// [`BUSY_HOST_SHARE`] of the cores' time: its numbers then say as much
-/// about the rest of the machine as about the policy.
-fn busy_host(label: &str, stats: &replay::ReplayStats) -> Option<String> {
+/// What the terminal is told once a part is replayed: that it is done,
+/// whether any invocation failed, and a warning if other work took more
+/// than [`BUSY_HOST_SHARE`] of the cores' time (its numbers then say as
+/// much about the rest of the machine as about the policy). On stderr even
+/// when it is not a terminal, where the progress bar is hidden.
+fn part_report(label: &str, stats: &replay::ReplayStats) -> Vec<String> {
     let share = stats.other_work_share();
-    (share > BUSY_HOST_SHARE).then(|| {
-        format!(
-            "warning: {label}: other work took {:.0}% of the replayed cores' time (the launcher, \
-             the kernel, other processes, the host's steal): its numbers mean little on this busy \
-             machine",
+    let mut lines = vec![format!(
+        "{label}: {} invocations replayed in {:.1} s; other work took {:.1}% of the cores",
+        stats.invocations,
+        stats.wall as f64 / 1e9,
+        share * 100.0
+    )];
+    if stats.failed > 0 {
+        let ids: Vec<String> = stats.failed_ids.iter().map(u64::to_string).collect();
+        lines.push(format!(
+            "warning: {label}: {} invocations failed, their processes ended by a signal \
+             (left out of the results; ids {})",
+            stats.failed,
+            ids.join(", ")
+        ));
+    }
+    if share > BUSY_HOST_SHARE {
+        lines.push(format!(
+            "warning: {label}: other work took {:.0}% of the replayed cores' time (the \
+             launcher, the kernel, other processes, the host's steal): its numbers mean little \
+             on this busy machine",
             share * 100.0
-        )
-    })
+        ));
+    }
+    lines
 }
 
 #[cfg(test)]
@@ -321,21 +339,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_busy_host_is_warned_of_past_a_few_percent() {
+    fn a_part_says_it_is_done_and_warns_of_a_busy_host_or_failures() {
         // 1 s of the cores' time, 950 ms of it busy, 900 ms of which the
         // invocations': other work took 5%, not more.
         let mut stats = replay::ReplayStats {
+            invocations: 40,
+            wall: 2_500 * MS,
             busy: 950 * MS,
             busy_window: 1_000 * MS,
             used_cpu: 900 * MS,
             ..Default::default()
         };
-        assert_eq!(busy_host("cfs", &stats), None);
+        assert_eq!(
+            part_report("cfs", &stats),
+            ["cfs: 40 invocations replayed in 2.5 s; other work took 5.0% of the cores"]
+        );
         stats.used_cpu = 500 * MS;
-        let w = busy_host("cfs 2/3", &stats).unwrap();
+        (stats.failed, stats.failed_ids) = (2, vec![3, 9]);
+        let lines = part_report("cfs 2/3", &stats);
+        assert_eq!(lines.len(), 3, "{lines:?}");
         assert!(
-            w.starts_with("warning: cfs 2/3: other work took 45% "),
-            "{w}"
+            lines[1].starts_with("warning: cfs 2/3: 2 invocations failed"),
+            "{lines:?}"
+        );
+        assert!(lines[1].ends_with("ids 3, 9)"), "{lines:?}");
+        assert!(
+            lines[2].starts_with("warning: cfs 2/3: other work took 45% "),
+            "{lines:?}"
         );
     }
 
