@@ -4,9 +4,9 @@
 //! A replay at 80% load keeps every CPU busy most of the time, and on this
 //! project's VM a function's CPU time grows when the other vCPU computes
 //! too (shared caches and memory bandwidth, or the two vCPUs being one
-//! core's hyperthreads: in session 6, with a spinning loop on the other
-//! vCPU, mst's, pagerank's and float's units took 35–39% more than alone
-//! a minute before, fib's and bfs's about the same). Measured alone, the units came out so
+//! core's hyperthreads: with a spinning loop on the other vCPU, mst's,
+//! pagerank's and float's units took 35–39% more than alone a minute
+//! before, fib's and bfs's about the same). Measured alone, the units came out so
 //! small that a replay's processes then used 1.07–1.21 of the CPU their plans
 //! asked for (docs/LIVE.md, "Calibration"). So by default the measuring
 //! thread is pinned to one CPU and each other CPU it may use runs a
