@@ -3,7 +3,7 @@
 
 use super::clients::Via;
 use super::event::Event;
-use super::protocol::{MAX_FUNCTION_NAME, Request, Response, Sched};
+use super::protocol::{self, Request, Response, Sched};
 use super::registry::{Steered, still_there};
 use super::serve::Agent;
 use super::state::Entry;
@@ -40,11 +40,11 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
             Ok(Request::Unregister { pid }) => {
                 self.unregister(cred, pid).map(|t| Response::task(t.0))
             }
-            Ok(Request::Status) if via == Via::Datagram => Err(format!(
+            Ok(Request::Status {}) if via == Via::Datagram => Err(format!(
                 "status is answered on the stream socket only ({}): its answer may not fit in a datagram",
                 self.config.socket.display()
             )),
-            Ok(Request::Status) => Ok(Response {
+            Ok(Request::Status {}) => Ok(Response {
                 ok: true,
                 status: Some(self.status()),
                 ..Response::default()
@@ -74,14 +74,7 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         pid: libc::pid_t,
         function: &str,
     ) -> Result<TaskId, String> {
-        if function.is_empty()
-            || function.len() > MAX_FUNCTION_NAME
-            || function.chars().any(char::is_control)
-        {
-            return Err(format!(
-                "a function name is 1 to {MAX_FUNCTION_NAME} bytes, no control characters"
-            ));
-        }
+        protocol::check_function_name(function)?;
         if pid <= 1 {
             return Err(format!("pid {pid} cannot be handed over"));
         }

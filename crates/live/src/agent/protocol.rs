@@ -32,6 +32,17 @@ pub const MAX_REQUEST: usize = 4096;
 /// The longest function name, in bytes.
 pub const MAX_FUNCTION_NAME: usize = 128;
 
+/// Whether `name` may name a function: 1 to [`MAX_FUNCTION_NAME`] bytes, no
+/// control characters (it is logged and shown in a table). If not, why.
+pub(crate) fn check_function_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > MAX_FUNCTION_NAME || name.chars().any(char::is_control) {
+        return Err(format!(
+            "a function name is 1 to {MAX_FUNCTION_NAME} bytes, no control characters"
+        ));
+    }
+    Ok(())
+}
+
 /// The datagram socket of the agent whose stream socket is `socket`: beside
 /// it, with the extension `.dgram`.
 pub fn datagram_path(socket: &Path) -> PathBuf {
@@ -66,8 +77,10 @@ pub enum Request {
         /// The process.
         pid: libc::pid_t,
     },
-    /// What the agent steers.
-    Status,
+    /// What the agent steers. (A variant with no fields rather than a unit
+    /// one: serde lets a unit variant of an internally tagged enum ignore
+    /// unknown fields, and every request refuses them.)
+    Status {},
 }
 
 /// The agent's answer to one request.
@@ -360,7 +373,7 @@ impl Client {
 
     /// What the agent on `path` steers.
     pub fn status(path: &Path) -> Result<Status, ClientError> {
-        Client::once(path, &Request::Status)?
+        Client::once(path, &Request::Status {})?
             .status
             .ok_or_else(|| ClientError::Malformed {
                 path: path.to_path_buf(),
@@ -402,7 +415,7 @@ mod tests {
                 Request::Unregister { pid: 4242 },
                 r#"{"op":"unregister","pid":4242}"#,
             ),
-            (Request::Status, r#"{"op":"status"}"#),
+            (Request::Status {}, r#"{"op":"status"}"#),
         ];
         for (request, text) in cases {
             assert_eq!(serde_json::to_string(&request).unwrap(), text);
@@ -417,10 +430,26 @@ mod tests {
             r#"{"op":"register","pid":1}"#,
             r#"{"op":"register","pid":"1","function":"f"}"#,
             r#"{"op":"register","pid":1,"function":"f","uid":0}"#,
+            r#"{"op":"unregister","pid":1,"function":"f"}"#,
+            r#"{"op":"status","pad":"x"}"#,
             r#"{"pid":1}"#,
             "register 1 f",
         ] {
             assert!(serde_json::from_str::<Request>(bad).is_err(), "{bad}");
+        }
+        // An unknown field is named, whatever the operation.
+        for (bad, field) in [
+            (r#"{"op":"status","pad":"x"}"#, "pad"),
+            (r#"{"op":"unregister","pid":1,"function":"f"}"#, "function"),
+            (r#"{"op":"register","pid":1,"function":"f","uid":0}"#, "uid"),
+        ] {
+            let e = serde_json::from_str::<Request>(bad)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&format!("unknown field `{field}`")),
+                "{bad}: {e}"
+            );
         }
     }
 
