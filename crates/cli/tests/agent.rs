@@ -347,6 +347,41 @@ fn the_protocol_answers_each_line_and_refuses_nonsense() {
     assert!(answer["error"].as_str().unwrap().contains("longer than"));
 }
 
+/// `request` padded with spaces to `len` bytes.
+fn padded(request: &str, len: usize) -> String {
+    format!("{request}{}", " ".repeat(len - request.len()))
+}
+
+#[test]
+fn a_request_of_exactly_the_limit_is_answered_and_one_byte_more_is_refused_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = Agent::start(dir.path(), "cfs");
+    // On the stream socket: a line of 4096 bytes before its newline.
+    let mut ask = agent.conversation();
+    let exact = ask(&padded(r#"{"op":"status"}"#, 4096));
+    assert_eq!(exact["ok"], true, "{exact}");
+    let over = ask(&padded(r#"{"op":"status"}"#, 4097));
+    assert_eq!(over["error"], "request longer than 4096 bytes", "{over}");
+    // On the datagram socket: 4096 bytes, with or without a newline.
+    let socket = UnixDatagram::unbound().unwrap();
+    dgram::pass_credentials(&socket).unwrap();
+    socket.connect(datagram_path(&agent.socket)).unwrap();
+    socket.set_read_timeout(Some(PATIENCE)).unwrap();
+    let ask = |request: String| -> Value {
+        socket.send(request.as_bytes()).unwrap();
+        let mut answer = vec![0u8; 1 << 16];
+        let n = socket.recv(&mut answer).unwrap();
+        serde_json::from_slice(&answer[..n]).unwrap()
+    };
+    let unregister = r#"{"op":"unregister","pid":999999}"#;
+    for exact in [padded(unregister, 4096), padded(unregister, 4096) + "\n"] {
+        assert_eq!(ask(exact)["error"], "pid 999999 is not steered");
+    }
+    let over = ask(padded(unregister, 4097));
+    assert_eq!(over["error"], "request longer than 4096 bytes", "{over}");
+    assert_eq!(agent.status()["refused"], 1 + 2 + 1);
+}
+
 #[test]
 fn the_datagram_socket_answers_each_request_with_one_datagram() {
     let dir = tempfile::tempdir().unwrap();

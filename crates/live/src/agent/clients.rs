@@ -108,10 +108,14 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         }
     }
 
-    /// Whether the connection stays open.
+    /// Whether the connection stays open. Each whole request line is
+    /// answered in order; one found longer than [`MAX_REQUEST`] is refused
+    /// unread and ends the connection (after the lines before it).
     fn converse_with(&mut self, conn: &mut Conn) -> bool {
         let mut open = true;
         let mut chunk = [0u8; 1024];
+        // Until a request's worth is buffered: the first line's newline, if
+        // it is within the limit, is then in the buffer.
         while conn.buf.len() <= MAX_REQUEST {
             match conn.stream.read(&mut chunk) {
                 Ok(0) => {
@@ -127,18 +131,28 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
                 Err(_) => return false,
             }
         }
-        while let Some(end) = conn.buf.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = conn.buf.drain(..=end).collect();
-            let response = self.answer(conn.cred, &line[..end], Via::Stream);
-            if !reply(&mut conn.stream, &response) {
-                return false;
+        let mut start = 0;
+        loop {
+            match next_request(&conn.buf[start..]) {
+                Next::Request(len) => {
+                    let line = &conn.buf[start..start + len];
+                    let response = self.answer(conn.cred, line, Via::Stream);
+                    start += len + 1;
+                    if !reply(&mut conn.stream, &response) {
+                        return false;
+                    }
+                }
+                Next::TooLong => {
+                    let response = self.too_long(conn.cred);
+                    reply(&mut conn.stream, &response);
+                    return false;
+                }
+                // The rest comes with a later wake-up (the socket is
+                // watched while it has anything to read).
+                Next::Partial => break,
             }
         }
-        if conn.buf.len() > MAX_REQUEST {
-            let response = self.too_long(conn.cred);
-            reply(&mut conn.stream, &response);
-            return false;
-        }
+        conn.buf.drain(..start);
         open
     }
 
@@ -147,7 +161,8 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
     /// queue or the agent's send buffer is full (the agent never waits on a
     /// client). At most [`DATAGRAMS_PER_WAKEUP`].
     pub(super) fn datagrams(&mut self, socket: &UnixDatagram) {
-        let mut buf = [0u8; MAX_REQUEST];
+        // A request and its newline, and a byte more to tell a longer one.
+        let mut buf = [0u8; MAX_REQUEST + 1];
         for _ in 0..DATAGRAMS_PER_WAKEUP {
             let datagram = match dgram::recv_with_cred(socket, &mut buf) {
                 Ok(Some(d)) => d,
@@ -158,9 +173,9 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return self.warn(format!("reading a request datagram: {e}")),
             };
-            let response = match datagram.too_long {
-                true => self.too_long(datagram.cred),
-                false => self.answer(datagram.cred, &buf[..datagram.len], Via::Datagram),
+            let response = match datagram_request(&buf[..datagram.len], datagram.too_long) {
+                None => self.too_long(datagram.cred),
+                Some(request) => self.answer(datagram.cred, request, Via::Datagram),
             };
             if let Some(to) = &datagram.from
                 && let Ok(line) = protocol::line(&response)
@@ -200,6 +215,36 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
     }
 }
 
+/// What a connection's buffer starts with.
+#[derive(Debug, PartialEq, Eq)]
+enum Next {
+    /// A request of this many bytes, its newline after them.
+    Request(usize),
+    /// More than [`MAX_REQUEST`] bytes before any newline.
+    TooLong,
+    /// The start of a request, up to [`MAX_REQUEST`] bytes so far.
+    Partial,
+}
+
+/// What `buf` starts with. A request is a line of at most [`MAX_REQUEST`]
+/// bytes before its newline: its newline is among the first
+/// `MAX_REQUEST + 1` bytes, or it is too long.
+fn next_request(buf: &[u8]) -> Next {
+    match buf.iter().take(MAX_REQUEST + 1).position(|&b| b == b'\n') {
+        Some(len) => Next::Request(len),
+        None if buf.len() > MAX_REQUEST => Next::TooLong,
+        None => Next::Partial,
+    }
+}
+
+/// The request a datagram holds (its line, the newline optional), or `None`
+/// if it is longer than [`MAX_REQUEST`] (`truncated`: it did not fit the
+/// buffer, which holds a request, its newline and a byte more).
+fn datagram_request(datagram: &[u8], truncated: bool) -> Option<&[u8]> {
+    let line = datagram.strip_suffix(b"\n").unwrap_or(datagram);
+    (!truncated && line.len() <= MAX_REQUEST).then_some(line)
+}
+
 /// Writes one response line; `false` if the client is gone or does not read
 /// (the socket is non-blocking: the agent never waits on a client). A long
 /// line (a status of thousands of processes) first gets room in the
@@ -223,7 +268,33 @@ mod tests {
     use std::io::Read;
 
     #[test]
-    pub(super) fn a_reply_longer_than_the_send_buffer_is_queued_whole() {
+    fn a_request_line_is_at_most_the_limit_before_its_newline() {
+        let line = |len: usize, end: &[u8]| [vec![b' '; len], end.to_vec()].concat();
+        assert_eq!(
+            next_request(&line(MAX_REQUEST, b"\n")),
+            Next::Request(MAX_REQUEST)
+        );
+        assert_eq!(
+            next_request(&line(MAX_REQUEST, b"\nxx")),
+            Next::Request(MAX_REQUEST)
+        );
+        assert_eq!(next_request(&line(MAX_REQUEST, b"")), Next::Partial);
+        assert_eq!(next_request(&line(MAX_REQUEST + 1, b"")), Next::TooLong);
+        assert_eq!(next_request(&line(MAX_REQUEST + 1, b"\n")), Next::TooLong);
+        assert_eq!(next_request(b""), Next::Partial);
+        assert_eq!(next_request(b"\n"), Next::Request(0));
+        let exact = line(MAX_REQUEST, b"");
+        assert_eq!(datagram_request(&exact, false), Some(&exact[..]));
+        assert_eq!(
+            datagram_request(&line(MAX_REQUEST, b"\n"), false),
+            Some(&exact[..])
+        );
+        assert_eq!(datagram_request(&line(MAX_REQUEST + 1, b""), false), None);
+        assert_eq!(datagram_request(&line(MAX_REQUEST, b"\n"), true), None);
+    }
+
+    #[test]
+    fn a_reply_longer_than_the_send_buffer_is_queued_whole() {
         let (mut agent_end, mut client) = UnixStream::pair().unwrap();
         agent_end.set_nonblocking(true).unwrap();
         // A status of thousands of processes: far past the default buffer.

@@ -24,9 +24,11 @@ use std::os::unix::net::{UnixDatagram, UnixStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The longest request the agent reads, in bytes (a line, or a datagram):
-/// requests are a few dozen; a longer line ends the connection, and a
-/// longer datagram is refused.
+/// The longest request the agent reads, in bytes, not counting the newline
+/// that ends it: a line on the stream socket, or a datagram (which may end
+/// in one newline more). Requests are a few dozen bytes. A request of
+/// exactly this many is read; a longer one is refused whole, unread, and a
+/// longer line ends its connection.
 pub const MAX_REQUEST: usize = 4096;
 
 /// The longest function name, in bytes.
