@@ -424,7 +424,11 @@ fn the_datagram_socket_answers_each_request_with_one_datagram() {
     // Handed over and ended by datagram.
     let sleeper = Guard::spawn(Command::new("sleep").arg("30"));
     let pid = sleeper.pid();
-    let registered = ask(format!(r#"{{"op":"register","pid":{pid},"function":"f"}}"#).as_bytes());
+    let inode = inode_of(pid);
+    let registered = ask(format!(
+        r#"{{"op":"register","pid":{pid},"inode":{inode},"function":"f"}}"#
+    )
+    .as_bytes());
     assert_eq!(registered["ok"], true, "{registered}");
     assert!(agent.steers(pid));
     let ended = ask(format!(r#"{{"op":"unregister","pid":{pid}}}"#).as_bytes());
@@ -439,6 +443,71 @@ fn the_datagram_socket_answers_each_request_with_one_datagram() {
         .send_to(br#"{"op":"status"}"#, datagram_path(&agent.socket))
         .unwrap();
     until("the agent refuses it", || agent.status()["refused"] == 5);
+}
+
+/// The pidfs inode of the process `pid` names now, as a client reads it.
+fn inode_of(pid: i32) -> u64 {
+    fs::File::from(process::pidfd_open(pid).unwrap())
+        .metadata()
+        .unwrap()
+        .ino()
+}
+
+#[test]
+fn a_register_is_pinned_to_the_process_its_client_chose() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = Agent::start(dir.path(), "cfs");
+    let socket = UnixDatagram::unbound().unwrap();
+    dgram::pass_credentials(&socket).unwrap();
+    socket.connect(datagram_path(&agent.socket)).unwrap();
+    socket.set_read_timeout(Some(PATIENCE)).unwrap();
+    let ask = |request: String| -> Value {
+        socket.send(request.as_bytes()).unwrap();
+        let mut answer = vec![0u8; 1 << 16];
+        let n = socket.recv(&mut answer).unwrap();
+        serde_json::from_slice(&answer[..n]).unwrap()
+    };
+    let register = |pid: i32, inode: Option<u64>| {
+        let inode = inode.map_or(String::new(), |i| format!(r#""inode":{i},"#));
+        format!(r#"{{"op":"register","pid":{pid},{inode}"function":"f"}}"#)
+    };
+    // The process a client chose exits and is reaped before the agent reads
+    // the request, and its pid is reused: here, by the stranger the
+    // request then names.
+    let mut chosen = Guard::spawn(Command::new("sleep").arg("30"));
+    let inode = inode_of(chosen.pid());
+    chosen.signal(libc::SIGKILL);
+    chosen.exit();
+    let stranger = Guard::spawn(Command::new("sleep").arg("30"));
+    let reused = ask(register(stranger.pid(), Some(inode)));
+    let err = reused["error"].as_str().unwrap_or_default();
+    assert!(err.contains("its pid was reused"), "{reused}");
+    // A bare pid could be anyone's by now: refused, saying how to pin it.
+    let bare = ask(register(stranger.pid(), None));
+    let err = bare["error"].as_str().unwrap_or_default();
+    assert!(
+        err.contains("is not pinned") && err.contains("\"inode\""),
+        "{bare}"
+    );
+    assert!(!agent.steers(stranger.pid()));
+    // Pinned to the process its pid names: handed over.
+    let pinned = ask(register(stranger.pid(), Some(inode_of(stranger.pid()))));
+    assert_eq!(pinned["ok"], true, "{pinned}");
+    assert!(agent.steers(stranger.pid()));
+    // On the stream socket a client may name itself without an inode (the
+    // kernel pins it: SO_PEERPIDFD), and no other process.
+    let other = Guard::spawn(Command::new("sleep").arg("30"));
+    let mut talk = agent.conversation();
+    let refused = talk(&register(other.pid(), None));
+    let err = refused["error"].as_str().unwrap_or_default();
+    assert!(err.contains("may hand over only itself"), "{refused}");
+    let me = std::process::id() as i32;
+    let itself = talk(&register(me, None));
+    // Given back at once: this is the test process.
+    let ended = talk(&format!(r#"{{"op":"unregister","pid":{me}}}"#));
+    assert_eq!((&itself["ok"], &ended["ok"]), (&true.into(), &true.into()));
+    assert_eq!(itself["task"], ended["task"]);
+    assert_eq!(agent.status()["refused"], 3);
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 use super::clients::Via;
 use super::event::Event;
+use super::pin::{self, Claim};
 use super::protocol::{self, Request, Response, Sched};
 use super::registry::{Steered, still_there};
 use super::serve::Agent;
@@ -31,16 +32,26 @@ pub(super) struct FunctionStats {
 impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
     /// Carries out one request (a line on the stream, or a datagram) from a
     /// client with credentials `cred`, and says how it went.
-    pub(super) fn answer(&mut self, cred: PeerCred, request: &[u8], via: Via) -> Response {
+    pub(super) fn answer(&mut self, cred: PeerCred, request: &[u8], via: Via<'_>) -> Response {
         let answer = match serde_json::from_slice::<Request>(request) {
             Err(e) => Err(format!("malformed request: {e}")),
-            Ok(Request::Register { pid, function }) => self
-                .register(cred, pid, &function)
-                .map(|t| Response::task(t.0)),
+            Ok(Request::Register {
+                pid,
+                inode,
+                function,
+            }) => {
+                let claim = match (inode, via) {
+                    (Some(inode), _) => Claim::Inode(inode),
+                    (None, Via::Stream(stream)) => Claim::Peer(stream, cred),
+                    (None, Via::Datagram) => Claim::Bare,
+                };
+                self.register(cred, pid, &function, claim)
+                    .map(|t| Response::task(t.0))
+            }
             Ok(Request::Unregister { pid }) => {
                 self.unregister(cred, pid).map(|t| Response::task(t.0))
             }
-            Ok(Request::Status {}) if via == Via::Datagram => Err(format!(
+            Ok(Request::Status {}) if matches!(via, Via::Datagram) => Err(format!(
                 "status is answered on the stream socket only ({}): its answer may not fit in a datagram",
                 self.config.socket.display()
             )),
@@ -73,6 +84,7 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         cred: PeerCred,
         pid: libc::pid_t,
         function: &str,
+        claim: Claim<'_>,
     ) -> Result<TaskId, String> {
         protocol::check_function_name(function)?;
         if pid <= 1 {
@@ -85,6 +97,8 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
         if Some(pid) == self.kthreadd {
             return Err(kernel_thread());
         }
+        // Which process the client chose: a pid alone is not trusted.
+        let pinned = pin::pinned(pid, claim)?;
         if let Some(task) = self.steering_pid(pid) {
             let s = &self.registry.steered[&task];
             return Err(format!(
@@ -98,8 +112,8 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
                 self.max_processes
             ));
         }
-        // The pidfd first: the checks below count only if its process still
-        // runs after them (invariant 2).
+        // The pidfd first, of the process the client chose (invariant 2):
+        // the checks below count only if its process still runs after them.
         let pidfd = process::pidfd_open(pid).map_err(|e| match e.raw_os_error() {
             Some(libc::ESRCH) => format!("no process {pid}"),
             Some(libc::EINVAL) => {
@@ -107,6 +121,7 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
             }
             _ => format!("pidfd_open({pid}): {e}"),
         })?;
+        let inode = pin::check(pid, &pidfd, pinned)?;
         let gone = || format!("no process {pid} (it exited)");
         // ESRCH also when its parent is outside the agent's pid namespace.
         let info = pidfd::info(pidfd.as_fd()).map_err(|e| match process::exited(&pidfd) {
@@ -122,7 +137,6 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
                 info.uids[0], info.uids[1], cred.uid
             ));
         }
-        let inode = pidfd::inode(pidfd.as_fd()).map_err(|e| format!("fstat of a pidfd: {e}"))?;
         if process::exited(&pidfd).unwrap_or(true) {
             return Err(gone());
         }
@@ -187,6 +201,14 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
     /// RLIMIT_RTTIME if it may make it real-time), then its watches. On
     /// failure the process gets back what it had and the policy sees the
     /// task end.
+    ///
+    /// These calls (and the reading of `entry.before`) reach the process by
+    /// its pid, so they count only if the process was not reaped meanwhile
+    /// ([`pin::maybe_reused`]): if it was, the hand-over fails, and if its
+    /// pid names another process now that runs in a real-time class (the
+    /// policy's attributes may have reached it, under a policy with
+    /// real-time classes),
+    /// that process gets `entry.before` (never real-time).
     fn admit(
         &mut self,
         mut entry: Entry,
@@ -232,8 +254,26 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
                     .add(pidfd.as_fd(), task.0)
                     .map_err(|e| format!("epoll: {e}"))
             });
+        let reused = pin::maybe_reused(pid, &pidfd, entry.inode);
+        let steered = steered.and_then(|()| match reused {
+            true => Err(format!(
+                "pid {pid} exited and was reaped while being handed over"
+            )),
+            false => Ok(()),
+        });
         if let Err(why) = steered {
-            let _ = entry.before.restore(pid);
+            // The policy may make processes real-time: the one that took
+            // the pid may have been made so.
+            let may_have_made_realtime = self.config.rt_time_limit_us.is_some()
+                && sched::current(pid).is_ok_and(|c| c.is_realtime());
+            if !reused {
+                let _ = entry.before.restore(pid);
+            } else if may_have_made_realtime {
+                let _ = entry.before.restore(pid);
+                self.warn(format!(
+                    "pid {pid} was reaped while being handed over and its pid now names a real-time process, which the policy's attributes may have reached: gave it SCHED_OTHER"
+                ));
+            }
             let outcome = self.outcome(task, &function, since, since, SchedstatReading::default());
             self.steering.exited(task, &outcome);
             return Err(why);

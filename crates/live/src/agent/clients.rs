@@ -14,10 +14,10 @@ use std::os::fd::AsFd;
 use std::os::unix::net::{UnixDatagram, UnixListener, UnixStream};
 
 /// Which socket a request came on.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Via {
-    /// A line on a connection to the stream socket.
-    Stream,
+#[derive(Clone, Copy)]
+pub(super) enum Via<'a> {
+    /// A line on this connection to the stream socket.
+    Stream(&'a UnixStream),
     /// A datagram on the datagram socket.
     Datagram,
 }
@@ -136,7 +136,7 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
             match next_request(&conn.buf[start..]) {
                 Next::Request(len) => {
                     let line = &conn.buf[start..start + len];
-                    let response = self.answer(conn.cred, line, Via::Stream);
+                    let response = self.answer(conn.cred, line, Via::Stream(&conn.stream));
                     start += len + 1;
                     if !reply(&mut conn.stream, &response) {
                         return false;

@@ -1,15 +1,16 @@
 //! Agent mode: steer processes faasched did not start.
 //!
-//! A platform hands a process over (its pid and its function's name) on one
-//! of the agent's two Unix sockets ([`protocol`]): in one datagram on the
-//! datagram socket, answered with one datagram (`faasched exec` does this),
-//! or as a line on a connection to the stream socket, which also answers
-//! `status`. The agent steers the process with the policy exactly as replay
-//! steers the processes it starts, through [`Steering`]: `on_arrival` when
-//! it is handed over, `on_start` at once (it runs already), CPU watches and
-//! periods, `on_exit` with its outcome when it exits or is unregistered.
-//! `faasched exec` hands over itself, then `exec`s the function, which keeps
-//! the pid and so the attributes.
+//! A platform hands a process over (its pid, pinned, and its function's
+//! name) on one of the agent's two Unix sockets ([`protocol`]): in one
+//! datagram on the datagram socket, answered with one datagram (`faasched
+//! exec` does this), or as a line on a connection to the stream socket,
+//! which also answers `status`. The agent steers the process with the
+//! policy exactly as replay steers the processes it starts, through
+//! [`Steering`](crate::steering::Steering): `on_arrival` when it is handed
+//! over, `on_start` at once (it runs already), CPU watches and periods,
+//! `on_exit` with its outcome when it exits or is unregistered. `faasched
+//! exec` hands over itself, then `exec`s the function, which keeps the pid
+//! and so the attributes.
 //!
 //! One thread, one wait (`epoll_pwait2`), as in replay: the two sockets,
 //! each connected client, each steered process's pidfd, the terminating
@@ -22,12 +23,17 @@
 //!    recorded for it: `SO_PEERCRED` at `connect` on the stream socket,
 //!    `SCM_CREDENTIALS` attached to each datagram at send); never init, the
 //!    agent, a kernel thread or a thread that is not its process's leader.
-//! 2. A pid names a steered process only with the pidfd opened before any
-//!    check: the credentials and parent checked are the pidfd's process's
-//!    (`PIDFD_GET_INFO`), and the checks count only if that process still
-//!    runs after them. The pidfd, its pidfs inode (in the state file) and
-//!    the schedstat steering keeps open name that process for good; an exit
-//!    is the pidfd turning readable.
+//! 2. No bare pid is trusted. A hand-over names the process the client
+//!    chose, pinned by its pidfs inode or, for a stream client naming
+//!    itself, by the client's pidfd from the kernel (`pin`; the protocol's
+//!    "Pinning"); the agent's pidfd on the pid, opened before any check,
+//!    must be of that process. The credentials and parent checked are the
+//!    pidfd's process's (`PIDFD_GET_INFO`), and the checks, and the calls
+//!    that reach the process by its pid while it is handed over, count only
+//!    if it was not reaped after them (a zombie keeps its pid). The pidfd,
+//!    its pidfs inode (in the state file) and the schedstat steering keeps
+//!    open name that process for good; an exit is the pidfd turning
+//!    readable.
 //! 3. Every path out of [`serve`] gives each steered process back what it ran
 //!    under before (never a real-time class): a terminating signal or an
 //!    error by `Registry`'s drop, a panic by unwinding through it. Only
@@ -38,7 +44,7 @@
 //! Where things are: [`protocol`] (the wire format and a client), `socket`
 //! (binding the two sockets), `clients` (connections, datagrams, refusals),
 //! `admission` (carrying out requests: the checks, hand-overs, ends and
-//! outcomes), `registry` (the steered processes, held by their pidfds),
+//! outcomes), `pin` (which process a request names), `registry` (the steered processes, held by their pidfds),
 //! `serve` (the loop and its set-up), `event` (the log and the summary),
 //! `state` (the journal a restarted agent re-adopts from), `target` (what a
 //! process ran under before, and who may hand it over) and `guard` (giving
@@ -50,6 +56,7 @@ mod admission;
 mod clients;
 mod event;
 mod guard;
+mod pin;
 mod registry;
 mod serve;
 mod socket;

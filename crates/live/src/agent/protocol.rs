@@ -11,11 +11,41 @@
 //! reference; in short:
 //!
 //! ```text
-//! {"op":"register","pid":4242,"function":"resize"}  -> {"ok":true,"task":7}
+//! {"op":"register","pid":4242,"inode":9120,"function":"resize"} -> {"ok":true,"task":7}
 //! {"op":"unregister","pid":4242}                     -> {"ok":true,"task":7}
 //! {"op":"status"}   (stream socket only)             -> {"ok":true,"status":{...}}
 //! anything refused or malformed                      -> {"ok":false,"error":"..."}
 //! ```
+//!
+//! Unknown operations and unknown fields are malformed, in every request.
+//!
+//! # Pinning the process a `register` names
+//!
+//! A pid number alone does not name a process for long: the process may
+//! exit, be reaped and have its pid handed to another between the client
+//! writing the request and the agent reading it, and the agent would then
+//! steer that other process (any process at all, for a root client). So a
+//! `register` pins its process by one of:
+//!
+//! 1. `inode`: the pidfs inode of the process (`st_ino` of `fstat` on a
+//!    pidfd of it, Linux 6.9+), which the client reads when it chooses the
+//!    process. No two processes of one boot share one (64-bit kernels). The
+//!    agent opens its own pidfd on `pid` and steers the process only if that
+//!    pidfd has this inode; otherwise the process the client chose has
+//!    exited and its pid names another, and the request is refused.
+//!    [`Client::register`] sends it, as `faasched exec` (for itself) and
+//!    `faasched agent register` do.
+//! 2. On the stream socket only, without `inode`, and only when `pid` is
+//!    the client's own (the process that connected): the agent takes the
+//!    client's pidfd from the kernel (`SO_PEERPIDFD`, recorded at
+//!    `connect`, Linux 6.5+) and steers the process only if its pidfd on
+//!    `pid` is of that process.
+//!
+//! A `register` with neither (a bare pid, as clients before this rule sent
+//! on the datagram socket, or a stream client naming another process) is
+//! refused, saying how to pin it: no path trusts a pid number that may have
+//! been recycled. `unregister` needs no pin: it names a process the agent
+//! already holds by its pidfd.
 
 use crate::sys::dgram;
 use serde::{Deserialize, Serialize};
@@ -69,6 +99,10 @@ pub enum Request {
     Register {
         /// The process.
         pid: libc::pid_t,
+        /// Its pidfs inode, read by the client when it chose the process:
+        /// what pins `pid` to it (see the module docs).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        inode: Option<u64>,
         /// Its function's name.
         function: String,
     },
@@ -247,9 +281,25 @@ pub enum ClientError {
         /// The answer.
         answer: String,
     },
+    /// The process to hand over could not be pinned (no such process, or
+    /// one that is a thread, not a process).
+    #[error("cannot hand over pid {pid}: {error}")]
+    Pin {
+        /// The process.
+        pid: libc::pid_t,
+        /// The error (not a `source`: the message holds it).
+        error: io::Error,
+    },
     /// The agent refused the request.
     #[error("the faasched agent refused: {0}")]
     Refused(String),
+}
+
+/// The pidfs inode of process `pid` now: what pins a `register` to it.
+pub fn pidfs_inode(pid: libc::pid_t) -> Result<u64, ClientError> {
+    let pin = |error| ClientError::Pin { pid, error };
+    let pidfd = crate::sys::process::pidfd_open(pid).map_err(pin)?;
+    crate::sys::pidfd::inode(std::os::fd::AsFd::as_fd(&pidfd)).map_err(pin)
 }
 
 /// How long a client waits for an answer: the agent answers in
@@ -357,10 +407,14 @@ impl Client {
     }
 
     /// Hands process `pid` over as an invocation of `function` to the agent
-    /// on `path` (on its datagram socket); its task.
+    /// on `path` (on its datagram socket); its task. The request is pinned
+    /// to the process `pid` names now, by its pidfs inode ([`pidfs_inode`]):
+    /// if that process exits and its pid is reused before the agent reads
+    /// the request, the agent refuses it rather than steer another process.
     pub fn register(path: &Path, pid: libc::pid_t, function: &str) -> Result<u64, ClientError> {
         let request = Request::Register {
             pid,
+            inode: Some(pidfs_inode(pid)?),
             function: function.into(),
         };
         Ok(Client::datagram(path, &request)?.task.unwrap_or_default())
@@ -409,6 +463,15 @@ mod tests {
             (
                 Request::Register {
                     pid: 4242,
+                    inode: Some(9120),
+                    function: "resize".into(),
+                },
+                r#"{"op":"register","pid":4242,"inode":9120,"function":"resize"}"#,
+            ),
+            (
+                Request::Register {
+                    pid: 4242,
+                    inode: None,
                     function: "resize".into(),
                 },
                 r#"{"op":"register","pid":4242,"function":"resize"}"#,
@@ -431,6 +494,7 @@ mod tests {
             r#"{"op":"reboot"}"#,
             r#"{"op":"register","pid":1}"#,
             r#"{"op":"register","pid":"1","function":"f"}"#,
+            r#"{"op":"register","pid":1,"inode":-1,"function":"f"}"#,
             r#"{"op":"register","pid":1,"function":"f","uid":0}"#,
             r#"{"op":"unregister","pid":1,"function":"f"}"#,
             r#"{"op":"status","pad":"x"}"#,
