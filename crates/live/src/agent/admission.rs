@@ -204,11 +204,10 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
     ///
     /// These calls (and the reading of `entry.before`) reach the process by
     /// its pid, so they count only if the process was not reaped meanwhile
-    /// ([`pin::maybe_reused`]): if it was, the hand-over fails, and if its
-    /// pid names another process now that runs in a real-time class (the
-    /// policy's attributes may have reached it, under a policy with
-    /// real-time classes),
-    /// that process gets `entry.before` (never real-time).
+    /// ([`pin::maybe_reused`]). If it was, the hand-over fails; and if, under
+    /// a policy with real-time classes, its pid now names a process in one
+    /// (which the policy's attributes may have reached), that process gets
+    /// `entry.before`, never real-time.
     fn admit(
         &mut self,
         mut entry: Entry,

@@ -552,6 +552,23 @@ mod tests {
     }
 
     #[test]
+    fn a_client_pins_the_process_it_hands_over_or_says_why_not() {
+        let me = std::process::id() as libc::pid_t;
+        let pidfd = crate::sys::process::pidfd_open(me).unwrap();
+        let inode = crate::sys::pidfd::inode(std::os::fd::AsFd::as_fd(&pidfd)).unwrap();
+        assert_eq!(pidfs_inode(me).unwrap(), inode);
+        // No process has the largest pid (above the kernel's PID_MAX_LIMIT).
+        let dir = tempfile::tempdir().unwrap();
+        let err = Client::register(&dir.path().join("a.sock"), libc::pid_t::MAX, "f")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!("cannot hand over pid {}", libc::pid_t::MAX)),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn a_client_reports_a_missing_socket_by_path() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("none.sock");
