@@ -669,6 +669,38 @@ fn a_killed_agents_guard_gives_back_and_a_restarted_one_readopts() {
     assert!(sleeper.running());
 }
 
+/// The children of process `pid` (its main thread's).
+fn children(pid: i32) -> Vec<i32> {
+    read(Path::new(&format!("/proc/{pid}/task/{pid}/children")))
+        .split_whitespace()
+        .map(|c| c.parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_guard_outlives_a_signal_sent_to_it_and_its_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((mut agent, mut sleeper)) = fifo_sleeper(dir.path()) else {
+        return;
+    };
+    let pid = sleeper.pid();
+    // The guard is the agent's only child until it ends.
+    let guard = children(agent.process.pid());
+    assert_eq!(guard.len(), 1, "{guard:?}");
+    let guard = process::pidfd_open(guard[0]).unwrap();
+    // SIGTERM to both (as `killall faasched` sends), the agent wedged
+    // (stopped) so that it does not stop cleanly, then killed outright.
+    agent.process.signal(libc::SIGSTOP);
+    process::signal(&guard, libc::SIGTERM).unwrap();
+    agent.process.signal(libc::SIGTERM);
+    agent.process.signal(libc::SIGKILL);
+    agent.process.exit();
+    until("the guard gives the process back", || {
+        policy_of(pid) == inherited_policy()
+    });
+    assert!(sleeper.running());
+}
+
 /// Writes a state file of `version` for the agent in `dir`, naming `pid`
 /// with the identity `field` (`"inode":1`, say).
 fn write_state(dir: &Path, version: u32, pid: i32, field: &str) {

@@ -5,6 +5,7 @@ use super::state::StateFile;
 use super::{AgentError, system};
 use crate::sys::poll::Poll;
 use crate::sys::process;
+use crate::sys::signals::Signals;
 use std::io;
 use std::os::fd::AsFd;
 use std::path::Path;
@@ -19,21 +20,33 @@ use std::path::Path;
 /// file stays: an agent started later re-adopts them and steers them again.
 /// Returns the processes given back; `log` hears of each one that could not
 /// be.
+///
+/// It ends when the agent has ended, and not before: the terminating
+/// signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT) are read and dropped while it
+/// waits. A signal sent to the agent and its guard alike (`killall
+/// faasched`, a service manager stopping both) would otherwise end the
+/// guard at once, and an agent that did not stop cleanly on it and was
+/// then killed outright would leave its processes as it steered them. Only
+/// SIGKILL ends the guard sooner. (A guard the agent starts inherits the
+/// agent's mask, with these signals blocked; this holds however it is
+/// started.)
 pub fn guard(
     socket: &Path,
     agent: libc::pid_t,
     mut log: impl FnMut(libc::pid_t, &str),
 ) -> Result<usize, AgentError> {
     let pidfd = process::pidfd_open(agent).map_err(system("watching the agent"))?;
+    let mut signals = Signals::block().map_err(system("blocking termination signals"))?;
     // A pidfd is readable once its process has ended.
     let mut poll = Poll::new().map_err(system("epoll"))?;
     poll.add(pidfd.as_fd(), 0).map_err(system("epoll"))?;
+    poll.add(signals.fd(), 1).map_err(system("epoll"))?;
     while !process::exited(&pidfd).map_err(system("watching the agent"))? {
         match poll.wait(None) {
             Err(e) if e.kind() != io::ErrorKind::Interrupted => {
                 return Err(system("waiting for the agent to end")(e));
             }
-            _ => {}
+            _ => while let Ok(Some(_)) = signals.take() {},
         }
     }
     let mut restored = 0;
