@@ -21,11 +21,16 @@ use std::os::fd::{AsFd, OwnedFd};
 /// Most distinct function names: each stays in the policy's tables.
 const MAX_FUNCTIONS: usize = 4096;
 
+/// One function, as `status` shows it.
 #[derive(Clone, Debug, Default)]
 pub(super) struct FunctionStats {
+    /// Processes steered now.
     pub(super) live: u64,
+    /// Invocations finished.
     pub(super) finished: u64,
+    /// Their CPU time, in all.
     pub(super) cpu: Nanos,
+    /// The attributes its latest process got when handed over.
     pub(super) latest: Option<Sched>,
 }
 

@@ -28,8 +28,11 @@ const MAX_PROCESSES: usize = 8192;
 /// Descriptors kept for everything else (epoll, signalfd, socket, files).
 const SPARE_FDS: usize = 64;
 
+/// The epoll token of the signalfd.
 pub(super) const SIGNALS: u64 = u64::MAX;
+/// The epoll token of the stream socket's listener.
 pub(super) const LISTENER: u64 = u64::MAX - 1;
+/// The epoll token of the datagram socket.
 pub(super) const DATAGRAMS: u64 = u64::MAX - 2;
 /// Tokens with this bit are clients; the others below it are tasks.
 pub(super) const CLIENT: u64 = 1 << 62;
