@@ -283,12 +283,12 @@ pub enum ClientError {
     },
     /// The process to hand over could not be pinned (no such process, or
     /// one that is a thread, not a process).
-    #[error("cannot hand over pid {pid}: {error}")]
+    #[error("cannot hand over pid {pid}: {why}")]
     Pin {
         /// The process.
         pid: libc::pid_t,
-        /// The error (not a `source`: the message holds it).
-        error: io::Error,
+        /// Why, in words.
+        why: String,
     },
     /// The agent refused the request.
     #[error("the faasched agent refused: {0}")]
@@ -297,9 +297,18 @@ pub enum ClientError {
 
 /// The pidfs inode of process `pid` now: what pins a `register` to it.
 pub fn pidfs_inode(pid: libc::pid_t) -> Result<u64, ClientError> {
-    let pin = |error| ClientError::Pin { pid, error };
-    let pidfd = crate::sys::process::pidfd_open(pid).map_err(pin)?;
-    crate::sys::pidfd::inode(std::os::fd::AsFd::as_fd(&pidfd)).map_err(pin)
+    let pin = |why| ClientError::Pin { pid, why };
+    let pidfd = crate::sys::process::pidfd_open(pid).map_err(|e| {
+        pin(match e.raw_os_error() {
+            Some(libc::ESRCH) => format!("no process {pid}"),
+            Some(libc::EINVAL) => {
+                format!("{pid} is a thread, not a process: hand over its process id")
+            }
+            _ => format!("pidfd_open({pid}): {e}"),
+        })
+    })?;
+    crate::sys::pidfd::inode(std::os::fd::AsFd::as_fd(&pidfd))
+        .map_err(|e| pin(format!("fstat of a pidfd: {e}")))
 }
 
 /// How long a client waits for an answer: the agent answers in
@@ -562,10 +571,8 @@ mod tests {
         let err = Client::register(&dir.path().join("a.sock"), libc::pid_t::MAX, "f")
             .unwrap_err()
             .to_string();
-        assert!(
-            err.starts_with(&format!("cannot hand over pid {}", libc::pid_t::MAX)),
-            "{err}"
-        );
+        let max = libc::pid_t::MAX;
+        assert_eq!(err, format!("cannot hand over pid {max}: no process {max}"));
     }
 
     #[test]
