@@ -347,6 +347,41 @@ fn the_protocol_answers_each_line_and_refuses_nonsense() {
     assert!(answer["error"].as_str().unwrap().contains("longer than"));
 }
 
+/// `request` padded with spaces to `len` bytes.
+fn padded(request: &str, len: usize) -> String {
+    format!("{request}{}", " ".repeat(len - request.len()))
+}
+
+#[test]
+fn a_request_of_exactly_the_limit_is_answered_and_one_byte_more_is_refused_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = Agent::start(dir.path(), "cfs");
+    // On the stream socket: a line of 4096 bytes before its newline.
+    let mut ask = agent.conversation();
+    let exact = ask(&padded(r#"{"op":"status"}"#, 4096));
+    assert_eq!(exact["ok"], true, "{exact}");
+    let over = ask(&padded(r#"{"op":"status"}"#, 4097));
+    assert_eq!(over["error"], "request longer than 4096 bytes", "{over}");
+    // On the datagram socket: 4096 bytes, with or without a newline.
+    let socket = UnixDatagram::unbound().unwrap();
+    dgram::pass_credentials(&socket).unwrap();
+    socket.connect(datagram_path(&agent.socket)).unwrap();
+    socket.set_read_timeout(Some(PATIENCE)).unwrap();
+    let ask = |request: String| -> Value {
+        socket.send(request.as_bytes()).unwrap();
+        let mut answer = vec![0u8; 1 << 16];
+        let n = socket.recv(&mut answer).unwrap();
+        serde_json::from_slice(&answer[..n]).unwrap()
+    };
+    let unregister = r#"{"op":"unregister","pid":999999}"#;
+    for exact in [padded(unregister, 4096), padded(unregister, 4096) + "\n"] {
+        assert_eq!(ask(exact)["error"], "pid 999999 is not steered");
+    }
+    let over = ask(padded(unregister, 4097));
+    assert_eq!(over["error"], "request longer than 4096 bytes", "{over}");
+    assert_eq!(agent.status()["refused"], 1 + 2 + 1);
+}
+
 #[test]
 fn the_datagram_socket_answers_each_request_with_one_datagram() {
     let dir = tempfile::tempdir().unwrap();
@@ -389,7 +424,11 @@ fn the_datagram_socket_answers_each_request_with_one_datagram() {
     // Handed over and ended by datagram.
     let sleeper = Guard::spawn(Command::new("sleep").arg("30"));
     let pid = sleeper.pid();
-    let registered = ask(format!(r#"{{"op":"register","pid":{pid},"function":"f"}}"#).as_bytes());
+    let inode = inode_of(pid);
+    let registered = ask(format!(
+        r#"{{"op":"register","pid":{pid},"inode":{inode},"function":"f"}}"#
+    )
+    .as_bytes());
     assert_eq!(registered["ok"], true, "{registered}");
     assert!(agent.steers(pid));
     let ended = ask(format!(r#"{{"op":"unregister","pid":{pid}}}"#).as_bytes());
@@ -404,6 +443,71 @@ fn the_datagram_socket_answers_each_request_with_one_datagram() {
         .send_to(br#"{"op":"status"}"#, datagram_path(&agent.socket))
         .unwrap();
     until("the agent refuses it", || agent.status()["refused"] == 5);
+}
+
+/// The pidfs inode of the process `pid` names now, as a client reads it.
+fn inode_of(pid: i32) -> u64 {
+    fs::File::from(process::pidfd_open(pid).unwrap())
+        .metadata()
+        .unwrap()
+        .ino()
+}
+
+#[test]
+fn a_register_is_pinned_to_the_process_its_client_chose() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = Agent::start(dir.path(), "cfs");
+    let socket = UnixDatagram::unbound().unwrap();
+    dgram::pass_credentials(&socket).unwrap();
+    socket.connect(datagram_path(&agent.socket)).unwrap();
+    socket.set_read_timeout(Some(PATIENCE)).unwrap();
+    let ask = |request: String| -> Value {
+        socket.send(request.as_bytes()).unwrap();
+        let mut answer = vec![0u8; 1 << 16];
+        let n = socket.recv(&mut answer).unwrap();
+        serde_json::from_slice(&answer[..n]).unwrap()
+    };
+    let register = |pid: i32, inode: Option<u64>| {
+        let inode = inode.map_or(String::new(), |i| format!(r#""inode":{i},"#));
+        format!(r#"{{"op":"register","pid":{pid},{inode}"function":"f"}}"#)
+    };
+    // The process a client chose exits and is reaped before the agent reads
+    // the request, and its pid is reused: here, by the stranger the
+    // request then names.
+    let mut chosen = Guard::spawn(Command::new("sleep").arg("30"));
+    let inode = inode_of(chosen.pid());
+    chosen.signal(libc::SIGKILL);
+    chosen.exit();
+    let stranger = Guard::spawn(Command::new("sleep").arg("30"));
+    let reused = ask(register(stranger.pid(), Some(inode)));
+    let err = reused["error"].as_str().unwrap_or_default();
+    assert!(err.contains("its pid was reused"), "{reused}");
+    // A bare pid could be anyone's by now: refused, saying how to pin it.
+    let bare = ask(register(stranger.pid(), None));
+    let err = bare["error"].as_str().unwrap_or_default();
+    assert!(
+        err.contains("is not pinned") && err.contains("\"inode\""),
+        "{bare}"
+    );
+    assert!(!agent.steers(stranger.pid()));
+    // Pinned to the process its pid names: handed over.
+    let pinned = ask(register(stranger.pid(), Some(inode_of(stranger.pid()))));
+    assert_eq!(pinned["ok"], true, "{pinned}");
+    assert!(agent.steers(stranger.pid()));
+    // On the stream socket a client may name itself without an inode (the
+    // kernel pins it: SO_PEERPIDFD), and no other process.
+    let other = Guard::spawn(Command::new("sleep").arg("30"));
+    let mut talk = agent.conversation();
+    let refused = talk(&register(other.pid(), None));
+    let err = refused["error"].as_str().unwrap_or_default();
+    assert!(err.contains("may hand over only itself"), "{refused}");
+    let me = std::process::id() as i32;
+    let itself = talk(&register(me, None));
+    // Given back at once: this is the test process.
+    let ended = talk(&format!(r#"{{"op":"unregister","pid":{me}}}"#));
+    assert_eq!((&itself["ok"], &ended["ok"]), (&true.into(), &true.into()));
+    assert_eq!(itself["task"], ended["task"]);
+    assert_eq!(agent.status()["refused"], 3);
 }
 
 #[test]
@@ -562,6 +666,38 @@ fn a_killed_agents_guard_gives_back_and_a_restarted_one_readopts() {
     second.process.signal(libc::SIGTERM);
     assert!(second.process.exit().success(), "{}", second.log());
     assert_eq!(policy_of(pid), inherited_policy());
+    assert!(sleeper.running());
+}
+
+/// The children of process `pid` (its main thread's).
+fn children(pid: i32) -> Vec<i32> {
+    read(Path::new(&format!("/proc/{pid}/task/{pid}/children")))
+        .split_whitespace()
+        .map(|c| c.parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_guard_outlives_a_signal_sent_to_it_and_its_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((mut agent, mut sleeper)) = fifo_sleeper(dir.path()) else {
+        return;
+    };
+    let pid = sleeper.pid();
+    // The guard is the agent's only child until it ends.
+    let guard = children(agent.process.pid());
+    assert_eq!(guard.len(), 1, "{guard:?}");
+    let guard = process::pidfd_open(guard[0]).unwrap();
+    // SIGTERM to both (as `killall faasched` sends), the agent wedged
+    // (stopped) so that it does not stop cleanly, then killed outright.
+    agent.process.signal(libc::SIGSTOP);
+    process::signal(&guard, libc::SIGTERM).unwrap();
+    agent.process.signal(libc::SIGTERM);
+    agent.process.signal(libc::SIGKILL);
+    agent.process.exit();
+    until("the guard gives the process back", || {
+        policy_of(pid) == inherited_policy()
+    });
     assert!(sleeper.running());
 }
 

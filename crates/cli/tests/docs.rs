@@ -129,7 +129,9 @@ fn docs_speak_of_the_tool_not_of_its_history() {
             let words: Vec<&str> = lower.split_whitespace().collect();
             let numbered = words.windows(2).any(|w| {
                 ["session", "sessions", "issue", "issues"].contains(&w[0])
-                    && w[1].trim_start_matches('#').starts_with(|c: char| c.is_ascii_digit())
+                    && w[1]
+                        .trim_start_matches('#')
+                        .starts_with(|c: char| c.is_ascii_digit())
             });
             if numbered || lower.contains("work period") || lower.contains("design.md") {
                 bad.push(format!("{}:{}: {line}", doc.display(), n + 1));
@@ -142,6 +144,9 @@ fn docs_speak_of_the_tool_not_of_its_history() {
 #[test]
 fn the_checks_catch_what_they_look_for() {
     assert_eq!(links("see [a](b.md#c) and [d](e f)"), ["b.md#c"]);
-    assert_eq!(slug(" `compare --out DIR`: the files"), "compare---out-dir-the-files");
+    assert_eq!(
+        slug(" `compare --out DIR`: the files"),
+        "compare---out-dir-the-files"
+    );
     assert_eq!(prose("a\n```\n[x](y)\n```\nb\n"), "a\nb\n");
 }

@@ -33,6 +33,14 @@ pub struct PeerCred {
     pub gid: libc::gid_t,
 }
 
+/// A pidfd of the process that connected to Unix socket `socket`
+/// (`SO_PEERPIDFD`, Linux 6.5): it names that process for good, where its
+/// pid may be reused once it is reaped. ESRCH if it has exited.
+pub fn peer_pidfd(socket: impl AsFd) -> io::Result<std::os::fd::OwnedFd> {
+    nix::sys::socket::getsockopt(&socket, nix::sys::socket::sockopt::PeerPidfd)
+        .map_err(io::Error::from)
+}
+
 /// The credentials of the peer of connected Unix socket `socket`. (nix's
 /// call, not rustix's: rustix's holds the pid as a non-zero integer, and the
 /// kernel reports 0 for a peer outside this process's pid namespace.)

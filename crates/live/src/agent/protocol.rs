@@ -11,11 +11,41 @@
 //! reference; in short:
 //!
 //! ```text
-//! {"op":"register","pid":4242,"function":"resize"}  -> {"ok":true,"task":7}
+//! {"op":"register","pid":4242,"inode":9120,"function":"resize"} -> {"ok":true,"task":7}
 //! {"op":"unregister","pid":4242}                     -> {"ok":true,"task":7}
 //! {"op":"status"}   (stream socket only)             -> {"ok":true,"status":{...}}
 //! anything refused or malformed                      -> {"ok":false,"error":"..."}
 //! ```
+//!
+//! Unknown operations and unknown fields are malformed, in every request.
+//!
+//! # Pinning the process a `register` names
+//!
+//! A pid number alone does not name a process for long: the process may
+//! exit, be reaped and have its pid handed to another between the client
+//! writing the request and the agent reading it, and the agent would then
+//! steer that other process (any process at all, for a root client). So a
+//! `register` pins its process by one of:
+//!
+//! 1. `inode`: the pidfs inode of the process (`st_ino` of `fstat` on a
+//!    pidfd of it, Linux 6.9+), which the client reads when it chooses the
+//!    process. No two processes of one boot share one (64-bit kernels). The
+//!    agent opens its own pidfd on `pid` and steers the process only if that
+//!    pidfd has this inode; otherwise the process the client chose has
+//!    exited and its pid names another, and the request is refused.
+//!    [`Client::register`] sends it, as `faasched exec` (for itself) and
+//!    `faasched agent register` do.
+//! 2. On the stream socket only, without `inode`, and only when `pid` is
+//!    the client's own (the process that connected): the agent takes the
+//!    client's pidfd from the kernel (`SO_PEERPIDFD`, recorded at
+//!    `connect`, Linux 6.5+) and steers the process only if its pidfd on
+//!    `pid` is of that process.
+//!
+//! A `register` with neither (a bare pid, as clients before this rule sent
+//! on the datagram socket, or a stream client naming another process) is
+//! refused, saying how to pin it: no path trusts a pid number that may have
+//! been recycled. `unregister` needs no pin: it names a process the agent
+//! already holds by its pidfd.
 
 use crate::sys::dgram;
 use serde::{Deserialize, Serialize};
@@ -24,13 +54,26 @@ use std::os::unix::net::{UnixDatagram, UnixStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The longest request the agent reads, in bytes (a line, or a datagram):
-/// requests are a few dozen; a longer line ends the connection, and a
-/// longer datagram is refused.
+/// The longest request the agent reads, in bytes, not counting the newline
+/// that ends it: a line on the stream socket, or a datagram (which may end
+/// in one newline more). Requests are a few dozen bytes. A request of
+/// exactly this many is read; a longer one is refused whole, unread, and a
+/// longer line ends its connection.
 pub const MAX_REQUEST: usize = 4096;
 
 /// The longest function name, in bytes.
 pub const MAX_FUNCTION_NAME: usize = 128;
+
+/// Whether `name` may name a function: 1 to [`MAX_FUNCTION_NAME`] bytes, no
+/// control characters (it is logged and shown in a table). If not, why.
+pub(crate) fn check_function_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > MAX_FUNCTION_NAME || name.chars().any(char::is_control) {
+        return Err(format!(
+            "a function name is 1 to {MAX_FUNCTION_NAME} bytes, no control characters"
+        ));
+    }
+    Ok(())
+}
 
 /// The datagram socket of the agent whose stream socket is `socket`: beside
 /// it, with the extension `.dgram`.
@@ -56,6 +99,10 @@ pub enum Request {
     Register {
         /// The process.
         pid: libc::pid_t,
+        /// Its pidfs inode, read by the client when it chose the process:
+        /// what pins `pid` to it (see the module docs).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        inode: Option<u64>,
         /// Its function's name.
         function: String,
     },
@@ -66,8 +113,10 @@ pub enum Request {
         /// The process.
         pid: libc::pid_t,
     },
-    /// What the agent steers.
-    Status,
+    /// What the agent steers. (A variant with no fields rather than a unit
+    /// one: serde lets a unit variant of an internally tagged enum ignore
+    /// unknown fields, and every request refuses them.)
+    Status {},
 }
 
 /// The agent's answer to one request.
@@ -232,9 +281,34 @@ pub enum ClientError {
         /// The answer.
         answer: String,
     },
+    /// The process to hand over could not be pinned (no such process, or
+    /// one that is a thread, not a process).
+    #[error("cannot hand over pid {pid}: {why}")]
+    Pin {
+        /// The process.
+        pid: libc::pid_t,
+        /// Why, in words.
+        why: String,
+    },
     /// The agent refused the request.
     #[error("the faasched agent refused: {0}")]
     Refused(String),
+}
+
+/// The pidfs inode of process `pid` now: what pins a `register` to it.
+pub fn pidfs_inode(pid: libc::pid_t) -> Result<u64, ClientError> {
+    let pin = |why| ClientError::Pin { pid, why };
+    let pidfd = crate::sys::process::pidfd_open(pid).map_err(|e| {
+        pin(match e.raw_os_error() {
+            Some(libc::ESRCH) => format!("no process {pid}"),
+            Some(libc::EINVAL) => {
+                format!("{pid} is a thread, not a process: hand over its process id")
+            }
+            _ => format!("pidfd_open({pid}): {e}"),
+        })
+    })?;
+    crate::sys::pidfd::inode(std::os::fd::AsFd::as_fd(&pidfd))
+        .map_err(|e| pin(format!("fstat of a pidfd: {e}")))
 }
 
 /// How long a client waits for an answer: the agent answers in
@@ -342,10 +416,14 @@ impl Client {
     }
 
     /// Hands process `pid` over as an invocation of `function` to the agent
-    /// on `path` (on its datagram socket); its task.
+    /// on `path` (on its datagram socket); its task. The request is pinned
+    /// to the process `pid` names now, by its pidfs inode ([`pidfs_inode`]):
+    /// if that process exits and its pid is reused before the agent reads
+    /// the request, the agent refuses it rather than steer another process.
     pub fn register(path: &Path, pid: libc::pid_t, function: &str) -> Result<u64, ClientError> {
         let request = Request::Register {
             pid,
+            inode: Some(pidfs_inode(pid)?),
             function: function.into(),
         };
         Ok(Client::datagram(path, &request)?.task.unwrap_or_default())
@@ -360,7 +438,7 @@ impl Client {
 
     /// What the agent on `path` steers.
     pub fn status(path: &Path) -> Result<Status, ClientError> {
-        Client::once(path, &Request::Status)?
+        Client::once(path, &Request::Status {})?
             .status
             .ok_or_else(|| ClientError::Malformed {
                 path: path.to_path_buf(),
@@ -394,6 +472,15 @@ mod tests {
             (
                 Request::Register {
                     pid: 4242,
+                    inode: Some(9120),
+                    function: "resize".into(),
+                },
+                r#"{"op":"register","pid":4242,"inode":9120,"function":"resize"}"#,
+            ),
+            (
+                Request::Register {
+                    pid: 4242,
+                    inode: None,
                     function: "resize".into(),
                 },
                 r#"{"op":"register","pid":4242,"function":"resize"}"#,
@@ -402,7 +489,7 @@ mod tests {
                 Request::Unregister { pid: 4242 },
                 r#"{"op":"unregister","pid":4242}"#,
             ),
-            (Request::Status, r#"{"op":"status"}"#),
+            (Request::Status {}, r#"{"op":"status"}"#),
         ];
         for (request, text) in cases {
             assert_eq!(serde_json::to_string(&request).unwrap(), text);
@@ -416,11 +503,28 @@ mod tests {
             r#"{"op":"reboot"}"#,
             r#"{"op":"register","pid":1}"#,
             r#"{"op":"register","pid":"1","function":"f"}"#,
+            r#"{"op":"register","pid":1,"inode":-1,"function":"f"}"#,
             r#"{"op":"register","pid":1,"function":"f","uid":0}"#,
+            r#"{"op":"unregister","pid":1,"function":"f"}"#,
+            r#"{"op":"status","pad":"x"}"#,
             r#"{"pid":1}"#,
             "register 1 f",
         ] {
             assert!(serde_json::from_str::<Request>(bad).is_err(), "{bad}");
+        }
+        // An unknown field is named, whatever the operation.
+        for (bad, field) in [
+            (r#"{"op":"status","pad":"x"}"#, "pad"),
+            (r#"{"op":"unregister","pid":1,"function":"f"}"#, "function"),
+            (r#"{"op":"register","pid":1,"function":"f","uid":0}"#, "uid"),
+        ] {
+            let e = serde_json::from_str::<Request>(bad)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(&format!("unknown field `{field}`")),
+                "{bad}: {e}"
+            );
         }
     }
 
@@ -454,6 +558,21 @@ mod tests {
         };
         let text = serde_json::to_string(&status).unwrap();
         assert_eq!(serde_json::from_str::<Response>(&text).unwrap(), status);
+    }
+
+    #[test]
+    fn a_client_pins_the_process_it_hands_over_or_says_why_not() {
+        let me = std::process::id() as libc::pid_t;
+        let pidfd = crate::sys::process::pidfd_open(me).unwrap();
+        let inode = crate::sys::pidfd::inode(std::os::fd::AsFd::as_fd(&pidfd)).unwrap();
+        assert_eq!(pidfs_inode(me).unwrap(), inode);
+        // No process has the largest pid (above the kernel's PID_MAX_LIMIT).
+        let dir = tempfile::tempdir().unwrap();
+        let err = Client::register(&dir.path().join("a.sock"), libc::pid_t::MAX, "f")
+            .unwrap_err()
+            .to_string();
+        let max = libc::pid_t::MAX;
+        assert_eq!(err, format!("cannot hand over pid {max}: no process {max}"));
     }
 
     #[test]

@@ -9,10 +9,19 @@
 //! one) when the agent starts and once it holds many more lines than
 //! processes. A line cut short by a crash is the last one and is ignored.
 //!
+//! Every line is read strictly: an unknown field, or a value no agent
+//! writes (a nice value past 19, a CPU past the last, a task id that is not
+//! one), is an error naming the file, the line and the field, and the file
+//! is not used. It decides which processes a restarted agent steers and
+//! what they get back, so a hand-edited or damaged one must not be half
+//! believed.
+//!
 //! A restarted agent re-adopts each process whose pid still names the
 //! process written here (the same pidfs inode), and gives it back, when it
 //! lets it go, what it ran under before the first agent took it.
 
+use super::protocol::check_function_name;
+use super::serve::CLIENT;
 use super::target::Before;
 use serde::{Deserialize, Serialize};
 use std::fs;
@@ -29,8 +38,12 @@ const VERSION: u32 = 2;
 /// as many lines as processes.
 const COMPACT_AFTER: usize = 4096;
 
+/// The highest pid a Linux kernel hands out (`PID_MAX_LIMIT` on 64-bit).
+const PID_MAX_LIMIT: libc::pid_t = 1 << 22;
+
 /// One steered process.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Entry {
     /// Its pid.
     pub pid: libc::pid_t,
@@ -47,7 +60,46 @@ pub struct Entry {
     pub before: Before,
 }
 
+impl Entry {
+    /// Whether every field holds a value the agent could have written; if
+    /// not, the field and why.
+    fn check(&self) -> Result<(), (&'static str, String)> {
+        if !(2..=PID_MAX_LIMIT).contains(&self.pid) {
+            return Err((
+                "pid",
+                format!(
+                    "{} is not a pid that may be handed over (2 to {PID_MAX_LIMIT})",
+                    self.pid
+                ),
+            ));
+        }
+        if self.inode == 0 {
+            return Err(("inode", "0 is no pidfs inode".into()));
+        }
+        check_function_name(&self.function).map_err(|why| ("function", why))?;
+        // Tasks are epoll tokens below the clients' bit.
+        if self.task >= CLIENT {
+            return Err((
+                "task",
+                format!("{} is past the last task id ({})", self.task, CLIENT - 1),
+            ));
+        }
+        if self.uid == u32::MAX {
+            return Err(("uid", format!("{} is no uid", self.uid)));
+        }
+        self.before.check()
+    }
+}
+
+/// The first line, read leniently for its version alone, so that a file of
+/// another version is reported as such whatever else it holds.
+#[derive(Deserialize)]
+struct Version {
+    version: u32,
+}
+
 #[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Header {
     version: u32,
 }
@@ -104,6 +156,31 @@ pub enum StateError {
         /// What is wrong.
         why: String,
     },
+    /// A line holds a value out of range.
+    #[error(
+        "{path}, line {line}: field `{field}`: {why} (a damaged or hand-edited state file: remove it to start afresh)"
+    )]
+    Field {
+        /// The file.
+        path: PathBuf,
+        /// The line, from 1.
+        line: usize,
+        /// The field, as the file names it (`before.nice`).
+        field: &'static str,
+        /// What is wrong with its value.
+        why: String,
+    },
+}
+
+/// serde_json's message without the position it adds (" at line 1 column
+/// 9", of the one line parsed: misleading beside the file's line).
+fn message(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    let at = format!(" at line {} column {}", e.line(), e.column());
+    match full.strip_suffix(&at) {
+        Some(m) => format!("{m} (column {})", e.column()),
+        None => full,
+    }
 }
 
 /// The state file.
@@ -161,23 +238,38 @@ impl StateFile {
             why,
         };
         let mut lines = text.lines();
-        let header: Header = serde_json::from_str(lines.next().unwrap_or_default())
-            .map_err(|e| malformed(format!("line 1: {e}")))?;
-        if header.version != VERSION {
+        let first = lines.next().unwrap_or_default();
+        let version: Version = serde_json::from_str(first)
+            .map_err(|e| malformed(format!("line 1: {}", message(&e))))?;
+        if version.version != VERSION {
             return Err(StateError::Version {
                 path: path.clone(),
-                version: header.version,
+                version: version.version,
             });
         }
+        serde_json::from_str::<Header>(first)
+            .map_err(|e| malformed(format!("line 1: {}", message(&e))))?;
+        // Each line is written whole, newline included, in one write: only
+        // the last line of a file that does not end in a newline can have
+        // been cut short by a crash, and only an incomplete value is one.
+        let torn = !text.ends_with('\n');
         let mut entries: Vec<Entry> = Vec::new();
         let mut lines = lines.enumerate().peekable();
         while let Some((i, line)) = lines.next() {
+            let number = i + 2;
             match serde_json::from_str(line) {
-                Ok(Line::Add(e)) => entries.push(e),
+                Ok(Line::Add(e)) => {
+                    e.check().map_err(|(field, why)| StateError::Field {
+                        path: path.clone(),
+                        line: number,
+                        field,
+                        why,
+                    })?;
+                    entries.push(e)
+                }
                 Ok(Line::Remove(task)) => entries.retain(|e| e.task != task),
-                // The last line may have been cut short by a crash.
-                Err(_) if lines.peek().is_none() => {}
-                Err(e) => return Err(malformed(format!("line {}: {e}", i + 2))),
+                Err(e) if torn && e.is_eof() && lines.peek().is_none() => {}
+                Err(e) => return Err(malformed(format!("line {number}: {}", message(&e)))),
             }
         }
         Ok(entries)
@@ -358,5 +450,97 @@ mod tests {
         fs::write(state.path(), "{\"version\":2}\nnonsense\n{\"remove\":1}\n").unwrap();
         let err = state.load().unwrap_err().to_string();
         assert!(err.contains("line 2"), "{err}");
+    }
+
+    /// A state file of a header, `entry(10, 1)` and `bad`, with `end` after.
+    fn with_line(state: &StateFile, bad: &serde_json::Value, end: &str) {
+        let text = format!(
+            "{{\"version\":{VERSION}}}\n{}{bad}{end}",
+            String::from_utf8(line(&Line::Add(entry(10, 1))).unwrap()).unwrap()
+        );
+        fs::write(state.path(), text).unwrap();
+        fs::set_permissions(state.path(), fs::Permissions::from_mode(0o600)).unwrap();
+    }
+
+    /// `{"add":ENTRY}` for `entry(11, 2)` with `field` (a/b for a nested
+    /// one) set to `value`.
+    fn add_with(field: &str, value: serde_json::Value) -> serde_json::Value {
+        let mut add = serde_json::to_value(Line::Add(entry(11, 2))).unwrap();
+        let mut at = &mut add["add"];
+        for part in field.split('.') {
+            at = &mut at[part];
+        }
+        *at = value;
+        add
+    }
+
+    #[test]
+    fn a_value_out_of_range_is_named_with_its_file_line_and_field() {
+        use serde_json::json;
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateFile::beside(&dir.path().join("agent.sock"));
+        let cases = [
+            ("pid", json!(1)),
+            ("pid", json!((1 << 22) + 1)),
+            ("inode", json!(0)),
+            ("function", json!("")),
+            ("function", json!("a\nb")),
+            ("task", json!(1u64 << 62)),
+            ("uid", json!(u32::MAX)),
+            ("before.policy", json!(4)),
+            ("before.nice", json!(20)),
+            ("before.nice", json!(-21)),
+            ("before.cpus", json!([])),
+            ("before.cpus", json!([faasched_model::MAX_CPUS])),
+            ("before.cpus", json!([1, 1])),
+            ("before.rt_time_us", json!([5, 4])),
+        ];
+        for (field, value) in cases {
+            // Last or not, complete and ending in a newline or not: refused.
+            for end in ["\n", "", "\n{\"remove\":1}\n"] {
+                with_line(&state, &add_with(field, value.clone()), end);
+                let err = state.load().unwrap_err();
+                let shown = err.to_string();
+                assert!(
+                    matches!(&err, StateError::Field { line: 3, field: f, .. } if *f == field)
+                        && shown.contains(&state.path().display().to_string())
+                        && shown.contains(&format!("line 3: field `{field}`")),
+                    "{field} = {value}: {shown}"
+                );
+            }
+        }
+        // In range: read.
+        with_line(&state, &add_with("before.nice", json!(-20)), "\n");
+        assert_eq!(state.load().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn an_unknown_field_is_refused_naming_it() {
+        use serde_json::json;
+        let dir = tempfile::tempdir().unwrap();
+        let state = StateFile::beside(&dir.path().join("agent.sock"));
+        for (bad, field) in [
+            (add_with("extra", json!(1)), "extra"),
+            (add_with("before.slice_us", json!(3000)), "slice_us"),
+        ] {
+            for end in ["\n", ""] {
+                with_line(&state, &bad, end);
+                let err = state.load().unwrap_err().to_string();
+                assert!(
+                    err.contains("line 3: unknown field") && err.contains(&format!("`{field}`")),
+                    "{err}"
+                );
+            }
+        }
+        fs::write(state.path(), "{\"version\":2,\"writer\":\"me\"}\n").unwrap();
+        let err = state.load().unwrap_err().to_string();
+        assert!(err.contains("line 1: unknown field `writer`"), "{err}");
+        // Another version is reported as such, whatever else its header holds.
+        fs::write(state.path(), "{\"version\":3,\"writer\":\"me\"}\n").unwrap();
+        let err = state.load().unwrap_err();
+        assert!(
+            matches!(err, StateError::Version { version: 3, .. }),
+            "{err}"
+        );
     }
 }

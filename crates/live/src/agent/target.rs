@@ -65,6 +65,7 @@ pub fn may_hand_over(client: u32, target: [u32; 4]) -> bool {
 /// What a process ran under before the agent steered it: given back when
 /// the agent lets it go, except a real-time class (see [`Before::restore`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Before {
     /// `SCHED_OTHER`, `SCHED_BATCH`, ...
     pub policy: i32,
@@ -78,7 +79,69 @@ pub struct Before {
     pub rt_time_us: Option<[u64; 2]>,
 }
 
+/// `SCHED_DEADLINE` (include/uapi/linux/sched.h; not in every libc).
+const SCHED_DEADLINE: i32 = 6;
+
 impl Before {
+    /// Whether every field holds a value the kernel could have reported (as
+    /// read back from a state file); if not, the field (as the state file
+    /// names it) and why.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        let classes = [
+            libc::SCHED_OTHER,
+            libc::SCHED_FIFO,
+            libc::SCHED_RR,
+            libc::SCHED_BATCH,
+            libc::SCHED_IDLE,
+            SCHED_DEADLINE,
+        ];
+        if !classes.contains(&self.policy) {
+            return Err((
+                "before.policy",
+                format!(
+                    "{} is no scheduling class (0 SCHED_OTHER, 1 SCHED_FIFO, 2 SCHED_RR, 3 SCHED_BATCH, 5 SCHED_IDLE, 6 SCHED_DEADLINE)",
+                    self.policy
+                ),
+            ));
+        }
+        if !(-20..=19).contains(&self.nice) {
+            return Err((
+                "before.nice",
+                format!("{} is out of range (-20 to 19)", self.nice),
+            ));
+        }
+        if self.cpus.is_empty() {
+            return Err((
+                "before.cpus",
+                "no CPU: a process runs on one at least".into(),
+            ));
+        }
+        if let Some(&c) = self.cpus.iter().find(|&&c| c >= faasched_model::MAX_CPUS) {
+            return Err((
+                "before.cpus",
+                format!(
+                    "CPU {c} is past the last ({})",
+                    faasched_model::MAX_CPUS - 1
+                ),
+            ));
+        }
+        if self.cpus.windows(2).any(|w| w[0] >= w[1]) {
+            return Err((
+                "before.cpus",
+                "not in increasing order without repeats, as the agent writes them".into(),
+            ));
+        }
+        if let Some([soft, hard]) = self.rt_time_us
+            && soft > hard
+        {
+            return Err((
+                "before.rt_time_us",
+                format!("the soft limit {soft} is above the hard limit {hard}"),
+            ));
+        }
+        Ok(())
+    }
+
     /// Reads what `pid` runs under now.
     pub fn capture(pid: libc::pid_t) -> io::Result<Before> {
         let now = sched::current(pid)?;
