@@ -441,6 +441,25 @@ fn a_signal_stops_a_run_without_outcomes_keeping_earlier_files() {
     assert_eq!(left.len(), 4, "no partial file left: {left:?}");
 }
 
+/// A workload that offers more than the cores can serve runs, and says so.
+#[test]
+fn an_overloaded_machine_is_named() {
+    let out = ok(&[
+        "simulate", "-n", "200", "-p", "cfs", "-c", "1", "--load", "2",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "warning: the workload offers a load of 2.00 on 1 core: the machine is overloaded"
+        ),
+        "{err}"
+    );
+    let fine = ok(&[
+        "simulate", "-n", "200", "-p", "cfs", "-c", "1", "--load", "0.9",
+    ]);
+    assert!(!String::from_utf8_lossy(&fine.stderr).contains("overloaded"));
+}
+
 #[test]
 fn a_closed_stdout_ends_a_command_quietly() {
     for args in [
