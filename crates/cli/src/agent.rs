@@ -1,10 +1,9 @@
-//! `faasched agent` (steer processes handed over on a Unix socket), its
-//! clients `agent status`, `agent register` and `agent unregister`, and
-//! `faasched exec` (hand over yourself, then become the function).
+//! `faasched agent` (steer processes handed over on a Unix socket) and its
+//! clients `agent status`, `agent register` and `agent unregister`.
 
 use crate::stdout::{out, outln};
 use crate::tuning::TuningArgs;
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result};
 use clap::{Args as ClapArgs, Subcommand};
 use faasched_lab::catalog::Policy;
 use faasched_lab::replay::check_policies;
@@ -13,8 +12,6 @@ use faasched_live::agent::{self, Config, DEFAULT_SOCKET, Event};
 use faasched_live::privilege::{self, Realtime};
 use faasched_model::{CpuSet, Nanos, fmt_ms};
 use faasched_sys::sched;
-use std::ffi::OsString;
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -27,14 +24,14 @@ pub struct SocketArg {
     /// send their request there), and its state file (what a restarted
     /// agent re-adopts), with the extension `.state`.
     #[arg(long, value_name = "PATH", default_value = DEFAULT_SOCKET)]
-    socket: PathBuf,
+    pub socket: PathBuf,
 }
 
 /// Steer processes a platform hands over on a Unix socket (agent mode);
 /// `agent status` shows what it steers.
 ///
 /// A platform hands each process over with its function's name (`faasched
-/// exec`, or the protocol of docs/LIVE.md), and the agent steers it with a
+/// exec`, or the protocol of docs/AGENT.md), and the agent steers it with a
 /// policy exactly as `replay` does, until it exits or is unregistered.
 ///
 /// The agent runs until SIGINT, SIGTERM, SIGHUP or SIGQUIT, and then gives
@@ -345,62 +342,4 @@ impl UnregisterArgs {
         outln!("task {task}: pid {} given back", self.pid)?;
         Ok(())
     }
-}
-
-/// Run a command as a function's invocation, steered by the agent.
-///
-/// Hands this process over, then becomes the command (same pid, so the
-/// attributes the agent set stay). Fails, and runs nothing, if the command
-/// is not found or no agent answers.
-///
-/// Example: `faasched exec --function resize -- python3 handler.py`.
-#[derive(ClapArgs, Debug)]
-pub struct ExecArgs {
-    #[command(flatten)]
-    socket: SocketArg,
-    /// The function the command runs (what the policy learns by).
-    #[arg(long, short = 'f')]
-    function: String,
-    /// The command and its arguments, after `--`; looked up on PATH unless
-    /// it holds a `/`.
-    #[arg(last = true, required = true, value_name = "CMD")]
-    command: Vec<OsString>,
-}
-
-impl ExecArgs {
-    pub fn execute(self) -> Result<()> {
-        let name = &self.command[0];
-        let program = resolve(name)?;
-        Client::register(
-            &self.socket.socket,
-            std::process::id() as i32,
-            &self.function,
-        )?;
-        let err = Command::new(&program)
-            .arg0(name)
-            .args(&self.command[1..])
-            .exec();
-        Err(anyhow!("exec {}: {err}", program.display()))
-    }
-}
-
-/// Where `name` is: itself if it holds a `/`, else the first executable
-/// file of that name on PATH.
-fn resolve(name: &std::ffi::OsStr) -> Result<PathBuf> {
-    let executable = |p: &Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    let shown = name.to_string_lossy();
-    if name.to_string_lossy().contains('/') {
-        let path = PathBuf::from(name);
-        if executable(&path) {
-            return Ok(path);
-        }
-        bail!("cannot run `{shown}`: no executable file there");
-    }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|p| executable(p))
-        .ok_or_else(|| anyhow!("cannot run `{shown}`: not found on PATH"))
 }

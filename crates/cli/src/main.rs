@@ -5,6 +5,7 @@ mod agent;
 mod args;
 mod bench;
 mod compare;
+mod exec;
 mod experiment;
 mod func;
 mod output;
@@ -50,7 +51,7 @@ enum Command {
     Replay(replay::Args),
     Compare(compare::Args),
     Agent(agent::Args),
-    Exec(agent::ExecArgs),
+    Exec(exec::Args),
 }
 
 /// The command line: [`Cli`], where every command takes a negative number as
