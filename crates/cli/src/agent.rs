@@ -7,10 +7,10 @@ use anyhow::{Context, Result};
 use clap::{Args as ClapArgs, Subcommand};
 use faasched_lab::catalog::Policy;
 use faasched_lab::replay::check_policies;
-use faasched_live::agent::protocol::{Client, Sched, Status};
+use faasched_live::agent::protocol::Client;
 use faasched_live::agent::{self, Config, DEFAULT_SOCKET, Event};
 use faasched_live::privilege::{self, Realtime};
-use faasched_model::{CpuSet, Nanos, fmt_ms};
+use faasched_model::{CpuSet, fmt_ms};
 use faasched_sys::sched;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -230,81 +230,10 @@ impl StatusArgs {
         if self.json {
             outln!("{}", serde_json::to_string_pretty(&status)?)?;
         } else {
-            out!("{}", render_status(&status))?;
+            out!("{status}")?;
         }
         Ok(())
     }
-}
-
-fn us(x: u64) -> Nanos {
-    x * 1000
-}
-
-fn render_sched(s: &Option<Sched>) -> String {
-    match s {
-        None => "-".into(),
-        Some(s) if s.class == "SCHED_FIFO" || s.class == "SCHED_RR" => {
-            format!("{} prio {}", s.class, s.priority)
-        }
-        Some(s) => format!(
-            "{} nice {} slice {:.2} ms",
-            s.class,
-            s.nice,
-            fmt_ms(us(s.slice_us))
-        ),
-    }
-}
-
-fn render_status(s: &Status) -> String {
-    let mut out = format!(
-        "agent pid {} on {}, policy {}, up {:.1} s, {:.1} ms of CPU\n\
-         {} processes handed over, {} invocations finished ({} from an earlier reading), \
-         {} requests refused\n",
-        s.pid,
-        s.socket,
-        s.policy,
-        fmt_ms(us(s.uptime_us)) / 1000.0,
-        fmt_ms(us(s.cpu_us)),
-        s.registered,
-        s.finished,
-        s.estimated,
-        s.refused
-    );
-    if !s.functions.is_empty() {
-        out.push_str(&format!(
-            "\n{:<24} {:>5} {:>9} {:>10}  latest attributes\n",
-            "function", "live", "finished", "mean CPU"
-        ));
-        for f in &s.functions {
-            out.push_str(&format!(
-                "{:<24} {:>5} {:>9} {:>7.1} ms  {}\n",
-                f.name,
-                f.live,
-                f.finished,
-                fmt_ms(us(f.mean_cpu_us)),
-                render_sched(&f.latest)
-            ));
-        }
-    }
-    if !s.processes.is_empty() {
-        out.push_str(&format!(
-            "\n{:>8} {:>6} {:<24} {:>6} {:>9} {:>10}  attributes now\n",
-            "pid", "task", "function", "uid", "age", "CPU"
-        ));
-        for p in &s.processes {
-            out.push_str(&format!(
-                "{:>8} {:>6} {:<24} {:>6} {:>7.1} s {:>7.1} ms  {}\n",
-                p.pid,
-                p.task,
-                p.function,
-                p.uid,
-                fmt_ms(us(p.age_us)) / 1000.0,
-                fmt_ms(us(p.cpu_us)),
-                render_sched(&p.sched)
-            ));
-        }
-    }
-    out
 }
 
 #[derive(ClapArgs, Debug)]

@@ -61,6 +61,7 @@ mod registry;
 mod serve;
 mod socket;
 mod state;
+mod status_text;
 mod target;
 
 pub use event::{Event, REFUSALS_LOGGED_PER_SECOND, Summary};
