@@ -280,7 +280,7 @@ struct Measured {
 /// Runs every variant of every case, in parallel, and gathers the results
 /// in case and variant order.
 pub fn run_cases(cases: Vec<Case>) -> Result<Vec<Ran>> {
-    check(&cases)?;
+    let policies = check(&cases)?;
     let sources = cases
         .iter()
         .map(|c| Source::resolve(&c.workload).with_context(|| format!("case {}", c.slug)))
@@ -296,7 +296,7 @@ pub fn run_cases(cases: Vec<Case>) -> Result<Vec<Ran>> {
         .map(|&(c, v)| {
             let (case, variant) = (&cases[c], &cases[c].variants[v]);
             bar.set_message(format!("{} {}", case.slug, variant.label));
-            let m = run_variant(case, variant, &sources[c]);
+            let m = run_variant(case, variant, &policies[c][v], &sources[c]);
             bar.inc(1);
             m
         })
@@ -333,10 +333,12 @@ pub fn run_cases(cases: Vec<Case>) -> Result<Vec<Ran>> {
     Ok(ran)
 }
 
-/// Refuses cases whose results would collide: two with one slug (one
-/// directory), two variants of a case with one label (one summary), or an
-/// unknown policy, before anything runs.
-fn check(cases: &[Case]) -> Result<()> {
+/// Each case's variants' policies, looked up once; refuses cases whose
+/// results would collide (two with one slug: one directory; two variants of
+/// a case with one label: one summary) or that name an unknown policy,
+/// before anything runs.
+fn check(cases: &[Case]) -> Result<Vec<Vec<Policy>>> {
+    let mut policies = Vec::new();
     for (i, case) in cases.iter().enumerate() {
         if cases[..i].iter().any(|c| c.slug == case.slug) {
             bail!("two cases have the slug `{}`", case.slug);
@@ -349,26 +351,33 @@ fn check(cases: &[Case]) -> Result<()> {
                     v.label
                 );
             }
-            Policy::new(&v.policy, &v.tuning)
-                .with_context(|| format!("case {}, variant {}", case.slug, v.label))?;
         }
+        let looked_up = case.variants.iter().map(|v| {
+            Policy::new(&v.policy, &v.tuning)
+                .with_context(|| format!("case {}, variant {}", case.slug, v.label))
+        });
+        policies.push(looked_up.collect::<Result<Vec<_>>>()?);
     }
-    Ok(())
+    Ok(policies)
 }
 
 /// Runs one variant of a case, summarised under the variant's label. A
 /// function's summary has its share of the run's utilisation: the run's,
 /// scaled by the function's part of the CPU time.
-fn run_variant(case: &Case, variant: &Variant, source: &Source) -> Result<Measured> {
+fn run_variant(
+    case: &Case,
+    variant: &Variant,
+    policy: &Policy,
+    source: &Source,
+) -> Result<Measured> {
     let mut by_function: BTreeMap<String, (Collector, Nanos)> = BTreeMap::new();
     let mut all_cpu: Nanos = 0;
-    let policy = Policy::new(&variant.policy, &variant.tuning)?;
     let machine = Machine {
         kernel: case.kernel.clone(),
         cores: case.workload.cores,
         seed: case.workload.seed,
     };
-    let mut summary = machine.run(&policy, source, |o| {
+    let mut summary = machine.run(policy, source, |o| {
         if case.by_function {
             let (c, cpu) = by_function
                 .entry(o.function.name.to_string())
