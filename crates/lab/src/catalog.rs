@@ -98,6 +98,12 @@ pub static CATALOG: &[Spec] = &[
         family: Family::AlpsIo,
     },
     Spec {
+        name: "las",
+        about: "least attained service: nice 0, then 5, 10, 15, 19 as an invocation's CPU time passes 50 ms, 400 ms, 2 s, 10 s",
+        level: Level::Os,
+        family: Family::Las,
+    },
+    Spec {
         name: "alps-kernel",
         about: "sim only: ALPS on the paper's patched CFS (queue by rank, hold for the learned slice)",
         level: Level::Os,
@@ -166,6 +172,7 @@ enum Family {
     Alps,
     AlpsIo,
     AlpsKernel,
+    Las,
     /// A sim-only discipline with a policy that sets nothing.
     Oracle(Discipline),
 }
@@ -210,7 +217,9 @@ impl Spec {
                 raise_priority: true,
                 ..Privileges::default()
             },
-            Family::Stock | Family::AlpsKernel | Family::Oracle(_) => Privileges::default(),
+            Family::Stock | Family::AlpsKernel | Family::Las | Family::Oracle(_) => {
+                Privileges::default()
+            }
         }
     }
 
@@ -222,7 +231,12 @@ impl Spec {
                 Some(Parameters::Alps(tuning.alps))
             }
             Family::Hybrid => Some(Parameters::Hybrid(self.hybrid_params(tuning))),
-            Family::Stock | Family::Fifo | Family::Rr | Family::Sfs | Family::Oracle(_) => None,
+            Family::Stock
+            | Family::Fifo
+            | Family::Rr
+            | Family::Sfs
+            | Family::Las
+            | Family::Oracle(_) => None,
         }
     }
 
@@ -252,6 +266,7 @@ impl Spec {
             Family::Alps => Box::new(Alps::new(name, Enforcement::Stock, tuning.alps)),
             Family::AlpsIo => Box::new(Alps::io_aware(name, tuning.alps)),
             Family::AlpsKernel => Box::new(Alps::new(name, Enforcement::Kernel, tuning.alps)),
+            Family::Las => Box::<faasched_policy::las::Las>::default(),
             Family::Oracle(_) => Box::new(Uniform::passive(name)),
         }
     }

@@ -10,6 +10,7 @@
 pub mod alps;
 mod baseline;
 pub mod hybrid;
+pub mod las;
 mod param;
 pub mod sfs;
 #[cfg(test)]
