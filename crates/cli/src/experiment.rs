@@ -41,6 +41,11 @@ pub struct Args {
     /// parameters) as JSON instead of running them.
     #[arg(long, conflicts_with = "cases")]
     plan: bool,
+    /// The folder of a day of the Azure Functions 2019 trace, for
+    /// alps-real (its invocations, durations and memory files; the day and
+    /// the minutes are the ones the files hold).
+    #[arg(long, value_name = "DIR")]
+    trace: Option<PathBuf>,
     /// Run the cases in this JSON file (as `--plan` prints them, edited)
     /// instead of the experiment's own, and print the experiment's table of
     /// them.
@@ -64,6 +69,7 @@ impl Args {
         let settings = Settings {
             invocations: self.invocations,
             seed: self.seed,
+            trace: self.trace.clone(),
         };
         let name = self.name.spelled();
         let cases = match &self.cases {

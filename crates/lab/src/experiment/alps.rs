@@ -224,7 +224,7 @@ pub fn window_min_cases(s: &Settings) -> Vec<Case> {
         .map(|i| {
             // Seeds from `--seed` on, wrapping past the largest.
             let seed = s.seed.wrapping_add(i);
-            let workload = Settings { seed, ..*s }.workload("huawei", cores, load, 2_000);
+            let workload = Settings { seed, ..s.clone() }.workload("huawei", cores, load, 2_000);
             Case {
                 title: format!("huawei at 80% load on {cores} cores, seed {seed}"),
                 slug: format!("huawei-80-2cores-seed{seed}"),

@@ -20,6 +20,7 @@
 mod alps;
 mod hybrid;
 mod io;
+mod real;
 mod stats;
 mod table;
 
@@ -64,6 +65,9 @@ pub enum Name {
     /// (Huawei-like, 2,000 invocations, 2 cores, 80%, 20 seeds) with a lesson
     /// needing 0 to 1,000 finished invocations.
     AlpsWindowMin,
+    /// Not in the paper: every policy on a day of the real Azure 2019 trace
+    /// (`--trace DIR`).
+    AlpsReal,
 }
 
 /// One configuration: a workload on a machine, run under every variant.
@@ -123,12 +127,15 @@ pub struct Ran {
 }
 
 /// Settings every experiment takes from the command line.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Settings {
     /// Invocations per run instead of the experiment's own number.
     pub invocations: Option<u64>,
     /// Seed of every workload and random choice.
     pub seed: u64,
+    /// The folder of a production trace's day, for the experiments that
+    /// run one.
+    pub trace: Option<std::path::PathBuf>,
 }
 
 impl Settings {
@@ -146,7 +153,7 @@ impl Settings {
 
 impl Name {
     /// Every experiment.
-    pub const ALL: [Name; 7] = [
+    pub const ALL: [Name; 8] = [
         Name::AlpsLoad,
         Name::AlpsAblation,
         Name::AlpsSensitivity,
@@ -154,6 +161,7 @@ impl Name {
         Name::HybridCost,
         Name::SrptNoise,
         Name::AlpsWindowMin,
+        Name::AlpsReal,
     ];
 
     /// What it reproduces, in a line or two.
@@ -185,6 +193,11 @@ impl Name {
                  2,000 invocations, 2 cores, 80%, 20 seeds) with a lesson needing 0 to 1,000 \
                  finished invocations"
             }
+            Name::AlpsReal => {
+                "Not in the paper: cfs, fifo, sfs, alps, alps-kernel, hybrid, las and srpt on a \
+                 day of the real Azure Functions 2019 trace (--trace DIR) at 24 and 56 cores, \
+                 loads 0.8/0.9/1.0; every invocation, and those of at most 4 s"
+            }
         }
     }
 
@@ -198,6 +211,7 @@ impl Name {
             Name::HybridCost => hybrid::cases(s)?,
             Name::SrptNoise => alps::noise_cases(s),
             Name::AlpsWindowMin => alps::window_min_cases(s),
+            Name::AlpsReal => real::cases(s)?,
         })
     }
 
@@ -210,6 +224,7 @@ impl Name {
             Name::HybridCost => hybrid::table(ran),
             Name::SrptNoise => alps::noise_table(ran),
             Name::AlpsWindowMin => alps::window_min_table(ran),
+            Name::AlpsReal => real::table(ran),
         }
     }
 
@@ -223,6 +238,7 @@ impl Name {
             Name::HybridCost => "hybrid-cost",
             Name::SrptNoise => "srpt-noise",
             Name::AlpsWindowMin => "alps-window-min",
+            Name::AlpsReal => "alps-real",
         }
     }
 }
@@ -414,11 +430,40 @@ fn run_variant(
 mod tests {
     use super::*;
 
+    /// The Azure 2019 reader's fixture: a day of five functions.
+    fn fixture() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../workload/tests/fixtures/azure2019")
+    }
+
+    #[test]
+    fn alps_real_runs_a_trace_day_and_needs_one() {
+        let none = Settings::default();
+        let err = Name::AlpsReal.cases(&none).unwrap_err().to_string();
+        assert!(err.contains("--trace DIR"), "{err}");
+        let s = Settings {
+            trace: Some(fixture()),
+            seed: 3,
+            ..Settings::default()
+        };
+        let cases = Name::AlpsReal.cases(&s).unwrap();
+        assert_eq!(cases.len(), 12);
+        assert_eq!(cases[0].slug, "all-24-80");
+        assert_eq!(cases[11].slug, "short-56-100");
+        // The imported day is written once and found again.
+        assert_eq!(Name::AlpsReal.cases(&s).unwrap(), cases);
+        let ran = run_cases(cases).unwrap();
+        let table = Name::AlpsReal.table(&ran);
+        assert_eq!(table.rows.len(), 12 * 8);
+        assert_eq!(table.rows[0][..2], ["all-24-80".to_string(), "cfs".into()]);
+        assert_eq!(table.rows[0][3], "+0.0%");
+    }
+
     #[test]
     fn every_name_is_spelled_as_serde_spells_it_and_plans_its_cases() {
         let s = Settings {
             invocations: Some(10),
             seed: 1,
+            trace: Some(fixture()),
         };
         for name in Name::ALL {
             assert_eq!(serde_json::to_value(name).unwrap(), name.spelled());
@@ -435,6 +480,7 @@ mod tests {
         let s = Settings {
             invocations: Some(10),
             seed: 1,
+            trace: None,
         };
         let cases = Name::AlpsIo.cases(&s).unwrap();
         let mut twice = cases.clone();

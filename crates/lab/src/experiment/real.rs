@@ -1,0 +1,257 @@
+//! ALPS and its baselines on real arrivals: a day of the public Azure
+//! Functions 2019 trace, imported inside the run, rescaled to loads 0.8, 0.9
+//! and 1.0 on 24 and 56 cores (the built-in workloads' Poisson arrivals
+//! leave little to schedule; a real day has bursts, hundreds of functions
+//! and demands spread over orders of magnitude).
+//!
+//! Two subsets: the trace's first invocations as they are, and those of at
+//! most [`SHORT`] of CPU (the long tail removed), each written once as a
+//! workload CSV beside the system's temporary files (named by what it holds,
+//! so that `--plan` names a file that a later run finds again) and read by
+//! every case.
+
+use super::stats::{find, label, mean, stat};
+use super::table::{Table, change, fixed};
+use super::{Case, Ran, Settings, Variant};
+use crate::run::Kernel;
+use anyhow::{Context, Result, bail};
+use faasched_model::{Group, Invocation, MS, Nanos};
+use faasched_report::{Metric, Scope, Staged};
+use faasched_workload::csv;
+use faasched_workload::traces::azure2019;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::ops::RangeInclusive;
+use std::path::{Path, PathBuf};
+
+/// Invocations per run: the trace's first, by arrival.
+const INVOCATIONS: u64 = 50_000;
+/// The short subset's bound on an invocation's CPU demand.
+const SHORT: Nanos = 4_000 * MS;
+/// The machines.
+const CORES: [usize; 2] = [24, 56];
+/// The loads the arrivals are rescaled to.
+const LOADS: [f64; 3] = [0.8, 0.9, 1.0];
+/// The policies, cfs first (every change is against it).
+const POLICIES: [&str; 8] = [
+    "cfs",
+    "fifo",
+    "sfs",
+    "alps",
+    "alps-kernel",
+    "hybrid",
+    "las",
+    "srpt",
+];
+
+/// The invocations file of an Azure 2019 day: its stem.
+const INVOCATIONS_FILE: &str = "invocations_per_function_md";
+
+/// One case per subset, machine and load.
+pub fn cases(s: &Settings) -> Result<Vec<Case>> {
+    let Some(dir) = &s.trace else {
+        bail!(
+            "alps-real needs --trace DIR: the folder of a day of the Azure Functions 2019 trace \
+             (docs/GUIDE.md, \"Production traces\")"
+        );
+    };
+    let day = day_in(dir)?;
+    let minutes = header_minutes(&dir.join(format!("{INVOCATIONS_FILE}.anon.d{day:02}.csv")))?;
+    let n = s.invocations.unwrap_or(INVOCATIONS);
+    let files = import(dir, day, minutes.clone(), s.seed, n)?;
+    let mut cases = Vec::new();
+    for (subset, file) in [("all", &files.0), ("short", &files.1)] {
+        for cores in CORES {
+            for load in LOADS {
+                let percent = (load * 100.0).round();
+                let what = match subset {
+                    "all" => "every invocation".to_string(),
+                    _ => format!("invocations of at most {} s", SHORT / 1_000 / MS),
+                };
+                cases.push(Case {
+                    title: format!(
+                        "Azure 2019 day {day}, minutes {}..{}, {what}, at {percent}% load on \
+                         {cores} cores",
+                        minutes.start(),
+                        minutes.end()
+                    ),
+                    slug: format!("{subset}-{cores}-{percent}"),
+                    workload: faasched_workload::Choice {
+                        workload: file.display().to_string(),
+                        cores,
+                        load: Some(load),
+                        invocations: None,
+                        seed: s.seed,
+                    },
+                    kernel: Kernel::default(),
+                    variants: POLICIES.map(Variant::plain).to_vec(),
+                    by_function: false,
+                });
+            }
+        }
+    }
+    Ok(cases)
+}
+
+/// The one day whose invocations file `dir` holds (the lowest, if several).
+fn day_in(dir: &Path) -> Result<u32> {
+    let entries = std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
+    let mut days = Vec::new();
+    for entry in entries {
+        let name = entry?.file_name();
+        let name = name.to_string_lossy();
+        let day = name
+            .strip_prefix(INVOCATIONS_FILE)
+            .and_then(|rest| rest.strip_prefix(".anon.d"))
+            .and_then(|rest| rest.strip_suffix(".csv"))
+            .and_then(|d| d.parse::<u32>().ok());
+        days.extend(day);
+    }
+    days.sort_unstable();
+    days.first().copied().with_context(|| {
+        format!(
+            "{}: no {INVOCATIONS_FILE}.anon.dNN.csv, so no day of the Azure 2019 trace",
+            dir.display()
+        )
+    })
+}
+
+/// The minutes the header of invocations file `path` has columns for (a
+/// published day has 1..=1440; a sample may hold fewer).
+fn header_minutes(path: &Path) -> Result<RangeInclusive<u32>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let header = text.lines().next().unwrap_or_default();
+    let minutes: Vec<u32> = header
+        .split(',')
+        .filter_map(|c| c.trim().trim_start_matches("minute_").parse().ok())
+        .filter(|m| (1..=azure2019::MINUTES_PER_DAY).contains(m))
+        .collect();
+    match (minutes.iter().min(), minutes.iter().max()) {
+        (Some(&a), Some(&b)) => Ok(a..=b),
+        _ => bail!("{}: its header has no minute columns", path.display()),
+    }
+}
+
+/// Imports the day's `minutes` from `dir` and writes the first `n`
+/// invocations of each subset as a workload CSV (unless an earlier run
+/// wrote the same): the files of every invocation and of the short ones.
+fn import(
+    dir: &Path,
+    day: u32,
+    minutes: RangeInclusive<u32>,
+    seed: u64,
+    n: u64,
+) -> Result<(PathBuf, PathBuf)> {
+    let canonical = dir
+        .canonicalize()
+        .with_context(|| format!("reading {}", dir.display()))?;
+    let mut key = DefaultHasher::new();
+    (canonical, day, minutes.clone(), seed, n).hash(&mut key);
+    let stem = format!("faasched-alps-real-{:016x}", key.finish());
+    let tmp = std::env::temp_dir();
+    let (all, short) = (
+        tmp.join(format!("{stem}-all.csv")),
+        tmp.join(format!("{stem}-short.csv")),
+    );
+    if all.is_file() && short.is_file() {
+        return Ok((all, short));
+    }
+    let mut options = azure2019::Options::new(dir, day);
+    options.minutes = Some(minutes);
+    options.seed = seed;
+    let trace = azure2019::read(&options)?;
+    let n = n as usize;
+    let every = trace.invocations.iter().take(n);
+    let shorts = trace
+        .invocations
+        .iter()
+        .filter(|i| i.cpu_demand() <= SHORT)
+        .take(n);
+    let mut staged = Staged::new();
+    write(&all, every, &mut staged)?;
+    write(&short, shorts, &mut staged)?;
+    staged.commit()?;
+    Ok((all, short))
+}
+
+fn write<'a>(
+    path: &Path,
+    invocations: impl Iterator<Item = &'a Invocation>,
+    staged: &mut Staged,
+) -> Result<()> {
+    let mut w = csv::Writer::named(path, staged.create(path)?);
+    for inv in invocations {
+        w.write(inv)?;
+    }
+    w.finish()
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+/// Per case and policy: mean turnaround and its change against cfs, G1's
+/// mean, the mean and longest wait for a first run.
+pub fn table(ran: &[Ran]) -> Table {
+    let mut t = Table::new(
+        &[
+            "case",
+            "policy",
+            "mean_ms",
+            "vs_cfs",
+            "G1_mean",
+            "G4_mean",
+            "resp_mean",
+            "resp_max",
+        ],
+        2,
+    );
+    for r in ran {
+        let cfs = find(&r.summary.policies, "cfs");
+        for p in &r.summary.policies {
+            let response = |pick: fn(&faasched_report::Stats) -> f64| {
+                fixed(stat(p, Scope::All, Metric::Response, pick), 2)
+            };
+            t.push(vec![
+                r.case.slug.clone(),
+                label(p),
+                fixed(mean(p, Scope::All), 2),
+                change(mean(p, Scope::All), cfs.and_then(|c| mean(c, Scope::All))),
+                fixed(mean(p, Scope::Group(Group::G1)), 2),
+                fixed(mean(p, Scope::Group(Group::G4)), 2),
+                response(|s| s.mean),
+                response(|s| s.max),
+            ]);
+        }
+    }
+    t.notes.push(
+        "case: subset (all, or short: at most 4 s of CPU)-cores-load%; times in ms; vs_cfs: \
+         mean turnaround against cfs; resp: wait for the first run"
+            .into(),
+    );
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_minutes_are_those_the_header_has() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.csv");
+        let header = |h: &str| {
+            std::fs::write(&path, format!("{h}\nx,y,z,http,1,2,3\n")).unwrap();
+            header_minutes(&path)
+        };
+        assert_eq!(
+            header("HashOwner,HashApp,HashFunction,Trigger,480,481,959").unwrap(),
+            480..=959
+        );
+        assert_eq!(
+            header("HashOwner,HashApp,HashFunction,minute_1,minute_2,minute_1440").unwrap(),
+            1..=1440
+        );
+        let err = header("HashOwner,HashApp").unwrap_err().to_string();
+        assert!(err.contains("no minute columns"), "{err}");
+    }
+}
