@@ -23,15 +23,15 @@ use std::path::{Path, PathBuf};
 /// calibration (`faasched fn calibrate`; measured once and saved if missing).
 /// Each process starts under the attributes its policy gives it, set in the
 /// child before exec, and is steered until it exits: demotion at slice
-/// expiry (sfs, hybrid) or CPU-time bounds (las), core groups by affinity
-/// (hybrid), the ALPS learner retraining from finished invocations (alps,
-/// alps-io).
+/// expiry (sfs, hybrid) or CPU-time bounds (las, alps-las), core groups by
+/// affinity (hybrid), the ALPS learner retraining from finished invocations
+/// (alps, alps-io, alps-las).
 ///
 /// Policies: cfs, fifo, rr, sfs, hybrid (and its variants), alps, alps-io,
-/// las.
-/// fifo, rr, sfs and hybrid need the privilege for SCHED_FIFO/SCHED_RR, alps
-/// and alps-io for negative nice values (root, or CAP_SYS_NICE); without it
-/// the command says which policies need it and runs none. Sim-only policies
+/// las, alps-las. fifo, rr, sfs and hybrid need the privilege for
+/// SCHED_FIFO/SCHED_RR, alps, alps-io and alps-las for negative nice values
+/// (root, or CAP_SYS_NICE); without it the command says which policies need
+/// it and runs none. Sim-only policies
 /// (srpt, ps, alps-kernel, ...) are refused.
 ///
 /// Outputs as `simulate`'s, marked live: each policy in summary.json carries

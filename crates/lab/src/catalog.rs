@@ -9,6 +9,7 @@
 use faasched_model::{Privileges, Steer};
 use faasched_policy::Uniform;
 use faasched_policy::alps::{self, Alps, Enforcement};
+use faasched_policy::attained::Attained;
 use faasched_policy::hybrid::{Hybrid, HybridParams};
 use faasched_policy::sfs::Sfs;
 use faasched_sim::{Discipline, Prediction};
@@ -104,6 +105,12 @@ pub static CATALOG: &[Spec] = &[
         family: Family::Las,
     },
     Spec {
+        name: "alps-las",
+        about: "alps, with las's attained-service steps added to its learned nice: ranked at arrival, the long tail demoted",
+        level: Level::Os,
+        family: Family::AlpsLas,
+    },
+    Spec {
         name: "alps-kernel",
         about: "sim only: ALPS on the paper's patched CFS (queue by rank, hold for the learned slice)",
         level: Level::Os,
@@ -173,6 +180,7 @@ enum Family {
     AlpsIo,
     AlpsKernel,
     Las,
+    AlpsLas,
     /// A sim-only discipline with a policy that sets nothing.
     Oracle(Discipline),
 }
@@ -213,7 +221,7 @@ impl Spec {
         match self.family {
             Family::Fifo | Family::Rr | Family::Sfs | Family::Hybrid => realtime,
             // Learned ranks map to nice values below 0.
-            Family::Alps | Family::AlpsIo => Privileges {
+            Family::Alps | Family::AlpsIo | Family::AlpsLas => Privileges {
                 raise_priority: true,
                 ..Privileges::default()
             },
@@ -227,7 +235,7 @@ impl Spec {
     /// parameters.
     pub fn parameters(&self, tuning: &Tuning) -> Option<Parameters> {
         match self.family {
-            Family::Alps | Family::AlpsIo | Family::AlpsKernel => {
+            Family::Alps | Family::AlpsIo | Family::AlpsKernel | Family::AlpsLas => {
                 Some(Parameters::Alps(tuning.alps))
             }
             Family::Hybrid => Some(Parameters::Hybrid(self.hybrid_params(tuning))),
@@ -266,7 +274,11 @@ impl Spec {
             Family::Alps => Box::new(Alps::new(name, Enforcement::Stock, tuning.alps)),
             Family::AlpsIo => Box::new(Alps::io_aware(name, tuning.alps)),
             Family::AlpsKernel => Box::new(Alps::new(name, Enforcement::Kernel, tuning.alps)),
-            Family::Las => Box::<faasched_policy::las::Las>::default(),
+            Family::Las => Box::new(Attained::new(name, Uniform::STOCK)),
+            Family::AlpsLas => Box::new(Attained::new(
+                name,
+                Alps::new(name, Enforcement::Stock, tuning.alps),
+            )),
             Family::Oracle(_) => Box::new(Uniform::passive(name)),
         }
     }

@@ -8,9 +8,9 @@
 //! discipline with the policy that steers it (one that sets nothing, or ALPS).
 
 pub mod alps;
+pub mod attained;
 mod baseline;
 pub mod hybrid;
-pub mod las;
 mod param;
 pub mod sfs;
 #[cfg(test)]

@@ -194,7 +194,7 @@ impl Name {
                  finished invocations"
             }
             Name::AlpsReal => {
-                "Not in the paper: cfs, fifo, sfs, alps, alps-kernel, hybrid, las and srpt on a \
+                "Not in the paper: cfs, fifo, sfs, alps, alps-kernel, hybrid, las, alps-las and srpt on a \
                  day of the real Azure Functions 2019 trace (--trace DIR) at 24 and 56 cores, \
                  loads 0.8/0.9/1.0; every invocation, and those of at most 4 s"
             }
@@ -453,7 +453,7 @@ mod tests {
         assert_eq!(Name::AlpsReal.cases(&s).unwrap(), cases);
         let ran = run_cases(cases).unwrap();
         let table = Name::AlpsReal.table(&ran);
-        assert_eq!(table.rows.len(), 12 * 8);
+        assert_eq!(table.rows.len(), 12 * 9);
         assert_eq!(table.rows[0][..2], ["all-24-80".to_string(), "cfs".into()]);
         assert_eq!(table.rows[0][3], "+0.0%");
     }

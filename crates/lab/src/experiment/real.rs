@@ -33,7 +33,7 @@ const CORES: [usize; 2] = [24, 56];
 /// The loads the arrivals are rescaled to.
 const LOADS: [f64; 3] = [0.8, 0.9, 1.0];
 /// The policies, cfs first (every change is against it).
-const POLICIES: [&str; 8] = [
+const POLICIES: [&str; 9] = [
     "cfs",
     "fifo",
     "sfs",
@@ -41,6 +41,7 @@ const POLICIES: [&str; 8] = [
     "alps-kernel",
     "hybrid",
     "las",
+    "alps-las",
     "srpt",
 ];
 
