@@ -84,14 +84,17 @@ impl Generate {
     }
 }
 
-/// Arrival placement within a trace minute.
+/// Arrival placement within a trace minute of k invocations of a function.
 #[derive(ValueEnum, Debug, Clone, Copy)]
 pub enum ArrivalsArg {
-    /// Independent uniform instants in the minute.
+    /// k independent uniform instants in the minute.
     Uniform,
-    /// Evenly spaced, 60 s / k apart.
+    /// Evenly spaced, 60 s / k apart, at (i + φ) × 60 s / k for i = 0..k;
+    /// the phase φ in [0, 1) is drawn once per function with the seed.
     Equidistant,
-    /// Exponential gaps normalised to the minute (invitro).
+    /// A Poisson process given its k arrivals: k + 1 exponential gaps
+    /// scaled to fill the minute, an arrival at the end of each of the
+    /// first k (the same law as uniform).
     Poisson,
 }
 
@@ -145,7 +148,7 @@ pub enum Import {
         /// (default: the whole day).
         #[arg(long, value_parser = parse_range::<u32>)]
         minutes: Option<RangeInclusive<u32>>,
-        /// Placement of each minute's invocations.
+        /// How the k invocations of a function in a minute are placed in it.
         #[arg(long, value_enum, default_value_t = ArrivalsArg::Uniform)]
         arrivals: ArrivalsArg,
         #[command(flatten)]
@@ -177,7 +180,7 @@ pub enum Import {
         /// 1..60 (default: all of the days read).
         #[arg(long, value_parser = parse_range::<u64>)]
         minutes: Option<RangeInclusive<u64>>,
-        /// Placement of each minute's invocations.
+        /// How the k invocations of a function in a minute are placed in it.
         #[arg(long, value_enum, default_value_t = ArrivalsArg::Uniform)]
         arrivals: ArrivalsArg,
         #[command(flatten)]
