@@ -4,7 +4,10 @@
 //!
 //! - `invocations_per_function_md.anon.dNN.csv`: `HashOwner,HashApp,HashFunction,
 //!   Trigger,1,2,...,1440`, invocations per function per minute (1-based minute
-//!   columns, found by name);
+//!   columns, found by name). invitro's traces name them `minute_1`, ...,
+//!   `minute_1440` and have no `Trigger`, which is read just as well. A header
+//!   may hold only some minutes (invitro's samples keep a few hours): the
+//!   window must lie within them, and an error names those it has;
 //! - `function_durations_percentiles.anon.dNN.csv`: `HashOwner,HashApp,
 //!   HashFunction,Average,Count,Minimum,Maximum,percentile_Average_0,_1,_25,_50,
 //!   _75,_99,_100` in ms. Only the key and the seven percentile columns are read,
@@ -253,7 +256,7 @@ fn read_invocations(
 ) -> Result<Invocations> {
     let mut table = Table::open(path)?;
     let [owner, app, func] = key_columns(&table)?;
-    let minute_cols = table.columns(window.clone().map(|m| m.to_string()))?;
+    let minute_cols = minute_columns(&table, path, window)?;
     let mut seen = HashSet::new();
     let mut found = Invocations {
         invoked: Vec::new(),
@@ -293,6 +296,150 @@ fn read_invocations(
         }
     }
     Ok(found)
+}
+
+/// How an invocations file names its minute columns.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum MinuteNames {
+    /// `1`..`1440`: the dataset's own files.
+    Bare,
+    /// `minute_1`..`minute_1440`: invitro's rewritten traces.
+    Prefixed,
+}
+
+impl MinuteNames {
+    const PREFIX: &str = "minute_";
+
+    /// The minute (1..=1440) a header name stands for, and how it is named.
+    fn parse(name: &str) -> Option<(u32, MinuteNames)> {
+        let (digits, names) = match name.strip_prefix(Self::PREFIX) {
+            Some(rest) => (rest, MinuteNames::Prefixed),
+            None => (name, MinuteNames::Bare),
+        };
+        // Digits only, no leading zero: `+5`, ` 5` or `05` name no minute of
+        // the dataset (and `05` would be a second name for `5`).
+        if digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let minute = digits.parse().ok()?;
+        (1..=MINUTES_PER_DAY)
+            .contains(&minute)
+            .then_some((minute, names))
+    }
+
+    /// The header name of `minute` in this naming.
+    fn name(self, minute: u32) -> String {
+        match self {
+            MinuteNames::Bare => minute.to_string(),
+            MinuteNames::Prefixed => format!("{}{minute}", Self::PREFIX),
+        }
+    }
+}
+
+/// The columns of the window's minutes, in order. Minute columns are named
+/// `1`..`1440` (the dataset) or `minute_1`..`minute_1440` (invitro), one
+/// naming per file; other columns (`Trigger`, or none) are not read. A header
+/// may hold only some minutes of the day (a sample of a few hours): a window
+/// beyond them is an error that names the minutes the header has.
+fn minute_columns(table: &Table, path: &Path, window: &RangeInclusive<u32>) -> Result<Vec<usize>> {
+    let mut names = None;
+    let mut by_minute = HashMap::new();
+    for (col, name) in table.header().iter().enumerate() {
+        let Some((minute, naming)) = MinuteNames::parse(name) else {
+            continue;
+        };
+        match names {
+            None => names = Some(naming),
+            Some(first) if first != naming => {
+                return Err(Error::parse(
+                    path,
+                    1,
+                    name,
+                    format!(
+                        "a minute column named like `{}`, while earlier ones are named \
+                         like `{}`: a file names its minutes one way",
+                        naming.name(1),
+                        first.name(1)
+                    ),
+                ));
+            }
+            Some(_) => {}
+        }
+        by_minute.insert(minute, col);
+    }
+    let Some(names) = names else {
+        let header: Vec<&str> = table.header().iter().collect();
+        return Err(Error::parse(
+            path,
+            1,
+            "header",
+            format!(
+                "no minute columns: expected `1`..`{MINUTES_PER_DAY}` (the dataset) or \
+                 `minute_1`..`minute_{MINUTES_PER_DAY}` (invitro), found `{}`",
+                abridged(&header, 8)
+            ),
+        ));
+    };
+    window
+        .clone()
+        .map(|minute| {
+            by_minute.get(&minute).copied().ok_or_else(|| {
+                let mut present: Vec<u32> = by_minute.keys().copied().collect();
+                present.sort_unstable();
+                Error::parse(
+                    path,
+                    1,
+                    &names.name(minute),
+                    format!(
+                        "the header has {} only: pass --minutes within them",
+                        describe_minutes(&present)
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// `480..959`, `minute 7`, or `minutes 1..60, 121..180`: sorted minutes as
+/// runs, the first few of them.
+fn describe_minutes(minutes: &[u32]) -> String {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for &m in minutes {
+        match runs.last_mut() {
+            Some((_, end)) if *end + 1 == m => *end = m,
+            _ => runs.push((m, m)),
+        }
+    }
+    let shown: Vec<String> = runs
+        .iter()
+        .take(4)
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}..{b}")
+            }
+        })
+        .collect();
+    let more = match runs.len().saturating_sub(shown.len()) {
+        0 => String::new(),
+        n => format!(" and {n} more runs"),
+    };
+    let noun = if minutes.len() == 1 {
+        "minute"
+    } else {
+        "minutes"
+    };
+    format!("{noun} {}{more}", shown.join(", "))
+}
+
+/// The first `n` of `names`, comma-separated, with `,...` when there are more.
+fn abridged(names: &[&str], n: usize) -> String {
+    let mut text = names[..names.len().min(n)].join(",");
+    if names.len() > n {
+        text.push_str(",...");
+    }
+    text
 }
 
 /// The memory file: `AverageAllocatedMb` per app, for rows that give one. A missing

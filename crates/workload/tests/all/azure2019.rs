@@ -371,3 +371,100 @@ fn bad_options_are_refused() {
     assert!(matches!(missing, Error::Io { .. }));
     assert!(missing.to_string().contains(DURATIONS));
 }
+
+#[test]
+fn a_header_with_part_of_the_day_names_its_minutes() {
+    // The fixture's minutes 2..=10 only, as a sample of a few hours is cut.
+    let partial = |minutes| {
+        read(&Options {
+            minutes,
+            ..Options::new(fixture("azure2019-partial"), 1)
+        })
+    };
+    for (minutes, missing) in [(None, "1"), (Some(1..=3), "1"), (Some(5..=11), "11")] {
+        let err = partial(minutes.clone()).unwrap_err();
+        assert_parse_error(&err, INVOCATIONS, 1, missing);
+        assert!(
+            err.to_string()
+                .ends_with("the header has minutes 2..10 only: pass --minutes within them"),
+            "{minutes:?}: {err}"
+        );
+    }
+    let within = partial(Some(2..=10)).unwrap();
+    let whole = read(&Options {
+        minutes: Some(2..=10),
+        ..options()
+    })
+    .unwrap();
+    assert_eq!(within.invocations, whole.invocations);
+
+    // Gaps are named as runs; a lone minute as itself.
+    let err = read_edited(INVOCATIONS, |c| {
+        c.replacen(",5,", ",five,", 1)
+            .replacen(",100,", ",hundred,", 1)
+    });
+    assert!(
+        err.to_string().ends_with(
+            "field `5`: the header has minutes 1..4, 6..99, 101..1440 only: \
+             pass --minutes within them"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn invitros_layout_reads_as_the_datasets() {
+    // `minute_1`..`minute_1440` and no `Trigger` column: the same trace.
+    let invitro = |minutes| Options {
+        minutes,
+        ..Options::new(fixture("azure2019-invitro"), 1)
+    };
+    assert_eq!(
+        read(&invitro(None)).unwrap().invocations,
+        read(&options()).unwrap().invocations
+    );
+    let window = Some(2..=3);
+    assert_eq!(
+        read(&invitro(window.clone())).unwrap().invocations,
+        read(&Options {
+            minutes: window,
+            ..options()
+        })
+        .unwrap()
+        .invocations
+    );
+}
+
+#[test]
+fn a_header_without_minutes_says_what_it_has() {
+    let err = read_edited(INVOCATIONS, |c| {
+        let (header, rest) = c.split_once('\n').unwrap();
+        let header: Vec<String> = header
+            .split(',')
+            .map(|n| match n.parse::<u32>() {
+                Ok(m) => format!("t{m}"),
+                Err(_) => n.to_string(),
+            })
+            .collect();
+        format!("{}\n{rest}", header.join(","))
+    });
+    assert_parse_error(&err, INVOCATIONS, 1, "header");
+    assert!(
+        err.to_string().ends_with(
+            "no minute columns: expected `1`..`1440` (the dataset) or \
+             `minute_1`..`minute_1440` (invitro), found \
+             `HashOwner,HashApp,HashFunction,Trigger,t1,t2,t3,t4,...`"
+        ),
+        "{err}"
+    );
+    // Two namings in one header: which column is which minute is unclear.
+    let err = read_edited(INVOCATIONS, |c| c.replacen(",7,", ",minute_7,", 1));
+    assert_parse_error(&err, INVOCATIONS, 1, "minute_7");
+    assert!(
+        err.to_string().ends_with(
+            "a minute column named like `minute_1`, while earlier ones are named like `1`: \
+             a file names its minutes one way"
+        ),
+        "{err}"
+    );
+}
