@@ -280,6 +280,7 @@ fn write_trace(trace: Trace, common: &Common, window: &str) -> Result<()> {
         functions,
         skipped,
         duplicates,
+        conflicts,
     } = trace;
     if invocations.is_empty() {
         return Err(if skipped > 0 {
@@ -310,12 +311,7 @@ fn write_trace(trace: Trace, common: &Common, window: &str) -> Result<()> {
             counted(cores, "core")
         );
     }
-    if duplicates > 0 {
-        note.push_str(&format!(
-            "; {} ignored: their key was on an earlier row of the same file",
-            counted(duplicates, "row")
-        ));
-    }
+    note.push_str(&repeats_note(duplicates, conflicts));
     write_workload(&common.output, invocations.iter().map(Ok))?;
     eprintln!(
         "wrote {} of {} to {}{} ({} skipped: no durations)",
@@ -326,6 +322,28 @@ fn write_trace(trace: Trace, common: &Common, window: &str) -> Result<()> {
         counted(skipped, "function"),
     );
     Ok(())
+}
+
+/// What the summary says of the `duplicates` rows ignored for their key, of
+/// which `conflicts` disagree with the row that counts: a repeat of the same
+/// values is harmless, a conflict is the trace saying two things.
+fn repeats_note(duplicates: usize, conflicts: usize) -> String {
+    let repeated = duplicates.saturating_sub(conflicts);
+    let mut note = String::new();
+    if repeated > 0 {
+        note.push_str(&format!(
+            "; {} ignored (same key and values as an earlier row of the same file: harmless)",
+            counted(repeated, "repeated row")
+        ));
+    }
+    if conflicts > 0 {
+        note.push_str(&format!(
+            "; {} ignored (same key as an earlier row of the same file but other values: \
+             the earlier row counts)",
+            counted(conflicts, "conflicting row")
+        ));
+    }
+    note
 }
 
 /// `x` to three significant digits, so that a small load still shows.
@@ -370,6 +388,22 @@ mod tests {
         assert_eq!(significant(12.345), "12.3");
         assert_eq!(significant(1234.4), "1234");
         assert_eq!(significant(0.0), "0");
+    }
+
+    #[test]
+    fn repeated_rows_are_told_from_conflicting_ones() {
+        assert_eq!(repeats_note(0, 0), "");
+        assert_eq!(
+            repeats_note(24, 0),
+            "; 24 repeated rows ignored (same key and values as an earlier row of the same \
+             file: harmless)"
+        );
+        assert_eq!(
+            repeats_note(3, 1),
+            "; 2 repeated rows ignored (same key and values as an earlier row of the same \
+             file: harmless); 1 conflicting row ignored (same key as an earlier row of the \
+             same file but other values: the earlier row counts)"
+        );
     }
 
     #[test]

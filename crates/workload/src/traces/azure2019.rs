@@ -25,7 +25,11 @@
 //!   only within its app. If a key appears on several rows of a file, the first
 //!   row counts and later ones are ignored, and counted in
 //!   [`Trace::duplicates`] (in the durations file, the first row that can
-//!   time the function counts).
+//!   time the function counts). Those whose values differ from the first
+//!   row's, in what the import reads (the window's counts, the percentiles,
+//!   `AverageAllocatedMb`), are counted in [`Trace::conflicts`] too: a
+//!   repeat of the same values changes nothing, a conflict means the file
+//!   says two things and the first was taken.
 //! - Minute `A` of the window `A..=B` starts at time 0. Each minute's count `k` is
 //!   placed inside its minute by the chosen [`Arrivals`].
 //! - CPU demand of each invocation: draw `u ~ U(0,1)` and interpolate linearly
@@ -54,8 +58,8 @@ use super::{
 };
 use crate::{Error, Result};
 use rand::Rng;
+use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
@@ -138,6 +142,9 @@ impl Options {
 /// (owner, app): the key of an app.
 type AppKey = (String, String);
 
+/// (owner, app, function): the key of a function.
+type FunctionKey = (String, String, String);
+
 /// A function's duration percentiles, in ms, at [`QUANTILES`].
 type Percentiles = [f64; 7];
 
@@ -162,18 +169,15 @@ struct Invocations {
 /// Reads one day of the Azure Functions 2019 trace (see the module docs).
 pub fn read(opts: &Options) -> Result<Trace> {
     let window = opts.window()?;
-    let mut duplicates = 0;
-    let durations = read_durations(
-        &opts.file("function_durations_percentiles"),
-        &mut duplicates,
-    )?;
+    let mut repeats = Repeats::default();
+    let durations = read_durations(&opts.file("function_durations_percentiles"), &mut repeats)?;
     let found = read_invocations(
         &opts.file("invocations_per_function_md"),
         &window,
         &durations,
-        &mut duplicates,
+        &mut repeats,
     )?;
-    let memory = read_memory(&opts.file("app_memory_percentiles"), &mut duplicates)?;
+    let memory = read_memory(&opts.file("app_memory_percentiles"), &mut repeats)?;
 
     let mut builder = Builder::new(opts.seed, opts.arrivals);
     let selected = sample(found.invoked, opts.functions, builder.rng());
@@ -194,7 +198,8 @@ pub fn read(opts: &Options) -> Result<Trace> {
         }
     }
     Ok(Trace {
-        duplicates,
+        duplicates: repeats.all,
+        conflicts: repeats.conflicting,
         ..builder.finish(found.skipped)
     })
 }
@@ -212,11 +217,8 @@ fn interpolate(p: &Percentiles, u: f64) -> f64 {
 
 /// The durations file: percentiles per function, for rows whose percentile cells
 /// are all filled and never decrease; counts the later rows of a key timed
-/// already into `duplicates`.
-fn read_durations(
-    path: &Path,
-    duplicates: &mut usize,
-) -> Result<HashMap<(String, String, String), Percentiles>> {
+/// already into `repeats`.
+fn read_durations(path: &Path, repeats: &mut Repeats) -> Result<HashMap<FunctionKey, Percentiles>> {
     let mut table = Table::open(path)?;
     let [owner, app, func] = key_columns(&table)?;
     let percentile_cols = table.columns(PERCENTILE_COLUMNS)?;
@@ -242,7 +244,7 @@ fn read_durations(
             row.str(app).to_owned(),
             row.str(func).to_owned(),
         );
-        keep_first(&mut durations, key, p, duplicates);
+        keep_first(&mut durations, key, p, repeats);
     }
     Ok(durations)
 }
@@ -251,13 +253,13 @@ fn read_durations(
 fn read_invocations(
     path: &Path,
     window: &RangeInclusive<u32>,
-    durations: &HashMap<(String, String, String), Percentiles>,
-    duplicates: &mut usize,
+    durations: &HashMap<FunctionKey, Percentiles>,
+    repeats: &mut Repeats,
 ) -> Result<Invocations> {
     let mut table = Table::open(path)?;
     let [owner, app, func] = key_columns(&table)?;
     let minute_cols = minute_columns(&table, path, window)?;
-    let mut seen = HashSet::new();
+    let mut seen: HashMap<FunctionKey, First> = HashMap::new();
     let mut found = Invocations {
         invoked: Vec::new(),
         app_functions: HashMap::new(),
@@ -277,16 +279,24 @@ fn read_invocations(
             app_key.1.clone(),
             row.str(func).to_owned(),
         );
-        if !seen.insert(key.clone()) {
-            *duplicates += 1;
+        if let Some(first) = seen.get(&key) {
+            let first_counts = match first {
+                First::Invoked(i) => &found.invoked[*i].counts,
+                First::Counts(c) => c,
+            };
+            repeats.count(*first_counts == counts);
             continue;
         }
         let Some(&percentiles) = durations.get(&key) else {
             found.skipped += usize::from(!counts.is_empty());
+            seen.insert(key, First::Counts(counts));
             continue;
         };
         *found.app_functions.entry(app_key.clone()).or_default() += 1;
-        if !counts.is_empty() {
+        if counts.is_empty() {
+            seen.insert(key, First::Counts(counts));
+        } else {
+            seen.insert(key.clone(), First::Invoked(found.invoked.len()));
             found.invoked.push(Invoked {
                 app: app_key,
                 hash: key.2,
@@ -444,7 +454,7 @@ fn abridged(names: &[&str], n: usize) -> String {
 
 /// The memory file: `AverageAllocatedMb` per app, for rows that give one. A missing
 /// file gives an empty map.
-fn read_memory(path: &Path, duplicates: &mut usize) -> Result<HashMap<AppKey, f64>> {
+fn read_memory(path: &Path, repeats: &mut Repeats) -> Result<HashMap<AppKey, f64>> {
     let mut memory = HashMap::new();
     let mut table = match Table::open(path) {
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
@@ -458,16 +468,48 @@ fn read_memory(path: &Path, duplicates: &mut usize) -> Result<HashMap<AppKey, f6
     while let Some(row) = table.next_row()? {
         if let Some(mb) = row.opt_f64(average)? {
             let key = (row.str(owner).to_owned(), row.str(app).to_owned());
-            keep_first(&mut memory, key, mb, duplicates);
+            keep_first(&mut memory, key, mb, repeats);
         }
     }
     Ok(memory)
 }
 
-/// Inserts `value` unless `key` has one already, which counts as a duplicate.
-fn keep_first<K: Eq + Hash, V>(map: &mut HashMap<K, V>, key: K, value: V, duplicates: &mut usize) {
+/// Rows ignored because an earlier row of their file has their key.
+#[derive(Default)]
+struct Repeats {
+    /// All of them.
+    all: usize,
+    /// Those whose values differ from the earlier row's.
+    conflicting: usize,
+}
+
+impl Repeats {
+    /// Counts one ignored row, which repeats the earlier row's values if `same`.
+    fn count(&mut self, same: bool) {
+        self.all += 1;
+        self.conflicting += usize::from(!same);
+    }
+}
+
+/// What the first row of a key in the invocations file gave, to tell a later
+/// row that repeats it from one that conflicts with it.
+enum First {
+    /// It is `Invocations::invoked[i]`, which holds its counts.
+    Invoked(usize),
+    /// Its counts in the window, for a row not kept as invoked (often none).
+    Counts(Vec<(u32, u64)>),
+}
+
+/// Inserts `value` unless `key` has one already, which counts as a repeat,
+/// conflicting if the values differ.
+fn keep_first<K: Eq + Hash, V: PartialEq>(
+    map: &mut HashMap<K, V>,
+    key: K,
+    value: V,
+    repeats: &mut Repeats,
+) {
     match map.entry(key) {
-        Entry::Occupied(_) => *duplicates += 1,
+        Entry::Occupied(first) => repeats.count(*first.get() == value),
         Entry::Vacant(slot) => {
             slot.insert(value);
         }

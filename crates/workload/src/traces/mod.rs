@@ -72,6 +72,11 @@ pub struct Trace {
     /// their key (Azure 2019, whose files should hold one row per key: the
     /// first row counts, as other tools' `drop_duplicates` keeps it).
     pub duplicates: usize,
+    /// Those of the [`duplicates`](Trace::duplicates) whose values (those
+    /// the reader uses) differ from the earlier row's: the file says two
+    /// things, and the first was taken. The others repeat it and change
+    /// nothing.
+    pub conflicts: usize,
 }
 
 /// How a per-minute trace's `k` invocations of a function in one minute are placed
@@ -284,6 +289,7 @@ impl Builder {
             functions: self.functions,
             skipped,
             duplicates: 0,
+            conflicts: 0,
         }
     }
 }

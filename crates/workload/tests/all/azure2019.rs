@@ -282,8 +282,56 @@ fn repeated_keys_count_once_and_decreasing_percentiles_cannot_time() {
         let line = line.replace(",301.0,", ",401.0,");
         format!("{}\n{line}\n", c.trim_end())
     });
-    assert_eq!(repeated.duplicates, 3);
+    assert_eq!((repeated.duplicates, repeated.conflicts), (3, 3));
     assert_eq!(repeated.invocations, plain.invocations);
+
+    // The same lines again unchanged: repeats, no conflict. The memory file
+    // as invitro writes it, one row per function with the app's values.
+    let same = read_all_edited(|name, c| match name {
+        MEMORY => {
+            let mut lines = c.lines();
+            let header = lines.next().unwrap();
+            let header = header.replacen("HashApp,", "HashApp,HashFunction,", 1);
+            let mut out = format!("{header}\n");
+            for (line, functions) in lines.zip([["f1", "f2", "f5"].as_slice(), &["f3", "f4"]]) {
+                let (owner, rest) = line.split_once(',').unwrap();
+                let (app, rest) = rest.split_once(',').unwrap();
+                for f in functions {
+                    out.push_str(&format!("{owner},{app},{f},{rest}\n"));
+                }
+            }
+            out
+        }
+        _ => {
+            let line = c.lines().nth(1).unwrap();
+            format!("{}\n{line}\n", c.trim_end())
+        }
+    });
+    assert_eq!((same.duplicates, same.conflicts), (5, 0));
+    assert_eq!(same.invocations, plain.invocations);
+
+    // Rows that differ only outside the window read agree inside it.
+    let outside = |minutes| {
+        let dir = edited(1, |name, c| {
+            Some(match name {
+                INVOCATIONS => {
+                    // f1 again, its minute 1440 count 2 made 9.
+                    let line = c.lines().nth(1).unwrap();
+                    let line = format!("{},9", line.rsplit_once(',').unwrap().0);
+                    format!("{}\n{line}\n", c.trim_end())
+                }
+                _ => c,
+            })
+        });
+        let trace = read(&Options {
+            minutes,
+            ..Options::new(dir.path(), 1)
+        })
+        .unwrap();
+        (trace.duplicates, trace.conflicts)
+    };
+    assert_eq!(outside(Some(1..=1439)), (1, 0));
+    assert_eq!(outside(None), (1, 1));
 
     // f2's 75th percentile below its median: f2 is skipped like f4.
     let decreasing = read_all_edited(|name, c| match name {
