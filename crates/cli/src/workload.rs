@@ -281,6 +281,7 @@ fn write_trace(trace: Trace, common: &Common, window: &str) -> Result<()> {
         skipped,
         duplicates,
         conflicts,
+        candidates,
     } = trace;
     if invocations.is_empty() {
         return Err(if skipped > 0 {
@@ -313,6 +314,9 @@ fn write_trace(trace: Trace, common: &Common, window: &str) -> Result<()> {
     }
     note.push_str(&repeats_note(duplicates, conflicts));
     write_workload(&common.output, invocations.iter().map(Ok))?;
+    if let Some(note) = sampling_note(common.functions, candidates) {
+        eprintln!("{note}");
+    }
     eprintln!(
         "wrote {} of {} to {}{} ({} skipped: no durations)",
         counted(invocations.len(), "invocation"),
@@ -322,6 +326,21 @@ fn write_trace(trace: Trace, common: &Common, window: &str) -> Result<()> {
         counted(skipped, "function"),
     );
     Ok(())
+}
+
+/// The note for `--functions N` asking for more than the `candidates`
+/// functions the selection has: the import keeps them all, and a smaller
+/// workload than asked should not pass unnoticed.
+fn sampling_note(asked: Option<u64>, candidates: usize) -> Option<String> {
+    let asked = asked.filter(|&n| n > candidates as u64)?;
+    let kept = match candidates {
+        1 => "it".to_string(),
+        n => format!("all {n}"),
+    };
+    Some(format!(
+        "note: --functions {asked}, but the selection has only {} to sample from: keeping {kept}",
+        counted(candidates, "function")
+    ))
 }
 
 /// What the summary says of the `duplicates` rows ignored for their key, of
@@ -388,6 +407,26 @@ mod tests {
         assert_eq!(significant(12.345), "12.3");
         assert_eq!(significant(1234.4), "1234");
         assert_eq!(significant(0.0), "0");
+    }
+
+    #[test]
+    fn sampling_more_functions_than_there_are_is_noted() {
+        assert_eq!(sampling_note(None, 500), None);
+        assert_eq!(sampling_note(Some(500), 500), None);
+        assert_eq!(sampling_note(Some(20), 500), None);
+        assert_eq!(
+            sampling_note(Some(600), 500).as_deref(),
+            Some(
+                "note: --functions 600, but the selection has only 500 functions to sample \
+                 from: keeping all 500"
+            )
+        );
+        assert_eq!(
+            sampling_note(Some(2), 1).as_deref(),
+            Some(
+                "note: --functions 2, but the selection has only 1 function to sample from: keeping it"
+            )
+        );
     }
 
     #[test]

@@ -54,7 +54,7 @@
 use super::table::Table;
 use super::{
     Arrivals, Builder, DEFAULT_MAX_INVOCATIONS, DEFAULT_MEMORY_MB, MINUTE, Trace, check_minutes,
-    check_size, cpu_from_ms, sample,
+    check_size, cpu_from_ms,
 };
 use crate::{Error, Result};
 use rand::Rng;
@@ -180,7 +180,7 @@ pub fn read(opts: &Options) -> Result<Trace> {
     let memory = read_memory(&opts.file("app_memory_percentiles"), &mut repeats)?;
 
     let mut builder = Builder::new(opts.seed, opts.arrivals);
-    let selected = sample(found.invoked, opts.functions, builder.rng());
+    let selected = builder.sample(found.invoked, opts.functions);
     let total = selected
         .iter()
         .flat_map(|f| &f.counts)

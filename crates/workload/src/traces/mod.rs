@@ -77,6 +77,10 @@ pub struct Trace {
     /// things, and the first was taken. The others repeat it and change
     /// nothing.
     pub conflicts: usize,
+    /// The functions sampling chose from: those with invocations in the
+    /// window that the trace can time. Sampling more than this many
+    /// (`functions: Some(n)`, `n > candidates`) keeps all of them.
+    pub candidates: usize,
 }
 
 /// How a per-minute trace's `k` invocations of a function in one minute are placed
@@ -201,6 +205,8 @@ struct Builder {
     names: HashSet<String>,
     invocations: Vec<Invocation>,
     offsets: Vec<Nanos>,
+    /// The number of items [`Builder::sample`] chose from.
+    candidates: usize,
     /// Each function's equidistant phase, by function id (drawn only for
     /// [`Arrivals::Equidistant`], so that the other placements draw as before).
     phases: Vec<Nanos>,
@@ -217,12 +223,16 @@ impl Builder {
             names: HashSet::new(),
             invocations: Vec::new(),
             offsets: Vec::new(),
+            candidates: 0,
             phases: Vec::new(),
         }
     }
 
-    fn rng(&mut self) -> &mut Pcg64Mcg {
-        &mut self.rng
+    /// [`sample`] with the builder's randomness; the trace reports how many
+    /// `items` there were.
+    fn sample<T>(&mut self, items: Vec<T>, n: Option<usize>) -> Vec<T> {
+        self.candidates = items.len();
+        sample(items, n, &mut self.rng)
     }
 
     /// A new function for the trace id `id`, under a short name no other function
@@ -290,6 +300,7 @@ impl Builder {
             skipped,
             duplicates: 0,
             conflicts: 0,
+            candidates: self.candidates,
         }
     }
 }

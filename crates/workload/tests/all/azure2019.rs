@@ -197,6 +197,8 @@ fn sampling_keeps_whole_functions() {
     })
     .unwrap();
     assert_eq!(all.invocations, whole.invocations);
+    // f4 cannot be timed and f5 is not invoked: three to sample from.
+    assert_eq!((all.candidates, whole.candidates), (3, 3));
 }
 
 #[test]

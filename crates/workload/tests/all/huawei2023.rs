@@ -142,6 +142,7 @@ fn sampling_picks_among_timed_functions() {
         })
         .unwrap();
         assert_eq!(trace.functions.len(), 1);
+        assert_eq!(trace.candidates, 2, "function 2 has no delay");
         let name = trace.functions.iter().next().unwrap().name.to_string();
         let expected = if name == "0" { 6 } else { 3 };
         assert_eq!(trace.invocations.len(), expected, "{name}");
