@@ -281,7 +281,7 @@ fn read_invocations(
         );
         if let Some(first) = seen.get(&key) {
             let first_counts = match first {
-                First::Invoked(i) => &found.invoked[*i].counts,
+                First::Invoked(i) => found.invoked.get(*i).map_or(&[][..], |f| &f.counts),
                 First::Counts(c) => c,
             };
             repeats.count(*first_counts == counts);
@@ -410,8 +410,8 @@ fn minute_columns(table: &Table, path: &Path, window: &RangeInclusive<u32>) -> R
         .collect()
 }
 
-/// `480..959`, `minute 7`, or `minutes 1..60, 121..180`: sorted minutes as
-/// runs, the first few of them.
+/// `minutes 480..959`, `minute 7`, or `minutes 1..60, 121..180, 300`:
+/// sorted minutes as runs, the first four of them and how many more.
 fn describe_minutes(minutes: &[u32]) -> String {
     let mut runs: Vec<(u32, u32)> = Vec::new();
     for &m in minutes {
@@ -539,6 +539,37 @@ fn key_columns(table: &Table) -> Result<[usize; 3]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn minutes_are_described_as_runs() {
+        assert_eq!(describe_minutes(&[7]), "minute 7");
+        assert_eq!(
+            describe_minutes(&(480..=959).collect::<Vec<_>>()),
+            "minutes 480..959"
+        );
+        assert_eq!(
+            describe_minutes(&[1, 2, 3, 5, 7, 8, 10, 12, 14]),
+            "minutes 1..3, 5, 7..8, 10 and 2 more runs"
+        );
+    }
+
+    #[test]
+    fn minute_columns_have_one_name_each() {
+        assert_eq!(MinuteNames::parse("1440").map(|m| m.0), Some(1440));
+        assert_eq!(MinuteNames::parse("minute_7").map(|m| m.0), Some(7));
+        for no in [
+            "0",
+            "1441",
+            "05",
+            "minute_05",
+            "+5",
+            "minute_",
+            "",
+            "Trigger",
+        ] {
+            assert!(MinuteNames::parse(no).is_none(), "{no}");
+        }
+    }
 
     #[test]
     fn interpolation_hits_the_percentiles_and_is_linear_between() {
