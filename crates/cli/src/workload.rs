@@ -84,14 +84,17 @@ impl Generate {
     }
 }
 
-/// Arrival placement within a trace minute.
+/// Arrival placement within a trace minute of k invocations of a function.
 #[derive(ValueEnum, Debug, Clone, Copy)]
 pub enum ArrivalsArg {
-    /// Independent uniform instants in the minute.
+    /// k independent uniform instants in the minute.
     Uniform,
-    /// Evenly spaced, 60 s / k apart.
+    /// Evenly spaced, 60 s / k apart, at (i + φ) × 60 s / k for i = 0..k;
+    /// the phase φ in [0, 1) is drawn once per function with the seed.
     Equidistant,
-    /// Exponential gaps normalised to the minute (invitro).
+    /// A Poisson process given its k arrivals: k + 1 exponential gaps
+    /// scaled to fill the minute, an arrival at the end of each of the
+    /// first k (the same law as uniform).
     Poisson,
 }
 
@@ -145,7 +148,7 @@ pub enum Import {
         /// (default: the whole day).
         #[arg(long, value_parser = parse_range::<u32>)]
         minutes: Option<RangeInclusive<u32>>,
-        /// Placement of each minute's invocations.
+        /// How the k invocations of a function in a minute are placed in it.
         #[arg(long, value_enum, default_value_t = ArrivalsArg::Uniform)]
         arrivals: ArrivalsArg,
         #[command(flatten)]
@@ -177,7 +180,7 @@ pub enum Import {
         /// 1..60 (default: all of the days read).
         #[arg(long, value_parser = parse_range::<u64>)]
         minutes: Option<RangeInclusive<u64>>,
-        /// Placement of each minute's invocations.
+        /// How the k invocations of a function in a minute are placed in it.
         #[arg(long, value_enum, default_value_t = ArrivalsArg::Uniform)]
         arrivals: ArrivalsArg,
         #[command(flatten)]
@@ -277,6 +280,8 @@ fn write_trace(trace: Trace, common: &Common, window: &str) -> Result<()> {
         functions,
         skipped,
         duplicates,
+        conflicts,
+        candidates,
     } = trace;
     if invocations.is_empty() {
         return Err(if skipped > 0 {
@@ -307,13 +312,11 @@ fn write_trace(trace: Trace, common: &Common, window: &str) -> Result<()> {
             counted(cores, "core")
         );
     }
-    if duplicates > 0 {
-        note.push_str(&format!(
-            "; {} ignored: their key was on an earlier row of the same file",
-            counted(duplicates, "row")
-        ));
-    }
+    note.push_str(&repeats_note(duplicates, conflicts));
     write_workload(&common.output, invocations.iter().map(Ok))?;
+    if let Some(note) = sampling_note(common.functions, candidates) {
+        eprintln!("{note}");
+    }
     eprintln!(
         "wrote {} of {} to {}{} ({} skipped: no durations)",
         counted(invocations.len(), "invocation"),
@@ -323,6 +326,43 @@ fn write_trace(trace: Trace, common: &Common, window: &str) -> Result<()> {
         counted(skipped, "function"),
     );
     Ok(())
+}
+
+/// The note for `--functions N` asking for more than the `candidates`
+/// functions the selection has: the import keeps them all, and a smaller
+/// workload than asked should not pass unnoticed.
+fn sampling_note(asked: Option<u64>, candidates: usize) -> Option<String> {
+    let asked = asked.filter(|&n| n > candidates as u64)?;
+    let kept = match candidates {
+        1 => "it".to_string(),
+        n => format!("all {n}"),
+    };
+    Some(format!(
+        "note: --functions {asked}, but the selection has only {} to sample from: keeping {kept}",
+        counted(candidates, "function")
+    ))
+}
+
+/// What the summary says of the `duplicates` rows ignored for their key, of
+/// which `conflicts` disagree with the row that counts: a repeat of the same
+/// values is harmless, a conflict is the trace saying two things.
+fn repeats_note(duplicates: usize, conflicts: usize) -> String {
+    let repeated = duplicates.saturating_sub(conflicts);
+    let mut note = String::new();
+    if repeated > 0 {
+        note.push_str(&format!(
+            "; {} ignored (same key and values as an earlier row of the same file: harmless)",
+            counted(repeated, "repeated row")
+        ));
+    }
+    if conflicts > 0 {
+        note.push_str(&format!(
+            "; {} ignored (same key as an earlier row of the same file but other values: \
+             the earlier row counts)",
+            counted(conflicts, "conflicting row")
+        ));
+    }
+    note
 }
 
 /// `x` to three significant digits, so that a small load still shows.
@@ -367,6 +407,42 @@ mod tests {
         assert_eq!(significant(12.345), "12.3");
         assert_eq!(significant(1234.4), "1234");
         assert_eq!(significant(0.0), "0");
+    }
+
+    #[test]
+    fn sampling_more_functions_than_there_are_is_noted() {
+        assert_eq!(sampling_note(None, 500), None);
+        assert_eq!(sampling_note(Some(500), 500), None);
+        assert_eq!(sampling_note(Some(20), 500), None);
+        assert_eq!(
+            sampling_note(Some(600), 500).as_deref(),
+            Some(
+                "note: --functions 600, but the selection has only 500 functions to sample \
+                 from: keeping all 500"
+            )
+        );
+        assert_eq!(
+            sampling_note(Some(2), 1).as_deref(),
+            Some(
+                "note: --functions 2, but the selection has only 1 function to sample from: keeping it"
+            )
+        );
+    }
+
+    #[test]
+    fn repeated_rows_are_told_from_conflicting_ones() {
+        assert_eq!(repeats_note(0, 0), "");
+        assert_eq!(
+            repeats_note(24, 0),
+            "; 24 repeated rows ignored (same key and values as an earlier row of the same \
+             file: harmless)"
+        );
+        assert_eq!(
+            repeats_note(3, 1),
+            "; 2 repeated rows ignored (same key and values as an earlier row of the same \
+             file: harmless); 1 conflicting row ignored (same key as an earlier row of the \
+             same file but other values: the earlier row counts)"
+        );
     }
 
     #[test]

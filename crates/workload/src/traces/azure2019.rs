@@ -4,7 +4,10 @@
 //!
 //! - `invocations_per_function_md.anon.dNN.csv`: `HashOwner,HashApp,HashFunction,
 //!   Trigger,1,2,...,1440`, invocations per function per minute (1-based minute
-//!   columns, found by name);
+//!   columns, found by name). invitro's traces name them `minute_1`, ...,
+//!   `minute_1440` and have no `Trigger`, which is read just as well. A header
+//!   may hold only some minutes (invitro's samples keep a few hours): the
+//!   window must lie within them, and an error names those it has;
 //! - `function_durations_percentiles.anon.dNN.csv`: `HashOwner,HashApp,
 //!   HashFunction,Average,Count,Minimum,Maximum,percentile_Average_0,_1,_25,_50,
 //!   _75,_99,_100` in ms. Only the key and the seven percentile columns are read,
@@ -22,7 +25,11 @@
 //!   only within its app. If a key appears on several rows of a file, the first
 //!   row counts and later ones are ignored, and counted in
 //!   [`Trace::duplicates`] (in the durations file, the first row that can
-//!   time the function counts).
+//!   time the function counts). Those whose values differ from the first
+//!   row's, in what the import reads (the window's counts, the percentiles,
+//!   `AverageAllocatedMb`), are counted in [`Trace::conflicts`] too: a
+//!   repeat of the same values changes nothing, a conflict means the file
+//!   says two things and the first was taken.
 //! - Minute `A` of the window `A..=B` starts at time 0. Each minute's count `k` is
 //!   placed inside its minute by the chosen [`Arrivals`].
 //! - CPU demand of each invocation: draw `u ~ U(0,1)` and interpolate linearly
@@ -47,12 +54,12 @@
 use super::table::Table;
 use super::{
     Arrivals, Builder, DEFAULT_MAX_INVOCATIONS, DEFAULT_MEMORY_MB, MINUTE, Trace, check_minutes,
-    check_size, cpu_from_ms, sample,
+    check_size, cpu_from_ms,
 };
 use crate::{Error, Result};
 use rand::Rng;
+use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
 use std::hash::Hash;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
@@ -135,6 +142,9 @@ impl Options {
 /// (owner, app): the key of an app.
 type AppKey = (String, String);
 
+/// (owner, app, function): the key of a function.
+type FunctionKey = (String, String, String);
+
 /// A function's duration percentiles, in ms, at [`QUANTILES`].
 type Percentiles = [f64; 7];
 
@@ -159,21 +169,18 @@ struct Invocations {
 /// Reads one day of the Azure Functions 2019 trace (see the module docs).
 pub fn read(opts: &Options) -> Result<Trace> {
     let window = opts.window()?;
-    let mut duplicates = 0;
-    let durations = read_durations(
-        &opts.file("function_durations_percentiles"),
-        &mut duplicates,
-    )?;
+    let mut repeats = Repeats::default();
+    let durations = read_durations(&opts.file("function_durations_percentiles"), &mut repeats)?;
     let found = read_invocations(
         &opts.file("invocations_per_function_md"),
         &window,
         &durations,
-        &mut duplicates,
+        &mut repeats,
     )?;
-    let memory = read_memory(&opts.file("app_memory_percentiles"), &mut duplicates)?;
+    let memory = read_memory(&opts.file("app_memory_percentiles"), &mut repeats)?;
 
     let mut builder = Builder::new(opts.seed, opts.arrivals);
-    let selected = sample(found.invoked, opts.functions, builder.rng());
+    let selected = builder.sample(found.invoked, opts.functions);
     let total = selected
         .iter()
         .flat_map(|f| &f.counts)
@@ -191,7 +198,8 @@ pub fn read(opts: &Options) -> Result<Trace> {
         }
     }
     Ok(Trace {
-        duplicates,
+        duplicates: repeats.all,
+        conflicts: repeats.conflicting,
         ..builder.finish(found.skipped)
     })
 }
@@ -209,11 +217,8 @@ fn interpolate(p: &Percentiles, u: f64) -> f64 {
 
 /// The durations file: percentiles per function, for rows whose percentile cells
 /// are all filled and never decrease; counts the later rows of a key timed
-/// already into `duplicates`.
-fn read_durations(
-    path: &Path,
-    duplicates: &mut usize,
-) -> Result<HashMap<(String, String, String), Percentiles>> {
+/// already into `repeats`.
+fn read_durations(path: &Path, repeats: &mut Repeats) -> Result<HashMap<FunctionKey, Percentiles>> {
     let mut table = Table::open(path)?;
     let [owner, app, func] = key_columns(&table)?;
     let percentile_cols = table.columns(PERCENTILE_COLUMNS)?;
@@ -239,7 +244,7 @@ fn read_durations(
             row.str(app).to_owned(),
             row.str(func).to_owned(),
         );
-        keep_first(&mut durations, key, p, duplicates);
+        keep_first(&mut durations, key, p, repeats);
     }
     Ok(durations)
 }
@@ -248,13 +253,13 @@ fn read_durations(
 fn read_invocations(
     path: &Path,
     window: &RangeInclusive<u32>,
-    durations: &HashMap<(String, String, String), Percentiles>,
-    duplicates: &mut usize,
+    durations: &HashMap<FunctionKey, Percentiles>,
+    repeats: &mut Repeats,
 ) -> Result<Invocations> {
     let mut table = Table::open(path)?;
     let [owner, app, func] = key_columns(&table)?;
-    let minute_cols = table.columns(window.clone().map(|m| m.to_string()))?;
-    let mut seen = HashSet::new();
+    let minute_cols = minute_columns(&table, path, window)?;
+    let mut seen: HashMap<FunctionKey, First> = HashMap::new();
     let mut found = Invocations {
         invoked: Vec::new(),
         app_functions: HashMap::new(),
@@ -274,16 +279,24 @@ fn read_invocations(
             app_key.1.clone(),
             row.str(func).to_owned(),
         );
-        if !seen.insert(key.clone()) {
-            *duplicates += 1;
+        if let Some(first) = seen.get(&key) {
+            let first_counts = match first {
+                First::Invoked(i) => found.invoked.get(*i).map_or(&[][..], |f| &f.counts),
+                First::Counts(c) => c,
+            };
+            repeats.count(*first_counts == counts);
             continue;
         }
         let Some(&percentiles) = durations.get(&key) else {
             found.skipped += usize::from(!counts.is_empty());
+            seen.insert(key, First::Counts(counts));
             continue;
         };
         *found.app_functions.entry(app_key.clone()).or_default() += 1;
-        if !counts.is_empty() {
+        if counts.is_empty() {
+            seen.insert(key, First::Counts(counts));
+        } else {
+            seen.insert(key.clone(), First::Invoked(found.invoked.len()));
             found.invoked.push(Invoked {
                 app: app_key,
                 hash: key.2,
@@ -295,9 +308,153 @@ fn read_invocations(
     Ok(found)
 }
 
+/// How an invocations file names its minute columns.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum MinuteNames {
+    /// `1`..`1440`: the dataset's own files.
+    Bare,
+    /// `minute_1`..`minute_1440`: invitro's rewritten traces.
+    Prefixed,
+}
+
+impl MinuteNames {
+    const PREFIX: &str = "minute_";
+
+    /// The minute (1..=1440) a header name stands for, and how it is named.
+    fn parse(name: &str) -> Option<(u32, MinuteNames)> {
+        let (digits, names) = match name.strip_prefix(Self::PREFIX) {
+            Some(rest) => (rest, MinuteNames::Prefixed),
+            None => (name, MinuteNames::Bare),
+        };
+        // Digits only, no leading zero: `+5`, ` 5` or `05` name no minute of
+        // the dataset (and `05` would be a second name for `5`).
+        if digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let minute = digits.parse().ok()?;
+        (1..=MINUTES_PER_DAY)
+            .contains(&minute)
+            .then_some((minute, names))
+    }
+
+    /// The header name of `minute` in this naming.
+    fn name(self, minute: u32) -> String {
+        match self {
+            MinuteNames::Bare => minute.to_string(),
+            MinuteNames::Prefixed => format!("{}{minute}", Self::PREFIX),
+        }
+    }
+}
+
+/// The columns of the window's minutes, in order. Minute columns are named
+/// `1`..`1440` (the dataset) or `minute_1`..`minute_1440` (invitro), one
+/// naming per file; other columns (`Trigger`, or none) are not read. A header
+/// may hold only some minutes of the day (a sample of a few hours): a window
+/// beyond them is an error that names the minutes the header has.
+fn minute_columns(table: &Table, path: &Path, window: &RangeInclusive<u32>) -> Result<Vec<usize>> {
+    let mut names = None;
+    let mut by_minute = HashMap::new();
+    for (col, name) in table.header().iter().enumerate() {
+        let Some((minute, naming)) = MinuteNames::parse(name) else {
+            continue;
+        };
+        match names {
+            None => names = Some(naming),
+            Some(first) if first != naming => {
+                return Err(Error::parse(
+                    path,
+                    1,
+                    name,
+                    format!(
+                        "a minute column named like `{}`, while earlier ones are named \
+                         like `{}`: a file names its minutes one way",
+                        naming.name(1),
+                        first.name(1)
+                    ),
+                ));
+            }
+            Some(_) => {}
+        }
+        by_minute.insert(minute, col);
+    }
+    let Some(names) = names else {
+        let header: Vec<&str> = table.header().iter().collect();
+        return Err(Error::parse(
+            path,
+            1,
+            "header",
+            format!(
+                "no minute columns: expected `1`..`{MINUTES_PER_DAY}` (the dataset) or \
+                 `minute_1`..`minute_{MINUTES_PER_DAY}` (invitro), found `{}`",
+                abridged(&header, 8)
+            ),
+        ));
+    };
+    window
+        .clone()
+        .map(|minute| {
+            by_minute.get(&minute).copied().ok_or_else(|| {
+                let mut present: Vec<u32> = by_minute.keys().copied().collect();
+                present.sort_unstable();
+                Error::parse(
+                    path,
+                    1,
+                    &names.name(minute),
+                    format!(
+                        "the header has {} only: pass --minutes within them",
+                        describe_minutes(&present)
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// `minutes 480..959`, `minute 7`, or `minutes 1..60, 121..180, 300`:
+/// sorted minutes as runs, the first four of them and how many more.
+fn describe_minutes(minutes: &[u32]) -> String {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for &m in minutes {
+        match runs.last_mut() {
+            Some((_, end)) if *end + 1 == m => *end = m,
+            _ => runs.push((m, m)),
+        }
+    }
+    let shown: Vec<String> = runs
+        .iter()
+        .take(4)
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}..{b}")
+            }
+        })
+        .collect();
+    let more = match runs.len().saturating_sub(shown.len()) {
+        0 => String::new(),
+        n => format!(" and {n} more runs"),
+    };
+    let noun = if minutes.len() == 1 {
+        "minute"
+    } else {
+        "minutes"
+    };
+    format!("{noun} {}{more}", shown.join(", "))
+}
+
+/// The first `n` of `names`, comma-separated, with `,...` when there are more.
+fn abridged(names: &[&str], n: usize) -> String {
+    let mut text = names[..names.len().min(n)].join(",");
+    if names.len() > n {
+        text.push_str(",...");
+    }
+    text
+}
+
 /// The memory file: `AverageAllocatedMb` per app, for rows that give one. A missing
 /// file gives an empty map.
-fn read_memory(path: &Path, duplicates: &mut usize) -> Result<HashMap<AppKey, f64>> {
+fn read_memory(path: &Path, repeats: &mut Repeats) -> Result<HashMap<AppKey, f64>> {
     let mut memory = HashMap::new();
     let mut table = match Table::open(path) {
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
@@ -311,16 +468,48 @@ fn read_memory(path: &Path, duplicates: &mut usize) -> Result<HashMap<AppKey, f6
     while let Some(row) = table.next_row()? {
         if let Some(mb) = row.opt_f64(average)? {
             let key = (row.str(owner).to_owned(), row.str(app).to_owned());
-            keep_first(&mut memory, key, mb, duplicates);
+            keep_first(&mut memory, key, mb, repeats);
         }
     }
     Ok(memory)
 }
 
-/// Inserts `value` unless `key` has one already, which counts as a duplicate.
-fn keep_first<K: Eq + Hash, V>(map: &mut HashMap<K, V>, key: K, value: V, duplicates: &mut usize) {
+/// Rows ignored because an earlier row of their file has their key.
+#[derive(Default)]
+struct Repeats {
+    /// All of them.
+    all: usize,
+    /// Those whose values differ from the earlier row's.
+    conflicting: usize,
+}
+
+impl Repeats {
+    /// Counts one ignored row, which repeats the earlier row's values if `same`.
+    fn count(&mut self, same: bool) {
+        self.all += 1;
+        self.conflicting += usize::from(!same);
+    }
+}
+
+/// What the first row of a key in the invocations file gave, to tell a later
+/// row that repeats it from one that conflicts with it.
+enum First {
+    /// It is `Invocations::invoked[i]`, which holds its counts.
+    Invoked(usize),
+    /// Its counts in the window, for a row not kept as invoked (often none).
+    Counts(Vec<(u32, u64)>),
+}
+
+/// Inserts `value` unless `key` has one already, which counts as a repeat,
+/// conflicting if the values differ.
+fn keep_first<K: Eq + Hash, V: PartialEq>(
+    map: &mut HashMap<K, V>,
+    key: K,
+    value: V,
+    repeats: &mut Repeats,
+) {
     match map.entry(key) {
-        Entry::Occupied(_) => *duplicates += 1,
+        Entry::Occupied(first) => repeats.count(*first.get() == value),
         Entry::Vacant(slot) => {
             slot.insert(value);
         }
@@ -350,6 +539,37 @@ fn key_columns(table: &Table) -> Result<[usize; 3]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn minutes_are_described_as_runs() {
+        assert_eq!(describe_minutes(&[7]), "minute 7");
+        assert_eq!(
+            describe_minutes(&(480..=959).collect::<Vec<_>>()),
+            "minutes 480..959"
+        );
+        assert_eq!(
+            describe_minutes(&[1, 2, 3, 5, 7, 8, 10, 12, 14]),
+            "minutes 1..3, 5, 7..8, 10 and 2 more runs"
+        );
+    }
+
+    #[test]
+    fn minute_columns_have_one_name_each() {
+        assert_eq!(MinuteNames::parse("1440").map(|m| m.0), Some(1440));
+        assert_eq!(MinuteNames::parse("minute_7").map(|m| m.0), Some(7));
+        for no in [
+            "0",
+            "1441",
+            "05",
+            "minute_05",
+            "+5",
+            "minute_",
+            "",
+            "Trigger",
+        ] {
+            assert!(MinuteNames::parse(no).is_none(), "{no}");
+        }
+    }
 
     #[test]
     fn interpolation_hits_the_percentiles_and_is_linear_between() {

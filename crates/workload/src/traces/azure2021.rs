@@ -26,7 +26,7 @@
 use super::table::Table;
 use super::{
     Arrivals, Builder, DEFAULT_MAX_INVOCATIONS, DEFAULT_MEMORY_MB, Trace, check_size, cpu_from_ms,
-    ns_from_secs, sample,
+    ns_from_secs,
 };
 use crate::{Error, Result};
 use std::collections::HashMap;
@@ -95,7 +95,7 @@ pub fn read(opts: &Options) -> Result<Trace> {
     let mut builder = Builder::new(opts.seed, Arrivals::default());
     let candidates: Vec<usize> = (0..hashes.len()).collect();
     let mut functions = vec![None; hashes.len()];
-    for i in sample(candidates, opts.functions, builder.rng()) {
+    for i in builder.sample(candidates, opts.functions) {
         if let (Some(slot), Some(hash)) = (functions.get_mut(i), hashes.get(i)) {
             *slot = Some(builder.function(hash));
         }

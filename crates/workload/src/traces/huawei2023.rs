@@ -40,7 +40,7 @@
 use super::table::{Row, Table};
 use super::{
     Arrivals, Builder, DEFAULT_MAX_INVOCATIONS, DEFAULT_MEMORY_MB, Trace, check_minutes,
-    check_size, cpu_from_ms, sample,
+    check_size, cpu_from_ms,
 };
 use crate::{Error, Result};
 use faasched_model::SEC;
@@ -182,7 +182,7 @@ pub fn read(opts: &Options) -> Result<Trace> {
         .partition(|s| s.delays > 0);
 
     let mut builder = Builder::new(opts.seed, opts.arrivals);
-    let selected = sample(timed, opts.functions, builder.rng());
+    let selected = builder.sample(timed, opts.functions);
     let total = selected
         .iter()
         .flat_map(|s| &s.minutes)

@@ -72,27 +72,46 @@ pub struct Trace {
     /// their key (Azure 2019, whose files should hold one row per key: the
     /// first row counts, as other tools' `drop_duplicates` keeps it).
     pub duplicates: usize,
+    /// Those of the [`duplicates`](Trace::duplicates) whose values (those
+    /// the reader uses) differ from the earlier row's: the file says two
+    /// things, and the first was taken. The others repeat it and change
+    /// nothing.
+    pub conflicts: usize,
+    /// The functions sampling chose from: those with invocations in the
+    /// window that the trace can time. Sampling more than this many
+    /// (`functions: Some(n)`, `n > candidates`) keeps all of them.
+    pub candidates: usize,
 }
 
 /// How a per-minute trace's `k` invocations of a function in one minute are placed
 /// inside that minute. Every arrival falls in `[minute start, minute end)`.
+///
+/// No placement pins an arrival to the minute's start: there every function
+/// invoked in that minute would arrive at once, a burst the trace does not
+/// record.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Arrivals {
     /// `k` independent uniform instants, sorted (DSLab's default). The default.
     #[default]
     Uniform,
-    /// Evenly spaced, `60 s / k` apart, the first at the minute's start (FaasCache,
-    /// the hybrid scheduler's generator).
+    /// Evenly spaced, `60 s / k` apart, at offsets `(i + φ) × 60 s / k` for
+    /// `i = 0..k`, where the phase `φ` in `[0, 1)` is drawn once per function
+    /// from the seed (FaasCache and the hybrid scheduler's generator space
+    /// them so with `φ = 0`). A function invoked as often each minute
+    /// arrives strictly periodically, and functions do not line up.
     Equidistant,
-    /// `k` exponential gaps normalised to sum to one minute, the first invocation
-    /// at the minute's start (invitro's default): bursty within the minute, exactly
-    /// `k` arrivals.
+    /// A Poisson process conditioned on `k` arrivals in the minute: `k + 1`
+    /// exponential gaps scaled to sum to one minute, an arrival at the end of
+    /// each of the first `k`. Given `k` this is the same law as
+    /// [`Arrivals::Uniform`] (k sorted uniform instants), drawn another way.
     Poisson,
 }
 
 impl Arrivals {
-    /// Appends the offsets (from the minute's start) of `k` arrivals to `out`.
-    fn place(self, k: u64, rng: &mut Pcg64Mcg, out: &mut Vec<Nanos>) {
+    /// Appends the offsets (from the minute's start) of `k` arrivals of a
+    /// function whose equidistant phase is `phase` (in `[0, MINUTE)`, a
+    /// fraction `phase / MINUTE` of the spacing) to `out`.
+    fn place(self, k: u64, phase: Nanos, rng: &mut Pcg64Mcg, out: &mut Vec<Nanos>) {
         let start = out.len();
         match self {
             Arrivals::Uniform => {
@@ -100,20 +119,23 @@ impl Arrivals {
                 out[start..].sort_unstable();
             }
             Arrivals::Equidistant => out.extend((0..k).map(|i| {
-                // i < k, so the offset is below one minute; u128 keeps i × MINUTE exact.
-                (u128::from(i) * u128::from(MINUTE) / u128::from(k)) as Nanos
+                // (i + phase / MINUTE) × MINUTE / k, exact in u128; below one
+                // minute since i ≤ k - 1 and phase < MINUTE.
+                let at = u128::from(i) * u128::from(MINUTE) + u128::from(phase);
+                (at / u128::from(k)) as Nanos
             })),
-            Arrivals::Poisson => {
-                let gaps: Vec<f64> = (0..k).map(|_| rng.sample(rand_distr::Exp1)).collect();
+            Arrivals::Poisson if k > 0 => {
+                let gaps: Vec<f64> = (0..=k).map(|_| rng.sample(rand_distr::Exp1)).collect();
                 let total: f64 = gaps.iter().sum();
                 let mut elapsed = 0.0;
-                out.extend(gaps.iter().map(|gap| {
-                    let offset = elapsed / total * MINUTE as f64;
+                out.extend(gaps[..gaps.len() - 1].iter().map(|gap| {
                     elapsed += gap;
-                    // Below one minute as elapsed < total; `min` guards rounding.
-                    (offset as Nanos).min(MINUTE - 1)
+                    // Below one minute as the last gap is left out; `min`
+                    // guards rounding.
+                    ((elapsed / total * MINUTE as f64) as Nanos).min(MINUTE - 1)
                 }));
             }
+            Arrivals::Poisson => {}
         }
     }
 }
@@ -183,6 +205,11 @@ struct Builder {
     names: HashSet<String>,
     invocations: Vec<Invocation>,
     offsets: Vec<Nanos>,
+    /// The number of items [`Builder::sample`] chose from.
+    candidates: usize,
+    /// Each function's equidistant phase, by function id (drawn only for
+    /// [`Arrivals::Equidistant`], so that the other placements draw as before).
+    phases: Vec<Nanos>,
 }
 
 impl Builder {
@@ -196,11 +223,16 @@ impl Builder {
             names: HashSet::new(),
             invocations: Vec::new(),
             offsets: Vec::new(),
+            candidates: 0,
+            phases: Vec::new(),
         }
     }
 
-    fn rng(&mut self) -> &mut Pcg64Mcg {
-        &mut self.rng
+    /// [`sample`] with the builder's randomness; the trace reports how many
+    /// `items` there were.
+    fn sample<T>(&mut self, items: Vec<T>, n: Option<usize>) -> Vec<T> {
+        self.candidates = items.len();
+        sample(items, n, &mut self.rng)
     }
 
     /// A new function for the trace id `id`, under a short name no other function
@@ -216,6 +248,9 @@ impl Builder {
         }
         let function = self.functions.intern(&name);
         self.names.insert(name);
+        if self.arrivals == Arrivals::Equidistant {
+            self.phases.push(self.rng.random_range(0..MINUTE));
+        }
         function
     }
 
@@ -243,7 +278,9 @@ impl Builder {
     ) {
         let mut offsets = std::mem::take(&mut self.offsets);
         offsets.clear();
-        self.arrivals.place(k, &mut self.rng, &mut offsets);
+        let phase = self.phases.get(function.id.0 as usize).copied();
+        self.arrivals
+            .place(k, phase.unwrap_or(0), &mut self.rng, &mut offsets);
         for &offset in &offsets {
             let cpu = cpu(&mut self.rng);
             self.push(function, start.saturating_add(offset), cpu, memory_mb);
@@ -262,6 +299,8 @@ impl Builder {
             functions: self.functions,
             skipped,
             duplicates: 0,
+            conflicts: 0,
+            candidates: self.candidates,
         }
     }
 }
@@ -271,8 +310,12 @@ mod tests {
     use super::*;
 
     fn place(arrivals: Arrivals, k: u64, seed: u64) -> Vec<Nanos> {
+        place_with_phase(arrivals, k, 0, seed)
+    }
+
+    fn place_with_phase(arrivals: Arrivals, k: u64, phase: Nanos, seed: u64) -> Vec<Nanos> {
         let mut out = vec![7];
-        arrivals.place(k, &mut Pcg64Mcg::seed_from_u64(seed), &mut out);
+        arrivals.place(k, phase, &mut Pcg64Mcg::seed_from_u64(seed), &mut out);
         out.remove(0);
         out
     }
@@ -281,25 +324,79 @@ mod tests {
     fn placements_fall_inside_the_minute_and_are_sorted() {
         for arrivals in [Arrivals::Uniform, Arrivals::Equidistant, Arrivals::Poisson] {
             for k in [0, 1, 2, 17, 1000] {
-                let offsets = place(arrivals, k, 3);
-                assert_eq!(offsets.len() as u64, k, "{arrivals:?}");
-                assert!(offsets.iter().all(|&o| o < MINUTE), "{arrivals:?}");
-                assert!(offsets.is_sorted(), "{arrivals:?}");
+                for phase in [0, MINUTE / 3, MINUTE - 1] {
+                    let offsets = place_with_phase(arrivals, k, phase, 3);
+                    assert_eq!(offsets.len() as u64, k, "{arrivals:?}");
+                    assert!(offsets.iter().all(|&o| o < MINUTE), "{arrivals:?}");
+                    assert!(offsets.is_sorted(), "{arrivals:?}");
+                }
             }
         }
     }
 
     #[test]
-    fn equidistant_and_poisson_start_at_the_minute() {
+    fn equidistant_arrivals_are_shifted_by_the_phase() {
         assert_eq!(
-            place(Arrivals::Equidistant, 4, 0),
-            vec![0, 15 * SEC, 30 * SEC, 45 * SEC]
+            place_with_phase(Arrivals::Equidistant, 4, 0, 0),
+            [0, 15 * SEC, 30 * SEC, 45 * SEC]
         );
-        assert_eq!(place(Arrivals::Poisson, 5, 1)[0], 0);
+        // A phase of 2/3 of the spacing: 10 s of 15 s.
+        assert_eq!(
+            place_with_phase(Arrivals::Equidistant, 4, 40 * SEC, 0),
+            [10 * SEC, 25 * SEC, 40 * SEC, 55 * SEC]
+        );
+    }
+
+    #[test]
+    fn poisson_arrivals_do_not_start_at_the_minute() {
+        // Conditioned on k arrivals, a Poisson process's are k sorted
+        // uniform instants: the first of k lies at 60 s / (k + 1) on average,
+        // not at 0.
+        let mut rng = Pcg64Mcg::seed_from_u64(5);
+        for k in [1u64, 4] {
+            let (runs, mut sum, mut at_zero) = (4000, 0.0, 0);
+            for _ in 0..runs {
+                let mut out = Vec::new();
+                Arrivals::Poisson.place(k, 0, &mut rng, &mut out);
+                sum += out[0] as f64;
+                at_zero += usize::from(out[0] == 0);
+            }
+            let mean = sum / f64::from(runs) / MINUTE as f64;
+            let want = 1.0 / (k + 1) as f64;
+            assert!((mean - want).abs() < 0.02, "k = {k}: {mean} vs {want}");
+            assert_eq!(at_zero, 0);
+        }
         assert_ne!(
             place(Arrivals::Poisson, 5, 1),
             place(Arrivals::Poisson, 5, 2)
         );
+    }
+
+    #[test]
+    fn each_function_keeps_its_own_equidistant_phase() {
+        let mut b = Builder::new(0, Arrivals::Equidistant);
+        let (f, g) = (b.function("f"), b.function("g"));
+        for minute in 0..3 {
+            b.push_minute(&f, minute * MINUTE, 2, 128, |_| MS);
+            b.push_minute(&g, minute * MINUTE, 2, 128, |_| MS);
+        }
+        let arrivals = |name: &str| -> Vec<Nanos> {
+            b.invocations
+                .iter()
+                .filter(|i| &*i.function.name == name)
+                .map(|i| i.arrival)
+                .collect()
+        };
+        let (af, ag) = (arrivals("f"), arrivals("g"));
+        // Periodic at 30 s from a first arrival inside the first gap, not at 0.
+        assert!((1..30 * SEC).contains(&af[0]), "{af:?}");
+        assert!(af.windows(2).all(|w| w[1] - w[0] == 30 * SEC), "{af:?}");
+        assert!(ag.windows(2).all(|w| w[1] - w[0] == 30 * SEC), "{ag:?}");
+        assert_ne!(af[0], ag[0], "functions get their own phase");
+        // Other placements draw no phase.
+        let mut u = Builder::new(0, Arrivals::Uniform);
+        u.function("f");
+        assert!(u.phases.is_empty());
     }
 
     #[test]

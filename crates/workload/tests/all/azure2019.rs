@@ -113,7 +113,43 @@ fn equidistant_arrivals_split_the_minute_evenly() {
         .filter(|i| &*i.function.name == "f2a10000")
         .map(|i| i.arrival)
         .collect();
-    assert_eq!(f2, [60 * SEC, 75 * SEC, 90 * SEC, 105 * SEC]);
+    // Minute 2's four, 15 s apart, shifted by the function's phase.
+    assert_eq!(f2.len(), 4);
+    assert!((60 * SEC..75 * SEC).contains(&f2[0]), "{f2:?}");
+    assert!(f2.windows(2).all(|w| w[1] - w[0] == 15 * SEC), "{f2:?}");
+    // f1's minutes 1 and 1440 (k = 3 and 2) share its phase φ: both first
+    // arrivals are φ × 60 s / k after their minute's start.
+    let f1: Vec<u64> = trace
+        .invocations
+        .iter()
+        .filter(|i| &*i.function.name == "f1a10000")
+        .map(|i| i.arrival)
+        .collect();
+    let phase_of = |first: u64, k: u64| (first % (60 * SEC)) * k;
+    let (a, b) = (phase_of(f1[0], 3), phase_of(f1[4], 2));
+    assert!(a.abs_diff(b) < 3, "{f1:?}");
+}
+
+#[test]
+fn no_placement_puts_the_first_arrival_at_the_minute_start() {
+    // Six (function, minute) cells: a placement that starts each at its
+    // minute puts 6 of the 16 arrivals on a minute boundary.
+    for arrivals in [Arrivals::Uniform, Arrivals::Equidistant, Arrivals::Poisson] {
+        for seed in 0..10 {
+            let trace = read(&Options {
+                arrivals,
+                seed,
+                ..options()
+            })
+            .unwrap();
+            let on_boundary = trace
+                .invocations
+                .iter()
+                .filter(|i| i.arrival % (60 * SEC) == 0)
+                .count();
+            assert_eq!(on_boundary, 0, "{arrivals:?}, seed {seed}");
+        }
+    }
 }
 
 #[test]
@@ -161,6 +197,8 @@ fn sampling_keeps_whole_functions() {
     })
     .unwrap();
     assert_eq!(all.invocations, whole.invocations);
+    // f4 cannot be timed and f5 is not invoked: three to sample from.
+    assert_eq!((all.candidates, whole.candidates), (3, 3));
 }
 
 #[test]
@@ -246,8 +284,56 @@ fn repeated_keys_count_once_and_decreasing_percentiles_cannot_time() {
         let line = line.replace(",301.0,", ",401.0,");
         format!("{}\n{line}\n", c.trim_end())
     });
-    assert_eq!(repeated.duplicates, 3);
+    assert_eq!((repeated.duplicates, repeated.conflicts), (3, 3));
     assert_eq!(repeated.invocations, plain.invocations);
+
+    // The same lines again unchanged: repeats, no conflict. The memory file
+    // as invitro writes it, one row per function with the app's values.
+    let same = read_all_edited(|name, c| match name {
+        MEMORY => {
+            let mut lines = c.lines();
+            let header = lines.next().unwrap();
+            let header = header.replacen("HashApp,", "HashApp,HashFunction,", 1);
+            let mut out = format!("{header}\n");
+            for (line, functions) in lines.zip([["f1", "f2", "f5"].as_slice(), &["f3", "f4"]]) {
+                let (owner, rest) = line.split_once(',').unwrap();
+                let (app, rest) = rest.split_once(',').unwrap();
+                for f in functions {
+                    out.push_str(&format!("{owner},{app},{f},{rest}\n"));
+                }
+            }
+            out
+        }
+        _ => {
+            let line = c.lines().nth(1).unwrap();
+            format!("{}\n{line}\n", c.trim_end())
+        }
+    });
+    assert_eq!((same.duplicates, same.conflicts), (5, 0));
+    assert_eq!(same.invocations, plain.invocations);
+
+    // Rows that differ only outside the window read agree inside it.
+    let outside = |minutes| {
+        let dir = edited(1, |name, c| {
+            Some(match name {
+                INVOCATIONS => {
+                    // f1 again, its minute 1440 count 2 made 9.
+                    let line = c.lines().nth(1).unwrap();
+                    let line = format!("{},9", line.rsplit_once(',').unwrap().0);
+                    format!("{}\n{line}\n", c.trim_end())
+                }
+                _ => c,
+            })
+        });
+        let trace = read(&Options {
+            minutes,
+            ..Options::new(dir.path(), 1)
+        })
+        .unwrap();
+        (trace.duplicates, trace.conflicts)
+    };
+    assert_eq!(outside(Some(1..=1439)), (1, 0));
+    assert_eq!(outside(None), (1, 1));
 
     // f2's 75th percentile below its median: f2 is skipped like f4.
     let decreasing = read_all_edited(|name, c| match name {
@@ -334,4 +420,101 @@ fn bad_options_are_refused() {
     let missing = read(&Options::new(Path::new("/nonexistent"), 1)).unwrap_err();
     assert!(matches!(missing, Error::Io { .. }));
     assert!(missing.to_string().contains(DURATIONS));
+}
+
+#[test]
+fn a_header_with_part_of_the_day_names_its_minutes() {
+    // The fixture's minutes 2..=10 only, as a sample of a few hours is cut.
+    let partial = |minutes| {
+        read(&Options {
+            minutes,
+            ..Options::new(fixture("azure2019-partial"), 1)
+        })
+    };
+    for (minutes, missing) in [(None, "1"), (Some(1..=3), "1"), (Some(5..=11), "11")] {
+        let err = partial(minutes.clone()).unwrap_err();
+        assert_parse_error(&err, INVOCATIONS, 1, missing);
+        assert!(
+            err.to_string()
+                .ends_with("the header has minutes 2..10 only: pass --minutes within them"),
+            "{minutes:?}: {err}"
+        );
+    }
+    let within = partial(Some(2..=10)).unwrap();
+    let whole = read(&Options {
+        minutes: Some(2..=10),
+        ..options()
+    })
+    .unwrap();
+    assert_eq!(within.invocations, whole.invocations);
+
+    // Gaps are named as runs; a lone minute as itself.
+    let err = read_edited(INVOCATIONS, |c| {
+        c.replacen(",5,", ",five,", 1)
+            .replacen(",100,", ",hundred,", 1)
+    });
+    assert!(
+        err.to_string().ends_with(
+            "field `5`: the header has minutes 1..4, 6..99, 101..1440 only: \
+             pass --minutes within them"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn invitros_layout_reads_as_the_datasets() {
+    // `minute_1`..`minute_1440` and no `Trigger` column: the same trace.
+    let invitro = |minutes| Options {
+        minutes,
+        ..Options::new(fixture("azure2019-invitro"), 1)
+    };
+    assert_eq!(
+        read(&invitro(None)).unwrap().invocations,
+        read(&options()).unwrap().invocations
+    );
+    let window = Some(2..=3);
+    assert_eq!(
+        read(&invitro(window.clone())).unwrap().invocations,
+        read(&Options {
+            minutes: window,
+            ..options()
+        })
+        .unwrap()
+        .invocations
+    );
+}
+
+#[test]
+fn a_header_without_minutes_says_what_it_has() {
+    let err = read_edited(INVOCATIONS, |c| {
+        let (header, rest) = c.split_once('\n').unwrap();
+        let header: Vec<String> = header
+            .split(',')
+            .map(|n| match n.parse::<u32>() {
+                Ok(m) => format!("t{m}"),
+                Err(_) => n.to_string(),
+            })
+            .collect();
+        format!("{}\n{rest}", header.join(","))
+    });
+    assert_parse_error(&err, INVOCATIONS, 1, "header");
+    assert!(
+        err.to_string().ends_with(
+            "no minute columns: expected `1`..`1440` (the dataset) or \
+             `minute_1`..`minute_1440` (invitro), found \
+             `HashOwner,HashApp,HashFunction,Trigger,t1,t2,t3,t4,...`"
+        ),
+        "{err}"
+    );
+    // Two namings in one header: which column is which minute is unclear.
+    let err = read_edited(INVOCATIONS, |c| c.replacen(",7,", ",minute_7,", 1));
+    assert_parse_error(&err, INVOCATIONS, 1, "minute_7");
+    assert!(
+        err.to_string().ends_with(
+            "a minute column named like `minute_1`, while earlier ones are named like `1`: \
+             a file names its minutes one way"
+        ),
+        "{err}"
+    );
 }

@@ -134,6 +134,17 @@ fn sampling_is_seeded_and_keeps_whole_functions() {
         choices.insert(picked.into_iter().collect::<Vec<_>>());
     }
     assert!(choices.len() > 1, "other seeds pick other functions");
+    // The trace says how many it sampled from, so that asking for more
+    // than there are can be told.
+    let all = read(&options()).unwrap();
+    assert_eq!(pick(0).candidates, all.functions.len());
+    let more = read(&Options {
+        functions: Some(all.functions.len() + 1),
+        ..options()
+    })
+    .unwrap();
+    assert_eq!(more.candidates, all.functions.len());
+    assert_eq!(more.invocations, all.invocations);
 }
 
 #[test]

@@ -110,9 +110,14 @@ fn equidistant_arrivals_and_determinism() {
         .filter(|i| &*i.function.name == "0")
         .map(|i| i.arrival)
         .collect();
-    assert_eq!(f0, [0, 20 * SEC, 40 * SEC, 120 * SEC]);
+    // Minute 1's three 20 s apart and minute 3's one, shifted by the same
+    // phase φ: by φ × 60 s / 3, then by φ × 60 s (up to rounding down).
+    assert_eq!(f0.len(), 4);
+    assert!((1..20 * SEC).contains(&f0[0]), "{f0:?}");
+    assert_eq!([f0[1] - f0[0], f0[2] - f0[1]], [20 * SEC, 20 * SEC]);
+    assert!((f0[3] - 120 * SEC).abs_diff(3 * f0[0]) < 3, "{f0:?}");
 
-    for arrivals in [Arrivals::Uniform, Arrivals::Poisson] {
+    for arrivals in [Arrivals::Uniform, Arrivals::Equidistant, Arrivals::Poisson] {
         let opts = |seed| Options {
             arrivals,
             seed,
@@ -137,6 +142,7 @@ fn sampling_picks_among_timed_functions() {
         })
         .unwrap();
         assert_eq!(trace.functions.len(), 1);
+        assert_eq!(trace.candidates, 2, "function 2 has no delay");
         let name = trace.functions.iter().next().unwrap().name.to_string();
         let expected = if name == "0" { 6 } else { 3 };
         assert_eq!(trace.invocations.len(), expected, "{name}");
