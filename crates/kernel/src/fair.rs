@@ -559,6 +559,10 @@ impl Cfs {
     }
 
     pub fn waiting(&self) -> usize {
+        debug_assert!(
+            self.wait_limit.is_none() || self.waiters.len() == self.tree.len(),
+            "the wait order and the rank order hold different tasks"
+        );
         self.tree.len()
     }
 
