@@ -50,10 +50,10 @@ impl Lower {
     }
 
     /// Removes and returns the waiting task this class runs next.
-    fn pop(&mut self, now: Time) -> Option<u32> {
+    fn pop(&mut self, now: Time, tasks: &mut [Task]) -> Option<u32> {
         match self {
             Lower::Eevdf(q) => q.pop(now),
-            Lower::Cfs(q) => q.pop(),
+            Lower::Cfs(q) => q.pop(now, tasks),
             Lower::Srpt(q) => q.pop(),
             Lower::Fifo(q) => q.pop(),
         }
@@ -160,7 +160,7 @@ impl Cores {
         match (self.cfg.discipline, self.cfg.fair) {
             (Discipline::Srpt(_), _) => Lower::Srpt(Srpt::new(self.cfg.cores)),
             (Discipline::FifoNp, _) => Lower::Fifo(Fifo::default()),
-            (Discipline::AlpsKernel, _) => Lower::Cfs(Cfs::default()),
+            (Discipline::AlpsKernel, _) => Lower::Cfs(Cfs::alps(self.cfg.alps_wait_limit)),
             (_, FairClass::Eevdf) => Lower::Eevdf(Eevdf::default()),
             (_, FairClass::Cfs) => Lower::Cfs(Cfs::default()),
         }
@@ -230,6 +230,8 @@ impl Cores {
             slice: 0,
             rank: 0,
             hold: 0,
+            queued_at: now,
+            starved: false,
             attrs,
             rq,
             state: State::Blocked(now),
@@ -402,7 +404,7 @@ impl Cores {
             self.switch_out(c, now, true);
             self.dispatch(c, slot, now);
         } else {
-            self.push_waiting(slot, head);
+            self.push_waiting(slot, now, head);
             self.after_wait(slot, now);
         }
     }
@@ -502,8 +504,13 @@ impl Cores {
     /// (sync at every event too) from several callers, so LLVM keeps them out
     /// of line unless told: inlined, the event path is 4% fewer instructions.
     #[inline(always)]
-    fn push_waiting(&mut self, slot: u32, head: bool) {
+    fn push_waiting(&mut self, slot: u32, now: Time, head: bool) {
         let t = &mut self.tasks[slot as usize];
+        // A task put back while it waits (its attributes changed) keeps its
+        // place in the waiting order.
+        if t.state != State::Queued {
+            t.queued_at = now;
+        }
         t.state = State::Queued;
         let rq = &mut self.rqs[t.rq as usize];
         match (t.rt_prio(), &mut rq.lower) {
@@ -655,7 +662,8 @@ impl Cores {
         let core = &mut self.cores[c as usize];
         let slot = std::mem::replace(&mut core.task, NIL);
         core.tick = 0;
-        let t = &self.tasks[slot as usize];
+        let t = &mut self.tasks[slot as usize];
+        t.starved = false;
         if self.cfg.report_turns {
             self.pending
                 .push(Notice::Turn(t.id, t.stats.cpu - t.turn_cpu));
@@ -678,7 +686,7 @@ impl Cores {
     fn switch_out(&mut self, c: u32, now: Time, head: bool) {
         let slot = self.stop(c);
         self.tasks[slot as usize].stats.involuntary += 1;
-        self.push_waiting(slot, head);
+        self.push_waiting(slot, now, head);
         // With several masks, another core of the preempted task's mask may be free.
         match self.idle_core(self.tasks[slot as usize].rq) {
             Some(free) => {
@@ -724,7 +732,7 @@ impl Cores {
             && r.rt.len == 0
         {
             return if r.mask.contains(c as usize) {
-                r.lower.pop(now)
+                r.lower.pop(now, &mut self.tasks)
             } else {
                 None
             };
@@ -764,7 +772,7 @@ impl Cores {
             }
         }
         let pop_rt = |me: &mut Self| rt.and_then(|(_, Reverse(i))| me.rqs[i].rt.pop());
-        let pop_lower = |me: &mut Self| me.rqs[lower?.0].lower.pop(now);
+        let pop_lower = |me: &mut Self| me.rqs[lower?.0].lower.pop(now, &mut me.tasks);
         if self.cores[c as usize].server_until.is_some() {
             pop_lower(self).or_else(|| pop_rt(self))
         } else {
@@ -887,15 +895,16 @@ impl Cores {
                 Class::Fifo(_) => false,
                 Class::Normal | Class::Batch | Class::Idle => match &mut rq.lower {
                     Lower::Eevdf(q) => q.tick(t) && !q.keeps_core(now, t),
-                    // ALPS: a held task keeps its core, and its turn goes on.
-                    Lower::Cfs(_) if t.holds(now) => false,
+                    // ALPS: a held task keeps its core, and its turn goes on,
+                    // unless a task waited past the wait limit.
+                    Lower::Cfs(q) if t.holds(now) && !q.starving(now) => false,
                     // Re-picked (or not asked), the task's turn goes on: Linux
                     // restarts it in `set_next_entity`, which a pick of the
                     // running task skips (CONFIG_FAIR_GROUP_SCHED, as distro
                     // kernels are built).
                     Lower::Cfs(q) => {
                         let cores = rq.cores.len() as u64;
-                        q.tick(t, cores, &self.tun) && !q.keeps_core(t)
+                        q.tick(t, cores, &self.tun) && !q.keeps_core(now, t)
                     }
                     Lower::Srpt(_) | Lower::Fifo(_) => false,
                 },
@@ -1048,7 +1057,7 @@ impl Cores {
             .mask
             .contains(c as usize);
         if allowed {
-            self.push_waiting(slot, true);
+            self.push_waiting(slot, now, true);
             let next = self.pick(c, now);
             if next == Some(slot) {
                 // It stays: no switch, no cost, but a new turn.

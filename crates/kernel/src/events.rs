@@ -22,7 +22,7 @@
 //! core deciding at that instant sees the wakeups (I/O completions) and
 //! fair-server turns due then.
 
-use crate::config::MAX_FAIR_SERVER_PERIOD;
+use crate::config::{MAX_ALPS_WAIT_LIMIT, MAX_FAIR_SERVER_PERIOD};
 use crate::tournament::{Key, Tournament};
 use faasched_model::{SEC, TIME_LIMIT, Time};
 use std::cmp::Reverse;
@@ -61,12 +61,17 @@ const EVENT_LIMIT: Time = (1 << (64 - CORE_BITS)) - 1;
 /// handles no event after it (`faasched_sim` reports an error instead). From
 /// an instant up to it, the kernel arms events at most a phase (at most
 /// [`TIME_LIMIT`] long), a context switch and a tick (each at most 1 s), a
-/// fair-server period (at most [`MAX_FAIR_SERVER_PERIOD`]) or a watch lag
+/// fair-server period (at most [`MAX_FAIR_SERVER_PERIOD`]), an ALPS wait limit
+/// (at most [`MAX_ALPS_WAIT_LIMIT`]) or a watch lag
 /// (at most 1 s) ahead: an hour of margin covers the durations, so every
 /// event stays below [`EVENT_LIMIT`].
 pub const RUN_LIMIT: Time = EVENT_LIMIT - TIME_LIMIT - 3_600 * SEC;
 
-const _: () = assert!(MAX_FAIR_SERVER_PERIOD + 3 * SEC < 3_600 * SEC && RUN_LIMIT > 2 * TIME_LIMIT);
+const _: () = assert!(
+    MAX_FAIR_SERVER_PERIOD + 3 * SEC < 3_600 * SEC
+        && MAX_ALPS_WAIT_LIMIT + 3 * SEC < 3_600 * SEC
+        && RUN_LIMIT > 2 * TIME_LIMIT
+);
 
 /// No core: [`Events::fired`] when no fired timer awaits its re-arm.
 const NO_CORE: u32 = u32::MAX;

@@ -457,6 +457,14 @@ pub struct Cfs {
     /// Waiting tasks by (rank, vruntime, seq): the rank is 0 but under the
     /// ALPS paper's patched `entity_before`.
     tree: BTreeSet<(u32, i64, u64, u32)>,
+    /// The ALPS kernel's starvation guard ([`Config::alps_wait_limit`]);
+    /// `None` for plain CFS and the paper's kernel as published.
+    ///
+    /// [`Config::alps_wait_limit`]: crate::Config::alps_wait_limit
+    wait_limit: Option<Nanos>,
+    /// With a wait limit, the waiting tasks again by (since when they wait,
+    /// seq): the order in which those past the limit run.
+    waiters: BTreeSet<(Time, u64, u32)>,
     /// Monotonic floor of the queue's vruntimes (`min_vruntime`).
     pub min_vruntime: i64,
     weight: u64,
@@ -464,6 +472,29 @@ pub struct Cfs {
 }
 
 impl Cfs {
+    /// The queue of the ALPS paper's kernel, with its starvation guard if
+    /// `wait_limit` is set.
+    pub fn alps(wait_limit: Option<Nanos>) -> Cfs {
+        Cfs {
+            wait_limit,
+            ..Cfs::default()
+        }
+    }
+
+    /// The instant the longest-waiting task reaches the wait limit, if a
+    /// limit is set and a task waits.
+    fn next_starving(&self) -> Option<Time> {
+        let limit = self.wait_limit?;
+        self.waiters.first().map(|&(since, _, _)| since + limit)
+    }
+
+    /// Whether a task has waited past the wait limit at `now`: then the
+    /// longest waiting runs next, holds end with the CFS turn, and no wakeup
+    /// preempts.
+    pub fn starving(&self, now: Time) -> bool {
+        self.next_starving().is_some_and(|at| at <= now)
+    }
+
     /// Raises `min_vruntime` to the smallest vruntime among waiting and running
     /// tasks (`update_min_vruntime`).
     pub fn update_min(&mut self, running_min: Option<i64>) {
@@ -528,27 +559,56 @@ impl Cfs {
     }
 
     pub fn waiting(&self) -> usize {
+        debug_assert!(
+            self.wait_limit.is_none() || self.waiters.len() == self.tree.len(),
+            "the wait order and the rank order hold different tasks"
+        );
         self.tree.len()
     }
 
     pub fn push(&mut self, slot: u32, t: &Task) {
         self.tree.insert((t.rank, t.vruntime, t.seq, slot));
+        if self.wait_limit.is_some() {
+            self.waiters.insert((t.queued_at, t.seq, slot));
+        }
     }
 
     pub fn remove(&mut self, slot: u32, t: &Task) -> bool {
+        if self.wait_limit.is_some() {
+            self.waiters.remove(&(t.queued_at, t.seq, slot));
+        }
         self.tree.remove(&(t.rank, t.vruntime, t.seq, slot))
     }
 
-    pub fn pop(&mut self) -> Option<u32> {
-        self.tree.pop_first().map(|e| e.3)
+    /// The next task to run: the longest waiting if it waited past the wait
+    /// limit at `now` (marked [`Task::starved`]), else the first by rank and
+    /// vruntime.
+    pub fn pop(&mut self, now: Time, tasks: &mut [Task]) -> Option<u32> {
+        if self.wait_limit.is_none() {
+            return self.tree.pop_first().map(|e| e.3);
+        }
+        if self.starving(now) {
+            let (_, _, slot) = self.waiters.pop_first()?;
+            let t = &mut tasks[slot as usize];
+            t.starved = true;
+            self.tree.remove(&(t.rank, t.vruntime, t.seq, slot));
+            return Some(slot);
+        }
+        let (_, _, seq, slot) = self.tree.pop_first()?;
+        self.waiters
+            .remove(&(tasks[slot as usize].queued_at, seq, slot));
+        Some(slot)
     }
 
     /// `pick_next_entity` with curr: curr keeps the core unless a waiting task
-    /// comes first (smaller rank, or the same rank and a smaller vruntime).
-    pub fn keeps_core(&self, curr: &Task) -> bool {
-        self.tree
-            .first()
-            .is_none_or(|&(r, v, s, _)| (curr.rank, curr.vruntime, curr.seq) < (r, v, s))
+    /// comes first (smaller rank, or the same rank and a smaller vruntime; or
+    /// one waited past the wait limit at `now`).
+    pub fn keeps_core(&self, now: Time, curr: &Task) -> bool {
+        !self.starving(now)
+            && self
+                .tree
+                .first()
+                .is_none_or(|&(r, v, s, _)| (curr.rank, curr.vruntime, curr.seq) < (r, v, s))
     }
 
     /// `check_preempt_wakeup`: preempt the running task furthest ahead of `p` in
@@ -556,6 +616,8 @@ impl Cfs {
     /// would preempt first ([`idle_victim`]) runs. Under the ALPS hooks,
     /// `__schedule` then keeps a held task, and picks `p` only if it comes
     /// before the task it would replace (always so when every rank is 0).
+    /// With the starvation guard, no wakeup preempts while a task waits past
+    /// the wait limit, nor preempts a task picked for that reason.
     pub fn wakeup_victim(
         &self,
         now: Time,
@@ -564,7 +626,7 @@ impl Cfs {
         tasks: &[Task],
         tun: &CfsTunables,
     ) -> Option<u32> {
-        if p.attrs.class != Class::Normal {
+        if p.attrs.class != Class::Normal || self.starving(now) {
             return None;
         }
         let gran = p.vdelta(tun.wakeup_granularity);
@@ -572,7 +634,7 @@ impl Cfs {
             .filter_map(|r| {
                 let c = &tasks[r.slot as usize];
                 let v = c.vruntime_at(now);
-                (!c.holds(now) && (p.rank, p.vruntime) < (c.rank, v))
+                (!c.holds(now) && !c.starved && (p.rank, p.vruntime) < (c.rank, v))
                     .then_some((v - p.vruntime, r.core))
             })
             .filter(|&(diff, _)| diff > gran)
@@ -595,8 +657,10 @@ impl Cfs {
             (t.acct_from + t.rdelta(gap)).max(min_gran)
         });
         let asked = by_lead.map_or(by_slice, |l| l.min(by_slice));
-        // ALPS: nothing happens before the hold ends.
-        asked.max(t.acct_from + t.hold.saturating_sub(turn))
+        // ALPS: nothing happens before the hold ends, or a waiting task
+        // reaches the wait limit.
+        let hold_end = t.acct_from + t.hold.saturating_sub(turn);
+        asked.max(self.next_starving().map_or(hold_end, |s| s.min(hold_end)))
     }
 
     /// At a tick: whether `check_preempt_tick` reschedules the running `t`.
@@ -618,7 +682,7 @@ impl Cfs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use faasched_model::{Attrs, CpuSet, MS};
+    use faasched_model::{Attrs, CpuSet, MS, SEC};
     use proptest::prelude::*;
 
     fn task(nice: i8, class: Class) -> Task {
@@ -686,6 +750,59 @@ mod tests {
             q.join(&mut t, Join::Wake, None, 1, &tun);
             assert_eq!(t.vruntime, (100 * MS - credit) as i64, "{class:?}");
         }
+    }
+
+    /// The ALPS kernel's queue with a 100 ms wait limit: by rank until a
+    /// task has waited 100 ms, then the longest waiting first, marked
+    /// starved; meanwhile the running task yields, its hold ends with the
+    /// limit, and no wakeup preempts.
+    #[test]
+    fn alps_queue_runs_the_longest_waiting_once_it_reached_the_limit() {
+        let mut q = Cfs::alps(Some(100 * MS));
+        let mut tasks: Vec<Task> = (0..3u32)
+            .map(|i| {
+                let mut t = task(0, Class::Normal);
+                (t.seq, t.rank, t.queued_at) = (i as u64, 3 - i, i as u64 * 10 * MS);
+                t
+            })
+            .collect();
+        for (slot, t) in tasks.iter().enumerate() {
+            q.push(slot as u32, t);
+        }
+        let mut held = task(0, Class::Normal);
+        (held.rank, held.hold, held.seq) = (0, 3_600 * MS, 9);
+        // Rank first before the limit (slot 2 has rank 1)...
+        assert!(!q.starving(99 * MS));
+        assert_eq!(
+            q.expiry(
+                &held,
+                1,
+                &CfsTunables {
+                    latency: 6 * MS,
+                    min_granularity: MS,
+                    wakeup_granularity: MS
+                }
+            ),
+            100 * MS
+        );
+        assert!(q.keeps_core(99 * MS, &held));
+        assert_eq!(q.pop(99 * MS, &mut tasks), Some(2));
+        assert!(!tasks[2].starved);
+        // ...then the one waiting since 0 (rank 3), though slot 1 ranks better.
+        assert!(q.starving(100 * MS) && !q.keeps_core(100 * MS, &held));
+        assert_eq!(q.pop(100 * MS, &mut tasks), Some(0));
+        assert!(tasks[0].starved);
+        // Slot 1 waits since 10 ms: it reaches the limit at 110 ms.
+        assert!(!q.starving(109 * MS) && q.starving(110 * MS));
+        assert_eq!(q.pop(110 * MS, &mut tasks), Some(1));
+        assert_eq!((q.waiting(), q.pop(200 * MS, &mut tasks)), (0, None));
+        // Without a limit, the paper's order: by rank, whatever the waits.
+        let mut strict = Cfs::alps(None);
+        for (slot, t) in tasks.iter().enumerate() {
+            strict.push(slot as u32, t);
+        }
+        assert!(!strict.starving(10 * SEC));
+        assert_eq!(strict.pop(10 * SEC, &mut tasks), Some(2));
     }
 
     proptest! {

@@ -51,8 +51,8 @@ mod tournament;
 mod treap;
 
 pub use config::{
-    Config, ConfigError, Discipline, FairClass, MAX_FAIR_SERVER_PERIOD, Prediction,
-    RANDOM_PREDICTION_RANGE,
+    Config, ConfigError, DEFAULT_ALPS_WAIT_LIMIT, Discipline, FairClass, MAX_ALPS_WAIT_LIMIT,
+    MAX_FAIR_SERVER_PERIOD, Prediction, RANDOM_PREDICTION_RANGE,
 };
 pub use events::RUN_LIMIT;
 use faasched_model::{Attrs, Nanos, Phases, TaskId, Time};

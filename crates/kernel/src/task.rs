@@ -55,6 +55,13 @@ pub struct Task {
     /// Under [`Discipline::AlpsKernel`](crate::Discipline::AlpsKernel), the CPU
     /// time of a turn before which the task keeps its core; 0 otherwise.
     pub hold: Nanos,
+    /// Since when it waits in its run queue (kept while it waits, even if its
+    /// attributes change), for [`Config::alps_wait_limit`](crate::Config::alps_wait_limit).
+    pub queued_at: Time,
+    /// Picked because it waited past
+    /// [`Config::alps_wait_limit`](crate::Config::alps_wait_limit): for this
+    /// turn no wakeup preempts it by rank.
+    pub starved: bool,
     /// Index of the run queue its affinity maps to.
     pub rq: u32,
     pub state: State,
@@ -95,6 +102,8 @@ impl Task {
             slice: attrs.slice.unwrap_or(slice),
             rank: 0,
             hold: 0,
+            queued_at: 0,
+            starved: false,
             attrs,
             rq: 0,
             state: State::Blocked(0),

@@ -16,7 +16,9 @@ use faasched_model::{
     CpuSet, Function, Group, Invocation, Load, Nanos, Outcome, Steer, TaskId, TaskInfo, Time,
 };
 
-pub use faasched_kernel::{Config, ConfigError, Discipline, FairClass, Prediction, RUN_LIMIT};
+pub use faasched_kernel::{
+    Config, ConfigError, DEFAULT_ALPS_WAIT_LIMIT, Discipline, FairClass, Prediction, RUN_LIMIT,
+};
 
 /// What a whole run measured, beyond the per-invocation outcomes.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]

@@ -9,4 +9,4 @@ mod steer;
 pub use io::IO_SHARE;
 pub use learner::{Learned, Record, learn};
 pub use params::{Params, Trainer, window_ns};
-pub use steer::{Alps, Enforcement, NICE_FIRST, NICE_LAST};
+pub use steer::{Alps, Enforcement, MAX_HOLD, NICE_FIRST, NICE_LAST, UNRANKED};

@@ -6,8 +6,8 @@ use super::io;
 use super::learner::{Learned, Record, learn};
 use super::params::Params;
 use faasched_model::{
-    Attrs, CpuSet, FunctionId, IdMap, Load, Nanos, Outcome, Phase, Phases, Steer, TaskId, TaskInfo,
-    Time,
+    Attrs, CpuSet, FunctionId, IdMap, Load, MS, Nanos, Outcome, Phase, Phases, Steer, TaskId,
+    TaskInfo, Time,
 };
 use std::collections::BTreeMap;
 
@@ -21,6 +21,24 @@ pub enum Enforcement {
     /// slice an EEVDF custom slice; see [`Alps::stock_attrs`].
     Stock,
 }
+
+/// The rank `alps-kernel` gives a function no window has seen: after every
+/// learned rank. The paper's kernel reads a missing rank as 0, the first
+/// (alps-atc24 §5.3); but the learner knows a function only once invocations
+/// of it finish, so a new function whose invocations last seconds would run
+/// before everything, and a burst of them holds every core until the next
+/// lesson. Unknown, it waits behind what is known to be short, as CFS's
+/// START_DEBIT has a new task wait one slice behind.
+pub const UNRANKED: u32 = u32::MAX;
+
+/// The longest hold `alps-kernel` puts on a task: 200 ms, the cap ALPS's
+/// public frontend puts on every fine-tuned slice (`min(upperBound * alpha,
+/// 200)`, in ms). The learner's own cap is an hour ([`super::learn`] keeps
+/// what SRPT did); a function whose SRPT turns last seconds then learns a
+/// hold of seconds (α = 2), and a burst of its invocations keeps every core
+/// that long whatever waits. (`alps` needs no cap: the kernel clamps a custom
+/// slice to 100 ms.)
+pub const MAX_HOLD: Nanos = 200 * MS;
 
 /// Nice of the first-ranked function under [`Enforcement::Stock`].
 pub const NICE_FIRST: i8 = -5;
@@ -108,7 +126,14 @@ impl Alps {
     ) -> Attrs {
         let base = Attrs::normal(cpus);
         let Some(e) = table.get(&function) else {
-            return base; // unlearned: the kernel's defaults
+            // Unlearned: the kernel's defaults, ranked last on the ALPS kernel.
+            return match enforcement {
+                Enforcement::Kernel => Attrs {
+                    rank: Some(UNRANKED),
+                    ..base
+                },
+                Enforcement::Stock => base,
+            };
         };
         if e.io_lane {
             return Attrs {
@@ -119,7 +144,7 @@ impl Alps {
         match enforcement {
             Enforcement::Kernel => Attrs {
                 rank: Some(e.learned.rank),
-                slice: (e.learned.slice > 0).then_some(e.learned.slice),
+                slice: (e.learned.slice > 0).then_some(e.learned.slice.min(MAX_HOLD)),
                 ..base
             },
             Enforcement::Stock => Self::stock_attrs(e.learned, e.of, base),
@@ -236,7 +261,7 @@ impl Steer for Alps {
 mod tests {
     use super::*;
     use crate::testkit::{info, outcome};
-    use faasched_model::{MS, SEC};
+    use faasched_model::SEC;
 
     #[test]
     fn stock_mapping_spreads_ranks_over_nice_and_keeps_slices() {
@@ -271,15 +296,16 @@ mod tests {
         let cpus = CpuSet::first(1);
         let mut alps = Alps::new("alps-kernel", Enforcement::Kernel, every_window());
         assert_eq!(alps.period(), Some(5 * SEC));
-        // Before any lesson: the kernel's defaults.
-        assert_eq!(
-            alps.on_arrival(0, &info(0, 0, 0), cpus),
-            Attrs::normal(cpus)
-        );
+        // Before any lesson: the kernel's defaults, ranked after any lesson.
+        let unranked = Attrs {
+            rank: Some(UNRANKED),
+            ..Attrs::normal(cpus)
+        };
+        assert_eq!(alps.on_arrival(0, &info(0, 0, 0), cpus), unranked);
         alps.on_exit(10 * MS, TaskId(0), &outcome(0, 0, 10 * MS));
         alps.on_exit(200 * MS, TaskId(1), &outcome(1, 0, 200 * MS));
         let live = alps.on_arrival(300 * MS, &info(2, 1, 300 * MS), cpus);
-        assert_eq!(live, Attrs::normal(cpus));
+        assert_eq!(live, unranked);
         let load = Load {
             utilisation: 0.4,
             cores: 1,
@@ -294,14 +320,32 @@ mod tests {
         assert_eq!(task, TaskId(2));
         assert_eq!(attrs.rank, Some(2));
         // One turn of 200 ms (10–210), so no spread; below θ no penalty:
-        // α × 200 ms.
-        assert_eq!(attrs.slice, Some(400 * MS));
+        // α × 200 ms learned, held for MAX_HOLD at most.
+        assert_eq!(alps.learned(FunctionId(1)).unwrap().slice, 400 * MS);
+        assert_eq!(attrs.slice, Some(MAX_HOLD));
         assert_eq!(alps.learned(FunctionId(0)).unwrap().rank, 1);
         // Nothing changes when the next window teaches nothing new.
         assert!(alps.on_period(10 * SEC, load).is_empty());
         assert_eq!(alps.lessons(), 2);
         // A function no window has seen since keeps its lesson.
         assert_eq!(alps.learned(FunctionId(1)).unwrap().rank, 2);
+    }
+
+    /// An unlearned function: last on the ALPS kernel, the kernel's defaults
+    /// on a stock one (nice 0 is the middle of the ranks' nice values).
+    #[test]
+    fn an_unlearned_function_ranks_last_on_the_alps_kernel_only() {
+        let cpus = CpuSet::first(2);
+        let mut kernel = Alps::new("alps-kernel", Enforcement::Kernel, every_window());
+        assert_eq!(
+            kernel.on_arrival(0, &info(0, 7, 0), cpus).rank,
+            Some(UNRANKED)
+        );
+        let mut stock = Alps::new("alps", Enforcement::Stock, every_window());
+        assert_eq!(
+            stock.on_arrival(0, &info(0, 7, 0), cpus),
+            Attrs::normal(cpus)
+        );
     }
 
     /// With a minimum, a period short of it teaches nothing and the window

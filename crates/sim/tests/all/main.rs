@@ -3,6 +3,7 @@
 
 mod invariants;
 mod queueing;
+mod starvation;
 mod timelines;
 
 use faasched_model::{
