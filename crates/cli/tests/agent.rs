@@ -352,6 +352,23 @@ fn padded(request: &str, len: usize) -> String {
     format!("{request}{}", " ".repeat(len - request.len()))
 }
 
+/// A client of `agent`'s datagram socket that sends its credentials.
+fn datagram_client(agent: &Agent) -> UnixDatagram {
+    let socket = UnixDatagram::unbound().unwrap();
+    dgram::pass_credentials(&socket).unwrap();
+    socket.connect(datagram_path(&agent.socket)).unwrap();
+    socket.set_read_timeout(Some(PATIENCE)).unwrap();
+    socket
+}
+
+/// Sends `request` in one datagram on `socket` and reads the agent's answer.
+fn ask_datagram(socket: &UnixDatagram, request: &str) -> Value {
+    socket.send(request.as_bytes()).unwrap();
+    let mut answer = vec![0u8; 1 << 16];
+    let n = socket.recv(&mut answer).unwrap();
+    serde_json::from_slice(&answer[..n]).unwrap()
+}
+
 #[test]
 fn a_request_of_exactly_the_limit_is_answered_and_one_byte_more_is_refused_unread() {
     let dir = tempfile::tempdir().unwrap();
@@ -363,16 +380,8 @@ fn a_request_of_exactly_the_limit_is_answered_and_one_byte_more_is_refused_unrea
     let over = ask(&padded(r#"{"op":"status"}"#, 4097));
     assert_eq!(over["error"], "request longer than 4096 bytes", "{over}");
     // On the datagram socket: 4096 bytes, with or without a newline.
-    let socket = UnixDatagram::unbound().unwrap();
-    dgram::pass_credentials(&socket).unwrap();
-    socket.connect(datagram_path(&agent.socket)).unwrap();
-    socket.set_read_timeout(Some(PATIENCE)).unwrap();
-    let ask = |request: String| -> Value {
-        socket.send(request.as_bytes()).unwrap();
-        let mut answer = vec![0u8; 1 << 16];
-        let n = socket.recv(&mut answer).unwrap();
-        serde_json::from_slice(&answer[..n]).unwrap()
-    };
+    let socket = datagram_client(&agent);
+    let ask = |request: String| ask_datagram(&socket, &request);
     let unregister = r#"{"op":"unregister","pid":999999}"#;
     for exact in [padded(unregister, 4096), padded(unregister, 4096) + "\n"] {
         assert_eq!(ask(exact)["error"], "pid 999999 is not steered");
@@ -457,16 +466,8 @@ fn inode_of(pid: i32) -> u64 {
 fn a_register_is_pinned_to_the_process_its_client_chose() {
     let dir = tempfile::tempdir().unwrap();
     let agent = Agent::start(dir.path(), "cfs");
-    let socket = UnixDatagram::unbound().unwrap();
-    dgram::pass_credentials(&socket).unwrap();
-    socket.connect(datagram_path(&agent.socket)).unwrap();
-    socket.set_read_timeout(Some(PATIENCE)).unwrap();
-    let ask = |request: String| -> Value {
-        socket.send(request.as_bytes()).unwrap();
-        let mut answer = vec![0u8; 1 << 16];
-        let n = socket.recv(&mut answer).unwrap();
-        serde_json::from_slice(&answer[..n]).unwrap()
-    };
+    let socket = datagram_client(&agent);
+    let ask = |request: String| ask_datagram(&socket, &request);
     let register = |pid: i32, inode: Option<u64>| {
         let inode = inode.map_or(String::new(), |i| format!(r#""inode":{i},"#));
         format!(r#"{{"op":"register","pid":{pid},{inode}"function":"f"}}"#)

@@ -378,19 +378,19 @@ fn an_empty_import_names_the_flags_that_widen_it() {
     );
 }
 
-#[test]
-fn a_terminated_run_leaves_no_partial_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
+/// Runs `faasched simulate` with `args` and `--out out`, sends it SIGTERM
+/// (as a shell's `kill` does) `after_ms` into the run, and checks that it
+/// stopped for it.
+fn terminated(args: &[&str], out: &Path, after_ms: u64) {
     let child = Command::new(env!("CARGO_BIN_EXE_faasched"))
-        .args(["simulate", "-n", "5000000", "-p", "cfs", "--out"])
-        .arg(&out)
+        .arg("simulate")
+        .args(args)
+        .arg("--out")
+        .arg(out)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Well into the run (a debug build takes many seconds for it), then
-    // SIGTERM, as a shell's `kill` sends.
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    std::thread::sleep(std::time::Duration::from_millis(after_ms));
     let pid = child.id().to_string();
     let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     assert!(killed.success());
@@ -398,6 +398,14 @@ fn a_terminated_run_leaves_no_partial_file() {
     let err = String::from_utf8_lossy(&done.stderr);
     assert!(!done.status.success(), "{err}");
     assert!(err.contains("interrupted by signal 15"), "{err}");
+}
+
+#[test]
+fn a_terminated_run_leaves_no_partial_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // Well into the run: a debug build takes many seconds for it.
+    terminated(&["-n", "5000000", "-p", "cfs"], &out, 1500);
     // Nor the directory it made for them.
     assert!(!out.exists());
 }
@@ -412,30 +420,18 @@ fn a_signal_stops_a_run_without_outcomes_keeping_earlier_files() {
     ok(&simulate_into(&earlier, &out));
     let files = ["invocations.csv", "summary.json", "summary.csv"].map(|f| out.join(f));
     let before = files.clone().map(|f| std::fs::read_to_string(f).unwrap());
-    let child = Command::new(env!("CARGO_BIN_EXE_faasched"))
-        .args([
-            "simulate",
-            "-w",
-            "fixed:cpu-ms=3600000",
-            "-n",
-            "40",
-            "-c",
-            "2",
-        ])
-        .args(["-p", "cfs", "--out"])
-        .arg(&out)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Well into the run: the first outcome is a simulated hour away.
-    std::thread::sleep(std::time::Duration::from_millis(1000));
-    let pid = child.id().to_string();
-    let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
-    assert!(killed.success());
-    let done = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&done.stderr);
-    assert!(!done.status.success(), "{err}");
-    assert!(err.contains("interrupted by signal 15"), "{err}");
+    // The first outcome is a simulated hour away.
+    let hours = [
+        "-w",
+        "fixed:cpu-ms=3600000",
+        "-n",
+        "40",
+        "-c",
+        "2",
+        "-p",
+        "cfs",
+    ];
+    terminated(&hours, &out, 1000);
     assert_eq!(files.map(|f| std::fs::read_to_string(f).unwrap()), before);
     let left: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
     assert_eq!(left.len(), 4, "no partial file left: {left:?}");
