@@ -203,6 +203,12 @@ impl Name {
 
     /// The cases to run.
     pub fn cases(self, s: &Settings) -> Result<Vec<Case>> {
+        if s.trace.is_some() && self != Name::AlpsReal {
+            bail!(
+                "{} runs built-in workloads: --trace is for alps-real",
+                self.spelled()
+            );
+        }
         Ok(match self {
             Name::AlpsLoad => alps::load_cases(s),
             Name::AlpsAblation => alps::ablation_cases(s),
@@ -440,6 +446,12 @@ mod tests {
         let none = Settings::default();
         let err = Name::AlpsReal.cases(&none).unwrap_err().to_string();
         assert!(err.contains("--trace DIR"), "{err}");
+        let misplaced = Settings {
+            trace: Some(fixture()),
+            ..Settings::default()
+        };
+        let err = Name::AlpsLoad.cases(&misplaced).unwrap_err().to_string();
+        assert!(err.contains("--trace is for alps-real"), "{err}");
         let s = Settings {
             trace: Some(fixture()),
             seed: 3,
@@ -468,6 +480,10 @@ mod tests {
         for name in Name::ALL {
             assert_eq!(serde_json::to_value(name).unwrap(), name.spelled());
             // Cases are data: they make the round trip.
+            let s = Settings {
+                trace: (name == Name::AlpsReal).then(fixture),
+                ..s.clone()
+            };
             let cases = name.cases(&s).unwrap();
             let json = serde_json::to_string(&cases).unwrap();
             assert_eq!(serde_json::from_str::<Vec<Case>>(&json).unwrap(), cases);
