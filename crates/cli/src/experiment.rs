@@ -39,7 +39,7 @@ pub struct Args {
     seed: u64,
     /// Print the experiment's cases (workloads, machines, policies and their
     /// parameters) as JSON instead of running them.
-    #[arg(long, conflicts_with = "cases")]
+    #[arg(long, conflicts_with_all = ["cases", "out"])]
     plan: bool,
     /// The folder of a day of the Azure Functions 2019 trace, for
     /// alps-real (its invocations, durations and memory files; the day and
@@ -48,8 +48,9 @@ pub struct Args {
     trace: Option<PathBuf>,
     /// Run the cases in this JSON file (as `--plan` prints them, edited)
     /// instead of the experiment's own, and print the experiment's table of
-    /// them.
-    #[arg(long, value_name = "FILE")]
+    /// them. The file says every workload's size, seed and trace, so
+    /// `--invocations`, `--seed` and `--trace` are refused with it.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["invocations", "seed", "trace"])]
     cases: Option<PathBuf>,
 }
 
@@ -70,6 +71,7 @@ impl Args {
             invocations: self.invocations,
             seed: self.seed,
             trace: self.trace.clone(),
+            cache: None,
         };
         let name = self.name.spelled();
         let cases = match &self.cases {

@@ -1,18 +1,17 @@
 //! `faasched workload`: write workload CSV from a generator or a production trace.
 
 use crate::output::counted;
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Result, anyhow};
 use clap::{Args as ClapArgs, Subcommand, ValueEnum};
-use faasched_model::Invocation;
+use faasched_lab::output::write_workload;
 use faasched_report::Staged;
+use faasched_workload::scale;
 use faasched_workload::synthetic::{Generator, Params, Spec};
 use faasched_workload::traces::{Arrivals, Trace, azure2019, azure2021, huawei2023};
 use faasched_workload::{DEFAULT_INVOCATIONS, DEFAULT_LOAD};
-use faasched_workload::{csv, scale};
-use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::ops::RangeInclusive;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::str::FromStr;
 
 #[derive(Subcommand, Debug)]
@@ -71,7 +70,9 @@ impl Generate {
             invocations: self.invocations,
             seed: self.seed,
         };
-        write_workload(&self.output, Generator::new(&params)?)?;
+        let mut staged = Staged::new();
+        write_workload(&self.output, Generator::new(&params)?, &mut staged)?;
+        staged.commit()?;
         eprintln!(
             "wrote {} invocations of `{}` ({} cores, load {}) to {}",
             self.invocations,
@@ -313,7 +314,9 @@ fn write_trace(trace: Trace, common: &Common, window: &str) -> Result<()> {
         );
     }
     note.push_str(&repeats_note(duplicates, conflicts));
-    write_workload(&common.output, invocations.iter().map(Ok))?;
+    let mut staged = Staged::new();
+    write_workload(&common.output, invocations.iter().map(Ok), &mut staged)?;
+    staged.commit()?;
     if let Some(note) = sampling_note(common.functions, candidates) {
         eprintln!("{note}");
     }
@@ -372,24 +375,6 @@ fn significant(x: f64) -> String {
     }
     let decimals = (2 - x.abs().log10().floor() as i32).max(0) as usize;
     format!("{x:.decimals$}")
-}
-
-/// Writes `invocations` as a workload CSV that takes its place at `path`
-/// once the last is written: a run that stops part-way (an invocation past
-/// the time limit, a full disk) leaves no file, or an earlier one as it was.
-/// (Owned invocations from a generator, borrowed ones from an import.)
-fn write_workload<I: Borrow<Invocation>>(
-    path: &Path,
-    invocations: impl IntoIterator<Item = faasched_workload::Result<I>>,
-) -> Result<()> {
-    let mut staged = Staged::new();
-    let mut w = csv::Writer::named(path, staged.create(path)?);
-    for inv in invocations {
-        w.write(inv?.borrow())?;
-    }
-    w.finish()
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(staged.commit()?)
 }
 
 #[cfg(test)]

@@ -159,11 +159,20 @@ pub static CATALOG: &[Spec] = &[
 #[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Tuning {
-    /// The ALPS learner's parameters (`alps`, `alps-io` and `alps-kernel`).
+    /// The ALPS learner's parameters (`alps`, `alps-io`, `alps-kernel` and
+    /// `alps-las`).
     pub alps: alps::Params,
     /// The hybrid scheduler's parameters (`hybrid`; its named variants
     /// override `adaptive` and `rightsizing`).
     pub hybrid: HybridParams,
+}
+
+impl Tuning {
+    /// Checks every parameter's range, naming the first out of it.
+    pub fn validate(&self) -> Result<(), faasched_policy::BadParam> {
+        self.alps.validate()?;
+        self.hybrid.validate()
+    }
 }
 
 /// What a policy is made of: the one place a spec becomes code, so that a
@@ -380,7 +389,7 @@ impl std::error::Error for UnknownPolicy {}
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Parameters {
-    /// The ALPS learner's (`alps`, `alps-io`, `alps-kernel`).
+    /// The ALPS learner's (`alps`, `alps-io`, `alps-kernel`, `alps-las`).
     Alps(alps::Params),
     /// The hybrid scheduler's (`hybrid` and its named variants).
     Hybrid(HybridParams),

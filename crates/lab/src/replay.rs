@@ -31,6 +31,14 @@ pub fn parts<T>(all: &[T], rounds: u32) -> impl Iterator<Item = &[T]> {
     (0..n).map(move |round| &all[round * all.len() / n..(round + 1) * all.len() / n])
 }
 
+/// Refuses more rounds than invocations: a round would replay nothing.
+pub fn check_rounds(rounds: u32, invocations: usize) -> Result<()> {
+    if rounds as usize > invocations {
+        bail!("--rounds {rounds} with {invocations} invocations: each round needs one at least");
+    }
+    Ok(())
+}
+
 /// Refuses, before anything runs, policies that exist only in the simulator
 /// and policies this process (holding `held`) lacks the privileges for: the
 /// one check of `replay`, `compare` and the agent.
@@ -162,6 +170,7 @@ pub fn replay_policies(
     rounds: u32,
     mut each: impl FnMut(usize, &Outcome) -> Result<()>,
 ) -> Result<Vec<Replayed>> {
+    check_rounds(rounds, all.len())?;
     let mut runs: Vec<PolicyRun> = policies.iter().map(PolicyRun::new).collect();
     let n = rounds.max(1);
     for (round, part) in parts(all, n).enumerate() {
@@ -367,6 +376,13 @@ mod tests {
             lines[2].starts_with("warning: cfs 2/3: other work took 45% "),
             "{lines:?}"
         );
+    }
+
+    #[test]
+    fn no_more_rounds_than_invocations() {
+        assert!(check_rounds(2, 2).is_ok());
+        let err = check_rounds(5, 2).unwrap_err().to_string();
+        assert!(err.contains("--rounds 5 with 2 invocations"), "{err}");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use crate::catalog::Policy;
 use crate::interrupt;
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 use faasched_model::{Invocation, Nanos, Outcome, US};
 use faasched_report::{Collector, PolicySummary};
 use faasched_sim::{Config, FairClass, RunError, RunStats, Sink};
@@ -58,14 +58,41 @@ pub enum Fair {
 }
 
 impl Kernel {
+    /// Checks each knob's range (the flags' own), naming the first out of
+    /// it by field and flag: a kernel from an experiment's cases file has
+    /// passed no flag's check.
+    pub fn validate(&self) -> Result<()> {
+        let out = |field: &str, range: &str, got: &dyn std::fmt::Display| {
+            anyhow!(
+                "kernel `{field}` (--{}) must be {range}, got {got}",
+                field.replace('_', "-")
+            )
+        };
+        if !(1..=10_000).contains(&self.hz) {
+            return Err(out("hz", "1 to 10000", &self.hz));
+        }
+        if !(0.0..=1e6).contains(&self.context_switch_us) {
+            return Err(out(
+                "context_switch_us",
+                "between 0 and 1e6",
+                &self.context_switch_us,
+            ));
+        }
+        if let Some(us) = self.watch_at_tick_us.filter(|us| *us > 1_000_000) {
+            return Err(out("watch_at_tick_us", "at most 1000000", &us));
+        }
+        if let Some(us) = self
+            .base_slice_us
+            .filter(|us| !(1..=1_000_000).contains(us))
+        {
+            return Err(out("base_slice_us", "1 to 1000000", &us));
+        }
+        Ok(())
+    }
+
     /// The kernel configuration for `cores` and a policy's discipline.
     pub fn config(&self, cores: usize, seed: u64, policy: &Policy) -> Result<Config> {
-        if !(0.0..=1e6).contains(&self.context_switch_us) {
-            bail!(
-                "--context-switch-us must be between 0 and 1e6, got {}",
-                self.context_switch_us
-            );
-        }
+        self.validate()?;
         let mut c = Config::new(cores);
         c.discipline = policy.spec.discipline();
         c.fair = match self.fair {
@@ -118,6 +145,11 @@ impl Kernel {
 pub fn overload_warning(source: &Source) -> Option<String> {
     let load = source.offered_load();
     let cores = source.cores();
+    // One invocation, or all at one instant: no span to offer a load over,
+    // and nothing the warning would tell.
+    if !load.is_finite() {
+        return None;
+    }
     (load > 1.0).then(|| {
         format!(
             "warning: the workload offers a load of {load:.2} on {cores} core{}: the machine is \

@@ -43,6 +43,7 @@ pub fn run(
     out: Option<&Path>,
 ) -> Result<Comparison> {
     let all = source.invocations()?;
+    replay::check_rounds(rounds, all.len())?;
     // Each invocation's group as the workload plans it: the simulations
     // at the measured CPU move some across a group's bound (by CPU time),
     // and a group must hold the same invocations in every world.

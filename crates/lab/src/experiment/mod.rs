@@ -65,8 +65,8 @@ pub enum Name {
     /// (Huawei-like, 2,000 invocations, 2 cores, 80%, 20 seeds) with a lesson
     /// needing 0 to 1,000 finished invocations.
     AlpsWindowMin,
-    /// Not in the paper: every policy on a day of the real Azure 2019 trace
-    /// (`--trace DIR`).
+    /// Not in the paper: nine policies on a day of the real Azure 2019
+    /// trace (`--trace DIR`).
     AlpsReal,
 }
 
@@ -136,6 +136,9 @@ pub struct Settings {
     /// The folder of a production trace's day, for the experiments that
     /// run one.
     pub trace: Option<std::path::PathBuf>,
+    /// Where an imported trace is kept between runs. By default the user's
+    /// cache (`$XDG_CACHE_HOME/faasched`, else `~/.cache/faasched`).
+    pub cache: Option<std::path::PathBuf>,
 }
 
 impl Settings {
@@ -194,7 +197,7 @@ impl Name {
                  finished invocations"
             }
             Name::AlpsReal => {
-                "Not in the paper: cfs, fifo, sfs, alps, alps-kernel, hybrid, las, alps-las and srpt on a \
+                "Not in the paper: nine policies (cfs, fifo, sfs, alps, alps-kernel, hybrid, las, alps-las, srpt) on a \
                  day of the real Azure Functions 2019 trace (--trace DIR) at 24 and 56 cores, \
                  loads 0.8/0.9/1.0; every invocation, and those of at most 4 s"
             }
@@ -355,28 +358,41 @@ pub fn run_cases(cases: Vec<Case>) -> Result<Vec<Ran>> {
     Ok(ran)
 }
 
-/// Each case's variants' policies, looked up once; refuses cases whose
-/// results would collide (two with one slug: one directory; two variants of
-/// a case with one label: one summary) or that name an unknown policy,
-/// before anything runs.
+/// Each case's variants' policies, looked up once; refuses, before
+/// anything runs, no cases at all, a case whose slug is no plain file name
+/// (it names the case's directory under `--out`), cases whose results would
+/// collide (two with one slug: one directory; two variants of a case with
+/// one label: one summary), and a kernel, policy or parameter out of range
+/// (a cases file has passed no flag's check).
 fn check(cases: &[Case]) -> Result<Vec<Vec<Policy>>> {
+    if cases.is_empty() {
+        bail!("no cases to run");
+    }
     let mut policies = Vec::new();
     for (i, case) in cases.iter().enumerate() {
-        if cases[..i].iter().any(|c| c.slug == case.slug) {
-            bail!("two cases have the slug `{}`", case.slug);
+        let slug = &case.slug;
+        let plain = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);
+        if slug.is_empty() || slug.starts_with('.') || !slug.chars().all(plain) {
+            bail!(
+                "case slug `{slug}`: a slug names the case's directory, so it takes letters, \
+                 digits, `-`, `_` and `.` only, and does not start with `.`"
+            );
         }
+        if cases[..i].iter().any(|c| c.slug == *slug) {
+            bail!("two cases have the slug `{slug}`");
+        }
+        case.kernel
+            .validate()
+            .with_context(|| format!("case {slug}"))?;
         for (j, v) in case.variants.iter().enumerate() {
             if case.variants[..j].iter().any(|w| w.label == v.label) {
-                bail!(
-                    "case {}: two variants are labelled `{}`",
-                    case.slug,
-                    v.label
-                );
+                bail!("case {slug}: two variants are labelled `{}`", v.label);
             }
         }
         let looked_up = case.variants.iter().map(|v| {
-            Policy::new(&v.policy, &v.tuning)
-                .with_context(|| format!("case {}, variant {}", case.slug, v.label))
+            let context = || format!("case {slug}, variant {}", v.label);
+            v.tuning.validate().with_context(context)?;
+            Policy::new(&v.policy, &v.tuning).with_context(context)
         });
         policies.push(looked_up.collect::<Result<Vec<_>>>()?);
     }
@@ -452,9 +468,11 @@ mod tests {
         };
         let err = Name::AlpsLoad.cases(&misplaced).unwrap_err().to_string();
         assert!(err.contains("--trace is for alps-real"), "{err}");
+        let cache = tempfile::tempdir().unwrap();
         let s = Settings {
             trace: Some(fixture()),
             seed: 3,
+            cache: Some(cache.path().to_path_buf()),
             ..Settings::default()
         };
         let cases = Name::AlpsReal.cases(&s).unwrap();
@@ -472,10 +490,12 @@ mod tests {
 
     #[test]
     fn every_name_is_spelled_as_serde_spells_it_and_plans_its_cases() {
+        let cache = tempfile::tempdir().unwrap();
         let s = Settings {
             invocations: Some(10),
             seed: 1,
             trace: Some(fixture()),
+            cache: Some(cache.path().to_path_buf()),
         };
         for name in Name::ALL {
             assert_eq!(serde_json::to_value(name).unwrap(), name.spelled());
@@ -496,7 +516,7 @@ mod tests {
         let s = Settings {
             invocations: Some(10),
             seed: 1,
-            trace: None,
+            ..Settings::default()
         };
         let cases = Name::AlpsIo.cases(&s).unwrap();
         let mut twice = cases.clone();
@@ -511,9 +531,27 @@ mod tests {
         labels[0].variants[1].label = "cfs".into();
         let err = check(&labels).unwrap_err().to_string();
         assert!(err.contains("two variants are labelled `cfs`"), "{err}");
-        let mut unknown = cases;
+        let mut unknown = cases.clone();
         unknown[0].variants[0].policy = "nope".into();
         let err = format!("{:#}", check(&unknown).unwrap_err());
         assert!(err.contains("unknown policy `nope`"), "{err}");
+        for slug in ["../escaped", "/tmp/x", "", ".hidden", "a/b"] {
+            let mut bad = cases.clone();
+            bad[0].slug = slug.into();
+            let err = check(&bad).unwrap_err().to_string();
+            assert!(err.contains(&format!("case slug `{slug}`")), "{err}");
+        }
+        let mut tuned = cases.clone();
+        tuned[0].variants[1].tuning.hybrid.fifo_share = -3.0;
+        let err = format!("{:#}", check(&tuned).unwrap_err());
+        assert!(err.contains("fifo_share"), "{err}");
+        let mut kernel = cases.clone();
+        kernel[1].kernel.base_slice_us = Some(u64::MAX / 1000);
+        let err = format!("{:#}", check(&kernel).unwrap_err());
+        assert!(
+            err.contains("`base_slice_us` (--base-slice-us) must be 1 to 1000000"),
+            "{err}"
+        );
+        assert!(check(&[]).unwrap_err().to_string().contains("no cases"));
     }
 }

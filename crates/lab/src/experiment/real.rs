@@ -6,18 +6,20 @@
 //!
 //! Two subsets: the trace's first invocations as they are, and those of at
 //! most [`SHORT`] of CPU (the long tail removed), each written once as a
-//! workload CSV beside the system's temporary files (named by what it holds,
-//! so that `--plan` names a file that a later run finds again) and read by
-//! every case.
+//! workload CSV in the user's cache (`$XDG_CACHE_HOME/faasched/alps-real`,
+//! else `~/.cache/...`), named by what it was made from (the trace files'
+//! paths, sizes and modification times, the day, minutes, seed, size and
+//! faasched's version), so that `--plan` names a file that a later run
+//! finds again and a changed trace is imported anew; every case reads it.
 
 use super::stats::{find, label, mean, stat};
 use super::table::{Table, change, fixed};
 use super::{Case, Ran, Settings, Variant};
+use crate::output::write_workload;
 use crate::run::Kernel;
 use anyhow::{Context, Result, bail};
-use faasched_model::{Group, Invocation, MS, Nanos};
+use faasched_model::{Group, MS, Nanos};
 use faasched_report::{Metric, Scope, Staged};
-use faasched_workload::csv;
 use faasched_workload::traces::azure2019;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -59,7 +61,14 @@ pub fn cases(s: &Settings) -> Result<Vec<Case>> {
     let day = day_in(dir)?;
     let minutes = header_minutes(&dir.join(format!("{INVOCATIONS_FILE}.anon.d{day:02}.csv")))?;
     let n = s.invocations.unwrap_or(INVOCATIONS);
-    let files = import(dir, day, minutes.clone(), s.seed, n)?;
+    if n < 2 {
+        bail!("alps-real: --invocations {n}: a case rescales arrivals, which takes at least 2");
+    }
+    let cache = match &s.cache {
+        Some(dir) => dir.join("alps-real"),
+        None => cache_dir()?,
+    };
+    let files = import(dir, day, minutes.clone(), s.seed, n, &cache)?;
     let mut cases = Vec::new();
     for (subset, file) in [("all", &files.0), ("short", &files.1)] {
         for cores in CORES {
@@ -135,59 +144,76 @@ fn header_minutes(path: &Path) -> Result<RangeInclusive<u32>> {
 }
 
 /// Imports the day's `minutes` from `dir` and writes the first `n`
-/// invocations of each subset as a workload CSV (unless an earlier run
-/// wrote the same): the files of every invocation and of the short ones.
+/// invocations of each subset as a workload CSV in `cache` (unless an
+/// earlier run wrote the same): the files of every invocation and of the
+/// short ones.
 fn import(
     dir: &Path,
     day: u32,
     minutes: RangeInclusive<u32>,
     seed: u64,
     n: u64,
+    cache: &Path,
 ) -> Result<(PathBuf, PathBuf)> {
-    let canonical = dir
-        .canonicalize()
-        .with_context(|| format!("reading {}", dir.display()))?;
+    let mut options = azure2019::Options::new(dir, day);
+    options.minutes = Some(minutes.clone());
+    options.seed = seed;
     let mut key = DefaultHasher::new();
-    (canonical, day, minutes.clone(), seed, n).hash(&mut key);
-    let stem = format!("faasched-alps-real-{:016x}", key.finish());
-    let tmp = std::env::temp_dir();
+    (env!("CARGO_PKG_VERSION"), day, minutes, seed, n).hash(&mut key);
+    for stem in [
+        INVOCATIONS_FILE,
+        "function_durations_percentiles",
+        "app_memory_percentiles",
+    ] {
+        let path = dir.join(format!("{stem}.anon.d{day:02}.csv"));
+        let meta =
+            std::fs::metadata(&path).with_context(|| format!("reading {}", path.display()))?;
+        let canonical = path.canonicalize().unwrap_or(path);
+        (canonical, meta.len(), meta.modified().ok()).hash(&mut key);
+    }
+    let stem = format!("{:016x}", key.finish());
     let (all, short) = (
-        tmp.join(format!("{stem}-all.csv")),
-        tmp.join(format!("{stem}-short.csv")),
+        cache.join(format!("{stem}-all.csv")),
+        cache.join(format!("{stem}-short.csv")),
     );
     if all.is_file() && short.is_file() {
         return Ok((all, short));
     }
-    let mut options = azure2019::Options::new(dir, day);
-    options.minutes = Some(minutes);
-    options.seed = seed;
     let trace = azure2019::read(&options)?;
-    let n = n as usize;
-    let every = trace.invocations.iter().take(n);
-    let shorts = trace
-        .invocations
-        .iter()
+    let every: Vec<_> = trace.invocations.iter().take(n as usize).collect();
+    let shorts: Vec<_> = (trace.invocations.iter())
         .filter(|i| i.cpu_demand() <= SHORT)
-        .take(n);
+        .take(n as usize)
+        .collect();
+    for (what, subset) in [
+        ("invocations", &every),
+        ("invocations of at most 4 s", &shorts),
+    ] {
+        if subset.len() < 2 {
+            bail!(
+                "{}, day {day}: {} {what}; a case rescales arrivals, which takes at least 2",
+                dir.display(),
+                subset.len()
+            );
+        }
+    }
     let mut staged = Staged::new();
-    write(&all, every, &mut staged)?;
-    write(&short, shorts, &mut staged)?;
+    staged.create_dir(cache)?;
+    write_workload(&all, every.into_iter().map(Ok), &mut staged)?;
+    write_workload(&short, shorts.into_iter().map(Ok), &mut staged)?;
     staged.commit()?;
     Ok((all, short))
 }
 
-fn write<'a>(
-    path: &Path,
-    invocations: impl Iterator<Item = &'a Invocation>,
-    staged: &mut Staged,
-) -> Result<()> {
-    let mut w = csv::Writer::named(path, staged.create(path)?);
-    for inv in invocations {
-        w.write(inv)?;
-    }
-    w.finish()
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+/// Where the imported subsets are kept: the user's own cache, never a
+/// directory others may write into.
+fn cache_dir() -> Result<PathBuf> {
+    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+    let cache = var("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|home| Path::new(&home).join(".cache")))
+        .context("alps-real keeps the imported trace in a cache: set XDG_CACHE_HOME or HOME")?;
+    Ok(cache.join("faasched").join("alps-real"))
 }
 
 /// Per case and policy: mean turnaround and its change against cfs, G1's
