@@ -2,14 +2,13 @@
 
 use crate::args::count;
 use crate::stdout::{out, outln};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args as ClapArgs;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use faasched_lab::experiment::Case;
 use faasched_lab::experiment::{self, Name, Settings};
 use faasched_lab::interrupt;
 use faasched_report::{REPORT_HTML, Staged};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Reproduce a paper's experiment: canned, seeded runs and their table.
 ///
@@ -75,7 +74,7 @@ impl Args {
         };
         let name = self.name.spelled();
         let cases = match &self.cases {
-            Some(path) => read_cases(path)?,
+            Some(path) => experiment::read_cases(path)?,
             None => self.name.cases(&settings)?,
         };
         if self.plan {
@@ -104,12 +103,4 @@ impl Args {
         }
         Ok(())
     }
-}
-
-/// The cases in the JSON file at `path`; errors name it, and the line and
-/// column of what is wrong.
-fn read_cases(path: &Path) -> Result<Vec<Case>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("{}", path.display()))
 }

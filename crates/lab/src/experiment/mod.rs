@@ -252,6 +252,14 @@ impl Name {
     }
 }
 
+/// The cases in the JSON file at `path` (as `--plan` prints them); errors
+/// name it, and the line and column of what is wrong.
+pub fn read_cases(path: &Path) -> Result<Vec<Case>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{}", path.display()))
+}
+
 /// Writes the experiment's files into `dir` (see the module docs), all put
 /// in place together once written with what `staged` holds (the directory,
 /// made before the runs so that one that cannot be made is found at once).
