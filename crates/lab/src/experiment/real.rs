@@ -47,9 +47,6 @@ const POLICIES: [&str; 9] = [
     "srpt",
 ];
 
-/// The invocations file of an Azure 2019 day: its stem.
-const INVOCATIONS_FILE: &str = "invocations_per_function_md";
-
 /// One case per subset, machine and load.
 pub fn cases(s: &Settings) -> Result<Vec<Case>> {
     let Some(dir) = &s.trace else {
@@ -58,8 +55,15 @@ pub fn cases(s: &Settings) -> Result<Vec<Case>> {
              (docs/GUIDE.md, \"Production traces\")"
         );
     };
-    let day = day_in(dir)?;
-    let minutes = header_minutes(&dir.join(format!("{INVOCATIONS_FILE}.anon.d{day:02}.csv")))?;
+    // The first day the folder holds.
+    let day = azure2019::days(dir)?.first().copied().with_context(|| {
+        format!(
+            "{}: no invocations_per_function_md.anon.dNN.csv, so no day of the Azure 2019 \
+             trace",
+            dir.display()
+        )
+    })?;
+    let minutes = azure2019::header_minutes(dir, day)?;
     let n = s.invocations.unwrap_or(INVOCATIONS);
     if n < 2 {
         bail!("alps-real: --invocations {n}: a case rescales arrivals, which takes at least 2");
@@ -103,46 +107,6 @@ pub fn cases(s: &Settings) -> Result<Vec<Case>> {
     Ok(cases)
 }
 
-/// The one day whose invocations file `dir` holds (the lowest, if several).
-fn day_in(dir: &Path) -> Result<u32> {
-    let entries = std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
-    let mut days = Vec::new();
-    for entry in entries {
-        let name = entry?.file_name();
-        let name = name.to_string_lossy();
-        let day = name
-            .strip_prefix(INVOCATIONS_FILE)
-            .and_then(|rest| rest.strip_prefix(".anon.d"))
-            .and_then(|rest| rest.strip_suffix(".csv"))
-            .and_then(|d| d.parse::<u32>().ok());
-        days.extend(day);
-    }
-    days.sort_unstable();
-    days.first().copied().with_context(|| {
-        format!(
-            "{}: no {INVOCATIONS_FILE}.anon.dNN.csv, so no day of the Azure 2019 trace",
-            dir.display()
-        )
-    })
-}
-
-/// The minutes the header of invocations file `path` has columns for (a
-/// published day has 1..=1440; a sample may hold fewer).
-fn header_minutes(path: &Path) -> Result<RangeInclusive<u32>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let header = text.lines().next().unwrap_or_default();
-    let minutes: Vec<u32> = header
-        .split(',')
-        .filter_map(|c| c.trim().trim_start_matches("minute_").parse().ok())
-        .filter(|m| (1..=azure2019::MINUTES_PER_DAY).contains(m))
-        .collect();
-    match (minutes.iter().min(), minutes.iter().max()) {
-        (Some(&a), Some(&b)) => Ok(a..=b),
-        _ => bail!("{}: its header has no minute columns", path.display()),
-    }
-}
-
 /// Imports the day's `minutes` from `dir` and writes the first `n`
 /// invocations of each subset as a workload CSV in `cache` (unless an
 /// earlier run wrote the same): the files of every invocation and of the
@@ -160,12 +124,7 @@ fn import(
     options.seed = seed;
     let mut key = DefaultHasher::new();
     (env!("CARGO_PKG_VERSION"), day, minutes, seed, n).hash(&mut key);
-    for stem in [
-        INVOCATIONS_FILE,
-        "function_durations_percentiles",
-        "app_memory_percentiles",
-    ] {
-        let path = dir.join(format!("{stem}.anon.d{day:02}.csv"));
+    for path in options.files() {
         let meta =
             std::fs::metadata(&path).with_context(|| format!("reading {}", path.display()))?;
         let canonical = path.canonicalize().unwrap_or(path);
@@ -256,29 +215,4 @@ pub fn table(ran: &[Ran]) -> Table {
             .into(),
     );
     t
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_minutes_are_those_the_header_has() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("h.csv");
-        let header = |h: &str| {
-            std::fs::write(&path, format!("{h}\nx,y,z,http,1,2,3\n")).unwrap();
-            header_minutes(&path)
-        };
-        assert_eq!(
-            header("HashOwner,HashApp,HashFunction,Trigger,480,481,959").unwrap(),
-            480..=959
-        );
-        assert_eq!(
-            header("HashOwner,HashApp,HashFunction,minute_1,minute_2,minute_1440").unwrap(),
-            1..=1440
-        );
-        let err = header("HashOwner,HashApp").unwrap_err().to_string();
-        assert!(err.contains("no minute columns"), "{err}");
-    }
 }

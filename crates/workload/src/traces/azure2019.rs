@@ -64,6 +64,11 @@ use std::hash::Hash;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 
+/// The stems of a day's files: `STEM.anon.dNN.csv`.
+const INVOCATIONS: &str = "invocations_per_function_md";
+const DURATIONS: &str = "function_durations_percentiles";
+const MEMORY: &str = "app_memory_percentiles";
+
 /// Minutes in one day's invocation file.
 pub const MINUTES_PER_DAY: u32 = 1440;
 
@@ -124,6 +129,11 @@ impl Options {
         self.dir.join(format!("{stem}.anon.d{:02}.csv", self.day))
     }
 
+    /// The day's three files: invocations, durations, memory.
+    pub fn files(&self) -> [PathBuf; 3] {
+        [INVOCATIONS, DURATIONS, MEMORY].map(|stem| self.file(stem))
+    }
+
     /// The validated minute window.
     fn window(&self) -> Result<RangeInclusive<u32>> {
         if !(1..=14).contains(&self.day) {
@@ -170,14 +180,9 @@ struct Invocations {
 pub fn read(opts: &Options) -> Result<Trace> {
     let window = opts.window()?;
     let mut repeats = Repeats::default();
-    let durations = read_durations(&opts.file("function_durations_percentiles"), &mut repeats)?;
-    let found = read_invocations(
-        &opts.file("invocations_per_function_md"),
-        &window,
-        &durations,
-        &mut repeats,
-    )?;
-    let memory = read_memory(&opts.file("app_memory_percentiles"), &mut repeats)?;
+    let durations = read_durations(&opts.file(DURATIONS), &mut repeats)?;
+    let found = read_invocations(&opts.file(INVOCATIONS), &window, &durations, &mut repeats)?;
+    let memory = read_memory(&opts.file(MEMORY), &mut repeats)?;
 
     let mut builder = Builder::new(opts.seed, opts.arrivals);
     let selected = builder.sample(found.invoked, opts.functions);
@@ -346,12 +351,11 @@ impl MinuteNames {
     }
 }
 
-/// The columns of the window's minutes, in order. Minute columns are named
-/// `1`..`1440` (the dataset) or `minute_1`..`minute_1440` (invitro), one
-/// naming per file; other columns (`Trigger`, or none) are not read. A header
-/// may hold only some minutes of the day (a sample of a few hours): a window
-/// beyond them is an error that names the minutes the header has.
-fn minute_columns(table: &Table, path: &Path, window: &RangeInclusive<u32>) -> Result<Vec<usize>> {
+/// The minute columns of an invocations file's header, by minute, and how
+/// they are named. Minute columns are named `1`..`1440` (the dataset) or
+/// `minute_1`..`minute_1440` (invitro), one naming per file; other columns
+/// (`Trigger`, or none) are not read.
+fn header_minutes_of(table: &Table, path: &Path) -> Result<(MinuteNames, HashMap<u32, usize>)> {
     let mut names = None;
     let mut by_minute = HashMap::new();
     for (col, name) in table.header().iter().enumerate() {
@@ -390,6 +394,43 @@ fn minute_columns(table: &Table, path: &Path, window: &RangeInclusive<u32>) -> R
             ),
         ));
     };
+    Ok((names, by_minute))
+}
+
+/// The days whose invocations file `dir` holds, in order.
+pub fn days(dir: &Path) -> Result<Vec<u32>> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    let mut days = Vec::new();
+    for entry in entries {
+        let name = entry.map_err(|e| Error::io(dir, e))?.file_name();
+        let day = (name.to_str())
+            .and_then(|n| n.strip_prefix(INVOCATIONS))
+            .and_then(|rest| rest.strip_prefix(".anon.d"))
+            .and_then(|rest| rest.strip_suffix(".csv"))
+            .and_then(|d| d.parse::<u32>().ok());
+        days.extend(day);
+    }
+    days.sort_unstable();
+    Ok(days)
+}
+
+/// The first and the last minute day `day`'s invocations file in `dir` has
+/// a column for (a published day has 1..=1440; a sample may hold fewer): a
+/// window that reads all the file holds. Reads the header alone.
+pub fn header_minutes(dir: &Path, day: u32) -> Result<RangeInclusive<u32>> {
+    let path = Options::new(dir, day).file(INVOCATIONS);
+    let (_, by_minute) = header_minutes_of(&Table::open(&path)?, &path)?;
+    let first = by_minute.keys().min().copied().unwrap_or(1);
+    let last = by_minute.keys().max().copied().unwrap_or(first);
+    Ok(first..=last)
+}
+
+/// The columns of the window's minutes, in order (see
+/// [`header_minutes_of`]). A header may hold only some minutes of the day
+/// (a sample of a few hours): a window beyond them is an error that names
+/// the minutes the header has.
+fn minute_columns(table: &Table, path: &Path, window: &RangeInclusive<u32>) -> Result<Vec<usize>> {
+    let (names, by_minute) = header_minutes_of(table, path)?;
     window
         .clone()
         .map(|minute| {

@@ -18,7 +18,7 @@ use crate::common::{
 };
 use faasched_model::{MS, SEC};
 use faasched_workload::Error;
-use faasched_workload::traces::azure2019::{Options, read};
+use faasched_workload::traces::azure2019::{Options, days, header_minutes, read};
 use faasched_workload::traces::{Arrivals, DEFAULT_MEMORY_MB, Trace};
 use std::collections::BTreeMap;
 use std::fs;
@@ -517,4 +517,26 @@ fn a_header_without_minutes_says_what_it_has() {
         ),
         "{err}"
     );
+}
+
+/// The minutes a header holds: a whole day, a sample's few, invitro's
+/// `minute_N` names alike.
+#[test]
+fn the_header_says_which_minutes_the_file_holds() {
+    assert_eq!(header_minutes(&fixture("azure2019"), 1).unwrap(), 1..=1440);
+    assert_eq!(
+        header_minutes(&fixture("azure2019-partial"), 1).unwrap(),
+        2..=10
+    );
+    assert_eq!(
+        header_minutes(&fixture("azure2019-invitro"), 1).unwrap(),
+        1..=1440
+    );
+    let err = header_minutes(&fixture("azure2019"), 2)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("d02.csv"), "{err}");
+    assert_eq!(days(&fixture("azure2019")).unwrap(), [1]);
+    assert_eq!(days(&fixture("azure2021")).unwrap(), [] as [u32; 0]);
+    assert_eq!(options().files()[0], fixture("azure2019").join(INVOCATIONS));
 }
