@@ -24,15 +24,62 @@ use faasched_model::{Invocation, Nanos, Phase, SEC, TIME_LIMIT, Time};
 /// slice); `f64::INFINITY` when it has demand but `cores` is 0 or all arrivals
 /// fall on one instant. The slice need not be sorted.
 pub fn offered_load(invs: &[Invocation], cores: usize) -> f64 {
-    let demand = total_demand(invs);
-    if demand == 0 {
-        return 0.0;
+    Offered::of(invs).load(cores)
+}
+
+/// What offered load is computed from, tallied one invocation at a time, so
+/// that a stream need not be held to know its load.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Offered {
+    count: u64,
+    /// Total CPU demand, summed in `u128` phase by phase so that no
+    /// workload, however extreme, can overflow it.
+    demand: u128,
+    /// Earliest and latest arrival; `None` for no invocations.
+    bounds: Option<(Time, Time)>,
+}
+
+impl Offered {
+    /// The tally of `invs`, in any order.
+    pub fn of<'a>(invs: impl IntoIterator<Item = &'a Invocation>) -> Offered {
+        let mut tally = Offered::default();
+        for inv in invs {
+            tally.add(inv);
+        }
+        tally
     }
-    let span = arrival_bounds(invs).map_or(0, |(first, last)| last - first);
-    if cores == 0 || span == 0 {
-        return f64::INFINITY;
+
+    /// Counts `inv` in.
+    pub fn add(&mut self, inv: &Invocation) {
+        self.count += 1;
+        self.demand += inv
+            .phases
+            .iter()
+            .map(|p| match *p {
+                Phase::Cpu(ns) => u128::from(ns),
+                Phase::Io(_) => 0,
+            })
+            .sum::<u128>();
+        let (first, last) = self.bounds.unwrap_or((inv.arrival, inv.arrival));
+        self.bounds = Some((first.min(inv.arrival), last.max(inv.arrival)));
     }
-    demand as f64 / (cores as f64 * span as f64)
+
+    /// Invocations counted.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Their offered load on `cores` cores (edge cases as [`offered_load`]'s).
+    pub fn load(&self, cores: usize) -> f64 {
+        if self.demand == 0 {
+            return 0.0;
+        }
+        let span = self.bounds.map_or(0, |(first, last)| last - first);
+        if cores == 0 || span == 0 {
+            return f64::INFINITY;
+        }
+        self.demand as f64 / (cores as f64 * span as f64)
+    }
 }
 
 /// Rescales the arrivals of `invs` so that their offered load on `cores` cores is
@@ -66,7 +113,8 @@ pub fn rescale_to_load(invs: &mut [Invocation], cores: usize, target: f64) -> Re
             "rescaling needs at least two invocations",
         ));
     }
-    let (first, last) = arrival_bounds(invs).unwrap_or_default();
+    let tally = Offered::of(&*invs);
+    let (first, last) = tally.bounds.unwrap_or_default();
     let span = last - first;
     if span == 0 {
         return Err(Error::invalid(
@@ -74,7 +122,7 @@ pub fn rescale_to_load(invs: &mut [Invocation], cores: usize, target: f64) -> Re
             "all arrivals are at one instant",
         ));
     }
-    let demand = total_demand(invs);
+    let demand = tally.demand;
     if demand == 0 {
         return Err(Error::invalid("workload", "no CPU demand to scale"));
     }
@@ -109,25 +157,6 @@ fn scale_offset(offset: Nanos, num: Nanos, den: Nanos) -> Nanos {
     let scaled = (u128::from(offset) * u128::from(num) + u128::from(den / 2)) / u128::from(den);
     // offset ≤ den ⇒ scaled ≤ num, which fits.
     scaled.min(u128::from(num)) as Nanos
-}
-
-/// Total CPU demand, summed in `u128` phase by phase so that no workload, however
-/// extreme, can overflow it.
-fn total_demand(invs: &[Invocation]) -> u128 {
-    invs.iter()
-        .flat_map(|i| &i.phases)
-        .map(|p| match *p {
-            Phase::Cpu(ns) => u128::from(ns),
-            Phase::Io(_) => 0,
-        })
-        .sum()
-}
-
-/// Earliest and latest arrival; `None` for no invocations.
-fn arrival_bounds(invs: &[Invocation]) -> Option<(Time, Time)> {
-    let first = invs.iter().map(|i| i.arrival).min()?;
-    let last = invs.iter().map(|i| i.arrival).max()?;
-    Some((first, last))
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 
 use crate::synthetic::{Generator, Params, Spec};
 use crate::{Error, Result, csv, scale};
-use faasched_model::{Invocation, Nanos, Time};
+use faasched_model::Invocation;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::fs::File;
@@ -132,16 +132,16 @@ impl Source {
         };
         match choice.load {
             None => {
-                let mut offered = Offered::default();
+                let mut offered = scale::Offered::default();
                 for inv in taken(rows()?) {
                     offered.add(&inv?);
                 }
-                if offered.count == 0 {
+                if offered.count() == 0 {
                     return Err(empty());
                 }
                 Ok(Kind::File {
                     load: offered.load(choice.cores),
-                    len: offered.count,
+                    len: offered.count(),
                     path,
                     file,
                     limit,
@@ -258,36 +258,6 @@ impl Read for At {
         let n = self.file.read_at(buf, self.offset)?;
         self.offset += n as u64;
         Ok(n)
-    }
-}
-
-/// Offered load of a stream of invocations, as [`scale::offered_load`]
-/// computes it of a slice, without holding them.
-#[derive(Default)]
-struct Offered {
-    count: u64,
-    demand: u128,
-    first: Option<Time>,
-    last: Time,
-}
-
-impl Offered {
-    fn add(&mut self, inv: &Invocation) {
-        self.count += 1;
-        self.demand += u128::from(inv.cpu_demand());
-        self.first = Some(self.first.map_or(inv.arrival, |f| f.min(inv.arrival)));
-        self.last = self.last.max(inv.arrival);
-    }
-
-    fn load(&self, cores: usize) -> f64 {
-        if self.demand == 0 {
-            return 0.0;
-        }
-        let span: Nanos = self.first.map_or(0, |f| self.last - f);
-        if cores == 0 || span == 0 {
-            return f64::INFINITY;
-        }
-        self.demand as f64 / (cores as f64 * span as f64)
     }
 }
 
