@@ -3,7 +3,9 @@
 //! ([`faasched_lab::run::Kernel`]).
 
 use clap::{Args as ClapArgs, ValueEnum};
-use faasched_lab::run::{DEFAULT_CONTEXT_SWITCH_US, DEFAULT_CORES, DEFAULT_HZ, Fair, Kernel};
+use faasched_lab::run::{
+    DEFAULT_CONTEXT_SWITCH_US, DEFAULT_CORES, DEFAULT_HZ, Fair, Kernel, MAX_HZ, MAX_KNOB_US,
+};
 use faasched_workload::Choice;
 
 /// Which workload to run, on how many cores.
@@ -67,7 +69,7 @@ pub struct KernelArgs {
     fair: FairArg,
     /// Timer frequency of the simulated kernel, in Hz (ticks per second),
     /// 1 to 10000.
-    #[arg(long, default_value_t = DEFAULT_HZ, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    #[arg(long, default_value_t = DEFAULT_HZ, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_HZ)))]
     hz: u32,
     /// Core time each context switch costs, in µs (ALPS measured 3.5 µs); at
     /// least 0 and shorter than a tick.
@@ -83,13 +85,13 @@ pub struct KernelArgs {
     /// act (`faasched replay` measures about 340 µs from the tick to the
     /// demotion, at the median). By default a watch is heard at the instant
     /// it is reached.
-    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=MAX_KNOB_US))]
     watch_at_tick_us: Option<u64>,
     /// EEVDF's base slice, in µs. By default Linux's: 700 µs × (1 +
     /// log2 of the cores, up to 8), so 1,400 on 2 cores and 2,800 on 8 or
     /// more. (`compare` takes the live kernel's, which it scales by the CPUs
     /// online, not by the cores a replay uses.)
-    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(1..=MAX_KNOB_US))]
     base_slice_us: Option<u64>,
 }
 

@@ -14,6 +14,10 @@ use serde_json::{Value, json};
 pub const DEFAULT_CORES: usize = 56;
 /// Default timer frequency of the simulated kernel.
 pub const DEFAULT_HZ: u32 = 250;
+/// Highest timer frequency, Hz.
+pub const MAX_HZ: u32 = 10_000;
+/// Longest watch delay and base slice, µs (1 s).
+pub const MAX_KNOB_US: u64 = 1_000_000;
 /// Default cost of a context switch, µs (ALPS's measurement).
 pub const DEFAULT_CONTEXT_SWITCH_US: f64 = 3.5;
 
@@ -68,24 +72,28 @@ impl Kernel {
                 field.replace('_', "-")
             )
         };
-        if !(1..=10_000).contains(&self.hz) {
-            return Err(out("hz", "1 to 10000", &self.hz));
+        if !(1..=MAX_HZ).contains(&self.hz) {
+            return Err(out("hz", &format!("1 to {MAX_HZ}"), &self.hz));
         }
-        if !(0.0..=1e6).contains(&self.context_switch_us) {
+        if !(0.0..=MAX_KNOB_US as f64).contains(&self.context_switch_us) {
             return Err(out(
                 "context_switch_us",
                 "between 0 and 1e6",
                 &self.context_switch_us,
             ));
         }
-        if let Some(us) = self.watch_at_tick_us.filter(|us| *us > 1_000_000) {
-            return Err(out("watch_at_tick_us", "at most 1000000", &us));
+        if let Some(us) = self.watch_at_tick_us.filter(|us| *us > MAX_KNOB_US) {
+            return Err(out(
+                "watch_at_tick_us",
+                &format!("at most {MAX_KNOB_US}"),
+                &us,
+            ));
         }
         if let Some(us) = self
             .base_slice_us
-            .filter(|us| !(1..=1_000_000).contains(us))
+            .filter(|us| !(1..=MAX_KNOB_US).contains(us))
         {
-            return Err(out("base_slice_us", "1 to 1000000", &us));
+            return Err(out("base_slice_us", &format!("1 to {MAX_KNOB_US}"), &us));
         }
         Ok(())
     }
