@@ -12,6 +12,7 @@ use faasched_policy::alps::{self, Alps, Enforcement};
 use faasched_policy::attained::Attained;
 use faasched_policy::hybrid::{Hybrid, HybridParams};
 use faasched_policy::sfs::Sfs;
+use faasched_policy::wait_guard::WaitGuard;
 use faasched_sim::{Discipline, Prediction};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -88,7 +89,7 @@ pub static CATALOG: &[Spec] = &[
     },
     Spec {
         name: "alps",
-        about: "ALPS on a stock kernel: learned rank -> nice, learned slice -> EEVDF custom slice",
+        about: "ALPS on a stock kernel: learned rank -> nice, learned slice -> EEVDF custom slice; nice -20 for a task not run 50 ms after arrival, until it runs",
         level: Level::Os,
         family: Family::Alps,
     },
@@ -280,13 +281,17 @@ impl Spec {
             Family::Rr => Box::new(Uniform::RR),
             Family::Sfs => Box::<Sfs>::default(),
             Family::Hybrid => Box::new(Hybrid::new(name, self.hybrid_params(tuning))),
-            Family::Alps => Box::new(Alps::new(name, Enforcement::Stock, tuning.alps)),
-            Family::AlpsIo => Box::new(Alps::io_aware(name, tuning.alps)),
+            Family::Alps => Box::new(WaitGuard::new(Alps::new(
+                name,
+                Enforcement::Stock,
+                tuning.alps,
+            ))),
+            Family::AlpsIo => Box::new(WaitGuard::new(Alps::io_aware(name, tuning.alps))),
             Family::AlpsKernel => Box::new(Alps::new(name, Enforcement::Kernel, tuning.alps)),
             Family::Las => Box::new(Attained::new(name, Uniform::STOCK)),
             Family::AlpsLas => Box::new(Attained::new(
                 name,
-                Alps::new(name, Enforcement::Stock, tuning.alps),
+                WaitGuard::new(Alps::new(name, Enforcement::Stock, tuning.alps)),
             )),
             Family::Oracle(_) => Box::new(Uniform::passive(name)),
         }

@@ -15,6 +15,7 @@ mod param;
 pub mod sfs;
 #[cfg(test)]
 mod testkit;
+pub mod wait_guard;
 
 pub use baseline::{BASELINE_RT_PRIO, Uniform};
 pub use param::BadParam;

@@ -4,6 +4,7 @@
 
 use super::*;
 use faasched_model::{SEC, US};
+use faasched_policy::wait_guard::{TICK, WAIT_LIMIT, WaitGuard};
 use faasched_sim::DEFAULT_ALPS_WAIT_LIMIT;
 use proptest::prelude::*;
 
@@ -110,11 +111,10 @@ fn a_saturating_better_ranked_stream_cannot_starve_a_worse_ranked_task() {
     assert!(long.first_run - long.arrival <= limit + 2_100 * US);
 }
 
-/// `alps` on a stock kernel meets the same bound in the held-cores case
-/// without any guard of its own: the long function's rank is nice -5 and
-/// its slice the kernel's largest custom slice (100 ms), the short one's
-/// nice 5 and 3 ms, and EEVDF still lets each short invocation in at once
-/// (PREEMPT_SHORT: it is eligible, with the earlier deadline).
+/// `alps` on a stock kernel, in the held-cores case: the long function's
+/// rank is nice -5 and its slice the kernel's largest custom slice (100 ms),
+/// the short one's nice 5 and 3 ms, and EEVDF lets each short invocation in
+/// at once (PREEMPT_SHORT: it is eligible, with the earlier deadline).
 #[test]
 fn alps_on_eevdf_does_not_starve_the_bursts_either() {
     let stock = |f: u32, cpus| Attrs {
@@ -130,6 +130,47 @@ fn alps_on_eevdf_does_not_starve_the_bursts_either() {
         "a short invocation waited {} ms",
         ms(worst)
     );
+}
+
+/// Weights and slices together delay a first run on EEVDF for seconds: one
+/// core, 32 invocations of 10 s at nice -5 with 100 ms slices (what
+/// `alps` gives a well-ranked function), and at 50 ms one of 10 ms at
+/// nice 5, also with a 100 ms slice (a badly ranked function whose SRPT
+/// turns were long). The newcomer's first virtual deadline is half its
+/// slice over its weight away, 153 ms of virtual time at nice 5, and every
+/// held task whose deadline comes sooner runs its protected 100 ms first,
+/// round after round. `alps`'s wait guard promotes it once it has waited
+/// the limit: nice -20 and the kernel's shortest slice, so it preempts at
+/// the guard's next tick (PREEMPT_SHORT). (Then it is back at nice 5 and
+/// waits its turns again: the guard bounds the first run, no more.)
+#[test]
+fn the_wait_guard_bounds_a_first_run_that_weights_and_slices_delay() {
+    const N_LONG: u64 = 32;
+    let workload = || {
+        let mut invs: Vec<Invocation> = (0..N_LONG)
+            .map(|i| inv(i, 0, 0, &[Phase::Cpu(10 * SEC)]))
+            .collect();
+        invs.push(inv(N_LONG, 1, 50 * MS, &[Phase::Cpu(10 * MS)]));
+        invs
+    };
+    let ranked = |f: u32, cpus| Attrs {
+        nice: if f == 0 { -5 } else { 5 },
+        slice: Some(100 * MS),
+        ..Attrs::normal(cpus)
+    };
+    let cfg = ideal(1, Discipline::Linux);
+    let unguarded = simulate(&cfg, &mut ByFunction(ranked), workload());
+    let u = &unguarded[N_LONG as usize];
+    assert!(
+        u.first_run - u.arrival >= SEC,
+        "waited only {} ms",
+        ms(u.first_run - u.arrival)
+    );
+
+    let guarded = simulate(&cfg, &mut WaitGuard::new(ByFunction(ranked)), workload());
+    let g = &guarded[N_LONG as usize];
+    let wait = g.first_run - g.arrival;
+    assert!(wait <= WAIT_LIMIT + TICK, "waited {} ms", ms(wait));
 }
 
 fn ranked_workload() -> impl Strategy<Value = (Vec<Invocation>, Vec<(Option<u32>, Nanos)>)> {
