@@ -1,6 +1,6 @@
 //! The vocabulary of faasched: time, invocations, outcomes, the kernel attributes a
-//! policy may set, and the [`Steer`] seam that both the simulator and the live
-//! runtime drive.
+//! policy may set, and the seams that both the simulator and the live runtime
+//! drive: [`Steer`] at the OS level, [`node::Dispatch`] at the node level.
 //!
 //! This crate is the floor of the workspace (see docs/ARCHITECTURE.md): it holds types and
 //! traits only, no I/O, no clocks, no randomness.
@@ -9,6 +9,7 @@ mod attrs;
 mod function;
 mod idmap;
 mod invocation;
+pub mod node;
 mod steer;
 mod time;
 

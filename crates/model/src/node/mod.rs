@@ -1,0 +1,237 @@
+//! The node level's vocabulary and its seam, [`Dispatch`]: requests reach a
+//! dispatcher, which binds each to one of its workers at once (early
+//! binding), holds it until a worker is free (late binding), or drops it.
+//! Each worker runs one request at a time from its local queue, in the
+//! order the policy names ([`Local`]).
+//!
+//! The simulator's node engine and the live WebAssembly runtime both keep
+//! their workers in [`Workers`] and call a [`Dispatch`] the same way, so a
+//! policy is written once. Terms (SledgeScale, sledgescale-sec25 §3):
+//! **slack** = relative deadline − estimate − time waited (frozen while the
+//! request runs); a worker's **earlier work** for a request (W, Eq. 1) is
+//! the remaining estimated work queued there with an earlier deadline; its
+//! **queued work** (C, Eq. 2) is all the remaining estimated work queued.
+
+mod workers;
+
+pub use workers::{Queued, Running, WorkerState, Workers};
+
+use crate::{Function, FunctionId, Nanos, Time};
+
+/// A request's id, unique in a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RequestId(pub u64);
+
+/// A worker's index in its dispatcher's group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WorkerId(pub u32);
+
+/// A request as a policy sees it: its work is hidden, its estimate is what
+/// the node predicts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestInfo {
+    /// Unique in a run, in arrival order.
+    pub id: RequestId,
+    /// The function it invokes.
+    pub function: FunctionId,
+    /// When it reached the node.
+    pub arrival: Time,
+    /// Relative deadline.
+    pub deadline: Nanos,
+    /// Predicted work.
+    pub estimate: Nanos,
+}
+
+impl RequestInfo {
+    /// The absolute deadline: arrival plus the relative deadline.
+    pub fn due(&self) -> Time {
+        self.arrival.saturating_add(self.deadline)
+    }
+
+    /// Slack when it has waited `waited` in all: relative deadline − estimate
+    /// − waited (negative once it cannot meet its deadline by the estimate).
+    pub fn slack(&self, waited: Nanos) -> i64 {
+        self.deadline as i64 - self.estimate as i64 - waited as i64
+    }
+}
+
+/// A request as the node receives it: what a policy sees, and the work it
+/// hides.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// Unique in a run; requests come in arrival order.
+    pub id: RequestId,
+    /// The function it invokes.
+    pub function: Function,
+    /// When it reaches the node.
+    pub arrival: Time,
+    /// The CPU it needs.
+    pub work: Nanos,
+    /// Relative deadline.
+    pub deadline: Nanos,
+    /// What the workload predicts of its work (exact, or with an error);
+    /// an engine may predict otherwise (the median of the function's
+    /// recent requests).
+    pub estimate: Nanos,
+}
+
+impl Request {
+    /// What a policy sees of it, with `estimate` as the prediction.
+    pub fn info(&self, estimate: Nanos) -> RequestInfo {
+        RequestInfo {
+            id: self.id,
+            function: self.function.id,
+            arrival: self.arrival,
+            deadline: self.deadline,
+            estimate,
+        }
+    }
+}
+
+/// The order in which a worker runs its local queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Order {
+    /// Earliest absolute deadline first; ties in arrival order.
+    Edf,
+    /// First come, first served (with a quantum: round robin).
+    Fifo,
+    /// Least remaining estimated work first; ties in arrival order.
+    Srpt,
+}
+
+impl Order {
+    /// The key a queued request sorts by, before its arrival sequence.
+    pub fn key(self, req: &RequestInfo, remaining: Nanos) -> u64 {
+        match self {
+            Order::Edf => req.due(),
+            Order::Fifo => 0,
+            Order::Srpt => remaining,
+        }
+    }
+}
+
+/// How every worker of a policy runs its queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Local {
+    /// Which queued request runs next.
+    pub order: Order,
+    /// A worker-local timer: when it fires and something is queued, the
+    /// worker re-picks by `order`, the running request going back into its
+    /// queue (under FIFO, to the tail: round robin). `None`: a request runs
+    /// until it finishes or the dispatcher preempts it.
+    pub quantum: Option<Nanos>,
+}
+
+/// Where a dispatcher puts a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Into this worker's queue (early binding); with `preempt`, the worker
+    /// is told to re-pick at once (SledgeScale's `PreemptWorker`).
+    Worker {
+        /// The worker.
+        worker: WorkerId,
+        /// Tell it to re-pick now.
+        preempt: bool,
+    },
+    /// Held by the policy until a worker asks ([`Dispatch::on_idle`]).
+    Hold,
+    /// Refused: it never runs.
+    Drop,
+}
+
+/// A dispatcher's decision and what it cost to reach it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decision {
+    /// Where the request goes.
+    pub placement: Placement,
+    /// Workers examined: the engine charges the dispatcher a fixed cost per
+    /// decision plus one per worker examined.
+    pub scanned: u32,
+}
+
+/// The dispatch policy of one dispatcher over its group of workers.
+///
+/// ```text
+/// on_request ─► Worker | Hold | Drop
+///   held: on_idle(worker) ─► requests for it ─► [on_quantum ─► on_returned]* ─► on_finish
+/// ```
+pub trait Dispatch {
+    /// Short name, as the CLI spells it.
+    fn name(&self) -> &str;
+
+    /// How the workers run their queues.
+    fn local(&self) -> Local;
+
+    /// A request reached this dispatcher.
+    fn on_request(&mut self, now: Time, req: &RequestInfo, workers: &Workers) -> Decision;
+
+    /// `worker` has nothing left to run: append to `out` the held requests
+    /// it should queue, in order (late binding; Sledge pulls a batch).
+    fn on_idle(
+        &mut self,
+        _now: Time,
+        _worker: WorkerId,
+        _workers: &Workers,
+        _out: &mut Vec<RequestId>,
+    ) {
+    }
+
+    /// A dispatcher-driven preemption quantum (Shinjuku): once a request
+    /// has run this long without a break, [`Dispatch::on_quantum`].
+    fn quantum(&self) -> Option<Nanos> {
+        None
+    }
+
+    /// The quantum expired on `worker`: take its request back? It then
+    /// returns through [`Dispatch::on_returned`].
+    fn on_quantum(&mut self, _now: Time, _worker: WorkerId, _workers: &Workers) -> bool {
+        false
+    }
+
+    /// A request taken back from a worker: the policy holds it again.
+    fn on_returned(&mut self, _now: Time, _req: &RequestInfo) {}
+
+    /// A request finished or was dropped; its outcome is final.
+    fn on_finish(&mut self, _now: Time, _outcome: &RequestOutcome) {}
+}
+
+/// What became of a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestOutcome {
+    /// The request as the policy saw it.
+    pub info: RequestInfo,
+    /// The CPU it needed.
+    pub work: Nanos,
+    /// Its dispatcher.
+    pub dispatcher: u32,
+    /// Its worker (in the dispatcher's group), if it ran.
+    pub worker: Option<WorkerId>,
+    /// When it first ran; `None` if dropped.
+    pub first_run: Option<Time>,
+    /// When its response left; `None` if dropped.
+    pub finish: Option<Time>,
+    /// Times it was taken off a worker before it finished.
+    pub preemptions: u32,
+}
+
+impl RequestOutcome {
+    /// Whether it was dropped.
+    pub fn dropped(&self) -> bool {
+        self.finish.is_none()
+    }
+
+    /// Latency: response sent − request received.
+    pub fn latency(&self) -> Option<Nanos> {
+        self.finish.map(|f| f - self.info.arrival)
+    }
+
+    /// Latency over work.
+    pub fn slowdown(&self) -> Option<f64> {
+        self.latency().map(|l| l as f64 / self.work.max(1) as f64)
+    }
+
+    /// Finished after its absolute deadline, or dropped.
+    pub fn missed(&self) -> bool {
+        self.finish.is_none_or(|f| f > self.info.due())
+    }
+}
