@@ -96,6 +96,13 @@ impl Reader {
         &self.functions
     }
 
+    /// The 1-based line on which the last row read starts (the header's,
+    /// 1, before any row): for a caller that checks more of a row than the
+    /// format does, to name the row in its own errors.
+    pub fn line(&self) -> u64 {
+        self.record.position().map_or(0, |p| p.line())
+    }
+
     /// Gives up the reader, keeping its function table.
     pub fn into_functions(self) -> Functions {
         self.functions
