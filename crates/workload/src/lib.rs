@@ -4,6 +4,7 @@
 pub mod csv;
 pub mod error;
 mod ids;
+pub mod node;
 pub mod scale;
 mod source;
 pub mod synthetic;
