@@ -4,7 +4,7 @@
 //!
 //! A spec is `name=value` items separated by commas, where `value` is a
 //! factor of the request's own work (`2x`, `0.5x`) or a time (`1.13ms`,
-//! `500us`, `500µs`, `100ns`, `1s`); the name `*` sets the default for every
+//! `500us`, `500µs` or `500μs`, `100ns`, `1s`); the name `*` sets the default for every
 //! function not named. `sift=1.13ms,segmentation=2x,*=20x`. What a spec
 //! leaves open the workload decides: a built-in's deadline factor, or a
 //! file row's `deadline_us`.
@@ -71,7 +71,7 @@ impl FromStr for Deadline {
         let per = match unit {
             "x" => 0,
             "ns" => 1,
-            "us" | "µs" => US,
+            "us" | "µs" | "μs" => US,
             "ms" => MS,
             "s" => SEC,
             _ => {

@@ -75,6 +75,23 @@ impl Work {
         }
     }
 
+    /// The median work, ns: what splits a one-function workload in two
+    /// halves of its requests (DARC's split of the exponential and the
+    /// log-normal at the median). Exponential: mean × ln 2 (unrounded);
+    /// log-normal: e^μ clamped to [floor, cap].
+    pub fn median(&self) -> f64 {
+        match *self {
+            Work::Fixed(w) => w as f64,
+            Work::Exponential { mean } => mean as f64 * std::f64::consts::LN_2,
+            Work::Lognormal {
+                mu_ln_ms,
+                floor,
+                cap,
+                ..
+            } => mu_ln_ns(mu_ln_ms).exp().clamp(floor as f64, cap as f64),
+        }
+    }
+
     /// One request's work, at least 1 ns.
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Nanos {
         match *self {
@@ -152,6 +169,16 @@ mod tests {
         // Capped at 1 s the mean is ≈ 9.50 ms (node-level note, section 6).
         let mean = Work::SLEDGESCALE_LOGNORMAL.mean() / MS as f64;
         assert!((mean - 9.50).abs() < 0.01, "{mean}");
+    }
+
+    #[test]
+    fn medians_are_the_papers() {
+        // Table 3's percentiles: exponential median 69.3 µs, log-normal 684 µs.
+        let exp = Work::Exponential { mean: 100 * US }.median();
+        assert!((exp / US as f64 - 69.31).abs() < 0.01, "{exp}");
+        let ln = Work::SLEDGESCALE_LOGNORMAL.median();
+        assert!((ln / US as f64 - 683.9).abs() < 0.1, "{ln}");
+        assert_eq!(Work::Fixed(7).median(), 7.0);
     }
 
     #[test]

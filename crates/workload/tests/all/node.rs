@@ -9,6 +9,7 @@ use faasched_workload::node::{
     Deadline, Deadlines, Estimate, LOGNORMAL_CAP, LOGNORMAL_FLOOR, Length, Params, RequestFile,
     Workload,
 };
+use proptest::prelude::*;
 
 fn params(rate_per_s: f64, length: Length, seed: u64) -> Params {
     Params {
@@ -135,14 +136,28 @@ fn each_builtins_sampled_mean_is_its_stated_mean() {
 }
 
 #[test]
-fn lognormal_median_is_the_papers() {
-    let mut works: Vec<Nanos> = take("lognormal", &params(1e3, Length::Count(200_001), 3))
+fn lognormal_percentiles_and_clamps_are_as_documented() {
+    let n = 400_001;
+    let mut works: Vec<Nanos> = take("lognormal", &params(1e3, Length::Count(n), 3))
         .iter()
         .map(|r| r.work)
         .collect();
     works.sort_unstable();
-    let median = works[works.len() / 2] as f64 / MS as f64;
-    assert!(close(median, 0.684, 0.02), "median {median} ms");
+    let at = |p: f64| works[(p * (n - 1) as f64) as usize] as f64 / MS as f64;
+    assert!(close(at(0.5), 0.684, 0.02), "median {} ms", at(0.5));
+    assert!(close(at(0.99), 165.7, 0.05), "p99 {} ms", at(0.99));
+    // 3.7% land on the floor, 0.1% on the cap.
+    let share = |w: Nanos| works.iter().filter(|&&x| x == w).count() as f64 / n as f64;
+    assert!(
+        close(share(LOGNORMAL_FLOOR), 0.037, 0.05),
+        "{}",
+        share(LOGNORMAL_FLOOR)
+    );
+    assert!(
+        close(share(LOGNORMAL_CAP), 0.001, 0.2),
+        "{}",
+        share(LOGNORMAL_CAP)
+    );
 }
 
 #[test]
@@ -263,8 +278,9 @@ fn deadline_overrides_apply_per_function() {
 
 #[test]
 fn deadline_specs_parse_and_print_back() {
-    let d = Deadlines::parse("sift=1.13ms,segmentation=2x,*=0.5s,a=250µs,b=7ns,c=1.5x,e=1e-3s")
-        .unwrap();
+    let d =
+        Deadlines::parse("sift=1.13ms,segmentation=2x,*=0.5s,a=250µs,b=7ns,c=1.5x,e=1e-3s,f=3μs")
+            .unwrap();
     assert_eq!(d.override_for("e"), Some(Deadline::Absolute(MS)));
     assert_eq!(d.override_for("sift"), Some(Deadline::Absolute(1_130 * US)));
     assert_eq!(d.override_for("segmentation"), Some(Deadline::Factor(2.0)));
@@ -275,7 +291,7 @@ fn deadline_specs_parse_and_print_back() {
     let text = d.to_string();
     assert_eq!(
         text,
-        "sift=1130us,segmentation=2x,a=250us,b=7ns,c=1.5x,e=1ms,*=500ms"
+        "sift=1130us,segmentation=2x,a=250us,b=7ns,c=1.5x,e=1ms,f=3us,*=500ms"
     );
     assert_eq!(Deadlines::parse(&text).unwrap(), d);
     assert_eq!(Deadlines::parse("").unwrap(), Deadlines::default());
@@ -504,4 +520,59 @@ fn rows_that_are_not_node_requests_name_file_line_and_field() {
     }
     let err = RequestFile::open(&fixture("node/missing.csv")).unwrap_err();
     assert!(matches!(err, Error::Io { .. }), "{err:?}");
+}
+
+/// A deadline value as a spec may spell it, valid or not.
+fn deadline_text() -> impl Strategy<Value = String> {
+    let number = prop_oneof![
+        (1u32..100_000).prop_map(|n| n.to_string()),
+        (1u32..1_000, 1u32..1_000).prop_map(|(a, b)| format!("{a}.{b}")),
+        "[-+.eE0-9a-z ]{0,6}",
+    ];
+    let unit = prop::sample::select(vec!["x", "ns", "us", "µs", "ms", "s", "", "h", "xs"]);
+    (number, unit).prop_map(|(n, u)| format!("{n}{u}"))
+}
+
+proptest! {
+    /// A spec parses or is refused with an `Invalid` error naming one of its
+    /// items, never panics, and a parsed one prints back to itself.
+    #[test]
+    fn deadline_specs_round_trip_or_name_the_bad_item(
+        items in prop::collection::vec(("[a-z*]{0,4}", deadline_text()), 0..5),
+    ) {
+        let spec = items
+            .iter()
+            .map(|(name, value)| format!("{name}={value}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        match Deadlines::parse(&spec) {
+            Ok(d) => prop_assert_eq!(Deadlines::parse(&d.to_string()).unwrap(), d),
+            Err(Error::Invalid { what, message }) => {
+                prop_assert_eq!(what, "deadline");
+                prop_assert!(
+                    spec.split(',').any(|item| message.contains(&format!("`{}`", item.trim()))),
+                    "{} names no item of {}", message, spec
+                );
+            }
+            Err(other) => prop_assert!(false, "{:?}", other),
+        }
+    }
+
+    /// Any bytes after a valid header: a request file opens or is refused
+    /// with an error, never a panic, and what opens streams the same rows.
+    #[test]
+    fn arbitrary_rows_never_panic(body in "[0-9a-z,;\"\n]{0,80}") {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fuzz.csv");
+        let head = "id,function,arrival_us,phases,memory_mb,deadline_us\n";
+        std::fs::write(&path, format!("{head}{body}")).unwrap();
+        if let Ok(file) = RequestFile::open(&path) {
+            let reqs: Vec<Request> = file
+                .requests(&Deadlines::default(), Estimate::Exact, 0)
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            prop_assert_eq!(reqs.len() as u64, file.len());
+        }
+    }
 }
