@@ -19,6 +19,7 @@
 //! | `sledge` | [`Sledge::new`]`()` | late, global FIFO, batch of 5 | FIFO, 1 ms quantum (round robin) |
 //! | `shinjuku` | [`Shinjuku::new`]`(`[`Queues::Single`]`)` | late, one FIFO, 15 µs dispatcher quantum | FIFO |
 //! | `shinjuku-mq` | [`Shinjuku::new`]`(`[`Queues::Multi`]`)` | late, a FIFO per function | FIFO |
+//! | `darc` | [`Darc::new`] (explicit reservations) or [`Darc::from_profile`] (Perséphone's rule) | late, static reservations | FIFO |
 //!
 //! One instance serves one dispatcher: build one per dispatcher. Every
 //! policy returns [`Placement::Drop`](faasched_model::node::Placement::Drop)
@@ -27,12 +28,14 @@
 //! [`Dispatch::name`]: faasched_model::node::Dispatch::name
 //! [`Workers`]: faasched_model::node::Workers
 
+mod darc;
 mod early;
 mod shinjuku;
 mod sledge;
 mod sledgescale;
 mod srpt;
 
+pub use darc::{BadDarc, Class, Darc, Group, Plan, PlannedGroup, TypeProfile};
 pub use early::{BASELINE_QUANTUM, Jsq, Lld, RoundRobin};
 pub use shinjuku::{Queues, SHINJUKU_QUANTUM, Shinjuku};
 pub use sledge::{SLEDGE_BATCH, SLEDGE_QUANTUM, Sledge};
@@ -107,6 +110,7 @@ mod tests {
         assert_send::<Lld>();
         assert_send::<Sledge>();
         assert_send::<Shinjuku>();
+        assert_send::<Darc>();
         let names: Vec<String> = [
             Box::new(SledgeScale::new(Scan::Paper, PreemptTest::Paper)) as Box<dyn Dispatch>,
             Box::new(SledgeScale::new(Scan::Paper, PreemptTest::Code)),
