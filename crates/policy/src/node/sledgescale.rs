@@ -164,7 +164,6 @@ impl SledgeScale {
             return Wait::Empty;
         }
         let due = r.due();
-        let queued = workers.earlier_work(w, due);
         let running = match s.running() {
             Some(cr) if cr.due() > due && self.test.allows(cr.slack, r.estimate) => {
                 return Wait::Preempt;
@@ -172,7 +171,8 @@ impl SledgeScale {
             Some(cr) if self.scan == Scan::Plus || cr.due() < due => cr.remaining(now),
             _ => 0,
         };
-        let wi = queued.saturating_add(running);
+        // Summed only now: a preemption candidate needs no W.
+        let wi = workers.earlier_work(w, due).saturating_add(running);
         if wi == 0 && self.scan == Scan::Paper {
             Wait::Empty
         } else {
