@@ -11,6 +11,7 @@ pub mod alps;
 pub mod attained;
 mod baseline;
 pub mod hybrid;
+pub mod node;
 mod param;
 pub mod sfs;
 #[cfg(test)]
