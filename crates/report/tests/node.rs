@@ -323,3 +323,12 @@ fn writes_report_html_staged() {
         render_html("node", &sweep())
     );
 }
+
+#[test]
+fn a_policy_summary_without_scopes_still_renders() {
+    let mut s = single();
+    s.loads[0].policies[1].scopes.clear();
+    let html = render_html("node", &s);
+    assert!(html.ends_with("</html>\n"));
+    assert!(render_table(&s).contains("sledgescale"));
+}

@@ -168,7 +168,7 @@ fn scopes(summary: &Summary) -> Vec<&str> {
         .loads
         .iter()
         .flat_map(|l| &l.policies)
-        .flat_map(|p| &p.scopes[1..])
+        .flat_map(|p| &p.scopes)
     {
         if !names.contains(&s.scope.as_str()) {
             names.push(&s.scope);

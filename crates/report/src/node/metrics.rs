@@ -127,6 +127,9 @@ pub struct PolicySummary {
 
 impl PolicySummary {
     /// The scope of every request.
+    ///
+    /// # Panics
+    /// If `scopes` is empty, which [`Collector::finish`] never leaves it.
     pub fn all(&self) -> &ScopeSummary {
         &self.scopes[0]
     }
