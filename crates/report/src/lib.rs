@@ -28,6 +28,7 @@ pub mod fidelity;
 mod histogram;
 mod html;
 mod metrics;
+pub mod node;
 mod output;
 mod staged;
 mod svg;

@@ -1,0 +1,621 @@
+//! The node level's `report.html`; its layout is in the [`node`](super)
+//! module's documentation.
+
+use super::metrics::{ALL, PolicySummary, ScopeSummary};
+use super::output::Summary;
+use crate::Result;
+use crate::charts::Palette;
+use crate::staged::Staged;
+use crate::svg::{Frame, Scale, Tick, count, duration_ms, escape, put, tick_labels, trim};
+use std::path::{Path, PathBuf};
+
+/// The file [`write_report`] writes.
+pub const REPORT_HTML: &str = "report.html";
+
+/// How a metric's values are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Axis {
+    /// A time in µs, on a log axis labelled with units.
+    Latency,
+    /// A ratio, on a log axis.
+    Ratio,
+    /// A share 0..=1, on a linear axis in percent.
+    Share,
+}
+
+/// A metric the report charts.
+#[derive(Clone, Copy, Debug)]
+pub struct ChartMetric {
+    /// The figure's `data-kind`.
+    pub kind: &'static str,
+    /// Its name in headings and axis titles.
+    pub title: &'static str,
+    /// How it is drawn.
+    pub axis: Axis,
+    /// Its value in a scope; `None` when the scope has nothing to cover.
+    pub value: fn(&ScopeSummary) -> Option<f64>,
+}
+
+/// The charted metrics, in page order.
+pub const METRICS: [ChartMetric; 3] = [
+    ChartMetric {
+        kind: "latency-p999",
+        title: "p99.9 latency",
+        axis: Axis::Latency,
+        value: |s| s.latency.map(|t| t.p999),
+    },
+    ChartMetric {
+        kind: "slowdown-p999",
+        title: "p99.9 slowdown",
+        axis: Axis::Ratio,
+        value: |s| s.slowdown.map(|t| t.p999),
+    },
+    ChartMetric {
+        kind: "miss-rate",
+        title: "deadline miss rate",
+        axis: Axis::Share,
+        value: |s| s.miss_rate(),
+    },
+];
+
+/// Size of a chart (width, height), px: three fit in a row of 1280 px.
+const PANEL: (f64, f64) = (390.0, 280.0);
+
+/// Margins (left, right, top, bottom) around a chart's plot area, px.
+const MARGIN: (f64, f64, f64, f64) = (66.0, 16.0, 28.0, 40.0);
+
+/// The smallest latency a log axis shows, ms (100 ns).
+const LATENCY_FLOOR_MS: f64 = 1e-4;
+
+/// The smallest slowdown a log axis shows.
+const RATIO_FLOOR: f64 = 0.1;
+
+/// Least distance between labelled ticks on a vertical axis, px.
+const Y_TICK_GAP: f64 = 22.0;
+
+/// Writes `report.html` for `summary` into `dir` (created if missing, through
+/// [`Staged::create_dir`]), staged: it takes its place at `staged`'s commit.
+/// Returns the file's path. Errors name the file (or the directory).
+pub fn write_report(
+    dir: &Path,
+    title: &str,
+    summary: &Summary,
+    staged: &mut Staged,
+) -> Result<PathBuf> {
+    staged.create_dir(dir)?;
+    let path = dir.join(REPORT_HTML);
+    staged.write(&path, render_html(title, summary).as_bytes())?;
+    Ok(path)
+}
+
+/// The page's stylesheet; the rules that hide a policy are added per policy.
+const CSS: &str = "\
+:root{color-scheme:light;--fg:#1b1f24;--muted:#59636e;--line:#d0d7de;--soft:#f6f8fa}
+body{margin:0;font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;color:var(--fg);background:#fff}
+header.top{position:sticky;top:0;z-index:2;background:rgba(255,255,255,.96);border-bottom:1px solid var(--line);padding:8px 16px}
+h1{font-size:20px;margin:0 0 6px}
+h2{font-size:18px;margin:28px 0 8px;padding-top:8px;border-top:2px solid var(--fg)}
+h3{font-size:15px;margin:22px 0 6px}
+main,footer{max-width:1296px;margin:0 auto;padding:0 16px}
+footer{color:var(--muted);font-size:12.5px;margin:32px auto 40px;border-top:1px solid var(--line);padding-top:10px}
+.legend{display:flex;flex-wrap:wrap;gap:4px 18px;align-items:center}
+.legend label{display:inline-flex;align-items:center;gap:6px;cursor:pointer;white-space:nowrap}
+.legend .hint{color:var(--muted);font-size:12px}
+table{border-collapse:collapse;font-variant-numeric:tabular-nums}
+table.kv td,table.kv th{padding:1px 10px 1px 0;text-align:left;vertical-align:top}
+table.kv th{color:var(--muted);font-weight:500}
+.numbers{overflow-x:auto}
+table.main th,table.main td{padding:4px 6px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
+table.main th:first-child,table.main td:first-child{text-align:left}
+table.main thead th{background:var(--soft);font-weight:600;vertical-align:bottom}
+table.main tr.fn td{color:var(--muted)}
+table.main tr.fn td:first-child{padding-left:28px}
+.sw{display:inline-block;width:22px;height:10px;vertical-align:middle;margin-right:5px}
+.charts{display:flex;flex-wrap:wrap;gap:12px}
+figure.chart{margin:0;border:1px solid var(--line);border-radius:6px;padding:6px;background:#fff}
+figure.chart svg{display:block;max-width:100%;height:auto}
+svg text{font:11px system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;fill:#24292f}
+svg .ct{font-size:12.5px;font-weight:600}
+svg .at{font-size:11.5px;fill:#59636e}
+svg .empty{font-size:13px;fill:#8c959f}
+svg .grid line{stroke:#eaeef2}
+svg .axis line{stroke:#8c959f}
+svg .line{fill:none;stroke-width:2;stroke-linejoin:round}
+.note{color:var(--muted);font-size:12.5px}
+";
+
+/// The policies of a summary in order of first appearance: their palette
+/// indices.
+struct Policies(Vec<String>);
+
+impl Policies {
+    fn of(summary: &Summary) -> Policies {
+        let mut names: Vec<String> = Vec::new();
+        for p in summary.loads.iter().flat_map(|l| &l.policies) {
+            if !names.contains(&p.policy) {
+                names.push(p.policy.clone());
+            }
+        }
+        Policies(names)
+    }
+
+    fn index(&self, policy: &str) -> usize {
+        self.0.iter().position(|n| n == policy).unwrap_or(0)
+    }
+
+    /// Class and colour attributes of a line of `policy`.
+    fn line_attrs(&self, policy: &str) -> String {
+        let i = self.index(policy);
+        let mut a = format!("class=\"line pol p{i}\" stroke=\"{}\"", Palette::colour(i));
+        if let Some(d) = Palette::dash(i, false) {
+            put!(&mut a, " stroke-dasharray=\"{d}\"");
+        }
+        a
+    }
+
+    /// Class and fill attributes of a bar or marker of `policy`.
+    fn fill_attrs(&self, policy: &str) -> String {
+        let i = self.index(policy);
+        format!("class=\"pol p{i}\" fill=\"{}\"", Palette::colour(i))
+    }
+}
+
+/// The scopes of a summary: `all`, then each function in order of first
+/// appearance.
+fn scopes(summary: &Summary) -> Vec<&str> {
+    let mut names = vec![ALL];
+    for s in summary
+        .loads
+        .iter()
+        .flat_map(|l| &l.policies)
+        .flat_map(|p| &p.scopes)
+    {
+        if !names.contains(&s.scope.as_str()) {
+            names.push(&s.scope);
+        }
+    }
+    names
+}
+
+/// The distinct offered rates, ascending.
+fn rates(summary: &Summary) -> Vec<f64> {
+    let mut rates: Vec<f64> = summary.loads.iter().map(|l| l.rate).collect();
+    rates.sort_by(f64::total_cmp);
+    rates.dedup();
+    rates
+}
+
+/// Renders the whole page (see the module docs).
+pub fn render_html(title: &str, summary: &Summary) -> String {
+    let policies = Policies::of(summary);
+    let title = escape(title);
+    let mut out = String::with_capacity(64 * 1024);
+    put!(
+        &mut out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{title}</title>\n<style>\n{CSS}"
+    );
+    for i in 0..policies.0.len() {
+        put!(
+            &mut out,
+            "body:has(#show-p{i}:not(:checked)) .p{i}{{display:none}}\n"
+        );
+    }
+    put!(
+        &mut out,
+        "</style>\n</head>\n<body>\n<header class=\"top\">\n<h1>{title}</h1>\n"
+    );
+    legend(&mut out, &policies);
+    out.push_str("</header>\n<main>\n<h2>Settings</h2>\n");
+    settings(&mut out, &summary.settings);
+
+    let sweep = rates(summary).len() > 1;
+    if sweep {
+        out.push_str(
+            "<h2>Against offered load</h2>\n<p class=\"note\">Per policy, the p99.9 \
+             latency and slowdown (log axes) and the share of requests that missed \
+             their deadline or were dropped, at each offered rate.</p>\n",
+        );
+        for scope in scopes(summary) {
+            put!(
+                &mut out,
+                "<h3>{}</h3>\n<div class=\"charts\">\n",
+                scope_heading(scope)
+            );
+            for metric in &METRICS {
+                curves(&mut out, summary, scope, metric, &policies);
+            }
+            out.push_str("</div>\n");
+        }
+    }
+    for load in &summary.loads {
+        put!(
+            &mut out,
+            "<h2>Offered {} requests/s</h2>\n",
+            count(load.rate)
+        );
+        main_table(&mut out, &load.policies, &policies);
+        if !sweep {
+            out.push_str("<div class=\"charts\">\n");
+            let scopes = scopes(summary);
+            for metric in &METRICS {
+                bars(&mut out, &load.policies, &scopes, metric, &policies);
+            }
+            out.push_str("</div>\n");
+        }
+    }
+    out.push_str("</main>\n");
+    footer(&mut out);
+    out.push_str("</body>\n</html>\n");
+    out
+}
+
+fn scope_heading(scope: &str) -> String {
+    if scope == ALL {
+        "All requests".to_string()
+    } else {
+        format!("Function {}", escape(scope))
+    }
+}
+
+/// A small line sample in a policy's colour.
+fn swatch(i: usize) -> String {
+    format!(
+        "<svg class=\"sw\" width=\"22\" height=\"10\" viewBox=\"0 0 22 10\" aria-hidden=\"true\">\
+         <line x1=\"0\" y1=\"5\" x2=\"22\" y2=\"5\" stroke=\"{}\" stroke-width=\"3\"{}/></svg>",
+        Palette::colour(i),
+        Palette::dash(i, false)
+            .map(|d| format!(" stroke-dasharray=\"{d}\""))
+            .unwrap_or_default()
+    )
+}
+
+fn legend(out: &mut String, policies: &Policies) {
+    out.push_str("<div class=\"legend\" role=\"group\" aria-label=\"policies\">");
+    for (i, name) in policies.0.iter().enumerate() {
+        put!(
+            out,
+            "<label><input type=\"checkbox\" id=\"show-p{i}\" checked>{}{}</label>",
+            swatch(i),
+            escape(name)
+        );
+    }
+    out.push_str(
+        "<span class=\"hint\">untick a policy to hide it in every chart and table</span>\
+         </div>\n",
+    );
+}
+
+/// The settings as a key/value table: strings bare, other values as JSON.
+fn settings(out: &mut String, value: &serde_json::Value) {
+    let text = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Null => "–".to_string(),
+        other => other.to_string(),
+    };
+    out.push_str("<table class=\"kv\">");
+    match value.as_object() {
+        Some(map) => {
+            for (k, v) in map {
+                put!(
+                    out,
+                    "<tr><th>{}</th><td>{}</td></tr>",
+                    escape(k),
+                    escape(&text(v))
+                );
+            }
+        }
+        None => put!(out, "<tr><td>{}</td></tr>", escape(&text(value))),
+    }
+    out.push_str("</table>\n");
+}
+
+fn main_table(out: &mut String, loaded: &[PolicySummary], policies: &Policies) {
+    out.push_str(
+        "<div class=\"numbers\"><table class=\"main\"><thead><tr><th>policy / function</th>\
+         <th>requests</th><th>dropped</th><th>missed</th><th>mean<br>latency</th>\
+         <th>p50<br>latency</th><th>p99<br>latency</th><th>p99.9<br>latency</th>\
+         <th>max<br>latency</th>\
+         <th>p50<br>slowdown</th><th>p99.9<br>slowdown</th><th>finished<br>per s</th>\
+         <th>preempt.<br>per req.</th><th>busy<br>workers / disp.</th></tr></thead><tbody>",
+    );
+    let fixed = |v: Option<f64>, decimals: usize| {
+        v.map_or_else(|| "–".to_string(), |v| format!("{v:.decimals$}"))
+    };
+    let latency = |us: Option<f64>| us.map_or_else(|| "–".to_string(), |us| duration_ms(us / 1e3));
+    let percent =
+        |v: Option<f64>| v.map_or_else(|| "–".to_string(), |v| format!("{}%", trim(v * 100.0, 2)));
+    for p in loaded {
+        let i = policies.index(&p.policy);
+        for (k, s) in p.scopes.iter().enumerate() {
+            let (class, name, busy) = if k == 0 {
+                (
+                    String::new(),
+                    format!("{}{}", swatch(i), escape(&p.policy)),
+                    format!(
+                        "{} / {}",
+                        percent(p.usage.mean_worker()),
+                        percent(p.usage.mean_dispatcher())
+                    ),
+                )
+            } else {
+                (" fn".to_string(), escape(&s.scope), String::new())
+            };
+            put!(
+                out,
+                "<tr class=\"p{i}{class}\"><td>{name}</td><td>{}</td><td>{}</td><td>{}</td>\
+                 <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+                 <td>{}</td><td>{}</td><td>{busy}</td></tr>",
+                count(s.requests as f64),
+                count(s.dropped as f64),
+                percent(s.miss_rate()),
+                latency(s.latency.map(|t| t.mean)),
+                latency(s.latency.map(|t| t.p50)),
+                latency(s.latency.map(|t| t.p99)),
+                latency(s.latency.map(|t| t.p999)),
+                latency(s.latency.map(|t| t.max)),
+                fixed(s.slowdown.map(|t| t.p50), 2),
+                fixed(s.slowdown.map(|t| t.p999), 2),
+                fixed(s.throughput, 0),
+                fixed(s.preemptions_per_request(), 2),
+            );
+        }
+    }
+    out.push_str(
+        "</tbody></table></div>\n<p class=\"note\">missed: finished after the deadline \
+         or dropped, of all requests; latency and slowdown over finished requests; busy: \
+         mean utilisation of the policy's workers and dispatchers.</p>\n",
+    );
+}
+
+/// The value axis of `metric` over `values`, and its labelled ticks (none
+/// without values).
+fn value_axis(metric: &ChartMetric, values: &[f64], frame_height: f64) -> (Scale, Vec<Tick>) {
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(0.0, f64::max);
+    let gap = Y_TICK_GAP / (frame_height - MARGIN.2 - MARGIN.3);
+    let (scale, ticks) = match metric.axis {
+        Axis::Latency => {
+            let scale = Scale::log(lo / 1e3, hi / 1e3, LATENCY_FLOOR_MS);
+            let ticks = scale
+                .ticks(gap)
+                .into_iter()
+                .map(|v| (v, duration_ms(v)))
+                .collect();
+            (scale, ticks)
+        }
+        Axis::Ratio => {
+            let scale = Scale::log(lo, hi, RATIO_FLOOR);
+            let ticks = scale
+                .ticks(gap)
+                .into_iter()
+                .map(|v| (v, trim(v, 2)))
+                .collect();
+            (scale, ticks)
+        }
+        Axis::Share => {
+            let scale = Scale::zero_to(hi * 100.0);
+            let ticks = tick_labels(&scale.ticks(0.0))
+                .into_iter()
+                .map(|(v, l)| (v, format!("{l}%")))
+                .collect();
+            (scale, ticks)
+        }
+    };
+    (scale, if values.is_empty() { Vec::new() } else { ticks })
+}
+
+/// A value as the axis of `metric` plots it: ms for latency, percent for a share.
+fn plotted(metric: &ChartMetric, v: f64) -> f64 {
+    match metric.axis {
+        Axis::Latency => v / 1e3,
+        Axis::Ratio => v,
+        Axis::Share => v * 100.0,
+    }
+}
+
+/// A value as a tooltip shows it.
+fn shown(metric: &ChartMetric, v: f64) -> String {
+    match metric.axis {
+        Axis::Latency => duration_ms(v / 1e3),
+        Axis::Ratio => trim(v, 2),
+        Axis::Share => format!("{}%", trim(v * 100.0, 2)),
+    }
+}
+
+/// Text in the middle of an empty plot area.
+fn no_data(out: &mut String, what: &str) {
+    put!(
+        out,
+        "<text class=\"empty\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+        PANEL.0 / 2.0,
+        PANEL.1 / 2.0,
+        escape(what)
+    );
+}
+
+/// A policy's name and its points (offered rate, value) by ascending rate.
+type Series<'a> = (&'a str, Vec<(f64, Option<f64>)>);
+
+/// `metric` of one scope against the offered rate: a line per policy with a
+/// marker at each rate, broken where the policy has no value.
+fn curves(
+    out: &mut String,
+    summary: &Summary,
+    scope: &str,
+    metric: &ChartMetric,
+    policies: &Policies,
+) {
+    let series: Vec<Series> = policies
+        .0
+        .iter()
+        .map(|name| {
+            let mut points: Vec<(f64, Option<f64>)> = summary
+                .loads
+                .iter()
+                .filter_map(|l| {
+                    let p = l.policies.iter().find(|p| p.policy == *name)?;
+                    Some((l.rate, p.scope(scope).and_then(metric.value)))
+                })
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (name.as_str(), points)
+        })
+        .collect();
+    let values: Vec<f64> = series
+        .iter()
+        .flat_map(|(_, s)| s.iter().filter_map(|&(_, v)| v))
+        .collect();
+    let max_rate = summary.loads.iter().map(|l| l.rate).fold(0.0, f64::max);
+    let (y, y_ticks) = value_axis(metric, &values, PANEL.1);
+    let frame = Frame {
+        width: PANEL.0,
+        height: PANEL.1,
+        margin: MARGIN,
+        x: Scale::zero_to(max_rate),
+        y,
+    };
+    put!(
+        out,
+        "<figure class=\"chart\" data-kind=\"{}\" data-scope=\"{}\">",
+        metric.kind,
+        escape(scope)
+    );
+    frame.open(out, &format!("{} · {}", metric.title, scope));
+    let x_ticks: Vec<Tick> = frame
+        .x
+        .ticks(0.0)
+        .into_iter()
+        .map(|v| (v, count(v)))
+        .collect();
+    let log = if metric.axis == Axis::Share {
+        ""
+    } else {
+        " (log scale)"
+    };
+    frame.axes(
+        out,
+        (&x_ticks, true),
+        &y_ticks,
+        "offered load (requests/s)",
+        &format!("{}{log}", metric.title),
+    );
+    if values.is_empty() {
+        no_data(out, "no value at any rate");
+    }
+    for (name, points) in &series {
+        // One subpath per run of rates with a value.
+        let mut d = String::new();
+        for run in points.split(|(_, v)| v.is_none()) {
+            d.push_str(
+                &frame.path(
+                    run.iter()
+                        .filter_map(|&(r, v)| Some((r, plotted(metric, v?)))),
+                ),
+            );
+        }
+        if !d.is_empty() {
+            put!(
+                out,
+                "<path {} d=\"{d}\"><title>{}</title></path>",
+                policies.line_attrs(name),
+                escape(name)
+            );
+        }
+        for &(rate, v) in points {
+            let Some(v) = v else { continue };
+            put!(
+                out,
+                "<circle {} cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\"><title>{} at {} requests/s: {}</title></circle>",
+                policies.fill_attrs(name),
+                frame.px(rate),
+                frame.py(plotted(metric, v)),
+                escape(name),
+                trim(rate, 3),
+                shown(metric, v)
+            );
+        }
+    }
+    Frame::close(out);
+    out.push_str("</figure>\n");
+}
+
+/// `metric` at one offered rate: a group of bars per scope (`scopes`), a bar
+/// per policy of `loaded`.
+fn bars(
+    out: &mut String,
+    loaded: &[PolicySummary],
+    scopes: &[&str],
+    metric: &ChartMetric,
+    policies: &Policies,
+) {
+    let value = |p: &PolicySummary, scope: &str| p.scope(scope).and_then(metric.value);
+    let values: Vec<f64> = loaded
+        .iter()
+        .flat_map(|p| scopes.iter().filter_map(|s| value(p, s)))
+        .collect();
+    let (y, y_ticks) = value_axis(metric, &values, PANEL.1);
+    let frame = Frame {
+        width: PANEL.0.max(120.0 + 90.0 * scopes.len() as f64),
+        height: PANEL.1,
+        margin: MARGIN,
+        x: Scale::Linear {
+            lo: 0.0,
+            hi: scopes.len() as f64,
+        },
+        y,
+    };
+    put!(
+        out,
+        "<figure class=\"chart\" data-kind=\"{}\">",
+        metric.kind
+    );
+    frame.open(out, metric.title);
+    let x_ticks: Vec<Tick> = scopes
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (i as f64 + 0.5, s.to_string()))
+        .collect();
+    frame.axes(out, (&x_ticks, false), &y_ticks, "function", metric.title);
+    if values.is_empty() {
+        no_data(out, "no value");
+    }
+    let band = frame.px(1.0) - frame.px(0.0);
+    let bar = band * 0.84 / loaded.len().max(1) as f64;
+    let base = frame.py(match frame.y {
+        Scale::Log { lo, .. } | Scale::Linear { lo, .. } => lo,
+    });
+    for (k, scope) in scopes.iter().enumerate() {
+        for (j, p) in loaded.iter().enumerate() {
+            let Some(v) = value(p, scope) else { continue };
+            let x = frame.px(k as f64) + band * 0.08 + j as f64 * bar;
+            let top = frame.py(plotted(metric, v));
+            put!(
+                out,
+                "<rect {} x=\"{x:.1}\" y=\"{top:.1}\" width=\"{:.1}\" height=\"{:.1}\">\
+                 <title>{} {}: {}</title></rect>",
+                policies.fill_attrs(&p.policy),
+                (bar - 1.0).max(1.0),
+                (base - top).max(0.5),
+                escape(&p.policy),
+                escape(scope),
+                shown(metric, v)
+            );
+        }
+    }
+    Frame::close(out);
+    out.push_str("</figure>\n");
+}
+
+fn footer(out: &mut String) {
+    out.push_str(
+        "<footer><p><strong>Terms.</strong> latency = response sent − request received; \
+         slowdown = latency / the request's work; a request misses its deadline when it \
+         finishes after arrival + relative deadline, or is dropped; the miss rate counts \
+         misses over all requests. Percentiles are nearest-rank from log-bucketed \
+         histograms (exact below 2048 ns, within 0.05% above).</p>\
+         <p>Written by faasched from the same data as summary.json; the same inputs \
+         give the same bytes.</p></footer>\n",
+    );
+}
