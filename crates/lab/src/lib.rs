@@ -25,6 +25,7 @@ pub mod catalog;
 pub mod compare;
 pub mod experiment;
 pub mod interrupt;
+pub mod node;
 pub mod output;
 pub mod progress;
 #[cfg(feature = "live")]

@@ -1,0 +1,256 @@
+//! Every node-level dispatch policy by the name the CLI and the outputs use.
+//!
+//! A `--policy` list is looked up once into [`NodePolicy`]s; each builds a
+//! fresh [`Dispatch`] per dispatcher, from what the run knows in advance
+//! ([`Knowledge`]: the group's size, the workload's profile for DARC).
+
+use anyhow::{Result, bail};
+use faasched_model::node::Dispatch;
+use faasched_model::{FunctionId, Nanos};
+use faasched_policy::node::{
+    Class, Darc, Jsq, Lld, PreemptTest, Queues, RoundRobin, Scan, Shinjuku, Sledge, SledgeScale,
+    Srpt, TypeProfile,
+};
+use faasched_workload::node::{Profile, Work, Workload};
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+
+/// One policy of the node catalogue.
+#[derive(Debug)]
+pub struct NodeSpec {
+    /// The name `--policy` and every output use.
+    pub name: &'static str,
+    /// What it does, in a line.
+    pub about: &'static str,
+    kind: Kind,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    SledgeScale(Scan),
+    Srpt,
+    Rr,
+    Jsq,
+    Lld,
+    Sledge,
+    Shinjuku(Queues),
+    Darc,
+}
+
+/// Every node policy, with a line each (for `--help` and errors).
+pub static NODE_CATALOG: &[NodeSpec] = &[
+    NodeSpec {
+        name: "sledgescale",
+        about: "SledgeScale (Alg. 1 + 2): early binding by expected wait, EDF workers, preempting only when slack allows",
+        kind: Kind::SledgeScale(Scan::Paper),
+    },
+    NodeSpec {
+        name: "sledgescale+",
+        about: "sledgescale that tells an empty worker from a busy one reporting no wait, so nothing queues behind a long non-preemptible request",
+        kind: Kind::SledgeScale(Scan::Plus),
+    },
+    NodeSpec {
+        name: "srpt",
+        about: "control: sledgescale's dispatch and preemption by size (least remaining estimate first)",
+        kind: Kind::Srpt,
+    },
+    NodeSpec {
+        name: "rr",
+        about: "early binding in turn; EDF workers with a 1 ms quantum",
+        kind: Kind::Rr,
+    },
+    NodeSpec {
+        name: "jsq",
+        about: "early binding to the worker with the fewest unfinished requests; EDF workers with a 1 ms quantum",
+        kind: Kind::Jsq,
+    },
+    NodeSpec {
+        name: "lld",
+        about: "LL(D): early binding to the worker with the least remaining work; EDF workers with a 1 ms quantum",
+        kind: Kind::Lld,
+    },
+    NodeSpec {
+        name: "sledge",
+        about: "Sledge: one global FIFO queue, idle workers pull batches of 5, round robin with a 1 ms quantum",
+        kind: Kind::Sledge,
+    },
+    NodeSpec {
+        name: "shinjuku",
+        about: "Shinjuku: one central FIFO queue, 15 us dispatcher quantum, preempted requests to its tail",
+        kind: Kind::Shinjuku(Queues::Single),
+    },
+    NodeSpec {
+        name: "shinjuku-mq",
+        about: "Shinjuku with a queue per function; an idle worker serves the queue whose head waited longest for its deadline",
+        kind: Kind::Shinjuku(Queues::Multi),
+    },
+    NodeSpec {
+        name: "darc",
+        about: "DARC: workers reserved per group of request types as Persephone plans them, shorter groups borrow from longer, no preemption",
+        kind: Kind::Darc,
+    },
+];
+
+/// What a run knows in advance, from which each dispatcher's policy is built.
+#[derive(Clone, Debug)]
+pub struct Knowledge {
+    /// Workers in each dispatcher's group.
+    pub workers: u32,
+    /// The preemption test of `sledgescale` and `sledgescale+`.
+    pub preempt_test: PreemptTest,
+    /// DARC's request types: what it reserves workers from.
+    pub darc_types: Vec<TypeProfile>,
+}
+
+/// A policy chosen to run.
+#[derive(Clone, Copy, Debug)]
+pub struct NodePolicy {
+    /// What it is.
+    pub spec: &'static NodeSpec,
+}
+
+impl NodePolicy {
+    /// Its name.
+    pub fn name(&self) -> &'static str {
+        self.spec.name
+    }
+
+    /// A fresh instance for one dispatcher.
+    pub fn build(&self, k: &Knowledge) -> Result<Box<dyn Dispatch + Send>> {
+        Ok(match self.spec.kind {
+            Kind::SledgeScale(scan) => Box::new(SledgeScale::new(scan, k.preempt_test)),
+            Kind::Srpt => Box::new(Srpt::new()),
+            Kind::Rr => Box::new(RoundRobin::new()),
+            Kind::Jsq => Box::new(Jsq::new()),
+            Kind::Lld => Box::new(Lld::new()),
+            Kind::Sledge => Box::new(Sledge::new()),
+            Kind::Shinjuku(queues) => Box::new(Shinjuku::new(queues)),
+            Kind::Darc => Box::new(Darc::from_profile(&k.darc_types, k.workers)?),
+        })
+    }
+}
+
+/// The policies of a `--policy` list, in its order; an unknown name or a
+/// repeat is refused, naming it and the catalogue.
+pub fn node_policies(names: &[String]) -> Result<Vec<NodePolicy>> {
+    let mut out: Vec<NodePolicy> = Vec::with_capacity(names.len());
+    for name in names {
+        let Some(spec) = NODE_CATALOG.iter().find(|s| s.name == name) else {
+            let known: Vec<&str> = NODE_CATALOG.iter().map(|s| s.name).collect();
+            bail!(
+                "unknown node policy `{name}`; the node policies are {}",
+                known.join(", ")
+            );
+        };
+        if out.iter().any(|p| p.name() == spec.name) {
+            bail!("node policy `{name}` is listed twice");
+        }
+        out.push(NodePolicy { spec });
+    }
+    if out.is_empty() {
+        bail!("no node policy given");
+    }
+    Ok(out)
+}
+
+/// Draws used to split a one-function built-in at its median.
+const SPLIT_DRAWS: usize = 200_000;
+
+/// DARC's request types for a built-in workload: one per function; a
+/// workload of one function whose work varies is split at its median work,
+/// as the paper splits the exponential and the log-normal (§4.4), the two
+/// halves' means measured on a fixed-seed sample (a dispatcher profiles
+/// before it reserves).
+pub fn darc_types_of_builtin(w: &Workload) -> Vec<TypeProfile> {
+    if let [only] = w.functions
+        && !matches!(only.work, Work::Fixed(_))
+    {
+        let median = only.work.median().round() as Nanos;
+        let mut rng = Pcg64Mcg::seed_from_u64(0);
+        let (mut lo, mut hi) = ((0u128, 0u64), (0u128, 0u64));
+        for _ in 0..SPLIT_DRAWS {
+            let x = only.work.sample(&mut rng);
+            let half = if x <= median { &mut lo } else { &mut hi };
+            half.0 += u128::from(x);
+            half.1 += 1;
+        }
+        let mean = |(sum, n): (u128, u64)| (sum / u128::from(n.max(1))) as Nanos;
+        let share = |n: u64| n as f64 / SPLIT_DRAWS as f64;
+        return vec![
+            TypeProfile {
+                class: Class::EstimateUpTo(median),
+                mean: mean(lo),
+                share: share(lo.1),
+            },
+            TypeProfile {
+                class: Class::Function(FunctionId(0)),
+                mean: mean(hi),
+                share: share(hi.1),
+            },
+        ];
+    }
+    darc_types_of_profile(&w.profile())
+}
+
+/// DARC's request types for a workload known by its profile (a file): one
+/// per function.
+pub fn darc_types_of_profile(p: &Profile) -> Vec<TypeProfile> {
+    p.functions()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.request_share > 0.0)
+        .map(|(i, f)| TypeProfile {
+            class: Class::Function(FunctionId(i as u32)),
+            mean: f.mean_work.round() as Nanos,
+            share: f.request_share,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faasched_policy::node::Plan;
+
+    #[test]
+    fn lists_are_looked_up_once_and_checked() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let p = node_policies(&names(&["sledgescale", "darc"])).unwrap();
+        assert_eq!(p[1].name(), "darc");
+        let err = node_policies(&names(&["sledgescale", "nope"])).unwrap_err();
+        assert!(err.to_string().contains("`nope`") && err.to_string().contains("shinjuku"));
+        assert!(node_policies(&names(&["rr", "rr"])).is_err());
+        assert!(node_policies(&[]).is_err());
+    }
+
+    #[test]
+    fn every_policy_builds_and_names_itself_as_listed() {
+        for spec in NODE_CATALOG {
+            let w = Workload::builtin("sd-vbs").unwrap();
+            let k = Knowledge {
+                workers: 6,
+                preempt_test: PreemptTest::Paper,
+                darc_types: darc_types_of_builtin(&w),
+            };
+            let p = NodePolicy { spec }.build(&k).unwrap();
+            assert_eq!(p.name(), spec.name);
+        }
+    }
+
+    /// The log-normal split at its median: DARC's short half holds 0.9% of
+    /// the work (shared/notes/node-level.md §6), so Perséphone's rule gives
+    /// it one worker of six and the long half five.
+    #[test]
+    fn a_one_function_workload_splits_at_its_median() {
+        let w = Workload::builtin("lognormal").unwrap();
+        let types = darc_types_of_builtin(&w);
+        assert_eq!(types.len(), 2);
+        assert!((types[0].share - 0.5).abs() < 0.01, "{types:?}");
+        let work = |t: &TypeProfile| t.mean as f64 * t.share;
+        let short = work(&types[0]) / (work(&types[0]) + work(&types[1]));
+        assert!((0.005..0.015).contains(&short), "short share {short}");
+        assert_eq!(Plan::new(&types, 6).unwrap().reservations(), vec![1, 5]);
+        // A fixed work is one type.
+        assert_eq!(darc_types_of_builtin(&Workload::builtin("fixed").unwrap()).len(), 1);
+    }
+}
