@@ -272,7 +272,7 @@ impl Engine {
             None => req.estimate,
             Some(e) => e.estimate(req.function.id, req.estimate),
         };
-        let slot = self.slab.insert(Flight::new(req, estimate, d as u32));
+        let slot = self.slab.insert(Flight::new(&req, estimate, d as u32));
         self.dispatchers[d].jobs.push_back(Job::Request(slot));
         self.pump(d, policies, sink)
     }
@@ -518,7 +518,7 @@ impl Engine {
                     let f = self.slab.remove(slot);
                     let outcome = RequestOutcome {
                         info: f.info,
-                        work: f.req.work,
+                        work: f.work,
                         dispatcher: d as u32,
                         worker: None,
                         first_run: None,
@@ -689,11 +689,11 @@ impl Engine {
         self.dispatchers[d].workers.stop(WorkerId(w), now);
         let f = self.slab.remove(slot);
         if let Some(e) = &mut self.estimator {
-            e.record(f.info.function, f.req.work);
+            e.record(f.info.function, f.work);
         }
         let outcome = RequestOutcome {
             info: f.info,
-            work: f.req.work,
+            work: f.work,
             dispatcher: d as u32,
             worker: f.worker,
             first_run: f.first_run,

@@ -7,10 +7,11 @@ use faasched_model::{IdMap, Nanos, Time};
 /// What the engine knows of a request that is not final yet.
 #[derive(Debug)]
 pub(crate) struct Flight {
-    /// As it arrived (its work is hidden from the policy).
-    pub(crate) req: Request,
-    /// What its policy sees.
+    /// What its policy sees (the function's name is not kept: no outcome
+    /// carries it).
     pub(crate) info: RequestInfo,
+    /// The work it needs, hidden from the policy.
+    pub(crate) work: Nanos,
     /// Its dispatcher.
     pub(crate) dispatcher: u32,
     /// Work it still has to do.
@@ -32,13 +33,13 @@ pub(crate) struct Flight {
 
 impl Flight {
     /// A request just arrived at `dispatcher`, its policy told `estimate`.
-    pub(crate) fn new(req: Request, estimate: Nanos, dispatcher: u32) -> Flight {
+    pub(crate) fn new(req: &Request, estimate: Nanos, dispatcher: u32) -> Flight {
         Flight {
             info: req.info(estimate),
+            work: req.work,
             left: req.work,
             est_left: estimate,
             ran: 0,
-            req,
             dispatcher,
             preemptions: 0,
             first_run: None,

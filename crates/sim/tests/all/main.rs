@@ -5,6 +5,7 @@ mod invariants;
 mod node;
 mod node_invariants;
 mod node_queueing;
+mod node_speed;
 mod node_timelines;
 mod queueing;
 mod starvation;
