@@ -226,6 +226,13 @@ impl Engine {
                 faasched_model::TIME_LIMIT
             ));
         }
+        if req.work > faasched_model::TIME_LIMIT {
+            return bad(format!(
+                "needs {} ns of work, past the simulator's limit of {} ns",
+                req.work,
+                faasched_model::TIME_LIMIT
+            ));
+        }
         if let Some(prev) = self.last_arrival
             && req.arrival < prev
         {

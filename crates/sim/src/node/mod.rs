@@ -36,7 +36,8 @@
 //!
 //! A policy sees a running request's remaining estimate fall from the
 //! moment its worker picked it, overheads included; the engine runs its
-//! actual work after them.
+//! actual work after them. An outcome's `first_run` is that first pick
+//! (before the sandbox set-up); its `worker` the last worker that picked it.
 
 mod config;
 mod engine;

@@ -34,7 +34,9 @@ pub struct NodeStats {
     pub finished: u64,
     /// Requests dropped by their dispatcher.
     pub dropped: u64,
-    /// Events processed: arrivals, dispatcher steps and worker events.
+    /// Events processed: arrivals, and the scheduled events that still
+    /// applied when due (dispatcher steps that took time, finishes, ticks,
+    /// wake-ups, signals).
     pub events: u64,
     /// From the first arrival to the last finish (0 without a finish).
     pub span: Nanos,

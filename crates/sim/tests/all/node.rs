@@ -310,6 +310,12 @@ fn requests_out_of_arrival_order_are_refused_by_id() {
         "{e}"
     );
     assert!(e.to_string().contains("ids must increase"), "{e}");
+    let e = run_err(
+        &node(1, Costs::zero()),
+        vec![zero_fifo()],
+        vec![request(0, 0, 0, u64::MAX, 1)],
+    );
+    assert!(e.to_string().contains("request 0: needs"), "{e}");
 }
 
 #[test]
@@ -440,4 +446,21 @@ fn boxed_trait_objects_and_references_are_policies() {
     let reqs = vec![us(0, 0, 1)].into_iter().map(Ok::<_, Infallible>);
     let stats = run(&node(1, Costs::zero()), &mut refs, reqs, |_| {}).unwrap();
     assert_eq!(stats.finished, 1);
+}
+
+#[test]
+fn a_costs_file_fills_in_defaults_and_refuses_unknown_fields() {
+    let c: Costs = toml::from_str("dispatch_base = 2500\npoll = true\n").unwrap();
+    assert_eq!(
+        c,
+        Costs {
+            dispatch_base: 2_500,
+            poll: true,
+            ..Costs::default()
+        }
+    );
+    let e = toml::from_str::<Costs>("dispatch_bsae = 2500\n").unwrap_err();
+    assert!(e.to_string().contains("dispatch_bsae"), "{e}");
+    let e = toml::from_str::<Costs>("wake = -1\n").unwrap_err();
+    assert!(e.to_string().contains("wake"), "{e}");
 }

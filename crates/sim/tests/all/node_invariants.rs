@@ -3,7 +3,7 @@
 use crate::node::{Central, DropOdd, RoundRobin, ToWorker, request};
 use faasched_model::node::{Dispatch, Local, Order, Request, RequestOutcome};
 use faasched_model::{Nanos, US};
-use faasched_sim::node::{Costs, NodeConfig, NodeStats, run};
+use faasched_sim::node::{Costs, Estimate, NodeConfig, NodeStats, run};
 use proptest::prelude::*;
 use std::convert::Infallible;
 
@@ -93,8 +93,10 @@ proptest! {
         kind in 0u8..8,
         dispatchers in 1usize..3,
         workers in 1usize..4,
+        median in any::<bool>(),
     ) {
-        let config = NodeConfig { costs, ..NodeConfig::new(dispatchers, workers) };
+        let estimate = if median { Estimate::Median { window: 3 } } else { Estimate::Given };
+        let config = NodeConfig { costs, estimate, ..NodeConfig::new(dispatchers, workers) };
         let (out, stats) = simulate(&config, kind, &reqs);
         let mut ids: Vec<u64> = out.iter().map(|o| o.info.id.0).collect();
         ids.sort_unstable();
