@@ -46,6 +46,11 @@ struct Worker {
     run: u64,
     /// A preemption's context switch it pays at its next pick.
     switch_owed: bool,
+    /// Its run reached the dispatcher quantum and the policy let it go on:
+    /// asked again as soon as the policy holds a new request.
+    overdue: bool,
+    /// The dispatcher decided to take its run back.
+    signalled: bool,
 }
 
 /// A step the dispatcher takes in turn (it is a serial resource: steps wait
@@ -56,8 +61,9 @@ enum Job {
     Request(u32),
     /// Offer this (idle) worker of the group to the policy.
     Idle(u32),
-    /// This worker's run reached the dispatcher quantum.
-    Quantum { w: u32, run: u64 },
+    /// This worker's run reached the dispatcher quantum: at its periodic
+    /// expiry, or asked again when the policy got a request.
+    Quantum { w: u32, run: u64, periodic: bool },
     /// The request in `slot` came back from worker `w`.
     Returned { slot: u32, w: u32 },
 }
@@ -156,6 +162,8 @@ impl Engine {
                     plan: 0,
                     run: 0,
                     switch_owed: false,
+                    overdue: false,
+                    signalled: false,
                 };
                 n
             ],
@@ -337,9 +345,11 @@ impl Engine {
             }
             Event::Quantum { w, run } => {
                 let (d, local) = self.split(w);
-                self.dispatchers[d]
-                    .jobs
-                    .push_back(Job::Quantum { w: local, run });
+                self.dispatchers[d].jobs.push_back(Job::Quantum {
+                    w: local,
+                    run,
+                    periodic: true,
+                });
                 self.pump(d, policies, sink)
             }
             Event::TakeBack { w, .. } => self.take_back(w, policies, sink),
@@ -446,20 +456,23 @@ impl Engine {
                 Ok(cost)
             }
             Job::Idle(w) => Ok(self.offer(d, w, policy)),
-            Job::Quantum { w, run } => {
+            Job::Quantum { w, run, periodic } => {
                 let g = self.global(d, w);
-                let k = self.workers[g as usize];
-                if k.phase != Phase::Running || k.run != run {
+                let k = &mut self.workers[g as usize];
+                if k.phase != Phase::Running || k.run != run || k.signalled {
                     return Ok(0);
                 }
                 let disp = &mut self.dispatchers[d];
                 let quantum = disp.quantum;
                 if policy.on_quantum(now, WorkerId(w), &disp.workers) {
+                    k.signalled = true;
+                    k.overdue = false;
                     disp.effect = Effect::Signal { w, run };
                     Ok(self.costs.preempt_signal)
                 } else {
+                    k.overdue = true;
                     // Looked at again a quantum later, while it runs.
-                    if let Some(q) = quantum {
+                    if let Some(q) = quantum.filter(|_| periodic) {
                         let at = now.saturating_add(q);
                         if at < self.finish_at(g) {
                             self.events.push(at, Event::Quantum { w: g, run });
@@ -580,6 +593,16 @@ impl Engine {
                     disp.jobs.push_back(Job::Idle(w as u32));
                 }
             }
+            let group = &mut self.workers[d * self.group..(d + 1) * self.group];
+            for (w, k) in group.iter_mut().enumerate() {
+                if k.phase == Phase::Running && std::mem::take(&mut k.overdue) {
+                    disp.jobs.push_back(Job::Quantum {
+                        w: w as u32,
+                        run: k.run,
+                        periodic: false,
+                    });
+                }
+            }
         }
         Ok(())
     }
@@ -635,6 +658,8 @@ impl Engine {
         k.picked = now;
         k.exec_from = now.saturating_add(overhead);
         k.run += 1;
+        k.overdue = false;
+        k.signalled = false;
         self.schedule(g);
         if let Some(q) = self.dispatchers[d].quantum {
             let k = self.workers[g as usize];

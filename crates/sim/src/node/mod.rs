@@ -27,7 +27,8 @@
 //! 5. A dispatcher quantum ([`Dispatch::quantum`]) is counted from when a
 //!    request's work (re)started; when it expires, the dispatcher asks
 //!    [`Dispatch::on_quantum`] in turn (again each quantum while the answer
-//!    is no); a yes costs it `preempt_signal`, and `preempt_latency` later
+//!    is no, and as soon as the policy holds a new request or gets one
+//!    back); a yes costs it `preempt_signal`, and `preempt_latency` later
 //!    the request leaves the worker and goes back to the policy
 //!    ([`Dispatch::on_returned`]), which is then offered the worker.
 //! 6. Each outcome goes to the sink once final: at its finish, or when the

@@ -258,3 +258,26 @@ fn a_sink_can_interrupt_a_run() {
     let e = run(&node(1, Costs::zero()), &mut policies, reqs, Impatient(0)).unwrap_err();
     assert!(matches!(e, NodeError::Interrupted { .. }), "{e}");
 }
+
+#[test]
+fn an_overdue_worker_is_asked_again_as_soon_as_a_request_waits() {
+    let mut costs = Costs::zero();
+    costs.preempt_signal = US;
+    costs.preempt_latency = 2 * US;
+    costs.context_switch = US;
+    let policy = Central {
+        quantum: Some(15 * US),
+        ..Central::new(1)
+    };
+    let (out, stats) = simulate(
+        &node(1, costs),
+        vec![policy],
+        vec![us(0, 0, 50), us(1, 20, 10)],
+    );
+    // At 15 µs nothing waits: A goes on. B is held at 20: the dispatcher
+    // asks again at once (not at A's next quantum, 30), signals until 21,
+    // and A leaves at 23 with 27 µs left. B: switch, 24–34; A: 34–61.
+    assert_eq!(finishes_us(&out), [Some(61), Some(34)]);
+    assert_eq!(out[1].first_run, Some(23 * US));
+    assert_eq!((stats.preemptions, stats.dispatcher_busy[0]), (1, US));
+}
