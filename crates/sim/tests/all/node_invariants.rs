@@ -155,3 +155,33 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Free mechanisms and early binding in turn: each worker serves its
+    /// share first come, first served, never idle while it holds one.
+    #[test]
+    fn round_robin_at_zero_cost_is_one_fcfs_queue_per_worker(
+        reqs in requests(),
+        workers in 1usize..5,
+    ) {
+        let config = NodeConfig { costs: Costs::zero(), ..NodeConfig::new(1, workers) };
+        let mut policies = vec![Box::new(RoundRobin {
+            next: 0,
+            local: Local { order: Order::Fifo, quantum: None },
+            scanned: 1,
+        })];
+        let mut out = Vec::new();
+        run(&config, &mut policies, reqs.iter().cloned().map(Ok::<_, Infallible>), |o| out.push(o))
+            .unwrap();
+        out.sort_by_key(|o| o.info.id);
+        let mut free = vec![0; workers];
+        for (i, (r, o)) in reqs.iter().zip(&out).enumerate() {
+            let start = free[i % workers].max(r.arrival);
+            free[i % workers] = start + r.work;
+            prop_assert_eq!(o.first_run, Some(start), "request {}", r.id.0);
+            prop_assert_eq!(o.finish, Some(start + r.work));
+        }
+    }
+}
