@@ -464,3 +464,12 @@ fn a_costs_file_fills_in_defaults_and_refuses_unknown_fields() {
     let e = toml::from_str::<Costs>("wake = -1\n").unwrap_err();
     assert!(e.to_string().contains("wake"), "{e}");
 }
+
+#[test]
+fn public_types_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<NodeConfig>();
+    send_sync::<Costs>();
+    send_sync::<NodeStats>();
+    send_sync::<NodeError<std::io::Error>>();
+}
