@@ -281,3 +281,26 @@ fn an_overdue_worker_is_asked_again_as_soon_as_a_request_waits() {
     assert_eq!(out[1].first_run, Some(23 * US));
     assert_eq!((stats.preemptions, stats.dispatcher_busy[0]), (1, US));
 }
+
+#[test]
+fn a_preemption_landing_during_set_up_waits_for_it() {
+    let mut costs = Costs::zero();
+    costs.sandbox_setup = 10 * US;
+    costs.preempt_latency = 2 * US;
+    costs.context_switch = US;
+    let policy = ToWorker {
+        preempt: true,
+        ..ToWorker::zero(Order::Edf)
+    };
+    let reqs = vec![
+        request(0, 0, 0, 100 * US, 1000 * US),
+        request(1, 0, US, 5 * US, 20 * US),
+    ];
+    let (out, stats) = simulate(&node(1, costs), vec![policy], reqs);
+    // A's set-up runs 0–10; B's signal lands at 3 and is taken at 10: A
+    // (no work done) goes back, B pays a switch and its set-up, 21–26; A
+    // resumes at 26 without either, 26–126.
+    assert_eq!(finishes_us(&out), [Some(126), Some(26)]);
+    assert_eq!(out[1].first_run, Some(10 * US));
+    assert_eq!(stats.worker_busy, [126 * US]);
+}
