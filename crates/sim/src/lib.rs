@@ -16,6 +16,8 @@ use faasched_model::{
     CpuSet, Function, Group, Invocation, Load, Nanos, Outcome, Steer, TaskId, TaskInfo, Time,
 };
 
+pub mod node;
+
 pub use faasched_kernel::{
     Config, ConfigError, DEFAULT_ALPS_WAIT_LIMIT, Discipline, FairClass, Prediction, RUN_LIMIT,
 };

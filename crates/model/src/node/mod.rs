@@ -12,8 +12,10 @@
 //! the remaining estimated work queued there with an earlier deadline; its
 //! **queued work** (C, Eq. 2) is all the remaining estimated work queued.
 
+mod estimate;
 mod workers;
 
+pub use estimate::{MedianEstimator, PAPER_WINDOW};
 pub use workers::{Queued, Running, WorkerState, Workers};
 
 use crate::{Function, FunctionId, Nanos, Time};

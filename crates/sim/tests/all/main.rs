@@ -2,6 +2,11 @@
 //! timelines, invariants, and queueing theory.
 
 mod invariants;
+mod node;
+mod node_invariants;
+mod node_queueing;
+mod node_speed;
+mod node_timelines;
 mod queueing;
 mod starvation;
 mod timelines;
