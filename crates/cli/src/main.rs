@@ -8,6 +8,7 @@ mod compare;
 mod exec;
 mod experiment;
 mod func;
+mod node;
 mod output;
 mod replay;
 mod simulate;
@@ -41,6 +42,10 @@ enum Command {
     /// Generate synthetic workloads or import production traces as workload CSV.
     #[command(subcommand)]
     Workload(workload::Command),
+    /// The node level: dispatchers binding requests to worker threads
+    /// (SledgeScale and its baselines), simulated.
+    #[command(subcommand)]
+    Node(node::Command),
     Experiment(experiment::Args),
     /// Measure the simulator's speed and the live steering's costs.
     #[command(subcommand)]
@@ -73,6 +78,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Simulate(a) => a.execute(),
         Command::Workload(c) => c.execute(),
+        Command::Node(c) => c.execute(),
         Command::Experiment(a) => a.execute(),
         Command::Bench(c) => c.execute(),
         Command::Fn(a) => a.execute(),

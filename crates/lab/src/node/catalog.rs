@@ -251,6 +251,9 @@ mod tests {
         assert!((0.005..0.015).contains(&short), "short share {short}");
         assert_eq!(Plan::new(&types, 6).unwrap().reservations(), vec![1, 5]);
         // A fixed work is one type.
-        assert_eq!(darc_types_of_builtin(&Workload::builtin("fixed").unwrap()).len(), 1);
+        assert_eq!(
+            darc_types_of_builtin(&Workload::builtin("fixed").unwrap()).len(),
+            1
+        );
     }
 }

@@ -2,3 +2,23 @@
 //! workload through the simulated node under them.
 
 pub mod catalog;
+pub mod run;
+
+/// The node's shape and costs, as the engine takes them.
+pub use faasched_sim::node::{Assign, Costs, Estimate as Estimator, NodeConfig};
+
+use anyhow::{Context, Result};
+use std::path::Path;
+
+/// The node's costs from a TOML file of ns values; keys left out keep their
+/// defaults, unknown ones are refused; errors name the file.
+pub fn read_costs(path: &Path) -> Result<Costs> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the costs file {}", path.display()))?;
+    let costs: Costs =
+        toml::from_str(&text).with_context(|| format!("{}: not a costs file", path.display()))?;
+    costs
+        .validate()
+        .with_context(|| format!("{}", path.display()))?;
+    Ok(costs)
+}

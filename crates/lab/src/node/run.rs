@@ -1,0 +1,237 @@
+//! One node run: a request workload through the simulated node under a
+//! policy, summarised.
+
+use super::catalog::{Knowledge, NodePolicy, darc_types_of_builtin, darc_types_of_profile};
+use crate::interrupt;
+use anyhow::{Result, anyhow};
+use faasched_model::node::{Request, RequestOutcome};
+use faasched_model::{Functions, SEC};
+use faasched_policy::node::PreemptTest;
+use faasched_report::node::{Collector, PolicySummary, Usage};
+use faasched_sim::node::{NodeConfig, NodeError, NodeSink};
+use faasched_workload::node::{Deadlines, Estimate, Length, Params, RequestFile, Workload};
+use serde_json::{Value, json};
+
+/// Where the requests come from.
+#[derive(Debug)]
+pub enum NodeWorkload {
+    /// A built-in, generated at a rate.
+    Builtin {
+        /// The workload.
+        workload: Workload,
+        /// Mean arrival rate, requests per second.
+        rate: f64,
+        /// Where the stream ends.
+        length: Length,
+    },
+    /// A workload CSV, its arrivals as they are.
+    File(RequestFile),
+}
+
+/// Everything that fixes a node run but the policy.
+#[derive(Debug)]
+pub struct NodeSetup {
+    /// The requests.
+    pub workload: NodeWorkload,
+    /// The node's shape and costs.
+    pub config: NodeConfig,
+    /// Seed of the arrivals, work and noisy estimates.
+    pub seed: u64,
+    /// Relative deadlines.
+    pub deadlines: Deadlines,
+    /// The estimates the workload gives.
+    pub estimate: Estimate,
+    /// `sledgescale`'s preemption test.
+    pub preempt_test: PreemptTest,
+}
+
+impl NodeSetup {
+    /// What each dispatcher's policy is built from.
+    pub fn knowledge(&self) -> Knowledge {
+        Knowledge {
+            workers: self.config.workers as u32,
+            preempt_test: self.preempt_test,
+            darc_types: match &self.workload {
+                NodeWorkload::Builtin { workload, .. } => darc_types_of_builtin(workload),
+                NodeWorkload::File(f) => darc_types_of_profile(f.profile()),
+            },
+        }
+    }
+
+    /// The functions, by id.
+    pub fn functions(&self) -> Functions {
+        match &self.workload {
+            NodeWorkload::Builtin { workload, .. } => workload.function_table(),
+            NodeWorkload::File(f) => f.functions().clone(),
+        }
+    }
+
+    /// The offered rate: a built-in's, or `None` for a file (measured by
+    /// the run from its arrivals).
+    pub fn rate(&self) -> Option<f64> {
+        match &self.workload {
+            NodeWorkload::Builtin { rate, .. } => Some(*rate),
+            NodeWorkload::File(_) => None,
+        }
+    }
+
+    /// The same run at another rate (a built-in's; a file keeps its own).
+    pub fn at_rate(&self, rate: f64) -> Option<NodeSetup> {
+        let NodeWorkload::Builtin {
+            workload, length, ..
+        } = &self.workload
+        else {
+            return None;
+        };
+        Some(NodeSetup {
+            workload: NodeWorkload::Builtin {
+                workload: *workload,
+                rate,
+                length: *length,
+            },
+            config: self.config.clone(),
+            seed: self.seed,
+            deadlines: self.deadlines.clone(),
+            estimate: self.estimate,
+            preempt_test: self.preempt_test,
+        })
+    }
+
+    /// The run's settings, as summary.json records them.
+    pub fn describe(&self) -> Value {
+        let workload = match &self.workload {
+            NodeWorkload::Builtin {
+                workload,
+                rate,
+                length,
+            } => json!({
+                "name": workload.name,
+                "rate_rps": rate,
+                "capacity_rps": workload.capacity((self.config.workers * self.config.dispatchers) as u32),
+                "length": match length {
+                    Length::Duration(ns) => json!({"seconds": *ns as f64 / SEC as f64}),
+                    Length::Count(n) => json!({"requests": n}),
+                },
+            }),
+            NodeWorkload::File(f) => json!({
+                "file": f.path().display().to_string(),
+                "requests": f.len(),
+            }),
+        };
+        let c = &self.config;
+        json!({
+            "workload": workload,
+            "seed": self.seed,
+            "deadlines": self.deadlines.to_string(),
+            "estimate": match self.estimate {
+                Estimate::Exact => "exact".to_string(),
+                e => format!("noisy={}", e.error()),
+            },
+            "estimator": c.estimate,
+            "preempt_test": match self.preempt_test {
+                PreemptTest::Paper => "paper",
+                PreemptTest::Code => "code",
+            },
+            "dispatchers": c.dispatchers,
+            "workers_per_dispatcher": c.workers,
+            "assign": c.assign,
+            "costs": c.costs,
+        })
+    }
+
+    /// The requests, from their start.
+    fn requests(
+        &self,
+    ) -> Result<Box<dyn Iterator<Item = faasched_workload::Result<Request>> + '_>> {
+        Ok(match &self.workload {
+            NodeWorkload::Builtin {
+                workload,
+                rate,
+                length,
+            } => {
+                let params = Params {
+                    rate_per_s: *rate,
+                    length: *length,
+                    seed: self.seed,
+                    deadlines: self.deadlines.clone(),
+                    estimate: self.estimate,
+                };
+                Box::new(workload.requests(&params)?.map(Ok))
+            }
+            NodeWorkload::File(f) => {
+                Box::new(f.requests(&self.deadlines, self.estimate, self.seed)?)
+            }
+        })
+    }
+
+    /// Runs `policy` over the requests and summarises it, calling `each`
+    /// on every outcome; returns the summary and the offered rate (a
+    /// file's: its requests over the time between its first and last
+    /// arrival).
+    pub fn run(
+        &self,
+        policy: &NodePolicy,
+        mut each: impl FnMut(&RequestOutcome),
+    ) -> Result<(PolicySummary, f64)> {
+        let k = self.knowledge();
+        let mut policies = (0..self.config.dispatchers)
+            .map(|_| policy.build(&k))
+            .collect::<Result<Vec<_>>>()?;
+        let mut sink = Recording {
+            collector: Collector::new(policy.name()),
+            each: &mut each,
+            arrivals: None,
+        };
+        let stats =
+            faasched_sim::node::run(&self.config, &mut policies, self.requests()?, &mut sink)
+                .map_err(|e| match e {
+                    NodeError::Interrupted { .. } => {
+                        interrupt::check().err().unwrap_or_else(|| anyhow!("{e}"))
+                    }
+                    e => anyhow!("{}: {e}", policy.name()),
+                })?;
+        let share = |busy: &[u64]| -> Vec<f64> {
+            busy.iter()
+                .map(|&b| match stats.span {
+                    0 => 0.0,
+                    s => b as f64 / s as f64,
+                })
+                .collect()
+        };
+        let usage = Usage {
+            span: stats.span,
+            workers: share(&stats.worker_busy),
+            dispatchers: share(&stats.dispatcher_busy),
+        };
+        let rate = self.rate().unwrap_or_else(|| match sink.arrivals {
+            Some((first, last, n)) if last > first => n as f64 * SEC as f64 / (last - first) as f64,
+            _ => 0.0,
+        });
+        Ok((sink.collector.finish(&self.functions(), usage), rate))
+    }
+}
+
+/// The sink of [`NodeSetup::run`]: records each outcome, hands it on, and
+/// notes the arrivals' span; stops the run when the process is asked to.
+struct Recording<'a, F> {
+    collector: Collector,
+    each: &'a mut F,
+    /// First and last arrival, and the requests seen.
+    arrivals: Option<(u64, u64, u64)>,
+}
+
+impl<F: FnMut(&RequestOutcome)> NodeSink for &mut Recording<'_, F> {
+    fn outcome(&mut self, o: RequestOutcome) {
+        self.collector.record(&o);
+        (self.each)(&o);
+        let at = o.info.arrival;
+        self.arrivals = Some(match self.arrivals {
+            None => (at, at, 1),
+            Some((first, last, n)) => (first.min(at), last.max(at), n + 1),
+        });
+    }
+
+    fn interrupted(&mut self) -> bool {
+        interrupt::requested()
+    }
+}
