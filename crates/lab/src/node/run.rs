@@ -122,7 +122,10 @@ impl NodeSetup {
         json!({
             "workload": workload,
             "seed": self.seed,
-            "deadlines": self.deadlines.to_string(),
+            "deadlines": match self.deadlines.to_string() {
+                spec if spec.is_empty() => "10x".to_string(),
+                spec => spec,
+            },
             "estimate": match self.estimate {
                 Estimate::Exact => "exact".to_string(),
                 e => format!("noisy={}", e.error()),
