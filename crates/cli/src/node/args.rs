@@ -1,14 +1,12 @@
 //! What `node simulate` and `node capacity` share: the workload, the node's
 //! shape and costs, and the policies.
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use clap::{Args as ClapArgs, ValueEnum};
 use faasched_lab::node::catalog::{NODE_CATALOG, NodePolicy, node_policies};
-use faasched_lab::node::run::{NodeSetup, NodeWorkload};
-use faasched_lab::node::{Assign, Costs, Estimator, NodeConfig, read_costs};
-use faasched_model::SEC;
-use faasched_policy::node::PreemptTest;
-use faasched_workload::node::{Deadlines, Estimate, Length, RequestFile, Workload};
+use faasched_lab::node::run::{NodeOptions, NodeSetup};
+use faasched_lab::node::{Costs, read_costs};
+use faasched_workload::node::Workload;
 use std::path::PathBuf;
 
 /// The workload, the node and the policies of a node run.
@@ -96,88 +94,40 @@ impl NodeArgs {
         node_policies(names)
     }
 
+    /// The options as the lab takes them.
+    pub fn options(&self) -> Result<NodeOptions> {
+        Ok(NodeOptions {
+            workload: self.workload.clone(),
+            workers: self.workers,
+            dispatchers: self.dispatchers,
+            random_assign: matches!(self.assign, AssignArg::Random),
+            requests: self.requests,
+            seconds: self.seconds,
+            seed: self.seed,
+            deadline: self.deadline.clone(),
+            estimate: self.estimate.clone(),
+            preempt_test: match self.preempt_test {
+                PreemptArg::Paper => "paper",
+                PreemptArg::Code => "code",
+            }
+            .to_string(),
+            costs: match &self.costs {
+                Some(path) => read_costs(path)?,
+                None => Costs::default(),
+            },
+        })
+    }
+
     /// The run's setup, a built-in at `rate` requests per second (ignored
     /// for a file).
     pub fn setup(&self, rate: Option<f64>) -> Result<NodeSetup> {
-        let (estimate, estimator) = self.estimates()?;
-        let workload = match Workload::builtin(&self.workload) {
-            Ok(workload) => NodeWorkload::Builtin {
-                workload,
-                rate: rate.unwrap_or(0.0),
-                length: self.length()?,
-            },
-            Err(_) if std::path::Path::new(&self.workload).exists() => {
-                NodeWorkload::File(RequestFile::open(self.workload.as_ref())?)
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let costs = match &self.costs {
-            Some(path) => read_costs(path)?,
-            None => Costs::default(),
-        };
-        let config = NodeConfig {
-            dispatchers: self.dispatchers as usize,
-            workers: self.workers as usize,
-            assign: match self.assign {
-                AssignArg::Equal => Assign::Equal,
-                AssignArg::Random => Assign::Random { seed: self.seed },
-            },
-            estimate: estimator,
-            costs,
-        };
-        config.validate()?;
-        let deadlines = match &self.deadline {
-            Some(spec) => Deadlines::parse(spec).context("--deadline")?,
-            None => Deadlines::default(),
-        };
-        Ok(NodeSetup {
-            workload,
-            config,
-            seed: self.seed,
-            deadlines,
-            estimate,
-            preempt_test: match self.preempt_test {
-                PreemptArg::Paper => PreemptTest::Paper,
-                PreemptArg::Code => PreemptTest::Code,
-            },
-        })
+        self.options()?.setup(rate)
     }
 
     /// A built-in's capacity with every worker of every group.
     pub fn capacity(&self) -> Option<f64> {
-        let w = Workload::builtin(&self.workload).ok()?;
-        Some(w.capacity(self.workers * self.dispatchers))
-    }
-
-    fn length(&self) -> Result<Length> {
-        if let Some(n) = self.requests {
-            return Ok(Length::Count(n));
-        }
-        if !(self.seconds.is_finite() && self.seconds > 0.0 && self.seconds <= 86_400.0) {
-            bail!(
-                "--seconds {}: give a duration above 0 and at most a day",
-                self.seconds
-            );
-        }
-        Ok(Length::Duration((self.seconds * SEC as f64).round() as u64))
-    }
-
-    fn estimates(&self) -> Result<(Estimate, Estimator)> {
-        Ok(match self.estimate.as_str() {
-            "exact" => (Estimate::Exact, Estimator::Given),
-            "median" => (Estimate::Exact, Estimator::PAPER_MEDIAN),
-            s => match s.strip_prefix("noisy=") {
-                Some(e) => {
-                    let e: f64 = e
-                        .parse()
-                        .with_context(|| format!("--estimate {s}: `{e}` is not a number"))?;
-                    (
-                        Estimate::noisy(e).with_context(|| format!("--estimate {s}"))?,
-                        Estimator::Given,
-                    )
-                }
-                None => bail!("--estimate {s}: give exact, median or noisy=E"),
-            },
-        })
+        Workload::builtin(&self.workload)
+            .ok()
+            .map(|w| w.capacity(self.workers * self.dispatchers))
     }
 }

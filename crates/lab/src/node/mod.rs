@@ -4,8 +4,8 @@
 pub mod catalog;
 pub mod run;
 
-/// The node's shape and costs, as the engine takes them.
-pub use faasched_sim::node::{Assign, Costs, Estimate as Estimator, NodeConfig};
+/// What the node's mechanisms cost, as the engine takes them.
+pub use faasched_sim::node::Costs;
 
 use anyhow::{Context, Result};
 use std::path::Path;

@@ -3,14 +3,130 @@
 
 use super::catalog::{Knowledge, NodePolicy, darc_types_of_builtin, darc_types_of_profile};
 use crate::interrupt;
-use anyhow::{Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use faasched_model::node::{Request, RequestOutcome};
 use faasched_model::{Functions, SEC};
 use faasched_policy::node::PreemptTest;
 use faasched_report::node::{Collector, PolicySummary, Usage};
-use faasched_sim::node::{NodeConfig, NodeError, NodeSink};
+use faasched_sim::node::{Assign, Costs, Estimate as Estimator, NodeConfig, NodeError, NodeSink};
 use faasched_workload::node::{Deadlines, Estimate, Length, Params, RequestFile, Workload};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+
+/// A node run's settings as a user gives them (flags, an experiment's
+/// case): what [`NodeOptions::setup`] checks and turns into a [`NodeSetup`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeOptions {
+    /// A built-in's name, or a workload CSV's path.
+    pub workload: String,
+    /// Workers in each dispatcher's group.
+    pub workers: u32,
+    /// Dispatchers.
+    pub dispatchers: u32,
+    /// Arrivals to dispatchers at random (seeded), else in turn.
+    pub random_assign: bool,
+    /// A built-in's requests; else `seconds` of arrivals.
+    pub requests: Option<u64>,
+    /// A built-in's seconds of arrivals, when `requests` is not given.
+    pub seconds: f64,
+    /// Seed of the arrivals, work and noisy estimates.
+    pub seed: u64,
+    /// Relative deadlines (`sift=1.13ms,*=10x`); `None`: 10 times the work.
+    pub deadline: Option<String>,
+    /// `exact`, `median` or `noisy=E`.
+    pub estimate: String,
+    /// `sledgescale`'s preemption test: `paper` or `code`.
+    pub preempt_test: String,
+    /// What the node's mechanisms cost.
+    pub costs: Costs,
+}
+
+impl NodeOptions {
+    /// The setup of a run at `rate` requests per second (a built-in's; a
+    /// file keeps its arrivals); errors name the option.
+    pub fn setup(&self, rate: Option<f64>) -> Result<NodeSetup> {
+        let (estimate, estimator) = self.estimates()?;
+        let workload = match Workload::builtin(&self.workload) {
+            Ok(workload) => NodeWorkload::Builtin {
+                workload,
+                rate: rate.unwrap_or(0.0),
+                length: self.length()?,
+            },
+            Err(_) if std::path::Path::new(&self.workload).exists() => {
+                NodeWorkload::File(RequestFile::open(self.workload.as_ref())?)
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let config = NodeConfig {
+            dispatchers: self.dispatchers as usize,
+            workers: self.workers as usize,
+            assign: match self.random_assign {
+                false => Assign::Equal,
+                true => Assign::Random { seed: self.seed },
+            },
+            estimate: estimator,
+            costs: self.costs,
+        };
+        config.validate()?;
+        let deadlines = match &self.deadline {
+            Some(spec) => Deadlines::parse(spec).context("--deadline")?,
+            None => Deadlines::default(),
+        };
+        Ok(NodeSetup {
+            workload,
+            config,
+            seed: self.seed,
+            deadlines,
+            estimate,
+            preempt_test: match self.preempt_test.as_str() {
+                "paper" => PreemptTest::Paper,
+                "code" => PreemptTest::Code,
+                t => bail!("--preempt-test {t}: give paper or code"),
+            },
+        })
+    }
+
+    /// A built-in's capacity with every worker of every group; `None` for
+    /// a file.
+    pub fn capacity(&self) -> Option<f64> {
+        let w = Workload::builtin(&self.workload).ok()?;
+        Some(w.capacity(self.workers * self.dispatchers))
+    }
+
+    fn length(&self) -> Result<Length> {
+        if let Some(n) = self.requests {
+            return Ok(Length::Count(n));
+        }
+        if !(self.seconds.is_finite() && self.seconds > 0.0 && self.seconds <= 86_400.0) {
+            bail!(
+                "--seconds {}: give a duration above 0 and at most a day",
+                self.seconds
+            );
+        }
+        Ok(Length::Duration((self.seconds * SEC as f64).round() as u64))
+    }
+
+    fn estimates(&self) -> Result<(Estimate, Estimator)> {
+        let s = self.estimate.as_str();
+        Ok(match s {
+            "exact" => (Estimate::Exact, Estimator::Given),
+            "median" => (Estimate::Exact, Estimator::PAPER_MEDIAN),
+            _ => match s.strip_prefix("noisy=") {
+                Some(e) => {
+                    let e: f64 = e
+                        .parse()
+                        .with_context(|| format!("--estimate {s}: `{e}` is not a number"))?;
+                    (
+                        Estimate::noisy(e).with_context(|| format!("--estimate {s}"))?,
+                        Estimator::Given,
+                    )
+                }
+                None => bail!("--estimate {s}: give exact, median or noisy=E"),
+            },
+        })
+    }
+}
 
 /// Where the requests come from.
 #[derive(Debug)]
