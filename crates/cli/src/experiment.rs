@@ -5,8 +5,9 @@ use crate::stdout::{out, outln};
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use faasched_lab::experiment::{self, Name, Settings};
+use faasched_lab::experiment::{self, Cases, Name, Settings};
 use faasched_lab::interrupt;
+use faasched_lab::node::experiment::{read_node_cases, run_node_cases, write_node_files};
 use faasched_report::{REPORT_HTML, Staged};
 use std::path::PathBuf;
 
@@ -73,12 +74,15 @@ impl Args {
             cache: None,
         };
         let name = self.name.spelled();
-        let cases = match &self.cases {
-            Some(path) => experiment::read_cases(path)?,
-            None => self.name.cases(&settings)?,
+        let plan = match &self.cases {
+            Some(path) => match self.name.plan(&settings)? {
+                Cases::Os(_) => Cases::Os(experiment::read_cases(path)?),
+                Cases::Node(_) => Cases::Node(read_node_cases(path)?),
+            },
+            None => self.name.plan(&settings)?,
         };
         if self.plan {
-            return outln!("{}", serde_json::to_string_pretty(&cases)?);
+            return outln!("{}", serde_json::to_string_pretty(&plan)?);
         }
         // A directory that cannot be made is found before the runs, not
         // after them.
@@ -87,13 +91,28 @@ impl Args {
             staged.create_dir(dir)?;
         }
         interrupt::catch()?;
-        let ran = experiment::run_cases(cases)?;
-        let table = self.name.table(&ran);
-        let text = table.render();
-        if let Some(dir) = &self.out {
-            interrupt::check()?;
-            experiment::write_files(staged, dir, name, &ran, &table, &text)?;
-        }
+        let text = match plan {
+            Cases::Os(cases) => {
+                let ran = experiment::run_cases(cases)?;
+                let table = self.name.table(&ran);
+                let text = table.render();
+                if let Some(dir) = &self.out {
+                    interrupt::check()?;
+                    experiment::write_files(staged, dir, name, &ran, &table, &text)?;
+                }
+                text
+            }
+            Cases::Node(cases) => {
+                let ran = run_node_cases(cases)?;
+                let table = self.name.node_table(&ran);
+                let text = table.render();
+                if let Some(dir) = &self.out {
+                    interrupt::check()?;
+                    write_node_files(staged, dir, name, &ran, &table, &text)?;
+                }
+                text
+            }
+        };
         out!("{text}")?;
         if let Some(dir) = &self.out {
             outln!(

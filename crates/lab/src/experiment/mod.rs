@@ -22,7 +22,7 @@ mod hybrid;
 mod io;
 mod real;
 mod stats;
-mod table;
+pub mod table;
 
 use crate::catalog::{Policy, Tuning};
 use crate::progress;
@@ -68,6 +68,28 @@ pub enum Name {
     /// Not in the paper: nine policies on a day of the real Azure 2019
     /// trace (`--trace DIR`).
     AlpsReal,
+    /// SledgeScale Fig. 3: extreme bimodal, long requests due in 100 or
+    /// 500 ms.
+    SledgescaleDeadline,
+    /// SledgeScale Fig. 8: the dispatch policies on the log-normal, rising
+    /// load.
+    SledgescaleLognormal,
+    /// SledgeScale Fig. 13: SD-VBS at 14.4 kRPS, SIFT's deadline from 1.13
+    /// to 11.3 ms.
+    SledgescaleSdvbs,
+    /// Not in the paper: the SRPT control, sledgescale+, estimate errors,
+    /// dispatcher groups.
+    SledgescaleBeyond,
+}
+
+/// An experiment's cases: the OS level's or the node level's.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Cases {
+    /// Workloads on simulated machines under steering policies.
+    Os(Vec<Case>),
+    /// Workloads on simulated nodes under dispatch policies.
+    Node(Vec<crate::node::experiment::NodeCase>),
 }
 
 /// One configuration: a workload on a machine, run under every variant.
@@ -156,7 +178,7 @@ impl Settings {
 
 impl Name {
     /// Every experiment.
-    pub const ALL: [Name; 8] = [
+    pub const ALL: [Name; 12] = [
         Name::AlpsLoad,
         Name::AlpsAblation,
         Name::AlpsSensitivity,
@@ -165,6 +187,10 @@ impl Name {
         Name::SrptNoise,
         Name::AlpsWindowMin,
         Name::AlpsReal,
+        Name::SledgescaleDeadline,
+        Name::SledgescaleLognormal,
+        Name::SledgescaleSdvbs,
+        Name::SledgescaleBeyond,
     ];
 
     /// What it reproduces, in a line or two.
@@ -201,6 +227,54 @@ impl Name {
                  day of the real Azure Functions 2019 trace (--trace DIR) at 24 and 56 cores, \
                  loads 0.8/0.9/1.0; every invocation, and those of at most 4 s"
             }
+            Name::SledgescaleDeadline => {
+                "SledgeScale Fig. 3: sledgescale on extreme bimodal at 90% load, long requests \
+                 due in 100 or 500 ms; latency per function"
+            }
+            Name::SledgescaleLognormal => {
+                "SledgeScale Fig. 8: sledge, rr, jsq, lld and sledgescale on the log-normal at \
+                 20-100% load, 1 dispatcher + 6 workers; p99.9 slowdown and misses"
+            }
+            Name::SledgescaleSdvbs => {
+                "SledgeScale Fig. 13: sledgescale and darc on SD-VBS at 14.4 kRPS, SIFT's \
+                 deadline from 1.13 to 11.3 ms; misses per function"
+            }
+            Name::SledgescaleBeyond => {
+                "Not in the paper: the SRPT control and sledgescale+, estimates off by 0-100%, \
+                 1-3 dispatchers over 6 workers"
+            }
+        }
+    }
+
+    /// The cases to run, of either level.
+    pub fn plan(self, s: &Settings) -> Result<Cases> {
+        use crate::node::figures;
+        let node = |cases| {
+            if s.trace.is_some() || s.invocations.is_some() {
+                bail!(
+                    "{} runs built-in node workloads for 20 s each: --trace and --invocations \
+                     are for the OS level's experiments",
+                    self.spelled()
+                );
+            }
+            Ok(Cases::Node(cases))
+        };
+        match self {
+            Name::SledgescaleDeadline => node(figures::deadline_cases(s.seed)),
+            Name::SledgescaleLognormal => node(figures::lognormal_cases(s.seed)),
+            Name::SledgescaleSdvbs => node(figures::sdvbs_cases(s.seed)),
+            Name::SledgescaleBeyond => node(figures::beyond_cases(s.seed)),
+            _ => Ok(Cases::Os(self.cases(s)?)),
+        }
+    }
+
+    /// The table of what a node experiment's cases measured.
+    pub fn node_table(self, ran: &[crate::node::experiment::NodeRan]) -> Table {
+        use crate::node::figures;
+        match self {
+            Name::SledgescaleDeadline => figures::deadline_table(ran),
+            Name::SledgescaleSdvbs => figures::sdvbs_table(ran),
+            _ => figures::sweep_table(ran),
         }
     }
 
@@ -221,6 +295,7 @@ impl Name {
             Name::SrptNoise => alps::noise_cases(s),
             Name::AlpsWindowMin => alps::window_min_cases(s),
             Name::AlpsReal => real::cases(s)?,
+            _ => bail!("{} is a node experiment", self.spelled()),
         })
     }
 
@@ -234,6 +309,7 @@ impl Name {
             Name::SrptNoise => alps::noise_table(ran),
             Name::AlpsWindowMin => alps::window_min_table(ran),
             Name::AlpsReal => real::table(ran),
+            _ => Table::new(&[], 0),
         }
     }
 
@@ -248,6 +324,10 @@ impl Name {
             Name::SrptNoise => "srpt-noise",
             Name::AlpsWindowMin => "alps-window-min",
             Name::AlpsReal => "alps-real",
+            Name::SledgescaleDeadline => "sledgescale-deadline",
+            Name::SledgescaleLognormal => "sledgescale-lognormal",
+            Name::SledgescaleSdvbs => "sledgescale-sdvbs",
+            Name::SledgescaleBeyond => "sledgescale-beyond",
         }
     }
 }

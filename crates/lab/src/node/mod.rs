@@ -2,6 +2,8 @@
 //! workload through the simulated node under them.
 
 pub mod catalog;
+pub mod experiment;
+pub mod figures;
 pub mod run;
 
 /// What the node's mechanisms cost, as the engine takes them.

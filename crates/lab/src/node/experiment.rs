@@ -1,0 +1,213 @@
+//! The SledgeScale paper's figures, and what it left out, as canned, seeded
+//! node runs.
+//!
+//! A node experiment is a list of [`NodeCase`]s (serde data: `--plan`
+//! prints them): a workload on a node, run under each policy at each
+//! offered load. Every (case, load, policy) run is independent and
+//! deterministic, so they run in parallel on rayon's pool and the output
+//! does not depend on the thread count. [`write_node_files`] writes
+//! `table.txt`, `table.csv`, and per case `summary.json`, `summary.csv` and
+//! `report.html` (latency, slowdown and misses against the offered load).
+
+use super::catalog::{NodePolicy, node_policies};
+use super::run::NodeOptions;
+use crate::experiment::Table;
+use crate::experiment::table::{NONE, fixed};
+use crate::progress;
+use anyhow::{Context, Result, bail};
+use faasched_report::Staged;
+use faasched_report::node::{
+    Load, PolicySummary, ScopeSummary, Summary, write_outputs, write_report,
+};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// One configuration: a workload on a node, under each policy at each load.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeCase {
+    /// The report's heading for it.
+    pub title: String,
+    /// Its directory under `--out`, and its key in the table.
+    pub slug: String,
+    /// The workload, the node and its costs.
+    pub options: NodeOptions,
+    /// The offered loads.
+    pub offered: Offered,
+    /// The node policies it runs under.
+    pub policies: Vec<String>,
+}
+
+/// Offered loads of a case's runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Offered {
+    /// Fractions of the workers' capacity (workers / mean work).
+    Loads(Vec<f64>),
+    /// Requests per second.
+    Rates(Vec<f64>),
+}
+
+impl Offered {
+    /// The rates, for a workload of capacity `capacity` requests per second.
+    fn rates(&self, capacity: f64) -> Vec<f64> {
+        match self {
+            Offered::Loads(l) => l.iter().map(|l| l * capacity).collect(),
+            Offered::Rates(r) => r.clone(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Offered::Loads(v) | Offered::Rates(v) => v.len(),
+        }
+    }
+}
+
+/// What one case measured.
+pub struct NodeRan {
+    /// The case.
+    pub case: NodeCase,
+    /// Per load, every policy.
+    pub summary: Summary,
+}
+
+impl NodeRan {
+    /// `policy`'s scope `scope` at load index `load`.
+    pub fn scope(&self, load: usize, policy: &str, scope: &str) -> Option<&ScopeSummary> {
+        self.summary.loads[load]
+            .policies
+            .iter()
+            .find(|p| p.policy == policy)?
+            .scope(scope)
+    }
+}
+
+/// Runs every policy of every case at every load, in parallel, and gathers
+/// the results in case, load and policy order.
+pub fn run_node_cases(cases: Vec<NodeCase>) -> Result<Vec<NodeRan>> {
+    let looked_up = check(&cases)?;
+    let jobs: Vec<(usize, usize, usize)> = cases
+        .iter()
+        .enumerate()
+        .flat_map(|(c, case)| {
+            (0..case.offered.len())
+                .flat_map(move |l| (0..case.policies.len()).map(move |p| (c, l, p)))
+        })
+        .collect();
+    let bar = progress::runs("experiment", jobs.len() as u64);
+    let measured: Vec<Result<(PolicySummary, f64)>> = jobs
+        .par_iter()
+        .map(|&(c, l, p)| {
+            let case = &cases[c];
+            let rate = case
+                .options
+                .capacity()
+                .map(|cap| case.offered.rates(cap)[l]);
+            bar.set_message(format!("{} {} {}", case.slug, l, case.policies[p]));
+            let r = case
+                .options
+                .setup(rate)
+                .and_then(|setup| setup.run(&looked_up[c][p], |_| {}))
+                .with_context(|| {
+                    format!("case {}, rate {rate:?}, {}", case.slug, case.policies[p])
+                });
+            bar.inc(1);
+            r
+        })
+        .collect();
+    bar.finish_and_clear();
+    let mut measured = measured.into_iter();
+    let mut ran = Vec::new();
+    for case in cases {
+        let settings = case.options.setup(None)?.describe();
+        let mut loads = Vec::new();
+        for _ in 0..case.offered.len() {
+            let mut policies = Vec::new();
+            let mut rate = 0.0;
+            for _ in &case.policies {
+                let (summary, r) = measured.next().expect("a result per job")?;
+                policies.push(summary);
+                rate = r;
+            }
+            loads.push(Load { rate, policies });
+        }
+        ran.push(NodeRan {
+            case,
+            summary: Summary { settings, loads },
+        });
+    }
+    Ok(ran)
+}
+
+/// Each case's policies, looked up once; refuses, before anything runs, no
+/// cases, a slug that is no plain file name or is repeated, a case without
+/// loads, and options that do not make a run.
+fn check(cases: &[NodeCase]) -> Result<Vec<Vec<NodePolicy>>> {
+    if cases.is_empty() {
+        bail!("no cases to run");
+    }
+    let mut out = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        let slug = &case.slug;
+        let plain = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);
+        if slug.is_empty() || slug.starts_with('.') || !slug.chars().all(plain) {
+            bail!("case slug `{slug}`: letters, digits, `-`, `_` and `.` only, not first");
+        }
+        if cases[..i].iter().any(|c| c.slug == *slug) {
+            bail!("two cases have the slug `{slug}`");
+        }
+        let (Offered::Loads(v) | Offered::Rates(v)) = &case.offered;
+        if v.is_empty() || v.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
+            bail!("case {slug}: give loads or rates above 0");
+        }
+        if case.options.capacity().is_none() {
+            bail!("case {slug}: an experiment runs built-in workloads");
+        }
+        case.options
+            .setup(Some(1.0))
+            .with_context(|| format!("case {slug}"))?;
+        out.push(node_policies(&case.policies).with_context(|| format!("case {slug}"))?);
+    }
+    Ok(out)
+}
+
+/// The node cases in the JSON file at `path` (as `--plan` prints them);
+/// errors name it, and the line and column of what is wrong.
+pub fn read_node_cases(path: &Path) -> Result<Vec<NodeCase>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{}", path.display()))
+}
+
+/// Writes `table.txt`, `table.csv` and each case's files into `dir`, all
+/// put in place together once written.
+pub fn write_node_files(
+    mut staged: Staged,
+    dir: &Path,
+    name: &str,
+    ran: &[NodeRan],
+    table: &Table,
+    text: &str,
+) -> Result<()> {
+    staged.write(&dir.join("table.txt"), text.as_bytes())?;
+    table.write_csv(&dir.join("table.csv"), &mut staged)?;
+    for r in ran {
+        let d = dir.join(&r.case.slug);
+        write_outputs(&d, &r.summary, &mut staged)?;
+        let title = format!("faasched experiment {name}: {}", r.case.title);
+        write_report(&d, &title, &r.summary, &mut staged)?;
+    }
+    Ok(staged.commit()?)
+}
+
+/// A ratio cell: `v` with 2 decimals.
+pub fn ratio(v: Option<f64>) -> String {
+    fixed(v, 2)
+}
+
+/// Percent with 2 decimals, or [`NONE`].
+pub fn percent(v: Option<f64>) -> String {
+    v.map_or_else(|| NONE.to_string(), |v| format!("{:.2}", v * 100.0))
+}

@@ -1,0 +1,240 @@
+//! The node experiments' cases and tables: SledgeScale's Fig. 3, 8 and 13,
+//! and the studies the paper left out.
+
+use super::Costs;
+use super::experiment::{NodeCase, NodeRan, Offered, percent, ratio};
+use super::run::NodeOptions;
+use crate::experiment::Table;
+use crate::experiment::table::fixed;
+use faasched_report::node::{ALL, ScopeSummary};
+
+/// Seconds of arrivals per run: the paper's runs are "20 seconds each" (§4).
+const SECONDS: f64 = 20.0;
+
+/// The paper's node (1 dispatcher + 6 workers, §4.3–4.5), default costs,
+/// exact estimates (its oracle for synthetic workloads), 10× deadlines.
+fn options(workload: &str, seed: u64) -> NodeOptions {
+    NodeOptions {
+        workload: workload.to_string(),
+        workers: 6,
+        dispatchers: 1,
+        random_assign: false,
+        requests: None,
+        seconds: SECONDS,
+        seed,
+        deadline: None,
+        estimate: "exact".to_string(),
+        preempt_test: "paper".to_string(),
+        costs: Costs::default(),
+    }
+}
+
+fn policies(names: &[&str]) -> Vec<String> {
+    names.iter().map(|s| s.to_string()).collect()
+}
+
+/// Fig. 3: extreme bimodal under heavy load (0.9; the paper gives no
+/// level), short requests due in 100 µs, long ones in 100 or 500 ms.
+pub fn deadline_cases(seed: u64) -> Vec<NodeCase> {
+    [100, 500]
+        .map(|ms| NodeCase {
+            title: format!("bimodal-extreme at 90% load, long requests due in {ms} ms"),
+            slug: format!("long-{ms}ms"),
+            options: NodeOptions {
+                deadline: Some(format!("long={ms}ms")),
+                ..options("bimodal-extreme", seed)
+            },
+            offered: Offered::Loads(vec![0.9]),
+            policies: policies(&["sledgescale"]),
+        })
+        .to_vec()
+}
+
+/// Per case and function: misses and the latency distribution.
+pub fn deadline_table(ran: &[NodeRan]) -> Table {
+    let mut t = Table::new(
+        &[
+            "case", "function", "requests", "miss_pct", "p50_us", "p99_us", "p999_us",
+        ],
+        2,
+    );
+    for r in ran {
+        for scope in ["short", "long"] {
+            let Some(s) = r.scope(0, "sledgescale", scope) else {
+                continue;
+            };
+            let lat =
+                |f: fn(&faasched_report::node::Stats) -> f64| fixed(s.latency.as_ref().map(f), 1);
+            t.push(vec![
+                r.case.slug.clone(),
+                scope.to_string(),
+                s.requests.to_string(),
+                percent(s.miss_rate()),
+                lat(|l| l.p50),
+                lat(|l| l.p99),
+                lat(|l| l.p999),
+            ]);
+        }
+    }
+    t.notes.push(
+        "sledgescale on bimodal-extreme (10 us 99.5%, 10 ms 0.5%) at 90% load, short requests due in 10x their work (100 us); latency in us"
+            .into(),
+    );
+    t
+}
+
+/// Fig. 8: the dispatch policies on the log-normal from light load to
+/// saturation.
+pub fn lognormal_cases(seed: u64) -> Vec<NodeCase> {
+    vec![NodeCase {
+        title: "lognormal, 1 dispatcher and 6 workers, rising load".into(),
+        slug: "lognormal".into(),
+        options: options("lognormal", seed),
+        offered: Offered::Loads(vec![0.2, 0.4, 0.6, 0.7, 0.8, 0.9, 1.0]),
+        policies: policies(&["sledge", "rr", "jsq", "lld", "sledgescale"]),
+    }]
+}
+
+/// One row per (case, load, policy): the tail and the misses.
+pub fn sweep_table(ran: &[NodeRan]) -> Table {
+    let mut t = Table::new(
+        &[
+            "case",
+            "rate_rps",
+            "policy",
+            "p999_slowdown",
+            "miss_pct",
+            "p999_us",
+            "dropped",
+        ],
+        3,
+    );
+    for r in ran {
+        for (l, load) in r.summary.loads.iter().enumerate() {
+            for p in &load.policies {
+                let s = r.scope(l, &p.policy, ALL).expect("an all scope");
+                t.push(row(&r.case.slug, load.rate, &p.policy, s));
+            }
+        }
+    }
+    t.notes.push(
+        "p999_slowdown: p99.9 of latency / work; miss_pct: finished after the deadline or dropped, of all requests; p999_us: p99.9 latency".into(),
+    );
+    t
+}
+
+fn row(case: &str, rate: f64, policy: &str, s: &ScopeSummary) -> Vec<String> {
+    vec![
+        case.to_string(),
+        format!("{rate:.0}"),
+        policy.to_string(),
+        ratio(s.slowdown.as_ref().map(|x| x.p999)),
+        percent(s.miss_rate()),
+        fixed(s.latency.as_ref().map(|x| x.p999), 1),
+        s.dropped.to_string(),
+    ]
+}
+
+/// SIFT's relative deadlines in Fig. 13: 1.13 ms to 11.3 ms.
+const SIFT_DEADLINES_US: [u64; 10] = [
+    1_130, 2_260, 3_390, 4_520, 5_650, 6_780, 7_910, 9_040, 10_170, 11_300,
+];
+
+/// Fig. 13: SD-VBS at 14.4 kRPS, segmentation and classification due in
+/// twice their work, SIFT's deadline from 1.13 to 11.3 ms.
+pub fn sdvbs_cases(seed: u64) -> Vec<NodeCase> {
+    SIFT_DEADLINES_US
+        .map(|us| NodeCase {
+            title: format!("sd-vbs at 14.4 kRPS, sift due in {} ms", us as f64 / 1e3),
+            slug: format!("sift-{us}us"),
+            options: NodeOptions {
+                deadline: Some(format!("sift={us}us,segmentation=2x,classification=2x")),
+                ..options("sd-vbs", seed)
+            },
+            offered: Offered::Rates(vec![14_400.0]),
+            policies: policies(&["sledgescale", "darc"]),
+        })
+        .to_vec()
+}
+
+/// Per SIFT deadline and policy: the miss rate, overall and per function.
+pub fn sdvbs_table(ran: &[NodeRan]) -> Table {
+    let mut t = Table::new(
+        &[
+            "sift_deadline_ms",
+            "policy",
+            "miss_pct",
+            "sift_miss_pct",
+            "segmentation_miss_pct",
+            "classification_miss_pct",
+            "sift_p99_us",
+        ],
+        2,
+    );
+    for (r, us) in ran.iter().zip(SIFT_DEADLINES_US) {
+        for p in &r.case.policies {
+            let miss = |scope| percent(r.scope(0, p, scope).and_then(|s| s.miss_rate()));
+            let sift = r.scope(0, p, "sift");
+            t.push(vec![
+                format!("{:.2}", us as f64 / 1e3),
+                p.clone(),
+                miss(ALL),
+                miss("sift"),
+                miss("segmentation"),
+                miss("classification"),
+                fixed(sift.and_then(|s| s.latency.as_ref()).map(|l| l.p99), 1),
+            ]);
+        }
+    }
+    t.notes.push(
+        "sd-vbs (sift 113 us 90%, segmentation 1,100 us 9%, classification 2,070 us 1%) at 14,400 requests/s on 6 workers; segmentation and classification due in 2x their work".into(),
+    );
+    t
+}
+
+/// What the paper left out: the SRPT control and `sledgescale+`, a
+/// misprediction sweep, and dispatcher groups over the same six workers.
+pub fn beyond_cases(seed: u64) -> Vec<NodeCase> {
+    let mut cases = Vec::new();
+    for w in ["bimodal-high", "lognormal"] {
+        cases.push(NodeCase {
+            title: format!("control: {w} at 80% load"),
+            slug: format!("control-{w}"),
+            options: options(w, seed),
+            offered: Offered::Loads(vec![0.8]),
+            policies: policies(&["sledgescale", "sledgescale+", "srpt", "lld"]),
+        });
+    }
+    for error in ["0", "0.25", "0.5", "0.75", "1"] {
+        cases.push(NodeCase {
+            title: format!("bimodal-high at 80% load, estimates off by up to {error}"),
+            slug: format!("noisy-{error}"),
+            options: NodeOptions {
+                estimate: format!("noisy={error}"),
+                ..options("bimodal-high", seed)
+            },
+            offered: Offered::Loads(vec![0.8]),
+            policies: policies(&["sledgescale", "srpt", "lld"]),
+        });
+    }
+    for (dispatchers, workers, random) in
+        [(1, 6, false), (2, 3, false), (3, 2, false), (3, 2, true)]
+    {
+        let how = if random { "-random" } else { "" };
+        cases.push(NodeCase {
+            title: format!(
+                "exponential at 80% load, {dispatchers} dispatcher(s) of {workers} workers{how}"
+            ),
+            slug: format!("groups-{dispatchers}x{workers}{how}"),
+            options: NodeOptions {
+                dispatchers,
+                workers,
+                random_assign: random,
+                ..options("exponential", seed)
+            },
+            offered: Offered::Loads(vec![0.8]),
+            policies: policies(&["sledgescale"]),
+        });
+    }
+    cases
+}
