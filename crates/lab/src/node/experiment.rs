@@ -211,3 +211,49 @@ pub fn ratio(v: Option<f64>) -> String {
 pub fn percent(v: Option<f64>) -> String {
     v.map_or_else(|| NONE.to_string(), |v| format!("{:.2}", v * 100.0))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::node::figures;
+
+    fn tiny(slug: &str) -> NodeCase {
+        let mut case = figures::lognormal_cases(3).remove(0);
+        case.slug = slug.to_string();
+        case.options.workload = "sd-vbs".into();
+        case.options.requests = Some(2_000);
+        case.offered = Offered::Loads(vec![0.5, 0.9]);
+        case.policies = vec!["sledgescale".into(), "darc".into()];
+        case
+    }
+
+    #[test]
+    fn results_come_in_case_load_and_policy_order() {
+        let ran = run_node_cases(vec![tiny("a"), tiny("b")]).unwrap();
+        assert_eq!(ran.len(), 2);
+        let loads = &ran[1].summary.loads;
+        assert_eq!(loads.len(), 2);
+        let capacity = 27_100.271_002_710_026;
+        assert!((loads[1].rate - 0.9 * capacity).abs() < 1e-6, "{}", loads[1].rate);
+        let names: Vec<&str> = loads[0].policies.iter().map(|p| p.policy.as_str()).collect();
+        assert_eq!(names, ["sledgescale", "darc"]);
+        assert_eq!(ran[0].scope(1, "darc", "all").unwrap().requests, 2_000);
+        // Same cases, same results, whatever ran in parallel.
+        let again = run_node_cases(vec![tiny("a"), tiny("b")]).unwrap();
+        assert_eq!(again[1].summary, ran[1].summary);
+    }
+
+    #[test]
+    fn bad_cases_are_refused_before_anything_runs() {
+        let err = |cases: Vec<NodeCase>| run_node_cases(cases).err().unwrap().to_string();
+        assert!(err(vec![]).contains("no cases"));
+        assert!(err(vec![tiny("a/b")]).contains("slug"));
+        assert!(err(vec![tiny("a"), tiny("a")]).contains("two cases"));
+        let mut c = tiny("a");
+        c.offered = Offered::Rates(vec![]);
+        assert!(err(vec![c]).contains("above 0"));
+        let mut c = tiny("a");
+        c.policies = vec!["nope".into()];
+        assert!(format!("{:#}", run_node_cases(vec![c]).err().unwrap()).contains("nope"));
+    }
+}
