@@ -71,9 +71,10 @@ pub fn write_report(dir: &Path, report: &Report, staged: &mut Staged) -> Result<
     Ok(path)
 }
 
-/// The page's stylesheet. Policy colours are inline attributes; the rules
-/// that hide a policy are generated per policy by [`toggles`].
-const CSS: &str = "\
+/// The page's stylesheet, which the node level's page shares. Policy colours
+/// are inline attributes; the rules that hide a policy are generated per
+/// policy by [`toggles`].
+pub(crate) const CSS: &str = "\
 :root{color-scheme:light;--fg:#1b1f24;--muted:#59636e;--line:#d0d7de;--bg:#fff;--soft:#f6f8fa}
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;color:var(--fg);background:var(--bg)}

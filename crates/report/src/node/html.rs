@@ -5,6 +5,7 @@ use super::metrics::{ALL, PolicySummary, ScopeSummary};
 use super::output::Summary;
 use crate::Result;
 use crate::charts::Palette;
+use crate::html;
 use crate::staged::Staged;
 use crate::svg::{Frame, Scale, Tick, count, duration_ms, escape, put, tick_labels, trim};
 use std::path::{Path, PathBuf};
@@ -88,40 +89,12 @@ pub fn write_report(
     Ok(path)
 }
 
-/// The page's stylesheet; the rules that hide a policy are added per policy.
-const CSS: &str = "\
-:root{color-scheme:light;--fg:#1b1f24;--muted:#59636e;--line:#d0d7de;--soft:#f6f8fa}
-body{margin:0;font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;color:var(--fg);background:#fff}
-header.top{position:sticky;top:0;z-index:2;background:rgba(255,255,255,.96);border-bottom:1px solid var(--line);padding:8px 16px}
-h1{font-size:20px;margin:0 0 6px}
-h2{font-size:18px;margin:28px 0 8px;padding-top:8px;border-top:2px solid var(--fg)}
-h3{font-size:15px;margin:22px 0 6px}
-main,footer{max-width:1296px;margin:0 auto;padding:0 16px}
-footer{color:var(--muted);font-size:12.5px;margin:32px auto 40px;border-top:1px solid var(--line);padding-top:10px}
-.legend{display:flex;flex-wrap:wrap;gap:4px 18px;align-items:center}
-.legend label{display:inline-flex;align-items:center;gap:6px;cursor:pointer;white-space:nowrap}
-.legend .hint{color:var(--muted);font-size:12px}
-table{border-collapse:collapse;font-variant-numeric:tabular-nums}
-table.kv td,table.kv th{padding:1px 10px 1px 0;text-align:left;vertical-align:top}
-table.kv th{color:var(--muted);font-weight:500}
-.numbers{overflow-x:auto}
-table.main th,table.main td{padding:4px 6px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
-table.main th:first-child,table.main td:first-child{text-align:left}
-table.main thead th{background:var(--soft);font-weight:600;vertical-align:bottom}
+/// The rules the node page adds to the OS report's stylesheet
+/// ([`html::CSS`]): a function's lines in the main table are muted and
+/// indented under their policy's.
+const NODE_CSS: &str = "\
 table.main tr.fn td{color:var(--muted)}
 table.main tr.fn td:first-child{padding-left:28px}
-.sw{display:inline-block;width:22px;height:10px;vertical-align:middle;margin-right:5px}
-.charts{display:flex;flex-wrap:wrap;gap:12px}
-figure.chart{margin:0;border:1px solid var(--line);border-radius:6px;padding:6px;background:#fff}
-figure.chart svg{display:block;max-width:100%;height:auto}
-svg text{font:11px system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;fill:#24292f}
-svg .ct{font-size:12.5px;font-weight:600}
-svg .at{font-size:11.5px;fill:#59636e}
-svg .empty{font-size:13px;fill:#8c959f}
-svg .grid line{stroke:#eaeef2}
-svg .axis line{stroke:#8c959f}
-svg .line{fill:none;stroke-width:2;stroke-linejoin:round}
-.note{color:var(--muted);font-size:12.5px}
 ";
 
 /// The policies of a summary in order of first appearance: their palette
@@ -194,7 +167,8 @@ pub fn render_html(title: &str, summary: &Summary) -> String {
         &mut out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{title}</title>\n<style>\n{CSS}"
+         <title>{title}</title>\n<style>\n{}{NODE_CSS}",
+        html::CSS
     );
     for i in 0..policies.0.len() {
         put!(
