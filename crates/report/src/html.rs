@@ -116,9 +116,10 @@ nav.toc a{margin-right:14px}
 .note{color:var(--muted);font-size:12.5px}
 ";
 
-/// The CSS rules that hide policy `i` when its legend checkbox is unticked.
-fn toggles(out: &mut String, palette: &Palette) {
-    for (i, _, _) in palette.iter() {
+/// The CSS rules that hide policy `i` when its legend checkbox is unticked,
+/// for each of the first `policies` palette indices (the node page's too).
+pub(crate) fn toggles(out: &mut String, policies: usize) {
+    for i in 0..policies {
         put!(
             out,
             "body:has(#show-p{i}:not(:checked)) .p{i}{{display:none}}\n"
@@ -140,7 +141,7 @@ pub fn render_html(report: &Report) -> String {
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{title}</title>\n<style>\n{CSS}"
     );
-    toggles(&mut out, &palette);
+    toggles(&mut out, palette.iter().count());
     put!(
         &mut out,
         "</style>\n</head>\n<body>\n<header class=\"top\">\n<h1>{title}</h1>\n"
@@ -166,8 +167,9 @@ pub fn render_html(report: &Report) -> String {
     out
 }
 
-/// A small line sample in a policy's colour and dash.
-fn swatch(i: usize, sim_only: bool) -> String {
+/// A small line sample in a policy's colour and dash (solid on the node
+/// page, which has no sim-only policies).
+pub(crate) fn swatch(i: usize, sim_only: bool) -> String {
     let dash = Palette::dash(i, sim_only)
         .map(|d| format!(" stroke-dasharray=\"{d}\""))
         .unwrap_or_default();
@@ -212,6 +214,13 @@ fn json_text(v: &serde_json::Value) -> String {
 /// A free-form description as a key/value table.
 fn description(out: &mut String, caption: &str, value: &serde_json::Value) {
     put!(out, "<table class=\"kv\"><caption>{caption}</caption>");
+    kv_rows(out, value);
+    out.push_str("</table>");
+}
+
+/// The rows of a key/value table: one per key of an object, or one cell
+/// holding any other value (the node page's settings too).
+pub(crate) fn kv_rows(out: &mut String, value: &serde_json::Value) {
     match value.as_object() {
         Some(map) => {
             for (k, v) in map {
@@ -225,7 +234,6 @@ fn description(out: &mut String, caption: &str, value: &serde_json::Value) {
         }
         None => put!(out, "<tr><td>{}</td></tr>", escape(&json_text(value))),
     }
-    out.push_str("</table>");
 }
 
 fn section(out: &mut String, n: usize, s: &Section, palette: &Palette) {

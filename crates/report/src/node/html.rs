@@ -170,12 +170,7 @@ pub fn render_html(title: &str, summary: &Summary) -> String {
          <title>{title}</title>\n<style>\n{}{NODE_CSS}",
         html::CSS
     );
-    for i in 0..policies.0.len() {
-        put!(
-            &mut out,
-            "body:has(#show-p{i}:not(:checked)) .p{i}{{display:none}}\n"
-        );
-    }
+    html::toggles(&mut out, policies.0.len());
     put!(
         &mut out,
         "</style>\n</head>\n<body>\n<header class=\"top\">\n<h1>{title}</h1>\n"
@@ -233,25 +228,13 @@ fn scope_heading(scope: &str) -> String {
     }
 }
 
-/// A small line sample in a policy's colour.
-fn swatch(i: usize) -> String {
-    format!(
-        "<svg class=\"sw\" width=\"22\" height=\"10\" viewBox=\"0 0 22 10\" aria-hidden=\"true\">\
-         <line x1=\"0\" y1=\"5\" x2=\"22\" y2=\"5\" stroke=\"{}\" stroke-width=\"3\"{}/></svg>",
-        Palette::colour(i),
-        Palette::dash(i, false)
-            .map(|d| format!(" stroke-dasharray=\"{d}\""))
-            .unwrap_or_default()
-    )
-}
-
 fn legend(out: &mut String, policies: &Policies) {
     out.push_str("<div class=\"legend\" role=\"group\" aria-label=\"policies\">");
     for (i, name) in policies.0.iter().enumerate() {
         put!(
             out,
             "<label><input type=\"checkbox\" id=\"show-p{i}\" checked>{}{}</label>",
-            swatch(i),
+            html::swatch(i, false),
             escape(name)
         );
     }
@@ -263,25 +246,8 @@ fn legend(out: &mut String, policies: &Policies) {
 
 /// The settings as a key/value table: strings bare, other values as JSON.
 fn settings(out: &mut String, value: &serde_json::Value) {
-    let text = |v: &serde_json::Value| match v {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Null => "–".to_string(),
-        other => other.to_string(),
-    };
     out.push_str("<table class=\"kv\">");
-    match value.as_object() {
-        Some(map) => {
-            for (k, v) in map {
-                put!(
-                    out,
-                    "<tr><th>{}</th><td>{}</td></tr>",
-                    escape(k),
-                    escape(&text(v))
-                );
-            }
-        }
-        None => put!(out, "<tr><td>{}</td></tr>", escape(&text(value))),
-    }
+    html::kv_rows(out, value);
     out.push_str("</table>\n");
 }
 
@@ -306,7 +272,7 @@ fn main_table(out: &mut String, loaded: &[PolicySummary], policies: &Policies) {
             let (class, name, busy) = if k == 0 {
                 (
                     String::new(),
-                    format!("{}{}", swatch(i), escape(&p.policy)),
+                    format!("{}{}", html::swatch(i, false), escape(&p.policy)),
                     format!(
                         "{} / {}",
                         percent(p.usage.mean_worker()),
