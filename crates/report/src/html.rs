@@ -74,7 +74,7 @@ pub fn write_report(dir: &Path, report: &Report, staged: &mut Staged) -> Result<
 /// The page's stylesheet, which the node level's page shares. Policy colours
 /// are inline attributes; the rules that hide a policy are generated per
 /// policy by [`toggles`].
-pub(crate) const CSS: &str = "\
+const CSS: &str = "\
 :root{color-scheme:light;--fg:#1b1f24;--muted:#59636e;--line:#d0d7de;--bg:#fff;--soft:#f6f8fa}
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;color:var(--fg);background:var(--bg)}
@@ -116,9 +116,28 @@ nav.toc a{margin-right:14px}
 .note{color:var(--muted);font-size:12.5px}
 ";
 
+/// Opens a page (this one and the node level's): the document head with
+/// [`CSS`], then `extra_css`, then the rules hiding each of the first
+/// `policies` palette indices, and the top header up to its heading, `title`
+/// (escaped here). The header's legend comes next.
+pub(crate) fn open_page(out: &mut String, title: &str, extra_css: &str, policies: usize) {
+    let title = escape(title);
+    put!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{title}</title>\n<style>\n{CSS}{extra_css}"
+    );
+    toggles(out, policies);
+    put!(
+        out,
+        "</style>\n</head>\n<body>\n<header class=\"top\">\n<h1>{title}</h1>\n"
+    );
+}
+
 /// The CSS rules that hide policy `i` when its legend checkbox is unticked,
-/// for each of the first `policies` palette indices (the node page's too).
-pub(crate) fn toggles(out: &mut String, policies: usize) {
+/// for each of the first `policies` palette indices.
+fn toggles(out: &mut String, policies: usize) {
     for i in 0..policies {
         put!(
             out,
@@ -133,19 +152,8 @@ pub fn render_html(report: &Report) -> String {
     for s in &report.sections {
         palette.add(&s.summary);
     }
-    let title = escape(&report.title);
     let mut out = String::with_capacity(256 * 1024);
-    put!(
-        &mut out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{title}</title>\n<style>\n{CSS}"
-    );
-    toggles(&mut out, palette.iter().count());
-    put!(
-        &mut out,
-        "</style>\n</head>\n<body>\n<header class=\"top\">\n<h1>{title}</h1>\n"
-    );
+    open_page(&mut out, &report.title, "", palette.iter().count());
     legend(&mut out, &palette);
     out.push_str("</header>\n<main>\n");
     if report.sections.len() > 1 {

@@ -90,7 +90,7 @@ pub fn write_report(
 }
 
 /// The rules the node page adds to the OS report's stylesheet
-/// ([`html::CSS`]): a function's lines in the main table are muted and
+/// (through [`html::open_page`]): a function's lines in the main table are muted and
 /// indented under their policy's.
 const NODE_CSS: &str = "\
 table.main tr.fn td{color:var(--muted)}
@@ -161,20 +161,8 @@ fn rates(summary: &Summary) -> Vec<f64> {
 /// Renders the whole page (see the module docs).
 pub fn render_html(title: &str, summary: &Summary) -> String {
     let policies = Policies::of(summary);
-    let title = escape(title);
     let mut out = String::with_capacity(64 * 1024);
-    put!(
-        &mut out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{title}</title>\n<style>\n{}{NODE_CSS}",
-        html::CSS
-    );
-    html::toggles(&mut out, policies.0.len());
-    put!(
-        &mut out,
-        "</style>\n</head>\n<body>\n<header class=\"top\">\n<h1>{title}</h1>\n"
-    );
+    html::open_page(&mut out, title, NODE_CSS, policies.0.len());
     legend(&mut out, &policies);
     out.push_str("</header>\n<main>\n<h2>Settings</h2>\n");
     settings(&mut out, &summary.settings);
