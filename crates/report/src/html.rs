@@ -71,8 +71,9 @@ pub fn write_report(dir: &Path, report: &Report, staged: &mut Staged) -> Result<
     Ok(path)
 }
 
-/// The page's stylesheet. Policy colours are inline attributes; the rules
-/// that hide a policy are generated per policy by [`toggles`].
+/// The page's stylesheet, which the node level's page shares. Policy colours
+/// are inline attributes; the rules that hide a policy are generated per
+/// policy by [`toggles`].
 const CSS: &str = "\
 :root{color-scheme:light;--fg:#1b1f24;--muted:#59636e;--line:#d0d7de;--bg:#fff;--soft:#f6f8fa}
 *{box-sizing:border-box}
@@ -115,9 +116,29 @@ nav.toc a{margin-right:14px}
 .note{color:var(--muted);font-size:12.5px}
 ";
 
-/// The CSS rules that hide policy `i` when its legend checkbox is unticked.
-fn toggles(out: &mut String, palette: &Palette) {
-    for (i, _, _) in palette.iter() {
+/// Opens a page (this one and the node level's): the document head with
+/// [`CSS`], then `extra_css`, then the rules hiding each of the first
+/// `policies` palette indices, and the top header up to its heading, `title`
+/// (escaped here). The header's legend comes next.
+pub(crate) fn open_page(out: &mut String, title: &str, extra_css: &str, policies: usize) {
+    let title = escape(title);
+    put!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{title}</title>\n<style>\n{CSS}{extra_css}"
+    );
+    toggles(out, policies);
+    put!(
+        out,
+        "</style>\n</head>\n<body>\n<header class=\"top\">\n<h1>{title}</h1>\n"
+    );
+}
+
+/// The CSS rules that hide policy `i` when its legend checkbox is unticked,
+/// for each of the first `policies` palette indices.
+fn toggles(out: &mut String, policies: usize) {
+    for i in 0..policies {
         put!(
             out,
             "body:has(#show-p{i}:not(:checked)) .p{i}{{display:none}}\n"
@@ -131,19 +152,8 @@ pub fn render_html(report: &Report) -> String {
     for s in &report.sections {
         palette.add(&s.summary);
     }
-    let title = escape(&report.title);
     let mut out = String::with_capacity(256 * 1024);
-    put!(
-        &mut out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{title}</title>\n<style>\n{CSS}"
-    );
-    toggles(&mut out, &palette);
-    put!(
-        &mut out,
-        "</style>\n</head>\n<body>\n<header class=\"top\">\n<h1>{title}</h1>\n"
-    );
+    open_page(&mut out, &report.title, "", palette.iter().count());
     legend(&mut out, &palette);
     out.push_str("</header>\n<main>\n");
     if report.sections.len() > 1 {
@@ -165,8 +175,9 @@ pub fn render_html(report: &Report) -> String {
     out
 }
 
-/// A small line sample in a policy's colour and dash.
-fn swatch(i: usize, sim_only: bool) -> String {
+/// A small line sample in a policy's colour and dash (solid on the node
+/// page, which has no sim-only policies).
+pub(crate) fn swatch(i: usize, sim_only: bool) -> String {
     let dash = Palette::dash(i, sim_only)
         .map(|d| format!(" stroke-dasharray=\"{d}\""))
         .unwrap_or_default();
@@ -211,6 +222,13 @@ fn json_text(v: &serde_json::Value) -> String {
 /// A free-form description as a key/value table.
 fn description(out: &mut String, caption: &str, value: &serde_json::Value) {
     put!(out, "<table class=\"kv\"><caption>{caption}</caption>");
+    kv_rows(out, value);
+    out.push_str("</table>");
+}
+
+/// The rows of a key/value table: one per key of an object, or one cell
+/// holding any other value (the node page's settings too).
+pub(crate) fn kv_rows(out: &mut String, value: &serde_json::Value) {
     match value.as_object() {
         Some(map) => {
             for (k, v) in map {
@@ -224,7 +242,6 @@ fn description(out: &mut String, caption: &str, value: &serde_json::Value) {
         }
         None => put!(out, "<tr><td>{}</td></tr>", escape(&json_text(value))),
     }
-    out.push_str("</table>");
 }
 
 fn section(out: &mut String, n: usize, s: &Section, palette: &Palette) {

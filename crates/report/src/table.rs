@@ -47,12 +47,7 @@ pub fn render_table(summary: &Summary) -> String {
         }
     }
 
-    let mut widths = [0; 10];
-    for line in lines.iter().flatten() {
-        for (w, cell) in widths.iter_mut().zip(line) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
+    let widths = widths(lines.iter().flatten());
 
     let mut out = String::from(
         "mean/p50/p99: turnaround in ms; slowdown: mean of each turnaround / its CPU and I/O time;\n\
@@ -61,17 +56,7 @@ pub fn render_table(summary: &Summary) -> String {
     out.push_str(&groups_legend());
     for line in &lines {
         if let Some(cells) = line {
-            let text: String = cells
-                .iter()
-                .zip(widths)
-                .enumerate()
-                .map(|(col, (cell, w))| match col {
-                    0 => format!("{cell:<w$}"),
-                    1 => format!("  {cell:<w$}"),
-                    _ => format!("  {cell:>w$}"),
-                })
-                .collect();
-            out.push_str(text.trim_end());
+            out.push_str(&aligned(cells, &widths));
         }
         out.push('\n');
     }
@@ -79,6 +64,37 @@ pub fn render_table(summary: &Summary) -> String {
         out.push_str("* sim-only: needs a mechanism a stock kernel lacks\n");
     }
     out
+}
+
+/// Each column's width over `rows`: its widest cell, in characters.
+pub(crate) fn widths<'a, const N: usize>(
+    rows: impl IntoIterator<Item = &'a [String; N]>,
+) -> [usize; N] {
+    let mut widths = [0; N];
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    widths
+}
+
+/// One row padded to `widths` with two spaces between columns, the first two
+/// left-aligned and the others right-aligned, without trailing spaces (the
+/// node table's rows too).
+pub(crate) fn aligned<const N: usize>(cells: &[String; N], widths: &[usize; N]) -> String {
+    let mut text: String = cells
+        .iter()
+        .zip(widths)
+        .enumerate()
+        .map(|(col, (cell, &w))| match col {
+            0 => format!("{cell:<w$}"),
+            1 => format!("  {cell:<w$}"),
+            _ => format!("  {cell:>w$}"),
+        })
+        .collect();
+    text.truncate(text.trim_end().len());
+    text
 }
 
 /// The cells of one scope's line.

@@ -222,9 +222,11 @@ impl RequestOutcome {
         self.finish.is_none()
     }
 
-    /// Latency: response sent − request received.
+    /// Latency: response sent − request received; `None` if dropped. A
+    /// finish before the arrival (an engine fault) reads as 0 rather than
+    /// overflowing, so a report over a faulty run still renders.
     pub fn latency(&self) -> Option<Nanos> {
-        self.finish.map(|f| f - self.info.arrival)
+        self.finish.map(|f| f.saturating_sub(self.info.arrival))
     }
 
     /// Latency over work.
@@ -235,5 +237,46 @@ impl RequestOutcome {
     /// Finished after its absolute deadline, or dropped.
     pub fn missed(&self) -> bool {
         self.finish.is_none_or(|f| f > self.info.due())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(arrival: Time, work: Nanos, finish: Option<Time>) -> RequestOutcome {
+        RequestOutcome {
+            info: RequestInfo {
+                id: RequestId(0),
+                function: FunctionId(0),
+                arrival,
+                deadline: 100,
+                estimate: work,
+            },
+            work,
+            dispatcher: 0,
+            worker: None,
+            first_run: finish.map(|_| arrival),
+            finish,
+            preemptions: 0,
+        }
+    }
+
+    #[test]
+    fn latency_is_finish_minus_arrival_and_none_when_dropped() {
+        let done = outcome(1_000, 40, Some(1_250));
+        assert_eq!(done.latency(), Some(250));
+        assert_eq!(done.slowdown(), Some(250.0 / 40.0));
+        assert!(done.missed());
+        let dropped = outcome(1_000, 40, None);
+        assert_eq!((dropped.latency(), dropped.slowdown()), (None, None));
+        assert!(dropped.missed() && dropped.dropped());
+    }
+
+    #[test]
+    fn a_finish_before_the_arrival_reads_as_zero_latency() {
+        let faulty = outcome(1_000, 40, Some(900));
+        assert_eq!(faulty.latency(), Some(0));
+        assert_eq!(faulty.slowdown(), Some(0.0));
     }
 }

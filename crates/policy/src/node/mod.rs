@@ -72,26 +72,6 @@ pub(crate) mod testkit {
     pub fn queue(ws: &mut Workers, w: u32, req: RequestInfo) {
         ws.enqueue(WorkerId(w), Queued::new(req));
     }
-
-    /// A small deterministic generator (SplitMix64) for randomised states
-    /// without a dependency.
-    pub struct Rng(pub u64);
-
-    impl Rng {
-        /// The next 64 random bits.
-        pub fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-
-        /// Uniform in `lo..=hi`.
-        pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-            lo + self.next() % (hi - lo + 1)
-        }
-    }
 }
 
 #[cfg(test)]

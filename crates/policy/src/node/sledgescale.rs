@@ -208,8 +208,10 @@ impl Dispatch for SledgeScale {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::node::testkit::{Rng, info, queue, run};
+    use crate::node::testkit::{info, queue, run};
+    use faasched_model::Nanos;
     use faasched_model::node::{Placement, Workers};
+    use proptest::prelude::*;
 
     const EDF: Local = Local {
         order: Order::Edf,
@@ -373,63 +375,79 @@ mod tests {
         }
     }
 
-    /// Random states of 1–5 workers: a preemption only ever hits a worker
-    /// whose running request is due later than the newcomer and has positive
-    /// slack (above the newcomer's estimate under the paper's test), and an
-    /// unpreempting placement under `Scan::Plus` goes to an empty worker
-    /// whenever one exists.
-    #[test]
-    fn preemptions_respect_deadline_and_slack_in_random_states() {
-        let mut rng = Rng(7);
-        let mut id = 0;
-        let mut next = |rng: &mut Rng, now: u64| {
-            id += 1;
-            info(
-                id,
-                0,
-                rng.range(0, now),
-                rng.range(1, 400),
-                rng.range(0, 200),
-            )
-        };
-        for _ in 0..5_000 {
-            let n = rng.range(1, 5) as usize;
-            let now = 300;
+    /// The latest time in a random state: arrivals and starts fall in
+    /// `0..=NOW`, and the newcomer arrives at `NOW`.
+    const NOW: Time = 300;
+
+    /// A request's arrival, relative deadline and estimate (its id is given
+    /// when the state is built, so ids stay unique).
+    type Req = (Time, Nanos, Nanos);
+
+    /// Any request that has arrived by `NOW`.
+    fn request() -> impl Strategy<Value = Req> {
+        (0..=NOW, 1..=400u64, 0..=200u64)
+    }
+
+    /// One worker: a running request (three times in four) with the time it
+    /// started, at or after its arrival, and 0–3 queued requests.
+    fn worker() -> impl Strategy<Value = (Option<(Req, Time)>, Vec<Req>)> {
+        let running = request().prop_flat_map(|r| (Just(r), r.0..=NOW));
+        (
+            prop::option::weighted(0.75, running),
+            prop::collection::vec(request(), 0..=3),
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+        /// Random states of 1–5 workers: a preemption only ever hits a worker
+        /// whose running request is due later than the newcomer and has
+        /// positive slack (above the newcomer's estimate under the paper's
+        /// test), and an unpreempting placement under `Scan::Plus` goes to an
+        /// empty worker whenever one exists.
+        #[test]
+        fn preemptions_respect_deadline_and_slack_in_random_states(
+            state in prop::collection::vec(worker(), 1..=5),
+            (deadline, estimate) in (1..=400u64, 0..=200u64),
+        ) {
+            let n = state.len();
             let mut ws = Workers::new(n, EDF);
-            for w in 0..n as u32 {
-                if rng.range(0, 3) > 0 {
-                    let r = next(&mut rng, now);
-                    let start = rng.range(r.arrival, now);
-                    run(&mut ws, w, r, start);
+            let mut id = 0;
+            let mut next = |(arrival, deadline, estimate): Req| {
+                id += 1;
+                info(id, 0, arrival, deadline, estimate)
+            };
+            for (w, (running, queued)) in (0..).zip(state) {
+                if let Some((r, start)) = running {
+                    run(&mut ws, w, next(r), start);
                 }
-                for _ in 0..rng.range(0, 3) {
-                    let r = next(&mut rng, now);
-                    queue(&mut ws, w, r);
+                for r in queued {
+                    queue(&mut ws, w, next(r));
                 }
             }
-            let r = next(&mut rng, now);
-            let r = info(r.id.0, 0, now, r.deadline, r.estimate);
+            let r = next((NOW, deadline, estimate));
             for mut p in all() {
-                let d = p.on_request(now, &r, &ws);
+                let d = p.on_request(NOW, &r, &ws);
                 let Placement::Worker { worker, preempt } = d.placement else {
                     panic!("{}: dropped", p.name());
                 };
                 let s = ws.get(worker);
                 if preempt {
                     let cr = s.running().expect("preempts a running request");
-                    assert!(cr.due() > r.due(), "{}", p.name());
-                    assert!(cr.slack > 0, "{}: slack {}", p.name(), cr.slack);
+                    prop_assert!(cr.due() > r.due(), "{}", p.name());
+                    prop_assert!(cr.slack > 0, "{}: slack {}", p.name(), cr.slack);
                     if p.test == PreemptTest::Paper {
-                        assert!(cr.slack > r.estimate as i64, "{}", p.name());
+                        prop_assert!(cr.slack > r.estimate as i64, "{}", p.name());
                     }
                 }
                 if ws.iter().any(|(_, s)| s.is_idle()) {
-                    assert!(!preempt, "{}", p.name());
+                    prop_assert!(!preempt, "{}", p.name());
                     if p.scan == Scan::Plus {
-                        assert!(s.is_idle(), "{}", p.name());
+                        prop_assert!(s.is_idle(), "{}", p.name());
                     }
                 }
-                assert!(d.scanned as usize <= n);
+                prop_assert!(d.scanned as usize <= n);
             }
         }
     }

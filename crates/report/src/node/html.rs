@@ -5,6 +5,7 @@ use super::metrics::{ALL, PolicySummary, ScopeSummary};
 use super::output::Summary;
 use crate::Result;
 use crate::charts::Palette;
+use crate::html;
 use crate::staged::Staged;
 use crate::svg::{Frame, Scale, Tick, count, duration_ms, escape, put, tick_labels, trim};
 use std::path::{Path, PathBuf};
@@ -88,40 +89,12 @@ pub fn write_report(
     Ok(path)
 }
 
-/// The page's stylesheet; the rules that hide a policy are added per policy.
-const CSS: &str = "\
-:root{color-scheme:light;--fg:#1b1f24;--muted:#59636e;--line:#d0d7de;--soft:#f6f8fa}
-body{margin:0;font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;color:var(--fg);background:#fff}
-header.top{position:sticky;top:0;z-index:2;background:rgba(255,255,255,.96);border-bottom:1px solid var(--line);padding:8px 16px}
-h1{font-size:20px;margin:0 0 6px}
-h2{font-size:18px;margin:28px 0 8px;padding-top:8px;border-top:2px solid var(--fg)}
-h3{font-size:15px;margin:22px 0 6px}
-main,footer{max-width:1296px;margin:0 auto;padding:0 16px}
-footer{color:var(--muted);font-size:12.5px;margin:32px auto 40px;border-top:1px solid var(--line);padding-top:10px}
-.legend{display:flex;flex-wrap:wrap;gap:4px 18px;align-items:center}
-.legend label{display:inline-flex;align-items:center;gap:6px;cursor:pointer;white-space:nowrap}
-.legend .hint{color:var(--muted);font-size:12px}
-table{border-collapse:collapse;font-variant-numeric:tabular-nums}
-table.kv td,table.kv th{padding:1px 10px 1px 0;text-align:left;vertical-align:top}
-table.kv th{color:var(--muted);font-weight:500}
-.numbers{overflow-x:auto}
-table.main th,table.main td{padding:4px 6px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
-table.main th:first-child,table.main td:first-child{text-align:left}
-table.main thead th{background:var(--soft);font-weight:600;vertical-align:bottom}
+/// The rules the node page adds to the OS report's stylesheet
+/// (through [`html::open_page`]): a function's lines in the main table are muted and
+/// indented under their policy's.
+const NODE_CSS: &str = "\
 table.main tr.fn td{color:var(--muted)}
 table.main tr.fn td:first-child{padding-left:28px}
-.sw{display:inline-block;width:22px;height:10px;vertical-align:middle;margin-right:5px}
-.charts{display:flex;flex-wrap:wrap;gap:12px}
-figure.chart{margin:0;border:1px solid var(--line);border-radius:6px;padding:6px;background:#fff}
-figure.chart svg{display:block;max-width:100%;height:auto}
-svg text{font:11px system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;fill:#24292f}
-svg .ct{font-size:12.5px;font-weight:600}
-svg .at{font-size:11.5px;fill:#59636e}
-svg .empty{font-size:13px;fill:#8c959f}
-svg .grid line{stroke:#eaeef2}
-svg .axis line{stroke:#8c959f}
-svg .line{fill:none;stroke-width:2;stroke-linejoin:round}
-.note{color:var(--muted);font-size:12.5px}
 ";
 
 /// The policies of a summary in order of first appearance: their palette
@@ -188,24 +161,8 @@ fn rates(summary: &Summary) -> Vec<f64> {
 /// Renders the whole page (see the module docs).
 pub fn render_html(title: &str, summary: &Summary) -> String {
     let policies = Policies::of(summary);
-    let title = escape(title);
     let mut out = String::with_capacity(64 * 1024);
-    put!(
-        &mut out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{title}</title>\n<style>\n{CSS}"
-    );
-    for i in 0..policies.0.len() {
-        put!(
-            &mut out,
-            "body:has(#show-p{i}:not(:checked)) .p{i}{{display:none}}\n"
-        );
-    }
-    put!(
-        &mut out,
-        "</style>\n</head>\n<body>\n<header class=\"top\">\n<h1>{title}</h1>\n"
-    );
+    html::open_page(&mut out, title, NODE_CSS, policies.0.len());
     legend(&mut out, &policies);
     out.push_str("</header>\n<main>\n<h2>Settings</h2>\n");
     settings(&mut out, &summary.settings);
@@ -259,25 +216,13 @@ fn scope_heading(scope: &str) -> String {
     }
 }
 
-/// A small line sample in a policy's colour.
-fn swatch(i: usize) -> String {
-    format!(
-        "<svg class=\"sw\" width=\"22\" height=\"10\" viewBox=\"0 0 22 10\" aria-hidden=\"true\">\
-         <line x1=\"0\" y1=\"5\" x2=\"22\" y2=\"5\" stroke=\"{}\" stroke-width=\"3\"{}/></svg>",
-        Palette::colour(i),
-        Palette::dash(i, false)
-            .map(|d| format!(" stroke-dasharray=\"{d}\""))
-            .unwrap_or_default()
-    )
-}
-
 fn legend(out: &mut String, policies: &Policies) {
     out.push_str("<div class=\"legend\" role=\"group\" aria-label=\"policies\">");
     for (i, name) in policies.0.iter().enumerate() {
         put!(
             out,
             "<label><input type=\"checkbox\" id=\"show-p{i}\" checked>{}{}</label>",
-            swatch(i),
+            html::swatch(i, false),
             escape(name)
         );
     }
@@ -289,25 +234,8 @@ fn legend(out: &mut String, policies: &Policies) {
 
 /// The settings as a key/value table: strings bare, other values as JSON.
 fn settings(out: &mut String, value: &serde_json::Value) {
-    let text = |v: &serde_json::Value| match v {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Null => "–".to_string(),
-        other => other.to_string(),
-    };
     out.push_str("<table class=\"kv\">");
-    match value.as_object() {
-        Some(map) => {
-            for (k, v) in map {
-                put!(
-                    out,
-                    "<tr><th>{}</th><td>{}</td></tr>",
-                    escape(k),
-                    escape(&text(v))
-                );
-            }
-        }
-        None => put!(out, "<tr><td>{}</td></tr>", escape(&text(value))),
-    }
+    html::kv_rows(out, value);
     out.push_str("</table>\n");
 }
 
@@ -332,7 +260,7 @@ fn main_table(out: &mut String, loaded: &[PolicySummary], policies: &Policies) {
             let (class, name, busy) = if k == 0 {
                 (
                     String::new(),
-                    format!("{}{}", swatch(i), escape(&p.policy)),
+                    format!("{}{}", html::swatch(i, false), escape(&p.policy)),
                     format!(
                         "{} / {}",
                         percent(p.usage.mean_worker()),

@@ -157,11 +157,9 @@ impl Acc {
     fn record(&mut self, o: &RequestOutcome) {
         self.requests += 1;
         self.missed += u64::from(o.missed());
-        match o.finish {
+        match o.latency() {
             None => self.dropped += 1,
-            Some(finish) => {
-                // A finish before the arrival is an engine fault; it reads as 0.
-                let latency = finish.saturating_sub(o.info.arrival);
+            Some(latency) => {
                 self.latency.record(latency);
                 self.slowdown.record(slowdown_fixed(latency, o.work));
                 self.preemptions += u64::from(o.preemptions);

@@ -3,6 +3,7 @@
 use super::metrics::{PolicySummary, ScopeSummary};
 use super::output::Summary;
 use crate::svg::trim;
+use crate::table;
 
 /// Column headers; the first two columns are left-aligned, the others right-aligned.
 const HEADER: [&str; COLUMNS] = [
@@ -52,14 +53,10 @@ pub fn render_table(summary: &Summary) -> String {
         }
     }
 
-    let mut widths = [0; COLUMNS];
-    for line in &lines {
-        if let Line::Cells(cells) = line {
-            for (w, cell) in widths.iter_mut().zip(cells.iter()) {
-                *w = (*w).max(cell.chars().count());
-            }
-        }
-    }
+    let widths = table::widths(lines.iter().filter_map(|line| match line {
+        Line::Cells(cells) => Some(&**cells),
+        _ => None,
+    }));
 
     let mut out = String::from(LEGEND);
     for line in &lines {
@@ -68,17 +65,7 @@ pub fn render_table(summary: &Summary) -> String {
                 out.push_str(&format!("offered {} requests/s\n", trim(*rate, 3)));
             }
             Line::Cells(cells) => {
-                let text: String = cells
-                    .iter()
-                    .zip(widths)
-                    .enumerate()
-                    .map(|(col, (cell, w))| match col {
-                        0 => format!("{cell:<w$}"),
-                        1 => format!("  {cell:<w$}"),
-                        _ => format!("  {cell:>w$}"),
-                    })
-                    .collect();
-                out.push_str(text.trim_end());
+                out.push_str(&table::aligned(cells, &widths));
                 out.push('\n');
             }
             Line::Blank => out.push('\n'),
