@@ -234,8 +234,16 @@ mod tests {
         let loads = &ran[1].summary.loads;
         assert_eq!(loads.len(), 2);
         let capacity = 27_100.271_002_710_026;
-        assert!((loads[1].rate - 0.9 * capacity).abs() < 1e-6, "{}", loads[1].rate);
-        let names: Vec<&str> = loads[0].policies.iter().map(|p| p.policy.as_str()).collect();
+        assert!(
+            (loads[1].rate - 0.9 * capacity).abs() < 1e-6,
+            "{}",
+            loads[1].rate
+        );
+        let names: Vec<&str> = loads[0]
+            .policies
+            .iter()
+            .map(|p| p.policy.as_str())
+            .collect();
         assert_eq!(names, ["sledgescale", "darc"]);
         assert_eq!(ran[0].scope(1, "darc", "all").unwrap().requests, 2_000);
         // Same cases, same results, whatever ran in parallel.
