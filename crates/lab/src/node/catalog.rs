@@ -238,7 +238,7 @@ mod tests {
     }
 
     /// The log-normal split at its median: DARC's short half holds 0.9% of
-    /// the work (shared/notes/node-level.md §6), so Perséphone's rule gives
+    /// the work, so Perséphone's rule gives
     /// it one worker of six and the long half five.
     #[test]
     fn a_one_function_workload_splits_at_its_median() {

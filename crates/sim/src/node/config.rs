@@ -119,20 +119,21 @@ impl Estimate {
 }
 
 /// What the node's mechanisms cost, in nanoseconds. The paper reports none
-/// of them (shared/notes/node-level.md §9); the defaults are the note's
-/// derived starting points (§8, §11), meant to be swept.
+/// of them; the defaults are derived from its throughput numbers and from
+/// measurements of the mechanisms (docs/NODE.md lists them), meant to be
+/// swept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Costs {
     /// Dispatcher time per decision, before the workers it examined. By
     /// default 3,000 ns: the paper's ≈ 270–300 kRPS per dispatcher (300 K
     /// with 3 workers; 800 K over 3 dispatchers; 1.37 M over 5, §4.1) is
-    /// 3.3–3.7 µs per decision (note §8 item 2), of which the scan of 6
+    /// 3.3–3.7 µs per decision, of which the scan of 6
     /// workers takes [`Costs::dispatch_per_worker`] × 6.
     pub dispatch_base: Nanos,
     /// Dispatcher time per worker a decision examined
     /// (`Decision::scanned`). By default 100 ns, so that 3 to 6 workers give
-    /// the note's 3.3–3.6 µs (§8 item 2).
+    /// 3.3–3.6 µs.
     pub dispatch_per_worker: Nanos,
     /// Dispatcher time to hand held requests to an idle worker (late
     /// binding); an offer the policy answers with nothing costs nothing (an
@@ -140,25 +141,26 @@ pub struct Costs {
     /// (inferred: a queue pop and a hand-over, a third of a full decision).
     pub idle_pull: Nanos,
     /// Dispatcher time to send one preemption signal. By default 1,000 ns
-    /// (inferred: one `pthread_kill`, the low end of the note's 1–5 µs
-    /// signal preemption, §8 item 4).
+    /// (inferred: one `pthread_kill`, the low end of 1–5 µs for a
+    /// signal preemption).
     pub preempt_signal: Nanos,
     /// From the signal's sending to the worker reacting. By default 2,000
-    /// ns (the note's 1–5 µs, §8 item 4; wasmtime's epoch yield measured
-    /// 0.7 µs p50 to 9 µs p99, §11).
+    /// ns (signal delivery takes 1–5 µs; wasmtime's epoch yield measured
+    /// 0.7 µs p50 to 9 µs p99).
     pub preempt_latency: Nanos,
     /// Worker time to save one request's context and restore the next's,
     /// once per preemption, paid before the next request on that worker
-    /// runs. By default 1,000 ns (note §8 item 4: registers and stack
-    /// pointer, §2.6).
+    /// runs. By default 1,000 ns: the paper saves the sandbox's instruction
+    /// and stack pointers (§3.2).
     pub context_switch: Nanos,
     /// Worker time before a request's first run: taking a sandbox from the
     /// worker's pool. By default 3,000 ns (pooled instantiation measured at
-    /// 2.6–3.9 µs, note §11; "a few microseconds", paper §3.4).
+    /// 2.6–3.9 µs with wasmtime's pooling allocator; "a few microseconds",
+    /// paper §3.4).
     pub sandbox_setup: Nanos,
     /// From work reaching a sleeping idle worker to the worker running it.
     /// By default 5,000 ns (a futex wake of a few µs: the paper's workers
-    /// sleep on semaphores, §4; note §2.6). Ignored when `poll` is set.
+    /// sleep on semaphores, §4). Ignored when `poll` is set.
     pub wake: Nanos,
     /// Idle workers busy-poll their queue instead of sleeping, so work
     /// reaching them pays no `wake` (the paper's busy-loop mode, §4.4). By
@@ -166,7 +168,7 @@ pub struct Costs {
     pub poll: bool,
     /// Worker time per firing of a local quantum timer (`Local::quantum`).
     /// By default 500 ns (inferred: a timer signal and its handler, below
-    /// the note's signal preemption cost, §8 item 5).
+    /// a signal preemption's cost).
     pub quantum_tick: Nanos,
 }
 
