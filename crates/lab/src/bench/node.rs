@@ -120,18 +120,23 @@ impl Setup {
         })
     }
 
-    /// One run of `policy` over `requests` generated requests, every outcome
-    /// dropped as it comes; an error unless every request finished or was
-    /// dropped.
-    fn run(&self, policy: NodePolicy, requests: u64) -> Result<NodeStats> {
-        let name = policy.name();
-        let stream = self.workload.requests(&Params {
+    /// The stream of `requests` requests every run draws.
+    fn params(&self, requests: u64) -> Params {
+        Params {
             rate_per_s: self.rate_per_s,
             length: Length::Count(requests),
             seed: self.seed,
             deadlines: Deadlines::default(),
             estimate: Estimate::Exact,
-        })?;
+        }
+    }
+
+    /// One run of `policy` over `requests` generated requests, every outcome
+    /// dropped as it comes; an error unless every request finished or was
+    /// dropped.
+    fn run(&self, policy: NodePolicy, requests: u64) -> Result<NodeStats> {
+        let name = policy.name();
+        let stream = self.workload.requests(&self.params(requests))?;
         let mut policies = (0..DISPATCHERS)
             .map(|_| policy.build(&self.knowledge))
             .collect::<Result<Vec<_>>>()?;
@@ -174,9 +179,14 @@ pub fn measure(
     mut each: impl FnMut(&Measured) -> Result<()>,
 ) -> Result<Results> {
     let setup = Setup::new(seed)?;
-    let long = requests
-        .checked_mul(LONGER)
-        .ok_or_else(|| anyhow!("--requests {requests} × {LONGER} overflows"))?;
+    let long = requests.checked_mul(LONGER).ok_or_else(|| {
+        anyhow!("the memory check's run of {LONGER} × {requests} requests overflows a count")
+    })?;
+    // Refused before anything runs, not after the short run.
+    setup
+        .workload
+        .requests(&setup.params(long))
+        .map_err(|e| anyhow!("the memory check's run of {long} requests: {e}"))?;
     // First, while nothing else has raised this process's high-water mark:
     // a later run's peak could otherwise hide under an earlier, larger one.
     let headline = policy(HEADLINE)?;
@@ -259,5 +269,31 @@ mod tests {
             // 80% of the capacity of six workers of 100 µs on average.
             assert!((m.rate_per_s - 48_000.0).abs() < 1e-6, "{}", m.rate_per_s);
         }
+    }
+
+    /// A length whose memory check would outlast the simulated clock is
+    /// refused at once, naming that run, before the shorter runs start.
+    #[test]
+    fn a_memory_check_past_the_clock_is_refused_before_anything_runs() {
+        let mut ran = false;
+        let err = measure(
+            1,
+            200_000_000_000,
+            1,
+            |_| {
+                ran = true;
+                Ok(())
+            },
+            |_| Ok(()),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(!ran);
+        assert!(
+            err.contains("memory check") && err.contains("800000000000"),
+            "{err}"
+        );
+        let err = measure(1, u64::MAX, 1, |_| Ok(()), |_| Ok(())).unwrap_err();
+        assert!(err.to_string().contains("overflows"), "{err}");
     }
 }
