@@ -7,7 +7,7 @@ use crate::args::count;
 use crate::stdout::outln;
 use anyhow::Result;
 use clap::{Args as ClapArgs, Subcommand};
-use faasched_lab::bench::{BUILD, learn, release_only, sim};
+use faasched_lab::bench::{BUILD, learn, node, release_only, sim};
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -17,6 +17,14 @@ pub enum Command {
     /// 1,000,000 Huawei-like invocations, 56 cores, 90% load; (c) the same with
     /// fifo and srpt.
     Sim(Sim),
+    /// Simulated requests per wall-second through the node engine (workload
+    /// generation and engine; metrics aggregation is excluded) for every node
+    /// policy, sledgescale first: 1 dispatcher × 6 workers at 80% of the
+    /// `exponential` workload's capacity (mean work 100 µs, so 48,000
+    /// requests/s). First it runs sledgescale on --requests and on four times
+    /// as many and prints the process's peak resident memory after each:
+    /// the engine keeps only the requests in flight, so it should not grow.
+    Node(Node),
     /// The ALPS learner's time per window (SRPT simulation plus training) for
     /// windows of 100, 500, 1,000 and 5,000 finished invocations of the
     /// Huawei-like workload on 56 cores, to set beside ALPS Table 2.
@@ -37,6 +45,7 @@ impl Command {
     pub fn execute(self) -> Result<()> {
         match self {
             Command::Sim(s) => s.execute(),
+            Command::Node(n) => n.execute(),
             Command::Learn(l) => l.execute(),
             Command::Watch(w) => w.execute(),
             Command::Agent(a) => a.execute(),
@@ -175,6 +184,76 @@ impl Sim {
                 ),
             }
         })?;
+        if self.json {
+            outln!("{}", serde_json::to_string_pretty(&results)?)?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct Node {
+    /// Runs per policy; the median is reported.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+    runs: u32,
+    /// Requests per run (the memory check's long run has four times as
+    /// many).
+    #[arg(long, default_value_t = 1_000_000, value_parser = count)]
+    requests: u64,
+    /// Seed of the workload. Recorded results use the default.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print `{"memory": {...}, "policies": [{"policy", "requests", "wall_s",
+    /// "requests_per_s", ...}]}`.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Node {
+    fn execute(self) -> Result<()> {
+        release_only("node")?;
+        let mib = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        if !self.json {
+            outln!(
+                "{BUILD} build, seed {}, {} workload, {} dispatcher × {} workers at {:.0}% load",
+                self.seed,
+                node::WORKLOAD,
+                node::DISPATCHERS,
+                node::WORKERS,
+                node::LOAD * 100.0
+            )?;
+        }
+        let results = node::measure(
+            self.runs,
+            self.requests,
+            self.seed,
+            |m| match self.json {
+                true => Ok(()),
+                false => outln!(
+                    "memory: {} peak RSS {:.1} MiB after {} requests, {:.1} MiB after {} ({:+.1} MiB)",
+                    m.policy,
+                    mib(m.short_peak_rss_mib),
+                    m.short_requests,
+                    mib(m.long_peak_rss_mib),
+                    m.long_requests,
+                    mib(m.growth_mib)
+                ),
+            },
+            |m| match self.json {
+                true => Ok(()),
+                false => outln!(
+                    "{:<12} {:>9} requests at {:>6.0}/s  median {:>8.4} s  {:>10.0} requests/s  {:>5.2} events/request  {:>5.3} preemptions/request  peak RSS {:.0} MiB",
+                    m.policy,
+                    m.requests,
+                    m.rate_per_s,
+                    m.wall_s,
+                    m.requests_per_s,
+                    m.events as f64 / m.requests as f64,
+                    m.preemptions as f64 / m.requests as f64,
+                    mib(m.peak_rss_mib)
+                ),
+            },
+        )?;
         if self.json {
             outln!("{}", serde_json::to_string_pretty(&results)?)?;
         }

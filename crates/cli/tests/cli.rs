@@ -543,6 +543,7 @@ fn every_command_has_help() {
         vec!["workload", "import", "azure-2021", "--help"],
         vec!["workload", "import", "huawei-2023", "--help"],
         vec!["bench", "sim", "--help"],
+        vec!["bench", "node", "--help"],
         vec!["bench", "learn", "--help"],
         vec!["experiment", "--help"],
         vec!["bench", "agent", "--help"],
@@ -650,4 +651,9 @@ fn zero_invocations_is_refused_naming_the_flag() {
             "{args:?}: {err}"
         );
     }
+    let err = stderr_of_failure(&["bench", "node", "--requests", "0"]);
+    assert!(
+        err.contains("--requests") && err.contains("must be at least 1"),
+        "{err}"
+    );
 }

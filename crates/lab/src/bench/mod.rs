@@ -5,6 +5,7 @@
 #[cfg(feature = "live")]
 pub mod agent;
 pub mod learn;
+pub mod node;
 pub mod sim;
 
 use anyhow::{Result, bail};

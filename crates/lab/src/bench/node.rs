@@ -1,0 +1,299 @@
+//! `bench node`: simulated requests per wall-second through the node engine,
+//! workload generation and engine (metrics aggregation excluded), for every
+//! policy of the node catalogue; and whether the engine's memory grows with
+//! a run's length.
+
+use super::{BUILD, median_wall, peak_rss_mib};
+use crate::node::catalog::{Knowledge, NODE_CATALOG, NodePolicy, darc_types_of_builtin};
+use anyhow::{Result, anyhow, bail};
+use faasched_policy::node::PreemptTest;
+use faasched_sim::node::{self, NodeConfig, NodeStats};
+use faasched_workload::node::{Deadlines, Estimate, Length, Params, Workload};
+use serde::Serialize;
+use std::convert::Infallible;
+
+/// The workload timed: one function, exponential work of mean 100 µs.
+pub const WORKLOAD: &str = "exponential";
+/// Dispatchers of the node timed.
+pub const DISPATCHERS: usize = 1;
+/// Workers in its one group.
+pub const WORKERS: u32 = 6;
+/// The arrival rate as a share of the workload's capacity on [`WORKERS`]
+/// workers: loaded enough that queues form and preemptions happen, not so
+/// much that the backlog, and with it the cost per request, grows.
+pub const LOAD: f64 = 0.8;
+/// The policy whose speed is the headline, and whose memory is checked.
+pub const HEADLINE: &str = "sledgescale";
+/// How many times as many requests the memory check's long run has as its
+/// short one.
+pub const LONGER: u64 = 4;
+
+/// One policy's result.
+#[derive(Serialize, Debug)]
+pub struct Measured {
+    /// The policy, by its catalogue name.
+    pub policy: &'static str,
+    /// [`WORKLOAD`].
+    pub workload: &'static str,
+    /// [`DISPATCHERS`].
+    pub dispatchers: usize,
+    /// [`WORKERS`].
+    pub workers: u32,
+    /// Mean arrival rate of the simulated requests, per simulated second.
+    pub rate_per_s: f64,
+    /// Requests per run.
+    pub requests: u64,
+    /// [`BUILD`].
+    pub build: &'static str,
+    /// Seed of the workload.
+    pub seed: u64,
+    /// Median wall time of one run.
+    pub wall_s: f64,
+    /// Requests over that.
+    pub requests_per_s: f64,
+    /// Engine events the run processed (the same every run).
+    pub events: u64,
+    /// Requests taken off a worker before they finished (the same every
+    /// run).
+    pub preemptions: u64,
+    /// Requests the policy dropped (the same every run).
+    pub dropped: u64,
+    /// Runs timed.
+    pub runs: u32,
+    /// Peak resident memory of this process so far (VmHWM), MiB.
+    pub peak_rss_mib: Option<f64>,
+}
+
+/// Whether memory grows with a run's length: [`HEADLINE`] run once on
+/// `requests` and once on [`LONGER`] times as many, before anything else
+/// in the process, the peak resident memory read after each.
+#[derive(Serialize, Debug)]
+pub struct Memory {
+    /// The policy run.
+    pub policy: &'static str,
+    /// Requests of the short run.
+    pub short_requests: u64,
+    /// Requests of the long run.
+    pub long_requests: u64,
+    /// Peak resident memory of this process (VmHWM) after the short run,
+    /// MiB; None where /proc/self/status cannot be read.
+    pub short_peak_rss_mib: Option<f64>,
+    /// The same after the long run.
+    pub long_peak_rss_mib: Option<f64>,
+    /// The long run's peak over the short one's, MiB.
+    pub growth_mib: Option<f64>,
+}
+
+/// Everything `bench node` measured.
+#[derive(Serialize, Debug)]
+pub struct Results {
+    /// The memory check.
+    pub memory: Memory,
+    /// Each policy's speed, in catalogue order ([`HEADLINE`] first).
+    pub policies: Vec<Measured>,
+}
+
+/// The node, workload and stream every run shares.
+struct Setup {
+    config: NodeConfig,
+    workload: Workload,
+    knowledge: Knowledge,
+    rate_per_s: f64,
+    seed: u64,
+}
+
+impl Setup {
+    fn new(seed: u64) -> Result<Setup> {
+        let workload = Workload::builtin(WORKLOAD)?;
+        Ok(Setup {
+            config: NodeConfig::new(DISPATCHERS, WORKERS as usize),
+            rate_per_s: LOAD * workload.capacity(WORKERS),
+            knowledge: Knowledge {
+                workers: WORKERS,
+                preempt_test: PreemptTest::Paper,
+                // Profiled once, before any timing: a dispatcher plans its
+                // reservations before it serves.
+                darc_types: darc_types_of_builtin(&workload),
+            },
+            workload,
+            seed,
+        })
+    }
+
+    /// The stream of `requests` requests every run draws.
+    fn params(&self, requests: u64) -> Params {
+        Params {
+            rate_per_s: self.rate_per_s,
+            length: Length::Count(requests),
+            seed: self.seed,
+            deadlines: Deadlines::default(),
+            estimate: Estimate::Exact,
+        }
+    }
+
+    /// One run of `policy` over `requests` generated requests, every outcome
+    /// dropped as it comes; an error unless every request finished or was
+    /// dropped.
+    fn run(&self, policy: NodePolicy, requests: u64) -> Result<NodeStats> {
+        let name = policy.name();
+        let stream = self.workload.requests(&self.params(requests))?;
+        let mut policies = (0..DISPATCHERS)
+            .map(|_| policy.build(&self.knowledge))
+            .collect::<Result<Vec<_>>>()?;
+        let stats = node::run(
+            &self.config,
+            &mut policies,
+            stream.map(Ok::<_, Infallible>),
+            |_| {},
+        )
+        .map_err(|e| anyhow!("{name}: {e}"))?;
+        if stats.requests != requests || stats.finished + stats.dropped != requests {
+            bail!(
+                "{name}: of {requests} requests {} arrived, {} finished and {} were dropped",
+                stats.requests,
+                stats.finished,
+                stats.dropped
+            );
+        }
+        Ok(stats)
+    }
+}
+
+/// The catalogue's policy named `name`.
+fn policy(name: &str) -> Result<NodePolicy> {
+    NODE_CATALOG
+        .iter()
+        .find(|s| s.name == name)
+        .map(|spec| NodePolicy { spec })
+        .ok_or_else(|| anyhow!("the node catalogue has no policy `{name}`"))
+}
+
+/// Checks memory first (`memory` gets it), then times every node policy
+/// `runs` times on `requests` requests of seed `seed`, handing each result
+/// to `each` as it comes.
+pub fn measure(
+    runs: u32,
+    requests: u64,
+    seed: u64,
+    memory: impl FnOnce(&Memory) -> Result<()>,
+    mut each: impl FnMut(&Measured) -> Result<()>,
+) -> Result<Results> {
+    let setup = Setup::new(seed)?;
+    let long = requests.checked_mul(LONGER).ok_or_else(|| {
+        anyhow!("the memory check's run of {LONGER} × {requests} requests overflows a count")
+    })?;
+    // Refused before anything runs, not after the short run.
+    setup
+        .workload
+        .requests(&setup.params(long))
+        .map_err(|e| anyhow!("the memory check's run of {long} requests: {e}"))?;
+    // First, while nothing else has raised this process's high-water mark:
+    // a later run's peak could otherwise hide under an earlier, larger one.
+    let headline = policy(HEADLINE)?;
+    setup.run(headline, requests)?;
+    let short_peak = peak_rss_mib();
+    setup.run(headline, long)?;
+    let long_peak = peak_rss_mib();
+    let m = Memory {
+        policy: HEADLINE,
+        short_requests: requests,
+        long_requests: long,
+        short_peak_rss_mib: short_peak,
+        long_peak_rss_mib: long_peak,
+        growth_mib: short_peak.zip(long_peak).map(|(s, l)| l - s),
+    };
+    memory(&m)?;
+
+    let mut policies = Vec::new();
+    for spec in NODE_CATALOG {
+        let p = NodePolicy { spec };
+        let (wall_s, stats) = median_wall(runs, || setup.run(p, requests))?;
+        let m = Measured {
+            policy: p.name(),
+            workload: WORKLOAD,
+            dispatchers: DISPATCHERS,
+            workers: WORKERS,
+            rate_per_s: setup.rate_per_s,
+            requests,
+            build: BUILD,
+            seed,
+            wall_s,
+            requests_per_s: requests as f64 / wall_s,
+            events: stats.events,
+            preemptions: stats.preemptions,
+            dropped: stats.dropped,
+            runs,
+            peak_rss_mib: peak_rss_mib(),
+        };
+        each(&m)?;
+        policies.push(m);
+    }
+    Ok(Results {
+        memory: m,
+        policies,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tiny bench runs every policy of the catalogue to the end, the
+    /// headline first, and checks memory on the headline.
+    #[test]
+    fn every_policy_runs_on_a_tiny_size() {
+        let mut memory = None;
+        let mut seen = Vec::new();
+        let r = measure(
+            1,
+            2_000,
+            1,
+            |m| {
+                memory = Some(m.long_requests);
+                Ok(())
+            },
+            |m| {
+                seen.push(m.policy);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(memory, Some(8_000));
+        assert_eq!(r.memory.policy, HEADLINE);
+        let names: Vec<&str> = NODE_CATALOG.iter().map(|s| s.name).collect();
+        assert_eq!(seen, names);
+        assert_eq!(r.policies[0].policy, HEADLINE);
+        for m in &r.policies {
+            assert_eq!(m.requests, 2_000);
+            assert!(m.events >= m.requests, "{}: {} events", m.policy, m.events);
+            // 80% of the capacity of six workers of 100 µs on average.
+            assert!((m.rate_per_s - 48_000.0).abs() < 1e-6, "{}", m.rate_per_s);
+        }
+    }
+
+    /// A length whose memory check would outlast the simulated clock is
+    /// refused at once, naming that run, before the shorter runs start.
+    #[test]
+    fn a_memory_check_past_the_clock_is_refused_before_anything_runs() {
+        let mut ran = false;
+        let err = measure(
+            1,
+            200_000_000_000,
+            1,
+            |_| {
+                ran = true;
+                Ok(())
+            },
+            |_| Ok(()),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(!ran);
+        assert!(
+            err.contains("memory check") && err.contains("800000000000"),
+            "{err}"
+        );
+        let err = measure(1, u64::MAX, 1, |_| Ok(()), |_| Ok(())).unwrap_err();
+        assert!(err.to_string().contains("overflows"), "{err}");
+    }
+}
