@@ -1,6 +1,7 @@
 //! The node level: a catalogue of dispatch policies, and runs of a request
 //! workload through the simulated node under them.
 
+pub mod capacity;
 pub mod catalog;
 pub mod experiment;
 pub mod figures;
