@@ -879,21 +879,12 @@ mod tests {
         }
     }
 
-    /// One worker, `fixed` 10 µs requests, no costs: a single-server queue
-    /// whose server never idles once overloaded. Past the service rate
-    /// μ = 100,000 rps, request k (of N) arrives near k / r and finishes
-    /// at k / μ, so its latency is k (1/μ − 1/r) + 1/μ, growing with k; the
-    /// p99.9 is request k = 0.999 N's. The capacity at a p99.9 latency T is
-    /// where that equals T: r = 1 / (1/μ − (T − 1/μ) / (0.999 N)). With
-    /// N = 5,000 and T = 10 ms, r ≈ 125,000 rps. Below μ the M/D/1 queue's
-    /// p99.9 is a fraction of a ms, far under T, so the search brackets past
-    /// μ.
-    #[test]
-    fn fixed_work_on_one_worker_meets_the_analytic_capacity() -> Result<()> {
-        let workload = Workload::builtin("fixed")?;
-        let base = NodeSetup {
+    /// One worker, `fixed` 10 µs requests (100,000 a second at most), no
+    /// costs; probes of the search's fewest requests.
+    fn one_worker_fixed() -> Result<NodeSetup> {
+        Ok(NodeSetup {
             workload: NodeWorkload::Builtin {
-                workload,
+                workload: Workload::builtin("fixed")?,
                 rate: 0.0,
                 length: Length::Duration(1),
             },
@@ -908,10 +899,60 @@ mod tests {
             deadlines: Deadlines::default(),
             estimate: Estimate::Exact,
             preempt_test: PreemptTest::Paper,
+        })
+    }
+
+    /// DARC drops what it cannot serve in time, so the latency of what it
+    /// finishes stays bounded past capacity: with a target no tail misses,
+    /// only the drop rule stops it, below the workers' capacity.
+    #[test]
+    fn darc_past_capacity_holds_only_if_its_drops_are_let_through() -> Result<()> {
+        let base = one_worker_fixed()?;
+        let darc = node_policies(&["darc".to_string()])?;
+        let strict = Search {
+            min_requests: 2_000,
+            ..Search::new("p99.9-latency=1s".parse()?, 100_000.0)
         };
+        let c = capacities(&base, &darc, 1, &strict)?;
+        let found = &c.policies[0].seeds[0].found;
+        assert!(
+            found.capacity_rps < 100_000.0 && found.lowest_failed_rps.is_some(),
+            "{found:?}"
+        );
+        let failed = found
+            .probes
+            .iter()
+            .find(|p| !p.holds)
+            .expect("a rate failed");
+        assert!(failed.dropped * 1000 > failed.requests, "{failed:?}");
+        assert!(failed.value.is_some_and(|v| v < 1e6), "{failed:?}");
+
+        let lenient = Search {
+            max_dropped: 1.0,
+            ..strict
+        };
+        let c = capacities(&base, &darc, 1, &lenient)?;
+        let found = &c.policies[0].seeds[0].found;
+        assert_eq!(found.lowest_failed_rps, None, "{found:?}");
+        assert_eq!(found.capacity_rps, lenient.cap);
+        Ok(())
+    }
+
+    /// One worker, `fixed` 10 µs requests, no costs: a single-server queue
+    /// whose server never idles once overloaded. Past the service rate
+    /// μ = 100,000 rps, request k (of N) arrives near k / r and finishes
+    /// at k / μ, so its latency is k (1/μ − 1/r) + 1/μ, growing with k; the
+    /// p99.9 is request k = 0.999 N's. The capacity at a p99.9 latency T is
+    /// where that equals T: r = 1 / (1/μ − (T − 1/μ) / (0.999 N)). With
+    /// N = 5,000 and T = 10 ms, r ≈ 125,000 rps. Up to μ the tail stays
+    /// within a few ms (a queue near μ drifts by about √N services), under
+    /// T, so the search brackets past μ.
+    #[test]
+    fn fixed_work_on_one_worker_meets_the_analytic_capacity() -> Result<()> {
+        let base = one_worker_fixed()?;
         let search_with = Search {
             min_requests: 5_000,
-            ..Search::new("p99.9-latency=10ms".parse()?, workload.capacity(1))
+            ..Search::new("p99.9-latency=10ms".parse()?, 100_000.0)
         };
         let n = search_with.min_requests as f64;
         let (service, t) = (10e-6, 10e-3);
