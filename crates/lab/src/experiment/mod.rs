@@ -592,10 +592,32 @@ mod tests {
                 trace: (name == Name::AlpsReal).then(fixture),
                 ..s.clone()
             };
-            let cases = name.cases(&s).unwrap();
-            let json = serde_json::to_string(&cases).unwrap();
-            assert_eq!(serde_json::from_str::<Vec<Case>>(&json).unwrap(), cases);
-            check(&cases).unwrap();
+            match name.plan(&s) {
+                Ok(Cases::Os(cases)) => {
+                    let json = serde_json::to_string(&cases).unwrap();
+                    assert_eq!(serde_json::from_str::<Vec<Case>>(&json).unwrap(), cases);
+                    check(&cases).unwrap();
+                }
+                // A node experiment runs 20 s of arrivals: --invocations is
+                // refused, naming it.
+                Err(e) => {
+                    assert!(e.to_string().contains("--invocations"), "{name:?}: {e}");
+                    let plain = Settings {
+                        invocations: None,
+                        trace: None,
+                        ..s.clone()
+                    };
+                    let Ok(Cases::Node(cases)) = name.plan(&plain) else {
+                        panic!("{name:?} plans no node cases");
+                    };
+                    let json = serde_json::to_string(&cases).unwrap();
+                    let back: Vec<crate::node::experiment::NodeCase> =
+                        serde_json::from_str(&json).unwrap();
+                    assert_eq!(back, cases);
+                    assert!(!cases.is_empty());
+                }
+                Ok(Cases::Node(_)) => panic!("{name:?}: --invocations not refused"),
+            }
         }
     }
 
