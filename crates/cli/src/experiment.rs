@@ -7,7 +7,10 @@ use clap::Args as ClapArgs;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use faasched_lab::experiment::{self, Cases, Name, Settings};
 use faasched_lab::interrupt;
-use faasched_lab::node::experiment::{read_node_cases, run_node_cases, write_node_files};
+use faasched_lab::node::experiment::{
+    run_capacity_cases, run_node_cases, write_capacity_files, write_node_files,
+};
+use faasched_lab::node::figures::capacity_table;
 use faasched_report::{REPORT_HTML, Staged};
 use std::path::PathBuf;
 
@@ -77,7 +80,8 @@ impl Args {
         let plan = match &self.cases {
             Some(path) => match self.name.plan(&settings)? {
                 Cases::Os(_) => Cases::Os(experiment::read_cases(path)?),
-                Cases::Node(_) => Cases::Node(read_node_cases(path)?),
+                Cases::Node(_) => Cases::Node(experiment::read_cases(path)?),
+                Cases::Capacity(_) => Cases::Capacity(experiment::read_cases(path)?),
             },
             None => self.name.plan(&settings)?,
         };
@@ -91,6 +95,7 @@ impl Args {
             staged.create_dir(dir)?;
         }
         interrupt::catch()?;
+        let capacity = matches!(plan, Cases::Capacity(_));
         let text = match plan {
             Cases::Os(cases) => {
                 let ran = experiment::run_cases(cases)?;
@@ -112,11 +117,25 @@ impl Args {
                 }
                 text
             }
+            Cases::Capacity(cases) => {
+                let ran = run_capacity_cases(cases)?;
+                let table = capacity_table(&ran);
+                let text = table.render();
+                if let Some(dir) = &self.out {
+                    interrupt::check()?;
+                    write_capacity_files(staged, dir, &ran, &table, &text)?;
+                }
+                text
+            }
         };
         out!("{text}")?;
         if let Some(dir) = &self.out {
+            let report = match capacity {
+                true => String::new(),
+                false => format!(", {REPORT_HTML}"),
+            };
             outln!(
-                "wrote table.txt, table.csv, {REPORT_HTML} and a summary per case to {}",
+                "wrote table.txt, table.csv{report} and a summary per case to {}",
                 dir.display()
             )?;
         }

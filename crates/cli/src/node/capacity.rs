@@ -94,12 +94,7 @@ impl Args {
         };
         if let Some(dir) = &self.out {
             let mut staged = Staged::new();
-            staged.create_dir(dir)?;
-            staged.write(
-                &dir.join("summary.json"),
-                format!("{}\n", serde_json::to_string_pretty(&json)?).as_bytes(),
-            )?;
-            staged.write(&dir.join("summary.csv"), found.to_csv().as_bytes())?;
+            found.write(dir, &mut staged)?;
             interrupt::check()?;
             staged.commit()?;
         }

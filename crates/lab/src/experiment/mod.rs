@@ -80,6 +80,12 @@ pub enum Name {
     /// Not in the paper: the SRPT control, sledgescale+, estimate errors,
     /// dispatcher groups.
     SledgescaleBeyond,
+    /// SledgeScale Fig. 9: capacity at p99.9 latency 200 µs, fixed 10 µs.
+    SledgescaleFixed,
+    /// SledgeScale Fig. 10: capacity at p99.9 latency 10 ms, exponential.
+    SledgescaleExponential,
+    /// SledgeScale Fig. 12: capacity at p99.9 slowdown 40, high bimodal.
+    SledgescaleBimodal,
 }
 
 /// An experiment's cases: the OS level's or the node level's.
@@ -90,6 +96,8 @@ pub enum Cases {
     Os(Vec<Case>),
     /// Workloads on simulated nodes under dispatch policies.
     Node(Vec<crate::node::experiment::NodeCase>),
+    /// Node policies' capacities at a tail target.
+    Capacity(Vec<crate::node::figures::CapacityCase>),
 }
 
 /// One configuration: a workload on a machine, run under every variant.
@@ -178,7 +186,7 @@ impl Settings {
 
 impl Name {
     /// Every experiment.
-    pub const ALL: [Name; 12] = [
+    pub const ALL: [Name; 15] = [
         Name::AlpsLoad,
         Name::AlpsAblation,
         Name::AlpsSensitivity,
@@ -191,6 +199,9 @@ impl Name {
         Name::SledgescaleLognormal,
         Name::SledgescaleSdvbs,
         Name::SledgescaleBeyond,
+        Name::SledgescaleFixed,
+        Name::SledgescaleExponential,
+        Name::SledgescaleBimodal,
     ];
 
     /// What it reproduces, in a line or two.
@@ -243,29 +254,48 @@ impl Name {
                 "Not in the paper: the SRPT control and sledgescale+, estimates off by 0-100%, \
                  1-3 dispatchers over 6 workers"
             }
+            Name::SledgescaleFixed => {
+                "SledgeScale Fig. 9: sledgescale, sledge, darc and shinjuku's capacity at p99.9 \
+                 latency 200 us on fixed 10 us requests"
+            }
+            Name::SledgescaleExponential => {
+                "SledgeScale Fig. 10: sledgescale, darc and shinjuku's capacity at p99.9 latency \
+                 10 ms on the exponential"
+            }
+            Name::SledgescaleBimodal => {
+                "SledgeScale Fig. 12: sledgescale, sledgescale+, darc and shinjuku-mq's capacity \
+                 at p99.9 slowdown 40 on high bimodal"
+            }
         }
     }
 
     /// The cases to run, of either level.
     pub fn plan(self, s: &Settings) -> Result<Cases> {
         use crate::node::figures;
-        let node = |cases| {
-            if s.trace.is_some() || s.invocations.is_some() {
-                bail!(
-                    "{} runs built-in node workloads for 20 s each: --trace and --invocations \
-                     are for the OS level's experiments",
-                    self.spelled()
-                );
-            }
-            Ok(Cases::Node(cases))
-        };
+        if self.is_node() && (s.trace.is_some() || s.invocations.is_some()) {
+            bail!(
+                "{} runs built-in node workloads: --trace and --invocations are for the OS \
+                 level's experiments",
+                self.spelled()
+            );
+        }
+        let node = |cases| Ok(Cases::Node(cases));
+        let capacity = |cases| Ok(Cases::Capacity(cases));
         match self {
             Name::SledgescaleDeadline => node(figures::deadline_cases(s.seed)),
             Name::SledgescaleLognormal => node(figures::lognormal_cases(s.seed)),
             Name::SledgescaleSdvbs => node(figures::sdvbs_cases(s.seed)),
             Name::SledgescaleBeyond => node(figures::beyond_cases(s.seed)),
+            Name::SledgescaleFixed => capacity(figures::fixed_cases(s.seed)),
+            Name::SledgescaleExponential => capacity(figures::exponential_cases(s.seed)),
+            Name::SledgescaleBimodal => capacity(figures::bimodal_cases(s.seed)),
             _ => Ok(Cases::Os(self.cases(s)?)),
         }
+    }
+
+    /// Whether it runs the node level.
+    fn is_node(self) -> bool {
+        self.spelled().starts_with("sledgescale-")
     }
 
     /// The table of what a node experiment's cases measured.
@@ -328,13 +358,16 @@ impl Name {
             Name::SledgescaleLognormal => "sledgescale-lognormal",
             Name::SledgescaleSdvbs => "sledgescale-sdvbs",
             Name::SledgescaleBeyond => "sledgescale-beyond",
+            Name::SledgescaleFixed => "sledgescale-fixed",
+            Name::SledgescaleExponential => "sledgescale-exponential",
+            Name::SledgescaleBimodal => "sledgescale-bimodal",
         }
     }
 }
 
-/// The cases in the JSON file at `path` (as `--plan` prints them); errors
-/// name it, and the line and column of what is wrong.
-pub fn read_cases(path: &Path) -> Result<Vec<Case>> {
+/// The cases in the JSON file at `path` (as `--plan` prints them, of either
+/// level); errors name it, and the line and column of what is wrong.
+pub fn read_cases<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     serde_json::from_str(&text).with_context(|| format!("{}", path.display()))
@@ -607,16 +640,25 @@ mod tests {
                         trace: None,
                         ..s.clone()
                     };
-                    let Ok(Cases::Node(cases)) = name.plan(&plain) else {
-                        panic!("{name:?} plans no node cases");
-                    };
-                    let json = serde_json::to_string(&cases).unwrap();
-                    let back: Vec<crate::node::experiment::NodeCase> =
-                        serde_json::from_str(&json).unwrap();
-                    assert_eq!(back, cases);
-                    assert!(!cases.is_empty());
+                    match name.plan(&plain).unwrap() {
+                        Cases::Node(cases) => {
+                            let json = serde_json::to_string(&cases).unwrap();
+                            let back: Vec<crate::node::experiment::NodeCase> =
+                                serde_json::from_str(&json).unwrap();
+                            assert_eq!(back, cases);
+                            assert!(!cases.is_empty());
+                        }
+                        Cases::Capacity(cases) => {
+                            let json = serde_json::to_string(&cases).unwrap();
+                            let back: Vec<crate::node::figures::CapacityCase> =
+                                serde_json::from_str(&json).unwrap();
+                            assert_eq!(back, cases);
+                            assert!(!cases.is_empty());
+                        }
+                        Cases::Os(_) => panic!("{name:?} plans OS cases"),
+                    }
                 }
-                Ok(Cases::Node(_)) => panic!("{name:?}: --invocations not refused"),
+                Ok(_) => panic!("{name:?}: --invocations not refused"),
             }
         }
     }

@@ -660,6 +660,16 @@ impl Capacities {
         s
     }
 
+    /// Writes `summary.json` and `summary.csv` into `dir` (created if
+    /// missing), staged: they take their places at `staged`'s commit.
+    pub fn write(&self, dir: &std::path::Path, staged: &mut faasched_report::Staged) -> Result<()> {
+        staged.create_dir(dir)?;
+        let json = format!("{}\n", serde_json::to_string_pretty(&self.to_json())?);
+        staged.write(&dir.join("summary.json"), json.as_bytes())?;
+        staged.write(&dir.join("summary.csv"), self.to_csv().as_bytes())?;
+        Ok(())
+    }
+
     /// `rate` as a share of the workers' capacity.
     fn load(&self, rate: f64) -> f64 {
         if self.workers_capacity > 0.0 {

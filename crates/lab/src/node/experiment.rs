@@ -173,12 +173,45 @@ fn check(cases: &[NodeCase]) -> Result<Vec<Vec<NodePolicy>>> {
     Ok(out)
 }
 
-/// The node cases in the JSON file at `path` (as `--plan` prints them);
-/// errors name it, and the line and column of what is wrong.
-pub fn read_node_cases(path: &Path) -> Result<Vec<NodeCase>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("{}", path.display()))
+/// Searches every capacity case's policies' capacities (each case's
+/// searches in parallel), in case order.
+pub fn run_capacity_cases(
+    cases: Vec<super::figures::CapacityCase>,
+) -> Result<Vec<(super::figures::CapacityCase, super::capacity::Capacities)>> {
+    use super::capacity::{Search, Target, capacities};
+    cases
+        .into_iter()
+        .map(|case| {
+            let context = || format!("case {}", case.slug);
+            let target: Target = case.target.parse().with_context(context)?;
+            let capacity = case
+                .options
+                .capacity()
+                .ok_or_else(|| anyhow::anyhow!("case {}: a built-in workload", case.slug))?;
+            let setup = case.options.setup(None).with_context(context)?;
+            let policies = node_policies(&case.policies).with_context(context)?;
+            let search = Search::new(target, capacity);
+            let found = capacities(&setup, &policies, case.seeds, &search).with_context(context)?;
+            Ok((case, found))
+        })
+        .collect()
+}
+
+/// Writes `table.txt`, `table.csv` and each capacity case's summary.json
+/// and summary.csv (as `node capacity --out` writes them) into `dir`.
+pub fn write_capacity_files(
+    mut staged: Staged,
+    dir: &Path,
+    ran: &[(super::figures::CapacityCase, super::capacity::Capacities)],
+    table: &Table,
+    text: &str,
+) -> Result<()> {
+    staged.write(&dir.join("table.txt"), text.as_bytes())?;
+    table.write_csv(&dir.join("table.csv"), &mut staged)?;
+    for (case, found) in ran {
+        found.write(&dir.join(&case.slug), &mut staged)?;
+    }
+    Ok(staged.commit()?)
 }
 
 /// Writes `table.txt`, `table.csv` and each case's files into `dir`, all

@@ -240,3 +240,137 @@ pub fn beyond_cases(seed: u64) -> Vec<NodeCase> {
     }
     cases
 }
+
+/// A figure the paper draws as load sustained at a tail target: each
+/// policy's capacity there, searched as `faasched node capacity` does.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapacityCase {
+    /// The report's heading for it.
+    pub title: String,
+    /// Its directory under `--out`, and its key in the table.
+    pub slug: String,
+    /// The workload, the node and its costs; `seconds` sets each probe's
+    /// length (at least 20,000 requests).
+    pub options: NodeOptions,
+    /// The tail target, as `--target` spells it.
+    pub target: String,
+    /// Seeds searched per policy, from the options' seed on.
+    pub seeds: u64,
+    /// The node policies; the first is the one the others are set against.
+    pub policies: Vec<String>,
+    /// The paper's ratios of the first policy's capacity over each other's,
+    /// by policy (what the table sets ours beside).
+    pub paper: Vec<(String, f64)>,
+}
+
+fn capacity_case(
+    figure: &str,
+    workload: &str,
+    target: &str,
+    seconds: f64,
+    policies_: &[&str],
+    paper: &[(&str, f64)],
+    seed: u64,
+) -> CapacityCase {
+    CapacityCase {
+        title: format!("{figure}: {workload}, capacity at {target}"),
+        slug: workload.to_string(),
+        options: NodeOptions {
+            seconds,
+            ..options(workload, seed)
+        },
+        target: target.to_string(),
+        seeds: 3,
+        policies: policies(policies_),
+        paper: paper.iter().map(|(p, r)| (p.to_string(), *r)).collect(),
+    }
+}
+
+/// Fig. 9: fixed 10 µs requests, p99.9 latency 200 µs; "SledgeScale can
+/// sustain 1.47x more traffic than DARC and Shinjuku" (§4.4). Probes of 1 s
+/// (at least 20,000 requests).
+pub fn fixed_cases(seed: u64) -> Vec<CapacityCase> {
+    vec![capacity_case(
+        "Fig. 9",
+        "fixed",
+        "p99.9-latency=200us",
+        1.0,
+        &["sledgescale", "sledge", "darc", "shinjuku"],
+        &[("darc", 1.47), ("shinjuku", 1.47)],
+        seed,
+    )]
+}
+
+/// Fig. 10: exponential, p99.9 latency 10 ms; SledgeScale 44 K requests/s,
+/// "1.7x the throughput of DARC and 1.2x that of Shinjuku" (§4.4).
+pub fn exponential_cases(seed: u64) -> Vec<CapacityCase> {
+    vec![capacity_case(
+        "Fig. 10",
+        "exponential",
+        "p99.9-latency=10ms",
+        1.0,
+        &["sledgescale", "darc", "shinjuku"],
+        &[("darc", 1.7), ("shinjuku", 1.2)],
+        seed,
+    )]
+}
+
+/// Fig. 12: high bimodal, p99.9 slowdown 40, the median of the last 256 as
+/// estimates; "1.16x more load than DARC and 18.35x more than Shinjuku"
+/// (multi-queue) (§4.4); `sledgescale+` beside it.
+pub fn bimodal_cases(seed: u64) -> Vec<CapacityCase> {
+    let mut case = capacity_case(
+        "Fig. 12",
+        "bimodal-high",
+        "p99.9-slowdown=40",
+        1.0,
+        &["sledgescale", "sledgescale+", "darc", "shinjuku-mq"],
+        &[("darc", 1.16), ("shinjuku-mq", 18.35)],
+        seed,
+    );
+    case.options.estimate = "median".to_string();
+    vec![case]
+}
+
+/// Per case and policy: the capacity, its spread over the seeds, and the
+/// first policy's capacity over it beside the paper's.
+pub fn capacity_table(ran: &[(CapacityCase, super::capacity::Capacities)]) -> Table {
+    let mut t = Table::new(
+        &[
+            "case",
+            "policy",
+            "capacity_rps",
+            "min_rps",
+            "max_rps",
+            "load",
+            "ratio",
+            "paper_ratio",
+        ],
+        2,
+    );
+    for (case, found) in ran {
+        let first = found.policies.first().map(|p| p.capacity_rps);
+        for p in &found.policies {
+            let paper = case.paper.iter().find(|(name, _)| *name == p.policy);
+            let ratio = match first {
+                Some(f) if p.capacity_rps > 0.0 => Some(f / p.capacity_rps),
+                _ => None,
+            };
+            t.push(vec![
+                case.slug.clone(),
+                p.policy.clone(),
+                format!("{:.0}", p.capacity_rps),
+                format!("{:.0}", p.min_rps),
+                format!("{:.0}", p.max_rps),
+                format!("{:.3}", p.capacity_rps / found.workers_capacity),
+                ratio.map_or_else(|| "-".into(), |r| format!("{r:.2}")),
+                paper.map_or_else(|| "-".into(), |(_, r)| format!("{r:.2}")),
+            ]);
+        }
+    }
+    t.notes.push(
+        "capacity: median over 3 seeds of the highest rate meeting the target with at most 0.1% dropped; load: over the workers' capacity; ratio: the first policy's capacity over this one's".into(),
+    );
+    t
+}
