@@ -164,3 +164,48 @@ fn bad_options_are_refused_naming_them() {
         "{err}"
     );
 }
+
+/// Several loads make a sweep: one entry per load, in order, and the
+/// report draws each metric against the offered load.
+#[test]
+fn several_loads_make_a_sweep_drawn_against_the_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("sweep");
+    let args = [
+        "node",
+        "simulate",
+        "-w",
+        "bimodal-high",
+        "--load",
+        "0.5,0.9",
+        "-n",
+        "3000",
+        "-p",
+        "sledgescale,darc",
+        "-o",
+        d.to_str().unwrap(),
+        "--json",
+    ];
+    let out = ok(&args);
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rates: Vec<f64> = s["loads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["rate_rps"].as_f64().unwrap())
+        .collect();
+    assert_eq!(rates.len(), 2);
+    assert!(rates[0] < rates[1], "{rates:?}");
+    assert_eq!(
+        s["settings"]["workload"]["rate_rps"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    let html = std::fs::read_to_string(d.join("report.html")).unwrap();
+    assert!(
+        html.contains("data-kind=\"slowdown-p999\" data-scope=\"all\""),
+        "no curve"
+    );
+}

@@ -28,13 +28,16 @@ use std::path::PathBuf;
 pub struct Args {
     #[command(flatten)]
     node: NodeArgs,
-    /// Offered requests per second of a built-in [default: --load 0.8].
-    #[arg(long, conflicts_with = "load")]
-    rate: Option<f64>,
+    /// Offered requests per second of a built-in; several, comma-separated,
+    /// make a sweep (the report draws each metric against them)
+    /// [default: --load 0.8].
+    #[arg(long, value_delimiter = ',', conflicts_with = "load")]
+    rate: Vec<f64>,
     /// Offered load as a fraction of the workers' capacity (workers / mean
-    /// work, overheads left out) [default: 0.8].
-    #[arg(long)]
-    load: Option<f64>,
+    /// work, overheads left out); several, comma-separated, make a sweep
+    /// [default: 0.8].
+    #[arg(long, value_delimiter = ',')]
+    load: Vec<f64>,
     /// Node policies to compare, comma-separated, each run on the same
     /// requests.
     #[arg(
@@ -57,9 +60,12 @@ pub struct Args {
 impl Args {
     pub fn execute(self) -> Result<()> {
         let policies = NodeArgs::policies(&self.policy)?;
-        let rate = self.rate()?;
-        let setup = self.node.setup(rate)?;
-        if let NodeWorkload::Builtin { workload, .. } = &setup.workload
+        let setups = self
+            .rates()?
+            .into_iter()
+            .map(|rate| self.node.setup(rate))
+            .collect::<Result<Vec<_>>>()?;
+        if let NodeWorkload::Builtin { workload, .. } = &setups[0].workload
             && workload.name == "lognormal"
         {
             eprintln!(
@@ -69,22 +75,28 @@ impl Args {
             );
         }
         interrupt::catch()?;
-        let mut summaries = Vec::new();
-        let mut offered = 0.0;
-        for policy in &policies {
-            let bar = progress::bar(policy.name(), None);
-            let (summary, rate) = setup.run(policy, |_| bar.inc(1))?;
-            bar.finish_and_clear();
-            offered = rate;
-            summaries.push(summary);
-        }
-        let summary = Summary {
-            settings: setup.describe(),
-            loads: vec![Load {
+        let mut loads = Vec::new();
+        for setup in &setups {
+            let mut summaries = Vec::new();
+            let mut offered = 0.0;
+            for policy in &policies {
+                let bar = progress::bar(policy.name(), None);
+                let (summary, rate) = setup.run(policy, |_| bar.inc(1))?;
+                bar.finish_and_clear();
+                offered = rate;
+                summaries.push(summary);
+            }
+            loads.push(Load {
                 rate: offered,
                 policies: summaries,
-            }],
-        };
+            });
+        }
+        let mut settings = setups[0].describe();
+        if setups.len() > 1 {
+            // A sweep: every rate, not the first one's.
+            settings["workload"]["rate_rps"] = loads.iter().map(|l| l.rate).collect();
+        }
+        let summary = Summary { settings, loads };
         let text = if self.json {
             format!("{}\n", serde_json::to_string_pretty(&summary.to_json())?)
         } else {
@@ -107,25 +119,39 @@ impl Args {
         Ok(())
     }
 
-    /// The offered rate of a built-in: `--rate`, or `--load` (0.8 by
-    /// default) of its capacity; a file's rate is its own.
-    fn rate(&self) -> Result<Option<f64>> {
+    /// The offered rates of a built-in: `--rate`, or `--load` (0.8 by
+    /// default) of its capacity; a file's rate is its own (one `None`).
+    fn rates(&self) -> Result<Vec<Option<f64>>> {
         let Some(capacity) = self.node.capacity() else {
-            if self.rate.is_some() || self.load.is_some() {
+            if !self.rate.is_empty() || !self.load.is_empty() {
                 bail!("--rate and --load set a built-in's rate; a file's arrivals are its own");
             }
-            return Ok(None);
+            return Ok(vec![None]);
         };
-        if let Some(rate) = self.rate {
-            if !(rate.is_finite() && rate > 0.0) {
-                bail!("--rate {rate}: give requests per second above 0");
-            }
-            return Ok(Some(rate));
+        if !self.rate.is_empty() {
+            return self
+                .rate
+                .iter()
+                .map(|&rate| match rate.is_finite() && rate > 0.0 {
+                    true => Ok(Some(rate)),
+                    false => bail!("--rate {rate}: give requests per second above 0"),
+                })
+                .collect();
         }
-        let load = self.load.unwrap_or(0.8);
-        if !(load.is_finite() && load > 0.0 && load <= 10.0) {
-            bail!("--load {load}: give a fraction of the capacity above 0 and at most 10");
-        }
-        Ok(Some(load * capacity))
+        let loads = match self.load.is_empty() {
+            true => vec![0.8],
+            false => self.load.clone(),
+        };
+        loads
+            .iter()
+            .map(
+                |&load| match load.is_finite() && load > 0.0 && load <= 10.0 {
+                    true => Ok(Some(load * capacity)),
+                    false => bail!(
+                        "--load {load}: give a fraction of the capacity above 0 and at most 10"
+                    ),
+                },
+            )
+            .collect()
     }
 }
