@@ -4,7 +4,7 @@
 //! a run's length.
 
 use super::{BUILD, median_wall, peak_rss_mib};
-use crate::node::catalog::{Knowledge, NODE_CATALOG, NodePolicy, darc_types_of_builtin};
+use crate::node::catalog::{Knowledge, NODE_CATALOG, NodePolicy};
 use anyhow::{Result, anyhow, bail};
 use faasched_policy::node::PreemptTest;
 use faasched_sim::node::{self, NodeConfig, NodeStats};
@@ -108,13 +108,9 @@ impl Setup {
         Ok(Setup {
             config: NodeConfig::new(DISPATCHERS, WORKERS as usize),
             rate_per_s: LOAD * workload.capacity(WORKERS),
-            knowledge: Knowledge {
-                workers: WORKERS,
-                preempt_test: PreemptTest::Paper,
-                // Profiled once, before any timing: a dispatcher plans its
-                // reservations before it serves.
-                darc_types: darc_types_of_builtin(&workload),
-            },
+            // Profiled once, before any timing: a dispatcher plans its
+            // reservations before it serves.
+            knowledge: Knowledge::of_builtin(&workload, WORKERS, PreemptTest::Paper),
             workload,
             seed,
         })

@@ -247,8 +247,8 @@ impl Name {
                  20-100% load, 1 dispatcher + 6 workers; p99.9 slowdown and misses"
             }
             Name::SledgescaleSdvbs => {
-                "SledgeScale Fig. 13: sledgescale and darc on SD-VBS at 14.4 kRPS, SIFT's \
-                 deadline from 1.13 to 11.3 ms; misses per function"
+                "SledgeScale Fig. 13: sledgescale, darc and darc-paper on SD-VBS at 14.4 kRPS, \
+                 SIFT's deadline from 1.13 to 11.3 ms; misses per function"
             }
             Name::SledgescaleBeyond => {
                 "Not in the paper: the SRPT control and sledgescale+, estimates off by 0-100%, \
@@ -259,8 +259,8 @@ impl Name {
                  latency 200 us on fixed 10 us requests"
             }
             Name::SledgescaleExponential => {
-                "SledgeScale Fig. 10: sledgescale, darc and shinjuku's capacity at p99.9 latency \
-                 10 ms on the exponential"
+                "SledgeScale Fig. 10: sledgescale, darc, darc-paper and shinjuku's capacity at \
+                 p99.9 latency 10 ms on the exponential"
             }
             Name::SledgescaleBimodal => {
                 "SledgeScale Fig. 12: sledgescale, sledgescale+, darc and shinjuku-mq's capacity \

@@ -8,8 +8,8 @@ use anyhow::{Result, bail};
 use faasched_model::node::Dispatch;
 use faasched_model::{FunctionId, Nanos};
 use faasched_policy::node::{
-    Class, Darc, Jsq, Lld, PreemptTest, Queues, RoundRobin, Scan, Shinjuku, Sledge, SledgeScale,
-    Srpt, TypeProfile,
+    Class, Darc, Group, Jsq, Lld, PreemptTest, Queues, RoundRobin, Scan, Shinjuku, Sledge,
+    SledgeScale, Srpt, TypeProfile,
 };
 use faasched_workload::node::{Profile, Work, Workload};
 use rand::SeedableRng;
@@ -35,6 +35,7 @@ enum Kind {
     Sledge,
     Shinjuku(Queues),
     Darc,
+    DarcPaper,
 }
 
 /// Every node policy, with a line each (for `--help` and errors).
@@ -89,6 +90,11 @@ pub static NODE_CATALOG: &[NodeSpec] = &[
         about: "DARC: workers reserved per group of request types as Persephone plans them, shorter groups borrow from longer, no preemption",
         kind: Kind::Darc,
     },
+    NodeSpec {
+        name: "darc-paper",
+        about: "darc with the SledgeScale paper's reservations on 6 workers: 3 + 3 split at the median (lognormal, exponential), 1 + 5 (bimodal-high), sift 3 / segmentation 2 / classification 1 (sd-vbs)",
+        kind: Kind::DarcPaper,
+    },
 ];
 
 /// What a run knows in advance, from which each dispatcher's policy is built.
@@ -100,6 +106,20 @@ pub struct Knowledge {
     pub preempt_test: PreemptTest,
     /// DARC's request types: what it reserves workers from.
     pub darc_types: Vec<TypeProfile>,
+    /// The paper's manual reservations for the workload, if it gives any.
+    pub darc_paper: Option<Vec<Group>>,
+}
+
+impl Knowledge {
+    /// What is known in advance of built-in `w` on groups of `workers`.
+    pub fn of_builtin(w: &Workload, workers: u32, preempt_test: PreemptTest) -> Knowledge {
+        Knowledge {
+            workers,
+            preempt_test,
+            darc_types: darc_types_of_builtin(w),
+            darc_paper: darc_paper_groups(w),
+        }
+    }
 }
 
 /// A policy chosen to run.
@@ -126,6 +146,16 @@ impl NodePolicy {
             Kind::Sledge => Box::new(Sledge::new()),
             Kind::Shinjuku(queues) => Box::new(Shinjuku::new(queues)),
             Kind::Darc => Box::new(Darc::from_profile(&k.darc_types, k.workers)?),
+            Kind::DarcPaper => {
+                let Some(groups) = k.darc_paper.clone().filter(|_| k.workers == PAPER_WORKERS)
+                else {
+                    bail!(
+                        "darc-paper: the paper reserves 6 workers of lognormal, exponential, \
+                         bimodal-high or sd-vbs only; use darc, which plans from the workload"
+                    );
+                };
+                Box::new(Darc::new(groups, k.workers)?)
+            }
         })
     }
 }
@@ -151,6 +181,36 @@ pub fn node_policies(names: &[String]) -> Result<Vec<NodePolicy>> {
         bail!("no node policy given");
     }
     Ok(out)
+}
+
+/// The workers of the paper's node (§4.3–4.5), which its reservations
+/// divide.
+const PAPER_WORKERS: u32 = 6;
+
+/// The SledgeScale paper's DARC reservations for a built-in, shortest group
+/// first: 3 + 3 split at the median for the exponential and the log-normal
+/// (§4.4, "Each group is allocated an equal number of CPU cores"), 1 + 5
+/// for high bimodal, and SIFT 3, Segmentation 2, Classification 1 for
+/// SD-VBS (§4.5); `None` for the others.
+pub fn darc_paper_groups(w: &Workload) -> Option<Vec<Group>> {
+    let f = |i: u32| Class::Function(FunctionId(i));
+    let group = |classes: Vec<Class>, reserved| Group { classes, reserved };
+    Some(match w.name {
+        "exponential" | "lognormal" => {
+            let median = w.functions[0].work.median().round() as Nanos;
+            vec![
+                group(vec![Class::EstimateUpTo(median)], 3),
+                group(vec![f(0)], 3),
+            ]
+        }
+        "bimodal-high" => vec![group(vec![f(0)], 1), group(vec![f(1)], 5)],
+        "sd-vbs" => vec![
+            group(vec![f(0)], 3),
+            group(vec![f(1)], 2),
+            group(vec![f(2)], 1),
+        ],
+        _ => return None,
+    })
 }
 
 /// Draws used to split a one-function built-in at its median.
@@ -227,11 +287,7 @@ mod tests {
     fn every_policy_builds_and_names_itself_as_listed() {
         for spec in NODE_CATALOG {
             let w = Workload::builtin("sd-vbs").unwrap();
-            let k = Knowledge {
-                workers: 6,
-                preempt_test: PreemptTest::Paper,
-                darc_types: darc_types_of_builtin(&w),
-            };
+            let k = Knowledge::of_builtin(&w, 6, PreemptTest::Paper);
             let p = NodePolicy { spec }.build(&k).unwrap();
             assert_eq!(p.name(), spec.name);
         }

@@ -1,7 +1,7 @@
 //! One node run: a request workload through the simulated node under a
 //! policy, summarised.
 
-use super::catalog::{Knowledge, NodePolicy, darc_types_of_builtin, darc_types_of_profile};
+use super::catalog::{Knowledge, NodePolicy, darc_types_of_profile};
 use crate::interrupt;
 use anyhow::{Context, Result, anyhow, bail};
 use faasched_model::node::{Request, RequestOutcome};
@@ -56,7 +56,9 @@ impl NodeOptions {
             Err(_) if std::path::Path::new(&self.workload).exists() => {
                 NodeWorkload::File(RequestFile::open(self.workload.as_ref())?)
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => {
+                return Err(anyhow!("{e}, and no file `{}` exists", self.workload));
+            }
         };
         let config = NodeConfig {
             dispatchers: self.dispatchers as usize,
@@ -164,12 +166,16 @@ pub struct NodeSetup {
 impl NodeSetup {
     /// What each dispatcher's policy is built from.
     pub fn knowledge(&self) -> Knowledge {
-        Knowledge {
-            workers: self.config.workers as u32,
-            preempt_test: self.preempt_test,
-            darc_types: match &self.workload {
-                NodeWorkload::Builtin { workload, .. } => darc_types_of_builtin(workload),
-                NodeWorkload::File(f) => darc_types_of_profile(f.profile()),
+        let workers = self.config.workers as u32;
+        match &self.workload {
+            NodeWorkload::Builtin { workload, .. } => {
+                Knowledge::of_builtin(workload, workers, self.preempt_test)
+            }
+            NodeWorkload::File(f) => Knowledge {
+                workers,
+                preempt_test: self.preempt_test,
+                darc_types: darc_types_of_profile(f.profile()),
+                darc_paper: None,
             },
         }
     }
