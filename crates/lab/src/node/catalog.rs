@@ -154,7 +154,7 @@ impl NodePolicy {
                          bimodal-high or sd-vbs only; use darc, which plans from the workload"
                     );
                 };
-                Box::new(Darc::new(groups, k.workers)?)
+                Box::new(Darc::new(groups, k.workers)?.named(self.spec.name))
             }
         })
     }

@@ -261,6 +261,9 @@ struct Lane {
 pub struct Darc {
     lanes: Vec<Lane>,
     workers: u32,
+    /// What it calls itself: `darc`, or the catalogue's name for a
+    /// particular plan.
+    name: &'static str,
 }
 
 impl Darc {
@@ -286,6 +289,12 @@ impl Darc {
     /// DARC reserving by Perséphone's rule from a workload profile.
     pub fn from_profile(types: &[TypeProfile], workers: u32) -> Result<Darc, BadDarc> {
         Darc::from_plan(Plan::new(types, workers)?)
+    }
+
+    /// The same DARC, calling itself `name` (a catalogue entry with a plan
+    /// of its own).
+    pub fn named(self, name: &'static str) -> Darc {
+        Darc { name, ..self }
     }
 
     /// DARC following `plan`.
@@ -325,7 +334,11 @@ impl Darc {
         if lanes[last].usable == 0 {
             return Err(BadDarc::Stranded { group: last });
         }
-        Ok(Darc { lanes, workers: n })
+        Ok(Darc {
+            lanes,
+            workers: n,
+            name: "darc",
+        })
     }
 
     /// Workers each group may use, shortest first.
@@ -350,7 +363,7 @@ impl Darc {
 
 impl Dispatch for Darc {
     fn name(&self) -> &str {
-        "darc"
+        self.name
     }
 
     fn local(&self) -> Local {
