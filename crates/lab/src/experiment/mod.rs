@@ -239,8 +239,8 @@ impl Name {
                  loads 0.8/0.9/1.0; every invocation, and those of at most 4 s"
             }
             Name::SledgescaleDeadline => {
-                "SledgeScale Fig. 3: sledgescale on extreme bimodal at 90% load, long requests \
-                 due in 100 or 500 ms; latency per function"
+                "SledgeScale Fig. 3: sledgescale on extreme bimodal at 90% and 95% load, long \
+                 requests due in 100 or 500 ms; latency per function"
             }
             Name::SledgescaleLognormal => {
                 "SledgeScale Fig. 8: sledge, rr, jsq, lld and sledgescale on the log-normal at \
