@@ -3,10 +3,9 @@
 
 use anyhow::Result;
 use clap::{Args as ClapArgs, ValueEnum};
-use faasched_lab::node::catalog::{NODE_CATALOG, NodePolicy, node_policies};
-use faasched_lab::node::run::{NodeOptions, NodeSetup};
+use faasched_lab::node::catalog::NODE_CATALOG;
+use faasched_lab::node::run::NodeOptions;
 use faasched_lab::node::{Costs, read_costs};
-use faasched_workload::node::Workload;
 use std::path::PathBuf;
 
 /// The workload, the node and the policies of a node run.
@@ -89,11 +88,6 @@ pub fn policy_help() -> String {
 }
 
 impl NodeArgs {
-    /// The policies of `names`.
-    pub fn policies(names: &[String]) -> Result<Vec<NodePolicy>> {
-        node_policies(names)
-    }
-
     /// The options as the lab takes them.
     pub fn options(&self) -> Result<NodeOptions> {
         Ok(NodeOptions {
@@ -116,18 +110,5 @@ impl NodeArgs {
                 None => Costs::default(),
             },
         })
-    }
-
-    /// The run's setup, a built-in at `rate` requests per second (ignored
-    /// for a file).
-    pub fn setup(&self, rate: Option<f64>) -> Result<NodeSetup> {
-        self.options()?.setup(rate)
-    }
-
-    /// A built-in's capacity with every worker of every group.
-    pub fn capacity(&self) -> Option<f64> {
-        Workload::builtin(&self.workload)
-            .ok()
-            .map(|w| w.capacity(self.workers * self.dispatchers))
     }
 }

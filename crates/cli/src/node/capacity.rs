@@ -8,6 +8,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::Args as ClapArgs;
 use faasched_lab::interrupt;
 use faasched_lab::node::capacity::{DEFAULT_MIN_REQUESTS, Search, Target, capacities};
+use faasched_lab::node::catalog::node_policies;
 use faasched_report::Staged;
 use std::path::PathBuf;
 
@@ -69,14 +70,15 @@ impl Args {
     pub fn execute(self) -> Result<()> {
         let target: Target = self.target.parse().context("--target")?;
         let max_dropped = percent(&self.max_dropped).context("--max-dropped")?;
-        let policies = NodeArgs::policies(&self.policy)?;
-        let Some(workers_capacity) = self.node.capacity() else {
+        let policies = node_policies(&self.policy)?;
+        let options = self.node.options()?;
+        let Some(workers_capacity) = options.capacity() else {
             bail!(
                 "--workload {}: capacity needs a built-in workload (a file's arrivals fix its rate)",
                 self.node.workload
             );
         };
-        let setup = self.node.setup(None)?;
+        let setup = options.setup(None)?;
         let search = Search {
             max_dropped,
             precision: self.precision,

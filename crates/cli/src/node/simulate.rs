@@ -6,6 +6,7 @@ use super::args::{NodeArgs, policy_help};
 use crate::stdout::{out, outln};
 use anyhow::{Result, bail};
 use clap::Args as ClapArgs;
+use faasched_lab::node::catalog::node_policies;
 use faasched_lab::node::run::NodeWorkload;
 use faasched_lab::{interrupt, progress};
 use faasched_report::Staged;
@@ -59,11 +60,12 @@ pub struct Args {
 
 impl Args {
     pub fn execute(self) -> Result<()> {
-        let policies = NodeArgs::policies(&self.policy)?;
+        let policies = node_policies(&self.policy)?;
+        let options = self.node.options()?;
         let setups = self
-            .rates()?
+            .rates(options.capacity())?
             .into_iter()
-            .map(|rate| self.node.setup(rate))
+            .map(|rate| options.setup(rate))
             .collect::<Result<Vec<_>>>()?;
         if let NodeWorkload::Builtin { workload, .. } = &setups[0].workload
             && workload.name == "lognormal"
@@ -120,9 +122,9 @@ impl Args {
     }
 
     /// The offered rates of a built-in: `--rate`, or `--load` (0.8 by
-    /// default) of its capacity; a file's rate is its own (one `None`).
-    fn rates(&self) -> Result<Vec<Option<f64>>> {
-        let Some(capacity) = self.node.capacity() else {
+    /// default) of `capacity`; a file's rate is its own (one `None`).
+    fn rates(&self, capacity: Option<f64>) -> Result<Vec<Option<f64>>> {
+        let Some(capacity) = capacity else {
             if !self.rate.is_empty() || !self.load.is_empty() {
                 bail!("--rate and --load set a built-in's rate; a file's arrivals are its own");
             }

@@ -540,7 +540,9 @@ pub fn capacities(
                         (n as u64).max(search_with.min_requests)
                     }
                 };
-                let setup = probe_setup(base, rate, seed, requests);
+                let setup = base
+                    .probe(rate, seed, Length::Count(requests))
+                    .expect("capacities refuses a file before any probe");
                 let (summary, _) = setup.run(policy, |_| ())?;
                 let all = summary.all();
                 Ok(Probe {
@@ -600,25 +602,6 @@ pub fn capacities(
         search: *search_with,
         policies: out,
     })
-}
-
-/// `base` at `rate` with `seed`, `requests` long.
-fn probe_setup(base: &NodeSetup, rate: f64, seed: u64, requests: u64) -> NodeSetup {
-    let NodeWorkload::Builtin { workload, .. } = &base.workload else {
-        unreachable!("capacities refuses a file before any probe");
-    };
-    NodeSetup {
-        workload: NodeWorkload::Builtin {
-            workload: *workload,
-            rate,
-            length: Length::Count(requests),
-        },
-        config: base.config.clone(),
-        seed,
-        deadlines: base.deadlines.clone(),
-        estimate: base.estimate,
-        preempt_test: base.preempt_test,
-    }
 }
 
 impl Capacities {

@@ -197,22 +197,21 @@ impl NodeSetup {
         }
     }
 
-    /// The same run at another rate (a built-in's; a file keeps its own).
-    pub fn at_rate(&self, rate: f64) -> Option<NodeSetup> {
-        let NodeWorkload::Builtin {
-            workload, length, ..
-        } = &self.workload
-        else {
+    /// The same built-in at `rate` requests per second with `seed`, for
+    /// `length`: one probe of a search over rates; `None` for a file,
+    /// whose arrivals fix its rate.
+    pub fn probe(&self, rate: f64, seed: u64, length: Length) -> Option<NodeSetup> {
+        let NodeWorkload::Builtin { workload, .. } = &self.workload else {
             return None;
         };
         Some(NodeSetup {
             workload: NodeWorkload::Builtin {
                 workload: *workload,
                 rate,
-                length: *length,
+                length,
             },
             config: self.config.clone(),
-            seed: self.seed,
+            seed,
             deadlines: self.deadlines.clone(),
             estimate: self.estimate,
             preempt_test: self.preempt_test,
