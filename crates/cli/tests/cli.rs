@@ -1,40 +1,12 @@
 //! The `faasched` binary as a user runs it: defaults, outputs, determinism, and
 //! errors on bad input.
 
+mod common;
+
+use common::{ok, stderr_of_failure, workload_csv};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn faasched(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_faasched"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn ok(args: &[&str]) -> Output {
-    let out = faasched(args);
-    assert!(
-        out.status.success(),
-        "faasched {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn stderr_of_failure(args: &[&str]) -> String {
-    let out = faasched(args);
-    assert!(!out.status.success(), "faasched {args:?} should fail");
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// A workload CSV `name` in `dir`: the header, then `rows`.
-fn workload_csv(dir: &Path, name: &str, rows: &str) -> PathBuf {
-    let path = dir.join(name);
-    let header = "id,function,arrival_us,phases,memory_mb,deadline_us\n";
-    std::fs::write(&path, format!("{header}{rows}")).unwrap();
-    path
-}
+use std::process::Command;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../workload/tests/fixtures")

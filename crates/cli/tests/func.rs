@@ -1,30 +1,15 @@
 //! `faasched fn`: the function suite from the command line, as the launcher
 //! and a user run it.
 
+mod common;
+
+use common::stderr_of_failure;
 use serde_json::Value;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn faasched(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_faasched"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
+/// Runs `faasched` with `args`, which must succeed; its stdout.
 fn ok(args: &[&str]) -> String {
-    let out = faasched(args);
-    assert!(
-        out.status.success(),
-        "faasched {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn stderr_of_failure(args: &[&str]) -> String {
-    let out = faasched(args);
-    assert!(!out.status.success(), "faasched {args:?} should fail");
-    String::from_utf8_lossy(&out.stderr).into_owned()
+    String::from_utf8(common::ok(args).stdout).unwrap()
 }
 
 #[test]

@@ -1,32 +1,10 @@
 //! `faasched node simulate` and `node capacity` as a user runs them: their
 //! outputs, determinism, a request file, and errors on bad input.
 
+mod common;
+
+use common::{ok, stderr_of_failure, workload_csv};
 use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn faasched(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_faasched"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn ok(args: &[&str]) -> Output {
-    let out = faasched(args);
-    assert!(
-        out.status.success(),
-        "faasched {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn stderr_of_failure(args: &[&str]) -> String {
-    let out = faasched(args);
-    assert!(!out.status.success(), "faasched {args:?} should fail");
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 /// `field` of the `all` row of `policy` in a summary.json.
 fn all(summary: &Value, policy: &str, field: &str) -> f64 {
@@ -102,26 +80,20 @@ fn out_dir_holds_the_files_and_a_seed_gives_the_same_bytes() {
     assert_eq!(csv.lines().count(), 1 + 3 * 4);
 }
 
-fn write(dir: &Path, name: &str, rows: &str) -> String {
-    let path = dir.join(name);
-    let header = "id,function,arrival_us,phases,memory_mb,deadline_us\n";
-    std::fs::write(&path, format!("{header}{rows}")).unwrap();
-    path.to_str().unwrap().to_string()
-}
-
 #[test]
 fn a_request_file_runs_as_it_is_and_a_bad_row_is_named() {
     let dir = tempfile::tempdir().unwrap();
-    let good = write(
+    let good = workload_csv(
         dir.path(),
         "good.csv",
         "0,a,0,c100,128,\n1,b,10,c2000,128,5000\n2,a,20,c100,128,\n3,a,1000,c50,128,\n",
     );
+    let good = good.to_str().unwrap();
     let out = ok(&[
         "node",
         "simulate",
         "-w",
-        &good,
+        good,
         "-p",
         "sledgescale,srpt",
         "--json",
@@ -130,15 +102,15 @@ fn a_request_file_runs_as_it_is_and_a_bad_row_is_named() {
     assert_eq!(all(&s, "srpt", "requests"), 4.0);
     // Four requests over 1 ms of arrivals.
     assert_eq!(s["loads"][0]["rate_rps"], 4000.0);
-    let err = stderr_of_failure(&["node", "simulate", "-w", &good, "--rate", "100"]);
+    let err = stderr_of_failure(&["node", "simulate", "-w", good, "--rate", "100"]);
     assert!(err.contains("file's arrivals"), "{err}");
 
-    let bad = write(
+    let bad = workload_csv(
         dir.path(),
         "bad.csv",
         "0,a,0,c100,128,\n1,a,5,c10;i20,128,\n",
     );
-    let err = stderr_of_failure(&["node", "simulate", "-w", &bad]);
+    let err = stderr_of_failure(&["node", "simulate", "-w", bad.to_str().unwrap()]);
     assert!(
         err.contains("bad.csv:3") && err.contains("`phases`"),
         "{err}"
