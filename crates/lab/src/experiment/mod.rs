@@ -492,16 +492,7 @@ fn check(cases: &[Case]) -> Result<Vec<Vec<Policy>>> {
     let mut policies = Vec::new();
     for (i, case) in cases.iter().enumerate() {
         let slug = &case.slug;
-        let plain = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);
-        if slug.is_empty() || slug.starts_with('.') || !slug.chars().all(plain) {
-            bail!(
-                "case slug `{slug}`: a slug names the case's directory, so it takes letters, \
-                 digits, `-`, `_` and `.` only, and does not start with `.`"
-            );
-        }
-        if cases[..i].iter().any(|c| c.slug == *slug) {
-            bail!("two cases have the slug `{slug}`");
-        }
+        check_slug(slug, cases[..i].iter().map(|c| c.slug.as_str()))?;
         case.kernel
             .validate()
             .with_context(|| format!("case {slug}"))?;
@@ -518,6 +509,23 @@ fn check(cases: &[Case]) -> Result<Vec<Vec<Policy>>> {
         policies.push(looked_up.collect::<Result<Vec<_>>>()?);
     }
     Ok(policies)
+}
+
+/// Refuses a case slug that is no plain file name (it names the case's
+/// directory under `--out`) or that an earlier case of the run has (two
+/// cases, one directory).
+pub fn check_slug<'a>(slug: &str, earlier: impl IntoIterator<Item = &'a str>) -> Result<()> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);
+    if slug.is_empty() || slug.starts_with('.') || !slug.chars().all(plain) {
+        bail!(
+            "case slug `{slug}`: a slug names the case's directory, so it takes letters, \
+             digits, `-`, `_` and `.` only, and does not start with `.`"
+        );
+    }
+    if earlier.into_iter().any(|e| e == slug) {
+        bail!("two cases have the slug `{slug}`");
+    }
+    Ok(())
 }
 
 /// Runs one variant of a case, summarised under the variant's label. A

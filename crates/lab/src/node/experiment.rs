@@ -11,8 +11,8 @@
 
 use super::catalog::{NodePolicy, node_policies};
 use super::run::NodeOptions;
-use crate::experiment::Table;
 use crate::experiment::table::{NONE, fixed};
+use crate::experiment::{Table, check_slug};
 use crate::progress;
 use anyhow::{Context, Result, bail};
 use faasched_report::Staged;
@@ -151,13 +151,7 @@ fn check(cases: &[NodeCase]) -> Result<Vec<Vec<NodePolicy>>> {
     let mut out = Vec::new();
     for (i, case) in cases.iter().enumerate() {
         let slug = &case.slug;
-        let plain = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);
-        if slug.is_empty() || slug.starts_with('.') || !slug.chars().all(plain) {
-            bail!("case slug `{slug}`: letters, digits, `-`, `_` and `.` only, not first");
-        }
-        if cases[..i].iter().any(|c| c.slug == *slug) {
-            bail!("two cases have the slug `{slug}`");
-        }
+        check_slug(slug, cases[..i].iter().map(|c| c.slug.as_str()))?;
         let (Offered::Loads(v) | Offered::Rates(v)) = &case.offered;
         if v.is_empty() || v.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
             bail!("case {slug}: give loads or rates above 0");
@@ -174,11 +168,15 @@ fn check(cases: &[NodeCase]) -> Result<Vec<Vec<NodePolicy>>> {
 }
 
 /// Searches every capacity case's policies' capacities (each case's
-/// searches in parallel), in case order.
+/// searches in parallel), in case order; slugs are checked first, as
+/// [`run_node_cases`] checks them.
 pub fn run_capacity_cases(
     cases: Vec<super::figures::CapacityCase>,
 ) -> Result<Vec<(super::figures::CapacityCase, super::capacity::Capacities)>> {
     use super::capacity::{Search, Target, capacities};
+    for (i, case) in cases.iter().enumerate() {
+        check_slug(&case.slug, cases[..i].iter().map(|c| c.slug.as_str()))?;
+    }
     cases
         .into_iter()
         .map(|case| {
@@ -293,6 +291,10 @@ mod tests {
         let mut c = tiny("a");
         c.offered = Offered::Rates(vec![]);
         assert!(err(vec![c]).contains("above 0"));
+        let mut cap = figures::fixed_cases(1);
+        cap[0].slug = "../x".into();
+        let err = run_capacity_cases(cap).err().unwrap().to_string();
+        assert!(err.contains("slug"), "{err}");
         let mut c = tiny("a");
         c.policies = vec!["nope".into()];
         assert!(format!("{:#}", run_node_cases(vec![c]).err().unwrap()).contains("nope"));
