@@ -242,7 +242,7 @@ impl Node {
             |m| match self.json {
                 true => Ok(()),
                 false => outln!(
-                    "{:<12} {:>9} requests at {:>6.0}/s  median {:>8.4} s  {:>10.0} requests/s  {:>5.2} events/request  {:>5.3} preemptions/request  peak RSS {:.0} MiB",
+                    "{:<15} {:>9} requests at {:>6.0}/s  median {:>8.4} s  {:>10.0} requests/s  {:>5.2} events/request  {:>5.3} preemptions/request  peak RSS {:.0} MiB",
                     m.policy,
                     m.requests,
                     m.rate_per_s,

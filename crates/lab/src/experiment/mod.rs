@@ -86,6 +86,8 @@ pub enum Name {
     SledgescaleExponential,
     /// SledgeScale Fig. 12: capacity at p99.9 slowdown 40, high bimodal.
     SledgescaleBimodal,
+    /// SledgeScale Fig. 11: capacity at p99.9 slowdown 200, log-normal.
+    SledgescaleLognormalCapacity,
 }
 
 /// An experiment's cases: the OS level's or the node level's.
@@ -186,7 +188,7 @@ impl Settings {
 
 impl Name {
     /// Every experiment.
-    pub const ALL: [Name; 15] = [
+    pub const ALL: [Name; 16] = [
         Name::AlpsLoad,
         Name::AlpsAblation,
         Name::AlpsSensitivity,
@@ -202,6 +204,7 @@ impl Name {
         Name::SledgescaleFixed,
         Name::SledgescaleExponential,
         Name::SledgescaleBimodal,
+        Name::SledgescaleLognormalCapacity,
     ];
 
     /// What it reproduces, in a line or two.
@@ -266,6 +269,10 @@ impl Name {
                 "SledgeScale Fig. 12: sledgescale, sledgescale+, darc and shinjuku-mq's capacity \
                  at p99.9 slowdown 40 on high bimodal"
             }
+            Name::SledgescaleLognormalCapacity => {
+                "SledgeScale Fig. 11: sledgescale, darc, darc-paper and shinjuku's capacity at \
+                 p99.9 slowdown 200 on the log-normal"
+            }
         }
     }
 
@@ -289,6 +296,9 @@ impl Name {
             Name::SledgescaleFixed => capacity(figures::fixed_cases(s.seed)),
             Name::SledgescaleExponential => capacity(figures::exponential_cases(s.seed)),
             Name::SledgescaleBimodal => capacity(figures::bimodal_cases(s.seed)),
+            Name::SledgescaleLognormalCapacity => {
+                capacity(figures::lognormal_capacity_cases(s.seed))
+            }
             _ => Ok(Cases::Os(self.cases(s)?)),
         }
     }
@@ -361,6 +371,7 @@ impl Name {
             Name::SledgescaleFixed => "sledgescale-fixed",
             Name::SledgescaleExponential => "sledgescale-exponential",
             Name::SledgescaleBimodal => "sledgescale-bimodal",
+            Name::SledgescaleLognormalCapacity => "sledgescale-lognormal-capacity",
         }
     }
 }

@@ -8,7 +8,7 @@ use anyhow::{Result, bail};
 use faasched_model::node::Dispatch;
 use faasched_model::{FunctionId, Nanos};
 use faasched_policy::node::{
-    Class, Darc, Group, Jsq, Lld, PreemptTest, Queues, RoundRobin, Scan, Shinjuku, Sledge,
+    Class, Darc, Group, Jsq, Lld, PreemptTest, Queues, Resume, RoundRobin, Scan, Shinjuku, Sledge,
     SledgeScale, Srpt, TypeProfile,
 };
 use faasched_workload::node::{Profile, Work, Workload};
@@ -33,7 +33,7 @@ enum Kind {
     Jsq,
     Lld,
     Sledge,
-    Shinjuku(Queues),
+    Shinjuku(Queues, Resume),
     Darc,
     DarcPaper,
 }
@@ -77,13 +77,23 @@ pub static NODE_CATALOG: &[NodeSpec] = &[
     },
     NodeSpec {
         name: "shinjuku",
-        about: "Shinjuku: one central FIFO queue, 15 us dispatcher quantum, preempted requests to its tail",
-        kind: Kind::Shinjuku(Queues::Single),
+        about: "Shinjuku as the SledgeScale paper runs it: one central FIFO queue, 15 us dispatcher quantum, a preempted request resumed by the worker it left",
+        kind: Kind::Shinjuku(Queues::Single, Resume::SameWorker),
     },
     NodeSpec {
         name: "shinjuku-mq",
-        about: "Shinjuku with a queue per function; an idle worker serves the queue whose head waited longest for its deadline",
-        kind: Kind::Shinjuku(Queues::Multi),
+        about: "shinjuku with a queue per function; an idle worker serves the queue whose head waited longest for its deadline",
+        kind: Kind::Shinjuku(Queues::Multi, Resume::SameWorker),
+    },
+    NodeSpec {
+        name: "shinjuku-any",
+        about: "Shinjuku as its authors built it: a preempted request goes to the central queue's tail and any worker resumes it",
+        kind: Kind::Shinjuku(Queues::Single, Resume::AnyWorker),
+    },
+    NodeSpec {
+        name: "shinjuku-mq-any",
+        about: "shinjuku-any with a queue per function",
+        kind: Kind::Shinjuku(Queues::Multi, Resume::AnyWorker),
     },
     NodeSpec {
         name: "darc",
@@ -144,7 +154,7 @@ impl NodePolicy {
             Kind::Jsq => Box::new(Jsq::new()),
             Kind::Lld => Box::new(Lld::new()),
             Kind::Sledge => Box::new(Sledge::new()),
-            Kind::Shinjuku(queues) => Box::new(Shinjuku::new(queues)),
+            Kind::Shinjuku(queues, resume) => Box::new(Shinjuku::new(queues, resume)),
             Kind::Darc => Box::new(Darc::from_profile(&k.darc_types, k.workers)?),
             Kind::DarcPaper => {
                 let Some(groups) = k.darc_paper.clone().filter(|_| k.workers == PAPER_WORKERS)

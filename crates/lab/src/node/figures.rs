@@ -321,6 +321,22 @@ pub fn exponential_cases(seed: u64) -> Vec<CapacityCase> {
     )]
 }
 
+/// Fig. 11: the log-normal, p99.9 slowdown 200; "SledgeScale sustains a
+/// load 5.9 times that of DARC and 47 times that of Shinjuku" (§4.4). The
+/// paper's DARC is its 3 + 3 split (`darc-paper`); Perséphone's plan
+/// (`darc`) beside it.
+pub fn lognormal_capacity_cases(seed: u64) -> Vec<CapacityCase> {
+    vec![capacity_case(
+        "Fig. 11",
+        "lognormal",
+        "p99.9-slowdown=200",
+        1.0,
+        &["sledgescale", "darc", "darc-paper", "shinjuku"],
+        &[("darc-paper", 5.9), ("shinjuku", 47.0)],
+        seed,
+    )]
+}
+
 /// Fig. 12: high bimodal, p99.9 slowdown 40, the median of the last 256 as
 /// estimates; "1.16x more load than DARC and 18.35x more than Shinjuku"
 /// (multi-queue) (§4.4); `sledgescale+` beside it.

@@ -184,14 +184,31 @@ pub trait Dispatch {
         None
     }
 
-    /// The quantum expired on `worker`: take its request back? It then
-    /// returns through [`Dispatch::on_returned`].
-    fn on_quantum(&mut self, _now: Time, _worker: WorkerId, _workers: &Workers) -> bool {
-        false
+    /// The quantum expired on `worker`: to take its request back, append to
+    /// `out` the held requests it runs instead (queued on it before the
+    /// signal lands, as Shinjuku's dispatcher hands over the next request
+    /// with the interrupt); leaving `out` empty lets the request go on. The
+    /// request taken back returns through [`Dispatch::on_returned`].
+    fn on_quantum(
+        &mut self,
+        _now: Time,
+        _worker: WorkerId,
+        _workers: &Workers,
+        _out: &mut Vec<RequestId>,
+    ) {
     }
 
-    /// A request taken back from a worker: the policy holds it again.
-    fn on_returned(&mut self, _now: Time, _req: &RequestInfo) {}
+    /// A request taken back from `worker`: `None` if the policy holds it
+    /// again, or the worker whose queue it joins at once (the SledgeScale
+    /// paper's Shinjuku resumes a request on the worker it left).
+    fn on_returned(
+        &mut self,
+        _now: Time,
+        _req: &RequestInfo,
+        _worker: WorkerId,
+    ) -> Option<WorkerId> {
+        None
+    }
 
     /// A request finished or was dropped; its outcome is final.
     fn on_finish(&mut self, _now: Time, _outcome: &RequestOutcome) {}

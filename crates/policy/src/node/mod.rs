@@ -17,8 +17,10 @@
 //! | `jsq` | [`Jsq::new`]`()` | early, fewest unfinished | EDF, 1 ms quantum |
 //! | `lld` | [`Lld::new`]`()` | early, least remaining work | EDF, 1 ms quantum |
 //! | `sledge` | [`Sledge::new`]`()` | late, global FIFO, batch of 5 | FIFO, 1 ms quantum (round robin) |
-//! | `shinjuku` | [`Shinjuku::new`]`(`[`Queues::Single`]`)` | late, one FIFO, 15 µs dispatcher quantum | FIFO |
-//! | `shinjuku-mq` | [`Shinjuku::new`]`(`[`Queues::Multi`]`)` | late, a FIFO per function | FIFO |
+//! | `shinjuku` | [`Shinjuku::new`]`(`[`Queues::Single`]`, `[`Resume::SameWorker`]`)` | late, one FIFO, 15 µs dispatcher quantum, resumed where preempted | FIFO |
+//! | `shinjuku-mq` | [`Shinjuku::new`]`(`[`Queues::Multi`]`, `[`Resume::SameWorker`]`)` | late, a FIFO per function | FIFO |
+//! | `shinjuku-any` | [`Shinjuku::new`]`(`[`Queues::Single`]`, `[`Resume::AnyWorker`]`)` | late, one FIFO, preempted to its tail | FIFO |
+//! | `shinjuku-mq-any` | [`Shinjuku::new`]`(`[`Queues::Multi`]`, `[`Resume::AnyWorker`]`)` | late, a FIFO per function | FIFO |
 //! | `darc` | [`Darc::new`] (explicit reservations) or [`Darc::from_profile`] (Perséphone's rule) | late, static reservations | FIFO |
 //!
 //! One instance serves one dispatcher: build one per dispatcher. Every
@@ -37,7 +39,7 @@ mod srpt;
 
 pub use darc::{BadDarc, Class, Darc, Group, Plan, PlannedGroup, TypeProfile};
 pub use early::{BASELINE_QUANTUM, Jsq, Lld, RoundRobin};
-pub use shinjuku::{Queues, SHINJUKU_QUANTUM, Shinjuku};
+pub use shinjuku::{Queues, Resume, SHINJUKU_QUANTUM, Shinjuku};
 pub use sledge::{SLEDGE_BATCH, SLEDGE_QUANTUM, Sledge};
 pub use sledgescale::{PreemptTest, Scan, SledgeScale};
 pub use srpt::Srpt;
@@ -101,8 +103,10 @@ mod tests {
             Box::new(Jsq::new()),
             Box::new(Lld::new()),
             Box::new(Sledge::new()),
-            Box::new(Shinjuku::new(Queues::Single)),
-            Box::new(Shinjuku::new(Queues::Multi)),
+            Box::new(Shinjuku::new(Queues::Single, Resume::SameWorker)),
+            Box::new(Shinjuku::new(Queues::Multi, Resume::SameWorker)),
+            Box::new(Shinjuku::new(Queues::Single, Resume::AnyWorker)),
+            Box::new(Shinjuku::new(Queues::Multi, Resume::AnyWorker)),
         ]
         .iter()
         .map(|p| p.name().to_owned())
@@ -120,7 +124,9 @@ mod tests {
                 "lld",
                 "sledge",
                 "shinjuku",
-                "shinjuku-mq"
+                "shinjuku-mq",
+                "shinjuku-any",
+                "shinjuku-mq-any"
             ]
         );
     }

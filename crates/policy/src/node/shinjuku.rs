@@ -1,9 +1,10 @@
-//! `shinjuku` and `shinjuku-mq`: Shinjuku's centralized preemptive
-//! dispatcher as the paper integrates it (§4 "Baselines", §4.4). Late
-//! binding: the dispatcher holds every request and hands one to a worker
-//! when it has nothing to run; once a request has run [`SHINJUKU_QUANTUM`]
-//! the dispatcher takes it back if anything else waits, and puts it at the
-//! tail of its queue, keeping its arrival time.
+//! `shinjuku`, `shinjuku-mq` and `shinjuku-any`: Shinjuku's centralized
+//! preemptive dispatcher, as the SledgeScale paper integrates it (§4
+//! "Baselines", §4.4) and as its authors built it. Late binding: the
+//! dispatcher holds every request and hands one to a worker when it has
+//! nothing to run; once a request has run [`SHINJUKU_QUANTUM`] and another
+//! waits, the dispatcher hands that one to the worker and takes the running
+//! request back.
 //!
 //! - [`Queues::Single`]: one FIFO for every request (the paper's choice for
 //!   the exponential and log-normal workloads).
@@ -13,14 +14,24 @@
 //!   Shinjuku's `smart_tskq_dequeue` with each type's SLO; the SledgeScale
 //!   code's `shinjuku_select_sandbox`). Ties go to the lowest function id.
 //!
-//! Where sources differ: a preempted request goes to the TAIL, as original
-//! Shinjuku does (`tskq_enqueue_tail`) and §4 says ("moved to the end of the
-//! global queue"); the SledgeScale code puts it back at the head
-//! (`insertfront`, note section 4 row 14). §4's "resumed by the same worker"
-//! is not modelled: a returned request runs on whichever worker next asks
-//! when it reaches its queue's head. Workers run one request at a time
-//! (FIFO, no local quantum), and each `on_idle` hands out one request.
-//! A relative deadline of 0 counts as 1 ns in the multi-queue ratio.
+//! Where the request taken back goes ([`Resume`]):
+//! - [`Resume::SameWorker`], the paper's integration: "Preempted requests
+//!   are moved to the end of the global queue and resumed by the same
+//!   worker" (§4). Its code puts the request at the head of the queue
+//!   (`insertfront`), where the next selection sends it to the worker it
+//!   left (`global_worker_thread_idx`), busy or not; here it joins that
+//!   worker's queue at once. Such a request no longer counts as waiting:
+//!   the dispatcher preempts only for a request it still holds, and an idle
+//!   worker cannot take a request queued on another.
+//! - [`Resume::AnyWorker`], original Shinjuku (NSDI '19,
+//!   `tskq_enqueue_tail`): back to the tail of its queue, keeping its
+//!   arrival time, and resumed by whichever worker reaches it.
+//!
+//! Workers run their queue FIFO without a local quantum. The quantum counts
+//! from when the request's work (re)started; the SledgeScale code counts it
+//! from the hand-over (`start_ts`), which would cut a request queued behind
+//! a resumed one shorter still. A relative deadline of 0 counts as 1 ns in
+//! the multi-queue ratio.
 
 use faasched_model::node::{
     Decision, Dispatch, Local, Order, Placement, RequestId, RequestInfo, WorkerId, Workers,
@@ -42,20 +53,33 @@ pub enum Queues {
     Multi,
 }
 
+/// Where a request taken back off a worker resumes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Resume {
+    /// On the worker it left (the SledgeScale paper's Shinjuku).
+    SameWorker,
+    /// On whichever worker reaches it at the tail of its queue (original
+    /// Shinjuku).
+    AnyWorker,
+}
+
 /// Shinjuku's dispatcher: see the module docs.
 #[derive(Clone, Debug)]
 pub struct Shinjuku {
     queues: Queues,
+    resume: Resume,
     /// Per function under `Multi` (only non-empty queues are kept); one
     /// queue under `FunctionId(0)` under `Single`.
     held: BTreeMap<FunctionId, VecDeque<RequestInfo>>,
 }
 
 impl Shinjuku {
-    /// Shinjuku with `queues`.
-    pub fn new(queues: Queues) -> Shinjuku {
+    /// Shinjuku with `queues`, resuming a preempted request as `resume`
+    /// says.
+    pub fn new(queues: Queues, resume: Resume) -> Shinjuku {
         Shinjuku {
             queues,
+            resume,
             held: BTreeMap::new(),
         }
     }
@@ -84,13 +108,26 @@ impl Shinjuku {
         }
         best.map(|(f, _, _)| f)
     }
+
+    /// Takes the request a worker runs next at `now`, if one is held.
+    fn take(&mut self, now: Time) -> Option<RequestId> {
+        let f = self.pick(now)?;
+        let q = self.held.get_mut(&f)?;
+        let r = q.pop_front();
+        if q.is_empty() {
+            self.held.remove(&f);
+        }
+        r.map(|r| r.id)
+    }
 }
 
 impl Dispatch for Shinjuku {
     fn name(&self) -> &str {
-        match self.queues {
-            Queues::Single => "shinjuku",
-            Queues::Multi => "shinjuku-mq",
+        match (self.queues, self.resume) {
+            (Queues::Single, Resume::SameWorker) => "shinjuku",
+            (Queues::Multi, Resume::SameWorker) => "shinjuku-mq",
+            (Queues::Single, Resume::AnyWorker) => "shinjuku-any",
+            (Queues::Multi, Resume::AnyWorker) => "shinjuku-mq-any",
         }
     }
 
@@ -116,30 +153,33 @@ impl Dispatch for Shinjuku {
         _workers: &Workers,
         out: &mut Vec<RequestId>,
     ) {
-        let Some(f) = self.pick(now) else { return };
-        let Some(q) = self.held.get_mut(&f) else {
-            return;
-        };
-        if let Some(r) = q.pop_front() {
-            out.push(r.id);
-        }
-        if q.is_empty() {
-            self.held.remove(&f);
-        }
+        out.extend(self.take(now));
     }
 
     fn quantum(&self) -> Option<Nanos> {
         Some(SHINJUKU_QUANTUM)
     }
 
-    /// Preempts only when another request waits: with nothing held the
-    /// worker would be handed the same request back.
-    fn on_quantum(&mut self, _now: Time, _worker: WorkerId, _workers: &Workers) -> bool {
-        !self.held.is_empty()
+    /// Preempts only for a request it holds: with none, the worker would
+    /// only be handed its own request back.
+    fn on_quantum(
+        &mut self,
+        now: Time,
+        _worker: WorkerId,
+        _workers: &Workers,
+        out: &mut Vec<RequestId>,
+    ) {
+        out.extend(self.take(now));
     }
 
-    fn on_returned(&mut self, _now: Time, req: &RequestInfo) {
-        self.hold(req);
+    fn on_returned(&mut self, _now: Time, req: &RequestInfo, worker: WorkerId) -> Option<WorkerId> {
+        match self.resume {
+            Resume::SameWorker => Some(worker),
+            Resume::AnyWorker => {
+                self.hold(req);
+                None
+            }
+        }
     }
 }
 
@@ -154,28 +194,53 @@ mod tests {
         out
     }
 
+    fn quantum(p: &mut Shinjuku, now: Time, ws: &Workers) -> Vec<RequestId> {
+        let mut out = Vec::new();
+        p.on_quantum(now, WorkerId(0), ws, &mut out);
+        out
+    }
+
     #[test]
-    fn a_preempted_request_goes_to_the_tail_and_only_when_another_waits() {
-        let mut p = Shinjuku::new(Queues::Single);
+    fn the_original_preempts_only_for_a_waiting_request_and_requeues_at_the_tail() {
+        let mut p = Shinjuku::new(Queues::Single, Resume::AnyWorker);
         let ws = Workers::new(1, p.local());
         assert_eq!(p.quantum(), Some(15 * US));
         p.on_request(0, &info(0, 0, 0, 1_000, 100), &ws);
         assert_eq!(idle(&mut p, 0, &ws), [RequestId(0)]);
         // Nothing else held: request 0 keeps the worker.
-        assert!(!p.on_quantum(15 * US, WorkerId(0), &ws));
+        assert!(quantum(&mut p, 15 * US, &ws).is_empty());
         p.on_request(20 * US, &info(1, 1, 20 * US, 1_000, 100), &ws);
         p.on_request(21 * US, &info(2, 0, 21 * US, 1_000, 100), &ws);
-        assert!(p.on_quantum(30 * US, WorkerId(0), &ws));
-        p.on_returned(30 * US, &info(0, 0, 0, 1_000, 100));
-        // Request 0 arrived first but waits behind 1 and 2.
-        let order: Vec<RequestId> = (0..4).flat_map(|_| idle(&mut p, 30 * US, &ws)).collect();
-        assert_eq!(order, [RequestId(1), RequestId(2), RequestId(0)]);
-        assert!(!p.on_quantum(40 * US, WorkerId(0), &ws));
+        // The worker is handed request 1 with the interrupt.
+        assert_eq!(quantum(&mut p, 30 * US, &ws), [RequestId(1)]);
+        let back = p.on_returned(30 * US, &info(0, 0, 0, 1_000, 100), WorkerId(0));
+        assert_eq!(back, None);
+        // Request 0 arrived first but waits behind 2.
+        let order: Vec<RequestId> = (0..3).flat_map(|_| idle(&mut p, 30 * US, &ws)).collect();
+        assert_eq!(order, [RequestId(2), RequestId(0)]);
+        assert!(quantum(&mut p, 40 * US, &ws).is_empty());
+    }
+
+    #[test]
+    fn the_papers_integration_resumes_a_request_on_the_worker_it_left() {
+        let mut p = Shinjuku::new(Queues::Single, Resume::SameWorker);
+        let ws = Workers::new(3, p.local());
+        p.on_request(0, &info(0, 0, 0, 1_000, 100), &ws);
+        p.on_request(1, &info(1, 0, 1, 1_000, 100), &ws);
+        assert_eq!(idle(&mut p, 1, &ws), [RequestId(0)]);
+        assert_eq!(quantum(&mut p, 15 * US, &ws), [RequestId(1)]);
+        let back = p.on_returned(17 * US, &info(0, 0, 0, 1_000, 100), WorkerId(2));
+        assert_eq!(back, Some(WorkerId(2)));
+        // It is not held: another worker finds nothing to take, and the
+        // running request is not preempted for it.
+        assert!(idle(&mut p, 17 * US, &ws).is_empty());
+        assert!(quantum(&mut p, 32 * US, &ws).is_empty());
+        assert_eq!(p.name(), "shinjuku");
     }
 
     #[test]
     fn multi_queue_serves_the_head_most_overdue_relative_to_its_deadline() {
-        let mut p = Shinjuku::new(Queues::Multi);
+        let mut p = Shinjuku::new(Queues::Multi, Resume::SameWorker);
         let ws = Workers::new(1, p.local());
         // At 100: function 0's head waited 90 of 1,000 (0.09), function 1's
         // 40 of 100 (0.4), function 2's 20 of 50 (0.4, a tie: lower id wins).
@@ -185,19 +250,19 @@ mod tests {
         p.on_request(80, &info(3, 2, 80, 50, 1), &ws);
         assert_eq!(idle(&mut p, 100, &ws), [RequestId(2)]);
         // Function 2's head now leads (0.4 vs 0.09): its queue, not arrival
-        // order, decides.
-        assert_eq!(idle(&mut p, 100, &ws), [RequestId(3)]);
+        // order, decides; a quantum's hand-over chooses the same way.
+        assert_eq!(quantum(&mut p, 100, &ws), [RequestId(3)]);
         // Function 0: request 0, then 1 (its deadline no longer matters:
         // only the head's does).
         assert_eq!(idle(&mut p, 100, &ws), [RequestId(0)]);
         assert_eq!(idle(&mut p, 100, &ws), [RequestId(1)]);
         assert!(idle(&mut p, 100, &ws).is_empty());
-        assert!(!p.on_quantum(100, WorkerId(0), &ws));
+        assert!(quantum(&mut p, 100, &ws).is_empty());
     }
 
     #[test]
     fn single_queue_is_arrival_order() {
-        let mut p = Shinjuku::new(Queues::Single);
+        let mut p = Shinjuku::new(Queues::Single, Resume::SameWorker);
         let ws = Workers::new(1, p.local());
         p.on_request(10, &info(0, 0, 10, 1_000, 1), &ws);
         p.on_request(60, &info(1, 1, 60, 100, 1), &ws);

@@ -70,8 +70,14 @@ impl Dispatch for Sledge {
 
     /// Never called (no dispatcher quantum); a request handed back all the
     /// same joins the tail, as a round-robin requeue would.
-    fn on_returned(&mut self, _now: Time, req: &RequestInfo) {
+    fn on_returned(
+        &mut self,
+        _now: Time,
+        req: &RequestInfo,
+        _worker: WorkerId,
+    ) -> Option<WorkerId> {
         self.queue.push_back(req.id);
+        None
     }
 }
 

@@ -28,9 +28,11 @@
 //!    request's work (re)started; when it expires, the dispatcher asks
 //!    [`Dispatch::on_quantum`] in turn (again each quantum while the answer
 //!    is no, and as soon as the policy holds a new request or gets one
-//!    back); a yes costs it `preempt_signal`, and `preempt_latency` later
-//!    the request leaves the worker and goes back to the policy
-//!    ([`Dispatch::on_returned`]), which is then offered the worker.
+//!    back); a yes hands the worker the requests it runs instead and costs
+//!    `preempt_signal` + `idle_pull`, and `preempt_latency` later the
+//!    request leaves the worker and goes back to the policy
+//!    ([`Dispatch::on_returned`]), a step of `idle_pull`: held again, or
+//!    queued on the worker the policy names.
 //! 6. Each outcome goes to the sink once final: at its finish, or when the
 //!    decision that drops it ends. Memory is proportional to the requests in
 //!    flight: the stream is pulled one request ahead.

@@ -145,13 +145,16 @@ impl Dispatch for RoundRobin {
 
 /// Late binding: one central FIFO queue; an idle worker pulls up to
 /// `batch`; with `quantum`, a request that ran that long goes back to the
-/// tail when something waits (Shinjuku's way).
+/// tail when something waits (Shinjuku's way), or with `pin` to the queue
+/// of the worker it left.
 pub struct Central {
     pub queue: VecDeque<RequestId>,
     pub batch: usize,
     pub local: Local,
     pub quantum: Option<Nanos>,
     pub returned: Vec<RequestId>,
+    /// A request taken back resumes on the worker it left.
+    pub pin: bool,
 }
 
 impl Central {
@@ -166,6 +169,7 @@ impl Central {
             },
             quantum: None,
             returned: Vec::new(),
+            pin: false,
         }
     }
 }
@@ -191,12 +195,16 @@ impl Dispatch for Central {
     fn quantum(&self) -> Option<Nanos> {
         self.quantum
     }
-    fn on_quantum(&mut self, _now: Time, _w: WorkerId, _ws: &Workers) -> bool {
-        !self.queue.is_empty()
+    fn on_quantum(&mut self, _now: Time, _w: WorkerId, _ws: &Workers, out: &mut Vec<RequestId>) {
+        out.extend(self.queue.pop_front());
     }
-    fn on_returned(&mut self, _now: Time, req: &RequestInfo) {
+    fn on_returned(&mut self, _now: Time, req: &RequestInfo, w: WorkerId) -> Option<WorkerId> {
         self.returned.push(req.id);
+        if self.pin {
+            return Some(w);
+        }
         self.queue.push_back(req.id);
+        None
     }
 }
 

@@ -145,6 +145,41 @@ fn a_dispatcher_quantum_returns_the_request_to_its_policy() {
 }
 
 #[test]
+fn a_request_resumed_where_it_left_waits_there_while_another_worker_idles() {
+    let mut costs = Costs::zero();
+    costs.preempt_signal = US;
+    costs.preempt_latency = 2 * US;
+    costs.context_switch = US;
+    let policy = Central {
+        quantum: Some(15 * US),
+        pin: true,
+        ..Central::new(1)
+    };
+    let mut policies = vec![Box::new(policy)];
+    let mut out = Vec::new();
+    let stats = run(
+        &node(2, costs),
+        &mut policies,
+        vec![us(0, 0, 50), us(1, 0, 50), us(2, 5, 40)]
+            .into_iter()
+            .map(Ok::<_, Infallible>),
+        |o| out.push(o),
+    )
+    .unwrap();
+    out.sort_by_key(|o| o.info.id);
+    // A on worker 0 and B on worker 1 from 0; C is held at 5. At 15 A's
+    // quantum hands C to worker 0 with the signal (15–16); B's finds nothing
+    // held. A leaves at 18 and is queued on worker 0 behind C, which runs
+    // 19–59 (its quantum finds nothing held: A is not). Worker 1 is idle
+    // from 50, but A resumes only on worker 0: 59–91.
+    assert_eq!(finishes_us(&out), [Some(91), Some(50), Some(59)]);
+    assert_eq!(out[0].worker, Some(WorkerId(0)));
+    assert_eq!(out[2].first_run, Some(18 * US));
+    assert_eq!(policies[0].returned, [RequestId(0)]);
+    assert_eq!((stats.preemptions, stats.dispatcher_busy[0]), (1, US));
+}
+
+#[test]
 fn a_drop_is_final_when_its_decision_ends() {
     let mut costs = Costs::zero();
     costs.dispatch_base = 2 * US;

@@ -93,11 +93,16 @@ impl Engine {
                 }
                 let disp = &mut self.dispatchers[d];
                 let quantum = disp.quantum;
-                if policy.on_quantum(now, WorkerId(w), &disp.workers) {
+                disp.pull.clear();
+                policy.on_quantum(now, WorkerId(w), &disp.workers, &mut disp.pull);
+                if !disp.pull.is_empty() {
                     k.signalled = true;
                     k.overdue = false;
                     disp.effect = Effect::Signal { w, run };
-                    Ok(self.costs.preempt_signal)
+                    Ok(self
+                        .costs
+                        .preempt_signal
+                        .saturating_add(self.costs.idle_pull))
                 } else {
                     k.overdue = true;
                     // Looked at again a quantum later, while it runs.
@@ -111,9 +116,35 @@ impl Engine {
                 }
             }
             Job::Returned { slot, w } => {
-                policy.on_returned(now, &self.slab.get(slot).info);
-                disp.reoffer = true;
-                Ok(self.offer(d, w, policy))
+                let f = self.slab.get_mut(slot);
+                let moved = self.costs.idle_pull;
+                match policy.on_returned(now, &f.info, WorkerId(w)) {
+                    None => {
+                        disp.reoffer = true;
+                        Ok(moved.saturating_add(self.offer(d, w, policy)))
+                    }
+                    Some(to) if to.0 as usize >= disp.workers.len() => Err(policy_error(
+                        policy,
+                        d,
+                        format!(
+                            "resumed request {} on worker {} of a group of {}",
+                            f.info.id.0,
+                            to.0,
+                            disp.workers.len()
+                        ),
+                    )),
+                    Some(to) => {
+                        f.held = false;
+                        disp.effect = Effect::Place {
+                            slot,
+                            placement: Placement::Worker {
+                                worker: to,
+                                preempt: false,
+                            },
+                        };
+                        Ok(moved)
+                    }
+                }
             }
         }
     }
@@ -184,35 +215,9 @@ impl Engine {
                     sink.outcome(outcome);
                 }
             },
-            Effect::Pull { w } => {
-                let pull = std::mem::take(&mut self.dispatchers[d].pull);
-                let mut result = Ok(());
-                for &id in &pull {
-                    match self.slab.slot(id) {
-                        Some(slot)
-                            if self.slab.get(slot).held
-                                && self.slab.get(slot).dispatcher as usize == d =>
-                        {
-                            self.slab.get_mut(slot).held = false;
-                            self.enqueue(d, w, slot);
-                        }
-                        _ => {
-                            result = Err(policy_error(
-                                &*policies[d],
-                                d,
-                                format!(
-                                    "handed worker {w} request {}, which it does not hold",
-                                    id.0
-                                ),
-                            ));
-                            break;
-                        }
-                    }
-                }
-                self.dispatchers[d].pull = pull;
-                result?;
-            }
+            Effect::Pull { w } => self.hand_pull(d, w, policies)?,
             Effect::Signal { w, run } => {
+                self.hand_pull(d, w, policies)?;
                 let g = self.global(d, w);
                 self.events.push(
                     now.saturating_add(self.costs.preempt_latency),
@@ -239,5 +244,35 @@ impl Engine {
             }
         }
         Ok(())
+    }
+
+    /// Queues the requests the policy handed out in this step (its `pull`
+    /// list) on worker `w` of group `d`; each must be one it holds.
+    fn hand_pull<E, P: DerefMut>(&mut self, d: usize, w: u32, policies: &[P]) -> Res<E>
+    where
+        P::Target: Dispatch,
+    {
+        let pull = std::mem::take(&mut self.dispatchers[d].pull);
+        let mut result = Ok(());
+        for &id in &pull {
+            match self.slab.slot(id) {
+                Some(slot)
+                    if self.slab.get(slot).held && self.slab.get(slot).dispatcher as usize == d =>
+                {
+                    self.slab.get_mut(slot).held = false;
+                    self.enqueue(d, w, slot);
+                }
+                _ => {
+                    result = Err(policy_error(
+                        &*policies[d],
+                        d,
+                        format!("handed worker {w} request {}, which it does not hold", id.0),
+                    ));
+                    break;
+                }
+            }
+        }
+        self.dispatchers[d].pull = pull;
+        result
     }
 }
