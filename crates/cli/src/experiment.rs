@@ -95,7 +95,6 @@ impl Args {
             staged.create_dir(dir)?;
         }
         interrupt::catch()?;
-        let capacity = matches!(plan, Cases::Capacity(_));
         let text = match plan {
             Cases::Os(cases) => {
                 let ran = experiment::run_cases(cases)?;
@@ -123,19 +122,15 @@ impl Args {
                 let text = table.render();
                 if let Some(dir) = &self.out {
                     interrupt::check()?;
-                    write_capacity_files(staged, dir, &ran, &table, &text)?;
+                    write_capacity_files(staged, dir, name, &ran, &table, &text)?;
                 }
                 text
             }
         };
         out!("{text}")?;
         if let Some(dir) = &self.out {
-            let report = match capacity {
-                true => String::new(),
-                false => format!(", {REPORT_HTML}"),
-            };
             outln!(
-                "wrote table.txt, table.csv{report} and a summary per case to {}",
+                "wrote table.txt, table.csv, {REPORT_HTML} and a summary per case to {}",
                 dir.display()
             )?;
         }

@@ -254,6 +254,19 @@ fn capacity_json_and_files_agree_and_repeat() {
     );
     assert!(lines.next().unwrap().starts_with("sledgescale,"));
     assert!(lines.next().unwrap().starts_with("rr,"));
+    // The page draws every probe the searches read.
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let probes: usize = s["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["seeds"].as_array().unwrap())
+        .flat_map(|seed| seed["probes"].as_array().unwrap())
+        .filter(|p| !p["value"].is_null())
+        .count();
+    assert!(probes > 0);
+    assert_eq!(html.matches("<circle").count(), probes);
+    assert!(html.contains("p99.9 latency against the offered load"));
 }
 
 #[test]

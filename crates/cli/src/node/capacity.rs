@@ -96,13 +96,16 @@ impl Args {
         };
         if let Some(dir) = &self.out {
             let mut staged = Staged::new();
-            found.write(dir, &mut staged)?;
+            found.write(dir, "faasched node capacity", &mut staged)?;
             interrupt::check()?;
             staged.commit()?;
         }
         out!("{text}")?;
         if let (Some(dir), false) = (&self.out, self.json) {
-            outln!("wrote summary.json, summary.csv to {}", dir.display())?;
+            outln!(
+                "wrote summary.json, summary.csv, report.html to {}",
+                dir.display()
+            )?;
         }
         Ok(())
     }

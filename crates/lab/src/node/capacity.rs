@@ -47,7 +47,9 @@ use super::run::{NodeSetup, NodeWorkload};
 use crate::{interrupt, progress};
 use anyhow::{Context, Result, anyhow, bail};
 use faasched_model::{MS, Nanos, SEC, US};
-use faasched_report::node::ScopeSummary;
+use faasched_report::node::{
+    Axis, CapacityCurve, CapacityPage, CapacityProbe, ScopeSummary, write_capacity_report,
+};
 use faasched_workload::node::Length;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -143,6 +145,16 @@ impl Target {
             Target::Latency { percentile, .. } => pick(all.latency, percentile),
             Target::Slowdown { percentile, .. } => pick(all.slowdown, percentile),
             Target::MissRate { .. } => all.miss_rate(),
+        }
+    }
+
+    /// What it reads, in words: `p99.9 latency`, `p99 slowdown`, `miss
+    /// rate`.
+    pub fn metric(&self) -> String {
+        match *self {
+            Target::Latency { percentile, .. } => format!("{} latency", percentile.label()),
+            Target::Slowdown { percentile, .. } => format!("{} slowdown", percentile.label()),
+            Target::MissRate { .. } => "miss rate".to_string(),
         }
     }
 
@@ -643,13 +655,55 @@ impl Capacities {
         s
     }
 
-    /// Writes `summary.json` and `summary.csv` into `dir` (created if
-    /// missing), staged: they take their places at `staged`'s commit.
-    pub fn write(&self, dir: &std::path::Path, staged: &mut faasched_report::Staged) -> Result<()> {
+    /// Writes `summary.json`, `summary.csv` and `report.html` (headed
+    /// `title`) into `dir` (created if missing), staged: they take their
+    /// places at `staged`'s commit.
+    pub fn write(
+        &self,
+        dir: &std::path::Path,
+        title: &str,
+        staged: &mut faasched_report::Staged,
+    ) -> Result<()> {
         staged.create_dir(dir)?;
         let json = format!("{}\n", serde_json::to_string_pretty(&self.to_json())?);
         staged.write(&dir.join("summary.json"), json.as_bytes())?;
         staged.write(&dir.join("summary.csv"), self.to_csv().as_bytes())?;
+        let curves: Vec<CapacityCurve> = self
+            .policies
+            .iter()
+            .map(|p| CapacityCurve {
+                policy: p.policy.clone(),
+                capacity: p.capacity_rps,
+                min: p.min_rps,
+                max: p.max_rps,
+                probes: p
+                    .seeds
+                    .iter()
+                    .flat_map(|s| &s.found.probes)
+                    .map(|p| CapacityProbe {
+                        rate: p.rate_rps,
+                        value: p.value,
+                        holds: p.holds,
+                    })
+                    .collect(),
+            })
+            .collect();
+        let target = self.search.target;
+        let page = CapacityPage {
+            title,
+            settings: &self.settings,
+            target: &target.to_string(),
+            metric: &target.metric(),
+            axis: match target {
+                Target::Latency { .. } => Axis::Latency,
+                Target::Slowdown { .. } => Axis::Ratio,
+                Target::MissRate { .. } => Axis::Share,
+            },
+            limit: target.limit(),
+            workers_capacity: self.workers_capacity,
+            curves: &curves,
+        };
+        write_capacity_report(dir, &page, staged)?;
         Ok(())
     }
 

@@ -195,11 +195,13 @@ pub fn run_capacity_cases(
         .collect()
 }
 
-/// Writes `table.txt`, `table.csv` and each capacity case's summary.json
-/// and summary.csv (as `node capacity --out` writes them) into `dir`.
+/// Writes `table.txt`, `table.csv` and each capacity case's summary.json,
+/// summary.csv and report.html (as `node capacity --out` writes them) into
+/// `dir`.
 pub fn write_capacity_files(
     mut staged: Staged,
     dir: &Path,
+    name: &str,
     ran: &[(super::figures::CapacityCase, super::capacity::Capacities)],
     table: &Table,
     text: &str,
@@ -207,7 +209,8 @@ pub fn write_capacity_files(
     staged.write(&dir.join("table.txt"), text.as_bytes())?;
     table.write_csv(&dir.join("table.csv"), &mut staged)?;
     for (case, found) in ran {
-        found.write(&dir.join(&case.slug), &mut staged)?;
+        let title = format!("faasched experiment {name}: {}", case.title);
+        found.write(&dir.join(&case.slug), &title, &mut staged)?;
     }
     Ok(staged.commit()?)
 }

@@ -60,10 +60,10 @@ pub const METRICS: [ChartMetric; 3] = [
 ];
 
 /// Size of a chart (width, height), px: three fit in a row of 1280 px.
-const PANEL: (f64, f64) = (390.0, 280.0);
+pub(super) const PANEL: (f64, f64) = (390.0, 280.0);
 
 /// Margins (left, right, top, bottom) around a chart's plot area, px.
-const MARGIN: (f64, f64, f64, f64) = (66.0, 16.0, 28.0, 40.0);
+pub(super) const MARGIN: (f64, f64, f64, f64) = (66.0, 16.0, 28.0, 40.0);
 
 /// The smallest latency a log axis shows, ms (100 ns).
 const LATENCY_FLOOR_MS: f64 = 1e-4;
@@ -92,14 +92,14 @@ pub fn write_report(
 /// The rules the node page adds to the OS report's stylesheet
 /// (through [`html::open_page`]): a function's lines in the main table are muted and
 /// indented under their policy's.
-const NODE_CSS: &str = "\
+pub(super) const NODE_CSS: &str = "\
 table.main tr.fn td{color:var(--muted)}
 table.main tr.fn td:first-child{padding-left:28px}
 ";
 
 /// The policies of a summary in order of first appearance: their palette
 /// indices.
-struct Policies(Vec<String>);
+pub(super) struct Policies(pub(super) Vec<String>);
 
 impl Policies {
     fn of(summary: &Summary) -> Policies {
@@ -112,12 +112,12 @@ impl Policies {
         Policies(names)
     }
 
-    fn index(&self, policy: &str) -> usize {
+    pub(super) fn index(&self, policy: &str) -> usize {
         self.0.iter().position(|n| n == policy).unwrap_or(0)
     }
 
     /// Class and colour attributes of a line of `policy`.
-    fn line_attrs(&self, policy: &str) -> String {
+    pub(super) fn line_attrs(&self, policy: &str) -> String {
         let i = self.index(policy);
         let mut a = format!("class=\"line pol p{i}\" stroke=\"{}\"", Palette::colour(i));
         if let Some(d) = Palette::dash(i, false) {
@@ -127,7 +127,7 @@ impl Policies {
     }
 
     /// Class and fill attributes of a bar or marker of `policy`.
-    fn fill_attrs(&self, policy: &str) -> String {
+    pub(super) fn fill_attrs(&self, policy: &str) -> String {
         let i = self.index(policy);
         format!("class=\"pol p{i}\" fill=\"{}\"", Palette::colour(i))
     }
@@ -216,7 +216,7 @@ fn scope_heading(scope: &str) -> String {
     }
 }
 
-fn legend(out: &mut String, policies: &Policies) {
+pub(super) fn legend(out: &mut String, policies: &Policies) {
     out.push_str("<div class=\"legend\" role=\"group\" aria-label=\"policies\">");
     for (i, name) in policies.0.iter().enumerate() {
         put!(
@@ -233,7 +233,7 @@ fn legend(out: &mut String, policies: &Policies) {
 }
 
 /// The settings as a key/value table: strings bare, other values as JSON.
-fn settings(out: &mut String, value: &serde_json::Value) {
+pub(super) fn settings(out: &mut String, value: &serde_json::Value) {
     out.push_str("<table class=\"kv\">");
     html::kv_rows(out, value);
     out.push_str("</table>\n");
@@ -297,13 +297,13 @@ fn main_table(out: &mut String, loaded: &[PolicySummary], policies: &Policies) {
     );
 }
 
-/// The value axis of `metric` over `values`, and its labelled ticks (none
+/// The value axis `axis` over `values`, and its labelled ticks (none
 /// without values).
-fn value_axis(metric: &ChartMetric, values: &[f64], frame_height: f64) -> (Scale, Vec<Tick>) {
+pub(super) fn value_axis(axis: Axis, values: &[f64], frame_height: f64) -> (Scale, Vec<Tick>) {
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(0.0, f64::max);
     let gap = Y_TICK_GAP / (frame_height - MARGIN.2 - MARGIN.3);
-    let (scale, ticks) = match metric.axis {
+    let (scale, ticks) = match axis {
         Axis::Latency => {
             let scale = Scale::log(lo / 1e3, hi / 1e3, LATENCY_FLOOR_MS);
             let ticks = scale
@@ -334,9 +334,9 @@ fn value_axis(metric: &ChartMetric, values: &[f64], frame_height: f64) -> (Scale
     (scale, if values.is_empty() { Vec::new() } else { ticks })
 }
 
-/// A value as the axis of `metric` plots it: ms for latency, percent for a share.
-fn plotted(metric: &ChartMetric, v: f64) -> f64 {
-    match metric.axis {
+/// A value as `axis` plots it: ms for latency, percent for a share.
+pub(super) fn plotted(axis: Axis, v: f64) -> f64 {
+    match axis {
         Axis::Latency => v / 1e3,
         Axis::Ratio => v,
         Axis::Share => v * 100.0,
@@ -344,8 +344,8 @@ fn plotted(metric: &ChartMetric, v: f64) -> f64 {
 }
 
 /// A value as a tooltip shows it.
-fn shown(metric: &ChartMetric, v: f64) -> String {
-    match metric.axis {
+pub(super) fn shown(axis: Axis, v: f64) -> String {
+    match axis {
         Axis::Latency => duration_ms(v / 1e3),
         Axis::Ratio => trim(v, 2),
         Axis::Share => format!("{}%", trim(v * 100.0, 2)),
@@ -353,7 +353,7 @@ fn shown(metric: &ChartMetric, v: f64) -> String {
 }
 
 /// Text in the middle of an empty plot area.
-fn no_data(out: &mut String, what: &str) {
+pub(super) fn no_data(out: &mut String, what: &str) {
     put!(
         out,
         "<text class=\"empty\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
@@ -396,7 +396,7 @@ fn curves(
         .flat_map(|(_, s)| s.iter().filter_map(|&(_, v)| v))
         .collect();
     let max_rate = summary.loads.iter().map(|l| l.rate).fold(0.0, f64::max);
-    let (y, y_ticks) = value_axis(metric, &values, PANEL.1);
+    let (y, y_ticks) = value_axis(metric.axis, &values, PANEL.1);
     let frame = Frame {
         width: PANEL.0,
         height: PANEL.1,
@@ -439,7 +439,7 @@ fn curves(
             d.push_str(
                 &frame.path(
                     run.iter()
-                        .filter_map(|&(r, v)| Some((r, plotted(metric, v?)))),
+                        .filter_map(|&(r, v)| Some((r, plotted(metric.axis, v?)))),
                 ),
             );
         }
@@ -458,10 +458,10 @@ fn curves(
                 "<circle {} cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\"><title>{} at {} requests/s: {}</title></circle>",
                 policies.fill_attrs(name),
                 frame.px(rate),
-                frame.py(plotted(metric, v)),
+                frame.py(plotted(metric.axis, v)),
                 escape(name),
                 trim(rate, 3),
-                shown(metric, v)
+                shown(metric.axis, v)
             );
         }
     }
@@ -483,7 +483,7 @@ fn bars(
         .iter()
         .flat_map(|p| scopes.iter().filter_map(|s| value(p, s)))
         .collect();
-    let (y, y_ticks) = value_axis(metric, &values, PANEL.1);
+    let (y, y_ticks) = value_axis(metric.axis, &values, PANEL.1);
     let frame = Frame {
         width: PANEL.0.max(120.0 + 90.0 * scopes.len() as f64),
         height: PANEL.1,
@@ -518,7 +518,7 @@ fn bars(
         for (j, p) in loaded.iter().enumerate() {
             let Some(v) = value(p, scope) else { continue };
             let x = frame.px(k as f64) + band * 0.08 + j as f64 * bar;
-            let top = frame.py(plotted(metric, v));
+            let top = frame.py(plotted(metric.axis, v));
             put!(
                 out,
                 "<rect {} x=\"{x:.1}\" y=\"{top:.1}\" width=\"{:.1}\" height=\"{:.1}\">\
@@ -528,7 +528,7 @@ fn bars(
                 (base - top).max(0.5),
                 escape(&p.policy),
                 escape(scope),
-                shown(metric, v)
+                shown(metric.axis, v)
             );
         }
     }

@@ -101,11 +101,15 @@
 //! [`Histogram`]: crate::Histogram
 //! [`Staged`]: crate::Staged
 
+mod capacity;
 mod html;
 mod metrics;
 mod output;
 mod table;
 
+pub use capacity::{
+    CapacityCurve, CapacityPage, CapacityProbe, render_capacity_html, write_capacity_report,
+};
 pub use html::{Axis, ChartMetric, METRICS, REPORT_HTML, render_html, write_report};
 pub use metrics::{ALL, Collector, PolicySummary, ScopeSummary, Stats, Usage};
 pub use output::{Load, Row, SUMMARY_CSV_HEADER, SUMMARY_SCHEMA_VERSION, Summary, write_outputs};
