@@ -57,8 +57,8 @@ pub struct Args {
         long_help = policy_help()
     )]
     policy: Vec<String>,
-    /// Write summary.json and summary.csv into this directory, together,
-    /// once both are written.
+    /// Write summary.json, summary.csv and report.html into this directory,
+    /// together, once all are written.
     #[arg(long, short = 'o', value_name = "DIR")]
     out: Option<PathBuf>,
     /// Print summary.json to stdout instead of the table.

@@ -4,13 +4,14 @@
 //! offered load); and the capacities found, in a table.
 
 use super::html::{
-    MARGIN, NODE_CSS, PANEL, Policies, legend, no_data, plotted, settings, shown, value_axis,
+    MARGIN, NODE_CSS, PANEL, Policies, legend, no_data, plotted, rate_axes, settings, shown,
+    value_axis,
 };
 use super::{Axis, REPORT_HTML};
 use crate::Result;
 use crate::html;
 use crate::staged::Staged;
-use crate::svg::{Frame, Scale, Tick, count, escape, put, trim};
+use crate::svg::{Frame, Scale, count, escape, put, trim};
 use std::path::{Path, PathBuf};
 
 /// One rate a search tried.
@@ -150,24 +151,7 @@ fn chart(out: &mut String, page: &CapacityPage, policies: &Policies) {
         escape(page.target)
     );
     frame.open(out, &format!("{} against the offered load", page.metric));
-    let x_ticks: Vec<Tick> = frame
-        .x
-        .ticks(0.0)
-        .into_iter()
-        .map(|v| (v, count(v)))
-        .collect();
-    let log = if page.axis == Axis::Share {
-        ""
-    } else {
-        " (log scale)"
-    };
-    frame.axes(
-        out,
-        (&x_ticks, true),
-        &y_ticks,
-        "offered load (requests/s)",
-        &format!("{}{log}", page.metric),
-    );
+    rate_axes(out, &frame, page.axis, &y_ticks, page.metric);
     if max_rate <= 0.0 {
         no_data(out, "no rate tried");
     }

@@ -363,6 +363,36 @@ pub(super) fn no_data(out: &mut String, what: &str) {
     );
 }
 
+/// The axes of a chart against the offered rate: counts along the bottom,
+/// `y_ticks` up the side, titled `y_title` (with the scale when it is a log
+/// one).
+pub(super) fn rate_axes(
+    out: &mut String,
+    frame: &Frame,
+    axis: Axis,
+    y_ticks: &[Tick],
+    y_title: &str,
+) {
+    let x_ticks: Vec<Tick> = frame
+        .x
+        .ticks(0.0)
+        .into_iter()
+        .map(|v| (v, count(v)))
+        .collect();
+    let log = if axis == Axis::Share {
+        ""
+    } else {
+        " (log scale)"
+    };
+    frame.axes(
+        out,
+        (&x_ticks, true),
+        y_ticks,
+        "offered load (requests/s)",
+        &format!("{y_title}{log}"),
+    );
+}
+
 /// A policy's name and its points (offered rate, value) by ascending rate.
 type Series<'a> = (&'a str, Vec<(f64, Option<f64>)>);
 
@@ -411,24 +441,7 @@ fn curves(
         escape(scope)
     );
     frame.open(out, &format!("{} · {}", metric.title, scope));
-    let x_ticks: Vec<Tick> = frame
-        .x
-        .ticks(0.0)
-        .into_iter()
-        .map(|v| (v, count(v)))
-        .collect();
-    let log = if metric.axis == Axis::Share {
-        ""
-    } else {
-        " (log scale)"
-    };
-    frame.axes(
-        out,
-        (&x_ticks, true),
-        &y_ticks,
-        "offered load (requests/s)",
-        &format!("{}{log}", metric.title),
-    );
+    rate_axes(out, &frame, metric.axis, &y_ticks, metric.title);
     if values.is_empty() {
         no_data(out, "no value at any rate");
     }
