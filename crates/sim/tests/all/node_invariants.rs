@@ -35,6 +35,11 @@ fn policy(kind: u8) -> Box<dyn Dispatch + Send> {
             quantum: Some(15 * US),
             ..Central::new(1)
         }),
+        7 => Box::new(Central {
+            quantum: Some(15 * US),
+            pin: true,
+            ..Central::new(1)
+        }),
         _ => Box::new(DropOdd::default()),
     }
 }
@@ -90,7 +95,7 @@ proptest! {
     fn every_request_ends_once_and_busy_time_is_work_plus_costs(
         reqs in requests(),
         costs in costs(),
-        kind in 0u8..8,
+        kind in 0u8..9,
         dispatchers in 1usize..3,
         workers in 1usize..4,
         median in any::<bool>(),
@@ -113,7 +118,7 @@ proptest! {
                 prop_assert!(first >= r.arrival);
                 prop_assert!(f >= first + r.work);
             } else {
-                prop_assert_eq!(kind, 7);
+                prop_assert_eq!(kind, 8);
             }
         }
         let busy: Nanos = stats.worker_busy.iter().sum();
