@@ -23,6 +23,7 @@
 //! [`Histogram`] (exact below 2048, within 0.049% above).
 
 mod charts;
+pub mod cluster;
 mod cost;
 pub mod fidelity;
 mod histogram;

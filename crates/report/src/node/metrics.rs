@@ -37,7 +37,7 @@ pub struct Stats {
 
 impl Stats {
     /// The statistics of `h` divided by `scale`; `None` if it is empty.
-    fn of(h: &Histogram, scale: f64) -> Option<Stats> {
+    pub(crate) fn of(h: &Histogram, scale: f64) -> Option<Stats> {
         let q = |pm| h.quantile_per_mille(pm).map(|v| v as f64 / scale);
         Some(Stats {
             mean: h.mean()? / scale,

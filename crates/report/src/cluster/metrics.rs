@@ -1,0 +1,231 @@
+//! The [`Collector`] cluster outcomes stream into, and the [`ClusterSummary`]
+//! it finishes into; what each number means is in the
+//! [`cluster`](super) module's documentation.
+
+use crate::histogram::Histogram;
+use crate::node::Stats;
+use faasched_model::FunctionId;
+use faasched_model::cluster::InvocationOutcome;
+use std::collections::BTreeMap;
+
+/// Latency is recorded in µs and reported in ms: divided by this.
+const US_PER_MS: f64 = 1e3;
+
+/// Slowdown fixed point: a slowdown of 1.0 is recorded as this.
+const SLOWDOWN_ONE: u64 = 1_000_000;
+
+/// One function's running totals: its finished invocations and the sum of
+/// their slowdowns.
+#[derive(Clone, Copy, Debug, Default)]
+struct FunctionAcc {
+    finished: u64,
+    slowdown_sum: f64,
+}
+
+/// Collects one policy's outcomes.
+#[derive(Clone, Debug)]
+pub struct Collector {
+    policy: String,
+    invocations: u64,
+    dropped: u64,
+    cold: u64,
+    /// µs, finished invocations.
+    latency: Histogram,
+    /// Fixed point, finished invocations.
+    slowdown: Histogram,
+    /// Exact sum of the slowdowns, for the global increase.
+    slowdown_sum: f64,
+    functions: BTreeMap<FunctionId, FunctionAcc>,
+}
+
+/// What a policy's run measured (see the module docs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterSummary {
+    /// The policy's name, as the CLI spells it.
+    pub policy: String,
+    /// Outcomes recorded, dropped ones included.
+    pub invocations: u64,
+    /// Finished invocations.
+    pub finished: u64,
+    /// Dropped invocations.
+    pub dropped: u64,
+    /// Finished invocations that started cold.
+    pub cold: u64,
+    /// Latency in ms over the finished invocations; `None` if none finished.
+    pub latency: Option<Stats>,
+    /// Slowdown over the finished invocations; `None` if none finished.
+    pub slowdown: Option<Stats>,
+    /// Mean slowdown − 1; `None` if none finished.
+    pub global_increase: Option<f64>,
+    /// Each function's mean slowdown, over the functions with a finished
+    /// invocation; `None` if none.
+    pub function_slowdown: Option<Stats>,
+}
+
+impl ClusterSummary {
+    /// cold / finished; `None` if none finished.
+    pub fn cold_ratio(&self) -> Option<f64> {
+        (self.finished > 0).then(|| self.cold as f64 / self.finished as f64)
+    }
+
+    /// dropped / invocations; `None` without invocations.
+    pub fn drop_ratio(&self) -> Option<f64> {
+        (self.invocations > 0).then(|| self.dropped as f64 / self.invocations as f64)
+    }
+}
+
+impl Collector {
+    /// A collector for `policy`.
+    pub fn new(policy: &str) -> Collector {
+        Collector {
+            policy: policy.to_string(),
+            invocations: 0,
+            dropped: 0,
+            cold: 0,
+            latency: Histogram::new(),
+            slowdown: Histogram::new(),
+            slowdown_sum: 0.0,
+            functions: BTreeMap::new(),
+        }
+    }
+
+    /// Records one outcome, finished or dropped.
+    pub fn record(&mut self, o: &InvocationOutcome) {
+        self.invocations += 1;
+        let (Some(latency), Some(slowdown)) = (o.latency(), o.slowdown()) else {
+            self.dropped += 1;
+            return;
+        };
+        self.cold += u64::from(o.cold);
+        self.latency.record(latency / 1_000);
+        let warm = o.info.profile.warm.max(1);
+        let fixed = u128::from(latency) * u128::from(SLOWDOWN_ONE) / u128::from(warm);
+        self.slowdown
+            .record(u64::try_from(fixed).unwrap_or(u64::MAX));
+        self.slowdown_sum += slowdown;
+        let f = self.functions.entry(o.info.profile.function).or_default();
+        f.finished += 1;
+        f.slowdown_sum += slowdown;
+    }
+
+    /// Outcomes recorded so far.
+    pub fn count(&self) -> u64 {
+        self.invocations
+    }
+
+    /// The summary.
+    pub fn finish(self) -> ClusterSummary {
+        let finished = self.latency.count();
+        let mut per_function: Vec<f64> = self
+            .functions
+            .values()
+            .map(|f| f.slowdown_sum / f.finished as f64)
+            .collect();
+        per_function.sort_by(f64::total_cmp);
+        ClusterSummary {
+            policy: self.policy,
+            invocations: self.invocations,
+            finished,
+            dropped: self.dropped,
+            cold: self.cold,
+            latency: Stats::of(&self.latency, US_PER_MS),
+            slowdown: Stats::of(&self.slowdown, SLOWDOWN_ONE as f64),
+            global_increase: (finished > 0).then(|| self.slowdown_sum / finished as f64 - 1.0),
+            function_slowdown: exact_stats(&per_function),
+        }
+    }
+}
+
+/// Mean, nearest-rank percentiles and max of `sorted` (ascending); `None`
+/// if it is empty.
+fn exact_stats(sorted: &[f64]) -> Option<Stats> {
+    let n = sorted.len();
+    let max = *sorted.last()?;
+    let rank = |per_mille: usize| sorted[(per_mille * n).div_ceil(1000).max(1) - 1];
+    Some(Stats {
+        mean: sorted.iter().sum::<f64>() / n as f64,
+        p50: rank(500),
+        p99: rank(990),
+        p999: rank(999),
+        max,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faasched_model::MS;
+    use faasched_model::cluster::{FunctionProfile, InvocationId, InvocationInfo, ServerId};
+
+    /// An invocation of `function` (warm `warm_ms`) that took `latency_ms`,
+    /// or was dropped.
+    fn outcome(
+        function: u32,
+        warm_ms: u64,
+        latency_ms: Option<u64>,
+        cold: bool,
+    ) -> InvocationOutcome {
+        InvocationOutcome {
+            info: InvocationInfo {
+                id: InvocationId(0),
+                arrival: 10 * MS,
+                profile: FunctionProfile {
+                    function: FunctionId(function),
+                    memory_mb: 128,
+                    warm: warm_ms * MS,
+                    cold: 3 * warm_ms * MS,
+                },
+            },
+            work: warm_ms * MS,
+            server: latency_ms.map(|_| ServerId(0)),
+            cold,
+            finish: latency_ms.map(|l| 10 * MS + l * MS),
+        }
+    }
+
+    #[test]
+    fn hand_computed_global_increase_and_function_slowdowns() {
+        let mut c = Collector::new("ch-rlu");
+        // Function 0 (warm 100 ms): slowdowns 1, 3 (cold); function 1 (warm
+        // 10 ms): 2; function 2: only dropped.
+        c.record(&outcome(0, 100, Some(100), false));
+        c.record(&outcome(0, 100, Some(300), true));
+        c.record(&outcome(1, 10, Some(20), false));
+        c.record(&outcome(2, 10, None, false));
+        let s = c.finish();
+        assert_eq!((s.invocations, s.finished, s.dropped, s.cold), (4, 3, 1, 1));
+        assert_eq!(s.cold_ratio(), Some(1.0 / 3.0));
+        assert_eq!(s.drop_ratio(), Some(0.25));
+        // (1 + 3 + 2) / 3 − 1: every invocation weighs the same.
+        assert!((s.global_increase.unwrap() - 1.0).abs() < 1e-12);
+        // Per function: 2 (function 0's mean) and 2 (function 1's).
+        let f = s.function_slowdown.unwrap();
+        assert_eq!((f.mean, f.p50, f.max), (2.0, 2.0, 2.0));
+        // Within the histogram's 0.049% above 2048 µs; the max is exact.
+        let lat = s.latency.unwrap();
+        assert!((lat.p50 - 100.0).abs() <= 0.05, "{lat:?}");
+        assert_eq!(lat.max, 300.0);
+        let sd = s.slowdown.unwrap();
+        assert!((sd.p50 - 2.0).abs() <= 2.0 * 0.0005, "{sd:?}");
+        assert_eq!(sd.max, 3.0);
+    }
+
+    #[test]
+    fn nothing_finished_reads_none() {
+        let mut c = Collector::new("random");
+        c.record(&outcome(0, 5, None, false));
+        let s = c.finish();
+        assert!(s.latency.is_none() && s.slowdown.is_none());
+        assert!(s.global_increase.is_none() && s.function_slowdown.is_none());
+        assert_eq!(s.cold_ratio(), None);
+        assert_eq!(Collector::new("x").finish().drop_ratio(), None);
+    }
+
+    #[test]
+    fn function_percentiles_are_nearest_rank() {
+        let values: Vec<f64> = (1..=200).map(f64::from).collect();
+        let s = exact_stats(&values).unwrap();
+        assert_eq!((s.p50, s.p99, s.p999, s.max), (100.0, 198.0, 200.0, 200.0));
+        assert_eq!(s.mean, 100.5);
+    }
+}
