@@ -1,6 +1,7 @@
 //! The cluster level's policies: the routers of CH-RLU (Fuerst, Sharma,
 //! HPDC'22) and its baselines, each a pure [`Route`] over the [`Servers`]
-//! it is handed. None holds an engine; each reads plain values and returns
+//! it is handed, and the per-server keep-alive policies, each a pure
+//! [`KeepAlive`]. None holds an engine; each reads plain values and returns
 //! a decision, so the simulator and the live gateway share them.
 //!
 //! Routers, by the name [`Route::name`] returns:
@@ -18,16 +19,23 @@
 //! | `greedy` | [`Greedy::new`] | lowest (warm or cold) × max(1, load) over all servers |
 //! | `power-of-two` | [`PowerOfTwo::new`] | the lower stale load of two random servers |
 //!
+//! Keep-alive policies, by the name [`KeepAlive::name`] returns:
+//! `greedy-dual` ([`GreedyDual::new`]), `ttl` ([`Ttl::new`]), `lru`
+//! ([`Lru::new`]).
+//!
 //! Every router returns [`Choice::Drop`] rather than panicking when there
 //! are no servers, and every random draw comes from a [`rand_pcg::Pcg64`]
 //! seeded at construction, so one seed gives one sequence of decisions.
 //!
 //! [`Route`]: faasched_model::cluster::Route
 //! [`Route::name`]: faasched_model::cluster::Route::name
+//! [`KeepAlive`]: faasched_model::cluster::KeepAlive
+//! [`KeepAlive::name`]: faasched_model::cluster::KeepAlive::name
 //! [`Servers`]: faasched_model::cluster::Servers
 //! [`Choice::Drop`]: faasched_model::cluster::Choice::Drop
 
 mod chrlu;
+mod keepalive;
 mod openwhisk;
 pub mod popularity;
 pub mod ring;
@@ -36,6 +44,7 @@ mod simple;
 pub use chrlu::{
     B, B_MAX, ChBl, ChBlParams, ChRlu, ChRluParams, MAX_CHAIN_LEN, NOISE_SIGMA, Variant,
 };
+pub use keepalive::{GreedyDual, Lru, TTL, Ttl};
 pub use openwhisk::{OpenWhisk, pairwise_coprimes};
 pub use popularity::{Popularity, PopularityParams, Sampling};
 pub use ring::Ring;
