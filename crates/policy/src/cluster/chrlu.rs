@@ -30,6 +30,7 @@ use faasched_model::{SEC, Time};
 use rand::{Rng, SeedableRng};
 use rand_distr::StandardNormal;
 use rand_pcg::Pcg64;
+use serde::{Deserialize, Serialize};
 
 use super::least_loaded;
 use super::popularity::{Popularity, PopularityParams};
@@ -53,9 +54,10 @@ pub const NOISE_SIGMA: f64 = 0.1;
 
 /// Whose reading of CH-RLU a [`ChRlu`] runs (note section 3: no canonical
 /// CH-RLU exists; paper, code and Ilúvatar disagree).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Variant {
-    /// Alg. 2 as printed (module docs). Name `ch-rlu`.
+    /// Alg. 2 as printed (module docs). Name `ch-rlu`; TOML `paper`.
     #[default]
     Paper,
     /// The authors' OpenWhisk code (RandomLoadUpdateBalancer.scala): a
@@ -63,14 +65,15 @@ pub enum Variant {
     /// b_max); an unpopular one if load ≤ min(c/w, 1.2·(b + 1)) − 1. The
     /// walk goes over every server (the code's positions 0..=#nodes, here
     /// in ring order, not its list order) and then to a random server;
-    /// it never drops. Name `ch-rlu-code`.
+    /// it never drops. Name `ch-rlu-code`; TOML `code`.
+    #[serde(rename = "code")]
     OpenWhiskCode,
     /// Ilúvatar's (ch_rlu.rs): an unpopular function always runs at home;
     /// a popular one walks home and `max_chain_len` successors taking a
     /// server if load + noise ≤ b, else runs at home. Ilúvatar's own
     /// default chain is 4 with possible duplicates and it writes the noise
     /// into its cached load; here the chain is distinct servers and the
-    /// noise is not kept. Name `ch-rlu-iluvatar`.
+    /// noise is not kept. Name `ch-rlu-iluvatar`; TOML `iluvatar`.
     Iluvatar,
 }
 
@@ -85,8 +88,10 @@ impl Variant {
     }
 }
 
-/// CH-RLU's knobs.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// CH-RLU's knobs, as the TOML table `[ch-rlu]` reads them (the sampler's
+/// in `[ch-rlu.popularity]`).
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ChRluParams {
     /// Whose rule. By default [`Variant::Paper`].
     pub variant: Variant,
@@ -115,6 +120,23 @@ impl Default for ChRluParams {
             vnodes: DEFAULT_VNODES,
             popularity: PopularityParams::default(),
         }
+    }
+}
+
+impl ChRluParams {
+    /// `Ok` if every knob is in range, else the first one that is not.
+    pub fn validate(&self) -> Result<(), BadParam> {
+        const T: &str = "ch-rlu";
+        check_bounds(T, self.b, self.b_max, self.vnodes)?;
+        let sigma = self.noise_sigma;
+        BadParam::require(
+            sigma.is_finite() && sigma >= 0.0,
+            T,
+            "noise_sigma",
+            sigma,
+            "a number at least 0",
+        )?;
+        self.popularity.validate("ch-rlu.popularity")
     }
 }
 
@@ -162,18 +184,9 @@ impl ChRlu {
 
     /// CH-RLU with `params`, or the knob out of range (table `ch-rlu`).
     pub fn with_params(params: ChRluParams, seed: u64) -> Result<ChRlu, BadParam> {
-        const T: &str = "ch-rlu";
-        check_bounds(T, params.b, params.b_max, params.vnodes)?;
-        let sigma = params.noise_sigma;
-        BadParam::require(
-            sigma.is_finite() && sigma >= 0.0,
-            T,
-            "noise_sigma",
-            sigma,
-            "a number at least 0",
-        )?;
+        params.validate()?;
         Ok(ChRlu {
-            popularity: Popularity::new(params.popularity, T)?,
+            popularity: Popularity::new(params.popularity, "ch-rlu.popularity")?,
             params,
             ring: Ring::new(0, params.vnodes),
             rng: Pcg64::seed_from_u64(seed),
@@ -274,8 +287,9 @@ impl Route for ChRlu {
     }
 }
 
-/// CH-BL's knobs.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// CH-BL's knobs, as the TOML table `[ch-bl]` reads them.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ChBlParams {
     /// The function-agnostic load bound b, > 0. By default [`B`], the same
     /// b as CH-RLU's, so that the two differ only by CH-RLU's extensions.
@@ -300,6 +314,13 @@ impl Default for ChBlParams {
     }
 }
 
+impl ChBlParams {
+    /// `Ok` if every knob is in range, else the first one that is not.
+    pub fn validate(&self) -> Result<(), BadParam> {
+        check_bounds("ch-bl", self.b, self.b_max, self.vnodes)
+    }
+}
+
 /// The paper's CH-BL: "consistent hashing with bounded loads using stale
 /// load-averages" (§6.1) with a "function-agnostic constant load-bound"
 /// (§4.5), i.e. Alg. 2 with c = w and no noise: walk home and
@@ -321,7 +342,7 @@ impl ChBl {
 
     /// CH-BL with `params`, or the knob out of range (table `ch-bl`).
     pub fn with_params(params: ChBlParams) -> Result<ChBl, BadParam> {
-        check_bounds("ch-bl", params.b, params.b_max, params.vnodes)?;
+        params.validate()?;
         Ok(ChBl {
             params,
             ring: Ring::new(0, params.vnodes),
@@ -540,6 +561,23 @@ mod tests {
     }
 
     #[test]
+    fn params_read_from_toml_and_refuse_unknown_keys() {
+        let p: ChRluParams = toml::from_str(
+            "variant = \"code\"\nb = 1.4\n[popularity]\nsampling = \"all\"\nforget_after_ms = 60000\n",
+        )
+        .unwrap();
+        assert_eq!(p.variant, Variant::OpenWhiskCode);
+        assert_eq!((p.b, p.b_max, p.max_chain_len), (1.4, B_MAX, MAX_CHAIN_LEN));
+        assert_eq!(p.popularity.sampling, Sampling::All);
+        assert_eq!(p.popularity.forget_after_ms, 60_000);
+        assert_eq!(p.popularity.shards_t, 20);
+        assert!(toml::from_str::<ChRluParams>("chain = 2").is_err());
+        assert!(toml::from_str::<ChRluParams>("variant = \"other\"").is_err());
+        let bl: ChBlParams = toml::from_str("b = 2.0").unwrap();
+        assert_eq!((bl.b, bl.max_chain_len), (2.0, MAX_CHAIN_LEN));
+    }
+
+    #[test]
     fn bad_bounds_are_named() {
         let p = ChRluParams {
             b_max: 1.0,
@@ -560,5 +598,14 @@ mod tests {
             ..ChRluParams::default()
         };
         assert_eq!(ChRlu::with_params(p, 0).unwrap_err().name, "noise_sigma");
+        let p = ChRluParams {
+            popularity: PopularityParams {
+                iat_weight: 0.0,
+                ..PopularityParams::default()
+            },
+            ..ChRluParams::default()
+        };
+        let e = ChRlu::with_params(p, 0).unwrap_err();
+        assert_eq!((e.table, e.name), ("ch-rlu.popularity", "iat_weight"));
     }
 }

@@ -28,7 +28,7 @@
 //!    code's `updatePopularity` does on each Redis refresh, not per call.
 //!    A function that has gone quiet ranks by the larger of its EWMA and
 //!    the time since its last arrival, so it stops being popular without
-//!    arriving again; one quiet for longer than `forget_after` is dropped
+//!    arriving again; one quiet for longer than `forget_after_ms` is dropped
 //!    from the table ("have-been popular functions are naturally evicted
 //!    from the tracking list", §4.6.1, which gives no rule).
 //! 6. **Popular** = the ⌈p·k⌉ candidates with the lowest IAT estimates out
@@ -36,7 +36,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use faasched_model::{FunctionId, MS, Nanos, SEC, Time};
+use faasched_model::{FunctionId, MS, Nanos, Time};
+use serde::{Deserialize, Serialize};
 
 use super::ring::hash64;
 use crate::BadParam;
@@ -60,86 +61,78 @@ pub const POPULAR_P: f64 = 0.2;
 /// sample's 100%.
 pub const IAT_WEIGHT: f64 = 0.25;
 
-/// How long a tracked function may stay quiet before it is forgotten: 10
-/// minutes, OpenWhisk's keep-alive TTL (§6.1), after which no server of an
-/// OW+TTL cluster holds its container anyway.
-pub const FORGET_AFTER: Nanos = 600 * SEC;
+/// How long a tracked function may stay quiet before it is forgotten, in
+/// ms: 10 minutes, OpenWhisk's keep-alive TTL (§6.1), after which no server
+/// of an OW+TTL cluster holds its container anyway.
+pub const FORGET_AFTER_MS: u64 = 600_000;
+
+/// The longest `forget_after_ms`: a day (and far from the ns clock's range).
+const MAX_FORGET_AFTER_MS: u64 = 86_400_000;
 
 /// Which functions the sampler tracks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Sampling {
-    /// SHARDS spatial sampling: `f` is tracked iff `hash(f) mod buckets <
-    /// threshold` (Alg. 1; by default P = 100, T = 20).
-    Shards {
-        /// P.
-        buckets: u32,
-        /// T.
-        threshold: u32,
-    },
+    /// SHARDS spatial sampling (Alg. 1): `f` is tracked iff `hash(f) mod
+    /// shards_p < shards_t`.
+    #[default]
+    Shards,
     /// Every function (cheap at cluster scale, and nothing is invisible).
     All,
 }
 
-impl Default for Sampling {
-    /// The paper's: T = 20 of P = 100 buckets.
-    fn default() -> Sampling {
-        Sampling::Shards {
-            buckets: SHARDS_P,
-            threshold: SHARDS_T,
-        }
-    }
-}
-
-/// The sampler's knobs.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// The sampler's knobs, as a TOML table reads them.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct PopularityParams {
     /// Which functions are tracked. By default the paper's SHARDS sample.
     pub sampling: Sampling,
+    /// P, the hash buckets of [`Sampling::Shards`], ≥ 1. By default
+    /// [`SHARDS_P`].
+    pub shards_p: u32,
+    /// T, the buckets tracked, ≤ P. By default [`SHARDS_T`].
+    pub shards_t: u32,
     /// The popular fraction p, in (0, 1]. By default [`POPULAR_P`].
     pub popular: f64,
     /// The newest IAT's weight in the EWMA, in (0, 1]. By default
     /// [`IAT_WEIGHT`].
     pub iat_weight: f64,
-    /// Quiet time after which a function is forgotten, > 0. By default
-    /// [`FORGET_AFTER`].
-    pub forget_after: Nanos,
+    /// Quiet time after which a function is forgotten, in ms, from 1 ms to
+    /// a day. By default [`FORGET_AFTER_MS`].
+    pub forget_after_ms: u64,
 }
 
 impl Default for PopularityParams {
     fn default() -> PopularityParams {
         PopularityParams {
-            sampling: Sampling::default(),
+            sampling: Sampling::Shards,
+            shards_p: SHARDS_P,
+            shards_t: SHARDS_T,
             popular: POPULAR_P,
             iat_weight: IAT_WEIGHT,
-            forget_after: FORGET_AFTER,
+            forget_after_ms: FORGET_AFTER_MS,
         }
     }
 }
 
 impl PopularityParams {
     /// `Ok` if every knob is in range, else the first one that is not
-    /// (`table` names the router's parameter table).
+    /// (`table` names the TOML table they sit in).
     pub fn validate(&self, table: &'static str) -> Result<(), BadParam> {
-        if let Sampling::Shards { buckets, threshold } = self.sampling {
-            BadParam::require(buckets > 0, table, "shards_p", buckets, "at least 1")?;
-            BadParam::require(
-                threshold <= buckets,
-                table,
-                "shards_t",
-                threshold,
-                "at most shards_p",
-            )?;
-        }
+        let (p, t) = (self.shards_p, self.shards_t);
+        BadParam::require(p > 0, table, "shards_p", p, "at least 1")?;
+        BadParam::require(t <= p, table, "shards_t", t, "at most shards_p")?;
         let p = self.popular;
         BadParam::require(p > 0.0 && p <= 1.0, table, "popular", p, "in (0, 1]")?;
         let w = self.iat_weight;
         BadParam::require(w > 0.0 && w <= 1.0, table, "iat_weight", w, "in (0, 1]")?;
+        let ms = self.forget_after_ms;
         BadParam::require(
-            self.forget_after > 0,
+            (1..=MAX_FORGET_AFTER_MS).contains(&ms),
             table,
             "forget_after_ms",
-            format!("{} ms", self.forget_after / MS),
-            "above 0",
+            ms,
+            "from 1 ms to a day (86400000)",
         )
     }
 }
@@ -185,8 +178,10 @@ impl Popularity {
     pub fn sampled(&self, f: FunctionId) -> bool {
         match self.params.sampling {
             Sampling::All => true,
-            Sampling::Shards { buckets, threshold } => {
-                hash64(SAMPLE_DOMAIN ^ u64::from(f.0)) % u64::from(buckets) < u64::from(threshold)
+            Sampling::Shards => {
+                let bucket =
+                    hash64(SAMPLE_DOMAIN ^ u64::from(f.0)) % u64::from(self.params.shards_p);
+                bucket < u64::from(self.params.shards_t)
             }
         }
     }
@@ -213,11 +208,11 @@ impl Popularity {
     }
 
     /// Recomputes the popular set at `now` (each load publication):
-    /// forgets the functions quiet for longer than `forget_after`, then
+    /// forgets the functions quiet for longer than `forget_after_ms`, then
     /// makes popular the ⌈p·k⌉ of the k candidates with the lowest
     /// max(EWMA IAT, time since the last arrival).
     pub fn refresh(&mut self, now: Time) {
-        let forget = self.params.forget_after;
+        let forget: Nanos = self.params.forget_after_ms * MS;
         self.tracked
             .retain(|_, t| now.saturating_sub(t.last) <= forget);
         let mut ranked: Vec<(f64, FunctionId)> = self
@@ -254,13 +249,14 @@ impl Popularity {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use faasched_model::SEC;
 
     fn all() -> Popularity {
         let params = PopularityParams {
             sampling: Sampling::All,
             ..PopularityParams::default()
         };
-        Popularity::new(params, "ch-rlu").unwrap()
+        Popularity::new(params, "ch-rlu.popularity").unwrap()
     }
 
     #[test]
@@ -293,7 +289,7 @@ mod tests {
             [FunctionId(3), FunctionId(4)]
         );
         // Ten minutes and a second later all are forgotten.
-        p.refresh(10 * SEC + FORGET_AFTER + 1);
+        p.refresh(10 * SEC + FORGET_AFTER_MS * MS + 1);
         assert_eq!((p.tracked(), p.popular().count()), (0, 0));
     }
 
@@ -310,7 +306,7 @@ mod tests {
 
     #[test]
     fn shards_samples_about_a_fifth_and_ignores_the_rest() {
-        let mut p = Popularity::new(PopularityParams::default(), "ch-rlu").unwrap();
+        let mut p = Popularity::new(PopularityParams::default(), "ch-rlu.popularity").unwrap();
         let sampled = (0..10_000).filter(|&f| p.sampled(FunctionId(f))).count();
         assert!((1_800..2_200).contains(&sampled), "{sampled}");
         let out = (0..).map(FunctionId).find(|&f| !p.sampled(f)).unwrap();
@@ -332,12 +328,18 @@ mod tests {
             "parameter `ch-rlu.popular` is 0, but must be in (0, 1]"
         );
         let bad = PopularityParams {
-            sampling: Sampling::Shards {
-                buckets: 10,
-                threshold: 11,
-            },
+            shards_p: 10,
+            shards_t: 11,
             ..PopularityParams::default()
         };
-        assert_eq!(Popularity::new(bad, "ch-rlu").unwrap_err().name, "shards_t");
+        assert_eq!(Popularity::new(bad, "t").unwrap_err().name, "shards_t");
+        let bad = PopularityParams {
+            forget_after_ms: 0,
+            ..PopularityParams::default()
+        };
+        assert_eq!(
+            Popularity::new(bad, "t").unwrap_err().name,
+            "forget_after_ms"
+        );
     }
 }
