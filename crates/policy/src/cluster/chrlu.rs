@@ -22,8 +22,9 @@
 //! function's arrival rate per second (1 / its EWMA IAT) spread over the
 //! n servers and over the accepting server's cores, λ = (1/IAT) / n /
 //! cores. The noise only perturbs the comparison; the load is not written
-//! back. A function arriving faster than b_max·n·cores per second thus
-//! always walks past its chain to the least-loaded server.
+//! back. A popular function arriving at more than about b_max·n·cores
+//! per second thus has λ above every bound and is forwarded past its whole
+//! chain to the least-loaded server.
 
 use faasched_model::cluster::{Choice, FunctionProfile, InvocationInfo, Route, ServerId, Servers};
 use faasched_model::{SEC, Time};
@@ -97,9 +98,10 @@ pub struct ChRluParams {
     pub variant: Variant,
     /// b, > 0. By default [`B`].
     pub b: f64,
-    /// b_max, ≥ b. By default [`B_MAX`].
+    /// b_max, ≥ b. By default [`B_MAX`]. Only [`Variant::Paper`] uses it.
     pub b_max: f64,
-    /// Forwards past the home. By default [`MAX_CHAIN_LEN`].
+    /// Forwards past the home. By default [`MAX_CHAIN_LEN`]. Unused by
+    /// [`Variant::OpenWhiskCode`], which walks every server.
     pub max_chain_len: u32,
     /// σ of the noise, ≥ 0. By default [`NOISE_SIGMA`].
     pub noise_sigma: f64,

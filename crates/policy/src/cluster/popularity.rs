@@ -9,8 +9,8 @@
 //!
 //! 1. **Sampling**: a function is tracked iff `hash(f) mod P < T` (T of P
 //!    buckets, exactly the rate R; the printed `≤` takes T + 1), with a
-//!    hash salted apart from the ring's so that sampled functions do not
-//!    share home servers. [`Sampling::All`] tracks every function (what the
+//!    hash salted apart from the ring's so that whether a function is
+//!    sampled says nothing about where its home is. [`Sampling::All`] tracks every function (what the
 //!    OpenWhisk code does by accident: its `T = 100.0 // 20.0` is a comment).
 //! 2. **No ÷R**: SHARDS rescales reuse *distances*, which count sampled
 //!    objects; a sampled function's wall-clock IAT is not thinned by
