@@ -393,6 +393,22 @@ mod tests {
     }
 
     #[test]
+    fn greedy_dual_clock_never_goes_back() {
+        let low = profile(1, 200, 0, 100 * MS); // cost/size 0.5
+        let high = profile(2, 100, 0, 100 * MS); // cost/size 1
+        let mut gd = GreedyDual::new();
+        gd.on_created(0, &container(1, low, 0)); // 0.5, busy
+        gd.on_created(0, &container(2, high, 0)); // 1
+        gd.on_idle(1, &container(2, high, 1));
+        assert_eq!(gd.victim(2), Some(ContainerId(2)));
+        assert_eq!(gd.clock(), 1.0);
+        // Container 1's priority, 0.5, predates the clock of 1.
+        gd.on_idle(3, &container(1, low, 3));
+        assert_eq!(gd.victim(4), Some(ContainerId(1)));
+        assert_eq!(gd.clock(), 1.0);
+    }
+
+    #[test]
     fn ttl_expires_ten_minutes_after_idle_and_evicts_lru_when_asked() {
         let a = profile(1, 100, 0, 100 * MS);
         let mut t = Ttl::new();
