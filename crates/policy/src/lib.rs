@@ -10,6 +10,7 @@
 pub mod alps;
 pub mod attained;
 mod baseline;
+pub mod cluster;
 pub mod hybrid;
 pub mod node;
 mod param;
