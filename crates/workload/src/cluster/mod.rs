@@ -39,6 +39,6 @@ pub use stream::{OpenLoop, Weights};
 pub use synthetic::{
     AzureFunctions, AzureParams, BURR_C, BURR_K, BURR_LAMBDA, DEFAULT_FUNCTIONS, DURATION_MU,
     DURATION_SIGMA, MAX_FUNCTIONS, MAX_MEMORY_MB, MAX_WARM, MIN_FITTED_PER_MINUTE, MIN_MEMORY_MB,
-    MIN_WARM, RATE_LOG10_MEAN, RATE_LOG10_SD, Summary,
+    MIN_WARM, RATE_LOG10_MEAN, RATE_LOG10_SD, Summary, fitted_rates_per_minute,
 };
 pub use table::{DEFAULT_COLD_START, FunctionTable, TABLE_HEADER};

@@ -186,14 +186,10 @@ impl AzureFunctions {
         let mut rng = Pcg64::seed_from_u64(params.seed);
         let duration = LogNormal::new(DURATION_MU, DURATION_SIGMA)
             .map_err(|e| Error::invalid("duration", e.to_string()))?;
-        let per_minute = LogNormal::new(
-            RATE_LOG10_MEAN * std::f64::consts::LN_10,
-            RATE_LOG10_SD * std::f64::consts::LN_10,
-        )
-        .map_err(|e| Error::invalid("rate", e.to_string()))?;
+        let popularity = popularity();
         let width = (n - 1).to_string().len();
         let mut table = FunctionTable::new();
-        let mut fitted = Vec::with_capacity(n as usize);
+        let mut base = Vec::with_capacity(n as usize);
         for i in 0..n {
             let secs: f64 = duration.sample(&mut rng);
             let warm = ((secs * SEC as f64).round() as Nanos).clamp(MIN_WARM, MAX_WARM);
@@ -204,18 +200,17 @@ impl AzureFunctions {
                 warm,
                 warm + DEFAULT_COLD_START,
             )?;
-            let fit: f64 = per_minute.sample(&mut rng);
-            fitted.push(fit.max(MIN_FITTED_PER_MINUTE) / 60.0);
+            base.push(fitted(&popularity, &mut rng) / 60.0);
         }
-        let offered: f64 = fitted
+        let offered: f64 = base
             .iter()
             .zip(table.profiles())
             .map(|(r, p)| r * p.warm as f64 / SEC as f64)
             .sum();
         let target = f64::from(params.servers) * f64::from(params.cores) * params.load;
         let rate_scale = target / offered;
-        let rates: Vec<f64> = fitted.iter().map(|r| r * rate_scale).collect();
-        let summary = summarize(&table, &fitted, &rates, rate_scale);
+        let rates: Vec<f64> = base.iter().map(|r| r * rate_scale).collect();
+        let summary = summarize(&table, &base, &rates, rate_scale);
         Ok(AzureFunctions {
             params: params.clone(),
             table,
@@ -255,6 +250,31 @@ impl AzureFunctions {
             self.params.seed ^ ARRIVALS_SALT,
         )
     }
+}
+
+/// `n` invocation rates per minute drawn from the population's fitted
+/// popularity (module docs, step 4, with its floor) from `seed`: weights
+/// that mimic the trace's frequencies, as CH-RLU's live runs turn them into
+/// Locust weights (§6.1).
+pub fn fitted_rates_per_minute(n: usize, seed: u64) -> Vec<f64> {
+    let mut rng = Pcg64::seed_from_u64(seed);
+    let popularity = popularity();
+    (0..n).map(|_| fitted(&popularity, &mut rng)).collect()
+}
+
+/// The fitted distribution of invocations per minute (before the floor).
+fn popularity() -> LogNormal<f64> {
+    let (mu, sigma) = (
+        RATE_LOG10_MEAN * std::f64::consts::LN_10,
+        RATE_LOG10_SD * std::f64::consts::LN_10,
+    );
+    // Finite, and σ > 0: the constants are valid.
+    LogNormal::new(mu, sigma).unwrap_or_else(|e| unreachable!("valid constants: {e}"))
+}
+
+/// One function's fitted invocations per minute, floored.
+fn fitted(popularity: &LogNormal<f64>, rng: &mut Pcg64) -> f64 {
+    popularity.sample(rng).max(MIN_FITTED_PER_MINUTE)
 }
 
 /// Burr XII's quantile at `u` in [0, 1), MB, rounded up and clamped to

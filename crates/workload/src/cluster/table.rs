@@ -118,6 +118,24 @@ impl FunctionTable {
         Ok(function)
     }
 
+    /// `copies` copies (at least 1) of every function, named `{name}-{i}` for
+    /// `i` in `0..copies`, copies of a function together, in table order:
+    /// CH-RLU's live workload is ten copies of each FunctionBench function
+    /// "with unique names" (§6.1). Errors: 0 copies, or a name that clashes
+    /// with another's copy (`a-1` and `a`).
+    pub fn copies(&self, copies: u32) -> Result<FunctionTable> {
+        if copies == 0 {
+            return Err(Error::invalid("copies", "0: want at least 1"));
+        }
+        let mut table = FunctionTable::new();
+        for (f, p) in self.iter() {
+            for i in 0..copies {
+                table.push(&format!("{}-{i}", f.name), p.memory_mb, p.warm, p.cold)?;
+            }
+        }
+        Ok(table)
+    }
+
     /// How many functions.
     pub fn len(&self) -> usize {
         self.profiles.len()

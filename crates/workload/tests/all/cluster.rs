@@ -13,6 +13,7 @@ use faasched_workload::Error;
 use faasched_workload::cluster::{
     AzureFunctions, AzureOptions, AzureParams, AzureTrace, BoostSpec, Boosted, Boosts, ClosedLoop,
     DEFAULT_COLD_START, FileInvocations, FunctionTable, OpenLoop, Ramp, RateProfile, Weights,
+    fitted_rates_per_minute,
 };
 use faasched_workload::node::Length;
 use faasched_workload::traces::Arrivals;
@@ -355,6 +356,23 @@ fn azure_functions_is_deterministic_and_offers_its_rates() {
     }
     let counted: Vec<_> = w.invocations(Length::Count(1000)).unwrap().collect();
     assert_eq!(counted[..], a[..1000]);
+}
+
+#[test]
+fn the_live_workload_is_copies_weighted_like_the_trace() {
+    let copies = FunctionTable::functionbench().copies(10).unwrap();
+    assert_eq!(copies.len(), 80);
+    assert_eq!(copies.name(FunctionId(0)), Some("web-serving-0"));
+    assert_eq!(copies.name(FunctionId(79)), Some("json-parsing-9"));
+    assert_eq!(copies.find("video-encoding-3").unwrap().warm, 10_280 * MS);
+    assert!(FunctionTable::functionbench().copies(0).is_err());
+    let weights = fitted_rates_per_minute(120, 1);
+    assert_eq!(weights, fitted_rates_per_minute(120, 1));
+    assert_eq!(weights.len(), 120);
+    assert!(weights.iter().all(|&w| w >= 1.0 / 1440.0));
+    let frequent = weights.iter().filter(|&&w| w >= 1.0).count();
+    // 18.6% of 120 is 22; binomial sd 4.3.
+    assert!((5..=40).contains(&frequent), "{frequent}");
 }
 
 #[test]
