@@ -35,15 +35,15 @@ pub struct FunctionTable {
 /// three that load a model or a video (CNN inference with its network,
 /// scikit-learn training, video encoding): our choice within OpenWhisk's
 /// default bounds (128..=512 MB), not a measurement.
-const FUNCTIONBENCH: [(&str, f64, f64, u32); 8] = [
-    ("web-serving", 179.0, 1153.0, 256),
-    ("ml-inference-cnn", 2211.0, 7833.0, 512),
-    ("disk-bench-dd", 1068.0, 2944.0, 256),
-    ("matrix-multiply", 117.0, 1067.0, 256),
-    ("sklearn-regression", 53570.0, 54450.0, 512),
-    ("aes-encryption", 587.0, 2064.0, 256),
-    ("video-encoding", 10280.0, 11510.0, 512),
-    ("json-parsing", 414.0, 1962.0, 256),
+const FUNCTIONBENCH: [(&str, Nanos, Nanos, u32); 8] = [
+    ("web-serving", 179, 1153, 256),
+    ("ml-inference-cnn", 2211, 7833, 512),
+    ("disk-bench-dd", 1068, 2944, 256),
+    ("matrix-multiply", 117, 1067, 256),
+    ("sklearn-regression", 53570, 54450, 512),
+    ("aes-encryption", 587, 2064, 256),
+    ("video-encoding", 10280, 11510, 512),
+    ("json-parsing", 414, 1962, 256),
 ];
 
 /// What a cold start adds to a function's warm time where a source gives no
@@ -64,7 +64,7 @@ impl FunctionTable {
     pub fn functionbench() -> FunctionTable {
         let mut table = FunctionTable::new();
         for (name, warm_ms, cold_ms, memory_mb) in FUNCTIONBENCH {
-            let (warm, cold) = (ms(warm_ms), ms(cold_ms));
+            let (warm, cold) = (warm_ms * MS, cold_ms * MS);
             // The rows above are valid: unique names, 0 < warm ≤ cold.
             if let Err(e) = table.push(name, memory_mb, warm, cold) {
                 unreachable!("the built-in table is valid: {e}");
@@ -255,7 +255,7 @@ impl FunctionTable {
     }
 
     /// Writes the table as a table CSV that [`FunctionTable::read_csv`] reads
-    /// back to the same table (times in ms with up to six decimals: exact ns).
+    /// back to the same table (times in ms with up to six decimals: exact).
     pub fn to_csv(&self) -> String {
         let mut out = TABLE_HEADER.join(",");
         out.push('\n');
@@ -276,26 +276,35 @@ impl FunctionTable {
     }
 }
 
-/// Milliseconds (fractional allowed) to ns, rounded to the nearest ns.
-fn ms(ms: f64) -> Nanos {
-    (ms * MS as f64).round() as Nanos
-}
-
-/// The largest time a table CSV accepts, ms: the clock's limit.
-const MAX_MS: f64 = (TIME_LIMIT / MS) as f64;
-
-/// A table CSV's time in ms: a finite decimal above 0 (after rounding to ns)
-/// and within the clock's limit.
+/// A table CSV's time: ms as plain digits with at most six decimals (ns
+/// resolution), read exactly; above 0 and within the clock's limit.
 fn millis(text: &str) -> std::result::Result<Nanos, String> {
-    let plain = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit() || b == b'.');
-    match text.parse::<f64>() {
-        Ok(v) if plain && v <= MAX_MS && ms(v) > 0 => Ok(ms(v)),
-        Ok(v) if plain && v > MAX_MS => Err(format!(
-            "`{text}` ms is past the clock's limit ({MAX_MS} ms)"
+    let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let well_formed = !whole.is_empty()
+        && digits(whole)
+        && digits(frac)
+        && frac.len() <= 6
+        && (!frac.is_empty() || !text.ends_with('.'));
+    if !well_formed {
+        return Err(format!(
+            "`{text}` is not a number of ms: plain digits, at most six decimals"
+        ));
+    }
+    let frac_ns = format!("{frac:0<6}").parse::<u64>().unwrap_or(0);
+    let ns = whole
+        .parse::<u64>()
+        .ok()
+        .and_then(|w| w.checked_mul(MS))
+        .and_then(|w| w.checked_add(frac_ns))
+        .filter(|&ns| ns <= TIME_LIMIT);
+    match ns {
+        None => Err(format!(
+            "`{text}` ms is past the clock's limit ({} ms)",
+            TIME_LIMIT / MS
         )),
-        _ => Err(format!(
-            "`{text}` is not a number of ms above 0 (plain digits, a `.` allowed)"
-        )),
+        Some(0) => Err(format!("`{text}` ms: want a time above 0")),
+        Some(ns) => Ok(ns),
     }
 }
 
@@ -318,7 +327,26 @@ mod tests {
     fn millis_accept_plain_decimals_only() {
         assert_eq!(millis("179"), Ok(179 * MS));
         assert_eq!(millis("0.5"), Ok(MS / 2));
-        for bad in ["", "0", "-1", "1e3", " 5", "inf", "NaN", "0.0000001"] {
+        assert_eq!(millis("1.000001"), Ok(MS + 1));
+        assert_eq!(millis("007.250"), Ok(7 * MS + MS / 4));
+        let limit = TIME_LIMIT / MS;
+        assert_eq!(millis(&format!("{limit}")), Ok(limit * MS));
+        for bad in [
+            "",
+            "0",
+            "0.000",
+            "-1",
+            "1e3",
+            " 5",
+            "5 ",
+            "inf",
+            "NaN",
+            ".5",
+            "5.",
+            "1.2.3",
+            "0.0000001",
+            "99999999999999999999999",
+        ] {
             assert!(millis(bad).is_err(), "{bad}");
         }
         assert_eq!(fmt_millis(179 * MS), "179");

@@ -8,7 +8,7 @@
 
 use crate::common::{assert_parse_error, fixture};
 use faasched_model::cluster::{Invocation, InvocationId};
-use faasched_model::{FunctionId, MS, Nanos, SEC};
+use faasched_model::{FunctionId, MS, Nanos, SEC, TIME_LIMIT};
 use faasched_workload::Error;
 use faasched_workload::cluster::{
     AzureFunctions, AzureOptions, AzureParams, AzureTrace, BoostSpec, Boosted, Boosts, ClosedLoop,
@@ -17,6 +17,7 @@ use faasched_workload::cluster::{
 };
 use faasched_workload::node::Length;
 use faasched_workload::traces::Arrivals;
+use proptest::prelude::*;
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 use std::fs;
@@ -553,4 +554,69 @@ fn closed_loop_clients_think_then_pick_by_weight() {
         .filter(|_| calm.pick_at(15 * SEC, &mut rng) == FunctionId(0))
         .count();
     assert!(poisson_close(zeros, 15_000.0, 5.0), "{zeros}");
+}
+
+/// Names a table CSV must quote, and plain ones.
+fn table_name() -> impl Strategy<Value = String> {
+    prop::string::string_regex("[a-z0-9,\" \\n-]{1,8}").unwrap()
+}
+
+proptest! {
+    #[test]
+    fn any_table_writes_and_reads_back_exactly(
+        rows in prop::collection::vec(
+            (table_name(), 1..=u32::MAX, 1..=TIME_LIMIT / 2, 0..=TIME_LIMIT / 2),
+            1..8,
+        ),
+    ) {
+        let mut table = FunctionTable::new();
+        for (name, memory_mb, warm, extra) in rows {
+            if table.find(&name).is_none() {
+                table.push(&name, memory_mb, warm, warm + extra).unwrap();
+            }
+        }
+        let (_dir, path) = file("t.csv", &table.to_csv());
+        let again = FunctionTable::read_csv(&path).unwrap();
+        prop_assert_eq!(again.profiles(), table.profiles());
+        let names = |t: &FunctionTable| -> Vec<String> {
+            t.functions().iter().map(|f| f.name.to_string()).collect()
+        };
+        prop_assert_eq!(names(&again), names(&table));
+    }
+
+    #[test]
+    fn mutated_csvs_read_or_fail_without_panicking(
+        at in prop::collection::vec((any::<usize>(), any::<u8>()), 1..6),
+        which in 0..2usize,
+    ) {
+        let name = ["cluster/table.csv", "cluster/invocations.csv"][which];
+        let mut bytes = fs::read(fixture(name)).unwrap();
+        for (i, b) in at {
+            let len = bytes.len();
+            bytes[i % len] = b;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.csv");
+        fs::write(&path, &bytes).unwrap();
+        if which == 0 {
+            if let Ok(table) = FunctionTable::read_csv(&path) {
+                for p in table.profiles() {
+                    prop_assert!(p.memory_mb > 0 && p.warm > 0 && p.cold >= p.warm);
+                }
+            }
+        } else {
+            let table = FunctionTable::read_csv(&fixture("cluster/table.csv")).unwrap();
+            if let Ok(stream) = FileInvocations::open(&path, &table) {
+                let mut ok = Vec::new();
+                for inv in stream {
+                    match inv {
+                        Ok(inv) => ok.push(inv),
+                        Err(_) => break,
+                    }
+                }
+                assert_stream(&ok);
+                prop_assert!(ok.iter().all(|i| i.work > 0 && table.profile(i.function).is_some()));
+            }
+        }
+    }
 }
