@@ -5,7 +5,7 @@
 //! 1. [`FunctionTable::functionbench`]: CH-RLU Table 1, built in;
 //! 2. [`FunctionTable::read_csv`]: a table CSV, `name,memory_mb,warm_ms,cold_ms`
 //!    (see [`TABLE_HEADER`]);
-//! 3. an Azure Functions 2019 day ([`super::azure_table`]) or the synthetic
+//! 3. an Azure Functions 2019 day ([`super::AzureTrace`]) or the synthetic
 //!    Azure-like population ([`super::AzureFunctions`]).
 
 use crate::{Error, Result};
