@@ -1,6 +1,7 @@
 //! Workloads for faasched: synthetic generators, production trace readers, load
 //! scaling and the workload CSV (v1) interchange format (docs/WORKLOADS.md).
 
+pub mod cluster;
 pub mod csv;
 pub mod error;
 mod ids;

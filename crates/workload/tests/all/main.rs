@@ -4,6 +4,7 @@
 
 mod azure2019;
 mod azure2021;
+mod cluster;
 mod common;
 mod csv_format;
 mod fuzz;
