@@ -1,0 +1,212 @@
+//! What a cluster run hands out: each invocation's outcome to a
+//! [`ClusterSink`], the run's [`ClusterStats`] at the end, or why it
+//! stopped, [`ClusterError`].
+
+use super::config::ConfigError;
+use faasched_model::cluster::{InvocationId, InvocationOutcome, ServerId};
+use faasched_model::{Nanos, SEC, Time};
+
+/// Where a cluster run's outcomes go, each as soon as it is final. Any
+/// `FnMut(InvocationOutcome)` is one.
+pub trait ClusterSink {
+    /// An invocation finished or was dropped.
+    fn outcome(&mut self, outcome: InvocationOutcome);
+
+    /// Whether the run should stop now ([`ClusterError::Interrupted`]):
+    /// asked at least every [`POLL_EVENTS`](super::POLL_EVENTS) events.
+    /// Never, by default.
+    fn interrupted(&mut self) -> bool {
+        false
+    }
+}
+
+impl<F: FnMut(InvocationOutcome)> ClusterSink for F {
+    fn outcome(&mut self, outcome: InvocationOutcome) {
+        self(outcome)
+    }
+}
+
+/// What one server did over a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ServerStats {
+    /// Invocations the router sent it.
+    pub routed: u64,
+    /// Core-time its cores were busy: ∫ min(in flight, cores) dt, cold
+    /// starts and contention included.
+    pub busy: Nanos,
+    /// Invocations that started in a new container.
+    pub cold_starts: u64,
+    /// Invocations that reused an idle warm container.
+    pub warm_starts: u64,
+    /// Invocations dropped because no memory could be freed for their
+    /// container.
+    pub drops: u64,
+    /// Idle containers its keep-alive evicted to make room.
+    pub evictions: u64,
+    /// Idle containers its keep-alive let expire by themselves.
+    pub expirations: u64,
+    /// The most memory its containers (busy and idle) held at once, MB.
+    pub max_memory_mb: u64,
+}
+
+/// The servers' published loads at one publication: their mean and
+/// (population) variance across servers, the paper's load evenness
+/// (§6.1, Fig. 8c).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LoadSample {
+    /// When the loads were published.
+    pub at: Time,
+    /// Mean load (load average over cores) across servers.
+    pub mean: f64,
+    /// Variance of the load across servers.
+    pub variance: f64,
+}
+
+/// What a whole cluster run measured, beyond the per-invocation outcomes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClusterStats {
+    /// Invocations that arrived.
+    pub invocations: u64,
+    /// Invocations that finished.
+    pub finished: u64,
+    /// Invocations the router dropped.
+    pub dropped_by_router: u64,
+    /// Invocations a server dropped for want of memory (the sum of
+    /// [`ServerStats::drops`]).
+    pub dropped_for_memory: u64,
+    /// Events processed: arrivals and timers (finishes, expiries, load
+    /// samples, publications).
+    pub events: u64,
+    /// From the first arrival to the last finish (0 without a finish).
+    pub span: Nanos,
+    /// Each server's, by id.
+    pub servers: Vec<ServerStats>,
+    /// One sample per publication period while anything was left to run:
+    /// span / [`ClusterConfig::publish`](super::ClusterConfig::publish)
+    /// entries (a day at the default 5 s is 17,280, 400 KB). With
+    /// [`ClusterConfig::fresh`](super::ClusterConfig::fresh) the loads are
+    /// the exact ones at each period's end.
+    pub loads: Vec<LoadSample>,
+}
+
+impl ClusterStats {
+    /// Cold starts over all servers.
+    pub fn cold_starts(&self) -> u64 {
+        self.servers.iter().map(|s| s.cold_starts).sum()
+    }
+
+    /// Invocations dropped, by the router or for memory.
+    pub fn dropped(&self) -> u64 {
+        self.dropped_by_router + self.dropped_for_memory
+    }
+
+    /// The mean over publications of the load variance across servers (0
+    /// without a publication).
+    pub fn mean_load_variance(&self) -> f64 {
+        if self.loads.is_empty() {
+            return 0.0;
+        }
+        self.loads.iter().map(|s| s.variance).sum::<f64>() / self.loads.len() as f64
+    }
+}
+
+/// Why a cluster run stopped.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ClusterError<E> {
+    /// The configuration cannot run.
+    Config(ConfigError),
+    /// A function profile is not where its id says.
+    Profile {
+        /// Its index in the profiles.
+        index: usize,
+        /// What is wrong with it.
+        what: String,
+    },
+    /// The invocation stream failed (a bad input file, say).
+    Input(E),
+    /// The invocation stream holds an invocation the cluster cannot take.
+    Invocation {
+        /// The invocation.
+        id: InvocationId,
+        /// What is wrong with it.
+        what: String,
+    },
+    /// The router broke the [`Route`](faasched_model::cluster::Route)
+    /// contract (a server the cluster does not have).
+    Route {
+        /// The router's name.
+        policy: String,
+        /// What it did.
+        what: String,
+    },
+    /// A keep-alive policy broke the
+    /// [`KeepAlive`](faasched_model::cluster::KeepAlive) contract (a
+    /// container it does not hold idle).
+    KeepAlive {
+        /// The policy's name.
+        policy: String,
+        /// Its server.
+        server: ServerId,
+        /// What it did.
+        what: String,
+    },
+    /// A closed-loop client asked for something impossible.
+    Client {
+        /// The client.
+        client: u32,
+        /// What it asked.
+        what: String,
+    },
+    /// The next event falls after [`RUN_LIMIT`](crate::RUN_LIMIT): the load
+    /// exceeds the cluster so much that its backlog never drains.
+    TimeLimit {
+        /// Invocations finished by then.
+        finished: u64,
+    },
+    /// The sink asked the run to stop.
+    Interrupted {
+        /// Invocations finished by then.
+        finished: u64,
+    },
+}
+
+impl<E: std::fmt::Display> std::fmt::Display for ClusterError<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClusterError::Config(e) => e.fmt(f),
+            ClusterError::Profile { index, what } => {
+                write!(f, "function profile {index}: {what}")
+            }
+            ClusterError::Input(e) => e.fmt(f),
+            ClusterError::Invocation { id, what } => write!(f, "invocation {}: {what}", id.0),
+            ClusterError::Route { policy, what } => write!(f, "router {policy} {what}"),
+            ClusterError::KeepAlive {
+                policy,
+                server,
+                what,
+            } => write!(f, "keep-alive {policy} (server {}) {what}", server.0),
+            ClusterError::Client { client, what } => write!(f, "client {client} {what}"),
+            ClusterError::TimeLimit { finished } => write!(
+                f,
+                "the simulated clock reached its limit ({} days) with {finished} invocations \
+                 finished: the load exceeds the cluster so much that its backlog does not \
+                 drain; lower the load or add --servers",
+                crate::RUN_LIMIT / (86_400 * SEC)
+            ),
+            ClusterError::Interrupted { finished } => {
+                write!(f, "interrupted with {finished} invocations finished")
+            }
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for ClusterError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ClusterError::Config(e) => Some(e),
+            ClusterError::Input(e) => Some(e),
+            _ => None,
+        }
+    }
+}
