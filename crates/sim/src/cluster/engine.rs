@@ -142,6 +142,7 @@ where
             last_used: now,
         };
         self.used_mb += profile.memory_mb as u64;
+        debug_assert!(self.used_mb <= self.memory_mb, "make_room made room");
         self.stats.max_memory_mb = self.stats.max_memory_mb.max(self.used_mb);
         self.keep.on_created(now, &c);
         self.containers.insert(id, Held { c, busy: true });

@@ -148,3 +148,46 @@ fn same_inputs_same_outcomes() {
     assert_eq!(a.2, b.2);
     assert_eq!(a.3, b.3);
 }
+
+/// How fast the engine runs: a million invocations of 1,000 functions on
+/// 8 servers of 16 cores, routed by function (as a hash would), at half
+/// load. Prints invocations per second; run with `--ignored --nocapture`
+/// in release.
+#[test]
+#[ignore]
+fn speed() {
+    let mut rng = Pcg64::seed_from_u64(1);
+    let p: Vec<_> = (0..1_000)
+        .map(|f| {
+            let warm = rng.random_range(1..=200);
+            profile(f, 64 * rng.random_range(1..=8), warm, 3 * warm)
+        })
+        .collect();
+    // Mean work ≈ 100 ms on 128 cores at ρ = 0.5: 640 arrivals per second.
+    let mut at = 0;
+    let invs: Vec<_> = (0..1_000_000u64)
+        .map(|i| {
+            at += rng.random_range(0..3_125) * US;
+            let f = rng.random_range(0..1_000u32);
+            Invocation {
+                id: InvocationId(i),
+                function: FunctionId(f),
+                arrival: at,
+                work: p[f as usize].warm,
+            }
+        })
+        .collect();
+    let mut router = by(|i, s| Choice::Server(ServerId(i.profile.function.0 % s.len() as u32)));
+    let keep = |_| -> Box<dyn KeepAlive> { Box::new(Lru::default()) };
+    let t = std::time::Instant::now();
+    let (out, stats) = simulate(&ClusterConfig::default(), &mut router, keep, &p, invs).unwrap();
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "{} invocations ({} cold, {} dropped, {} events) in {secs:.2} s: {:.0} per second",
+        out.len(),
+        stats.cold_starts(),
+        stats.dropped(),
+        stats.events,
+        out.len() as f64 / secs
+    );
+}

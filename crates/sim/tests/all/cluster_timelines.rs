@@ -290,6 +290,20 @@ fn servers_publish_their_stale_load_average_every_period() {
 }
 
 #[test]
+fn each_server_samples_at_its_own_phase() {
+    // Two servers: server 1's kernel samples from 2.5 s on (7.5, 12.5,
+    // ...), so the publication at 5 s still shows 0 for its four tasks,
+    // and the one at 10 s its first sample, 656: 0.32 / 4 cores.
+    let p = [profile(0, 128, 20_000, 20_000)];
+    let mut router = by(|_, _| Choice::Server(ServerId(1)));
+    let invs = (0..4).map(|i| inv(i, 0, 0, 20_000)).collect();
+    simulate(&cluster(2, 4, 1024), &mut router, lru, &p, invs).unwrap();
+    let at = |k: usize| (router.loads[k].0 / MS, router.loads[k].1.clone());
+    assert_eq!(at(0), (5_000, vec![0.0, 0.0]));
+    assert_eq!(at(1), (10_000, vec![0.0, 0.08]));
+}
+
+#[test]
 fn fresh_loads_are_published_at_every_change() {
     let config = ClusterConfig {
         fresh: true,
