@@ -1,7 +1,7 @@
 //! What a cluster run is given: its servers' shape, how their loads reach
 //! the router, and the contention a busy server suffers.
 
-use faasched_model::{Nanos, SEC};
+use faasched_model::{MS, Nanos, SEC};
 
 /// The most servers a cluster may have: server ids are `u32`, and a
 /// cluster far beyond the paper's 8 invokers (or Fig. 14's 32 servers) is a
@@ -11,6 +11,11 @@ pub const MAX_SERVERS: usize = 1 << 16;
 /// The most cores a server may have; it also keeps the engine's
 /// processor-sharing arithmetic far from overflowing 128 bits.
 pub const MAX_CORES: u32 = 1 << 12;
+
+/// The shortest publication period [`ClusterConfig::publish`] accepts: a
+/// millisecond (each publication costs a step per server; for loads with
+/// no delay at all, use [`ClusterConfig::fresh`]).
+pub const MIN_PUBLISH: Nanos = MS;
 
 /// The longest publication period [`ClusterConfig::publish`] accepts: an
 /// hour, 720 times the paper's 5 s.
@@ -87,7 +92,7 @@ impl ClusterConfig {
         if self.memory_mb == 0 {
             return Err(ConfigError::Memory);
         }
-        if !(1..=MAX_PUBLISH).contains(&self.publish) {
+        if !(MIN_PUBLISH..=MAX_PUBLISH).contains(&self.publish) {
             return Err(ConfigError::Publish(self.publish));
         }
         if !(0.0..=MAX_CONTENTION).contains(&self.contention) {
@@ -112,7 +117,7 @@ pub enum ConfigError {
     Cores(u32),
     /// No memory for containers.
     Memory,
-    /// A publication period of 0 or above [`MAX_PUBLISH`].
+    /// A publication period below [`MIN_PUBLISH`] or above [`MAX_PUBLISH`].
     Publish(Nanos),
     /// A contention γ below 0, above [`MAX_CONTENTION`], or not a number.
     Contention(f64),
@@ -128,7 +133,7 @@ impl std::fmt::Display for ConfigError {
             ConfigError::Memory => write!(f, "a server needs more than 0 MB of memory"),
             ConfigError::Publish(p) => write!(
                 f,
-                "load publication period {p} ns is out of range 1..={MAX_PUBLISH} ns"
+                "load publication period {p} ns is out of range {MIN_PUBLISH}..={MAX_PUBLISH} ns"
             ),
             ConfigError::Contention(g) => {
                 write!(f, "contention γ = {g} is out of range 0..={MAX_CONTENTION}")

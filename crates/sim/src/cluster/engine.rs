@@ -4,7 +4,7 @@
 use super::config::ClusterConfig;
 use super::events::{Timer, Timers};
 use super::loadavg::{LOAD_FREQ, LoadAvg};
-use super::outcome::{ClusterError, ClusterSink, ClusterStats, LoadSample, ServerStats};
+use super::outcome::{ClusterError, ClusterSink, ClusterStats, ServerStats};
 use super::ps::Ps;
 use super::{ClientCall, Clients};
 use faasched_model::cluster::{
@@ -638,11 +638,7 @@ where
             .map(|(_, v)| (v.load - mean) * (v.load - mean))
             .sum::<f64>()
             / n;
-        self.stats.loads.push(LoadSample {
-            at: now,
-            mean,
-            variance,
-        });
+        self.stats.loads.push(now, mean, variance);
         if !self.fresh {
             router.on_loads(now, &self.views);
         }

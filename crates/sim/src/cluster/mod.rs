@@ -41,8 +41,8 @@
 //!
 //! Memory is proportional to the invocations in flight and the containers:
 //! the stream is pulled one invocation ahead, outcomes are handed out and
-//! forgotten, and the timers are a few per server; the stats grow by one
-//! load sample per publication.
+//! forgotten, the timers are a few per server, and the load series in the
+//! stats is bounded ([`MAX_LOAD_SAMPLES`]).
 
 mod config;
 mod engine;
@@ -53,7 +53,9 @@ mod ps;
 
 pub use config::{ClusterConfig, ConfigError, MAX_CONTENTION, MAX_CORES, MAX_PUBLISH, MAX_SERVERS};
 pub use loadavg::{EXP_1, FIXED_1, FSHIFT, LOAD_FREQ, LoadAvg, calc_load};
-pub use outcome::{ClusterError, ClusterSink, ClusterStats, LoadSample, ServerStats};
+pub use outcome::{
+    ClusterError, ClusterSink, ClusterStats, LoadSample, LoadSeries, MAX_LOAD_SAMPLES, ServerStats,
+};
 
 use engine::Engine;
 use faasched_model::cluster::{FunctionProfile, Invocation, KeepAlive, Route, ServerId};

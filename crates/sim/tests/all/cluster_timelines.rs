@@ -284,9 +284,9 @@ fn servers_publish_their_stale_load_average_every_period() {
     // Publications until the last finish at 100 s (which comes first at
     // that instant, and ends the run).
     assert_eq!(router.loads.len(), 19);
-    assert_eq!(stats.loads.len(), 19);
-    assert_eq!(stats.loads[11].mean, 0.6325);
-    assert_eq!(stats.loads[11].variance, 0.0);
+    assert_eq!((stats.loads.samples.len(), stats.loads.per_sample), (19, 1));
+    assert_eq!(stats.loads.samples[11].mean, 0.6325);
+    assert_eq!(stats.loads.samples[11].variance, 0.0);
 }
 
 #[test]
@@ -297,10 +297,15 @@ fn each_server_samples_at_its_own_phase() {
     let p = [profile(0, 128, 20_000, 20_000)];
     let mut router = by(|_, _| Choice::Server(ServerId(1)));
     let invs = (0..4).map(|i| inv(i, 0, 0, 20_000)).collect();
-    simulate(&cluster(2, 4, 1024), &mut router, lru, &p, invs).unwrap();
+    let (_, stats) = simulate(&cluster(2, 4, 1024), &mut router, lru, &p, invs).unwrap();
     let at = |k: usize| (router.loads[k].0 / MS, router.loads[k].1.clone());
     assert_eq!(at(0), (5_000, vec![0.0, 0.0]));
     assert_eq!(at(1), (10_000, vec![0.0, 0.08]));
+    // Their spread: mean 0.04, variance 0.04².
+    let s = stats.loads.samples[1];
+    assert_eq!(s.at, 10 * SEC);
+    assert!((s.mean - 0.04).abs() < 1e-12 && (s.variance - 0.0016).abs() < 1e-12);
+    assert_eq!(stats.loads.publications, 3);
 }
 
 #[test]
