@@ -2,6 +2,7 @@
 //! the router, and the contention a busy server suffers.
 
 use faasched_model::{MS, Nanos, SEC};
+use serde::{Deserialize, Serialize};
 
 /// The most servers a cluster may have: server ids are `u32`, and a
 /// cluster far beyond the paper's 8 invokers (or Fig. 14's 32 servers) is a
@@ -48,12 +49,34 @@ pub struct ClusterConfig {
     /// measures what staleness costs. By default false.
     pub fresh: bool,
     /// γ of a service-rate penalty for contention on a busy server: with
-    /// n invocations in flight each runs at min(1, cores / n) / (1 + γ·n)
+    /// n invocations in flight (r of them running, the others starting
+    /// cold in [`ColdStart::Wall`] mode), each running one runs at
+    /// min(1, cores / r) / (1 + γ·n)
     /// (cluster-level note §10 item 9: dockerd and lock contention that
     /// grows with concurrent containers, which makes large servers worse,
     /// Fig. 14). Resolved to millionths. By default 0: pure processor
     /// sharing.
     pub contention: f64,
+    /// What a cold start's extra (its function's cold − warm) costs. By
+    /// default [`ColdStart::Cpu`].
+    pub cold_start: ColdStart,
+}
+
+/// What a cold start's extra time is. Either way the invocation counts in
+/// its server's load while it starts, as the kernel counts a container's
+/// start (runnable, or waiting on I/O in D state: why the paper picks the
+/// load average, ch-rlu-hpdc22 §4.3), and in the contention term.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ColdStart {
+    /// Extra CPU work on the server's cores, shared with everything else
+    /// running there: a start slows down, and slows others, on a busy
+    /// server (a runtime's imports and initialisation are CPU-bound).
+    #[default]
+    Cpu,
+    /// A fixed delay before the invocation's work runs, taking no core (a
+    /// start that waits on the container daemon and the disk).
+    Wall,
 }
 
 impl Default for ClusterConfig {
@@ -65,6 +88,7 @@ impl Default for ClusterConfig {
             publish: 5 * SEC,
             fresh: false,
             contention: 0.0,
+            cold_start: ColdStart::Cpu,
         }
     }
 }

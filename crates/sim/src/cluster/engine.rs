@@ -1,7 +1,7 @@
 //! The cluster engine's state and its reactions to arrivals and timers; the
 //! loops that feed it are [`super::run`] and [`super::run_closed`].
 
-use super::config::ClusterConfig;
+use super::config::{ClusterConfig, ColdStart};
 use super::events::{Timer, Timers};
 use super::loadavg::{LOAD_FREQ, LoadAvg};
 use super::outcome::{ClusterError, ClusterSink, ClusterStats, ServerStats};
@@ -12,7 +12,8 @@ use faasched_model::cluster::{
     InvocationOutcome, KeepAlive, Route, ServerId, ServerView, Servers,
 };
 use faasched_model::{FunctionId, IdMap, Nanos, TIME_LIMIT, Time};
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::ops::DerefMut;
 
 /// An engine step's result, with the input stream's error type.
@@ -50,7 +51,11 @@ struct Server<K> {
     /// Idle containers by function, the most recently idle last.
     idle: BTreeMap<FunctionId, Vec<ContainerId>>,
     load: LoadAvg,
+    /// Invocations starting cold without a core ([`ColdStart::Wall`]), by
+    /// when they run, then id; with their slot.
+    starting: BinaryHeap<Reverse<(Time, InvocationId, u32)>>,
     finish_at: Option<Time>,
+    ready_at: Option<Time>,
     expire_at: Option<Time>,
     keep: K,
     stats: ServerStats,
@@ -167,6 +172,7 @@ where
 pub(crate) struct Engine<'p, K> {
     now: Time,
     fresh: bool,
+    cold_start: ColdStart,
     publish: Nanos,
     profiles: &'p [FunctionProfile],
     timers: Timers,
@@ -222,7 +228,9 @@ where
                     containers: IdMap::default(),
                     idle: BTreeMap::new(),
                     load: LoadAvg::default(),
+                    starting: BinaryHeap::new(),
                     finish_at: None,
+                    ready_at: None,
                     expire_at: None,
                     keep: keep_alive(ServerId(s as u32)),
                     stats: ServerStats::default(),
@@ -240,6 +248,7 @@ where
         Engine {
             now: start,
             fresh: config.fresh,
+            cold_start: config.cold_start,
             publish: config.publish,
             profiles,
             timers,
@@ -349,13 +358,17 @@ where
                 self.servers[s as usize].finish_at = None;
                 self.finish(s as usize, router, sink, clients)?;
             }
+            Timer::Ready(s) => {
+                self.servers[s as usize].ready_at = None;
+                self.ready(s as usize);
+            }
             Timer::Expire(s) => {
                 self.servers[s as usize].expire_at = None;
                 self.expire(s as usize)?;
             }
             Timer::Sample(s) => {
                 let srv = &mut self.servers[s as usize];
-                srv.load.sample(srv.ps.len() as u64);
+                srv.load.sample(srv.ps.active());
                 self.timers.add(at + LOAD_FREQ, Timer::Sample(s));
             }
             Timer::Publish => {
@@ -471,7 +484,14 @@ where
             }
         };
         let extra = if cold { profile.cold_extra() } else { 0 };
-        srv.ps.add(slot, id, work.saturating_add(extra));
+        match self.cold_start {
+            ColdStart::Wall if extra > 0 => {
+                srv.starting.push(Reverse((now + extra, id, slot)));
+                srv.ps.set_starting(srv.starting.len() as u64);
+            }
+            ColdStart::Wall => srv.ps.add(slot, id, work),
+            ColdStart::Cpu => srv.ps.add(slot, id, work.saturating_add(extra)),
+        }
         self.flight[slot as usize] = Some(Flight {
             info,
             work,
@@ -538,6 +558,23 @@ where
         Ok(())
     }
 
+    /// Server `i`'s cold starts due by now are done: their invocations
+    /// run.
+    fn ready(&mut self, i: usize) {
+        let now = self.now;
+        let srv = &mut self.servers[i];
+        srv.stats.busy += srv.ps.advance(now);
+        while let Some(&Reverse((at, id, slot))) = srv.starting.peek()
+            && at <= now
+        {
+            srv.starting.pop();
+            let work = self.flight[slot as usize].as_ref().map_or(0, |f| f.work);
+            srv.ps.add(slot, id, work);
+        }
+        srv.ps.set_starting(srv.starting.len() as u64);
+        self.reschedule(i);
+    }
+
     /// Server `i`'s keep-alive lets its expired containers go.
     fn expire<E>(&mut self, i: usize) -> Res<E> {
         let now = self.now;
@@ -593,14 +630,17 @@ where
         }
     }
 
-    /// Moves server `i`'s finish and expiry timers to where they are due
-    /// now.
+    /// Moves server `i`'s finish, ready and expiry timers to where they are
+    /// due now.
     fn reschedule(&mut self, i: usize) {
         let now = self.now;
         let srv = &mut self.servers[i];
         let finish = srv.ps.next_finish();
         self.timers
             .reset(&mut srv.finish_at, finish, Timer::Finish(i as u32));
+        let ready = srv.starting.peek().map(|&Reverse((at, _, _))| at);
+        self.timers
+            .reset(&mut srv.ready_at, ready, Timer::Ready(i as u32));
         let expiry = srv.keep.next_expiry().map(|t| t.max(now));
         self.timers
             .reset(&mut srv.expire_at, expiry, Timer::Expire(i as u32));
@@ -614,7 +654,7 @@ where
         }
         let srv = &self.servers[i];
         let view = self.views.get_mut(ServerId(i as u32));
-        view.load = srv.ps.len() as f64 / srv.cores as f64;
+        view.load = srv.ps.active() as f64 / srv.cores as f64;
         view.published = self.now;
         router.on_loads(self.now, &self.views);
     }

@@ -1,5 +1,6 @@
 //! The cluster engine's timers: at most one of each kind per server (its
-//! next finish, its keep-alive's next expiry, its next load sample), one
+//! next finish, its next cold start done, its keep-alive's next expiry, its
+//! next load sample), one
 //! publication, and one send per closed-loop client, in a set ordered by
 //! (time, kind, index). A timer that moves is taken out and put back, so
 //! the set never holds a stale one and stays as small as the cluster.
@@ -15,6 +16,9 @@ use std::collections::BTreeSet;
 pub(crate) enum Timer {
     /// Server `s`'s next invocation finishes.
     Finish(u32),
+    /// Server `s`'s next cold start taking wall time is done: its
+    /// invocation runs.
+    Ready(u32),
     /// Server `s`'s keep-alive says an idle container expires.
     Expire(u32),
     /// Server `s`'s kernel samples its active tasks.

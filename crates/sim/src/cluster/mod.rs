@@ -23,9 +23,10 @@
 //! 3. A server's cores are shared by processor sharing, each invocation
 //!    capped at one core: n in flight on k cores each run at min(1, k/n),
 //!    times 1/(1 + γ·n) with contention γ ([`ClusterConfig::contention`]).
-//!    A cold start adds its function's cold − warm as extra CPU work, so it
-//!    takes its share of the cores and counts in the load while it runs, as
-//!    the kernel counts a container's start (runnable or in D state).
+//!    A cold start adds its function's cold − warm, as extra CPU work (by
+//!    default) or as a delay that takes no core ([`ColdStart`]); either way
+//!    it counts in the load while it runs, as the kernel counts a
+//!    container's start (runnable or in D state).
 //! 4. When its work is done the invocation finishes and its container is
 //!    idle ([`KeepAlive::on_idle`]) until reused, evicted, or expired
 //!    ([`KeepAlive::next_expiry`], [`KeepAlive::expired`]).
@@ -51,7 +52,10 @@ mod loadavg;
 mod outcome;
 mod ps;
 
-pub use config::{ClusterConfig, ConfigError, MAX_CONTENTION, MAX_CORES, MAX_PUBLISH, MAX_SERVERS};
+pub use config::{
+    ClusterConfig, ColdStart, ConfigError, MAX_CONTENTION, MAX_CORES, MAX_PUBLISH, MAX_SERVERS,
+    MIN_PUBLISH,
+};
 pub use loadavg::{EXP_1, FIXED_1, FSHIFT, LOAD_FREQ, LoadAvg, calc_load};
 pub use outcome::{
     ClusterError, ClusterSink, ClusterStats, LoadSample, LoadSeries, MAX_LOAD_SAMPLES, ServerStats,

@@ -8,8 +8,11 @@
 //! two changes the clock advances at
 //!
 //! ```text
-//! rate = min(n, cores) / (n · (1 + γ·n))     per ns of real time, n in flight
+//! rate = min(r, cores) / (r · (1 + γ·n))     per ns of real time
 //! ```
+//!
+//! with r invocations running and n in flight (the running ones and those
+//! still starting cold without taking a core).
 //!
 //! kept in units of 2^-16 ns, so that a run's rounding (less than one unit
 //! per change, always against the invocation) stays below a nanosecond for
@@ -37,6 +40,9 @@ pub(crate) struct Ps {
     v: u128,
     /// When `v` was last advanced.
     last: Time,
+    /// Invocations in flight that take no core yet (starting cold): they
+    /// count in the contention term only.
+    starting: u64,
     /// Invocations in flight by virtual finish, ties by id; with their
     /// slot in the engine.
     jobs: BinaryHeap<Reverse<(u128, InvocationId, u32)>>,
@@ -50,20 +56,28 @@ impl Ps {
             gamma,
             v: 0,
             last: 0,
+            starting: 0,
             jobs: BinaryHeap::new(),
         }
     }
 
-    /// Invocations in flight.
-    pub(crate) fn len(&self) -> usize {
-        self.jobs.len()
+    /// Invocations in flight: running, or starting without a core.
+    pub(crate) fn active(&self) -> u64 {
+        self.jobs.len() as u64 + self.starting
+    }
+
+    /// How many invocations are starting without a core now (call
+    /// [`Ps::advance`] to now first).
+    pub(crate) fn set_starting(&mut self, starting: u64) {
+        self.starting = starting;
     }
 
     /// The virtual clock's rate as a fraction: units per ns.
     fn rate(&self) -> (u128, u128) {
-        let n = self.jobs.len() as u128;
-        let m = n.min(self.cores as u128);
-        ((m << VSHIFT) * MICRO, n * (MICRO + self.gamma as u128 * n))
+        let r = self.jobs.len() as u128;
+        let n = r + self.starting as u128;
+        let m = r.min(self.cores as u128);
+        ((m << VSHIFT) * MICRO, r * (MICRO + self.gamma as u128 * n))
     }
 
     /// Advances the clock to `now`; returns the core-time the cores were
@@ -144,5 +158,8 @@ mod tests {
         assert_eq!(ps.pop_done(), Some(0));
         // Alone: 1 / 1.5; 20 ns of work left take 30 ns.
         assert_eq!(ps.next_finish(), Some(50));
+        // One starting without a core: 1 / 2 again.
+        ps.set_starting(1);
+        assert_eq!(ps.next_finish(), Some(60));
     }
 }

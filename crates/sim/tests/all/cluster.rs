@@ -354,3 +354,12 @@ fn a_client_that_sends_into_the_past_is_named() {
         "client 0 would send at 0 ns, before now (1000000 ns)"
     );
 }
+
+#[test]
+fn public_types_are_send() {
+    fn send<T: Send>() {}
+    send::<ClusterConfig>();
+    send::<ClusterStats>();
+    send::<ClusterError<Infallible>>();
+    send::<faasched_sim::cluster::LoadAvg>();
+}

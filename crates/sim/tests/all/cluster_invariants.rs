@@ -8,7 +8,7 @@ use faasched_model::cluster::{
     Choice, FunctionProfile, Invocation, InvocationId, InvocationOutcome, KeepAlive, ServerId,
 };
 use faasched_model::{FunctionId, MS, US};
-use faasched_sim::cluster::{ClusterConfig, ClusterStats};
+use faasched_sim::cluster::{ClusterConfig, ClusterStats, ColdStart};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
@@ -47,12 +47,14 @@ fn invocations(rng: &mut Pcg64, profiles: &[FunctionProfile], n: u64) -> Vec<Inv
 }
 
 /// A run on 3 servers of 2 cores and 512 MB, routed at random (a tenth
-/// dropped), LRU keep-alive (with a TTL, or `fresh` loads, as asked).
+/// dropped), LRU keep-alive (with a TTL, or `fresh` loads, contention and
+/// cold starts as asked).
 fn random_run(
     seed: u64,
     ttl: bool,
     fresh: bool,
     contention: f64,
+    cold_start: ColdStart,
 ) -> (
     Vec<Invocation>,
     Vec<FunctionProfile>,
@@ -65,6 +67,7 @@ fn random_run(
     let config = ClusterConfig {
         fresh,
         contention,
+        cold_start,
         ..ClusterConfig::new(3, 2, 512)
     };
     let mut pick = Pcg64::seed_from_u64(seed ^ 0x5eed);
@@ -84,7 +87,8 @@ fn random_run(
 fn every_invocation_ends_once_after_its_work_within_memory() {
     for seed in 0..6 {
         let (ttl, fresh) = (seed % 2 == 0, seed % 3 == 0);
-        let (invs, p, out, stats) = random_run(seed, ttl, fresh, 0.0);
+        let cold_start = [ColdStart::Cpu, ColdStart::Wall][seed as usize % 2];
+        let (invs, p, out, stats) = random_run(seed, ttl, fresh, 0.0, cold_start);
         // Exactly once each (sorted by id).
         assert_eq!(out.len(), invs.len());
         assert!(out.iter().zip(&invs).all(|(o, i)| o.info.id == i.id));
@@ -102,7 +106,10 @@ fn every_invocation_ends_once_after_its_work_within_memory() {
             };
             // At most one core: never sooner than its work.
             assert!(finish >= i.arrival + i.work + extra, "seed {seed}: {o:?}");
-            work += i.work + extra;
+            work += match cold_start {
+                ColdStart::Cpu => i.work + extra,
+                ColdStart::Wall => i.work,
+            };
         }
         let finished = out.iter().filter(|o| !o.dropped()).count() as u64;
         assert_eq!(stats.finished, finished);
@@ -134,8 +141,8 @@ fn every_invocation_ends_once_after_its_work_within_memory() {
 
 #[test]
 fn contention_only_delays() {
-    let (_, _, plain, _) = random_run(7, false, false, 0.0);
-    let (_, _, slow, _) = random_run(7, false, false, 0.2);
+    let (_, _, plain, _) = random_run(7, false, false, 0.0, ColdStart::Cpu);
+    let (_, _, slow, _) = random_run(7, false, false, 0.2, ColdStart::Cpu);
     let latency =
         |out: &[InvocationOutcome]| -> u64 { out.iter().filter_map(|o| o.latency()).sum() };
     assert!(latency(&slow) > latency(&plain));
@@ -143,8 +150,8 @@ fn contention_only_delays() {
 
 #[test]
 fn same_inputs_same_outcomes() {
-    let a = random_run(11, true, false, 0.1);
-    let b = random_run(11, true, false, 0.1);
+    let a = random_run(11, true, false, 0.1, ColdStart::Wall);
+    let b = random_run(11, true, false, 0.1, ColdStart::Wall);
     assert_eq!(a.2, b.2);
     assert_eq!(a.3, b.3);
 }

@@ -4,7 +4,9 @@
 use crate::cluster::{Loop, Lru, by, cluster, finishes_ms, inv, lru, profile, simulate, to_zero};
 use faasched_model::cluster::{Choice, KeepAlive, ServerId};
 use faasched_model::{FunctionId, MS, SEC};
-use faasched_sim::cluster::{ClusterConfig, EXP_1, FIXED_1, LoadAvg, calc_load, run_closed};
+use faasched_sim::cluster::{
+    ClusterConfig, ColdStart, EXP_1, FIXED_1, LoadAvg, calc_load, run_closed,
+};
 
 #[test]
 fn two_invocations_share_one_core() {
@@ -132,6 +134,32 @@ fn a_cold_start_adds_cold_minus_warm_and_a_warm_container_is_reused() {
     assert_eq!((s.cold_starts, s.warm_starts, s.max_memory_mb), (2, 2, 256));
     // Busy: 32 + 10 + 30 + 10 ms.
     assert_eq!(s.busy, 82 * MS);
+}
+
+#[test]
+fn a_cold_start_in_wall_time_takes_no_core_but_counts_in_the_load() {
+    // One core. A (f0: warm 10, cold 30) needs 10 ms from 0 and starts
+    // cold; B (f1, nothing to start) needs 20 ms from 0.
+    let p = [profile(0, 128, 10, 30), profile(1, 128, 20, 20)];
+    let invs = || vec![inv(0, 0, 0, 10), inv(1, 1, 0, 20)];
+    // As CPU: A needs 30, B 20 on the shared core: B ends at 40, A (10
+    // short) at 50.
+    let (out, _) = simulate(&cluster(1, 1, 1024), &mut to_zero(), lru, &p, invs()).unwrap();
+    assert_eq!(finishes_ms(&out), [Some(50), Some(40)]);
+    // As wall time: B runs alone 0–20, A's start ends at 20 (after B's
+    // finish at that instant) and it runs 20–30.
+    let config = ClusterConfig {
+        cold_start: ColdStart::Wall,
+        fresh: true,
+        ..cluster(1, 1, 1024)
+    };
+    let mut router = to_zero();
+    let (out, stats) = simulate(&config, &mut router, lru, &p, invs()).unwrap();
+    assert_eq!(finishes_ms(&out), [Some(30), Some(20)]);
+    assert_eq!(stats.servers[0].busy, 30 * MS);
+    // The starting A counts in the load from its arrival.
+    let loads: Vec<_> = router.loads.iter().map(|(at, l)| (at / MS, l[0])).collect();
+    assert_eq!(loads, [(0, 1.0), (0, 2.0), (20, 1.0), (30, 0.0)]);
 }
 
 #[test]
