@@ -97,7 +97,8 @@ pub trait Clients {
 
     /// Client `client`'s next invocation, asked at `now`: at the start of
     /// the run, then each time its previous invocation finished or was
-    /// dropped. `None`: it sends no more.
+    /// dropped. `None`: it sends no more; the run ends when every client
+    /// has said so (a sampler bounds its run by a duration or a count).
     fn next(&mut self, client: u32, now: Time) -> Option<ClientCall>;
 }
 
