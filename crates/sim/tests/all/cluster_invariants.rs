@@ -167,7 +167,7 @@ fn speed() {
     let p: Vec<_> = (0..1_000)
         .map(|f| {
             let warm = rng.random_range(1..=200);
-            profile(f, 64 * rng.random_range(1..=8), warm, 3 * warm)
+            profile(f, 64 * rng.random_range(1..=4), warm, warm + warm / 10)
         })
         .collect();
     // Mean work ≈ 100 ms on 128 cores at ρ = 0.5: 640 arrivals per second.
