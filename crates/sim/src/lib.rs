@@ -16,6 +16,7 @@ use faasched_model::{
     CpuSet, Function, Group, Invocation, Load, Nanos, Outcome, Steer, TaskId, TaskInfo, Time,
 };
 
+pub mod cluster;
 pub mod node;
 
 pub use faasched_kernel::{

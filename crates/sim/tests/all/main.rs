@@ -1,6 +1,10 @@
 //! Integration tests of the kernel model through the engine: hand-computed
 //! timelines, invariants, and queueing theory.
 
+mod cluster;
+mod cluster_invariants;
+mod cluster_queueing;
+mod cluster_timelines;
 mod invariants;
 mod node;
 mod node_invariants;

@@ -1,0 +1,169 @@
+//! What a cluster run is given: its servers' shape, how their loads reach
+//! the router, and the contention a busy server suffers.
+
+use faasched_model::{MS, Nanos, SEC};
+use serde::{Deserialize, Serialize};
+
+/// The most servers a cluster may have: server ids are `u32`, and a
+/// cluster far beyond the paper's 8 invokers (or Fig. 14's 32 servers) is a
+/// typo.
+pub const MAX_SERVERS: usize = 1 << 16;
+
+/// The most cores a server may have; it also keeps the engine's
+/// processor-sharing arithmetic far from overflowing 128 bits.
+pub const MAX_CORES: u32 = 1 << 12;
+
+/// The shortest publication period [`ClusterConfig::publish`] accepts: a
+/// millisecond (each publication costs a step per server; for loads with
+/// no delay at all, use [`ClusterConfig::fresh`]).
+pub const MIN_PUBLISH: Nanos = MS;
+
+/// The longest publication period [`ClusterConfig::publish`] accepts: an
+/// hour, 720 times the paper's 5 s.
+pub const MAX_PUBLISH: Nanos = 3_600 * SEC;
+
+/// The largest contention [`ClusterConfig::contention`] accepts: each busy
+/// container slowing every other by 100% is already far beyond anything
+/// measured.
+pub const MAX_CONTENTION: f64 = 1.0;
+
+/// The cluster: identical servers behind one router.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterConfig {
+    /// Servers (the paper's invokers). By default 8 (ch-rlu-hpdc22 §6.1).
+    pub servers: usize,
+    /// Cores of each server, shared by processor sharing with each
+    /// invocation capped at one core (OpenWhisk's `--cpus 1`, §5). By
+    /// default 16 (§6.1).
+    pub cores: u32,
+    /// Memory of each server for containers, MB. By default 32,768 (the
+    /// paper's "32 GB RAM for hosting functions", §6.1).
+    pub memory_mb: u32,
+    /// How often every server publishes its load to the router, ns. By
+    /// default 5 s: invokers "periodically (every 5 seconds) push their
+    /// load information" (§4.3).
+    pub publish: Nanos,
+    /// Publish each server's exact load (invocations in flight over cores)
+    /// at every change instead of its 1-minute load average every
+    /// `publish`: the paper's "real-time loads" ablation (§6.3), which
+    /// measures what staleness costs. By default false.
+    pub fresh: bool,
+    /// γ of a service-rate penalty for contention on a busy server: with
+    /// n invocations in flight (r of them running, the others starting
+    /// cold in [`ColdStart::Wall`] mode), each running one runs at
+    /// min(1, cores / r) / (1 + γ·n)
+    /// (cluster-level note §10 item 9: dockerd and lock contention that
+    /// grows with concurrent containers, which makes large servers worse,
+    /// Fig. 14). Resolved to millionths. By default 0: pure processor
+    /// sharing.
+    pub contention: f64,
+    /// What a cold start's extra (its function's cold − warm) costs. By
+    /// default [`ColdStart::Cpu`].
+    pub cold_start: ColdStart,
+}
+
+/// What a cold start's extra time is. Either way the invocation counts in
+/// its server's load while it starts, as the kernel counts a container's
+/// start (runnable, or waiting on I/O in D state: why the paper picks the
+/// load average, ch-rlu-hpdc22 §4.3), and in the contention term.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ColdStart {
+    /// Extra CPU work on the server's cores, shared with everything else
+    /// running there: a start slows down, and slows others, on a busy
+    /// server (a runtime's imports and initialisation are CPU-bound).
+    #[default]
+    Cpu,
+    /// A fixed delay before the invocation's work runs, taking no core (a
+    /// start that waits on the container daemon and the disk).
+    Wall,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> ClusterConfig {
+        ClusterConfig {
+            servers: 8,
+            cores: 16,
+            memory_mb: 32 * 1024,
+            publish: 5 * SEC,
+            fresh: false,
+            contention: 0.0,
+            cold_start: ColdStart::Cpu,
+        }
+    }
+}
+
+impl ClusterConfig {
+    /// `servers` servers of `cores` cores and `memory_mb` MB, the rest by
+    /// default.
+    pub fn new(servers: usize, cores: u32, memory_mb: u32) -> ClusterConfig {
+        ClusterConfig {
+            servers,
+            cores,
+            memory_mb,
+            ..ClusterConfig::default()
+        }
+    }
+
+    /// Checks every field; the error names the first one out of range.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(1..=MAX_SERVERS).contains(&self.servers) {
+            return Err(ConfigError::Servers(self.servers));
+        }
+        if !(1..=MAX_CORES).contains(&self.cores) {
+            return Err(ConfigError::Cores(self.cores));
+        }
+        if self.memory_mb == 0 {
+            return Err(ConfigError::Memory);
+        }
+        if !(MIN_PUBLISH..=MAX_PUBLISH).contains(&self.publish) {
+            return Err(ConfigError::Publish(self.publish));
+        }
+        if !(0.0..=MAX_CONTENTION).contains(&self.contention) {
+            return Err(ConfigError::Contention(self.contention));
+        }
+        Ok(())
+    }
+
+    /// γ in millionths, as the engine computes with it.
+    pub(crate) fn contention_micro(&self) -> u64 {
+        (self.contention * 1e6).round() as u64
+    }
+}
+
+/// A cluster configuration that cannot run.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// No server, or more than [`MAX_SERVERS`].
+    Servers(usize),
+    /// No core, or more than [`MAX_CORES`].
+    Cores(u32),
+    /// No memory for containers.
+    Memory,
+    /// A publication period below [`MIN_PUBLISH`] or above [`MAX_PUBLISH`].
+    Publish(Nanos),
+    /// A contention γ below 0, above [`MAX_CONTENTION`], or not a number.
+    Contention(f64),
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConfigError::Servers(n) => {
+                write!(f, "servers = {n} is out of range 1..={MAX_SERVERS}")
+            }
+            ConfigError::Cores(n) => write!(f, "cores = {n} is out of range 1..={MAX_CORES}"),
+            ConfigError::Memory => write!(f, "a server needs more than 0 MB of memory"),
+            ConfigError::Publish(p) => write!(
+                f,
+                "load publication period {p} ns is out of range {MIN_PUBLISH}..={MAX_PUBLISH} ns"
+            ),
+            ConfigError::Contention(g) => {
+                write!(f, "contention γ = {g} is out of range 0..={MAX_CONTENTION}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}

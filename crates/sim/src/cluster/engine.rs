@@ -1,0 +1,696 @@
+//! The cluster engine's state and its reactions to arrivals and timers; the
+//! loops that feed it are [`super::run`] and [`super::run_closed`].
+
+use super::config::{ClusterConfig, ColdStart};
+use super::events::{Timer, Timers};
+use super::loadavg::{LOAD_FREQ, LoadAvg};
+use super::outcome::{ClusterError, ClusterSink, ClusterStats, ServerStats};
+use super::ps::Ps;
+use super::{ClientCall, Clients};
+use faasched_model::cluster::{
+    Choice, Container, ContainerId, FunctionProfile, InvocationId, InvocationInfo,
+    InvocationOutcome, KeepAlive, Route, ServerId, ServerView, Servers,
+};
+use faasched_model::{FunctionId, IdMap, Nanos, TIME_LIMIT, Time};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+use std::ops::DerefMut;
+
+/// An engine step's result, with the input stream's error type.
+pub(crate) type Res<E> = Result<(), ClusterError<E>>;
+
+/// An invocation in flight on a server.
+#[derive(Debug)]
+struct Flight {
+    info: InvocationInfo,
+    work: Nanos,
+    server: ServerId,
+    container: ContainerId,
+    cold: bool,
+    client: Option<u32>,
+}
+
+/// A container on a server, as the engine keeps it.
+#[derive(Debug)]
+struct Held {
+    c: Container,
+    /// It runs an invocation (else it is idle, its keep-alive's to keep).
+    busy: bool,
+}
+
+/// One server's engine-side state.
+struct Server<K> {
+    cores: u32,
+    memory_mb: u64,
+    ps: Ps,
+    /// Memory of every container, busy or idle.
+    used_mb: u64,
+    /// Memory of the idle containers.
+    idle_mb: u64,
+    containers: IdMap<ContainerId, Held>,
+    /// Idle containers by function, the most recently idle last.
+    idle: BTreeMap<FunctionId, Vec<ContainerId>>,
+    load: LoadAvg,
+    /// Invocations starting cold without a core ([`ColdStart::Wall`]), by
+    /// when they run, then id; with their slot.
+    starting: BinaryHeap<Reverse<(Time, InvocationId, u32)>>,
+    finish_at: Option<Time>,
+    ready_at: Option<Time>,
+    expire_at: Option<Time>,
+    keep: K,
+    stats: ServerStats,
+}
+
+impl<K> Server<K>
+where
+    K: DerefMut,
+    K::Target: KeepAlive,
+{
+    /// Takes the most recently idle container of `f`, if any (a warm
+    /// start).
+    fn take_idle(&mut self, now: Time, f: FunctionId) -> Option<ContainerId> {
+        let stack = self.idle.get_mut(&f)?;
+        let id = stack.pop()?;
+        if stack.is_empty() {
+            self.idle.remove(&f);
+        }
+        let held = self.containers.get_mut(&id)?;
+        held.busy = true;
+        held.c.last_used = now;
+        self.idle_mb -= held.c.profile.memory_mb as u64;
+        self.keep.on_reuse(now, &held.c);
+        Some(id)
+    }
+
+    /// Evicts idle containers, as the keep-alive names them, until `need`
+    /// MB more fit; false if they cannot. Asks nothing when evicting every
+    /// idle container would not free enough: the cache is not flushed for
+    /// an invocation that is dropped anyway.
+    fn make_room(
+        &mut self,
+        now: Time,
+        need: u64,
+        s: ServerId,
+        views: &mut Servers,
+    ) -> Result<bool, String> {
+        if self.used_mb - self.idle_mb + need > self.memory_mb {
+            return Ok(false);
+        }
+        while self.used_mb + need > self.memory_mb {
+            let Some(id) = self.keep.victim(now) else {
+                return Ok(false);
+            };
+            self.remove_idle(id, s, views)
+                .map_err(|what| format!("named container {} as its victim, {what}", id.0))?;
+            self.stats.evictions += 1;
+        }
+        Ok(true)
+    }
+
+    /// Removes idle container `id` (evicted or expired).
+    fn remove_idle(
+        &mut self,
+        id: ContainerId,
+        s: ServerId,
+        views: &mut Servers,
+    ) -> Result<(), String> {
+        match self.containers.get(&id) {
+            None => return Err("which the server does not hold".to_owned()),
+            Some(h) if h.busy => return Err("which runs an invocation".to_owned()),
+            Some(_) => {}
+        }
+        let Some(held) = self.containers.remove(&id) else {
+            return Err("which the server does not hold".to_owned());
+        };
+        let f = held.c.profile.function;
+        if let Some(stack) = self.idle.get_mut(&f) {
+            if let Some(i) = stack.iter().position(|&x| x == id) {
+                stack.remove(i);
+            }
+            if stack.is_empty() {
+                self.idle.remove(&f);
+            }
+        }
+        let mb = held.c.profile.memory_mb as u64;
+        self.used_mb -= mb;
+        self.idle_mb -= mb;
+        views.remove_warm(s, f);
+        Ok(())
+    }
+
+    /// A new busy container `id` of `profile` (a cold start).
+    fn create(&mut self, now: Time, id: ContainerId, profile: FunctionProfile) {
+        let c = Container {
+            id,
+            profile,
+            created: now,
+            last_used: now,
+        };
+        self.used_mb += profile.memory_mb as u64;
+        debug_assert!(self.used_mb <= self.memory_mb, "make_room made room");
+        self.stats.max_memory_mb = self.stats.max_memory_mb.max(self.used_mb);
+        self.keep.on_created(now, &c);
+        self.containers.insert(id, Held { c, busy: true });
+    }
+
+    /// Container `id`'s invocation finished: it is idle.
+    fn release(&mut self, now: Time, id: ContainerId, s: ServerId, views: &mut Servers) {
+        let Some(held) = self.containers.get_mut(&id) else {
+            return;
+        };
+        held.busy = false;
+        held.c.last_used = now;
+        let f = held.c.profile.function;
+        self.idle_mb += held.c.profile.memory_mb as u64;
+        self.idle.entry(f).or_default().push(id);
+        views.add_warm(s, f);
+        self.keep.on_idle(now, &held.c);
+    }
+}
+
+/// Everything a run keeps, but the router, the clients and the sink.
+pub(crate) struct Engine<'p, K> {
+    now: Time,
+    fresh: bool,
+    cold_start: ColdStart,
+    publish: Nanos,
+    profiles: &'p [FunctionProfile],
+    timers: Timers,
+    servers: Vec<Server<K>>,
+    views: Servers,
+    flight: Vec<Option<Flight>>,
+    free: Vec<u32>,
+    in_flight: usize,
+    next_container: u64,
+    /// The next id of a closed-loop invocation.
+    next_id: u64,
+    /// Each closed-loop client's next invocation, while it is pending.
+    sends: Vec<Option<ClientCall>>,
+    pending_sends: usize,
+    done: Vec<u32>,
+    expired: Vec<ContainerId>,
+    pub(crate) stats: ClusterStats,
+    first_arrival: Option<Time>,
+    last_finish: Option<Time>,
+}
+
+impl<'p, K> Engine<'p, K>
+where
+    K: DerefMut,
+    K::Target: KeepAlive,
+{
+    /// A cluster of `config`'s shape (valid), booted at `start`: server
+    /// `s`'s kernel samples its load every [`LOAD_FREQ`] from `start + s ×
+    /// LOAD_FREQ / servers` on (a fixed stand-in for the arbitrary phase of
+    /// each machine's sampling, which spreads the samples' extra age of
+    /// 0–5 s evenly over the servers), and every server publishes every
+    /// `config.publish` from `start` on.
+    pub(crate) fn new(
+        config: &ClusterConfig,
+        profiles: &'p [FunctionProfile],
+        mut keep_alive: impl FnMut(ServerId) -> K,
+        start: Time,
+    ) -> Engine<'p, K> {
+        let n = config.servers;
+        let mut timers = Timers::default();
+        let servers = (0..n)
+            .map(|s| {
+                let phase = LOAD_FREQ * s as u64 / n as u64;
+                timers.add(start + phase + LOAD_FREQ, Timer::Sample(s as u32));
+                let mut ps = Ps::new(config.cores, config.contention_micro());
+                ps.advance(start);
+                Server {
+                    cores: config.cores,
+                    memory_mb: config.memory_mb as u64,
+                    ps,
+                    used_mb: 0,
+                    idle_mb: 0,
+                    containers: IdMap::default(),
+                    idle: BTreeMap::new(),
+                    load: LoadAvg::default(),
+                    starting: BinaryHeap::new(),
+                    finish_at: None,
+                    ready_at: None,
+                    expire_at: None,
+                    keep: keep_alive(ServerId(s as u32)),
+                    stats: ServerStats::default(),
+                }
+            })
+            .collect();
+        timers.add(start + config.publish, Timer::Publish);
+        let view = ServerView {
+            cores: config.cores,
+            memory_mb: config.memory_mb,
+            load: 0.0,
+            published: start,
+            running: 0,
+        };
+        Engine {
+            now: start,
+            fresh: config.fresh,
+            cold_start: config.cold_start,
+            publish: config.publish,
+            profiles,
+            timers,
+            servers,
+            views: Servers::new(vec![view; n]),
+            flight: Vec::new(),
+            free: Vec::new(),
+            in_flight: 0,
+            next_container: 0,
+            next_id: 0,
+            sends: Vec::new(),
+            pending_sends: 0,
+            done: Vec::new(),
+            expired: Vec::new(),
+            stats: ClusterStats {
+                servers: vec![ServerStats::default(); n],
+                ..ClusterStats::default()
+            },
+            first_arrival: None,
+            last_finish: None,
+        }
+    }
+
+    /// Whether anything is left to run but open-loop arrivals: invocations
+    /// in flight or closed-loop sends pending.
+    pub(crate) fn live(&self) -> bool {
+        self.in_flight > 0 || self.pending_sends > 0
+    }
+
+    /// The clock moves to `t`, an arrival's instant (no timer is due
+    /// before it).
+    pub(crate) fn advance_to(&mut self, t: Time) {
+        self.now = self.now.max(t);
+    }
+
+    /// When the next timer is due.
+    pub(crate) fn next_at(&self) -> Option<Time> {
+        self.timers.next_at()
+    }
+
+    /// The function profile of `f`, if it has one.
+    pub(crate) fn profile(&self, f: FunctionId) -> Option<FunctionProfile> {
+        self.profiles.get(f.0 as usize).copied()
+    }
+
+    /// Asks closed-loop client `c` for its next invocation at the current
+    /// time, and schedules it.
+    pub(crate) fn ask<E>(&mut self, c: u32, clients: &mut (impl Clients + ?Sized)) -> Res<E> {
+        let Some(call) = clients.next(c, self.now) else {
+            return Ok(());
+        };
+        let err = |what: String| Err(ClusterError::Client { client: c, what });
+        if call.send < self.now {
+            return err(format!(
+                "would send at {} ns, before now ({} ns)",
+                call.send, self.now
+            ));
+        }
+        if call.send > TIME_LIMIT || call.work > TIME_LIMIT {
+            return err(format!(
+                "would send at {} ns work of {} ns, beyond the clock's limit of {TIME_LIMIT} ns",
+                call.send, call.work
+            ));
+        }
+        if self.profile(call.function).is_none() {
+            return err(format!(
+                "would invoke function {}, of {} profiled",
+                call.function.0,
+                self.profiles.len()
+            ));
+        }
+        let i = c as usize;
+        if self.sends.len() <= i {
+            self.sends.resize(i + 1, None);
+        }
+        if self.sends[i].replace(call).is_none() {
+            self.pending_sends += 1;
+        }
+        self.timers.add(call.send, Timer::Send(c));
+        Ok(())
+    }
+
+    /// Runs the next timer.
+    pub(crate) fn fire<E, R, S, C>(
+        &mut self,
+        router: &mut R,
+        sink: &mut S,
+        clients: &mut C,
+    ) -> Res<E>
+    where
+        R: Route + ?Sized,
+        S: ClusterSink,
+        C: Clients + ?Sized,
+    {
+        let Some((at, timer)) = self.timers.pop() else {
+            return Ok(());
+        };
+        if at > crate::RUN_LIMIT {
+            return Err(ClusterError::TimeLimit {
+                finished: self.stats.finished,
+            });
+        }
+        self.now = at;
+        self.stats.events += 1;
+        match timer {
+            Timer::Finish(s) => {
+                self.servers[s as usize].finish_at = None;
+                self.finish(s as usize, router, sink, clients)?;
+            }
+            Timer::Ready(s) => {
+                self.servers[s as usize].ready_at = None;
+                self.ready(s as usize);
+            }
+            Timer::Expire(s) => {
+                self.servers[s as usize].expire_at = None;
+                self.expire(s as usize)?;
+            }
+            Timer::Sample(s) => {
+                let srv = &mut self.servers[s as usize];
+                srv.load.sample(srv.ps.active());
+                self.timers.add(at + LOAD_FREQ, Timer::Sample(s));
+            }
+            Timer::Publish => {
+                self.publish_all(router);
+                self.timers.add(at + self.publish, Timer::Publish);
+            }
+            Timer::Send(c) => {
+                let call = self.sends.get_mut(c as usize).and_then(Option::take);
+                if let Some(call) = call {
+                    self.pending_sends -= 1;
+                    let id = InvocationId(self.next_id);
+                    self.next_id += 1;
+                    self.arrive(id, call.function, call.work, Some(c), router, sink, clients)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An invocation arrives now (its function has a profile).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn arrive<E, R, S, C>(
+        &mut self,
+        id: InvocationId,
+        function: FunctionId,
+        work: Nanos,
+        client: Option<u32>,
+        router: &mut R,
+        sink: &mut S,
+        clients: &mut C,
+    ) -> Res<E>
+    where
+        R: Route + ?Sized,
+        S: ClusterSink,
+        C: Clients + ?Sized,
+    {
+        let now = self.now;
+        let Some(profile) = self.profile(function) else {
+            return Err(ClusterError::Invocation {
+                id,
+                what: format!("function {} has no profile", function.0),
+            });
+        };
+        self.stats.invocations += 1;
+        self.stats.events += 1;
+        self.first_arrival.get_or_insert(now);
+        let info = InvocationInfo {
+            id,
+            arrival: now,
+            profile,
+        };
+        let dropped = InvocationOutcome {
+            info,
+            work,
+            server: None,
+            cold: false,
+            finish: None,
+        };
+        let s = match router.route(now, &info, &self.views) {
+            Choice::Drop => {
+                self.stats.dropped_by_router += 1;
+                return self.settle(dropped, client, router, sink, clients);
+            }
+            Choice::Server(s) if (s.0 as usize) < self.servers.len() => s,
+            Choice::Server(s) => {
+                return Err(ClusterError::Route {
+                    policy: router.name().to_owned(),
+                    what: format!(
+                        "sent invocation {} to server {}, of {} servers",
+                        id.0,
+                        s.0,
+                        self.servers.len()
+                    ),
+                });
+            }
+        };
+        let i = s.0 as usize;
+        let srv = &mut self.servers[i];
+        srv.stats.routed += 1;
+        let (container, cold) = match srv.take_idle(now, function) {
+            Some(c) => {
+                self.views.remove_warm(s, function);
+                srv.stats.warm_starts += 1;
+                (c, false)
+            }
+            None => {
+                let fits = srv
+                    .make_room(now, profile.memory_mb as u64, s, &mut self.views)
+                    .map_err(|what| ClusterError::KeepAlive {
+                        policy: srv.keep.name().to_owned(),
+                        server: s,
+                        what,
+                    })?;
+                if !fits {
+                    srv.stats.drops += 1;
+                    self.stats.dropped_for_memory += 1;
+                    self.reschedule(i);
+                    return self.settle(dropped, client, router, sink, clients);
+                }
+                let c = ContainerId(self.next_container);
+                self.next_container += 1;
+                srv.create(now, c, profile);
+                srv.stats.cold_starts += 1;
+                (c, true)
+            }
+        };
+        srv.stats.busy += srv.ps.advance(now);
+        let slot = match self.free.pop() {
+            Some(slot) => slot,
+            None => {
+                self.flight.push(None);
+                (self.flight.len() - 1) as u32
+            }
+        };
+        let extra = if cold { profile.cold_extra() } else { 0 };
+        match self.cold_start {
+            ColdStart::Wall if extra > 0 => {
+                srv.starting.push(Reverse((now + extra, id, slot)));
+                srv.ps.set_starting(srv.starting.len() as u64);
+            }
+            ColdStart::Wall => srv.ps.add(slot, id, work),
+            ColdStart::Cpu => srv.ps.add(slot, id, work.saturating_add(extra)),
+        }
+        self.flight[slot as usize] = Some(Flight {
+            info,
+            work,
+            server: s,
+            container,
+            cold,
+            client,
+        });
+        self.in_flight += 1;
+        self.views.get_mut(s).running += 1;
+        self.reschedule(i);
+        self.changed(i, router);
+        Ok(())
+    }
+
+    /// Server `i`'s invocations whose work is done finish now.
+    fn finish<E, R, S, C>(
+        &mut self,
+        i: usize,
+        router: &mut R,
+        sink: &mut S,
+        clients: &mut C,
+    ) -> Res<E>
+    where
+        R: Route + ?Sized,
+        S: ClusterSink,
+        C: Clients + ?Sized,
+    {
+        let now = self.now;
+        let s = ServerId(i as u32);
+        let srv = &mut self.servers[i];
+        srv.stats.busy += srv.ps.advance(now);
+        let mut done = std::mem::take(&mut self.done);
+        while let Some(slot) = srv.ps.pop_done() {
+            done.push(slot);
+        }
+        for &slot in &done {
+            let Some(f) = self.flight[slot as usize].take() else {
+                continue;
+            };
+            self.free.push(slot);
+            self.in_flight -= 1;
+            self.servers[i].release(now, f.container, s, &mut self.views);
+            let view = self.views.get_mut(s);
+            view.running = view.running.saturating_sub(1);
+            self.stats.finished += 1;
+            self.last_finish = Some(now);
+            let outcome = InvocationOutcome {
+                info: f.info,
+                work: f.work,
+                server: Some(f.server),
+                cold: f.cold,
+                finish: Some(now),
+            };
+            self.settle(outcome, f.client, router, sink, clients)?;
+        }
+        let any = !done.is_empty();
+        done.clear();
+        self.done = done;
+        self.reschedule(i);
+        if any {
+            self.changed(i, router);
+        }
+        Ok(())
+    }
+
+    /// Server `i`'s cold starts due by now are done: their invocations
+    /// run.
+    fn ready(&mut self, i: usize) {
+        let now = self.now;
+        let srv = &mut self.servers[i];
+        srv.stats.busy += srv.ps.advance(now);
+        while let Some(&Reverse((at, id, slot))) = srv.starting.peek()
+            && at <= now
+        {
+            srv.starting.pop();
+            let work = self.flight[slot as usize].as_ref().map_or(0, |f| f.work);
+            srv.ps.add(slot, id, work);
+        }
+        srv.ps.set_starting(srv.starting.len() as u64);
+        self.reschedule(i);
+    }
+
+    /// Server `i`'s keep-alive lets its expired containers go.
+    fn expire<E>(&mut self, i: usize) -> Res<E> {
+        let now = self.now;
+        let s = ServerId(i as u32);
+        let srv = &mut self.servers[i];
+        let mut expired = std::mem::take(&mut self.expired);
+        srv.keep.expired(now, &mut expired);
+        let breach = |srv: &Server<K>, what: String| ClusterError::KeepAlive {
+            policy: srv.keep.name().to_owned(),
+            server: s,
+            what,
+        };
+        for &id in &expired {
+            srv.remove_idle(id, s, &mut self.views)
+                .map_err(|what| breach(srv, format!("said container {} expired, {what}", id.0)))?;
+            srv.stats.expirations += 1;
+        }
+        expired.clear();
+        self.expired = expired;
+        if let Some(at) = srv.keep.next_expiry()
+            && at <= now
+        {
+            return Err(breach(
+                srv,
+                format!(
+                    "still names an expiry at {at} ns after expiring every container due by {now} ns"
+                ),
+            ));
+        }
+        self.reschedule(i);
+        Ok(())
+    }
+
+    /// Hands a final outcome out, and asks its client for the next.
+    fn settle<E, R, S, C>(
+        &mut self,
+        outcome: InvocationOutcome,
+        client: Option<u32>,
+        router: &mut R,
+        sink: &mut S,
+        clients: &mut C,
+    ) -> Res<E>
+    where
+        R: Route + ?Sized,
+        S: ClusterSink,
+        C: Clients + ?Sized,
+    {
+        router.on_finish(self.now, &outcome);
+        sink.outcome(outcome);
+        match client {
+            Some(c) => self.ask(c, clients),
+            None => Ok(()),
+        }
+    }
+
+    /// Moves server `i`'s finish, ready and expiry timers to where they are
+    /// due now.
+    fn reschedule(&mut self, i: usize) {
+        let now = self.now;
+        let srv = &mut self.servers[i];
+        let finish = srv.ps.next_finish();
+        self.timers
+            .reset(&mut srv.finish_at, finish, Timer::Finish(i as u32));
+        let ready = srv.starting.peek().map(|&Reverse((at, _, _))| at);
+        self.timers
+            .reset(&mut srv.ready_at, ready, Timer::Ready(i as u32));
+        let expiry = srv.keep.next_expiry().map(|t| t.max(now));
+        self.timers
+            .reset(&mut srv.expire_at, expiry, Timer::Expire(i as u32));
+    }
+
+    /// Server `i`'s invocations in flight changed: with fresh loads, it
+    /// publishes its exact load.
+    fn changed<R: Route + ?Sized>(&mut self, i: usize, router: &mut R) {
+        if !self.fresh {
+            return;
+        }
+        let srv = &self.servers[i];
+        let view = self.views.get_mut(ServerId(i as u32));
+        view.load = srv.ps.active() as f64 / srv.cores as f64;
+        view.published = self.now;
+        router.on_loads(self.now, &self.views);
+    }
+
+    /// The periodic publication: every server's load average (unless loads
+    /// are fresh), and a sample of the loads' spread.
+    fn publish_all<R: Route + ?Sized>(&mut self, router: &mut R) {
+        let now = self.now;
+        if !self.fresh {
+            for (i, srv) in self.servers.iter().enumerate() {
+                let view = self.views.get_mut(ServerId(i as u32));
+                view.load = srv.load.shown() / srv.cores as f64;
+                view.published = now;
+            }
+        }
+        let n = self.views.len() as f64;
+        let mean = self.views.iter().map(|(_, v)| v.load).sum::<f64>() / n;
+        let variance = self
+            .views
+            .iter()
+            .map(|(_, v)| (v.load - mean) * (v.load - mean))
+            .sum::<f64>()
+            / n;
+        self.stats.loads.push(now, mean, variance);
+        if !self.fresh {
+            router.on_loads(now, &self.views);
+        }
+    }
+
+    /// The run's stats.
+    pub(crate) fn into_stats(mut self) -> ClusterStats {
+        self.stats.span = match (self.first_arrival, self.last_finish) {
+            (Some(a), Some(f)) => f.saturating_sub(a),
+            _ => 0,
+        };
+        self.stats.servers = self.servers.into_iter().map(|s| s.stats).collect();
+        self.stats
+    }
+}
