@@ -21,6 +21,7 @@
 
 pub mod bench;
 pub mod catalog;
+pub mod cluster;
 #[cfg(feature = "live")]
 pub mod compare;
 pub mod experiment;

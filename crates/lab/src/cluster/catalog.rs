@@ -1,0 +1,188 @@
+//! Every cluster router and keep-alive policy by the name the CLI and the
+//! outputs use. A `--policy` list is looked up once into [`RouterSpec`]s;
+//! each builds a fresh [`Route`] per run, seeded by the run's seed.
+
+use anyhow::{Result, bail};
+use faasched_model::cluster::{KeepAlive, Route};
+use faasched_policy::cluster::{
+    ChBl, ChRlu, ChRluParams, Greedy, GreedyDual, LeastLoaded, Lru, OpenWhisk, PowerOfTwo, Random,
+    RoundRobin, Ttl, Variant,
+};
+
+/// One router of the catalogue.
+#[derive(Debug)]
+pub struct RouterSpec {
+    /// The name `--policy` and every output use.
+    pub name: &'static str,
+    /// What it does, in a line.
+    pub about: &'static str,
+    build: fn(u64) -> Result<Box<dyn Route + Send>>,
+}
+
+impl RouterSpec {
+    /// A fresh router, its random draws seeded by `seed`.
+    pub fn build(&self, seed: u64) -> Result<Box<dyn Route + Send>> {
+        (self.build)(seed)
+    }
+}
+
+fn ch_rlu(variant: Variant, seed: u64) -> Result<Box<dyn Route + Send>> {
+    let params = ChRluParams {
+        variant,
+        ..ChRluParams::default()
+    };
+    Ok(Box::new(ChRlu::with_params(params, seed)?))
+}
+
+/// Every router, with a line each (for `--help` and errors).
+pub static ROUTERS: &[RouterSpec] = &[
+    RouterSpec {
+        name: "ch-rlu",
+        about: "CH-RLU (Alg. 2): home server on a hash ring, forwarded while the stale load (plus noise for popular functions) passes min(cold/warm x 1.2, 6); after 3 forwards the least loaded, or drop",
+        build: |seed| ch_rlu(Variant::Paper, seed),
+    },
+    RouterSpec {
+        name: "ch-rlu-code",
+        about: "ch-rlu as the authors' OpenWhisk code tests it: popular load + noise <= 1.2, others load <= min(c/w, 1.2(b+1)) - 1; past the whole ring a random server",
+        build: |seed| ch_rlu(Variant::OpenWhiskCode, seed),
+    },
+    RouterSpec {
+        name: "ch-rlu-iluvatar",
+        about: "ch-rlu as Iluvatar runs it: unpopular functions always at home, popular ones walk the ring, fallback home",
+        build: |seed| ch_rlu(Variant::Iluvatar, seed),
+    },
+    RouterSpec {
+        name: "ch-bl",
+        about: "consistent hashing with bounded loads on stale load averages: the ring walk with one bound (1.2) for every function, no noise",
+        build: |_| Ok(Box::new(ChBl::new())),
+    },
+    RouterSpec {
+        name: "openwhisk",
+        about: "OpenWhisk's balancer: home invoker hash % n, a coprime step, the first whose outstanding memory fits; else a random one",
+        build: |seed| Ok(Box::new(OpenWhisk::new(seed))),
+    },
+    RouterSpec {
+        name: "least-loaded",
+        about: "the server with the lowest stale load, locality-agnostic",
+        build: |_| Ok(Box::new(LeastLoaded::new())),
+    },
+    RouterSpec {
+        name: "random",
+        about: "a server drawn uniformly",
+        build: |seed| Ok(Box::new(Random::new(seed))),
+    },
+    RouterSpec {
+        name: "round-robin",
+        about: "the servers in turn",
+        build: |_| Ok(Box::new(RoundRobin::new())),
+    },
+    RouterSpec {
+        name: "greedy",
+        about: "the paper's simulated baseline: the lowest expected time, (warm if a warm container waits there, else cold) x max(1, stale load), over every server",
+        build: |_| Ok(Box::new(Greedy::new())),
+    },
+    RouterSpec {
+        name: "power-of-two",
+        about: "ours: the lower stale load of two servers drawn at random",
+        build: |seed| Ok(Box::new(PowerOfTwo::new(seed))),
+    },
+];
+
+/// One keep-alive policy of the catalogue.
+#[derive(Debug)]
+pub struct KeepAliveSpec {
+    /// The name `--keep-alive` and every output use.
+    pub name: &'static str,
+    /// What it does, in a line.
+    pub about: &'static str,
+    build: fn() -> Box<dyn KeepAlive + Send>,
+}
+
+impl KeepAliveSpec {
+    /// A fresh policy for one server.
+    pub fn build(&self) -> Box<dyn KeepAlive + Send> {
+        (self.build)()
+    }
+}
+
+/// Every keep-alive policy, with a line each.
+pub static KEEP_ALIVES: &[KeepAliveSpec] = &[
+    KeepAliveSpec {
+        name: "greedy-dual",
+        about: "FaasCache's GreedyDual: evict the lowest clock + frequency x cold cost / memory",
+        build: || Box::new(GreedyDual::new()),
+    },
+    KeepAliveSpec {
+        name: "ttl",
+        about: "OpenWhisk's default: an idle container lives 10 minutes; the least recently used goes first when memory is short",
+        build: || Box::new(Ttl::new()),
+    },
+    KeepAliveSpec {
+        name: "lru",
+        about: "evict the least recently used idle container when memory is short",
+        build: || Box::new(Lru::new()),
+    },
+];
+
+/// The routers of a `--policy` list, in its order; an unknown name or a
+/// repeat is refused, naming it and the catalogue.
+pub fn routers(names: &[String]) -> Result<Vec<&'static RouterSpec>> {
+    let mut out: Vec<&'static RouterSpec> = Vec::with_capacity(names.len());
+    for name in names {
+        let Some(spec) = ROUTERS.iter().find(|s| s.name == name) else {
+            let known: Vec<&str> = ROUTERS.iter().map(|s| s.name).collect();
+            bail!(
+                "unknown cluster policy `{name}`; the cluster policies are {}",
+                known.join(", ")
+            );
+        };
+        if out.iter().any(|p| p.name == spec.name) {
+            bail!("cluster policy `{name}` is listed twice");
+        }
+        out.push(spec);
+    }
+    if out.is_empty() {
+        bail!("no cluster policy given");
+    }
+    Ok(out)
+}
+
+/// The keep-alive policy named `name`; an unknown name is refused, naming
+/// the catalogue.
+pub fn keep_alive(name: &str) -> Result<&'static KeepAliveSpec> {
+    KEEP_ALIVES.iter().find(|s| s.name == name).ok_or_else(|| {
+        let known: Vec<&str> = KEEP_ALIVES.iter().map(|s| s.name).collect();
+        anyhow::anyhow!(
+            "unknown keep-alive policy `{name}`; the keep-alive policies are {}",
+            known.join(", ")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_builds_the_policy_that_answers_to_it() {
+        for spec in ROUTERS {
+            assert_eq!(spec.build(1).unwrap().name(), spec.name);
+        }
+        for spec in KEEP_ALIVES {
+            assert_eq!(spec.build().name(), spec.name);
+        }
+    }
+
+    #[test]
+    fn unknown_and_repeated_names_are_refused_naming_them() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let err = routers(&names(&["ch-rlu", "nope"])).unwrap_err().to_string();
+        assert!(err.contains("`nope`") && err.contains("least-loaded"), "{err}");
+        let err = routers(&names(&["greedy", "greedy"])).unwrap_err().to_string();
+        assert!(err.contains("twice"), "{err}");
+        assert!(routers(&[]).is_err());
+        let err = keep_alive("fifo").unwrap_err().to_string();
+        assert!(err.contains("`fifo`") && err.contains("greedy-dual"), "{err}");
+        assert_eq!(keep_alive("ttl").unwrap().name, "ttl");
+    }
+}

@@ -1,0 +1,4 @@
+//! The cluster level: a catalogue of routers and keep-alive policies, and
+//! runs of an invocation workload through the simulated cluster under them.
+
+pub mod catalog;
