@@ -4,6 +4,7 @@
 mod agent;
 mod args;
 mod bench;
+mod cluster;
 mod compare;
 mod exec;
 mod experiment;
@@ -46,6 +47,10 @@ enum Command {
     /// (SledgeScale and its baselines), simulated.
     #[command(subcommand)]
     Node(node::Command),
+    /// The cluster level: a router over servers that keep warm containers
+    /// (CH-RLU and its baselines), simulated.
+    #[command(subcommand)]
+    Cluster(cluster::Command),
     Experiment(experiment::Args),
     /// Measure the simulator's speed and the live steering's costs.
     #[command(subcommand)]
@@ -79,6 +84,7 @@ fn main() -> ExitCode {
         Command::Simulate(a) => a.execute(),
         Command::Workload(c) => c.execute(),
         Command::Node(c) => c.execute(),
+        Command::Cluster(c) => c.execute(),
         Command::Experiment(a) => a.execute(),
         Command::Bench(c) => c.execute(),
         Command::Fn(a) => a.execute(),

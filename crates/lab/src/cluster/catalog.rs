@@ -176,13 +176,23 @@ mod tests {
     #[test]
     fn unknown_and_repeated_names_are_refused_naming_them() {
         let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let err = routers(&names(&["ch-rlu", "nope"])).unwrap_err().to_string();
-        assert!(err.contains("`nope`") && err.contains("least-loaded"), "{err}");
-        let err = routers(&names(&["greedy", "greedy"])).unwrap_err().to_string();
+        let err = routers(&names(&["ch-rlu", "nope"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`nope`") && err.contains("least-loaded"),
+            "{err}"
+        );
+        let err = routers(&names(&["greedy", "greedy"]))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("twice"), "{err}");
         assert!(routers(&[]).is_err());
         let err = keep_alive("fifo").unwrap_err().to_string();
-        assert!(err.contains("`fifo`") && err.contains("greedy-dual"), "{err}");
+        assert!(
+            err.contains("`fifo`") && err.contains("greedy-dual"),
+            "{err}"
+        );
         assert_eq!(keep_alive("ttl").unwrap().name, "ttl");
     }
 }

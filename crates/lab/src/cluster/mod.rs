@@ -2,3 +2,4 @@
 //! runs of an invocation workload through the simulated cluster under them.
 
 pub mod catalog;
+pub mod run;

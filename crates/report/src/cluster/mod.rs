@@ -29,5 +29,10 @@
 //! the function slowdowns are exact (one value per function).
 
 mod metrics;
+mod output;
 
 pub use metrics::{ClusterSummary, Collector};
+pub use output::{
+    CLUSTER_SCHEMA_VERSION, ClusterRow, ClusterUsage, cluster_json, render_cluster_table,
+    write_cluster_outputs,
+};

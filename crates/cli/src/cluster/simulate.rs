@@ -1,0 +1,187 @@
+//! `faasched cluster simulate`: one invocation workload through the
+//! simulated cluster under several routers; a table and (with `--out`)
+//! summary.json and summary.csv.
+
+use crate::stdout::{out, outln};
+use anyhow::Result;
+use clap::{Args as ClapArgs, ValueEnum};
+use faasched_lab::cluster::catalog::{KEEP_ALIVES, ROUTERS, routers};
+use faasched_lab::cluster::run::{ClusterOptions, ColdStart};
+use faasched_lab::{interrupt, progress};
+use faasched_report::Staged;
+use faasched_report::cluster::{cluster_json, render_cluster_table, write_cluster_outputs};
+
+use std::path::PathBuf;
+
+/// Run invocations through a simulated cluster (a router in front of
+/// servers that keep warm containers) under one or more routers.
+///
+/// With no options: a synthetic Azure-like population of 1,000 functions at
+/// 70% of the CPU of 8 servers of 16 cores and 32 GB (the CH-RLU paper's
+/// invokers), 10 minutes of arrivals, GreedyDual keep-alive, loads
+/// published every 5 s, under ch-rlu and its baselines: a table of the
+/// global latency increase, slowdowns, cold starts and load evenness per
+/// router. Ctrl-C stops a run and leaves an earlier run's files in `--out`
+/// as they were.
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    /// `azure-functions` (a synthetic Azure-like population, open loop,
+    /// scaled to --load), `functionbench` (the CH-RLU paper's live runs:
+    /// --clients closed-loop clients over ten copies of each of its Table 1
+    /// functions, thinking 0-1 s), or a workload CSV (rows are invocations,
+    /// their function in --table)
+    #[arg(long, short = 'w', default_value = "azure-functions")]
+    workload: String,
+    /// Replay a day of the Azure Functions 2019 trace from this directory
+    /// instead (its functions invoked at least twice, the --functions most
+    /// invoked)
+    #[arg(long, value_name = "DIR")]
+    trace: Option<PathBuf>,
+    /// The trace's day [default: its first]
+    #[arg(long)]
+    day: Option<u32>,
+    /// Functions: the population's size (1,000 by default), or the
+    /// trace's most invoked
+    #[arg(long)]
+    functions: Option<u32>,
+    /// The function table of a workload CSV (`name,memory_mb,warm_ms,cold_ms`)
+    /// [default: the CH-RLU paper's Table 1]
+    #[arg(long, value_name = "FILE")]
+    table: Option<PathBuf>,
+    /// Servers
+    #[arg(long, default_value_t = 8)]
+    servers: u32,
+    /// Cores per server, shared by the invocations, each capped at one
+    #[arg(long, default_value_t = 16)]
+    cores: u32,
+    /// Memory per server for containers, GB
+    #[arg(long, default_value_t = 32.0)]
+    memory_gb: f64,
+    /// Offered CPU of `azure-functions` over the cluster's cores
+    #[arg(long, default_value_t = 0.7)]
+    load: f64,
+    /// Closed-loop clients of `functionbench` (the paper: 20 for low load,
+    /// 120 for heavy)
+    #[arg(long, default_value_t = 120)]
+    clients: u32,
+    /// Seconds of arrivals (or of the clients' sends)
+    #[arg(long, default_value_t = 600.0)]
+    seconds: f64,
+    /// Invocations of `azure-functions`, instead of --seconds
+    #[arg(long, short = 'n', value_parser = crate::args::count)]
+    invocations: Option<u64>,
+    /// Seed of the workload and of the routers' random draws
+    #[arg(long, short = 's', default_value_t = 1)]
+    seed: u64,
+    /// Routers, comma-separated, each run on the same invocations
+    #[arg(long, short = 'p', value_delimiter = ',',
+          default_value = "ch-rlu,ch-bl,openwhisk,least-loaded,random,round-robin,greedy",
+          long_help = router_help())]
+    policy: Vec<String>,
+    /// Every server's keep-alive policy
+    #[arg(long, default_value = "greedy-dual", long_help = keep_alive_help())]
+    keep_alive: String,
+    /// Seconds between the servers' load publications (the router reads
+    /// the last one)
+    #[arg(long, default_value_t = 5.0)]
+    publish: f64,
+    /// Publish each server's exact load at every change instead: what
+    /// stale loads cost, measured
+    #[arg(long)]
+    fresh_loads: bool,
+    /// γ of a contention penalty: with n invocations on a server each runs
+    /// 1 + γ·n times slower [default: 0, none]
+    #[arg(long, default_value_t = 0.0)]
+    contention: f64,
+    /// What a cold start's extra time (cold - warm) is: CPU shared with
+    /// the server's other work, or a wait that takes no core
+    #[arg(long, value_enum, default_value = "cpu")]
+    cold_start: ColdStartArg,
+    /// Write summary.json and summary.csv into this directory, together,
+    /// once both are written
+    #[arg(long, short = 'o', value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print summary.json to stdout instead of the table
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy)]
+enum ColdStartArg {
+    Cpu,
+    Wall,
+}
+
+fn router_help() -> String {
+    let mut help = "Routers, comma-separated, each run on the same invocations:\n".to_string();
+    for spec in ROUTERS {
+        help.push_str(&format!("\n  {}: {}", spec.name, spec.about));
+    }
+    help
+}
+
+fn keep_alive_help() -> String {
+    let mut help = "Every server's keep-alive policy:\n".to_string();
+    for spec in KEEP_ALIVES {
+        help.push_str(&format!("\n  {}: {}", spec.name, spec.about));
+    }
+    help
+}
+
+impl Args {
+    pub fn execute(self) -> Result<()> {
+        let routers = routers(&self.policy)?;
+        let options = ClusterOptions {
+            workload: self.workload.clone(),
+            trace: self.trace.clone(),
+            day: self.day,
+            functions: self.functions,
+            table: self.table.clone(),
+            servers: self.servers,
+            cores: self.cores,
+            memory_gb: self.memory_gb,
+            load: self.load,
+            clients: self.clients,
+            seconds: self.seconds,
+            invocations: self.invocations,
+            seed: self.seed,
+            keep_alive: self.keep_alive.clone(),
+            publish_s: self.publish,
+            fresh: self.fresh_loads,
+            contention: self.contention,
+            cold_start: match self.cold_start {
+                ColdStartArg::Cpu => ColdStart::Cpu,
+                ColdStartArg::Wall => ColdStart::Wall,
+            },
+        };
+        let setup = options.setup()?;
+        interrupt::catch()?;
+        let mut rows = Vec::new();
+        for router in &routers {
+            let bar = progress::bar(router.name, None);
+            let ran = setup.run(router)?;
+            bar.finish_and_clear();
+            rows.push(ran.row(self.cores));
+        }
+        let settings = setup.describe();
+        let text = if self.json {
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&cluster_json(&settings, &rows))?
+            )
+        } else {
+            render_cluster_table(&rows)
+        };
+        if let Some(dir) = &self.out {
+            let mut staged = Staged::new();
+            write_cluster_outputs(dir, &settings, &rows, &mut staged)?;
+            interrupt::check()?;
+            staged.commit()?;
+        }
+        out!("{text}")?;
+        if let (Some(dir), false) = (&self.out, self.json) {
+            outln!("wrote summary.json, summary.csv to {}", dir.display())?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,140 @@
+//! `faasched cluster simulate` as a user runs it: its outputs, determinism,
+//! a hand-computed workload CSV, and errors on bad input.
+
+mod common;
+
+use common::{ok, stderr_of_failure, workload_csv};
+use serde_json::Value;
+
+/// The row of `policy` in a summary.json.
+fn row<'a>(summary: &'a Value, policy: &str) -> &'a Value {
+    summary["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["policy"] == policy)
+        .unwrap_or_else(|| panic!("no row for {policy}"))
+}
+
+#[test]
+fn every_default_router_sees_the_same_invocations_and_a_run_repeats() {
+    let args = ["cluster", "simulate", "--seconds", "120", "--json"];
+    let out = ok(&args);
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["schema_version"], 1);
+    assert_eq!(s["settings"]["workload"]["name"], "azure-functions");
+    assert_eq!(s["settings"]["servers"], 8);
+    assert_eq!(s["settings"]["keep_alive"], "greedy-dual");
+    let names: Vec<&str> = s["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["policy"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "ch-rlu",
+            "ch-bl",
+            "openwhisk",
+            "least-loaded",
+            "random",
+            "round-robin",
+            "greedy"
+        ]
+    );
+    let n = row(&s, "ch-rlu")["invocations"].as_u64().unwrap();
+    assert!(n > 1000, "{n}");
+    for name in names {
+        let r = row(&s, name);
+        assert_eq!(r["invocations"].as_u64(), Some(n), "{name}");
+        assert_eq!(
+            r["finished"].as_u64().unwrap() + r["dropped"].as_u64().unwrap(),
+            n,
+            "{name}"
+        );
+    }
+    assert_eq!(ok(&args).stdout, out.stdout, "same seed, same bytes");
+
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("out");
+    let table = ok(&[
+        "cluster",
+        "simulate",
+        "--seconds",
+        "120",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert!(table.contains("\nch-rlu "), "{table}");
+    assert_eq!(std::fs::read(d.join("summary.json")).unwrap(), out.stdout);
+    let csv = std::fs::read_to_string(d.join("summary.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 8);
+    assert!(csv.starts_with("policy,invocations,finished,dropped,"));
+}
+
+/// One function (warm 100 ms, cold 300 ms) invoked at 0 and at 1 s on one
+/// server of one core: the first starts cold (200 ms of extra CPU, then its
+/// 100 ms: slowdown 3), the second reuses the container (slowdown 1). The
+/// global latency increase is (3 + 1) / 2 − 1 = 100%.
+#[test]
+fn a_workload_csv_over_a_table_runs_as_computed_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("table.csv");
+    std::fs::write(&table, "name,memory_mb,warm_ms,cold_ms\nf,128,100,300\n").unwrap();
+    let csv = workload_csv(
+        dir.path(),
+        "w.csv",
+        "0,f,0,c100000,128,\n1,f,1000000,c100000,128,\n",
+    );
+    let out = ok(&[
+        "cluster",
+        "simulate",
+        "--workload",
+        csv.to_str().unwrap(),
+        "--table",
+        table.to_str().unwrap(),
+        "--servers",
+        "1",
+        "--cores",
+        "1",
+        "--memory-gb",
+        "1",
+        "--keep-alive",
+        "lru",
+        "--policy",
+        "round-robin",
+        "--json",
+    ]);
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = row(&s, "round-robin");
+    assert_eq!(r["finished"], 2);
+    assert_eq!(r["cold_starts"], 1);
+    assert_eq!(r["cold_ratio"], 0.5);
+    assert!(
+        (r["global_increase"].as_f64().unwrap() - 1.0).abs() < 1e-9,
+        "{r}"
+    );
+    assert!(
+        (r["slowdown_mean"].as_f64().unwrap() - 2.0).abs() < 1e-9,
+        "{r}"
+    );
+}
+
+#[test]
+fn bad_input_is_refused_naming_it() {
+    let cases: [(&[&str], &str); 5] = [
+        (&["--policy", "ch-rlu,nope"], "`nope`"),
+        (&["--keep-alive", "fifo"], "`fifo`"),
+        (&["--workload", "/nonexistent.csv"], "/nonexistent.csv"),
+        (&["--memory-gb", "0"], "--memory-gb"),
+        (&["--servers", "0"], "server"),
+    ];
+    for (extra, expect) in cases {
+        let mut args = vec!["cluster", "simulate", "--seconds", "10"];
+        args.extend_from_slice(extra);
+        let err = stderr_of_failure(&args);
+        assert!(err.contains(expect), "{args:?}: {err}");
+    }
+}

@@ -1,0 +1,490 @@
+//! One cluster run: an invocation workload through the simulated cluster
+//! under a router, every server keeping containers by one keep-alive
+//! policy, summarised.
+
+use super::catalog::{KeepAliveSpec, RouterSpec, keep_alive};
+use crate::interrupt;
+use anyhow::{Context, Result, anyhow, bail};
+use faasched_model::cluster::{FunctionProfile, InvocationOutcome};
+use faasched_model::{FunctionId, SEC, Time};
+use faasched_report::cluster::{ClusterRow, ClusterSummary, ClusterUsage, Collector};
+pub use faasched_sim::cluster::ColdStart;
+use faasched_sim::cluster::{
+    ClientCall, Clients, ClusterConfig, ClusterError, ClusterSink, ClusterStats,
+};
+use faasched_workload::cluster::{
+    AzureFunctions, AzureOptions, AzureParams, AzureTrace, ClosedLoop, FileInvocations,
+    FunctionTable, Weights, fitted_rates_per_minute,
+};
+use faasched_workload::node::Length;
+use rand::SeedableRng;
+use rand_pcg::Pcg64;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::convert::Infallible;
+use std::path::{Path, PathBuf};
+
+/// The synthetic Azure-like population, open loop.
+pub const AZURE_FUNCTIONS: &str = "azure-functions";
+
+/// CH-RLU's live workload: closed-loop clients over ten copies of each
+/// FunctionBench function (§6.1).
+pub const FUNCTIONBENCH: &str = "functionbench";
+
+/// Copies of each FunctionBench function in the `functionbench` workload:
+/// the paper's 120 functions are "10 copies" of each (§6.1).
+pub const FUNCTIONBENCH_COPIES: u32 = 10;
+
+/// A cluster run's settings as a user gives them: what
+/// [`ClusterOptions::setup`] checks and turns into a [`ClusterSetup`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterOptions {
+    /// [`AZURE_FUNCTIONS`], [`FUNCTIONBENCH`], or a workload CSV's path.
+    pub workload: String,
+    /// A day of the Azure Functions 2019 trace to replay instead.
+    pub trace: Option<PathBuf>,
+    /// The trace's day; `None`: its first.
+    pub day: Option<u32>,
+    /// Functions: the population's size, or the trace's most invoked.
+    pub functions: Option<u32>,
+    /// The function table of a workload CSV (`name,memory_mb,warm_ms,
+    /// cold_ms`); `None`: FunctionBench's.
+    pub table: Option<PathBuf>,
+    /// Servers.
+    pub servers: u32,
+    /// Cores per server.
+    pub cores: u32,
+    /// Memory per server for containers, GB.
+    pub memory_gb: f64,
+    /// The offered CPU over the cluster's cores, for `azure-functions`.
+    pub load: f64,
+    /// Closed-loop clients, for `functionbench`.
+    pub clients: u32,
+    /// Seconds of arrivals (or of clients' sends), unless `invocations`.
+    pub seconds: f64,
+    /// Invocations, instead of `seconds` (open loop only).
+    pub invocations: Option<u64>,
+    /// Seed of the workload and of the routers' draws.
+    pub seed: u64,
+    /// Keep-alive policy of every server.
+    pub keep_alive: String,
+    /// Seconds between load publications.
+    pub publish_s: f64,
+    /// Publish exact loads at every change instead.
+    pub fresh: bool,
+    /// γ of the contention penalty.
+    pub contention: f64,
+    /// What a cold start's extra is: CPU, or wall time.
+    pub cold_start: ColdStart,
+}
+
+impl Default for ClusterOptions {
+    /// `azure-functions` on the paper's 8 invokers of 16 cores and 32 GB at
+    /// 70% load, 10 minutes, GreedyDual keep-alive, loads every 5 s.
+    fn default() -> ClusterOptions {
+        let c = ClusterConfig::default();
+        ClusterOptions {
+            workload: AZURE_FUNCTIONS.to_string(),
+            trace: None,
+            day: None,
+            functions: None,
+            table: None,
+            servers: c.servers as u32,
+            cores: c.cores,
+            memory_gb: f64::from(c.memory_mb) / 1024.0,
+            load: 0.7,
+            clients: faasched_workload::cluster::HEAVY_LOAD_THREADS,
+            seconds: 600.0,
+            invocations: None,
+            seed: 1,
+            keep_alive: "greedy-dual".to_string(),
+            publish_s: c.publish as f64 / SEC as f64,
+            fresh: false,
+            contention: 0.0,
+            cold_start: ColdStart::Cpu,
+        }
+    }
+}
+
+/// Where the invocations come from.
+#[derive(Debug)]
+pub enum ClusterWorkload {
+    /// The synthetic population, until `length`.
+    Azure {
+        /// The population.
+        functions: Box<AzureFunctions>,
+        /// Where its stream ends.
+        length: Length,
+    },
+    /// An Azure 2019 day, replayed.
+    Trace(Box<AzureTrace>),
+    /// A workload CSV over a function table.
+    File {
+        /// The CSV.
+        path: PathBuf,
+        /// Its functions.
+        table: FunctionTable,
+    },
+    /// Closed-loop clients over a table, until `until`.
+    Closed {
+        /// The functions.
+        table: FunctionTable,
+        /// The clients.
+        clients: ClosedLoop,
+        /// No client sends after this.
+        until: Time,
+    },
+}
+
+/// Everything that fixes a cluster run but the router.
+#[derive(Debug)]
+pub struct ClusterSetup {
+    /// The invocations.
+    pub workload: ClusterWorkload,
+    /// The cluster.
+    pub config: ClusterConfig,
+    /// Every server's keep-alive policy.
+    pub keep_alive: &'static KeepAliveSpec,
+    /// Seed of the routers' draws (and the clients').
+    pub seed: u64,
+}
+
+impl ClusterOptions {
+    /// The run's setup; errors name the option.
+    pub fn setup(&self) -> Result<ClusterSetup> {
+        let config = self.config()?;
+        let keep_alive = keep_alive(&self.keep_alive).context("--keep-alive")?;
+        let workload = match (&self.trace, self.workload.as_str()) {
+            (Some(dir), _) => ClusterWorkload::Trace(Box::new(self.trace(dir)?)),
+            (None, AZURE_FUNCTIONS) => {
+                let params = AzureParams {
+                    functions: self
+                        .functions
+                        .unwrap_or(faasched_workload::cluster::DEFAULT_FUNCTIONS),
+                    seed: self.seed,
+                    ..AzureParams::new(self.servers, self.cores, self.load)
+                };
+                ClusterWorkload::Azure {
+                    functions: Box::new(AzureFunctions::new(&params)?),
+                    length: self.length()?,
+                }
+            }
+            (None, FUNCTIONBENCH) => {
+                if self.invocations.is_some() {
+                    bail!("--invocations: closed-loop clients run for --seconds");
+                }
+                let table = FunctionTable::functionbench().copies(FUNCTIONBENCH_COPIES)?;
+                let weights = Weights::new(&fitted_rates_per_minute(table.len(), self.seed))?;
+                let clients = ClosedLoop::new(self.clients, weights).context("--clients")?;
+                ClusterWorkload::Closed {
+                    table,
+                    clients,
+                    until: self.duration()?,
+                }
+            }
+            (None, path) if Path::new(path).exists() => {
+                let table = match &self.table {
+                    Some(t) => FunctionTable::read_csv(t)?,
+                    None => FunctionTable::functionbench(),
+                };
+                ClusterWorkload::File {
+                    path: PathBuf::from(path),
+                    table,
+                }
+            }
+            (None, other) => bail!(
+                "--workload {other}: give {AZURE_FUNCTIONS}, {FUNCTIONBENCH}, or a workload \
+                 CSV that exists (or --trace DIR)"
+            ),
+        };
+        Ok(ClusterSetup {
+            workload,
+            config,
+            keep_alive,
+            seed: self.seed,
+        })
+    }
+
+    fn config(&self) -> Result<ClusterConfig> {
+        if !(self.memory_gb.is_finite() && self.memory_gb > 0.0 && self.memory_gb <= 1e6) {
+            bail!("--memory-gb {}: give a size above 0", self.memory_gb);
+        }
+        if !(self.publish_s.is_finite() && self.publish_s > 0.0) {
+            bail!("--publish {}: give seconds above 0", self.publish_s);
+        }
+        let config = ClusterConfig {
+            servers: self.servers as usize,
+            cores: self.cores,
+            memory_mb: (self.memory_gb * 1024.0).round() as u32,
+            publish: (self.publish_s * SEC as f64).round() as u64,
+            fresh: self.fresh,
+            contention: self.contention,
+            cold_start: self.cold_start,
+        };
+        config.validate().map_err(|e| anyhow!("{e}"))?;
+        Ok(config)
+    }
+
+    fn duration(&self) -> Result<Time> {
+        if !(self.seconds.is_finite() && self.seconds > 0.0 && self.seconds <= 30.0 * 86_400.0) {
+            bail!(
+                "--seconds {}: give a duration above 0 and at most 30 days",
+                self.seconds
+            );
+        }
+        Ok((self.seconds * SEC as f64).round() as Time)
+    }
+
+    fn length(&self) -> Result<Length> {
+        Ok(match self.invocations {
+            Some(n) => Length::Count(n),
+            None => Length::Duration(self.duration()?),
+        })
+    }
+
+    fn trace(&self, dir: &Path) -> Result<AzureTrace> {
+        if self.invocations.is_some() {
+            bail!("--invocations: a trace replays its day's invocations");
+        }
+        let day = match self.day {
+            Some(d) => d,
+            None => *faasched_workload::traces::azure2019::days(dir)?
+                .first()
+                .ok_or_else(|| anyhow!("{}: no day of the Azure 2019 trace", dir.display()))?,
+        };
+        let options = AzureOptions {
+            top: self.functions.map(|n| n as usize),
+            seed: self.seed,
+            ..AzureOptions::new(dir, day)
+        };
+        Ok(AzureTrace::read(&options)?)
+    }
+}
+
+impl ClusterSetup {
+    /// The functions, by id.
+    pub fn table(&self) -> &FunctionTable {
+        match &self.workload {
+            ClusterWorkload::Azure { functions, .. } => functions.table(),
+            ClusterWorkload::Trace(t) => t.table(),
+            ClusterWorkload::File { table, .. } | ClusterWorkload::Closed { table, .. } => table,
+        }
+    }
+
+    /// The run's settings, as summary.json records them.
+    pub fn describe(&self) -> Value {
+        let workload = match &self.workload {
+            ClusterWorkload::Azure { functions, length } => {
+                let s = functions.summary();
+                json!({
+                    "name": AZURE_FUNCTIONS,
+                    "functions": s.functions,
+                    "load": functions.params().load,
+                    "rate_per_s": s.rate_per_s,
+                    "mean_work_s": s.mean_work_s,
+                    "top20_invocation_share": s.top20_invocation_share,
+                    "length": length_json(length),
+                })
+            }
+            ClusterWorkload::Trace(t) => json!({
+                "trace": true,
+                "functions": t.table().len(),
+                "minutes": [t.window().start(), t.window().end()],
+                "invocations": t.counts().iter().sum::<u64>(),
+            }),
+            ClusterWorkload::File { path, table } => json!({
+                "file": path.display().to_string(),
+                "functions": table.len(),
+            }),
+            ClusterWorkload::Closed {
+                table,
+                clients,
+                until,
+            } => json!({
+                "name": FUNCTIONBENCH,
+                "functions": table.len(),
+                "clients": clients.threads(),
+                "think_max_s": clients.think() as f64 / SEC as f64,
+                "seconds": *until as f64 / SEC as f64,
+            }),
+        };
+        let c = &self.config;
+        json!({
+            "workload": workload,
+            "seed": self.seed,
+            "servers": c.servers,
+            "cores": c.cores,
+            "memory_mb": c.memory_mb,
+            "keep_alive": self.keep_alive.name,
+            "publish_s": c.publish as f64 / SEC as f64,
+            "fresh_loads": c.fresh,
+            "contention": c.contention,
+            "cold_start": c.cold_start,
+        })
+    }
+
+    /// Runs `router` over the invocations and summarises it.
+    pub fn run(&self, router: &RouterSpec) -> Result<ClusterRan> {
+        let mut route = router.build(self.seed)?;
+        let keep = |_| self.keep_alive.build();
+        let profiles = self.table().profiles();
+        let mut sink = Recording {
+            collector: Collector::new(router.name),
+        };
+        let name = router.name;
+        let route = &mut *route;
+        let stats = match &self.workload {
+            ClusterWorkload::Azure { functions, length } => {
+                let stream = functions.invocations(*length)?.map(Ok::<_, Infallible>);
+                let r = faasched_sim::cluster::run(
+                    &self.config,
+                    route,
+                    keep,
+                    profiles,
+                    stream,
+                    &mut sink,
+                );
+                r.map_err(|e| failed(name, e))?
+            }
+            ClusterWorkload::Trace(t) => {
+                let stream = t.replay()?.map(Ok::<_, Infallible>);
+                let r = faasched_sim::cluster::run(
+                    &self.config,
+                    route,
+                    keep,
+                    profiles,
+                    stream,
+                    &mut sink,
+                );
+                r.map_err(|e| failed(name, e))?
+            }
+            ClusterWorkload::File { path, table } => {
+                let stream = FileInvocations::open(path, table)?;
+                let r = faasched_sim::cluster::run(
+                    &self.config,
+                    route,
+                    keep,
+                    profiles,
+                    stream,
+                    &mut sink,
+                );
+                r.map_err(|e| failed(name, e))?
+            }
+            ClusterWorkload::Closed { clients, until, .. } => {
+                let mut clients = Locust {
+                    clients,
+                    profiles,
+                    until: *until,
+                    rng: Pcg64::seed_from_u64(self.seed),
+                };
+                let r = faasched_sim::cluster::run_closed(
+                    &self.config,
+                    route,
+                    keep,
+                    profiles,
+                    &mut clients,
+                    &mut sink,
+                );
+                r.map_err(|e| failed(name, e))?
+            }
+        };
+        Ok(ClusterRan {
+            summary: sink.collector.finish(),
+            stats,
+        })
+    }
+}
+
+/// A run's error as the user reads it: an interruption as the process's,
+/// anything else under the router's name.
+fn failed<E: std::fmt::Display>(router: &str, e: ClusterError<E>) -> anyhow::Error {
+    match e {
+        ClusterError::Interrupted { .. } => {
+            interrupt::check().err().unwrap_or_else(|| anyhow!("{e}"))
+        }
+        e => anyhow!("{router}: {e}"),
+    }
+}
+
+fn length_json(length: &Length) -> Value {
+    match length {
+        Length::Duration(ns) => json!({"seconds": *ns as f64 / SEC as f64}),
+        Length::Count(n) => json!({"invocations": n}),
+    }
+}
+
+/// What one router's run measured: the outcomes' metrics and the engine's.
+#[derive(Clone, Debug)]
+pub struct ClusterRan {
+    /// From the outcomes.
+    pub summary: ClusterSummary,
+    /// From the engine: per server, and the loads over time.
+    pub stats: ClusterStats,
+}
+
+impl ClusterRan {
+    /// Its line of every output, on servers of `cores` cores.
+    pub fn row(&self, cores: u32) -> ClusterRow {
+        let span = self.stats.span as f64 * f64::from(cores);
+        let usage = ClusterUsage {
+            dropped_for_memory: self.stats.dropped_for_memory,
+            evictions: self.stats.servers.iter().map(|s| s.evictions).sum(),
+            load_variance: self.stats.loads.mean_variance,
+            utilisation: self
+                .stats
+                .servers
+                .iter()
+                .map(|s| {
+                    if span > 0.0 {
+                        s.busy as f64 / span
+                    } else {
+                        0.0
+                    }
+                })
+                .collect(),
+        };
+        ClusterRow::new(&self.summary, &usage)
+    }
+}
+
+/// The sink of [`ClusterSetup::run`]: records each outcome; stops the run
+/// when the process is asked to.
+struct Recording {
+    collector: Collector,
+}
+
+impl ClusterSink for &mut Recording {
+    fn outcome(&mut self, o: InvocationOutcome) {
+        self.collector.record(&o);
+    }
+
+    fn interrupted(&mut self) -> bool {
+        interrupt::requested()
+    }
+}
+
+/// [`ClosedLoop`]'s threads as the engine's [`Clients`]: each sends its
+/// next invocation a think time after its last one ended, until `until`.
+struct Locust<'a> {
+    clients: &'a ClosedLoop,
+    profiles: &'a [FunctionProfile],
+    until: Time,
+    rng: Pcg64,
+}
+
+impl Clients for Locust<'_> {
+    fn clients(&self) -> u32 {
+        self.clients.threads()
+    }
+
+    fn next(&mut self, _client: u32, now: Time) -> Option<ClientCall> {
+        let (function, send): (FunctionId, Time) = self.clients.next_after(now, &mut self.rng);
+        let work = self.profiles.get(function.0 as usize)?.warm;
+        (send < self.until).then_some(ClientCall {
+            function,
+            send,
+            work,
+        })
+    }
+}

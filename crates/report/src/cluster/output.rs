@@ -1,0 +1,228 @@
+//! A cluster run's outputs: a row per policy (its outcomes' metrics and the
+//! engine's), the terminal table, `summary.json` and `summary.csv`.
+
+use super::metrics::ClusterSummary;
+use crate::staged::Staged;
+use crate::table;
+use crate::{Error, Result};
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+/// The version of `summary.json`'s layout.
+pub const CLUSTER_SCHEMA_VERSION: u32 = 1;
+
+/// What the engine measured of a policy's run beyond its outcomes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClusterUsage {
+    /// Invocations dropped because no server memory could be freed for
+    /// their container (among the summary's drops).
+    pub dropped_for_memory: u64,
+    /// Idle containers evicted to make room, over every server.
+    pub evictions: u64,
+    /// The mean over the load publications of the variance of the
+    /// published loads across servers (the paper's load evenness).
+    pub load_variance: f64,
+    /// Per server, busy core-time over the span and its cores.
+    pub utilisation: Vec<f64>,
+}
+
+/// One policy's line of every output. Ratios are shares (0.05 = 5%);
+/// latency is in ms; `None` (JSON `null`, an empty CSV cell) where there is
+/// nothing to measure.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClusterRow {
+    /// The router's name.
+    pub policy: String,
+    /// Invocations, dropped ones included.
+    pub invocations: u64,
+    /// Finished invocations.
+    pub finished: u64,
+    /// Dropped invocations, by the router or for memory.
+    pub dropped: u64,
+    /// Of those, dropped for memory.
+    pub dropped_for_memory: u64,
+    /// Finished invocations that started cold.
+    pub cold_starts: u64,
+    /// cold_starts / finished.
+    pub cold_ratio: Option<f64>,
+    /// Mean slowdown − 1: the paper's global latency increase.
+    pub global_increase: Option<f64>,
+    /// Latency, ms.
+    pub latency_mean_ms: Option<f64>,
+    /// Latency p50, ms.
+    pub latency_p50_ms: Option<f64>,
+    /// Latency p99, ms.
+    pub latency_p99_ms: Option<f64>,
+    /// Slowdown (latency / warm time), mean.
+    pub slowdown_mean: Option<f64>,
+    /// Slowdown p50.
+    pub slowdown_p50: Option<f64>,
+    /// Slowdown p99.
+    pub slowdown_p99: Option<f64>,
+    /// Slowdown p99.9.
+    pub slowdown_p999: Option<f64>,
+    /// The median over functions of each function's mean slowdown.
+    pub function_slowdown_p50: Option<f64>,
+    /// Their 99th percentile.
+    pub function_slowdown_p99: Option<f64>,
+    /// Idle containers evicted.
+    pub evictions: u64,
+    /// Mean load variance across servers.
+    pub load_variance: f64,
+    /// Mean server utilisation.
+    pub utilisation_mean: Option<f64>,
+    /// The busiest server's utilisation.
+    pub utilisation_max: Option<f64>,
+}
+
+impl ClusterRow {
+    /// The row of `summary` and `usage`.
+    pub fn new(summary: &ClusterSummary, usage: &ClusterUsage) -> ClusterRow {
+        let u = &usage.utilisation;
+        ClusterRow {
+            policy: summary.policy.clone(),
+            invocations: summary.invocations,
+            finished: summary.finished,
+            dropped: summary.dropped,
+            dropped_for_memory: usage.dropped_for_memory,
+            cold_starts: summary.cold,
+            cold_ratio: summary.cold_ratio(),
+            global_increase: summary.global_increase,
+            latency_mean_ms: summary.latency.map(|s| s.mean),
+            latency_p50_ms: summary.latency.map(|s| s.p50),
+            latency_p99_ms: summary.latency.map(|s| s.p99),
+            slowdown_mean: summary.slowdown.map(|s| s.mean),
+            slowdown_p50: summary.slowdown.map(|s| s.p50),
+            slowdown_p99: summary.slowdown.map(|s| s.p99),
+            slowdown_p999: summary.slowdown.map(|s| s.p999),
+            function_slowdown_p50: summary.function_slowdown.map(|s| s.p50),
+            function_slowdown_p99: summary.function_slowdown.map(|s| s.p99),
+            evictions: usage.evictions,
+            load_variance: usage.load_variance,
+            utilisation_mean: (!u.is_empty()).then(|| u.iter().sum::<f64>() / u.len() as f64),
+            utilisation_max: u.iter().copied().reduce(f64::max),
+        }
+    }
+}
+
+/// The content of `summary.json`: `schema_version`, `faasched_version`,
+/// `settings` and a row per policy.
+pub fn cluster_json(settings: &Value, rows: &[ClusterRow]) -> Value {
+    json!({
+        "schema_version": CLUSTER_SCHEMA_VERSION,
+        "faasched_version": env!("CARGO_PKG_VERSION"),
+        "settings": settings,
+        "policies": rows,
+    })
+}
+
+/// Writes `summary.json` and `summary.csv` (a row per policy, the JSON
+/// rows' fields as columns) into `dir` (created if missing), staged.
+pub fn write_cluster_outputs(
+    dir: &Path,
+    settings: &Value,
+    rows: &[ClusterRow],
+    staged: &mut Staged,
+) -> Result<()> {
+    staged.create_dir(dir)?;
+    let path = dir.join("summary.json");
+    let mut out = BufWriter::new(staged.create(&path)?);
+    serde_json::to_writer_pretty(&mut out, &cluster_json(settings, rows))
+        .map_err(|e| Error::json(&path, e))?;
+    out.write_all(b"\n")
+        .and_then(|()| out.flush())
+        .map_err(|e| Error::io(&path, e))?;
+    let path = dir.join("summary.csv");
+    let mut out = csv::Writer::from_writer(BufWriter::new(staged.create(&path)?));
+    for row in rows {
+        out.serialize(row).map_err(|e| Error::csv(&path, e))?;
+    }
+    out.flush().map_err(|e| Error::io(&path, e))
+}
+
+const COLUMNS: usize = 11;
+
+const HEADER: [&str; COLUMNS] = [
+    "policy",
+    "invocations",
+    "dropped",
+    "cold_%",
+    "global_+%",
+    "sd_p50",
+    "sd_p99",
+    "fn_sd_p50",
+    "p99_ms",
+    "load_var",
+    "util_%",
+];
+
+/// The legend printed above the table.
+const LEGEND: &str = "\
+global_+%: mean slowdown - 1 (the paper's global latency increase); sd: slowdown = latency / the
+function's warm time; fn_sd_p50: median over functions of their mean slowdown; cold_%: cold starts
+of finished; load_var: mean variance of the published loads across servers; util_%: mean busy cores
+";
+
+/// The rows as an aligned text table with a legend.
+pub fn render_cluster_table(rows: &[ClusterRow]) -> String {
+    let fixed = |v: Option<f64>, decimals: usize| {
+        v.map_or_else(|| "-".to_string(), |v| format!("{v:.decimals$}"))
+    };
+    let percent = |v: Option<f64>| fixed(v.map(|v| v * 100.0), 2);
+    let mut lines = vec![HEADER.map(String::from)];
+    for r in rows {
+        lines.push([
+            r.policy.clone(),
+            r.invocations.to_string(),
+            r.dropped.to_string(),
+            percent(r.cold_ratio),
+            percent(r.global_increase),
+            fixed(r.slowdown_p50, 2),
+            fixed(r.slowdown_p99, 2),
+            fixed(r.function_slowdown_p50, 2),
+            fixed(r.latency_p99_ms, 1),
+            format!("{:.4}", r.load_variance),
+            percent(r.utilisation_mean),
+        ]);
+    }
+    let widths = table::widths(lines.iter());
+    let mut out = String::from(LEGEND);
+    for cells in &lines {
+        out.push_str(&table::aligned(cells, &widths));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::Collector;
+
+    #[test]
+    fn a_row_carries_the_summary_and_the_engines_numbers() {
+        let summary = Collector::new("ch-rlu").finish();
+        let usage = ClusterUsage {
+            dropped_for_memory: 2,
+            evictions: 5,
+            load_variance: 0.25,
+            utilisation: vec![0.5, 0.7],
+        };
+        let row = ClusterRow::new(&summary, &usage);
+        assert_eq!((row.dropped_for_memory, row.evictions), (2, 5));
+        assert_eq!(row.utilisation_max, Some(0.7));
+        assert!((row.utilisation_mean.unwrap() - 0.6).abs() < 1e-12);
+        assert_eq!(row.global_increase, None);
+        let table = render_cluster_table(std::slice::from_ref(&row));
+        let last = table.lines().last().unwrap();
+        assert!(
+            last.starts_with("ch-rlu") && last.ends_with("60.00"),
+            "{table}"
+        );
+        let json = cluster_json(&json!({"servers": 8}), &[row]);
+        assert_eq!(json["schema_version"], CLUSTER_SCHEMA_VERSION);
+        assert_eq!(json["policies"][0]["global_increase"], Value::Null);
+    }
+}
