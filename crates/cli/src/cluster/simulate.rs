@@ -5,7 +5,7 @@
 use crate::stdout::{out, outln};
 use anyhow::Result;
 use clap::{Args as ClapArgs, ValueEnum};
-use faasched_lab::cluster::catalog::{KEEP_ALIVES, ROUTERS, routers};
+use faasched_lab::cluster::catalog::{KEEP_ALIVES, ROUTERS, contenders};
 use faasched_lab::cluster::run::{ClusterOptions, ColdStart};
 use faasched_lab::{interrupt, progress};
 use faasched_report::Staged;
@@ -73,7 +73,8 @@ pub struct Args {
     /// Seed of the workload and of the routers' random draws
     #[arg(long, short = 's', default_value_t = 1)]
     seed: u64,
-    /// Routers, comma-separated, each run on the same invocations
+    /// Routers, comma-separated, each run on the same invocations (ROUTER:KEEP-ALIVE
+    /// for one with its own keep-alive policy)
     #[arg(long, short = 'p', value_delimiter = ',',
           default_value = "ch-rlu,ch-bl,openwhisk,least-loaded,random,round-robin,greedy",
           long_help = router_help())]
@@ -113,7 +114,9 @@ enum ColdStartArg {
 }
 
 fn router_help() -> String {
-    let mut help = "Routers, comma-separated, each run on the same invocations:\n".to_string();
+    let mut help = "Routers, comma-separated, each run on the same invocations; \
+                    ROUTER:KEEP-ALIVE runs one with its own keep-alive policy (openwhisk:ttl):\n"
+        .to_string();
     for spec in ROUTERS {
         help.push_str(&format!("\n  {}: {}", spec.name, spec.about));
     }
@@ -130,7 +133,7 @@ fn keep_alive_help() -> String {
 
 impl Args {
     pub fn execute(self) -> Result<()> {
-        let routers = routers(&self.policy)?;
+        let contenders = contenders(&self.policy)?;
         let options = ClusterOptions {
             workload: self.workload.clone(),
             trace: self.trace.clone(),
@@ -157,9 +160,9 @@ impl Args {
         let setup = options.setup()?;
         interrupt::catch()?;
         let mut rows = Vec::new();
-        for router in &routers {
-            let bar = progress::bar(router.name, None);
-            let ran = setup.run(router)?;
+        for c in &contenders {
+            let bar = progress::bar(&c.name(), None);
+            let ran = setup.run(c)?;
             bar.finish_and_clear();
             rows.push(ran.row(self.cores));
         }

@@ -124,22 +124,54 @@ pub static KEEP_ALIVES: &[KeepAliveSpec] = &[
     },
 ];
 
-/// The routers of a `--policy` list, in its order; an unknown name or a
-/// repeat is refused, naming it and the catalogue.
-pub fn routers(names: &[String]) -> Result<Vec<&'static RouterSpec>> {
-    let mut out: Vec<&'static RouterSpec> = Vec::with_capacity(names.len());
-    for name in names {
-        let Some(spec) = ROUTERS.iter().find(|s| s.name == name) else {
+/// A router to run, with the keep-alive policy its servers use when it is
+/// not the run's: `openwhisk:ttl` is OpenWhisk's balancer over servers
+/// that keep containers by a TTL (the paper's OW+TTL).
+#[derive(Clone, Copy, Debug)]
+pub struct Contender {
+    /// The router.
+    pub router: &'static RouterSpec,
+    /// Its servers' keep-alive policy, if not the run's.
+    pub keep_alive: Option<&'static KeepAliveSpec>,
+}
+
+impl Contender {
+    /// Its name as given: the router's, then `:` and the keep-alive's if
+    /// it names one.
+    pub fn name(&self) -> String {
+        match self.keep_alive {
+            Some(k) => format!("{}:{}", self.router.name, k.name),
+            None => self.router.name.to_string(),
+        }
+    }
+}
+
+/// The contenders of a `--policy` list (`ROUTER` or `ROUTER:KEEP-ALIVE`),
+/// in its order; an unknown name or a repeat is refused, naming it and the
+/// catalogue.
+pub fn contenders(names: &[String]) -> Result<Vec<Contender>> {
+    let mut out: Vec<Contender> = Vec::with_capacity(names.len());
+    for given in names {
+        let (name, keep) = match given.split_once(':') {
+            Some((r, k)) => (r, Some(keep_alive(k)?)),
+            None => (given.as_str(), None),
+        };
+        let Some(router) = ROUTERS.iter().find(|s| s.name == name) else {
             let known: Vec<&str> = ROUTERS.iter().map(|s| s.name).collect();
             bail!(
-                "unknown cluster policy `{name}`; the cluster policies are {}",
+                "unknown cluster policy `{name}`; the cluster policies are {} (each may name \
+                 its servers' keep-alive as ROUTER:KEEP-ALIVE)",
                 known.join(", ")
             );
         };
-        if out.iter().any(|p| p.name == spec.name) {
-            bail!("cluster policy `{name}` is listed twice");
+        let c = Contender {
+            router,
+            keep_alive: keep,
+        };
+        if out.iter().any(|p| p.name() == c.name()) {
+            bail!("cluster policy `{given}` is listed twice");
         }
-        out.push(spec);
+        out.push(c);
     }
     if out.is_empty() {
         bail!("no cluster policy given");
@@ -176,18 +208,26 @@ mod tests {
     #[test]
     fn unknown_and_repeated_names_are_refused_naming_them() {
         let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let err = routers(&names(&["ch-rlu", "nope"]))
+        let err = contenders(&names(&["ch-rlu", "nope"]))
             .unwrap_err()
             .to_string();
         assert!(
             err.contains("`nope`") && err.contains("least-loaded"),
             "{err}"
         );
-        let err = routers(&names(&["greedy", "greedy"]))
+        let err = contenders(&names(&["greedy", "greedy"]))
             .unwrap_err()
             .to_string();
         assert!(err.contains("twice"), "{err}");
-        assert!(routers(&[]).is_err());
+        assert!(contenders(&[]).is_err());
+        let err = contenders(&names(&["openwhisk:fifo"]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`fifo`"), "{err}");
+        let both = contenders(&names(&["openwhisk", "openwhisk:ttl"])).unwrap();
+        let named: Vec<String> = both.iter().map(Contender::name).collect();
+        assert_eq!(named, ["openwhisk", "openwhisk:ttl"]);
+        assert_eq!(both[1].keep_alive.unwrap().name, "ttl");
         let err = keep_alive("fifo").unwrap_err().to_string();
         assert!(
             err.contains("`fifo`") && err.contains("greedy-dual"),

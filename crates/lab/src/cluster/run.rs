@@ -2,7 +2,7 @@
 //! under a router, every server keeping containers by one keep-alive
 //! policy, summarised.
 
-use super::catalog::{KeepAliveSpec, RouterSpec, keep_alive};
+use super::catalog::{Contender, KeepAliveSpec, keep_alive};
 use crate::interrupt;
 use anyhow::{Context, Result, anyhow, bail};
 use faasched_model::cluster::{FunctionProfile, InvocationOutcome};
@@ -324,15 +324,17 @@ impl ClusterSetup {
         })
     }
 
-    /// Runs `router` over the invocations and summarises it.
-    pub fn run(&self, router: &RouterSpec) -> Result<ClusterRan> {
-        let mut route = router.build(self.seed)?;
-        let keep = |_| self.keep_alive.build();
+    /// Runs `contender` over the invocations and summarises it.
+    pub fn run(&self, contender: &Contender) -> Result<ClusterRan> {
+        let mut route = contender.router.build(self.seed)?;
+        let keep_alive = contender.keep_alive.unwrap_or(self.keep_alive);
+        let keep = |_| keep_alive.build();
         let profiles = self.table().profiles();
+        let name = contender.name();
+        let name = name.as_str();
         let mut sink = Recording {
-            collector: Collector::new(router.name),
+            collector: Collector::new(name),
         };
-        let name = router.name;
         let route = &mut *route;
         let stats = match &self.workload {
             ClusterWorkload::Azure { functions, length } => {
