@@ -5,6 +5,7 @@ use crate::stdout::{out, outln};
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use faasched_lab::cluster::experiment::{run_cluster_cases, write_cluster_files};
 use faasched_lab::experiment::{self, Cases, Name, Settings};
 use faasched_lab::interrupt;
 use faasched_lab::node::experiment::{
@@ -82,6 +83,7 @@ impl Args {
                 Cases::Os(_) => Cases::Os(experiment::read_cases(path)?),
                 Cases::Node(_) => Cases::Node(experiment::read_cases(path)?),
                 Cases::Capacity(_) => Cases::Capacity(experiment::read_cases(path)?),
+                Cases::Cluster(_) => Cases::Cluster(experiment::read_cases(path)?),
             },
             None => self.name.plan(&settings)?,
         };
@@ -123,6 +125,16 @@ impl Args {
                 if let Some(dir) = &self.out {
                     interrupt::check()?;
                     write_capacity_files(staged, dir, name, &ran, &table, &text)?;
+                }
+                text
+            }
+            Cases::Cluster(cases) => {
+                let ran = run_cluster_cases(cases)?;
+                let table = self.name.cluster_table(&ran);
+                let text = table.render();
+                if let Some(dir) = &self.out {
+                    interrupt::check()?;
+                    write_cluster_files(staged, dir, &ran, &table, &text)?;
                 }
                 text
             }

@@ -2,4 +2,6 @@
 //! runs of an invocation workload through the simulated cluster under them.
 
 pub mod catalog;
+pub mod experiment;
+pub mod figures;
 pub mod run;

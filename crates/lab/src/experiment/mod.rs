@@ -88,6 +88,14 @@ pub enum Name {
     SledgescaleBimodal,
     /// SledgeScale Fig. 11: capacity at p99.9 slowdown 200, log-normal.
     SledgescaleLognormalCapacity,
+    /// CH-RLU Fig. 7: the live cluster at low load.
+    ChrluLow,
+    /// CH-RLU Fig. 8: the live cluster at heavy load.
+    ChrluHeavy,
+    /// CH-RLU Figs. 12-13: the simulated Azure cluster.
+    ChrluSim,
+    /// CH-RLU Fig. 14: one cluster's CPUs split over 4 to 64 servers.
+    ChrluSize,
 }
 
 /// An experiment's cases: the OS level's or the node level's.
@@ -100,6 +108,8 @@ pub enum Cases {
     Node(Vec<crate::node::experiment::NodeCase>),
     /// Node policies' capacities at a tail target.
     Capacity(Vec<crate::node::figures::CapacityCase>),
+    /// Workloads on simulated clusters under routers.
+    Cluster(Vec<crate::cluster::experiment::ClusterCase>),
 }
 
 /// One configuration: a workload on a machine, run under every variant.
@@ -188,7 +198,7 @@ impl Settings {
 
 impl Name {
     /// Every experiment.
-    pub const ALL: [Name; 16] = [
+    pub const ALL: [Name; 20] = [
         Name::AlpsLoad,
         Name::AlpsAblation,
         Name::AlpsSensitivity,
@@ -205,6 +215,10 @@ impl Name {
         Name::SledgescaleExponential,
         Name::SledgescaleBimodal,
         Name::SledgescaleLognormalCapacity,
+        Name::ChrluLow,
+        Name::ChrluHeavy,
+        Name::ChrluSim,
+        Name::ChrluSize,
     ];
 
     /// What it reproduces, in a line or two.
@@ -273,22 +287,41 @@ impl Name {
                 "SledgeScale Fig. 11: sledgescale, darc, darc-paper and shinjuku's capacity at \
                  p99.9 slowdown 200 on the log-normal"
             }
+            Name::ChrluLow => {
+                "CH-RLU Fig. 7: ch-rlu, ch-bl, least-loaded, openwhisk and openwhisk:ttl on 8 x 16 \
+                 cores, 20 closed-loop FunctionBench clients"
+            }
+            Name::ChrluHeavy => "CH-RLU Fig. 8: the same with 120 clients",
+            Name::ChrluSim => {
+                "CH-RLU Figs. 12-13: least-loaded, ch-bl, ch-rlu and greedy on 1,000 Azure-like \
+                 functions, a million invocations, 8 x 32 cores"
+            }
+            Name::ChrluSize => {
+                "CH-RLU Fig. 14: least-loaded, ch-rlu and greedy on 256 cores and 512 GB split \
+                 over 4 to 64 servers, without and with contention"
+            }
         }
     }
 
     /// The cases to run, of either level.
     pub fn plan(self, s: &Settings) -> Result<Cases> {
         use crate::node::figures;
-        if self.is_node() && (s.trace.is_some() || s.invocations.is_some()) {
+        if (self.is_node() || self.is_cluster()) && (s.trace.is_some() || s.invocations.is_some()) {
             bail!(
-                "{} runs built-in node workloads: --trace and --invocations are for the OS \
-                 level's experiments",
+                "{} runs built-in workloads of its own length: --trace and --invocations are for \
+                 the OS level's experiments",
                 self.spelled()
             );
         }
         let node = |cases| Ok(Cases::Node(cases));
         let capacity = |cases| Ok(Cases::Capacity(cases));
+        let cluster = |cases| Ok(Cases::Cluster(cases));
+        use crate::cluster::figures as cl;
         match self {
+            Name::ChrluLow => cluster(cl::low_cases(s.seed)),
+            Name::ChrluHeavy => cluster(cl::heavy_cases(s.seed)),
+            Name::ChrluSim => cluster(cl::sim_cases(s.seed)),
+            Name::ChrluSize => cluster(cl::size_cases(s.seed)),
             Name::SledgescaleDeadline => node(figures::deadline_cases(s.seed)),
             Name::SledgescaleLognormal => node(figures::lognormal_cases(s.seed)),
             Name::SledgescaleSdvbs => node(figures::sdvbs_cases(s.seed)),
@@ -306,6 +339,25 @@ impl Name {
     /// Whether it runs the node level.
     fn is_node(self) -> bool {
         self.spelled().starts_with("sledgescale-")
+    }
+
+    /// Whether it runs the cluster level.
+    fn is_cluster(self) -> bool {
+        self.spelled().starts_with("chrlu-")
+    }
+
+    /// The table of what a cluster experiment's cases measured, beside what
+    /// the paper says.
+    pub fn cluster_table(self, ran: &[crate::cluster::experiment::CaseRan]) -> Table {
+        use crate::cluster::figures as cl;
+        let paper = match self {
+            Name::ChrluLow => cl::LOW_PAPER,
+            Name::ChrluHeavy => cl::HEAVY_PAPER,
+            Name::ChrluSim => cl::SIM_PAPER,
+            Name::ChrluSize => cl::SIZE_PAPER,
+            _ => &[],
+        };
+        cl::cluster_table(ran, paper)
     }
 
     /// The table of what a node experiment's cases measured.
@@ -372,6 +424,10 @@ impl Name {
             Name::SledgescaleExponential => "sledgescale-exponential",
             Name::SledgescaleBimodal => "sledgescale-bimodal",
             Name::SledgescaleLognormalCapacity => "sledgescale-lognormal-capacity",
+            Name::ChrluLow => "chrlu-low",
+            Name::ChrluHeavy => "chrlu-heavy",
+            Name::ChrluSim => "chrlu-sim",
+            Name::ChrluSize => "chrlu-size",
         }
     }
 }
@@ -670,6 +726,13 @@ mod tests {
                         Cases::Capacity(cases) => {
                             let json = serde_json::to_string(&cases).unwrap();
                             let back: Vec<crate::node::figures::CapacityCase> =
+                                serde_json::from_str(&json).unwrap();
+                            assert_eq!(back, cases);
+                            assert!(!cases.is_empty());
+                        }
+                        Cases::Cluster(cases) => {
+                            let json = serde_json::to_string(&cases).unwrap();
+                            let back: Vec<crate::cluster::experiment::ClusterCase> =
                                 serde_json::from_str(&json).unwrap();
                             assert_eq!(back, cases);
                             assert!(!cases.is_empty());
