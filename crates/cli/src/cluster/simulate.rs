@@ -28,8 +28,11 @@ pub struct Args {
     /// `azure-functions` (a synthetic Azure-like population, open loop,
     /// scaled to --load), `functionbench` (the CH-RLU paper's live runs:
     /// --clients closed-loop clients over ten copies of each of its Table 1
-    /// functions, thinking 0-1 s), or a workload CSV (rows are invocations,
-    /// their function in --table)
+    /// functions, thinking 0-1 s), `functionbench-bursts` (the same, two of
+    /// the top functions ten times as frequent every 30 s: its Fig. 9),
+    /// `functionbench-rising` (open loop, 2 to 18 invocations/s over 25
+    /// minutes, held to 30: its Fig. 10), or a workload CSV (rows are
+    /// invocations, their function in --table)
     #[arg(long, short = 'w', default_value = "azure-functions")]
     workload: String,
     /// Replay a day of the Azure Functions 2019 trace from this directory

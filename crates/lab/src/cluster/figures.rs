@@ -2,7 +2,9 @@
 //! 8, 12–13 and 14 (Fuerst, Sharma, HPDC '22).
 
 use super::experiment::{CaseRan, ClusterCase};
-use super::run::{AZURE_FUNCTIONS, ClusterOptions, FUNCTIONBENCH};
+use super::run::{
+    AZURE_FUNCTIONS, ClusterOptions, FUNCTIONBENCH, FUNCTIONBENCH_BURSTS, FUNCTIONBENCH_RISING,
+};
 use crate::experiment::Table;
 use crate::experiment::table::fixed;
 use faasched_workload::cluster::{HEAVY_LOAD_THREADS, LOW_LOAD_THREADS};
@@ -62,6 +64,32 @@ pub fn heavy_cases(seed: u64) -> Vec<ClusterCase> {
         HEAVY_LOAD_THREADS,
         seed,
     )]
+}
+
+/// Fig. 9: the heavy load's clients, every 30 s two of the ten most
+/// weighted functions made ten times as frequent.
+pub fn bursts_cases(seed: u64) -> Vec<ClusterCase> {
+    let mut case = live(
+        "bursts",
+        "Fig. 9: FunctionBench, 120 closed-loop clients, two top functions bursting every 30 s",
+        HEAVY_LOAD_THREADS,
+        seed,
+    );
+    case.options.workload = FUNCTIONBENCH_BURSTS.to_string();
+    vec![case]
+}
+
+/// Fig. 10: an open-loop burst rising from 2 to 18 invocations per second
+/// over 25 minutes, held to 30.
+pub fn rising_cases(seed: u64) -> Vec<ClusterCase> {
+    let mut case = live(
+        "rising",
+        "Fig. 10: FunctionBench, open loop rising to 18 invocations/s at 25 min",
+        HEAVY_LOAD_THREADS,
+        seed,
+    );
+    case.options.workload = FUNCTIONBENCH_RISING.to_string();
+    vec![case]
 }
 
 /// The simulated cluster of Figs. 12–14: "256 CPUs and 512 GB" (§6.3).
@@ -184,6 +212,20 @@ pub const HEAVY_PAPER: &[(&str, &str, &str)] = &[
     ("heavy", "openwhisk:ttl", "+14%"),
     ("heavy", "ch-bl", "over +40%"),
     ("heavy", "least-loaded", "over +40%"),
+];
+
+/// See [`LOW_PAPER`].
+pub const BURSTS_PAPER: &[(&str, &str, &str)] = &[(
+    "bursts",
+    "ch-rlu",
+    "17% below openwhisk, 60% below openwhisk:ttl",
+)];
+
+/// See [`LOW_PAPER`].
+pub const RISING_PAPER: &[(&str, &str, &str)] = &[
+    ("rising", "ch-rlu", "+25%, 30% below openwhisk"),
+    ("rising", "ch-bl", "over +100%"),
+    ("rising", "least-loaded", "over +200%"),
 ];
 
 /// See [`LOW_PAPER`].

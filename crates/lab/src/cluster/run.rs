@@ -13,8 +13,8 @@ use faasched_sim::cluster::{
     ClientCall, Clients, ClusterConfig, ClusterError, ClusterSink, ClusterStats,
 };
 use faasched_workload::cluster::{
-    AzureFunctions, AzureOptions, AzureParams, AzureTrace, ClosedLoop, FileInvocations,
-    FunctionTable, Weights, fitted_rates_per_minute,
+    AzureFunctions, AzureOptions, AzureParams, AzureTrace, BoostSpec, Boosts, ClosedLoop,
+    FileInvocations, FunctionTable, Ramp, RateProfile, Weights, fitted_rates_per_minute,
 };
 use faasched_workload::node::Length;
 use rand::SeedableRng;
@@ -30,6 +30,15 @@ pub const AZURE_FUNCTIONS: &str = "azure-functions";
 /// CH-RLU's live workload: closed-loop clients over ten copies of each
 /// FunctionBench function (§6.1).
 pub const FUNCTIONBENCH: &str = "functionbench";
+
+/// `functionbench` with the paper's Fig. 9 bursts: every 30 s two of the
+/// ten most weighted functions are invoked ten times as often (§6.2.1).
+pub const FUNCTIONBENCH_BURSTS: &str = "functionbench-bursts";
+
+/// The paper's Fig. 10 rising burst over the `functionbench` functions:
+/// open loop, from 2 to 18 invocations per second over 25 minutes, held to
+/// 30 (§6.2.1).
+pub const FUNCTIONBENCH_RISING: &str = "functionbench-rising";
 
 /// Copies of each FunctionBench function in the `functionbench` workload:
 /// the paper's 120 functions are "10 copies" of each (§6.1).
@@ -126,6 +135,13 @@ pub enum ClusterWorkload {
         /// Its functions.
         table: FunctionTable,
     },
+    /// An open-loop rising rate over a table, drawn by weight.
+    Rising {
+        /// The functions.
+        table: FunctionTable,
+        /// Their weights.
+        weights: Weights,
+    },
     /// Closed-loop clients over a table, until `until`.
     Closed {
         /// The functions.
@@ -170,18 +186,32 @@ impl ClusterOptions {
                     length: self.length()?,
                 }
             }
-            (None, FUNCTIONBENCH) => {
+            (None, FUNCTIONBENCH | FUNCTIONBENCH_BURSTS) => {
                 if self.invocations.is_some() {
                     bail!("--invocations: closed-loop clients run for --seconds");
                 }
-                let table = FunctionTable::functionbench().copies(FUNCTIONBENCH_COPIES)?;
-                let weights = Weights::new(&fitted_rates_per_minute(table.len(), self.seed))?;
-                let clients = ClosedLoop::new(self.clients, weights).context("--clients")?;
+                let (table, weights) = self.functionbench()?;
+                let mut clients =
+                    ClosedLoop::new(self.clients, weights.clone()).context("--clients")?;
+                if self.workload == FUNCTIONBENCH_BURSTS {
+                    clients = clients.with_boosts(Boosts::new(
+                        BoostSpec::default(),
+                        &weights,
+                        self.seed,
+                    )?);
+                }
                 ClusterWorkload::Closed {
                     table,
                     clients,
                     until: self.duration()?,
                 }
+            }
+            (None, FUNCTIONBENCH_RISING) => {
+                if self.invocations.is_some() {
+                    bail!("--invocations: the rising burst lasts its 30 minutes");
+                }
+                let (table, weights) = self.functionbench()?;
+                ClusterWorkload::Rising { table, weights }
             }
             (None, path) if Path::new(path).exists() => {
                 let table = match &self.table {
@@ -194,8 +224,9 @@ impl ClusterOptions {
                 }
             }
             (None, other) => bail!(
-                "--workload {other}: give {AZURE_FUNCTIONS}, {FUNCTIONBENCH}, or a workload \
-                 CSV that exists (or --trace DIR)"
+                "--workload {other}: give {AZURE_FUNCTIONS}, {FUNCTIONBENCH}, \
+                 {FUNCTIONBENCH_BURSTS}, {FUNCTIONBENCH_RISING}, or a workload CSV that exists \
+                 (or --trace DIR)"
             ),
         };
         Ok(ClusterSetup {
@@ -224,6 +255,14 @@ impl ClusterOptions {
         };
         config.validate().map_err(|e| anyhow!("{e}"))?;
         Ok(config)
+    }
+
+    /// Ten copies of each FunctionBench function, weighted like the
+    /// trace's functions (the paper's 120 functions, §6.1).
+    fn functionbench(&self) -> Result<(FunctionTable, Weights)> {
+        let table = FunctionTable::functionbench().copies(FUNCTIONBENCH_COPIES)?;
+        let weights = Weights::new(&fitted_rates_per_minute(table.len(), self.seed))?;
+        Ok((table, weights))
     }
 
     fn duration(&self) -> Result<Time> {
@@ -268,7 +307,9 @@ impl ClusterSetup {
         match &self.workload {
             ClusterWorkload::Azure { functions, .. } => functions.table(),
             ClusterWorkload::Trace(t) => t.table(),
-            ClusterWorkload::File { table, .. } | ClusterWorkload::Closed { table, .. } => table,
+            ClusterWorkload::File { table, .. }
+            | ClusterWorkload::Rising { table, .. }
+            | ClusterWorkload::Closed { table, .. } => table,
         }
     }
 
@@ -297,12 +338,21 @@ impl ClusterSetup {
                 "file": path.display().to_string(),
                 "functions": table.len(),
             }),
+            ClusterWorkload::Rising { table, .. } => json!({
+                "name": FUNCTIONBENCH_RISING,
+                "functions": table.len(),
+                "rate_per_s": RateProfile::fig10()
+                    .points()
+                    .iter()
+                    .map(|&(t, r)| json!([t as f64 / SEC as f64, r]))
+                    .collect::<Vec<_>>(),
+            }),
             ClusterWorkload::Closed {
                 table,
                 clients,
                 until,
             } => json!({
-                "name": FUNCTIONBENCH,
+                "name": if clients.boosts().is_some() { FUNCTIONBENCH_BURSTS } else { FUNCTIONBENCH },
                 "functions": table.len(),
                 "clients": clients.threads(),
                 "think_max_s": clients.think() as f64 / SEC as f64,
@@ -363,6 +413,19 @@ impl ClusterSetup {
             }
             ClusterWorkload::File { path, table } => {
                 let stream = FileInvocations::open(path, table)?;
+                let r = faasched_sim::cluster::run(
+                    &self.config,
+                    route,
+                    keep,
+                    profiles,
+                    stream,
+                    &mut sink,
+                );
+                r.map_err(|e| failed(name, e))?
+            }
+            ClusterWorkload::Rising { table, weights } => {
+                let stream = Ramp::new(table, weights.clone(), RateProfile::fig10(), self.seed)?
+                    .map(Ok::<_, Infallible>);
                 let r = faasched_sim::cluster::run(
                     &self.config,
                     route,

@@ -92,6 +92,10 @@ pub enum Name {
     ChrluLow,
     /// CH-RLU Fig. 8: the live cluster at heavy load.
     ChrluHeavy,
+    /// CH-RLU Fig. 9: bursts of two top functions every 30 s.
+    ChrluBursts,
+    /// CH-RLU Fig. 10: a rising open-loop burst.
+    ChrluRising,
     /// CH-RLU Figs. 12-13: the simulated Azure cluster.
     ChrluSim,
     /// CH-RLU Fig. 14: one cluster's CPUs split over 4 to 64 servers.
@@ -198,7 +202,7 @@ impl Settings {
 
 impl Name {
     /// Every experiment.
-    pub const ALL: [Name; 20] = [
+    pub const ALL: [Name; 22] = [
         Name::AlpsLoad,
         Name::AlpsAblation,
         Name::AlpsSensitivity,
@@ -217,6 +221,8 @@ impl Name {
         Name::SledgescaleLognormalCapacity,
         Name::ChrluLow,
         Name::ChrluHeavy,
+        Name::ChrluBursts,
+        Name::ChrluRising,
         Name::ChrluSim,
         Name::ChrluSize,
     ];
@@ -292,6 +298,12 @@ impl Name {
                  cores, 20 closed-loop FunctionBench clients"
             }
             Name::ChrluHeavy => "CH-RLU Fig. 8: the same with 120 clients",
+            Name::ChrluBursts => {
+                "CH-RLU Fig. 9: the same, two of the top functions bursting every 30 s"
+            }
+            Name::ChrluRising => {
+                "CH-RLU Fig. 10: the same policies, open loop rising to 18 invocations/s at 25 min"
+            }
             Name::ChrluSim => {
                 "CH-RLU Figs. 12-13: least-loaded, ch-bl, ch-rlu and greedy on 1,000 Azure-like \
                  functions, a million invocations, 8 x 32 cores"
@@ -320,6 +332,8 @@ impl Name {
         match self {
             Name::ChrluLow => cluster(cl::low_cases(s.seed)),
             Name::ChrluHeavy => cluster(cl::heavy_cases(s.seed)),
+            Name::ChrluBursts => cluster(cl::bursts_cases(s.seed)),
+            Name::ChrluRising => cluster(cl::rising_cases(s.seed)),
             Name::ChrluSim => cluster(cl::sim_cases(s.seed)),
             Name::ChrluSize => cluster(cl::size_cases(s.seed)),
             Name::SledgescaleDeadline => node(figures::deadline_cases(s.seed)),
@@ -353,6 +367,8 @@ impl Name {
         let paper = match self {
             Name::ChrluLow => cl::LOW_PAPER,
             Name::ChrluHeavy => cl::HEAVY_PAPER,
+            Name::ChrluBursts => cl::BURSTS_PAPER,
+            Name::ChrluRising => cl::RISING_PAPER,
             Name::ChrluSim => cl::SIM_PAPER,
             Name::ChrluSize => cl::SIZE_PAPER,
             _ => &[],
@@ -426,6 +442,8 @@ impl Name {
             Name::SledgescaleLognormalCapacity => "sledgescale-lognormal-capacity",
             Name::ChrluLow => "chrlu-low",
             Name::ChrluHeavy => "chrlu-heavy",
+            Name::ChrluBursts => "chrlu-bursts",
+            Name::ChrluRising => "chrlu-rising",
             Name::ChrluSim => "chrlu-sim",
             Name::ChrluSize => "chrlu-size",
         }

@@ -64,6 +64,11 @@ impl ClosedLoop {
         self
     }
 
+    /// Its bursts, if it has any.
+    pub fn boosts(&self) -> Option<&Boosts> {
+        self.boosts.as_ref()
+    }
+
     /// Its threads.
     pub fn threads(&self) -> u32 {
         self.threads
