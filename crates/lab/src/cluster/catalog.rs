@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 use faasched_model::cluster::{KeepAlive, Route};
 use faasched_policy::cluster::{
     ChBl, ChRlu, ChRluParams, Greedy, GreedyDual, LeastLoaded, Lru, OpenWhisk, PowerOfTwo, Random,
-    RoundRobin, Ttl, Variant,
+    RoundRobin, Sampling, Ttl, Variant,
 };
 
 /// One router of the catalogue.
@@ -34,6 +34,17 @@ fn ch_rlu(variant: Variant, seed: u64) -> Result<Box<dyn Route + Send>> {
     Ok(Box::new(ChRlu::with_params(params, seed)?))
 }
 
+/// The paper's CH-RLU with one part changed, answering to `name`.
+fn ablated(
+    name: &'static str,
+    seed: u64,
+    change: impl FnOnce(&mut ChRluParams),
+) -> Result<Box<dyn Route + Send>> {
+    let mut params = ChRluParams::default();
+    change(&mut params);
+    Ok(Box::new(ChRlu::with_params(params, seed)?.named(name)))
+}
+
 /// Every router, with a line each (for `--help` and errors).
 pub static ROUTERS: &[RouterSpec] = &[
     RouterSpec {
@@ -50,6 +61,30 @@ pub static ROUTERS: &[RouterSpec] = &[
         name: "ch-rlu-iluvatar",
         about: "ch-rlu as Iluvatar runs it: unpopular functions always at home, popular ones walk the ring, fallback home",
         build: |seed| ch_rlu(Variant::Iluvatar, seed),
+    },
+    RouterSpec {
+        name: "ch-rlu-no-noise",
+        about: "ablation: ch-rlu without the noise on popular functions' loads",
+        build: |seed| ablated("ch-rlu-no-noise", seed, |p| p.noise_sigma = 0.0),
+    },
+    RouterSpec {
+        name: "ch-rlu-flat-bound",
+        about: "ablation: ch-rlu with one bound (1.2) for every function, not raised by cold/warm",
+        build: |seed| ablated("ch-rlu-flat-bound", seed, |p| p.b_max = p.b),
+    },
+    RouterSpec {
+        name: "ch-rlu-no-chain",
+        about: "ablation: ch-rlu that falls back to the least loaded server as soon as the home server is over its bound",
+        build: |seed| ablated("ch-rlu-no-chain", seed, |p| p.max_chain_len = 0),
+    },
+    RouterSpec {
+        name: "ch-rlu-all-sampled",
+        about: "ablation: ch-rlu that tracks every function's popularity, not a 20% hash sample",
+        build: |seed| {
+            ablated("ch-rlu-all-sampled", seed, |p| {
+                p.popularity.sampling = Sampling::All
+            })
+        },
     },
     RouterSpec {
         name: "ch-bl",

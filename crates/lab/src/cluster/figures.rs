@@ -154,6 +154,48 @@ pub fn size_cases(seed: u64) -> Vec<ClusterCase> {
     cases
 }
 
+/// What the paper left out: an ablation of CH-RLU's parts, and what stale
+/// loads cost each router (loads published every 5 s against exact loads
+/// at every change), power-of-two choices among them, on the simulated
+/// Azure cluster (300,000 invocations).
+pub fn beyond_cases(seed: u64) -> Vec<ClusterCase> {
+    let mut cases = vec![ClusterCase {
+        title: "Ablation: ch-rlu without each of its parts, azure-functions on 8 x 32 cores".into(),
+        slug: "ablation".into(),
+        options: simulated(8, 300_000, 0.0, seed),
+        policies: policies(&[
+            "ch-rlu",
+            "ch-rlu-no-noise",
+            "ch-rlu-flat-bound",
+            "ch-rlu-no-chain",
+            "ch-rlu-all-sampled",
+            "ch-bl",
+        ]),
+    }];
+    for fresh in [false, true] {
+        let (slug, what) = match fresh {
+            false => ("stale", "loads published every 5 s"),
+            true => ("fresh", "exact loads at every change"),
+        };
+        let mut options = simulated(8, 300_000, 0.0, seed);
+        options.fresh = fresh;
+        cases.push(ClusterCase {
+            title: format!("Staleness: {what}, azure-functions on 8 x 32 cores"),
+            slug: slug.into(),
+            options,
+            policies: policies(&[
+                "ch-rlu",
+                "ch-bl",
+                "least-loaded",
+                "power-of-two",
+                "greedy",
+                "random",
+            ]),
+        });
+    }
+    cases
+}
+
 /// One row per (case, policy): what the paper's figures compare, and the
 /// paper's number where it gives one (`paper`: case slug, policy, text).
 pub fn cluster_table(ran: &[CaseRan], paper: &[(&str, &str, &str)]) -> Table {

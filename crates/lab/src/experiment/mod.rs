@@ -100,6 +100,9 @@ pub enum Name {
     ChrluSim,
     /// CH-RLU Fig. 14: one cluster's CPUs split over 4 to 64 servers.
     ChrluSize,
+    /// Not in the CH-RLU paper: an ablation of its parts, and what stale
+    /// loads cost each router.
+    ChrluBeyond,
 }
 
 /// An experiment's cases: the OS level's or the node level's.
@@ -202,7 +205,7 @@ impl Settings {
 
 impl Name {
     /// Every experiment.
-    pub const ALL: [Name; 22] = [
+    pub const ALL: [Name; 23] = [
         Name::AlpsLoad,
         Name::AlpsAblation,
         Name::AlpsSensitivity,
@@ -225,6 +228,7 @@ impl Name {
         Name::ChrluRising,
         Name::ChrluSim,
         Name::ChrluSize,
+        Name::ChrluBeyond,
     ];
 
     /// What it reproduces, in a line or two.
@@ -312,6 +316,10 @@ impl Name {
                 "CH-RLU Fig. 14: least-loaded, ch-rlu and greedy on 256 cores and 512 GB split \
                  over 4 to 64 servers, without and with contention"
             }
+            Name::ChrluBeyond => {
+                "Not in the paper: ch-rlu without each of its parts, and six routers on stale \
+                 and on exact loads (power-of-two among them)"
+            }
         }
     }
 
@@ -336,6 +344,7 @@ impl Name {
             Name::ChrluRising => cluster(cl::rising_cases(s.seed)),
             Name::ChrluSim => cluster(cl::sim_cases(s.seed)),
             Name::ChrluSize => cluster(cl::size_cases(s.seed)),
+            Name::ChrluBeyond => cluster(cl::beyond_cases(s.seed)),
             Name::SledgescaleDeadline => node(figures::deadline_cases(s.seed)),
             Name::SledgescaleLognormal => node(figures::lognormal_cases(s.seed)),
             Name::SledgescaleSdvbs => node(figures::sdvbs_cases(s.seed)),
@@ -446,6 +455,7 @@ impl Name {
             Name::ChrluRising => "chrlu-rising",
             Name::ChrluSim => "chrlu-sim",
             Name::ChrluSize => "chrlu-size",
+            Name::ChrluBeyond => "chrlu-beyond",
         }
     }
 }

@@ -175,6 +175,8 @@ pub struct ChRlu {
     popularity: Popularity,
     ring: Ring,
     rng: Pcg64,
+    /// The name it answers to, when not its variant's.
+    name: Option<&'static str>,
 }
 
 impl ChRlu {
@@ -192,7 +194,15 @@ impl ChRlu {
             params,
             ring: Ring::new(0, params.vnodes),
             rng: Pcg64::seed_from_u64(seed),
+            name: None,
         })
+    }
+
+    /// The same, answering to `name` (an ablation's: `ch-rlu-no-noise`)
+    /// instead of its variant's.
+    pub fn named(mut self, name: &'static str) -> ChRlu {
+        self.name = Some(name);
+        self
     }
 
     /// Its knobs.
@@ -208,7 +218,7 @@ impl ChRlu {
 
 impl Route for ChRlu {
     fn name(&self) -> &str {
-        self.params.variant.name()
+        self.name.unwrap_or(self.params.variant.name())
     }
 
     fn route(&mut self, now: Time, inv: &InvocationInfo, servers: &Servers) -> Choice {
@@ -221,6 +231,7 @@ impl Route for ChRlu {
             popularity,
             ring,
             rng,
+            ..
         } = self;
         sync_ring(ring, n, params.vnodes);
         let f = inv.profile.function;
