@@ -33,6 +33,6 @@ mod output;
 
 pub use metrics::{ClusterSummary, Collector};
 pub use output::{
-    CLUSTER_SCHEMA_VERSION, ClusterRow, ClusterUsage, cluster_json, render_cluster_table,
-    write_cluster_outputs,
+    CLUSTER_SCHEMA_VERSION, ClusterRow, ClusterUsage, LoadPoint, cluster_json,
+    render_cluster_table, write_cluster_outputs,
 };
