@@ -91,6 +91,54 @@ fn drop_share(r: &ClusterRow) -> Option<f64> {
     (r.invocations > 0).then(|| r.dropped as f64 / r.invocations as f64)
 }
 
+/// How far apart (the largest over the smallest positive) a chart's values
+/// may be on a linear axis; beyond, the axis is logarithmic, since one
+/// overloaded baseline a thousand times the others would flatten them all
+/// to nothing.
+const LOG_SPREAD: f64 = 100.0;
+
+/// The value axis from zero to `top`, or a log one from `least` (positive)
+/// to `top` when they are more than [`LOG_SPREAD`] apart; and whether it is
+/// the log one.
+fn value_scale(least: Option<f64>, top: f64) -> (Scale, bool) {
+    match least {
+        Some(least) if least > 0.0 && top / least > LOG_SPREAD => {
+            (Scale::log(least, top, least), true)
+        }
+        _ => (Scale::zero_to(top), false),
+    }
+}
+
+/// The labelled ticks of value axis `scale`, at least [`Y_TICK_GAP`] apart
+/// over `plot_height`, with `suffix` (`%`).
+fn value_ticks(scale: &Scale, plot_height: f64, suffix: &str) -> Vec<Tick> {
+    let ticks = scale.ticks(Y_TICK_GAP / plot_height);
+    let labelled = match scale {
+        Scale::Linear { .. } => tick_labels(&ticks),
+        Scale::Log { .. } => ticks.iter().map(|&v| (v, significant(v, 3))).collect(),
+    };
+    labelled
+        .into_iter()
+        .map(|(v, l)| (v, format!("{l}{suffix}")))
+        .collect()
+}
+
+/// The value at the bottom of a value axis.
+fn bottom(scale: &Scale) -> f64 {
+    match *scale {
+        Scale::Linear { lo, .. } | Scale::Log { lo, .. } => lo,
+    }
+}
+
+/// An axis title, marked when the axis is logarithmic.
+fn axis_title(title: &str, log: bool) -> String {
+    if log {
+        format!("{title} (log scale)")
+    } else {
+        title.to_string()
+    }
+}
+
 /// Horizontal room per router in a bar chart, px: a bar and its value
 /// label; seven routers fit the node page's panel width, three to a row.
 const BAND: f64 = 44.0;
@@ -146,7 +194,7 @@ pub fn render_cluster_html(title: &str, settings_json: &Value, rows: &[ClusterRo
     html::open_page(&mut out, title, "", policies.0.len());
     legend(&mut out, &policies);
     out.push_str("</header>\n<main>\n<h2>Settings</h2>\n");
-    settings(&mut out, settings_json);
+    settings(&mut out, &flattened(settings_json));
     out.push_str("<h2>Routers</h2>\n");
     table(&mut out, rows, &policies);
     out.push_str(
@@ -181,6 +229,36 @@ pub fn render_cluster_html(title: &str, settings_json: &Value, rows: &[ClusterRo
     footer(&mut out);
     out.push_str("</body>\n</html>\n");
     out
+}
+
+/// `settings` with nested objects spread into dotted keys
+/// (`workload.length.seconds`), in their order, so that each setting is a
+/// line of the table rather than a run of JSON; anything not an object is
+/// kept as it is.
+fn flattened(settings: &Value) -> Value {
+    fn spread(prefix: &str, value: &Value, into: &mut serde_json::Map<String, Value>) {
+        match value.as_object() {
+            Some(map) if !map.is_empty() => {
+                for (k, v) in map {
+                    let key = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    spread(&key, v, into);
+                }
+            }
+            _ => {
+                into.insert(prefix.to_string(), value.clone());
+            }
+        }
+    }
+    if !settings.is_object() {
+        return settings.clone();
+    }
+    let mut map = serde_json::Map::new();
+    spread("", settings, &mut map);
+    Value::Object(map)
 }
 
 fn table(out: &mut String, rows: &[ClusterRow], policies: &Policies) {
@@ -229,11 +307,10 @@ fn bars(out: &mut String, rows: &[ClusterRow], metric: &BarMetric, policies: &Po
         .iter()
         .map(|r| (metric.value)(r).filter(|v| v.is_finite()))
         .collect();
-    let max = values
-        .iter()
-        .flatten()
-        .map(|&v| metric.unit.plotted(v))
-        .fold(0.0, f64::max);
+    let plotted = || values.iter().flatten().map(|&v| metric.unit.plotted(v));
+    let max = plotted().fold(0.0, f64::max);
+    let least = plotted().filter(|&v| v > 0.0).reduce(f64::min);
+    let (y, log) = value_scale(least, max);
     let frame = Frame {
         width: PANEL
             .0
@@ -244,7 +321,7 @@ fn bars(out: &mut String, rows: &[ClusterRow], metric: &BarMetric, policies: &Po
             lo: 0.0,
             hi: rows.len().max(1) as f64,
         },
-        y: Scale::zero_to(max),
+        y,
     };
     put!(
         out,
@@ -252,26 +329,26 @@ fn bars(out: &mut String, rows: &[ClusterRow], metric: &BarMetric, policies: &Po
         metric.kind
     );
     frame.open(out, metric.title);
-    let y_ticks: Vec<Tick> = if values.iter().any(Option::is_some) {
-        let gap = Y_TICK_GAP / frame.plot_height();
-        tick_labels(&frame.y.ticks(gap))
-            .into_iter()
-            .map(|(v, l)| match metric.unit {
-                Unit::Share => (v, format!("{l}%")),
-                Unit::Plain => (v, l),
-            })
-            .collect()
+    let y_ticks = if values.iter().any(Option::is_some) {
+        let suffix = if metric.unit == Unit::Share { "%" } else { "" };
+        value_ticks(&frame.y, frame.plot_height(), suffix)
     } else {
         Vec::new()
     };
-    frame.axes(out, (&[], false), &y_ticks, "", metric.title);
+    frame.axes(
+        out,
+        (&[], false),
+        &y_ticks,
+        "",
+        &axis_title(metric.title, log),
+    );
     if rows.is_empty() {
         no_data(out, &frame, "no router");
     } else if values.iter().all(Option::is_none) {
         no_data(out, &frame, "no value");
     }
     let band = frame.px(1.0) - frame.px(0.0);
-    let base = frame.py(0.0);
+    let base = frame.py(bottom(&frame.y));
     for (k, (r, v)) in rows.iter().zip(&values).enumerate() {
         let i = policies.index(&r.policy);
         let centre = frame.px(k as f64 + 0.5);
@@ -355,12 +432,21 @@ fn load_chart(
     let points = || series.iter().flat_map(|(_, p, _)| p);
     let end = points().map(|p| p.at_s).fold(0.0, f64::max);
     let top = points().map(value).fold(0.0, f64::max);
+    // A log axis reaches a decade below the least of the routers' means:
+    // their lines' bodies show, brief dips to zero sit on the bottom.
+    let least = series
+        .iter()
+        .filter(|(_, p, _)| !p.is_empty())
+        .map(|(_, p, _)| p.iter().map(value).sum::<f64>() / p.len() as f64)
+        .filter(|&m| m > 0.0)
+        .reduce(f64::min);
+    let (y, log) = value_scale(least.map(|m| m / 10.0), top);
     let frame = Frame {
         width: LOAD_PANEL.0,
         height: LOAD_PANEL.1,
         margin: LOAD_MARGIN,
         x: Scale::zero_to(end),
-        y: Scale::zero_to(top),
+        y,
     };
     let empty = points().next().is_none();
     put!(out, "<figure class=\"chart\" data-kind=\"{kind}\">");
@@ -368,13 +454,18 @@ fn load_chart(
     let (x_ticks, y_ticks) = if empty {
         (Vec::new(), Vec::new())
     } else {
-        let gap = Y_TICK_GAP / frame.plot_height();
         (
             tick_labels(&frame.x.ticks(0.0)),
-            tick_labels(&frame.y.ticks(gap)),
+            value_ticks(&frame.y, frame.plot_height(), ""),
         )
     };
-    frame.axes(out, (&x_ticks, true), &y_ticks, "simulated time (s)", title);
+    frame.axes(
+        out,
+        (&x_ticks, true),
+        &y_ticks,
+        "simulated time (s)",
+        &axis_title(title, log),
+    );
     if empty {
         no_data(out, &frame, "no load publication recorded");
     }
@@ -501,6 +592,34 @@ mod tests {
         assert!(figure(&html, "function-slowdown-p50").contains("<title>ch-rlu: 1.5</title>"));
         assert_eq!(html.matches("<tr class=\"p").count(), 3, "a table row each");
         assert!(html.contains("<th>servers</th><td>8</td>"));
+    }
+
+    #[test]
+    fn values_far_apart_go_on_a_log_axis_and_close_ones_on_a_linear_one() {
+        let mut rows = [row("ch-rlu", 1.0, 3), row("openwhisk", 2.0, 3)];
+        rows[1].load_variance = 36.0;
+        rows[1].load_series[1].variance = 36.0;
+        let html = page(&rows);
+        assert!(figure(&html, "load-variance").contains("mean load variance (log scale)"));
+        assert!(figure(&html, "load-variance-time").contains("(log scale)"));
+        assert!(!figure(&html, "cold-ratio").contains("(log scale)"));
+        assert!(!figure(&html, "load-mean-time").contains("(log scale)"));
+        let far = figure(&html, "load-variance");
+        assert!(
+            far.contains(">0.01</text>") && far.contains(">10</text>"),
+            "{far}"
+        );
+    }
+
+    #[test]
+    fn nested_settings_are_a_line_each() {
+        let settings = json!({"workload": {"name": "azure-functions", "length": {"seconds": 600}},
+                              "servers": 8, "empty": {}});
+        let html = render_cluster_html("t", &settings, &[]);
+        assert!(html.contains("<th>workload.name</th><td>azure-functions</td>"));
+        assert!(html.contains("<th>workload.length.seconds</th><td>600</td>"));
+        assert!(html.contains("<th>servers</th><td>8</td>"));
+        assert!(html.contains("<th>empty</th><td>{}</td>"));
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The cluster level's metrics: per router and keep-alive policy, from a
 //! stream of [`InvocationOutcome`]s, in memory independent of their number.
 //!
+//! [`InvocationOutcome`]: faasched_model::cluster::InvocationOutcome
+//!
 //! # What is measured
 //!
 //! Per policy (a router with a keep-alive policy on every server):
@@ -37,7 +39,8 @@
 //! 1. a header: the title and the legend, one colour per router (the OS
 //!    level's palette, in the rows' order), each with a checkbox that hides
 //!    the router in every chart and table (CSS `:has`);
-//! 2. the run's settings, as summary.json records them;
+//! 2. the run's settings, as summary.json records them, nested objects
+//!    spread into dotted keys (`workload.name`), a line each;
 //! 3. a table of every [`ClusterRow`]: invocations, dropped, cold-start
 //!    ratio, global latency increase, slowdown p50 and p99, median function
 //!    slowdown, mean load variance, utilisation;
@@ -51,6 +54,10 @@
 //!    averaged down to a drawable number of points, and a chart with no
 //!    point says so;
 //! 6. a footer defining the terms.
+//!
+//! A value axis starts at zero unless the values it shows are more than
+//! 100 times apart (an overloaded baseline against the rest): then it is
+//! logarithmic, and says so in its title.
 //!
 //! Every chart is a `<figure class="chart" data-kind="KIND">`.
 
