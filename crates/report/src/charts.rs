@@ -157,7 +157,7 @@ fn close_figure(out: &mut String, caption: &str) {
 }
 
 /// Text in the middle of an empty plot area.
-fn no_data(out: &mut String, frame: &Frame, what: &str) {
+pub(crate) fn no_data(out: &mut String, frame: &Frame, what: &str) {
     put!(
         out,
         "<text class=\"empty\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",

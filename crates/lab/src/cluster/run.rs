@@ -7,7 +7,7 @@ use crate::interrupt;
 use anyhow::{Context, Result, anyhow, bail};
 use faasched_model::cluster::{FunctionProfile, InvocationOutcome};
 use faasched_model::{FunctionId, SEC, Time};
-use faasched_report::cluster::{ClusterRow, ClusterSummary, ClusterUsage, Collector};
+use faasched_report::cluster::{ClusterRow, ClusterSummary, ClusterUsage, Collector, LoadPoint};
 pub use faasched_sim::cluster::ColdStart;
 use faasched_sim::cluster::{
     ClientCall, Clients, ClusterConfig, ClusterError, ClusterSink, ClusterStats,
@@ -506,6 +506,17 @@ impl ClusterRan {
                     } else {
                         0.0
                     }
+                })
+                .collect(),
+            load_series: self
+                .stats
+                .loads
+                .samples
+                .iter()
+                .map(|s| LoadPoint {
+                    at_s: s.at as f64 / SEC as f64,
+                    mean: s.mean,
+                    variance: s.variance,
                 })
                 .collect(),
         };

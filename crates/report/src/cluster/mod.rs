@@ -1,6 +1,8 @@
 //! The cluster level's metrics: per router and keep-alive policy, from a
 //! stream of [`InvocationOutcome`]s, in memory independent of their number.
 //!
+//! [`InvocationOutcome`]: faasched_model::cluster::InvocationOutcome
+//!
 //! # What is measured
 //!
 //! Per policy (a router with a keep-alive policy on every server):
@@ -27,12 +29,45 @@
 //! [`crate::node`]): latency is recorded in µs and slowdown in fixed point
 //! (⌊latency · 10⁶ / warm⌋) into log-bucketed histograms, within 0.049%;
 //! the function slowdowns are exact (one value per function).
+//!
+//! # report.html
+//!
+//! [`write_cluster_report`] writes one self-contained page (inline CSS and
+//! SVG, no script, no external resource; the same rows give the same
+//! bytes):
+//!
+//! 1. a header: the title and the legend, one colour per router (the OS
+//!    level's palette, in the rows' order), each with a checkbox that hides
+//!    the router in every chart and table (CSS `:has`);
+//! 2. the run's settings, as summary.json records them, nested objects
+//!    spread into dotted keys (`workload.name`), a line each;
+//! 3. a table of every [`ClusterRow`]: invocations, dropped, cold-start
+//!    ratio, global latency increase, slowdown p50 and p99, median function
+//!    slowdown, mean load variance, utilisation;
+//! 4. bar charts across routers, one bar per row, one chart per metric
+//!    (CH-RLU's Figs. 7, 8, 12, 13): global latency increase, cold-start
+//!    ratio, drops as a share of the invocations, mean load variance and
+//!    median function slowdown; a row without a value gets a dash;
+//! 5. the published loads against simulated time
+//!    ([`ClusterRow::load_series`], Figs. 8c and 9b): their variance across
+//!    servers, then their mean, a line per router; long series are
+//!    averaged down to a drawable number of points, and a chart with no
+//!    point says so;
+//! 6. a footer defining the terms.
+//!
+//! A value axis starts at zero unless the values it shows are more than
+//! 100 times apart (an overloaded baseline against the rest): then it is
+//! logarithmic, and says so in its title.
+//!
+//! Every chart is a `<figure class="chart" data-kind="KIND">`.
 
+mod html;
 mod metrics;
 mod output;
 
+pub use html::{render_cluster_html, write_cluster_report};
 pub use metrics::{ClusterSummary, Collector};
 pub use output::{
-    CLUSTER_SCHEMA_VERSION, ClusterRow, ClusterUsage, cluster_json, render_cluster_table,
-    write_cluster_outputs,
+    CLUSTER_SCHEMA_VERSION, ClusterRow, ClusterUsage, LoadPoint, cluster_json,
+    render_cluster_table, write_cluster_outputs,
 };

@@ -26,6 +26,23 @@ pub struct ClusterUsage {
     pub load_variance: f64,
     /// Per server, busy core-time over the span and its cores.
     pub utilisation: Vec<f64>,
+    /// The published loads across servers over the run, oldest first:
+    /// what `report.html` draws against time (empty by default, and then
+    /// the chart says so).
+    pub load_series: Vec<LoadPoint>,
+}
+
+/// The servers' published loads at one moment of a run (or averaged over
+/// consecutive publications): the mean and the variance across servers,
+/// the paper's load evenness against time (Figs. 8c, 9b).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LoadPoint {
+    /// Simulated time of the (first) publication, s.
+    pub at_s: f64,
+    /// Mean load (load average over cores) across servers.
+    pub mean: f64,
+    /// Population variance of the load across servers.
+    pub variance: f64,
 }
 
 /// One policy's line of every output. Ratios are shares (0.05 = 5%);
@@ -75,6 +92,10 @@ pub struct ClusterRow {
     pub utilisation_mean: Option<f64>,
     /// The busiest server's utilisation.
     pub utilisation_max: Option<f64>,
+    /// The loads over time, as in [`ClusterUsage::load_series`]: for
+    /// `report.html` only, so neither summary.json nor summary.csv has it.
+    #[serde(skip)]
+    pub load_series: Vec<LoadPoint>,
 }
 
 impl ClusterRow {
@@ -103,6 +124,7 @@ impl ClusterRow {
             load_variance: usage.load_variance,
             utilisation_mean: (!u.is_empty()).then(|| u.iter().sum::<f64>() / u.len() as f64),
             utilisation_max: u.iter().copied().reduce(f64::max),
+            load_series: usage.load_series.clone(),
         }
     }
 }
@@ -209,6 +231,7 @@ mod tests {
             evictions: 5,
             load_variance: 0.25,
             utilisation: vec![0.5, 0.7],
+            load_series: Vec::new(),
         };
         let row = ClusterRow::new(&summary, &usage);
         assert_eq!((row.dropped_for_memory, row.evictions), (2, 5));
@@ -224,5 +247,32 @@ mod tests {
         let json = cluster_json(&json!({"servers": 8}), &[row]);
         assert_eq!(json["schema_version"], CLUSTER_SCHEMA_VERSION);
         assert_eq!(json["policies"][0]["global_increase"], Value::Null);
+    }
+
+    #[test]
+    fn the_load_series_stays_out_of_summary_json_and_csv() -> Result<()> {
+        let summary = Collector::new("ch-rlu").finish();
+        let mut usage = ClusterUsage::default();
+        let bare = ClusterRow::new(&summary, &usage);
+        usage.load_series = vec![LoadPoint {
+            at_s: 5.0,
+            mean: 0.5,
+            variance: 0.25,
+        }];
+        let with = ClusterRow::new(&summary, &usage);
+        assert_eq!(with.load_series, usage.load_series);
+        let files = |row: ClusterRow| -> Result<(Vec<u8>, Vec<u8>)> {
+            let dir = tempfile::tempdir().map_err(|e| Error::io(Path::new("tmp"), e))?;
+            let mut staged = Staged::new();
+            write_cluster_outputs(dir.path(), &json!({}), &[row], &mut staged)?;
+            staged.commit()?;
+            let read = |name: &str| {
+                let path = dir.path().join(name);
+                std::fs::read(&path).map_err(|e| Error::io(&path, e))
+            };
+            Ok((read("summary.json")?, read("summary.csv")?))
+        };
+        assert_eq!(files(with)?, files(bare)?);
+        Ok(())
     }
 }

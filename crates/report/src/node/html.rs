@@ -60,10 +60,10 @@ pub const METRICS: [ChartMetric; 3] = [
 ];
 
 /// Size of a chart (width, height), px: three fit in a row of 1280 px.
-pub(super) const PANEL: (f64, f64) = (390.0, 280.0);
+pub(crate) const PANEL: (f64, f64) = (390.0, 280.0);
 
 /// Margins (left, right, top, bottom) around a chart's plot area, px.
-pub(super) const MARGIN: (f64, f64, f64, f64) = (66.0, 16.0, 28.0, 40.0);
+pub(crate) const MARGIN: (f64, f64, f64, f64) = (66.0, 16.0, 28.0, 40.0);
 
 /// The smallest latency a log axis shows, ms (100 ns).
 const LATENCY_FLOOR_MS: f64 = 1e-4;
@@ -72,7 +72,7 @@ const LATENCY_FLOOR_MS: f64 = 1e-4;
 const RATIO_FLOOR: f64 = 0.1;
 
 /// Least distance between labelled ticks on a vertical axis, px.
-const Y_TICK_GAP: f64 = 22.0;
+pub(crate) const Y_TICK_GAP: f64 = 22.0;
 
 /// Writes `report.html` for `summary` into `dir` (created if missing, through
 /// [`Staged::create_dir`]), staged: it takes its place at `staged`'s commit.
@@ -99,7 +99,7 @@ table.main tr.fn td:first-child{padding-left:28px}
 
 /// The policies of a summary in order of first appearance: their palette
 /// indices.
-pub(super) struct Policies(pub(super) Vec<String>);
+pub(crate) struct Policies(pub(crate) Vec<String>);
 
 impl Policies {
     fn of(summary: &Summary) -> Policies {
@@ -112,12 +112,12 @@ impl Policies {
         Policies(names)
     }
 
-    pub(super) fn index(&self, policy: &str) -> usize {
+    pub(crate) fn index(&self, policy: &str) -> usize {
         self.0.iter().position(|n| n == policy).unwrap_or(0)
     }
 
     /// Class and colour attributes of a line of `policy`.
-    pub(super) fn line_attrs(&self, policy: &str) -> String {
+    pub(crate) fn line_attrs(&self, policy: &str) -> String {
         let i = self.index(policy);
         let mut a = format!("class=\"line pol p{i}\" stroke=\"{}\"", Palette::colour(i));
         if let Some(d) = Palette::dash(i, false) {
@@ -127,7 +127,7 @@ impl Policies {
     }
 
     /// Class and fill attributes of a bar or marker of `policy`.
-    pub(super) fn fill_attrs(&self, policy: &str) -> String {
+    pub(crate) fn fill_attrs(&self, policy: &str) -> String {
         let i = self.index(policy);
         format!("class=\"pol p{i}\" fill=\"{}\"", Palette::colour(i))
     }
@@ -216,7 +216,7 @@ fn scope_heading(scope: &str) -> String {
     }
 }
 
-pub(super) fn legend(out: &mut String, policies: &Policies) {
+pub(crate) fn legend(out: &mut String, policies: &Policies) {
     out.push_str("<div class=\"legend\" role=\"group\" aria-label=\"policies\">");
     for (i, name) in policies.0.iter().enumerate() {
         put!(
@@ -233,7 +233,7 @@ pub(super) fn legend(out: &mut String, policies: &Policies) {
 }
 
 /// The settings as a key/value table: strings bare, other values as JSON.
-pub(super) fn settings(out: &mut String, value: &serde_json::Value) {
+pub(crate) fn settings(out: &mut String, value: &serde_json::Value) {
     out.push_str("<table class=\"kv\">");
     html::kv_rows(out, value);
     out.push_str("</table>\n");

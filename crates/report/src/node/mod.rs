@@ -102,7 +102,7 @@
 //! [`Staged`]: crate::Staged
 
 mod capacity;
-mod html;
+pub(crate) mod html;
 mod metrics;
 mod output;
 mod table;
