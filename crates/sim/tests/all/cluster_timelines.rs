@@ -551,3 +551,52 @@ fn closed_loop_clients_send_again_after_each_outcome() {
     );
     assert_eq!((stats.invocations, stats.finished), (6, 6));
 }
+
+#[test]
+fn a_closed_loop_client_sends_again_after_its_wait_ends_in_a_drop() {
+    // Room for one 128 MB container, waits of at most 5 ms, think 5 ms.
+    // Both clients send at 0: 0 runs cold 0–10, 1 waits and is dropped at
+    // 5, so client 1 sends 2 at 10, which takes 0's container (idle at
+    // that instant) warm: 10–20. Client 0 sends 3 at 15; it waits until 2
+    // ends at 20, its deadline, and runs 20–30 warm.
+    let p = [profile(0, 128, 10, 10)];
+    let mut clients = Loop {
+        clients: 2,
+        left: vec![2, 2],
+        work: 10 * MS,
+        think: 5 * MS,
+        f: 0,
+    };
+    let config = ClusterConfig {
+        memory_wait: Some(5 * MS),
+        ..cluster(1, 1, 128)
+    };
+    let mut out = Vec::new();
+    let stats = run_closed(&config, &mut to_zero(), lru, &p, &mut clients, |o| {
+        out.push(o)
+    })
+    .unwrap();
+    let got: Vec<_> = out
+        .iter()
+        .map(|o| {
+            (
+                o.info.id.0,
+                o.info.arrival / MS,
+                o.finish.map(|f| f / MS),
+                o.cold,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (1, 0, None, false),
+            (0, 0, Some(10), true),
+            (2, 10, Some(20), false),
+            (3, 15, Some(30), false),
+        ]
+    );
+    let s = &stats.servers[0];
+    assert_eq!((s.waits, s.wait_time, s.drops_after_wait), (2, 10 * MS, 1));
+    assert_eq!((stats.invocations, stats.finished), (4, 3));
+}
