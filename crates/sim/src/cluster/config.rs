@@ -70,12 +70,14 @@ pub struct ClusterConfig {
     /// default [`ColdStart::Cpu`].
     pub cold_start: ColdStart,
     /// How long an invocation whose new container does not fit in its
-    /// server's memory, even once every idle container is evicted, may wait
-    /// there for memory (a container that ends its invocation or expires)
-    /// before it is dropped, ns; `None`: as long as it takes. `Some(0)`
-    /// drops it at once. An invocation that could never fit (its function
-    /// needs more than the server has, or nothing on the server is left to
-    /// free memory) is dropped at once whatever the limit. By default
+    /// server's memory (evicting every idle container would not free
+    /// enough, or the keep-alive refuses to evict) may wait there for
+    /// memory (a container that ends its invocation, or expires) before it
+    /// is dropped, ns; `None`: as long as it takes. `Some(0)` drops it at
+    /// once: nothing ever waits. One that cannot ever start (its function
+    /// needs more memory than the server has, or nothing in flight or
+    /// expiring on the server is left to free memory) is dropped as soon as
+    /// that is so, whatever the limit: it would wait forever. By default
     /// [`DEFAULT_MEMORY_WAIT`].
     pub memory_wait: Option<Nanos>,
 }
