@@ -177,7 +177,9 @@ pub struct InvocationOutcome {
     pub info: InvocationInfo,
     /// The CPU it needed warm.
     pub work: Nanos,
-    /// Where it ran; `None` if dropped.
+    /// Where it ran, or the server that dropped it for want of memory
+    /// (so a router that counts the memory it sent each server can give it
+    /// back); `None` if the router dropped it.
     pub server: Option<ServerId>,
     /// Whether it started cold.
     pub cold: bool,
@@ -258,10 +260,11 @@ pub trait KeepAlive {
     fn on_reuse(&mut self, now: Time, c: &Container);
 
     /// The server needs memory for a new container: the idle container to
-    /// evict next, or `None` to refuse (the engine then asks no more and
-    /// the new container waits or the invocation is dropped). Called
-    /// repeatedly until enough memory is free; a container it names is gone
-    /// when it returns.
+    /// evict next, or `None` to refuse (the engine then asks no more: the
+    /// invocation waits on the server until a container ends its
+    /// invocation or expires, and is asked for again then, or is dropped
+    /// once its wait for memory runs out). Called repeatedly until enough
+    /// memory is free; a container it names is gone when it returns.
     fn victim(&mut self, now: Time) -> Option<ContainerId>;
 
     /// The earliest time an idle container expires by itself (TTL), if any:
@@ -311,6 +314,12 @@ mod tests {
             ..done
         };
         assert!(dropped.dropped() && dropped.slowdown().is_none());
+        // A server's drop for want of memory names the server.
+        let full = InvocationOutcome {
+            finish: None,
+            ..done
+        };
+        assert!(full.dropped() && full.latency().is_none() && full.server.is_some());
     }
 
     #[test]

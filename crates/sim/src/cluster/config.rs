@@ -22,6 +22,15 @@ pub const MIN_PUBLISH: Nanos = MS;
 /// hour, 720 times the paper's 5 s.
 pub const MAX_PUBLISH: Nanos = 3_600 * SEC;
 
+/// How long an invocation may wait on its server for memory by default:
+/// 5 minutes, the function timeout of the paper's OpenWhisk deployment
+/// (ch-rlu-hpdc22 §5) and OpenWhisk's largest action time limit. An
+/// OpenWhisk controller that has no answer from the invoker by then gives
+/// the activation up, so one still waiting in the invoker's run buffer is
+/// lost to its caller; and a bound keeps an overloaded run's backlog, and
+/// the run itself, finite.
+pub const DEFAULT_MEMORY_WAIT: Nanos = 300 * SEC;
+
 /// The largest contention [`ClusterConfig::contention`] accepts: each busy
 /// container slowing every other by 100% is already far beyond anything
 /// measured.
@@ -60,6 +69,17 @@ pub struct ClusterConfig {
     /// What a cold start's extra (its function's cold − warm) costs. By
     /// default [`ColdStart::Cpu`].
     pub cold_start: ColdStart,
+    /// How long an invocation whose new container does not fit in its
+    /// server's memory (evicting every idle container would not free
+    /// enough, or the keep-alive refuses to evict) may wait there for
+    /// memory (a container that ends its invocation, or expires) before it
+    /// is dropped, ns; `None`: as long as it takes. `Some(0)` drops it at
+    /// once: nothing ever waits. One that cannot ever start (its function
+    /// needs more memory than the server has, or nothing in flight or
+    /// expiring on the server is left to free memory) is dropped as soon as
+    /// that is so, whatever the limit: it would wait forever. By default
+    /// [`DEFAULT_MEMORY_WAIT`].
+    pub memory_wait: Option<Nanos>,
 }
 
 /// What a cold start's extra time is. Either way the invocation counts in
@@ -89,6 +109,7 @@ impl Default for ClusterConfig {
             fresh: false,
             contention: 0.0,
             cold_start: ColdStart::Cpu,
+            memory_wait: Some(DEFAULT_MEMORY_WAIT),
         }
     }
 }

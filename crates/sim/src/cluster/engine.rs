@@ -13,7 +13,7 @@ use faasched_model::cluster::{
 };
 use faasched_model::{FunctionId, IdMap, Nanos, TIME_LIMIT, Time};
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use std::ops::DerefMut;
 
 /// An engine step's result, with the input stream's error type.
@@ -28,6 +28,16 @@ struct Flight {
     container: ContainerId,
     cold: bool,
     client: Option<u32>,
+}
+
+/// An invocation waiting on its server for memory.
+#[derive(Debug)]
+struct Waiting {
+    info: InvocationInfo,
+    work: Nanos,
+    client: Option<u32>,
+    /// When it is dropped if it has not started by then.
+    deadline: Option<Time>,
 }
 
 /// A container on a server, as the engine keeps it.
@@ -54,9 +64,13 @@ struct Server<K> {
     /// Invocations starting cold without a core ([`ColdStart::Wall`]), by
     /// when they run, then id; with their slot.
     starting: BinaryHeap<Reverse<(Time, InvocationId, u32)>>,
+    /// Invocations waiting for memory, in arrival order: OpenWhisk's
+    /// ContainerPool run buffer.
+    waiting: VecDeque<Waiting>,
     finish_at: Option<Time>,
     ready_at: Option<Time>,
     expire_at: Option<Time>,
+    wait_at: Option<Time>,
     keep: K,
     stats: ServerStats,
 }
@@ -85,7 +99,7 @@ where
     /// Evicts idle containers, as the keep-alive names them, until `need`
     /// MB more fit; false if they cannot. Asks nothing when evicting every
     /// idle container would not free enough: the cache is not flushed for
-    /// an invocation that is dropped anyway.
+    /// an invocation that cannot start now anyway.
     fn make_room(
         &mut self,
         now: Time,
@@ -153,6 +167,14 @@ where
         self.containers.insert(id, Held { c, busy: true });
     }
 
+    /// Whether nothing on the server can ever free memory for a waiting
+    /// invocation: no invocation in flight whose container would become
+    /// idle (and evictable), no idle container due to expire. New arrivals
+    /// queue behind the waiting ones, so they change nothing.
+    fn stuck(&self) -> bool {
+        self.ps.active() == 0 && self.keep.next_expiry().is_none()
+    }
+
     /// Container `id`'s invocation finished: it is idle.
     fn release(&mut self, now: Time, id: ContainerId, s: ServerId, views: &mut Servers) {
         let Some(held) = self.containers.get_mut(&id) else {
@@ -189,6 +211,9 @@ pub(crate) struct Engine<'p, K> {
     pending_sends: usize,
     done: Vec<u32>,
     expired: Vec<ContainerId>,
+    memory_wait: Option<Nanos>,
+    /// Invocations waiting for memory on every server.
+    waiting: usize,
     pub(crate) stats: ClusterStats,
     first_arrival: Option<Time>,
     last_finish: Option<Time>,
@@ -229,9 +254,11 @@ where
                     idle: BTreeMap::new(),
                     load: LoadAvg::default(),
                     starting: BinaryHeap::new(),
+                    waiting: VecDeque::new(),
                     finish_at: None,
                     ready_at: None,
                     expire_at: None,
+                    wait_at: None,
                     keep: keep_alive(ServerId(s as u32)),
                     stats: ServerStats::default(),
                 }
@@ -263,6 +290,8 @@ where
             pending_sends: 0,
             done: Vec::new(),
             expired: Vec::new(),
+            memory_wait: config.memory_wait,
+            waiting: 0,
             stats: ClusterStats {
                 servers: vec![ServerStats::default(); n],
                 ..ClusterStats::default()
@@ -273,9 +302,9 @@ where
     }
 
     /// Whether anything is left to run but open-loop arrivals: invocations
-    /// in flight or closed-loop sends pending.
+    /// in flight or waiting for memory, or closed-loop sends pending.
     pub(crate) fn live(&self) -> bool {
-        self.in_flight > 0 || self.pending_sends > 0
+        self.in_flight > 0 || self.waiting > 0 || self.pending_sends > 0
     }
 
     /// The clock moves to `t`, an arrival's instant (no timer is due
@@ -365,6 +394,11 @@ where
             Timer::Expire(s) => {
                 self.servers[s as usize].expire_at = None;
                 self.expire(s as usize)?;
+                self.serve_and_reschedule(s as usize, router, sink, clients)?;
+            }
+            Timer::Wait(s) => {
+                self.servers[s as usize].wait_at = None;
+                self.serve_and_reschedule(s as usize, router, sink, clients)?;
             }
             Timer::Sample(s) => {
                 let srv = &mut self.servers[s as usize];
@@ -446,8 +480,49 @@ where
             }
         };
         let i = s.0 as usize;
+        self.servers[i].stats.routed += 1;
+        let w = Waiting {
+            info,
+            work,
+            client,
+            deadline: self.memory_wait.map(|d| now.saturating_add(d)),
+        };
+        // No overtaking: while any invocation waits on the server, a new one
+        // waits behind it, even one an idle warm container could serve.
+        if self.servers[i].waiting.is_empty() && self.start(s, &w)? {
+            self.reschedule(i);
+            self.changed(i, router);
+            return Ok(());
+        }
         let srv = &mut self.servers[i];
-        srv.stats.routed += 1;
+        let never =
+            profile.memory_mb as u64 > srv.memory_mb || (srv.waiting.is_empty() && srv.stuck());
+        if never || self.memory_wait == Some(0) {
+            srv.stats.drops += 1;
+            self.stats.dropped_for_memory += 1;
+            self.reschedule(i);
+            let dropped = InvocationOutcome {
+                server: Some(s),
+                ..dropped
+            };
+            return self.settle(dropped, client, router, sink, clients);
+        }
+        srv.stats.waits += 1;
+        srv.waiting.push_back(w);
+        self.waiting += 1;
+        self.reschedule(i);
+        Ok(())
+    }
+
+    /// Starts `w` on server `s` now if it can: in the most recently idle
+    /// warm container of its function, else in a new one once the
+    /// keep-alive has evicted enough idle ones; false if it cannot fit.
+    fn start<E>(&mut self, s: ServerId, w: &Waiting) -> Result<bool, ClusterError<E>> {
+        let now = self.now;
+        let i = s.0 as usize;
+        let profile = w.info.profile;
+        let function = profile.function;
+        let srv = &mut self.servers[i];
         let (container, cold) = match srv.take_idle(now, function) {
             Some(c) => {
                 self.views.remove_warm(s, function);
@@ -463,10 +538,7 @@ where
                         what,
                     })?;
                 if !fits {
-                    srv.stats.drops += 1;
-                    self.stats.dropped_for_memory += 1;
-                    self.reschedule(i);
-                    return self.settle(dropped, client, router, sink, clients);
+                    return Ok(false);
                 }
                 let c = ContainerId(self.next_container);
                 self.next_container += 1;
@@ -483,30 +555,76 @@ where
                 (self.flight.len() - 1) as u32
             }
         };
+        let id = w.info.id;
         let extra = if cold { profile.cold_extra() } else { 0 };
         match self.cold_start {
             ColdStart::Wall if extra > 0 => {
                 srv.starting.push(Reverse((now + extra, id, slot)));
                 srv.ps.set_starting(srv.starting.len() as u64);
             }
-            ColdStart::Wall => srv.ps.add(slot, id, work),
-            ColdStart::Cpu => srv.ps.add(slot, id, work.saturating_add(extra)),
+            ColdStart::Wall => srv.ps.add(slot, id, w.work),
+            ColdStart::Cpu => srv.ps.add(slot, id, w.work.saturating_add(extra)),
         }
         self.flight[slot as usize] = Some(Flight {
-            info,
-            work,
+            info: w.info,
+            work: w.work,
             server: s,
             container,
             cold,
-            client,
+            client: w.client,
         });
         self.in_flight += 1;
         self.views.get_mut(s).running += 1;
-        self.reschedule(i);
-        self.changed(i, router);
-        Ok(())
+        Ok(true)
     }
 
+    /// Serves server `i`'s invocations waiting for memory, head first: the
+    /// head starts if it fits now (after memory was freed), else it is
+    /// dropped if its wait is up or nothing can free memory for it any
+    /// more, else it and everything behind it wait on. Whether any started.
+    fn serve_waiting<E, R, S, C>(
+        &mut self,
+        i: usize,
+        router: &mut R,
+        sink: &mut S,
+        clients: &mut C,
+    ) -> Result<bool, ClusterError<E>>
+    where
+        R: Route + ?Sized,
+        S: ClusterSink,
+        C: Clients + ?Sized,
+    {
+        let now = self.now;
+        let s = ServerId(i as u32);
+        let mut started = false;
+        while let Some(w) = self.servers[i].waiting.pop_front() {
+            if self.start(s, &w)? {
+                self.waiting -= 1;
+                self.servers[i].stats.wait_time += now - w.info.arrival;
+                started = true;
+                continue;
+            }
+            let srv = &mut self.servers[i];
+            if w.deadline.is_none_or(|d| d > now) && !srv.stuck() {
+                srv.waiting.push_front(w);
+                break;
+            }
+            self.waiting -= 1;
+            srv.stats.wait_time += now - w.info.arrival;
+            srv.stats.drops += 1;
+            srv.stats.drops_after_wait += 1;
+            self.stats.dropped_for_memory += 1;
+            let dropped = InvocationOutcome {
+                info: w.info,
+                work: w.work,
+                server: Some(s),
+                cold: false,
+                finish: None,
+            };
+            self.settle(dropped, w.client, router, sink, clients)?;
+        }
+        Ok(started)
+    }
     /// Server `i`'s invocations whose work is done finish now.
     fn finish<E, R, S, C>(
         &mut self,
@@ -551,8 +669,9 @@ where
         let any = !done.is_empty();
         done.clear();
         self.done = done;
+        let started = any && self.serve_waiting(i, router, sink, clients)?;
         self.reschedule(i);
-        if any {
+        if any || started {
             self.changed(i, router);
         }
         Ok(())
@@ -608,6 +727,28 @@ where
         Ok(())
     }
 
+    /// Serves server `i`'s waiting invocations after memory was freed or a
+    /// wait ran out, and moves its timers.
+    fn serve_and_reschedule<E, R, S, C>(
+        &mut self,
+        i: usize,
+        router: &mut R,
+        sink: &mut S,
+        clients: &mut C,
+    ) -> Res<E>
+    where
+        R: Route + ?Sized,
+        S: ClusterSink,
+        C: Clients + ?Sized,
+    {
+        let started = self.serve_waiting(i, router, sink, clients)?;
+        self.reschedule(i);
+        if started {
+            self.changed(i, router);
+        }
+        Ok(())
+    }
+
     /// Hands a final outcome out, and asks its client for the next.
     fn settle<E, R, S, C>(
         &mut self,
@@ -630,8 +771,9 @@ where
         }
     }
 
-    /// Moves server `i`'s finish, ready and expiry timers to where they are
-    /// due now.
+    /// Moves server `i`'s finish, ready, expiry and wait timers to where
+    /// they are due now (the wait timer at the head's deadline: waits end
+    /// in arrival order, as every invocation may wait as long).
     fn reschedule(&mut self, i: usize) {
         let now = self.now;
         let srv = &mut self.servers[i];
@@ -644,6 +786,13 @@ where
         let expiry = srv.keep.next_expiry().map(|t| t.max(now));
         self.timers
             .reset(&mut srv.expire_at, expiry, Timer::Expire(i as u32));
+        let wait = srv
+            .waiting
+            .front()
+            .and_then(|w| w.deadline)
+            .map(|t| t.max(now));
+        self.timers
+            .reset(&mut srv.wait_at, wait, Timer::Wait(i as u32));
     }
 
     /// Server `i`'s invocations in flight changed: with fresh loads, it

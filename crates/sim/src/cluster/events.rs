@@ -1,6 +1,6 @@
 //! The cluster engine's timers: at most one of each kind per server (its
 //! next finish, its next cold start done, its keep-alive's next expiry, its
-//! next load sample), one
+//! waiting head's deadline, its next load sample), one
 //! publication, and one send per closed-loop client, in a set ordered by
 //! (time, kind, index). A timer that moves is taken out and put back, so
 //! the set never holds a stale one and stays as small as the cluster.
@@ -11,7 +11,9 @@ use std::collections::BTreeSet;
 /// What a timer does when due. At one instant timers run in this order
 /// (the variants' order), then by index: finishes first, so that a
 /// container freed at an instant serves an arrival at that instant, and
-/// load samples after the changes of their instant.
+/// load samples after the changes of their instant; memory freed at an
+/// instant (a finish, an expiry) serves a waiting invocation whose deadline
+/// is that instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Timer {
     /// Server `s`'s next invocation finishes.
@@ -21,6 +23,9 @@ pub(crate) enum Timer {
     Ready(u32),
     /// Server `s`'s keep-alive says an idle container expires.
     Expire(u32),
+    /// Server `s`'s head invocation waiting for memory reaches its
+    /// deadline.
+    Wait(u32),
     /// Server `s`'s kernel samples its active tasks.
     Sample(u32),
     /// Every server publishes its load.

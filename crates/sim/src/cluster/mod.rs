@@ -19,7 +19,19 @@
 //!    evict ([`KeepAlive::victim`]) until the new one fits in the server's
 //!    memory. If it cannot fit (the keep-alive names none, or evicting
 //!    every idle container would not free enough, in which case none is
-//!    evicted), the invocation is dropped.
+//!    evicted), the invocation waits on its server for memory, as in
+//!    OpenWhisk's ContainerPool run buffer: it runs nothing and counts in
+//!    no load. Each time memory may have been freed on the server (a
+//!    container ends its invocation, or an idle one expires) the waiting
+//!    invocations are served in arrival order, each as an arrival is (so
+//!    one whose function's container became idle meanwhile starts warm).
+//!    There is no overtaking: while any invocation waits, a later one
+//!    waits behind it even if it would fit, or find a warm container, now.
+//!    One still waiting [`ClusterConfig::memory_wait`] after its arrival
+//!    is dropped, as is one that could never fit (its function needs more
+//!    memory than the server has, or nothing in flight or expiring on the
+//!    server is left to free memory); its outcome names the server. Its
+//!    latency includes the wait.
 //! 3. A server's cores are shared by processor sharing, each invocation
 //!    capped at one core: n in flight on k cores each run at min(1, k/n),
 //!    times 1/(1 + γ·n) with contention γ ([`ClusterConfig::contention`]).
@@ -53,8 +65,8 @@ mod outcome;
 mod ps;
 
 pub use config::{
-    ClusterConfig, ColdStart, ConfigError, MAX_CONTENTION, MAX_CORES, MAX_PUBLISH, MAX_SERVERS,
-    MIN_PUBLISH,
+    ClusterConfig, ColdStart, ConfigError, DEFAULT_MEMORY_WAIT, MAX_CONTENTION, MAX_CORES,
+    MAX_PUBLISH, MAX_SERVERS, MIN_PUBLISH,
 };
 pub use loadavg::{EXP_1, FIXED_1, FSHIFT, LOAD_FREQ, LoadAvg, calc_load};
 pub use outcome::{

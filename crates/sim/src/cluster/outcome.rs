@@ -39,8 +39,17 @@ pub struct ServerStats {
     /// Invocations that reused an idle warm container.
     pub warm_starts: u64,
     /// Invocations dropped because no memory could be freed for their
-    /// container.
+    /// container: at once, or after a wait (`drops_after_wait`).
     pub drops: u64,
+    /// Invocations that waited for memory (see
+    /// [`ClusterConfig::memory_wait`](super::ClusterConfig::memory_wait)),
+    /// whether they then started or were dropped.
+    pub waits: u64,
+    /// Their time spent waiting, in all.
+    pub wait_time: Nanos,
+    /// Invocations dropped after waiting for memory: their wait ran out, or
+    /// nothing on the server could free memory for them any more.
+    pub drops_after_wait: u64,
     /// Idle containers its keep-alive evicted to make room.
     pub evictions: u64,
     /// Idle containers its keep-alive let expire by themselves.
@@ -134,11 +143,11 @@ pub struct ClusterStats {
     pub finished: u64,
     /// Invocations the router dropped.
     pub dropped_by_router: u64,
-    /// Invocations a server dropped for want of memory (the sum of
-    /// [`ServerStats::drops`]).
+    /// Invocations a server dropped for want of memory, at once or after a
+    /// wait (the sum of [`ServerStats::drops`]).
     pub dropped_for_memory: u64,
-    /// Events processed: arrivals and timers (finishes, expiries, load
-    /// samples, publications).
+    /// Events processed: arrivals and timers (finishes, expiries, ends of
+    /// waits for memory, load samples, publications).
     pub events: u64,
     /// From the first arrival to the last finish (0 without a finish).
     pub span: Nanos,

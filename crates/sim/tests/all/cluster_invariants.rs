@@ -1,14 +1,14 @@
-//! Cluster engine invariants on random workloads: every invocation
-//! finishes or is dropped exactly once, never before its work is done;
-//! memory never exceeds a server's; the cores' busy time is the work done;
-//! the same inputs give the same outcomes.
+//! Cluster engine invariants on random workloads, with and without waits
+//! for memory: every invocation finishes or is dropped exactly once, never
+//! before its work is done; memory never exceeds a server's; the cores'
+//! busy time is the work done; the same inputs give the same outcomes.
 
 use crate::cluster::{Lru, by, profile, simulate};
 use faasched_model::cluster::{
     Choice, FunctionProfile, Invocation, InvocationId, InvocationOutcome, KeepAlive, ServerId,
 };
-use faasched_model::{FunctionId, MS, US};
-use faasched_sim::cluster::{ClusterConfig, ClusterStats, ColdStart};
+use faasched_model::{FunctionId, MS, Nanos, US};
+use faasched_sim::cluster::{ClusterConfig, ClusterStats, ColdStart, DEFAULT_MEMORY_WAIT};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
@@ -47,14 +47,15 @@ fn invocations(rng: &mut Pcg64, profiles: &[FunctionProfile], n: u64) -> Vec<Inv
 }
 
 /// A run on 3 servers of 2 cores and 512 MB, routed at random (a tenth
-/// dropped), LRU keep-alive (with a TTL, or `fresh` loads, contention and
-/// cold starts as asked).
+/// dropped), LRU keep-alive (with a TTL, or `fresh` loads, contention,
+/// cold starts and waits for memory as asked).
 fn random_run(
     seed: u64,
     ttl: bool,
     fresh: bool,
     contention: f64,
     cold_start: ColdStart,
+    memory_wait: Option<Nanos>,
 ) -> (
     Vec<Invocation>,
     Vec<FunctionProfile>,
@@ -68,6 +69,7 @@ fn random_run(
         fresh,
         contention,
         cold_start,
+        memory_wait,
         ..ClusterConfig::new(3, 2, 512)
     };
     let mut pick = Pcg64::seed_from_u64(seed ^ 0x5eed);
@@ -85,10 +87,12 @@ fn random_run(
 
 #[test]
 fn every_invocation_ends_once_after_its_work_within_memory() {
-    for seed in 0..6 {
+    let waits = [Some(DEFAULT_MEMORY_WAIT), Some(0), None, Some(3 * MS)];
+    for seed in 0..8 {
         let (ttl, fresh) = (seed % 2 == 0, seed % 3 == 0);
         let cold_start = [ColdStart::Cpu, ColdStart::Wall][seed as usize % 2];
-        let (invs, p, out, stats) = random_run(seed, ttl, fresh, 0.0, cold_start);
+        let memory_wait = waits[(seed / 2) as usize];
+        let (invs, p, out, stats) = random_run(seed, ttl, fresh, 0.0, cold_start, memory_wait);
         // Exactly once each (sorted by id).
         assert_eq!(out.len(), invs.len());
         assert!(out.iter().zip(&invs).all(|(o, i)| o.info.id == i.id));
@@ -96,7 +100,7 @@ fn every_invocation_ends_once_after_its_work_within_memory() {
         for (o, i) in out.iter().zip(&invs) {
             assert_eq!((o.info.arrival, o.work), (i.arrival, i.work));
             let Some(finish) = o.finish else {
-                assert!(o.server.is_none() && !o.cold);
+                assert!(!o.cold);
                 continue;
             };
             let extra = if o.cold {
@@ -115,12 +119,26 @@ fn every_invocation_ends_once_after_its_work_within_memory() {
         assert_eq!(stats.finished, finished);
         assert_eq!(stats.finished + stats.dropped(), stats.invocations);
         assert!(stats.dropped_by_router > 0 && stats.finished > 0);
-        // Memory short on some server: something was evicted or dropped.
+        // Only the router's drops name no server.
+        let unplaced = out.iter().filter(|o| o.server.is_none()).count() as u64;
+        assert_eq!(unplaced, stats.dropped_by_router);
+        assert!(out.iter().all(|o| o.server.is_some() || o.dropped()));
+        // Memory short on some server: something was evicted, waited or
+        // dropped; waits only where they are allowed, and drops only after
+        // a wait that is bounded.
         assert!(stats.servers.iter().any(|s| s.evictions > 0 || s.drops > 0));
+        let waited: u64 = stats.servers.iter().map(|s| s.waits).sum();
+        let after_wait: u64 = stats.servers.iter().map(|s| s.drops_after_wait).sum();
+        assert_eq!(after_wait > 0, memory_wait == Some(3 * MS), "seed {seed}");
+        assert_eq!(waited > 0, memory_wait != Some(0), "seed {seed}");
         let mut busy = 0;
         for s in &stats.servers {
             assert!(s.max_memory_mb <= 512, "seed {seed}: {s:?}");
             assert_eq!(s.routed, s.cold_starts + s.warm_starts + s.drops);
+            assert!(s.drops_after_wait <= s.waits.min(s.drops));
+            if let Some(limit) = memory_wait {
+                assert!(s.wait_time <= s.waits * limit, "seed {seed}: {s:?}");
+            }
             busy += s.busy;
         }
         assert_eq!(
@@ -141,8 +159,9 @@ fn every_invocation_ends_once_after_its_work_within_memory() {
 
 #[test]
 fn contention_only_delays() {
-    let (_, _, plain, _) = random_run(7, false, false, 0.0, ColdStart::Cpu);
-    let (_, _, slow, _) = random_run(7, false, false, 0.2, ColdStart::Cpu);
+    let wait = Some(DEFAULT_MEMORY_WAIT);
+    let (_, _, plain, _) = random_run(7, false, false, 0.0, ColdStart::Cpu, wait);
+    let (_, _, slow, _) = random_run(7, false, false, 0.2, ColdStart::Cpu, wait);
     let latency =
         |out: &[InvocationOutcome]| -> u64 { out.iter().filter_map(|o| o.latency()).sum() };
     assert!(latency(&slow) > latency(&plain));
@@ -150,10 +169,13 @@ fn contention_only_delays() {
 
 #[test]
 fn same_inputs_same_outcomes() {
-    let a = random_run(11, true, false, 0.1, ColdStart::Wall);
-    let b = random_run(11, true, false, 0.1, ColdStart::Wall);
-    assert_eq!(a.2, b.2);
-    assert_eq!(a.3, b.3);
+    for wait in [Some(DEFAULT_MEMORY_WAIT), Some(MS), None] {
+        let a = random_run(11, true, false, 0.1, ColdStart::Wall, wait);
+        let b = random_run(11, true, false, 0.1, ColdStart::Wall, wait);
+        assert!(a.3.servers.iter().any(|s| s.waits > 0));
+        assert_eq!(a.2, b.2);
+        assert_eq!(a.3, b.3);
+    }
 }
 
 /// How fast the engine runs: a million invocations of 1,000 functions on

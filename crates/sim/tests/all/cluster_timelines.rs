@@ -2,7 +2,9 @@
 //! comments.
 
 use crate::cluster::{Loop, Lru, by, cluster, finishes_ms, inv, lru, profile, simulate, to_zero};
-use faasched_model::cluster::{Choice, KeepAlive, ServerId};
+use faasched_model::cluster::{
+    Choice, FunctionProfile, Invocation, InvocationId, KeepAlive, ServerId,
+};
 use faasched_model::{FunctionId, MS, SEC};
 use faasched_sim::cluster::{
     ClusterConfig, ColdStart, EXP_1, FIXED_1, LoadAvg, calc_load, run_closed,
@@ -194,12 +196,11 @@ fn memory_runs_short_and_the_least_recently_used_is_evicted() {
     assert_eq!((s.evictions, s.drops, s.max_memory_mb), (2, 0, 256));
 }
 
-#[test]
-fn an_invocation_that_cannot_fit_is_dropped() {
-    // 256 MB, 128 MB each. A (f0) and B (f1) run 0–10: C (f2) at 1 finds
-    // nothing idle to evict. D (f2) at 20 finds A's and B's idle, but the
-    // keep-alive refuses to evict. E (f3, 512 MB) could never fit.
-    let p = [
+/// Four functions of 128 MB but the last (512 MB), 10 ms warm and cold;
+/// A (f0) and B (f1) fill 256 MB 0–10 ms, C (f2) arrives at 1, D (f2) at
+/// 20, E (f3) at 30.
+fn three_that_cannot_fit() -> (Vec<FunctionProfile>, Vec<Invocation>) {
+    let p = vec![
         profile(0, 128, 10, 10),
         profile(1, 128, 10, 10),
         profile(2, 128, 10, 10),
@@ -212,21 +213,164 @@ fn an_invocation_that_cannot_fit_is_dropped() {
         inv(3, 2, 20, 10),
         inv(4, 3, 30, 10),
     ];
+    (p, invs)
+}
+
+#[test]
+fn with_no_wait_an_invocation_that_cannot_fit_is_dropped_at_once() {
+    // C at 1 finds nothing idle to evict. D at 20 finds A's and B's idle,
+    // but the keep-alive refuses to evict. E could never fit. Each is
+    // dropped at its arrival, its outcome naming the server.
+    let (p, invs) = three_that_cannot_fit();
+    let config = ClusterConfig {
+        memory_wait: Some(0),
+        ..cluster(1, 2, 256)
+    };
     let mut router = to_zero();
     let refuse = |_| -> Box<dyn KeepAlive> { Box::new(Lru::refusing()) };
-    let (out, stats) = simulate(&cluster(1, 2, 256), &mut router, refuse, &p, invs).unwrap();
+    let (out, stats) = simulate(&config, &mut router, refuse, &p, invs).unwrap();
     assert_eq!(finishes_ms(&out), [Some(10), Some(10), None, None, None]);
-    assert!(out[2..].iter().all(|o| o.server.is_none() && !o.cold));
-    assert_eq!(
-        router.finished,
-        [2, 0, 1, 3, 4].map(faasched_model::cluster::InvocationId)
+    assert!(
+        out[2..]
+            .iter()
+            .all(|o| o.server == Some(ServerId(0)) && !o.cold)
     );
+    assert_eq!(router.finished, [2, 0, 1, 3, 4].map(InvocationId));
     let s = &stats.servers[0];
     assert_eq!((s.drops, s.evictions, s.routed), (3, 0, 5));
+    assert_eq!((s.waits, s.wait_time, s.drops_after_wait), (0, 0, 0));
     assert_eq!(
         (stats.dropped_for_memory, stats.dropped(), stats.finished),
         (3, 3, 2)
     );
+}
+
+#[test]
+fn a_wait_ends_in_a_drop_once_nothing_can_free_memory() {
+    // C at 1 waits: A and B will end. At 10 they do, but the keep-alive
+    // refuses to evict them and nothing else runs or expires: C is dropped
+    // then, after 9 ms. D at 20 meets the same refusal with nothing in
+    // flight, E needs more than the server has: both dropped at once.
+    let (p, invs) = three_that_cannot_fit();
+    let mut router = to_zero();
+    let refuse = |_| -> Box<dyn KeepAlive> { Box::new(Lru::refusing()) };
+    let (out, stats) = simulate(&cluster(1, 2, 256), &mut router, refuse, &p, invs).unwrap();
+    assert_eq!(finishes_ms(&out), [Some(10), Some(10), None, None, None]);
+    assert!(
+        out[2..]
+            .iter()
+            .all(|o| o.server == Some(ServerId(0)) && !o.cold)
+    );
+    // C's drop comes after A's and B's finishes at 10.
+    assert_eq!(router.finished, [0, 1, 2, 3, 4].map(InvocationId));
+    let s = &stats.servers[0];
+    assert_eq!((s.drops, s.evictions, s.routed), (3, 0, 5));
+    assert_eq!((s.waits, s.wait_time, s.drops_after_wait), (1, 9 * MS, 1));
+    assert_eq!((stats.dropped_for_memory, stats.finished), (3, 2));
+}
+
+#[test]
+fn an_invocation_waits_for_a_container_to_end_then_starts_cold_after_evicting_it() {
+    // 256 MB, two cores, 128 MB each. A (f0) runs 0–10 and B (f1) 0–20. C
+    // (f2: warm 10, cold 15) at 5 waits; A's container, idle at 10, is
+    // evicted for it and it starts cold then: 10 + 15 = 25 (its own core).
+    let p = [
+        profile(0, 128, 10, 10),
+        profile(1, 128, 20, 20),
+        profile(2, 128, 10, 15),
+    ];
+    let invs = vec![inv(0, 0, 0, 10), inv(1, 1, 0, 20), inv(2, 2, 5, 10)];
+    let (out, stats) = simulate(&cluster(1, 2, 256), &mut to_zero(), lru, &p, invs).unwrap();
+    assert_eq!(finishes_ms(&out), [Some(10), Some(20), Some(25)]);
+    assert!(out[2].cold && out[2].server == Some(ServerId(0)));
+    // Its latency includes the 5 ms wait.
+    assert_eq!(out[2].latency(), Some(20 * MS));
+    let s = &stats.servers[0];
+    assert_eq!((s.waits, s.wait_time, s.drops_after_wait), (1, 5 * MS, 0));
+    assert_eq!((s.evictions, s.cold_starts, s.drops), (1, 3, 0));
+    assert_eq!(s.max_memory_mb, 256);
+    // The wait counted in no load: the server ran two at most.
+    assert_eq!(s.busy, 10 * MS + 20 * MS + 15 * MS);
+}
+
+#[test]
+fn a_waiting_invocation_takes_a_container_of_its_function_that_became_idle() {
+    // f0: warm 5, cold 10. A (f0) 0–10 (5 + 5 cold) and B (f1) 0–20 fill
+    // 256 MB. C (f0, 5 ms) at 2 waits; at 10 A's container is idle and C
+    // takes it warm: 10 + 5 = 15 (20 had it started cold).
+    let p = [profile(0, 128, 5, 10), profile(1, 128, 20, 20)];
+    let invs = vec![inv(0, 0, 0, 5), inv(1, 1, 0, 20), inv(2, 0, 2, 5)];
+    let (out, stats) = simulate(&cluster(1, 2, 256), &mut to_zero(), lru, &p, invs).unwrap();
+    assert_eq!(finishes_ms(&out), [Some(10), Some(20), Some(15)]);
+    assert_eq!(
+        out.iter().map(|o| o.cold).collect::<Vec<_>>(),
+        [true, true, false]
+    );
+    let s = &stats.servers[0];
+    assert_eq!((s.waits, s.wait_time, s.evictions), (1, 8 * MS, 0));
+    assert_eq!((s.cold_starts, s.warm_starts), (2, 1));
+}
+
+#[test]
+fn a_waiting_head_blocks_a_later_invocation_that_would_fit() {
+    // 256 MB, two cores. A (f0, 128 MB) 0–10, B (f2, 128 MB) 0–30. C (f1,
+    // 256 MB) at 1 waits for both to end. D (f0) at 2 waits behind it; at
+    // 10 A's container is idle and would serve D warm, but C, the head,
+    // still cannot fit (B runs), so D waits on. At 30 C evicts A's
+    // container and B's, and runs 30–40; D waits for C's container, then
+    // evicts it and starts cold at 40: 40–50.
+    let p = [
+        profile(0, 128, 10, 10),
+        profile(1, 256, 10, 10),
+        profile(2, 128, 30, 30),
+    ];
+    let invs = vec![
+        inv(0, 0, 0, 10),
+        inv(1, 2, 0, 30),
+        inv(2, 1, 1, 10),
+        inv(3, 0, 2, 10),
+    ];
+    let (out, stats) = simulate(&cluster(1, 2, 256), &mut to_zero(), lru, &p, invs).unwrap();
+    assert_eq!(finishes_ms(&out), [Some(10), Some(30), Some(40), Some(50)]);
+    assert!(out.iter().all(|o| o.cold));
+    let s = &stats.servers[0];
+    // Waits: C 29 ms, D 38 ms.
+    assert_eq!((s.waits, s.wait_time, s.drops), (2, 67 * MS, 0));
+    assert_eq!((s.evictions, s.cold_starts, s.max_memory_mb), (3, 4, 256));
+}
+
+#[test]
+fn a_wait_that_runs_out_is_dropped_at_its_limit() {
+    // Waits of at most 5 ms. A (f0) and B (f1) fill 256 MB 0–10. C (f2) at
+    // 1 is dropped at 6. D (f2) at 5 may wait until 10, when A's and B's
+    // containers are idle: memory freed at its deadline serves it, cold
+    // after evicting A's: 10–20.
+    let p = [
+        profile(0, 128, 10, 10),
+        profile(1, 128, 10, 10),
+        profile(2, 128, 10, 10),
+    ];
+    let invs = vec![
+        inv(0, 0, 0, 10),
+        inv(1, 1, 0, 10),
+        inv(2, 2, 1, 10),
+        inv(3, 2, 5, 10),
+    ];
+    let config = ClusterConfig {
+        memory_wait: Some(5 * MS),
+        ..cluster(1, 2, 256)
+    };
+    let mut router = to_zero();
+    let (out, stats) = simulate(&config, &mut router, lru, &p, invs).unwrap();
+    assert_eq!(finishes_ms(&out), [Some(10), Some(10), None, Some(20)]);
+    assert_eq!(out[2].server, Some(ServerId(0)));
+    // C's drop reached the router before A's and B's finishes at 10.
+    assert_eq!(router.finished, [2, 0, 1, 3].map(InvocationId));
+    let s = &stats.servers[0];
+    // Waits: C 5 ms, D 5 ms.
+    assert_eq!((s.waits, s.wait_time, s.drops_after_wait), (2, 10 * MS, 1));
+    assert_eq!((s.drops, s.evictions), (1, 1));
+    assert_eq!(stats.dropped_for_memory, 1);
 }
 
 #[test]
@@ -242,10 +386,7 @@ fn a_router_drop_is_final_at_once() {
     let invs = vec![inv(0, 0, 0, 10), inv(1, 0, 2, 10)];
     let (out, stats) = simulate(&cluster(1, 1, 1024), &mut router, lru, &p, invs).unwrap();
     assert_eq!(finishes_ms(&out), [Some(10), None]);
-    assert_eq!(
-        router.finished,
-        [1, 0].map(faasched_model::cluster::InvocationId)
-    );
+    assert_eq!(router.finished, [1, 0].map(InvocationId));
     assert_eq!((stats.dropped_by_router, stats.servers[0].routed), (1, 1));
 }
 
@@ -409,4 +550,53 @@ fn closed_loop_clients_send_again_after_each_outcome() {
         ]
     );
     assert_eq!((stats.invocations, stats.finished), (6, 6));
+}
+
+#[test]
+fn a_closed_loop_client_sends_again_after_its_wait_ends_in_a_drop() {
+    // Room for one 128 MB container, waits of at most 5 ms, think 5 ms.
+    // Both clients send at 0: 0 runs cold 0–10, 1 waits and is dropped at
+    // 5, so client 1 sends 2 at 10, which takes 0's container (idle at
+    // that instant) warm: 10–20. Client 0 sends 3 at 15; it waits until 2
+    // ends at 20, its deadline, and runs 20–30 warm.
+    let p = [profile(0, 128, 10, 10)];
+    let mut clients = Loop {
+        clients: 2,
+        left: vec![2, 2],
+        work: 10 * MS,
+        think: 5 * MS,
+        f: 0,
+    };
+    let config = ClusterConfig {
+        memory_wait: Some(5 * MS),
+        ..cluster(1, 1, 128)
+    };
+    let mut out = Vec::new();
+    let stats = run_closed(&config, &mut to_zero(), lru, &p, &mut clients, |o| {
+        out.push(o)
+    })
+    .unwrap();
+    let got: Vec<_> = out
+        .iter()
+        .map(|o| {
+            (
+                o.info.id.0,
+                o.info.arrival / MS,
+                o.finish.map(|f| f / MS),
+                o.cold,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (1, 0, None, false),
+            (0, 0, Some(10), true),
+            (2, 10, Some(20), false),
+            (3, 15, Some(30), false),
+        ]
+    );
+    let s = &stats.servers[0];
+    assert_eq!((s.waits, s.wait_time, s.drops_after_wait), (2, 10 * MS, 1));
+    assert_eq!((stats.invocations, stats.finished), (4, 3));
 }
