@@ -134,7 +134,7 @@ impl Args {
                 let text = table.render();
                 if let Some(dir) = &self.out {
                     interrupt::check()?;
-                    write_cluster_files(staged, dir, &ran, &table, &text)?;
+                    write_cluster_files(staged, dir, name, &ran, &table, &text)?;
                 }
                 text
             }

@@ -9,7 +9,9 @@ use faasched_lab::cluster::catalog::{KEEP_ALIVES, ROUTERS, contenders};
 use faasched_lab::cluster::run::{ClusterOptions, ColdStart};
 use faasched_lab::{interrupt, progress};
 use faasched_report::Staged;
-use faasched_report::cluster::{cluster_json, render_cluster_table, write_cluster_outputs};
+use faasched_report::cluster::{
+    cluster_json, render_cluster_table, write_cluster_outputs, write_cluster_report,
+};
 
 use std::path::PathBuf;
 
@@ -101,8 +103,13 @@ pub struct Args {
     /// the server's other work, or a wait that takes no core
     #[arg(long, value_enum, default_value = "cpu")]
     cold_start: ColdStartArg,
-    /// Write summary.json and summary.csv into this directory, together,
-    /// once both are written
+    /// Seconds an invocation whose container does not fit waits on its
+    /// server for memory (containers ending, idle ones evicted) before it
+    /// is dropped; 0 drops it at once
+    #[arg(long, default_value_t = 300.0)]
+    memory_wait: f64,
+    /// Write summary.json, summary.csv and report.html into this directory,
+    /// together, once all are written
     #[arg(long, short = 'o', value_name = "DIR")]
     out: Option<PathBuf>,
     /// Print summary.json to stdout instead of the table
@@ -159,6 +166,7 @@ impl Args {
                 ColdStartArg::Cpu => ColdStart::Cpu,
                 ColdStartArg::Wall => ColdStart::Wall,
             },
+            memory_wait_s: self.memory_wait,
         };
         let setup = options.setup()?;
         interrupt::catch()?;
@@ -181,12 +189,22 @@ impl Args {
         if let Some(dir) = &self.out {
             let mut staged = Staged::new();
             write_cluster_outputs(dir, &settings, &rows, &mut staged)?;
+            write_cluster_report(
+                dir,
+                "faasched cluster simulate",
+                &settings,
+                &rows,
+                &mut staged,
+            )?;
             interrupt::check()?;
             staged.commit()?;
         }
         out!("{text}")?;
         if let (Some(dir), false) = (&self.out, self.json) {
-            outln!("wrote summary.json, summary.csv to {}", dir.display())?;
+            outln!(
+                "wrote summary.json, summary.csv, report.html to {}",
+                dir.display()
+            )?;
         }
         Ok(())
     }

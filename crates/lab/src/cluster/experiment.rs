@@ -6,8 +6,8 @@
 //! (case, policy) run is independent and deterministic, so they run in
 //! parallel on rayon's pool and the output does not depend on the thread
 //! count. [`write_cluster_files`] writes `table.txt`, `table.csv`, and per
-//! case `summary.json` and `summary.csv` (as `cluster simulate --out`
-//! writes them).
+//! case `summary.json`, `summary.csv` and `report.html` (as `cluster
+//! simulate --out` writes them).
 
 use super::catalog::contenders;
 use super::run::ClusterOptions;
@@ -15,7 +15,7 @@ use crate::experiment::{Table, check_slug};
 use crate::progress;
 use anyhow::{Context, Result, bail};
 use faasched_report::Staged;
-use faasched_report::cluster::{ClusterRow, write_cluster_outputs};
+use faasched_report::cluster::{ClusterRow, write_cluster_outputs, write_cluster_report};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -109,11 +109,12 @@ pub fn run_cluster_cases(cases: Vec<ClusterCase>) -> Result<Vec<CaseRan>> {
     Ok(ran)
 }
 
-/// Writes `table.txt`, `table.csv` and each case's summary.json and
-/// summary.csv into `dir`, all put in place together once written.
+/// Writes `table.txt`, `table.csv` and each case's summary.json,
+/// summary.csv and report.html into `dir`, all put in place together once written.
 pub fn write_cluster_files(
     mut staged: Staged,
     dir: &Path,
+    name: &str,
     ran: &[CaseRan],
     table: &Table,
     text: &str,
@@ -121,7 +122,10 @@ pub fn write_cluster_files(
     staged.write(&dir.join("table.txt"), text.as_bytes())?;
     table.write_csv(&dir.join("table.csv"), &mut staged)?;
     for r in ran {
-        write_cluster_outputs(&dir.join(&r.case.slug), &r.settings, &r.rows, &mut staged)?;
+        let d = dir.join(&r.case.slug);
+        write_cluster_outputs(&d, &r.settings, &r.rows, &mut staged)?;
+        let title = format!("faasched experiment {name}: {}", r.case.title);
+        write_cluster_report(&d, &title, &r.settings, &r.rows, &mut staged)?;
     }
     Ok(staged.commit()?)
 }

@@ -86,6 +86,9 @@ pub struct ClusterOptions {
     pub contention: f64,
     /// What a cold start's extra is: CPU, or wall time.
     pub cold_start: ColdStart,
+    /// Seconds an invocation may wait for memory on its server before it
+    /// is dropped (0: dropped at once).
+    pub memory_wait_s: f64,
 }
 
 impl Default for ClusterOptions {
@@ -112,6 +115,7 @@ impl Default for ClusterOptions {
             fresh: false,
             contention: 0.0,
             cold_start: ColdStart::Cpu,
+            memory_wait_s: c.memory_wait.unwrap_or(0) as f64 / SEC as f64,
         }
     }
 }
@@ -244,6 +248,12 @@ impl ClusterOptions {
         if !(self.publish_s.is_finite() && self.publish_s > 0.0) {
             bail!("--publish {}: give seconds above 0", self.publish_s);
         }
+        if !(self.memory_wait_s.is_finite() && (0.0..=86_400.0).contains(&self.memory_wait_s)) {
+            bail!(
+                "--memory-wait {}: give seconds from 0 to a day",
+                self.memory_wait_s
+            );
+        }
         let config = ClusterConfig {
             servers: self.servers as usize,
             cores: self.cores,
@@ -252,6 +262,7 @@ impl ClusterOptions {
             fresh: self.fresh,
             contention: self.contention,
             cold_start: self.cold_start,
+            memory_wait: Some((self.memory_wait_s * SEC as f64).round() as u64),
         };
         config.validate().map_err(|e| anyhow!("{e}"))?;
         Ok(config)
@@ -371,6 +382,7 @@ impl ClusterSetup {
             "fresh_loads": c.fresh,
             "contention": c.contention,
             "cold_start": c.cold_start,
+            "memory_wait_s": c.memory_wait.map(|w| w as f64 / SEC as f64),
         })
     }
 
@@ -495,6 +507,13 @@ impl ClusterRan {
         let usage = ClusterUsage {
             dropped_for_memory: self.stats.dropped_for_memory,
             evictions: self.stats.servers.iter().map(|s| s.evictions).sum(),
+            memory_waits: self.stats.servers.iter().map(|s| s.waits).sum(),
+            memory_wait_s: self
+                .stats
+                .servers
+                .iter()
+                .map(|s| s.wait_time as f64 / SEC as f64)
+                .sum(),
             load_variance: self.stats.loads.mean_variance,
             utilisation: self
                 .stats

@@ -21,6 +21,10 @@ pub struct ClusterUsage {
     pub dropped_for_memory: u64,
     /// Idle containers evicted to make room, over every server.
     pub evictions: u64,
+    /// Invocations that waited on their server for memory.
+    pub memory_waits: u64,
+    /// Their total wait, s.
+    pub memory_wait_s: f64,
     /// The mean over the load publications of the variance of the
     /// published loads across servers (the paper's load evenness).
     pub load_variance: f64,
@@ -86,6 +90,10 @@ pub struct ClusterRow {
     pub function_slowdown_p99: Option<f64>,
     /// Idle containers evicted.
     pub evictions: u64,
+    /// Invocations that waited on their server for memory.
+    pub memory_waits: u64,
+    /// Their mean wait, s.
+    pub memory_wait_mean_s: Option<f64>,
     /// Mean load variance across servers.
     pub load_variance: f64,
     /// Mean server utilisation.
@@ -121,6 +129,9 @@ impl ClusterRow {
             function_slowdown_p50: summary.function_slowdown.map(|s| s.p50),
             function_slowdown_p99: summary.function_slowdown.map(|s| s.p99),
             evictions: usage.evictions,
+            memory_waits: usage.memory_waits,
+            memory_wait_mean_s: (usage.memory_waits > 0)
+                .then(|| usage.memory_wait_s / usage.memory_waits as f64),
             load_variance: usage.load_variance,
             utilisation_mean: (!u.is_empty()).then(|| u.iter().sum::<f64>() / u.len() as f64),
             utilisation_max: u.iter().copied().reduce(f64::max),
@@ -229,12 +240,15 @@ mod tests {
         let usage = ClusterUsage {
             dropped_for_memory: 2,
             evictions: 5,
+            memory_waits: 4,
+            memory_wait_s: 10.0,
             load_variance: 0.25,
             utilisation: vec![0.5, 0.7],
             load_series: Vec::new(),
         };
         let row = ClusterRow::new(&summary, &usage);
         assert_eq!((row.dropped_for_memory, row.evictions), (2, 5));
+        assert_eq!((row.memory_waits, row.memory_wait_mean_s), (4, Some(2.5)));
         assert_eq!(row.utilisation_max, Some(0.7));
         assert!((row.utilisation_mean.unwrap() - 0.6).abs() < 1e-12);
         assert_eq!(row.global_increase, None);
