@@ -332,7 +332,7 @@ impl Cluster {
             |m| match self.json {
                 true => Ok(()),
                 false => outln!(
-                    "{:<15} {:>9} invocations at {:>5.1}/s  median {:>8.4} s  {:>10.0} invocations/s  {:>5.2} events/invocation  {:>5.3} cold/invocation  {:>5.3} dropped/invocation ({:.3} by the router)  peak RSS {:.0} MiB",
+                    "{:<18} {:>9} invocations at {:>5.1}/s  median {:>8.4} s  {:>10.0} invocations/s  {:>5.2} events/invocation  {:>5.3} cold/invocation  {:>5.3} dropped/invocation ({:.3} by the router)  peak RSS {:.0} MiB",
                     m.router,
                     m.invocations,
                     m.rate_per_s,
@@ -367,7 +367,7 @@ impl Cluster {
             |d| match self.json {
                 true => Ok(()),
                 false => outln!(
-                    "{:<15} {:>10.1} ns/decision  {:>5.3} dropped/decision",
+                    "{:<18} {:>10.1} ns/decision  {:>5.3} dropped/decision",
                     d.router,
                     d.median_ns,
                     d.drops as f64 / (f64::from(d.samples) * f64::from(d.per_sample))
