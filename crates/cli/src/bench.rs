@@ -7,7 +7,7 @@ use crate::args::count;
 use crate::stdout::outln;
 use anyhow::Result;
 use clap::{Args as ClapArgs, Subcommand};
-use faasched_lab::bench::{BUILD, learn, node, release_only, sim};
+use faasched_lab::bench::{BUILD, cluster, learn, node, release_only, sim};
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -25,6 +25,17 @@ pub enum Command {
     /// as many and prints the process's peak resident memory after each:
     /// the engine keeps only the requests in flight, so it should not grow.
     Node(Node),
+    /// Simulated invocations per wall-second through the cluster engine
+    /// (workload generation and engine; metrics aggregation is excluded) for
+    /// every cluster router, ch-rlu first, with greedy-dual keep-alive on
+    /// every server: 100 servers × 4 cores and 8 GB, an azure-functions
+    /// population of 1,000 functions at 70% load. First it runs ch-rlu on
+    /// --invocations and on four times as many and prints the process's
+    /// peak resident memory after each: the engine keeps only the
+    /// invocations in flight and the containers, so it should not grow.
+    /// Last, the median time of one routing decision of each router on
+    /// the 100 servers as ch-rlu saw them after 100,000 invocations.
+    Cluster(Cluster),
     /// The ALPS learner's time per window (SRPT simulation plus training) for
     /// windows of 100, 500, 1,000 and 5,000 finished invocations of the
     /// Huawei-like workload on 56 cores, to set beside ALPS Table 2.
@@ -46,6 +57,7 @@ impl Command {
         match self {
             Command::Sim(s) => s.execute(),
             Command::Node(n) => n.execute(),
+            Command::Cluster(c) => c.execute(),
             Command::Learn(l) => l.execute(),
             Command::Watch(w) => w.execute(),
             Command::Agent(a) => a.execute(),
@@ -256,6 +268,120 @@ impl Node {
         )?;
         if self.json {
             outln!("{}", serde_json::to_string_pretty(&results)?)?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct Cluster {
+    /// Runs per router; the median is reported.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+    runs: u32,
+    /// Invocations per run (the memory check's long run has four times as
+    /// many).
+    #[arg(long, default_value_t = 1_000_000, value_parser = count)]
+    invocations: u64,
+    /// Samples of 1,000 routing decisions per router; the median is
+    /// reported.
+    #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    samples: u32,
+    /// Seed of the population, its arrivals and the routers. Recorded
+    /// results use the default.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print `{"memory": {...}, "routers": [{"router", "invocations",
+    /// "wall_s", "invocations_per_s", ...}], "view": {...}, "decisions":
+    /// [{"router", "median_ns", ...}]}`.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Cluster {
+    fn execute(self) -> Result<()> {
+        release_only("cluster")?;
+        let mib = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        if !self.json {
+            outln!(
+                "{BUILD} build, seed {}, azure-functions: {} functions on {} servers × {} cores ({} MB each) at {:.0}% load, {} keep-alive",
+                self.seed,
+                cluster::FUNCTIONS,
+                cluster::SERVERS,
+                cluster::CORES,
+                cluster::MEMORY_MB,
+                cluster::LOAD * 100.0,
+                cluster::KEEP_ALIVE
+            )?;
+        }
+        let speeds = cluster::measure(
+            self.runs,
+            self.invocations,
+            self.seed,
+            |m| match self.json {
+                true => Ok(()),
+                false => outln!(
+                    "memory: {} peak RSS {:.1} MiB after {} invocations, {:.1} MiB after {} ({:+.1} MiB)",
+                    m.router,
+                    mib(m.short_peak_rss_mib),
+                    m.short_invocations,
+                    mib(m.long_peak_rss_mib),
+                    m.long_invocations,
+                    mib(m.growth_mib)
+                ),
+            },
+            |m| match self.json {
+                true => Ok(()),
+                false => outln!(
+                    "{:<18} {:>9} invocations at {:>5.1}/s  median {:>8.4} s  {:>10.0} invocations/s  {:>5.2} events/invocation  {:>5.3} cold/invocation  {:>5.3} dropped/invocation ({:.3} by the router)  peak RSS {:.0} MiB",
+                    m.router,
+                    m.invocations,
+                    m.rate_per_s,
+                    m.wall_s,
+                    m.invocations_per_s,
+                    m.events as f64 / m.invocations as f64,
+                    m.cold_starts as f64 / m.invocations as f64,
+                    m.dropped as f64 / m.invocations as f64,
+                    m.dropped_by_router as f64 / m.invocations as f64,
+                    mib(m.peak_rss_mib)
+                ),
+            },
+        )?;
+        let decisions = cluster::decisions(
+            self.samples,
+            self.seed,
+            |v| match self.json {
+                true => Ok(()),
+                false => outln!(
+                    "route() on {} servers as {} saw them after {} invocations (mean load {:.2}, max {:.2}, {} idle warm containers, {} running), median of {} samples of {} decisions:",
+                    v.servers,
+                    v.router,
+                    v.after_invocations,
+                    v.mean_load,
+                    v.max_load,
+                    v.warm_containers,
+                    v.running,
+                    self.samples,
+                    cluster::PER_SAMPLE
+                ),
+            },
+            |d| match self.json {
+                true => Ok(()),
+                false => outln!(
+                    "{:<18} {:>10.1} ns/decision  {:>5.3} dropped/decision",
+                    d.router,
+                    d.median_ns,
+                    d.drops as f64 / (f64::from(d.samples) * f64::from(d.per_sample))
+                ),
+            },
+        )?;
+        if self.json {
+            let all = serde_json::json!({
+                "memory": speeds.memory,
+                "routers": speeds.routers,
+                "view": decisions.view,
+                "decisions": decisions.decisions,
+            });
+            outln!("{}", serde_json::to_string_pretty(&all)?)?;
         }
         Ok(())
     }

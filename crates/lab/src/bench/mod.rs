@@ -4,6 +4,7 @@
 
 #[cfg(feature = "live")]
 pub mod agent;
+pub mod cluster;
 pub mod learn;
 pub mod node;
 pub mod sim;

@@ -1,0 +1,595 @@
+//! `bench cluster`: simulated invocations per wall-second through the
+//! cluster engine, workload generation and engine (metrics aggregation
+//! excluded), for every router of the catalogue; whether the engine's
+//! memory grows with a run's length; and the time of one routing decision.
+
+use super::{BUILD, median, median_wall, peak_rss_mib};
+use crate::cluster::catalog::{self, KeepAliveSpec, ROUTERS, RouterSpec};
+use anyhow::{Result, anyhow, bail};
+use faasched_model::cluster::{
+    Choice, InvocationInfo, InvocationOutcome, Route, ServerId, Servers,
+};
+use faasched_model::{FunctionId, SEC, Time};
+use faasched_sim::cluster::{self as sim, ClusterConfig, ClusterStats};
+use faasched_workload::cluster::{AzureFunctions, AzureParams};
+use faasched_workload::node::Length;
+use serde::Serialize;
+use std::convert::Infallible;
+use std::time::Instant;
+
+/// Servers in the cluster timed.
+pub const SERVERS: u32 = 100;
+/// Cores of each.
+pub const CORES: u32 = 4;
+/// Memory of each for containers, MB: 2 GB per core, the ratio of the
+/// paper's simulated cluster (512 GB for 256 CPUs, ch-rlu-hpdc22 §6.3) and
+/// of its live invokers (32 GB for 16 cores, §6.1).
+pub const MEMORY_MB: u32 = 8 * 1024;
+/// Functions of the `azure-functions` population (the paper's "1000
+/// randomly chosen functions", §6.3).
+pub const FUNCTIONS: u32 = 1000;
+/// The offered CPU over the cluster's cores: busy enough that loads pass
+/// CH-RLU's bound on the popular functions' home servers and invocations
+/// are forwarded, queue and start cold, not so busy that the backlog (and
+/// with it the cost per invocation) grows with the run.
+pub const LOAD: f64 = 0.7;
+/// The keep-alive policy on every server (the paper runs GreedyDual on its
+/// invokers under every router but OW+TTL, §5, §6.1).
+pub const KEEP_ALIVE: &str = "greedy-dual";
+/// The router whose speed and decision time are the headline, whose
+/// memory is checked, and whose run makes the view decisions are timed on.
+pub const HEADLINE: &str = "ch-rlu";
+/// How many times as many invocations the memory check's long run has as
+/// its short one.
+pub const LONGER: u64 = 4;
+/// Decisions timed together, one sample: one call to the clock per
+/// thousand keeps its own cost out of a decision's tens of nanoseconds.
+pub const PER_SAMPLE: u32 = 1000;
+/// Invocations the headline router routes before the cluster's view is
+/// taken for the decision timing: long enough (about half an hour
+/// simulated) for every server to have published loads many times and
+/// filled its memory with warm containers.
+pub const WARMUP: u64 = 100_000;
+
+/// One router's speed through the engine.
+#[derive(Serialize, Debug)]
+pub struct Measured {
+    /// The router, by its catalogue name.
+    pub router: &'static str,
+    /// [`KEEP_ALIVE`].
+    pub keep_alive: &'static str,
+    /// [`FUNCTIONS`].
+    pub functions: u32,
+    /// [`SERVERS`].
+    pub servers: u32,
+    /// [`CORES`].
+    pub cores: u32,
+    /// [`MEMORY_MB`].
+    pub memory_mb: u32,
+    /// [`LOAD`].
+    pub load: f64,
+    /// Mean arrival rate of the simulated invocations, per simulated
+    /// second.
+    pub rate_per_s: f64,
+    /// Invocations per run.
+    pub invocations: u64,
+    /// [`BUILD`].
+    pub build: &'static str,
+    /// Seed of the population, its arrivals and the router.
+    pub seed: u64,
+    /// Median wall time of one run.
+    pub wall_s: f64,
+    /// Invocations over that.
+    pub invocations_per_s: f64,
+    /// Simulated time from the first arrival to the last finish, s (the
+    /// same every run).
+    pub simulated_s: f64,
+    /// Engine events the run processed (the same every run).
+    pub events: u64,
+    /// Invocations that started cold (the same every run).
+    pub cold_starts: u64,
+    /// Invocations dropped by the router or for memory (the same every
+    /// run).
+    pub dropped: u64,
+    /// Those of them the router dropped (the rest found no memory on their
+    /// server).
+    pub dropped_by_router: u64,
+    /// Runs timed.
+    pub runs: u32,
+    /// Peak resident memory of this process so far (VmHWM), MiB.
+    pub peak_rss_mib: Option<f64>,
+}
+
+/// Whether memory grows with a run's length: [`HEADLINE`] run once on
+/// `invocations` and once on [`LONGER`] times as many, before anything
+/// else in the process, the peak resident memory read after each.
+#[derive(Serialize, Debug)]
+pub struct Memory {
+    /// The router run.
+    pub router: &'static str,
+    /// Invocations of the short run.
+    pub short_invocations: u64,
+    /// Invocations of the long run.
+    pub long_invocations: u64,
+    /// Peak resident memory of this process (VmHWM) after the short run,
+    /// MiB; None where /proc/self/status cannot be read.
+    pub short_peak_rss_mib: Option<f64>,
+    /// The same after the long run.
+    pub long_peak_rss_mib: Option<f64>,
+    /// The long run's peak over the short one's, MiB.
+    pub growth_mib: Option<f64>,
+}
+
+/// The cluster's state the decisions are timed on: what [`HEADLINE`]'s
+/// router saw after the first [`WARMUP`] invocations of a run.
+#[derive(Serialize, Debug)]
+pub struct View {
+    /// The router whose run it was taken from.
+    pub router: &'static str,
+    /// Invocations routed before it ([`WARMUP`]).
+    pub after_invocations: u64,
+    /// Servers.
+    pub servers: usize,
+    /// Mean published load (1-minute load average over cores).
+    pub mean_load: f64,
+    /// The highest published load.
+    pub max_load: f64,
+    /// Idle warm containers over all servers.
+    pub warm_containers: u64,
+    /// Invocations running over all servers.
+    pub running: u64,
+}
+
+/// One router's decision time.
+#[derive(Serialize, Debug)]
+pub struct Decision {
+    /// The router, by its catalogue name.
+    pub router: &'static str,
+    /// Servers it chose among.
+    pub servers: usize,
+    /// Decisions per timed sample ([`PER_SAMPLE`]).
+    pub per_sample: u32,
+    /// Samples timed.
+    pub samples: u32,
+    /// The median over samples of a sample's wall time over its
+    /// decisions, ns.
+    pub median_ns: f64,
+    /// Decisions that dropped the invocation.
+    pub drops: u64,
+}
+
+/// What [`measure`] measured.
+#[derive(Serialize, Debug)]
+pub struct Speeds {
+    /// The memory check.
+    pub memory: Memory,
+    /// Each router's speed, in catalogue order ([`HEADLINE`] first).
+    pub routers: Vec<Measured>,
+}
+
+/// What [`decisions`] measured.
+#[derive(Serialize, Debug)]
+pub struct Decisions {
+    /// The view the decisions were timed on.
+    pub view: View,
+    /// Each router's decision time, in catalogue order ([`HEADLINE`]
+    /// first).
+    pub decisions: Vec<Decision>,
+}
+
+/// The cluster and population every run shares.
+struct Setup {
+    config: ClusterConfig,
+    functions: AzureFunctions,
+    keep_alive: &'static KeepAliveSpec,
+    seed: u64,
+}
+
+impl Setup {
+    fn new(seed: u64) -> Result<Setup> {
+        let params = AzureParams {
+            functions: FUNCTIONS,
+            seed,
+            ..AzureParams::new(SERVERS, CORES, LOAD)
+        };
+        Ok(Setup {
+            config: ClusterConfig::new(SERVERS as usize, CORES, MEMORY_MB),
+            functions: AzureFunctions::new(&params)?,
+            keep_alive: catalog::keep_alive(KEEP_ALIVE)?,
+            seed,
+        })
+    }
+
+    /// One run of a fresh `router` over `invocations` generated
+    /// invocations, every outcome dropped as it comes; an error unless every
+    /// invocation finished or was dropped.
+    fn run(&self, router: &RouterSpec, invocations: u64) -> Result<ClusterStats> {
+        self.run_with(&mut *router.build(self.seed)?, invocations)
+    }
+
+    /// [`Setup::run`] with `router` as it is.
+    fn run_with(&self, router: &mut dyn Route, invocations: u64) -> Result<ClusterStats> {
+        let name = router.name().to_string();
+        let stream = self.functions.invocations(Length::Count(invocations))?;
+        let stats = sim::run(
+            &self.config,
+            router,
+            |_| self.keep_alive.build(),
+            self.functions.table().profiles(),
+            stream.map(Ok::<_, Infallible>),
+            |_: InvocationOutcome| {},
+        )
+        .map_err(|e| anyhow!("{name}: {e}"))?;
+        let ended = stats.finished + stats.dropped();
+        if stats.invocations != invocations || ended != invocations {
+            bail!(
+                "{name}: of {invocations} invocations {} arrived, {} finished and {} were dropped",
+                stats.invocations,
+                stats.finished,
+                stats.dropped()
+            );
+        }
+        Ok(stats)
+    }
+
+    /// What [`HEADLINE`] saw when the invocation after the first
+    /// [`WARMUP`] of a run arrived.
+    fn view(&self) -> Result<Servers> {
+        let mut taker = ViewTaker {
+            inner: router(HEADLINE)?.build(self.seed)?,
+            at: WARMUP,
+            view: None,
+        };
+        self.run_with(&mut taker, WARMUP + 1)?;
+        taker
+            .view
+            .ok_or_else(|| anyhow!("{HEADLINE} was never asked to route invocation {WARMUP}"))
+    }
+}
+
+/// A router that passes every call on, and keeps a copy of the servers as
+/// they are when the invocation of id `at` arrives.
+struct ViewTaker {
+    inner: Box<dyn Route + Send>,
+    at: u64,
+    view: Option<Servers>,
+}
+
+impl Route for ViewTaker {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn route(&mut self, now: Time, inv: &InvocationInfo, servers: &Servers) -> Choice {
+        if inv.id.0 == self.at {
+            self.view = Some(servers.clone());
+        }
+        self.inner.route(now, inv, servers)
+    }
+
+    fn on_loads(&mut self, now: Time, servers: &Servers) {
+        self.inner.on_loads(now, servers)
+    }
+
+    fn on_finish(&mut self, now: Time, outcome: &InvocationOutcome) {
+        self.inner.on_finish(now, outcome)
+    }
+}
+
+/// The catalogue's router named `name`.
+fn router(name: &str) -> Result<&'static RouterSpec> {
+    ROUTERS
+        .iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| anyhow!("the cluster catalogue has no router `{name}`"))
+}
+
+/// Summarises `servers` for the report.
+fn describe(servers: &Servers, functions: u32) -> View {
+    let loads: Vec<f64> = servers.iter().map(|(_, v)| v.load).collect();
+    let warm = servers
+        .iter()
+        .map(|(s, _)| {
+            (0..functions)
+                .map(|f| u64::from(servers.warm(s, FunctionId(f))))
+                .sum::<u64>()
+        })
+        .sum();
+    View {
+        router: HEADLINE,
+        after_invocations: WARMUP,
+        servers: servers.len(),
+        mean_load: loads.iter().sum::<f64>() / loads.len().max(1) as f64,
+        max_load: loads.iter().copied().fold(0.0, f64::max),
+        warm_containers: warm,
+        running: servers.iter().map(|(_, v)| u64::from(v.running)).sum(),
+    }
+}
+
+/// Times `samples` samples of [`PER_SAMPLE`] `route()` calls of a fresh
+/// `spec` on the fixed `view`, fed the stream's invocations from the one
+/// the view was taken for on. Between samples, untimed, the router hears
+/// of every invocation finished by then (each finishes its warm time after
+/// its arrival) and of a load publication every publication period, as in
+/// a run, so that its state (OpenWhisk's outstanding memory, CH-RLU's
+/// popular functions) stays what it would be; the view itself does not
+/// change. A fresh router starts with none of that state: the median
+/// over many samples is the decision time once it has built it.
+fn time_decisions(
+    setup: &Setup,
+    spec: &RouterSpec,
+    view: &Servers,
+    samples: u32,
+) -> Result<Decision> {
+    let total = u64::from(samples)
+        .checked_mul(u64::from(PER_SAMPLE))
+        .and_then(|n| n.checked_add(WARMUP))
+        .ok_or_else(|| anyhow!("{samples} samples of {PER_SAMPLE} decisions overflow a count"))?;
+    let profiles = setup.functions.table().profiles();
+    let mut stream = setup
+        .functions
+        .invocations(Length::Count(total))?
+        .skip(WARMUP as usize)
+        .map(|inv| InvocationInfo {
+            id: inv.id,
+            arrival: inv.arrival,
+            profile: profiles[inv.function.0 as usize],
+        });
+    let mut router = spec.build(setup.seed)?;
+    let mut batch: Vec<InvocationInfo> = Vec::with_capacity(PER_SAMPLE as usize);
+    let mut choices: Vec<Choice> = Vec::with_capacity(PER_SAMPLE as usize);
+    let mut running: Vec<InvocationOutcome> = Vec::new();
+    let mut per_decision = Vec::with_capacity(samples as usize);
+    let mut drops = 0;
+    let mut next_publication: Option<Time> = None;
+    for _ in 0..samples {
+        batch.clear();
+        batch.extend(stream.by_ref().take(PER_SAMPLE as usize));
+        let (Some(first), Some(last)) = (batch.first(), batch.last()) else {
+            bail!("the decision stream ended early");
+        };
+        let (first, last) = (first.arrival, last.arrival);
+        let due = next_publication.get_or_insert(first);
+        while *due <= first {
+            router.on_loads(*due, view);
+            *due += setup.config.publish;
+        }
+        choices.clear();
+        let t = Instant::now();
+        for inv in &batch {
+            choices.push(router.route(inv.arrival, inv, view));
+        }
+        let elapsed = t.elapsed();
+        per_decision.push(elapsed.as_nanos() as f64 / batch.len() as f64);
+        for (inv, choice) in batch.iter().zip(&choices) {
+            let server: Option<ServerId> = match choice {
+                Choice::Server(s) => Some(*s),
+                Choice::Drop => None,
+            };
+            let outcome = InvocationOutcome {
+                info: *inv,
+                work: inv.profile.warm,
+                server,
+                cold: false,
+                finish: server.map(|_| inv.arrival.saturating_add(inv.profile.warm)),
+            };
+            match outcome.finish {
+                Some(_) => running.push(outcome),
+                None => {
+                    drops += 1;
+                    router.on_finish(inv.arrival, &outcome);
+                }
+            }
+        }
+        running.retain(|o| match o.finish {
+            Some(at) if at <= last => {
+                router.on_finish(at, o);
+                false
+            }
+            _ => true,
+        });
+    }
+    Ok(Decision {
+        router: spec.name,
+        servers: view.len(),
+        per_sample: PER_SAMPLE,
+        samples,
+        median_ns: median(per_decision),
+        drops,
+    })
+}
+
+/// Checks memory first (`memory` gets it), then times every router of the
+/// catalogue `runs` times on `invocations` invocations of seed `seed`,
+/// handing each result to `each` as it comes. Call it before anything else
+/// in the process runs a cluster: the memory check reads the process's
+/// high-water mark.
+pub fn measure(
+    runs: u32,
+    invocations: u64,
+    seed: u64,
+    memory: impl FnOnce(&Memory) -> Result<()>,
+    mut each: impl FnMut(&Measured) -> Result<()>,
+) -> Result<Speeds> {
+    let setup = Setup::new(seed)?;
+    let long = invocations.checked_mul(LONGER).ok_or_else(|| {
+        anyhow!("the memory check's run of {LONGER} × {invocations} invocations overflows a count")
+    })?;
+    // Refused before anything runs, not after the short run.
+    setup
+        .functions
+        .invocations(Length::Count(long))
+        .map_err(|e| anyhow!("the memory check's run of {long} invocations: {e}"))?;
+    // First, while nothing else has raised this process's high-water mark:
+    // a later run's peak could otherwise hide under an earlier, larger one.
+    let headline = router(HEADLINE)?;
+    setup.run(headline, invocations)?;
+    let short_peak = peak_rss_mib();
+    setup.run(headline, long)?;
+    let long_peak = peak_rss_mib();
+    let m = Memory {
+        router: HEADLINE,
+        short_invocations: invocations,
+        long_invocations: long,
+        short_peak_rss_mib: short_peak,
+        long_peak_rss_mib: long_peak,
+        growth_mib: short_peak.zip(long_peak).map(|(s, l)| l - s),
+    };
+    memory(&m)?;
+
+    let summary = setup.functions.summary();
+    let mut routers = Vec::new();
+    for spec in ROUTERS {
+        let (wall_s, stats) = median_wall(runs, || setup.run(spec, invocations))?;
+        let m = Measured {
+            router: spec.name,
+            keep_alive: KEEP_ALIVE,
+            functions: FUNCTIONS,
+            servers: SERVERS,
+            cores: CORES,
+            memory_mb: MEMORY_MB,
+            load: LOAD,
+            rate_per_s: summary.rate_per_s,
+            invocations,
+            build: BUILD,
+            seed,
+            wall_s,
+            invocations_per_s: invocations as f64 / wall_s,
+            simulated_s: stats.span as f64 / SEC as f64,
+            events: stats.events,
+            cold_starts: stats.cold_starts(),
+            dropped: stats.dropped(),
+            dropped_by_router: stats.dropped_by_router,
+            runs,
+            peak_rss_mib: peak_rss_mib(),
+        };
+        each(&m)?;
+        routers.push(m);
+    }
+    Ok(Speeds { memory: m, routers })
+}
+
+/// Takes the view [`HEADLINE`] sees after [`WARMUP`] invocations of seed
+/// `seed` (`view` gets it), then times `samples` samples of
+/// [`PER_SAMPLE`] decisions of every router of the catalogue on it, handing
+/// each result to `each` as it comes.
+pub fn decisions(
+    samples: u32,
+    seed: u64,
+    view: impl FnOnce(&View) -> Result<()>,
+    mut each: impl FnMut(&Decision) -> Result<()>,
+) -> Result<Decisions> {
+    let setup = Setup::new(seed)?;
+    let servers = setup.view()?;
+    let v = describe(&servers, FUNCTIONS);
+    view(&v)?;
+    let mut decisions = Vec::new();
+    for spec in ROUTERS {
+        let d = time_decisions(&setup, spec, &servers, samples)?;
+        each(&d)?;
+        decisions.push(d);
+    }
+    Ok(Decisions { view: v, decisions })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tiny bench runs every router of the catalogue to the end, the
+    /// headline first, and checks memory on the headline.
+    #[test]
+    fn every_router_runs_on_a_tiny_size() {
+        let mut memory = None;
+        let mut seen = Vec::new();
+        let r = measure(
+            1,
+            2_000,
+            1,
+            |m| {
+                memory = Some(m.long_invocations);
+                Ok(())
+            },
+            |m| {
+                seen.push(m.router);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(memory, Some(8_000));
+        assert_eq!(r.memory.router, HEADLINE);
+        let names: Vec<&str> = ROUTERS.iter().map(|s| s.name).collect();
+        assert_eq!(seen, names);
+        assert_eq!(r.routers[0].router, HEADLINE);
+        for m in &r.routers {
+            assert_eq!(m.invocations, 2_000);
+            assert!(
+                m.events >= m.invocations,
+                "{}: {} events",
+                m.router,
+                m.events
+            );
+            assert!(m.cold_starts > 0 && m.cold_starts <= m.invocations);
+        }
+    }
+
+    /// Every router's decisions are timed, the headline first, on a view
+    /// of a cluster that has run a while: loads published, warm containers
+    /// idle on its servers.
+    #[test]
+    fn every_router_decides_on_a_warmed_up_view() {
+        let mut warm = None;
+        let mut timed = Vec::new();
+        let r = decisions(
+            2,
+            1,
+            |v| {
+                warm = Some(v.warm_containers);
+                Ok(())
+            },
+            |d| {
+                timed.push(d.router);
+                Ok(())
+            },
+        )
+        .unwrap();
+        let names: Vec<&str> = ROUTERS.iter().map(|s| s.name).collect();
+        assert_eq!(timed, names);
+        assert_eq!(r.view.servers, SERVERS as usize);
+        assert!(r.view.mean_load > 0.0, "{:?}", r.view);
+        assert!(warm.is_some_and(|w| w > 0), "{:?}", r.view);
+        for d in &r.decisions {
+            assert_eq!((d.servers, d.samples), (SERVERS as usize, 2));
+            assert!(d.median_ns > 0.0, "{d:?}");
+        }
+    }
+
+    /// A length whose memory check would outlast the simulated clock is
+    /// refused at once, naming that run, before the shorter runs start.
+    #[test]
+    fn a_memory_check_past_the_clock_is_refused_before_anything_runs() {
+        let refuse = |invocations| {
+            let mut ran = false;
+            let err = measure(
+                1,
+                invocations,
+                1,
+                |_| {
+                    ran = true;
+                    Ok(())
+                },
+                |_| Ok(()),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(!ran);
+            err
+        };
+        let err = refuse(200_000_000_000);
+        assert!(
+            err.contains("memory check") && err.contains("800000000000"),
+            "{err}"
+        );
+        assert!(refuse(u64::MAX).contains("overflows"));
+    }
+}
