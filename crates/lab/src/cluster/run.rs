@@ -5,7 +5,7 @@
 use super::catalog::{Contender, KeepAliveSpec, keep_alive};
 use crate::interrupt;
 use anyhow::{Context, Result, anyhow, bail};
-use faasched_model::cluster::{FunctionProfile, InvocationOutcome};
+use faasched_model::cluster::{FunctionProfile, Invocation, InvocationOutcome};
 use faasched_model::{FunctionId, SEC, Time};
 use faasched_report::cluster::{ClusterRow, ClusterSummary, ClusterUsage, Collector, LoadPoint};
 pub use faasched_sim::cluster::ColdStart;
@@ -21,7 +21,6 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use std::convert::Infallible;
 use std::path::{Path, PathBuf};
 
 /// The synthetic Azure-like population, open loop.
@@ -386,6 +385,24 @@ impl ClusterSetup {
         })
     }
 
+    /// An open-loop workload's invocations, from their start (a closed
+    /// loop's come from its clients, as each one's last ends).
+    fn invocations(
+        &self,
+    ) -> Result<Box<dyn Iterator<Item = faasched_workload::Result<Invocation>> + '_>> {
+        Ok(match &self.workload {
+            ClusterWorkload::Azure { functions, length } => {
+                Box::new(functions.invocations(*length)?.map(Ok))
+            }
+            ClusterWorkload::Trace(t) => Box::new(t.replay()?.map(Ok)),
+            ClusterWorkload::File { path, table } => Box::new(FileInvocations::open(path, table)?),
+            ClusterWorkload::Rising { table, weights } => Box::new(
+                Ramp::new(table, weights.clone(), RateProfile::fig10(), self.seed)?.map(Ok),
+            ),
+            ClusterWorkload::Closed { .. } => bail!("closed-loop clients have no stream"),
+        })
+    }
+
     /// Runs `contender` over the invocations and summarises it.
     pub fn run(&self, contender: &Contender) -> Result<ClusterRan> {
         let mut route = contender.router.build(self.seed)?;
@@ -399,55 +416,6 @@ impl ClusterSetup {
         };
         let route = &mut *route;
         let stats = match &self.workload {
-            ClusterWorkload::Azure { functions, length } => {
-                let stream = functions.invocations(*length)?.map(Ok::<_, Infallible>);
-                let r = faasched_sim::cluster::run(
-                    &self.config,
-                    route,
-                    keep,
-                    profiles,
-                    stream,
-                    &mut sink,
-                );
-                r.map_err(|e| failed(name, e))?
-            }
-            ClusterWorkload::Trace(t) => {
-                let stream = t.replay()?.map(Ok::<_, Infallible>);
-                let r = faasched_sim::cluster::run(
-                    &self.config,
-                    route,
-                    keep,
-                    profiles,
-                    stream,
-                    &mut sink,
-                );
-                r.map_err(|e| failed(name, e))?
-            }
-            ClusterWorkload::File { path, table } => {
-                let stream = FileInvocations::open(path, table)?;
-                let r = faasched_sim::cluster::run(
-                    &self.config,
-                    route,
-                    keep,
-                    profiles,
-                    stream,
-                    &mut sink,
-                );
-                r.map_err(|e| failed(name, e))?
-            }
-            ClusterWorkload::Rising { table, weights } => {
-                let stream = Ramp::new(table, weights.clone(), RateProfile::fig10(), self.seed)?
-                    .map(Ok::<_, Infallible>);
-                let r = faasched_sim::cluster::run(
-                    &self.config,
-                    route,
-                    keep,
-                    profiles,
-                    stream,
-                    &mut sink,
-                );
-                r.map_err(|e| failed(name, e))?
-            }
             ClusterWorkload::Closed { clients, until, .. } => {
                 let mut clients = Locust {
                     clients,
@@ -461,6 +429,21 @@ impl ClusterSetup {
                     keep,
                     profiles,
                     &mut clients,
+                    &mut sink,
+                );
+                r.map_err(|e| failed(name, e))?
+            }
+            ClusterWorkload::Azure { .. }
+            | ClusterWorkload::Trace(_)
+            | ClusterWorkload::File { .. }
+            | ClusterWorkload::Rising { .. } => {
+                let stream = self.invocations()?;
+                let r = faasched_sim::cluster::run(
+                    &self.config,
+                    route,
+                    keep,
+                    profiles,
+                    stream,
                     &mut sink,
                 );
                 r.map_err(|e| failed(name, e))?
