@@ -3,7 +3,7 @@
 //! excluded), for every router of the catalogue; whether the engine's
 //! memory grows with a run's length; and the time of one routing decision.
 
-use super::{BUILD, median, median_wall, peak_rss_mib};
+use super::{BUILD, median, median_wall, memory_peaks, peak_rss_mib};
 use crate::cluster::catalog::{self, KeepAliveSpec, ROUTERS, RouterSpec};
 use anyhow::{Result, anyhow, bail};
 use faasched_model::cluster::{
@@ -423,17 +423,14 @@ pub fn measure(
     // First, while nothing else has raised this process's high-water mark:
     // a later run's peak could otherwise hide under an earlier, larger one.
     let headline = router(HEADLINE)?;
-    setup.run(headline, invocations)?;
-    let short_peak = peak_rss_mib();
-    setup.run(headline, long)?;
-    let long_peak = peak_rss_mib();
+    let peaks = memory_peaks(invocations, long, |n| setup.run(headline, n).map(|_| ()))?;
     let m = Memory {
         router: HEADLINE,
         short_invocations: invocations,
         long_invocations: long,
-        short_peak_rss_mib: short_peak,
-        long_peak_rss_mib: long_peak,
-        growth_mib: short_peak.zip(long_peak).map(|(s, l)| l - s),
+        short_peak_rss_mib: peaks.short,
+        long_peak_rss_mib: peaks.long,
+        growth_mib: peaks.growth,
     };
     memory(&m)?;
 

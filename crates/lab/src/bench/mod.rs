@@ -54,6 +54,29 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// VmHWM of this process from /proc/self/status, in MiB (Linux only).
+/// The peak resident memory (MiB) after a short and after a long run of
+/// the same job, and its growth: the engine benches' memory check, made
+/// first in the process (a high-water mark only rises, so a later check
+/// would read an earlier, larger run's peak).
+struct Peaks {
+    short: Option<f64>,
+    long: Option<f64>,
+    growth: Option<f64>,
+}
+
+/// Runs `run(short)` then `run(long)`, reading the peak after each.
+fn memory_peaks(short: u64, long: u64, mut run: impl FnMut(u64) -> Result<()>) -> Result<Peaks> {
+    run(short)?;
+    let short = peak_rss_mib();
+    run(long)?;
+    let long = peak_rss_mib();
+    Ok(Peaks {
+        short,
+        long,
+        growth: short.zip(long).map(|(s, l)| l - s),
+    })
+}
+
 fn peak_rss_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;

@@ -3,7 +3,7 @@
 //! policy of the node catalogue; and whether the engine's memory grows with
 //! a run's length.
 
-use super::{BUILD, median_wall, peak_rss_mib};
+use super::{BUILD, median_wall, memory_peaks, peak_rss_mib};
 use crate::node::catalog::{Knowledge, NODE_CATALOG, NodePolicy};
 use anyhow::{Result, anyhow, bail};
 use faasched_policy::node::PreemptTest;
@@ -186,17 +186,14 @@ pub fn measure(
     // First, while nothing else has raised this process's high-water mark:
     // a later run's peak could otherwise hide under an earlier, larger one.
     let headline = policy(HEADLINE)?;
-    setup.run(headline, requests)?;
-    let short_peak = peak_rss_mib();
-    setup.run(headline, long)?;
-    let long_peak = peak_rss_mib();
+    let peaks = memory_peaks(requests, long, |n| setup.run(headline, n).map(|_| ()))?;
     let m = Memory {
         policy: HEADLINE,
         short_requests: requests,
         long_requests: long,
-        short_peak_rss_mib: short_peak,
-        long_peak_rss_mib: long_peak,
-        growth_mib: short_peak.zip(long_peak).map(|(s, l)| l - s),
+        short_peak_rss_mib: peaks.short,
+        long_peak_rss_mib: peaks.long,
+        growth_mib: peaks.growth,
     };
     memory(&m)?;
 
