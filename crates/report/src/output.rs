@@ -200,8 +200,8 @@ pub fn write_outputs(dir: &Path, summary: &Summary, staged: &mut Staged) -> Resu
         }
     }
     staged.create_dir(dir)?;
-    write_summary_json(&dir.join("summary.json"), summary, staged)?;
-    write_summary_csv(&dir.join("summary.csv"), summary, staged)
+    write_json(&dir.join("summary.json"), &summary.to_json(), staged)?;
+    write_csv(&dir.join("summary.csv"), summary.rows(), staged)
 }
 
 impl Summary {
@@ -220,18 +220,29 @@ impl Summary {
     }
 }
 
-fn write_summary_json(path: &Path, summary: &Summary, staged: &mut Staged) -> Result<()> {
-    let file = summary.to_json();
+/// Writes `value` as pretty JSON and a newline to `path`, staged: every
+/// level's summary.json.
+pub(crate) fn write_json(
+    path: &Path,
+    value: &serde_json::Value,
+    staged: &mut Staged,
+) -> Result<()> {
     let mut out = BufWriter::new(staged.create(path)?);
-    serde_json::to_writer_pretty(&mut out, &file).map_err(|e| Error::json(path, e))?;
+    serde_json::to_writer_pretty(&mut out, value).map_err(|e| Error::json(path, e))?;
     out.write_all(b"\n")
         .and_then(|()| out.flush())
         .map_err(|e| Error::io(path, e))
 }
 
-fn write_summary_csv(path: &Path, summary: &Summary, staged: &mut Staged) -> Result<()> {
+/// Writes `rows` as CSV with a header from the first's fields to `path`,
+/// staged: every level's summary.csv.
+pub(crate) fn write_csv<T: Serialize>(
+    path: &Path,
+    rows: impl IntoIterator<Item = T>,
+    staged: &mut Staged,
+) -> Result<()> {
     let mut out = csv::Writer::from_writer(BufWriter::new(staged.create(path)?));
-    for row in summary.rows() {
+    for row in rows {
         out.serialize(row).map_err(|e| Error::csv(path, e))?;
     }
     out.flush().map_err(|e| Error::io(path, e))

@@ -2,12 +2,12 @@
 //! engine's), the terminal table, `summary.json` and `summary.csv`.
 
 use super::metrics::ClusterSummary;
+use crate::Result;
+use crate::output::{write_csv, write_json};
 use crate::staged::Staged;
 use crate::table;
-use crate::{Error, Result};
 use serde::Serialize;
 use serde_json::{Value, json};
-use std::io::{BufWriter, Write};
 use std::path::Path;
 
 /// The version of `summary.json`'s layout.
@@ -160,19 +160,12 @@ pub fn write_cluster_outputs(
     staged: &mut Staged,
 ) -> Result<()> {
     staged.create_dir(dir)?;
-    let path = dir.join("summary.json");
-    let mut out = BufWriter::new(staged.create(&path)?);
-    serde_json::to_writer_pretty(&mut out, &cluster_json(settings, rows))
-        .map_err(|e| Error::json(&path, e))?;
-    out.write_all(b"\n")
-        .and_then(|()| out.flush())
-        .map_err(|e| Error::io(&path, e))?;
-    let path = dir.join("summary.csv");
-    let mut out = csv::Writer::from_writer(BufWriter::new(staged.create(&path)?));
-    for row in rows {
-        out.serialize(row).map_err(|e| Error::csv(&path, e))?;
-    }
-    out.flush().map_err(|e| Error::io(&path, e))
+    write_json(
+        &dir.join("summary.json"),
+        &cluster_json(settings, rows),
+        staged,
+    )?;
+    write_csv(&dir.join("summary.csv"), rows, staged)
 }
 
 const COLUMNS: usize = 11;
@@ -232,6 +225,7 @@ pub fn render_cluster_table(rows: &[ClusterRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Error;
     use crate::cluster::Collector;
 
     #[test]

@@ -2,12 +2,12 @@
 //! [`node`](super) module's documentation.
 
 use super::metrics::{PolicySummary, ScopeSummary, Stats};
+use crate::output::{write_csv, write_json};
 use crate::staged::Staged;
 use crate::{Error, Result};
 use faasched_model::MS;
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
-use std::io::{BufWriter, Write};
 use std::path::Path;
 
 /// The version of the node `summary.json`'s layout, its `schema_version` key.
@@ -228,18 +228,6 @@ impl<'a> From<&'a PolicySummary> for PolicyEntry<'a> {
 pub fn write_outputs(dir: &Path, summary: &Summary, staged: &mut Staged) -> Result<()> {
     summary.check()?;
     staged.create_dir(dir)?;
-    let path = dir.join("summary.json");
-    let mut out = BufWriter::new(staged.create(&path)?);
-    serde_json::to_writer_pretty(&mut out, &summary.to_json())
-        .map_err(|e| Error::json(&path, e))?;
-    out.write_all(b"\n")
-        .and_then(|()| out.flush())
-        .map_err(|e| Error::io(&path, e))?;
-
-    let path = dir.join("summary.csv");
-    let mut out = csv::Writer::from_writer(BufWriter::new(staged.create(&path)?));
-    for row in summary.rows() {
-        out.serialize(row).map_err(|e| Error::csv(&path, e))?;
-    }
-    out.flush().map_err(|e| Error::io(&path, e))
+    write_json(&dir.join("summary.json"), &summary.to_json(), staged)?;
+    write_csv(&dir.join("summary.csv"), summary.rows(), staged)
 }
