@@ -72,6 +72,24 @@ fn every_default_router_sees_the_same_invocations_and_a_run_repeats() {
     let csv = std::fs::read_to_string(d.join("summary.csv")).unwrap();
     assert_eq!(csv.lines().count(), 8);
     assert!(csv.starts_with("policy,invocations,finished,dropped,"));
+
+    // Every arrival is one decision of its router, one in eight timed; the
+    // times go to timing.json and stderr, never into the files above.
+    let timing: Value =
+        serde_json::from_slice(&std::fs::read(d.join("timing.json")).unwrap()).unwrap();
+    let timed = timing["policies"].as_array().unwrap();
+    assert_eq!(timed.len(), 7);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    for t in timed {
+        let name = t["policy"].as_str().unwrap();
+        assert_eq!(t["decisions"].as_u64(), Some(n), "{name}");
+        assert_eq!(t["timed"].as_u64(), Some(n / 8), "{name}");
+        assert!(t["p50_ns"].as_u64().unwrap() <= t["max_ns"].as_u64().unwrap());
+        assert!(
+            stderr.contains(&format!("decision time {name} ")),
+            "{stderr}"
+        );
+    }
 }
 
 /// One function (warm 100 ms, cold 300 ms) invoked at 0 and at 1 s on one

@@ -1,6 +1,7 @@
 //! `faasched cluster simulate`: one invocation workload through the
 //! simulated cluster under several routers; a table and (with `--out`)
-//! summary.json and summary.csv.
+//! summary.json, summary.csv, report.html and timing.json; the routers'
+//! decision times on stderr.
 
 use crate::stdout::{out, outln};
 use anyhow::Result;
@@ -10,7 +11,8 @@ use faasched_lab::cluster::run::{ClusterOptions, ColdStart};
 use faasched_lab::{interrupt, progress};
 use faasched_report::Staged;
 use faasched_report::cluster::{
-    cluster_json, render_cluster_table, write_cluster_outputs, write_cluster_report,
+    cluster_json, render_cluster_table, render_decision_times, write_cluster_outputs,
+    write_cluster_report, write_cluster_timing,
 };
 
 use std::path::PathBuf;
@@ -23,8 +25,10 @@ use std::path::PathBuf;
 /// invokers), 10 minutes of arrivals, GreedyDual keep-alive, loads
 /// published every 5 s, under ch-rlu and its baselines: a table of the
 /// global latency increase, slowdowns, cold starts and load evenness per
-/// router. Ctrl-C stops a run and leaves an earlier run's files in `--out`
-/// as they were.
+/// router. How long each router took to decide, timed on this machine,
+/// goes to stderr and timing.json (the one output that differs between
+/// runs of the same seed). Ctrl-C stops a run and leaves an earlier run's
+/// files in `--out` as they were.
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     /// `azure-functions` (a synthetic Azure-like population, open loop,
@@ -108,8 +112,9 @@ pub struct Args {
     /// is dropped; 0 drops it at once
     #[arg(long, default_value_t = 300.0)]
     memory_wait: f64,
-    /// Write summary.json, summary.csv and report.html into this directory,
-    /// together, once all are written
+    /// Write summary.json, summary.csv, report.html and timing.json (the
+    /// routers' decision times) into this directory, together, once all
+    /// are written
     #[arg(long, short = 'o', value_name = "DIR")]
     out: Option<PathBuf>,
     /// Print summary.json to stdout instead of the table
@@ -171,12 +176,19 @@ impl Args {
         let setup = options.setup()?;
         interrupt::catch()?;
         let mut rows = Vec::new();
+        let mut decisions = Vec::new();
         for c in &contenders {
             let bar = progress::bar(&c.name(), None);
             let ran = setup.run(c)?;
             bar.finish_and_clear();
             rows.push(ran.row(self.cores));
+            decisions.push(ran.decisions);
         }
+        let timing: Vec<_> = rows
+            .iter()
+            .map(|r| r.policy.as_str())
+            .zip(&decisions)
+            .collect();
         let settings = setup.describe();
         let text = if self.json {
             format!(
@@ -196,13 +208,15 @@ impl Args {
                 &rows,
                 &mut staged,
             )?;
+            write_cluster_timing(dir, &timing, &mut staged)?;
             interrupt::check()?;
             staged.commit()?;
         }
         out!("{text}")?;
+        eprint!("{}", render_decision_times(&timing));
         if let (Some(dir), false) = (&self.out, self.json) {
             outln!(
-                "wrote summary.json, summary.csv, report.html to {}",
+                "wrote summary.json, summary.csv, report.html, timing.json to {}",
                 dir.display()
             )?;
         }

@@ -6,8 +6,9 @@
 //! (case, policy) run is independent and deterministic, so they run in
 //! parallel on rayon's pool and the output does not depend on the thread
 //! count. [`write_cluster_files`] writes `table.txt`, `table.csv`, and per
-//! case `summary.json`, `summary.csv` and `report.html` (as `cluster
-//! simulate --out` writes them).
+//! case `summary.json`, `summary.csv`, `report.html` and `timing.json` (as
+//! `cluster simulate --out` writes them; the routers' decision times in
+//! `timing.json` are taken while the runs share the machine's cores).
 
 use super::catalog::contenders;
 use super::run::ClusterOptions;
@@ -15,7 +16,9 @@ use crate::experiment::{Table, check_slug};
 use crate::progress;
 use anyhow::{Context, Result, bail};
 use faasched_report::Staged;
-use faasched_report::cluster::{ClusterRow, write_cluster_outputs, write_cluster_report};
+use faasched_report::cluster::{
+    ClusterRow, DecisionTimes, write_cluster_outputs, write_cluster_report, write_cluster_timing,
+};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -43,9 +46,20 @@ pub struct CaseRan {
     pub settings: Value,
     /// A row per policy, in the case's order.
     pub rows: Vec<ClusterRow>,
+    /// The routers' decision times, in the same order.
+    pub decisions: Vec<DecisionTimes>,
 }
 
 impl CaseRan {
+    /// Each policy with its decision times, in the case's order.
+    pub fn timing_rows(&self) -> Vec<(&str, &DecisionTimes)> {
+        self.rows
+            .iter()
+            .map(|r| r.policy.as_str())
+            .zip(&self.decisions)
+            .collect()
+    }
+
     /// `policy`'s row.
     pub fn row(&self, policy: &str) -> Option<&ClusterRow> {
         self.rows.iter().find(|r| r.policy == policy)
@@ -78,7 +92,7 @@ pub fn run_cluster_cases(cases: Vec<ClusterCase>) -> Result<Vec<CaseRan>> {
         .flat_map(|(c, case)| (0..case.policies.len()).map(move |p| (c, p)))
         .collect();
     let bar = progress::runs("experiment", jobs.len() as u64);
-    let measured: Vec<Result<ClusterRow>> = jobs
+    let measured: Vec<Result<(ClusterRow, DecisionTimes)>> = jobs
         .par_iter()
         .map(|&(c, p)| {
             let case = &cases[c];
@@ -87,7 +101,7 @@ pub fn run_cluster_cases(cases: Vec<ClusterCase>) -> Result<Vec<CaseRan>> {
                 .options
                 .setup()
                 .and_then(|setup| setup.run(&looked_up[c][p]))
-                .map(|ran| ran.row(case.options.cores))
+                .map(|ran| (ran.row(case.options.cores), ran.decisions))
                 .with_context(|| format!("case {}, {}", case.slug, case.policies[p]));
             bar.inc(1);
             r
@@ -97,20 +111,22 @@ pub fn run_cluster_cases(cases: Vec<ClusterCase>) -> Result<Vec<CaseRan>> {
     let mut measured = measured.into_iter();
     let mut ran = Vec::new();
     for (case, settings) in cases.into_iter().zip(settings) {
-        let rows = (0..case.policies.len())
+        let (rows, decisions) = (0..case.policies.len())
             .map(|_| measured.next().expect("a result per job"))
-            .collect::<Result<Vec<_>>>()?;
+            .collect::<Result<(Vec<_>, Vec<_>)>>()?;
         ran.push(CaseRan {
             case,
             settings,
             rows,
+            decisions,
         });
     }
     Ok(ran)
 }
 
 /// Writes `table.txt`, `table.csv` and each case's summary.json,
-/// summary.csv and report.html into `dir`, all put in place together once written.
+/// summary.csv, report.html and timing.json into `dir`, all put in place
+/// together once written.
 pub fn write_cluster_files(
     mut staged: Staged,
     dir: &Path,
@@ -126,6 +142,7 @@ pub fn write_cluster_files(
         write_cluster_outputs(&d, &r.settings, &r.rows, &mut staged)?;
         let title = format!("faasched experiment {name}: {}", r.case.title);
         write_cluster_report(&d, &title, &r.settings, &r.rows, &mut staged)?;
+        write_cluster_timing(&d, &r.timing_rows(), &mut staged)?;
     }
     Ok(staged.commit()?)
 }

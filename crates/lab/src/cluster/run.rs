@@ -5,9 +5,13 @@
 use super::catalog::{Contender, KeepAliveSpec, keep_alive};
 use crate::interrupt;
 use anyhow::{Context, Result, anyhow, bail};
-use faasched_model::cluster::{FunctionProfile, Invocation, InvocationOutcome};
+use faasched_model::cluster::{
+    Choice, FunctionProfile, Invocation, InvocationInfo, InvocationOutcome, Route, Servers,
+};
 use faasched_model::{FunctionId, SEC, Time};
-use faasched_report::cluster::{ClusterRow, ClusterSummary, ClusterUsage, Collector, LoadPoint};
+use faasched_report::cluster::{
+    ClusterRow, ClusterSummary, ClusterUsage, Collector, DecisionTimes, LoadPoint,
+};
 pub use faasched_sim::cluster::ColdStart;
 use faasched_sim::cluster::{
     ClientCall, Clients, ClusterConfig, ClusterError, ClusterSink, ClusterStats,
@@ -22,6 +26,7 @@ use rand_pcg::Pcg64;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 /// The synthetic Azure-like population, open loop.
 pub const AZURE_FUNCTIONS: &str = "azure-functions";
@@ -414,7 +419,10 @@ impl ClusterSetup {
         let mut sink = Recording {
             collector: Collector::new(name),
         };
-        let route = &mut *route;
+        let mut route = Timed {
+            route: &mut *route,
+            times: DecisionTimes::new(),
+        };
         let stats = match &self.workload {
             ClusterWorkload::Closed { clients, until, .. } => {
                 let mut clients = Locust {
@@ -425,7 +433,7 @@ impl ClusterSetup {
                 };
                 let r = faasched_sim::cluster::run_closed(
                     &self.config,
-                    route,
+                    &mut route,
                     keep,
                     profiles,
                     &mut clients,
@@ -440,7 +448,7 @@ impl ClusterSetup {
                 let stream = self.invocations()?;
                 let r = faasched_sim::cluster::run(
                     &self.config,
-                    route,
+                    &mut route,
                     keep,
                     profiles,
                     stream,
@@ -452,6 +460,7 @@ impl ClusterSetup {
         Ok(ClusterRan {
             summary: sink.collector.finish(),
             stats,
+            decisions: route.times,
         })
     }
 }
@@ -481,6 +490,8 @@ pub struct ClusterRan {
     pub summary: ClusterSummary,
     /// From the engine: per server, and the loads over time.
     pub stats: ClusterStats,
+    /// The router's decision times on this machine's clock.
+    pub decisions: DecisionTimes,
 }
 
 impl ClusterRan {
@@ -523,6 +534,39 @@ impl ClusterRan {
                 .collect(),
         };
         ClusterRow::new(&self.summary, &usage)
+    }
+}
+
+/// A router whose decisions are timed (one in
+/// [`TIMED_EVERY`](faasched_report::cluster::TIMED_EVERY)), for a run's
+/// decision time; it decides exactly as the router it wraps.
+struct Timed<'a> {
+    route: &'a mut dyn Route,
+    times: DecisionTimes,
+}
+
+impl Route for Timed<'_> {
+    fn name(&self) -> &str {
+        self.route.name()
+    }
+
+    fn route(&mut self, now: Time, inv: &InvocationInfo, servers: &Servers) -> Choice {
+        if !self.times.count() {
+            return self.route.route(now, inv, servers);
+        }
+        let start = Instant::now();
+        let choice = self.route.route(now, inv, servers);
+        let ns = start.elapsed().as_nanos();
+        self.times.record(u64::try_from(ns).unwrap_or(u64::MAX));
+        choice
+    }
+
+    fn on_loads(&mut self, now: Time, servers: &Servers) {
+        self.route.on_loads(now, servers);
+    }
+
+    fn on_finish(&mut self, now: Time, outcome: &InvocationOutcome) {
+        self.route.on_finish(now, outcome);
     }
 }
 

@@ -24,6 +24,10 @@
 //! 5. **function slowdown**: each function's mean slowdown, and their
 //!    distribution over the functions, each counted once (Fig. 12's
 //!    "median function slowdown"): mean, p50, p99, p99.9, max.
+//! 6. **decision time**: the wall-clock time of the router's decisions
+//!    ([`DecisionTimes`]), the one measure that differs between two runs
+//!    of the same seed: it goes to `timing.json`, never into the files
+//!    above.
 //!
 //! Percentiles are nearest-rank, as at the node level (see
 //! [`crate::node`]): latency is recorded in µs and slowdown in fixed point
@@ -64,10 +68,15 @@
 mod html;
 mod metrics;
 mod output;
+mod timing;
 
 pub use html::{render_cluster_html, write_cluster_report};
 pub use metrics::{ClusterSummary, Collector};
 pub use output::{
     CLUSTER_SCHEMA_VERSION, ClusterRow, ClusterUsage, LoadPoint, cluster_json,
     render_cluster_table, write_cluster_outputs,
+};
+pub use timing::{
+    DecisionTimes, TIMED_EVERY, TIMING_SCHEMA_VERSION, render_decision_times, timing_json,
+    write_cluster_timing,
 };
