@@ -1,0 +1,190 @@
+//! What the node runtime's ingress and its dispatchers say to each other:
+//! an [`Invoke`] in, exactly one [`Answer`] out through its [`Reply`].
+//!
+//! The ingress (HTTP) parses a request into an [`Invoke`] and hands it to a
+//! [`Backend`] with a [`Reply`]; the backend (the dispatchers and workers)
+//! calls the reply once, whatever happens: the function's result, or a
+//! [`Failure`] saying why there is none. Keeping the transport apart from
+//! the scheduling is what lets the transport's cost be measured apart (an
+//! in-process caller uses the same [`Backend`] without HTTP).
+
+use faasched_model::Nanos;
+use std::fmt;
+use std::time::Instant;
+
+/// One invocation as the ingress received it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invoke {
+    /// The function (module) to run: a built-in (`noop`, `fib`, `spin`,
+    /// ...) or a registered one.
+    pub function: String,
+    /// Its one argument as the query gave it (`fib?n=25` is `("n", 25)`);
+    /// `None` without one. The function decides what the name must be.
+    pub arg: Option<(String, i64)>,
+    /// The workload function it stands for (`x-faasched-function`), which
+    /// keys its work estimate; by default [`Invoke::function`].
+    pub label: Option<String>,
+    /// Relative deadline (`x-faasched-deadline-us`); by default the
+    /// runtime's.
+    pub deadline: Option<Nanos>,
+    /// When the ingress received it: the runtime's latency counts from
+    /// here.
+    pub received: Instant,
+}
+
+impl Invoke {
+    /// The name its estimate and deadline are kept under.
+    pub fn label(&self) -> &str {
+        self.label.as_deref().unwrap_or(&self.function)
+    }
+}
+
+/// What a finished invocation returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completed {
+    /// The function's result.
+    pub value: i64,
+    /// CPU time its sandbox ran, ns.
+    pub cpu: Nanos,
+    /// Times it was preempted.
+    pub preemptions: u32,
+    /// From [`Invoke::received`] to its completion, ns.
+    pub runtime: Nanos,
+}
+
+/// Why an invocation has no result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// No function of that name.
+    UnknownFunction(String),
+    /// The request was malformed (what was wrong).
+    BadRequest(String),
+    /// The function trapped (the runtime's message).
+    Trap(String),
+    /// It ran past its CPU-time limit and was stopped.
+    Timeout {
+        /// The limit, ns.
+        limit: Nanos,
+    },
+    /// It tried to grow its memory past the sandbox's limit.
+    Memory,
+    /// The dispatcher refused it (its policy dropped it, or no sandbox was
+    /// free).
+    Overloaded,
+    /// The runtime is stopping and did not run it.
+    ShuttingDown,
+    /// Anything else (a bug of ours: the message says what).
+    Internal(String),
+}
+
+impl Failure {
+    /// The short name clients read in `x-faasched-error`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Failure::UnknownFunction(_) => "unknown-function",
+            Failure::BadRequest(_) => "bad-request",
+            Failure::Trap(_) => "trap",
+            Failure::Timeout { .. } => "timeout",
+            Failure::Memory => "memory",
+            Failure::Overloaded => "overloaded",
+            Failure::ShuttingDown => "shutting-down",
+            Failure::Internal(_) => "internal",
+        }
+    }
+
+    /// The HTTP status that carries it: 4xx where the request is at fault,
+    /// 5xx where the function or the runtime is.
+    pub fn status(&self) -> u16 {
+        match self {
+            Failure::UnknownFunction(_) => 404,
+            Failure::BadRequest(_) => 400,
+            Failure::Trap(_) | Failure::Memory | Failure::Internal(_) => 500,
+            Failure::Overloaded | Failure::ShuttingDown => 503,
+            Failure::Timeout { .. } => 504,
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::UnknownFunction(name) => write!(f, "no function named {name:?}"),
+            Failure::BadRequest(what) => write!(f, "bad request: {what}"),
+            Failure::Trap(message) => write!(f, "the function trapped: {message}"),
+            Failure::Timeout { limit } => write!(
+                f,
+                "the function ran past its CPU-time limit of {} ms and was stopped",
+                limit / 1_000_000
+            ),
+            Failure::Memory => f.write_str("the function grew its memory past the sandbox's limit"),
+            Failure::Overloaded => f.write_str("the runtime refused the request: overloaded"),
+            Failure::ShuttingDown => f.write_str("the runtime is shutting down"),
+            Failure::Internal(what) => write!(f, "internal error: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for Failure {}
+
+/// An invocation's outcome.
+pub type Answer = Result<Completed, Failure>;
+
+/// Where an invocation's one [`Answer`] goes.
+pub type Reply = Box<dyn FnOnce(Answer) + Send>;
+
+/// What runs invocations: the dispatchers and workers behind an ingress.
+pub trait Backend: Send + Sync {
+    /// Accepts `invoke`; `reply` is called exactly once, on any thread,
+    /// possibly before this returns (a refusal).
+    fn invoke(&self, invoke: Invoke, reply: Reply);
+
+    /// Registers a module (`.wasm` bytes or `.wat` text) under `name`, or
+    /// says why not ([`Failure::BadRequest`] for a malformed module).
+    fn register(&self, name: &str, module: &[u8]) -> Result<(), Failure>;
+
+    /// Appends the backend's metrics in Prometheus text format.
+    fn metrics(&self, out: &mut String);
+
+    /// The backend's state for `GET /status`.
+    fn status(&self) -> serde_json::Value;
+
+    /// Stops accepting: every later [`Backend::invoke`] is answered
+    /// [`Failure::ShuttingDown`]; what was accepted still gets its answer.
+    fn shutdown(&self);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_failure_has_a_kind_and_a_status_of_its_side() {
+        let all = [
+            Failure::UnknownFunction("x".into()),
+            Failure::BadRequest("x".into()),
+            Failure::Trap("x".into()),
+            Failure::Timeout { limit: 5_000_000 },
+            Failure::Memory,
+            Failure::Overloaded,
+            Failure::ShuttingDown,
+            Failure::Internal("x".into()),
+        ];
+        let kinds: Vec<_> = all.iter().map(Failure::kind).collect();
+        let mut unique = kinds.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), all.len(), "{kinds:?}");
+        let client: Vec<_> = all.iter().filter(|f| f.status() < 500).collect();
+        assert_eq!(
+            client,
+            [
+                &Failure::UnknownFunction("x".into()),
+                &Failure::BadRequest("x".into())
+            ]
+        );
+        assert_eq!(
+            Failure::Timeout { limit: 5_000_000 }.to_string(),
+            "the function ran past its CPU-time limit of 5 ms and was stopped"
+        );
+    }
+}

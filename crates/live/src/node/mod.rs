@@ -1,0 +1,4 @@
+//! The node level, live: a WebAssembly function runtime whose dispatchers
+//! run the node simulator's policies, and what drives and measures it.
+
+pub mod invoke;
