@@ -2,3 +2,4 @@
 //! run the node simulator's policies, and what drives and measures it.
 
 pub mod invoke;
+pub mod runtime;

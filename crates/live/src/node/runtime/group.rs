@@ -1,0 +1,505 @@
+//! One dispatcher's group as the live runtime keeps it: the policy, the
+//! [`Workers`] it reads, and every request accepted and not yet answered.
+//!
+//! The dispatcher thread and its workers share one `Group` under a mutex,
+//! so the [`Workers`] the policy reads are the workers' queues themselves,
+//! not a copy kept from reports that could lag: a worker takes the head of
+//! its queue with [`Workers::start_next`], in the policy's local order, the
+//! same call the simulator's engine makes. Every method is a short critical
+//! section that returns what must happen outside the lock ([`Effects`]):
+//! workers to wake, workers to interrupt, answers to send. Nothing here
+//! runs WebAssembly or blocks, so the logic is tested without threads.
+
+use super::super::invoke::{Answer, Completed, Failure, Invoke};
+use super::Ticket;
+use faasched_model::node::{
+    Dispatch, MedianEstimator, Placement, Queued, RequestId, RequestInfo, RequestOutcome, WorkerId,
+    Workers,
+};
+use faasched_model::{FunctionId, Nanos, Time};
+use std::collections::HashMap;
+
+/// A request accepted and not yet answered.
+struct Pending<J> {
+    info: RequestInfo,
+    invoke: Invoke,
+    reply: Ticket,
+    /// Its sandbox once started; `None` before its first run, or while a
+    /// worker runs it.
+    job: Option<J>,
+    worker: Option<WorkerId>,
+    /// The policy holds it: it is in no worker's queue.
+    held: bool,
+    /// Where a request taken back off a worker stood (what it ran, what
+    /// is left of its estimate): it joins a queue as it left.
+    returned: Option<Queued>,
+    first_run: Option<Time>,
+    preemptions: u32,
+}
+
+/// What the dispatcher asked a running worker to do at its next check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Signal {
+    None,
+    /// Re-pick by the local order (SledgeScale's `PreemptWorker`, a local
+    /// quantum).
+    Repick,
+    /// Give the request back to the policy (Shinjuku's quantum).
+    TakeBack,
+}
+
+/// What a caller must do once it has let go of the group's lock.
+pub(crate) struct Effects {
+    /// Workers to wake (they sleep when idle).
+    pub wake: Vec<WorkerId>,
+    /// Workers whose running sandbox must stop at its next check.
+    pub preempt: Vec<WorkerId>,
+    /// Answers to send.
+    pub replies: Vec<(Ticket, Answer)>,
+}
+
+impl Effects {
+    fn new() -> Effects {
+        Effects {
+            wake: Vec::new(),
+            preempt: Vec::new(),
+            replies: Vec::new(),
+        }
+    }
+}
+
+/// What a worker runs next.
+pub(crate) enum Next<J> {
+    /// A request's first run: start a sandbox for `invoke`.
+    Start { id: RequestId, invoke: Invoke },
+    /// A preempted request's sandbox, to resume.
+    Resume { id: RequestId, job: J },
+    /// Nothing: sleep until woken.
+    Idle,
+}
+
+/// How a worker's run ended, as it reports it.
+pub(crate) enum Ran<J> {
+    /// Finished: the function's value and the CPU it used, or why not.
+    Done(Result<(i64, Nanos), Failure>),
+    /// Stopped at a check: its sandbox, to keep or resume.
+    Stopped(J),
+}
+
+/// What the worker does after reporting a run.
+pub(crate) enum After<J> {
+    /// Go on running this sandbox (the stop asked for nothing after all).
+    Continue(J),
+    /// Ask for the next request.
+    Next,
+}
+
+/// Counts kept for `/metrics`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct GroupStats {
+    pub accepted: u64,
+    pub completed: u64,
+    pub failed: u64,
+    pub dropped: u64,
+    pub preemptions: u64,
+    pub take_backs: u64,
+}
+
+/// One dispatcher's policy, workers and requests.
+pub(crate) struct Group<J> {
+    index: u32,
+    policy: Box<dyn Dispatch + Send>,
+    workers: Workers,
+    pending: HashMap<RequestId, Pending<J>>,
+    signal: Vec<Signal>,
+    /// Worker asleep: it found nothing to run and the policy handed it
+    /// nothing.
+    asleep: Vec<bool>,
+    /// The policy's dispatcher quantum (Shinjuku), and the workers' local
+    /// one (round robin).
+    quantum: Option<Nanos>,
+    local_quantum: Option<Nanos>,
+    estimator: Option<MedianEstimator>,
+    /// Each function label's id, in order of first arrival.
+    functions: HashMap<String, FunctionId>,
+    pull: Vec<RequestId>,
+    stats: GroupStats,
+}
+
+impl<J> Group<J> {
+    /// `workers` idle workers under `policy`; with `estimator`, a request's
+    /// estimate is the median of its function's recent CPU times (its own
+    /// otherwise).
+    pub(crate) fn new(
+        index: u32,
+        policy: Box<dyn Dispatch + Send>,
+        workers: usize,
+        estimator: Option<MedianEstimator>,
+    ) -> Group<J> {
+        let local = policy.local();
+        Group {
+            index,
+            quantum: policy.quantum(),
+            local_quantum: local.quantum,
+            policy,
+            workers: Workers::new(workers, local),
+            pending: HashMap::new(),
+            signal: vec![Signal::None; workers],
+            asleep: vec![false; workers],
+            estimator,
+            functions: HashMap::new(),
+            pull: Vec::new(),
+            stats: GroupStats::default(),
+        }
+    }
+
+    /// The policy's name.
+    pub(crate) fn policy(&self) -> &str {
+        self.policy.name()
+    }
+
+    /// Requests accepted and not answered.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.pending.len()
+    }
+
+    pub(crate) fn stats(&self) -> GroupStats {
+        self.stats
+    }
+
+    /// The shortest quantum the group must be looked at on, if any.
+    pub(crate) fn tick(&self) -> Option<Nanos> {
+        match (self.quantum, self.local_quantum) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// A request reaches the dispatcher at `now`: the policy places it.
+    /// `estimate` is the workload's prediction of its work (the executor's,
+    /// when it knows it), replaced by the median of the function's recent
+    /// runs where the group estimates them.
+    pub(crate) fn arrive(
+        &mut self,
+        now: Time,
+        id: RequestId,
+        deadline: Nanos,
+        estimate: Nanos,
+        invoke: Invoke,
+        reply: Ticket,
+    ) -> Effects {
+        let mut fx = Effects::new();
+        let next = FunctionId(self.functions.len() as u32);
+        let function = match self.functions.get(invoke.label()) {
+            Some(&f) => f,
+            None => *self
+                .functions
+                .entry(invoke.label().to_string())
+                .or_insert(next),
+        };
+        let estimate = match &self.estimator {
+            Some(e) => e.estimate(function, estimate),
+            None => estimate,
+        };
+        let info = RequestInfo {
+            id,
+            function,
+            arrival: now,
+            deadline,
+            estimate,
+        };
+        self.stats.accepted += 1;
+        let decision = self.policy.on_request(now, &info, &self.workers);
+        let pending = Pending {
+            info,
+            invoke,
+            reply,
+            job: None,
+            worker: None,
+            held: false,
+            returned: None,
+            first_run: None,
+            preemptions: 0,
+        };
+        match decision.placement {
+            Placement::Worker { worker, preempt } if (worker.0 as usize) < self.workers.len() => {
+                self.pending.insert(id, pending);
+                self.workers.enqueue(worker, Queued::new(info));
+                self.wake(worker, &mut fx);
+                if preempt && self.workers.get(worker).running().is_some() {
+                    self.interrupt(worker, Signal::Repick, &mut fx);
+                }
+            }
+            Placement::Worker { worker, .. } => {
+                let what = format!(
+                    "policy {} placed request {} on worker {} of a group of {}",
+                    self.policy.name(),
+                    id.0,
+                    worker.0,
+                    self.workers.len()
+                );
+                self.refuse(now, pending, Failure::Internal(what), &mut fx);
+            }
+            Placement::Hold => {
+                self.pending.insert(
+                    id,
+                    Pending {
+                        held: true,
+                        ..pending
+                    },
+                );
+                self.offer(now, &mut fx);
+            }
+            Placement::Drop => self.refuse(now, pending, Failure::Overloaded, &mut fx),
+        }
+        fx
+    }
+
+    /// Worker `w` asks what to run at `now`.
+    pub(crate) fn next(&mut self, w: WorkerId, now: Time) -> (Next<J>, Effects) {
+        let mut fx = Effects::new();
+        self.signal[w.0 as usize] = Signal::None;
+        if self.workers.get(w).queued() == 0 {
+            self.pull.clear();
+            self.policy.on_idle(now, w, &self.workers, &mut self.pull);
+            self.hand(w, &mut fx);
+        }
+        let Some(r) = self.workers.start_next(w, now) else {
+            self.asleep[w.0 as usize] = true;
+            return (Next::Idle, fx);
+        };
+        let id = r.request.info.id;
+        let p = self
+            .pending
+            .get_mut(&id)
+            .expect("a queued request is pending");
+        p.worker = Some(w);
+        p.first_run.get_or_insert(now);
+        let next = match p.job.take() {
+            Some(job) => Next::Resume { id, job },
+            None => Next::Start {
+                id,
+                invoke: p.invoke.clone(),
+            },
+        };
+        (next, fx)
+    }
+
+    /// Worker `w`'s run of request `id` ended at `now`.
+    pub(crate) fn ran(
+        &mut self,
+        w: WorkerId,
+        id: RequestId,
+        now: Time,
+        ran: Ran<J>,
+    ) -> (After<J>, Effects) {
+        let mut fx = Effects::new();
+        let signal = std::mem::replace(&mut self.signal[w.0 as usize], Signal::None);
+        let job = match ran {
+            Ran::Done(result) => {
+                self.finish(w, id, now, result, &mut fx);
+                return (After::Next, fx);
+            }
+            Ran::Stopped(job) => job,
+        };
+        match signal {
+            Signal::None => (After::Continue(job), fx),
+            Signal::Repick if !self.workers.head_first(w, now) => (After::Continue(job), fx),
+            Signal::Repick => {
+                self.workers.requeue(w, now);
+                self.stats.preemptions += 1;
+                let p = self
+                    .pending
+                    .get_mut(&id)
+                    .expect("a running request is pending");
+                p.preemptions += 1;
+                p.job = Some(job);
+                (After::Next, fx)
+            }
+            Signal::TakeBack => {
+                let mut q = self.workers.stop(w, now).expect("worker runs a request");
+                q.preemptions += 1;
+                self.stats.preemptions += 1;
+                self.stats.take_backs += 1;
+                let p = self
+                    .pending
+                    .get_mut(&id)
+                    .expect("a running request is pending");
+                p.preemptions += 1;
+                p.job = Some(job);
+                p.returned = Some(q);
+                let info = p.info;
+                match self.policy.on_returned(now, &info, w) {
+                    None => {
+                        self.pending.get_mut(&id).expect("pending").held = true;
+                        self.offer(now, &mut fx);
+                    }
+                    Some(to) if (to.0 as usize) < self.workers.len() => {
+                        self.pending.get_mut(&id).expect("pending").returned = None;
+                        self.workers.enqueue(to, q);
+                        self.wake(to, &mut fx);
+                    }
+                    Some(to) => {
+                        let what = format!(
+                            "policy {} resumed request {} on worker {} of a group of {}",
+                            self.policy.name(),
+                            id.0,
+                            to.0,
+                            self.workers.len()
+                        );
+                        let p = self.pending.remove(&id).expect("pending");
+                        self.refuse(now, p, Failure::Internal(what), &mut fx);
+                    }
+                }
+                (After::Next, fx)
+            }
+        }
+    }
+
+    /// Looks at the running workers at `now`: Shinjuku's quantum hands a
+    /// worker the next request and takes its request back; a local quantum
+    /// makes the worker re-pick.
+    pub(crate) fn on_tick(&mut self, now: Time) -> Effects {
+        let mut fx = Effects::new();
+        for i in 0..self.workers.len() {
+            let w = WorkerId(i as u32);
+            let Some(since) = self.workers.get(w).running().map(|r| r.since) else {
+                continue;
+            };
+            if self.signal[i] != Signal::None {
+                continue;
+            }
+            let ran = now.saturating_sub(since);
+            if self.quantum.is_some_and(|q| ran >= q) {
+                self.pull.clear();
+                self.policy
+                    .on_quantum(now, w, &self.workers, &mut self.pull);
+                if !self.pull.is_empty() {
+                    self.hand(w, &mut fx);
+                    self.interrupt(w, Signal::TakeBack, &mut fx);
+                    continue;
+                }
+            }
+            if self.local_quantum.is_some_and(|q| ran >= q) && self.workers.get(w).queued() > 0 {
+                self.interrupt(w, Signal::Repick, &mut fx);
+            }
+        }
+        fx
+    }
+
+    /// Queues on `w` the requests the policy just handed it (`pull`); each
+    /// must be one it holds.
+    fn hand(&mut self, w: WorkerId, fx: &mut Effects) {
+        let pull = std::mem::take(&mut self.pull);
+        for &id in &pull {
+            match self.pending.get_mut(&id).filter(|p| p.held) {
+                Some(p) => {
+                    p.held = false;
+                    let q = p.returned.take().unwrap_or_else(|| Queued::new(p.info));
+                    self.workers.enqueue(w, q);
+                }
+                None => {
+                    let what = format!(
+                        "policy {} handed worker {} request {}, which it does not hold",
+                        self.policy.name(),
+                        w.0,
+                        id.0
+                    );
+                    fx.replies.extend(
+                        self.pending
+                            .remove(&id)
+                            .map(|p| (p.reply, Err(Failure::Internal(what)))),
+                    );
+                }
+            }
+        }
+        self.pull = pull;
+        self.wake(w, fx);
+    }
+
+    /// Offers every sleeping worker to the policy, which may hand it held
+    /// requests.
+    fn offer(&mut self, now: Time, fx: &mut Effects) {
+        for i in 0..self.asleep.len() {
+            if !self.asleep[i] {
+                continue;
+            }
+            let w = WorkerId(i as u32);
+            self.pull.clear();
+            self.policy.on_idle(now, w, &self.workers, &mut self.pull);
+            if !self.pull.is_empty() {
+                self.hand(w, fx);
+            }
+        }
+    }
+
+    fn wake(&mut self, w: WorkerId, fx: &mut Effects) {
+        if std::mem::take(&mut self.asleep[w.0 as usize]) {
+            fx.wake.push(w);
+        }
+    }
+
+    fn interrupt(&mut self, w: WorkerId, signal: Signal, fx: &mut Effects) {
+        self.signal[w.0 as usize] = signal;
+        fx.preempt.push(w);
+    }
+
+    /// Request `id` ends on worker `w`: the policy learns its outcome and
+    /// its answer goes out.
+    fn finish(
+        &mut self,
+        w: WorkerId,
+        id: RequestId,
+        now: Time,
+        result: Result<(i64, Nanos), Failure>,
+        fx: &mut Effects,
+    ) {
+        self.workers.stop(w, now);
+        let Some(p) = self.pending.remove(&id) else {
+            return;
+        };
+        let work = result.as_ref().map_or(0, |&(_, cpu)| cpu);
+        if let (Some(e), Ok(_)) = (&mut self.estimator, &result) {
+            e.record(p.info.function, work);
+        }
+        let outcome = RequestOutcome {
+            info: p.info,
+            work,
+            dispatcher: self.index,
+            worker: Some(w),
+            first_run: p.first_run,
+            finish: Some(now),
+            preemptions: p.preemptions,
+        };
+        self.policy.on_finish(now, &outcome);
+        let answer = result.map(|(value, cpu)| {
+            self.stats.completed += 1;
+            Completed {
+                value,
+                cpu,
+                preemptions: p.preemptions,
+                runtime: p.invoke.received.elapsed().as_nanos() as Nanos,
+            }
+        });
+        if answer.is_err() {
+            self.stats.failed += 1;
+        }
+        fx.replies.push((p.reply, answer));
+    }
+
+    /// A request that never runs: the policy learns it was dropped.
+    fn refuse(&mut self, now: Time, p: Pending<J>, why: Failure, fx: &mut Effects) {
+        self.stats.dropped += 1;
+        let outcome = RequestOutcome {
+            info: p.info,
+            work: 0,
+            dispatcher: self.index,
+            worker: None,
+            first_run: None,
+            finish: None,
+            preemptions: p.preemptions,
+        };
+        self.policy.on_finish(now, &outcome);
+        fx.replies.push((p.reply, Err(why)));
+    }
+}

@@ -1,0 +1,165 @@
+//! The node runtime's scheduling: dispatcher threads, each with a group of
+//! worker threads, running the node simulator's [`Dispatch`] policies
+//! unchanged over whatever executes a request (an [`Executor`]: WebAssembly
+//! sandboxes in `faasched node serve`, plain closures in tests).
+//!
+//! # Threads
+//!
+//! - A **dispatcher** per group takes requests from the ingress in arrival
+//!   order, asks the policy where each goes, and wakes or interrupts the
+//!   worker it names; with a quantum (Shinjuku's, or a local round-robin
+//!   one) it also looks at its running workers every quantum.
+//! - A **worker** takes the head of its queue in the policy's local order
+//!   (EDF, FIFO, SRPT), runs it until it finishes or is interrupted, and
+//!   sleeps when it has nothing to run (a futex wait through
+//!   [`std::thread::park`], no polling); an interrupted request goes back
+//!   into the queue with its sandbox's state (a re-pick) or back to the
+//!   policy (a take-back).
+//!
+//! Both share their group's state under one mutex ([`group`]): the
+//! [`faasched_model::node::Workers`] the policy reads are the workers'
+//! queues themselves. Time is ns since the runtime started.
+
+mod group;
+mod threads;
+
+use super::invoke::{Answer, Backend, Failure, Invoke, Reply};
+use faasched_model::Nanos;
+use faasched_model::node::{Dispatch, MedianEstimator, PAPER_WINDOW};
+pub use threads::Runtime;
+
+/// How a request's run on a worker ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Finished: the function's value and the CPU time its sandbox ran, or
+    /// why it has none.
+    Done(Result<(i64, Nanos), Failure>),
+    /// Stopped at a check after [`Executor::preempt`]: resumable.
+    Stopped,
+}
+
+/// What runs requests on the workers: a sandbox per request that can stop
+/// at a check and resume later, possibly on another worker.
+pub trait Executor: Send + Sync + 'static {
+    /// One request's sandbox.
+    type Job: Send + 'static;
+
+    /// Prepares `invoke` to run on worker `worker` (numbered across the
+    /// runtime); an error is the request's answer.
+    fn start(&self, worker: usize, invoke: &Invoke) -> Result<Self::Job, Failure>;
+
+    /// Runs `job` on worker `worker` until it finishes or stops at a check
+    /// after [`Executor::preempt`] asked `worker` to.
+    fn resume(&self, worker: usize, job: &mut Self::Job) -> Step;
+
+    /// Asks worker `worker`'s running job to stop at its next check; any
+    /// thread may call it, at any time (a job that is not running any more
+    /// ignores it, or stops once and is resumed).
+    fn preempt(&self, worker: usize);
+
+    /// The CPU `invoke` will need, where the executor knows it (a
+    /// calibrated spin); the runtime's estimate otherwise.
+    fn work(&self, invoke: &Invoke) -> Option<Nanos>;
+
+    /// Registers a module under `name`.
+    fn register(&self, name: &str, module: &[u8]) -> Result<(), Failure>;
+}
+
+/// How a runtime is laid out and what it assumes of requests.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuntimeConfig {
+    /// Dispatchers, each with its own group of workers; requests go to them
+    /// in turn.
+    pub dispatchers: usize,
+    /// Workers per dispatcher.
+    pub workers: usize,
+    /// CPUs to pin the threads to, dispatchers first, then workers in
+    /// order; empty leaves them unpinned. Fewer CPUs than threads wrap.
+    pub cpus: Vec<usize>,
+    /// The relative deadline of a request that names none.
+    pub deadline: Nanos,
+    /// The estimate of a request whose work the executor does not know and
+    /// whose function has no finished run yet.
+    pub estimate: Nanos,
+    /// Whether estimates are the median of the function's last
+    /// [`PAPER_WINDOW`] CPU times (SledgeScale's `perf_window`) instead of
+    /// the executor's knowledge.
+    pub median_estimates: bool,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> RuntimeConfig {
+        RuntimeConfig {
+            dispatchers: 1,
+            workers: 1,
+            cpus: Vec::new(),
+            deadline: 100 * faasched_model::MS,
+            estimate: faasched_model::MS,
+            median_estimates: false,
+        }
+    }
+}
+
+impl RuntimeConfig {
+    fn estimator(&self) -> Option<MedianEstimator> {
+        if self.median_estimates {
+            MedianEstimator::new(PAPER_WINDOW)
+        } else {
+            None
+        }
+    }
+}
+
+/// A request's [`Reply`], answered exactly once: by the runtime, or, if
+/// it is dropped unanswered (a dispatcher stopped with the request still in
+/// its channel, a worker that panicked), with [`Failure::ShuttingDown`].
+pub(crate) struct Ticket(Option<Reply>);
+
+impl Ticket {
+    pub(crate) fn new(reply: Reply) -> Ticket {
+        Ticket(Some(reply))
+    }
+
+    pub(crate) fn answer(mut self, answer: Answer) {
+        if let Some(reply) = self.0.take() {
+            reply(answer);
+        }
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        if let Some(reply) = self.0.take() {
+            reply(Err(Failure::ShuttingDown));
+        }
+    }
+}
+
+/// A dispatch policy per dispatcher, built anew for each (a policy keeps
+/// state of its own group).
+pub type Policies = Vec<Box<dyn Dispatch + Send>>;
+
+impl<E: Executor> Backend for Runtime<E> {
+    fn invoke(&self, invoke: Invoke, reply: Reply) {
+        self.submit(invoke, reply);
+    }
+
+    fn register(&self, name: &str, module: &[u8]) -> Result<(), Failure> {
+        self.executor().register(name, module)
+    }
+
+    fn metrics(&self, out: &mut String) {
+        self.write_metrics(out);
+    }
+
+    fn status(&self) -> serde_json::Value {
+        self.status_json()
+    }
+
+    fn shutdown(&self) {
+        self.stop_accepting();
+    }
+}
+
+#[cfg(test)]
+mod tests;

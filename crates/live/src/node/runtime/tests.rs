@@ -1,0 +1,254 @@
+//! The runtime's threads over a fake executor whose jobs say what happened
+//! to them: placement, preemption, take-back and shutdown as the policies
+//! decide them, with every request answered once. Nothing here depends on
+//! timing: a job that must be preempted waits for the preemption (with a
+//! cap that fails the test instead of hanging it).
+
+use super::*;
+use crate::node::invoke::{Answer, Completed};
+use faasched_model::{MS, SEC, US};
+use faasched_policy::node::{PreemptTest, Queues, Resume, RoundRobin, Scan, Shinjuku, SledgeScale};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a `gate` job waits to be preempted before it fails the test.
+const GATE_CAP: Duration = Duration::from_secs(20);
+
+/// Jobs by function name: `echo?x=N` returns 2N at once; `gate?x=N` runs
+/// until it has been stopped once, then returns N; `trap` fails.
+struct Fake {
+    flags: Vec<AtomicBool>,
+    /// Each job's name as it begins to run, and its worker.
+    runs: Mutex<mpsc::Sender<(String, usize)>>,
+}
+
+struct FakeJob {
+    name: String,
+    arg: i64,
+    stops: u32,
+    since: Instant,
+}
+
+impl Fake {
+    fn new(workers: usize) -> (Arc<Fake>, mpsc::Receiver<(String, usize)>) {
+        let (tx, rx) = mpsc::channel();
+        let fake = Fake {
+            flags: (0..workers).map(|_| AtomicBool::new(false)).collect(),
+            runs: Mutex::new(tx),
+        };
+        (Arc::new(fake), rx)
+    }
+}
+
+impl Executor for Fake {
+    type Job = FakeJob;
+
+    fn start(&self, _worker: usize, invoke: &Invoke) -> Result<FakeJob, Failure> {
+        match invoke.function.as_str() {
+            "echo" | "gate" => Ok(FakeJob {
+                name: invoke.function.clone(),
+                arg: invoke.arg.as_ref().map_or(0, |a| a.1),
+                stops: 0,
+                since: Instant::now(),
+            }),
+            "trap" => Err(Failure::Trap("unreachable".into())),
+            other => Err(Failure::UnknownFunction(other.into())),
+        }
+    }
+
+    fn resume(&self, worker: usize, job: &mut FakeJob) -> Step {
+        let _ = self.runs.lock().unwrap().send((job.name.clone(), worker));
+        if job.name == "echo" {
+            return Step::Done(Ok((2 * job.arg, US)));
+        }
+        loop {
+            if self.flags[worker].swap(false, Ordering::AcqRel) {
+                job.stops += 1;
+                return Step::Stopped;
+            }
+            if job.stops > 0 {
+                return Step::Done(Ok((job.arg, SEC)));
+            }
+            if job.since.elapsed() > GATE_CAP {
+                return Step::Done(Err(Failure::Internal("never preempted".into())));
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    fn preempt(&self, worker: usize) {
+        self.flags[worker].store(true, Ordering::Release);
+    }
+
+    fn work(&self, invoke: &Invoke) -> Option<Nanos> {
+        Some(if invoke.function == "gate" { SEC } else { US })
+    }
+
+    fn register(&self, _name: &str, _module: &[u8]) -> Result<(), Failure> {
+        Err(Failure::BadRequest("the fake runs built-ins only".into()))
+    }
+}
+
+fn invoke(function: &str, arg: i64, deadline: Nanos) -> Invoke {
+    Invoke {
+        function: function.into(),
+        arg: Some(("x".into(), arg)),
+        label: None,
+        deadline: Some(deadline),
+        received: Instant::now(),
+    }
+}
+
+/// Submits `inv`; its answer arrives on `tx` with `tag`.
+fn send<E: Executor>(rt: &Runtime<E>, inv: Invoke, tag: u64, tx: &mpsc::Sender<(u64, Answer)>) {
+    let tx = tx.clone();
+    rt.submit(inv, Box::new(move |a| tx.send((tag, a)).unwrap()));
+}
+
+/// Waits for the next job named `name` to begin running.
+fn wait_run(runs: &mpsc::Receiver<(String, usize)>, name: &str) -> usize {
+    loop {
+        let (n, w) = runs.recv_timeout(GATE_CAP).expect("a job runs");
+        if n == name {
+            return w;
+        }
+    }
+}
+
+fn config(dispatchers: usize, workers: usize) -> RuntimeConfig {
+    RuntimeConfig {
+        dispatchers,
+        workers,
+        ..RuntimeConfig::default()
+    }
+}
+
+#[test]
+fn sledgescale_preempts_a_long_request_for_an_urgent_one_and_resumes_it_where_it_stopped() {
+    let (fake, runs) = Fake::new(1);
+    let policy = SledgeScale::new(Scan::Paper, PreemptTest::Paper);
+    let rt = Runtime::start(config(1, 1), vec![Box::new(policy)], fake).unwrap();
+    let (tx, rx) = mpsc::channel();
+    send(&rt, invoke("gate", 7, 10 * SEC), 0, &tx);
+    assert_eq!(wait_run(&runs, "gate"), 0);
+    send(&rt, invoke("echo", 21, MS), 1, &tx);
+    let first = rx.recv_timeout(GATE_CAP).unwrap();
+    let second = rx.recv_timeout(GATE_CAP).unwrap();
+    assert_eq!(first.0, 1, "the urgent request is answered first");
+    assert_eq!(first.1.as_ref().unwrap().value, 42);
+    assert_eq!(first.1.unwrap().preemptions, 0);
+    let long: Completed = second.1.unwrap();
+    assert_eq!((second.0, long.value, long.preemptions), (0, 7, 1));
+    let s = rt.status_json();
+    assert_eq!(s["preemptions"], 1);
+    assert_eq!(s["completed"], 2);
+    rt.stop();
+}
+
+#[test]
+fn shinjuku_takes_a_request_back_after_its_quantum_and_resumes_it_on_the_same_worker() {
+    let (fake, runs) = Fake::new(1);
+    let policy = Shinjuku::new(Queues::Single, Resume::SameWorker);
+    let rt = Runtime::start(config(1, 1), vec![Box::new(policy)], fake).unwrap();
+    let (tx, rx) = mpsc::channel();
+    send(&rt, invoke("gate", 5, 10 * SEC), 0, &tx);
+    wait_run(&runs, "gate");
+    send(&rt, invoke("echo", 4, 10 * SEC), 1, &tx);
+    let (a, b) = (
+        rx.recv_timeout(GATE_CAP).unwrap(),
+        rx.recv_timeout(GATE_CAP).unwrap(),
+    );
+    assert_eq!((a.0, a.1.unwrap().value), (1, 8));
+    let long = b.1.unwrap();
+    assert_eq!((b.0, long.value, long.preemptions), (0, 5, 1));
+    let mut m = String::new();
+    rt.write_metrics(&mut m);
+    assert!(m.contains("faasched_node_take_backs_total 1\n"), "{m}");
+    rt.stop();
+}
+
+#[test]
+fn every_request_is_answered_exactly_once_across_dispatchers_and_workers() {
+    let (fake, _runs) = Fake::new(4);
+    let policies: Policies = vec![Box::new(RoundRobin::new()), Box::new(RoundRobin::new())];
+    let rt = Arc::new(Runtime::start(config(2, 2), policies, fake).unwrap());
+    let (tx, rx) = mpsc::channel();
+    let senders: Vec<_> = (0..4)
+        .map(|t| {
+            let rt = rt.clone();
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for i in 0..500u64 {
+                    let tag = t * 1000 + i;
+                    let name = match i % 50 {
+                        0 => "trap",
+                        1 => "nothing",
+                        _ => "echo",
+                    };
+                    send(&rt, invoke(name, tag as i64, MS), tag, &tx);
+                }
+            })
+        })
+        .collect();
+    for s in senders {
+        s.join().unwrap();
+    }
+    drop(tx);
+    let mut seen = std::collections::BTreeMap::new();
+    while let Ok((tag, answer)) = rx.recv_timeout(GATE_CAP) {
+        assert!(
+            seen.insert(tag, answer.clone()).is_none(),
+            "{tag} answered twice"
+        );
+        if seen.len() == 2000 {
+            break;
+        }
+    }
+    assert_eq!(seen.len(), 2000);
+    for (tag, answer) in &seen {
+        match tag % 1000 % 50 {
+            0 => assert_eq!(answer.as_ref().unwrap_err().kind(), "trap"),
+            1 => assert_eq!(answer.as_ref().unwrap_err().kind(), "unknown-function"),
+            _ => assert_eq!(answer.as_ref().unwrap().value, 2 * *tag as i64),
+        }
+    }
+    let s = rt.status_json();
+    assert_eq!(s["accepted"], 2000);
+    assert_eq!(s["completed"], 1920);
+    assert_eq!(s["failed"], 80);
+    assert_eq!(s["in_flight"], 0);
+}
+
+#[test]
+fn a_stopping_runtime_refuses_new_requests_and_answers_the_accepted_ones() {
+    let (fake, _runs) = Fake::new(1);
+    let rt = Runtime::start(config(1, 1), vec![Box::new(RoundRobin::new())], fake).unwrap();
+    let (tx, rx) = mpsc::channel();
+    for i in 0..100 {
+        send(&rt, invoke("echo", i, MS), i as u64, &tx);
+    }
+    rt.stop_accepting();
+    send(&rt, invoke("echo", 1, MS), 999, &tx);
+    rt.stop();
+    drop(tx);
+    let answers: Vec<(u64, Answer)> = rx.iter().collect();
+    assert_eq!(answers.len(), 101);
+    let refused: Vec<_> = answers.iter().filter(|(_, a)| a.is_err()).collect();
+    assert_eq!(refused.len(), 1);
+    assert_eq!(refused[0].0, 999);
+    assert_eq!(refused[0].1.as_ref().unwrap_err().kind(), "shutting-down");
+}
+
+#[test]
+fn a_runtime_needs_a_policy_per_dispatcher() {
+    let (fake, _runs) = Fake::new(2);
+    let err = Runtime::start(config(2, 1), vec![Box::new(RoundRobin::new())], fake)
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string().contains("1 policies for 2 dispatchers"),
+        "{err}"
+    );
+}

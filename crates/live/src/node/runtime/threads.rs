@@ -1,0 +1,434 @@
+//! The runtime's threads: a dispatcher per group, its workers, and the
+//! [`Runtime`] handle that starts them, feeds them and stops them.
+
+use super::group::{After, Effects, Group, GroupStats, Next, Ran};
+use super::{Executor, Policies, RuntimeConfig, Step, Ticket};
+use crate::node::invoke::{Failure, Invoke, Reply};
+use crate::sys;
+use faasched_model::node::{RequestId, WorkerId};
+use faasched_model::{CpuSet, Time};
+use serde_json::json;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::thread::{self, JoinHandle, Thread};
+use std::time::{Duration, Instant};
+
+/// How long a worker with nothing to run sleeps at most while the runtime
+/// stops and its group still has requests in flight on other workers.
+const STOP_POLL: Duration = Duration::from_millis(5);
+
+/// What a dispatcher's channel carries.
+enum Msg {
+    Request(Invoke, Ticket),
+    Stop,
+}
+
+/// One group: its state, and its workers' threads to wake.
+struct Shared<J> {
+    state: Mutex<Group<J>>,
+    threads: Vec<OnceLock<Thread>>,
+    /// The runtime-wide number of the group's worker 0.
+    base: usize,
+}
+
+impl<J> Shared<J> {
+    fn lock(&self) -> MutexGuard<'_, Group<J>> {
+        // A worker that panicked mid-update leaves the group as it was at
+        // the panic; the others carry on with it rather than fail every
+        // request after.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// What every thread reads.
+struct Common<E: Executor> {
+    executor: Arc<E>,
+    groups: Vec<Arc<Shared<E::Job>>>,
+    config: RuntimeConfig,
+    start: Instant,
+    ids: AtomicU64,
+    stopping: AtomicBool,
+}
+
+impl<E: Executor> Common<E> {
+    fn now(&self) -> Time {
+        self.start.elapsed().as_nanos() as Time
+    }
+
+    /// Does what a group's critical section asked, outside its lock.
+    fn apply(&self, g: &Shared<E::Job>, fx: Effects) {
+        for w in fx.wake {
+            if let Some(t) = g.threads[w.0 as usize].get() {
+                t.unpark();
+            }
+        }
+        for w in fx.preempt {
+            self.executor.preempt(g.base + w.0 as usize);
+        }
+        for (ticket, answer) in fx.replies {
+            ticket.answer(answer);
+        }
+    }
+}
+
+/// A running node runtime: start it with [`Runtime::start`], feed it
+/// through [`crate::node::invoke::Backend`], stop it with
+/// [`Runtime::stop`] (or drop it).
+pub struct Runtime<E: Executor> {
+    common: Arc<Common<E>>,
+    senders: Vec<mpsc::Sender<Msg>>,
+    next: AtomicUsize,
+    accepting: AtomicBool,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl<E: Executor> Runtime<E> {
+    /// Starts `config.dispatchers` dispatchers, one per policy of
+    /// `policies`, each with `config.workers` workers, over `executor`.
+    pub fn start(
+        config: RuntimeConfig,
+        policies: Policies,
+        executor: Arc<E>,
+    ) -> std::io::Result<Runtime<E>> {
+        if policies.len() != config.dispatchers || config.dispatchers == 0 || config.workers == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "{} policies for {} dispatchers of {} workers: need one per dispatcher, and at least one of each",
+                    policies.len(),
+                    config.dispatchers,
+                    config.workers
+                ),
+            ));
+        }
+        let groups: Vec<_> = policies
+            .into_iter()
+            .enumerate()
+            .map(|(d, policy)| {
+                Arc::new(Shared {
+                    state: Mutex::new(Group::new(
+                        d as u32,
+                        policy,
+                        config.workers,
+                        config.estimator(),
+                    )),
+                    threads: (0..config.workers).map(|_| OnceLock::new()).collect(),
+                    base: d * config.workers,
+                })
+            })
+            .collect();
+        let common = Arc::new(Common {
+            executor,
+            groups,
+            config,
+            start: Instant::now(),
+            ids: AtomicU64::new(0),
+            stopping: AtomicBool::new(false),
+        });
+        let mut runtime = Runtime {
+            common: common.clone(),
+            senders: Vec::new(),
+            next: AtomicUsize::new(0),
+            accepting: AtomicBool::new(true),
+            threads: Mutex::new(Vec::new()),
+        };
+        let cpu = |i: usize| {
+            let cpus = &common.config.cpus;
+            (!cpus.is_empty()).then(|| cpus[i % cpus.len()])
+        };
+        let dispatchers = common.config.dispatchers;
+        // Each thread joins the runtime as it starts, so a failed start
+        // drops a runtime that stops what did start.
+        for d in 0..dispatchers {
+            let (tx, rx) = mpsc::channel();
+            let c = common.clone();
+            let pin = cpu(d);
+            let h = thread::Builder::new()
+                .name(format!("dispatcher-{d}"))
+                .spawn(move || {
+                    pin_to(pin);
+                    dispatcher(&c, d, &rx);
+                })?;
+            runtime.senders.push(tx);
+            runtime
+                .threads
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(h);
+        }
+        for d in 0..dispatchers {
+            for w in 0..common.config.workers {
+                let c = common.clone();
+                let pin = cpu(dispatchers + d * common.config.workers + w);
+                let h = thread::Builder::new()
+                    .name(format!("worker-{d}-{w}"))
+                    .spawn(move || {
+                        pin_to(pin);
+                        worker(&c, d, WorkerId(w as u32));
+                    })?;
+                runtime
+                    .threads
+                    .get_mut()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(h);
+            }
+        }
+        Ok(runtime)
+    }
+
+    /// What runs the requests.
+    pub fn executor(&self) -> &E {
+        &self.common.executor
+    }
+
+    /// Hands `invoke` to the next dispatcher in turn; `reply` gets its
+    /// answer exactly once.
+    pub fn submit(&self, invoke: Invoke, reply: Reply) {
+        let ticket = Ticket::new(reply);
+        if !self.accepting.load(Ordering::Acquire) {
+            return ticket.answer(Err(Failure::ShuttingDown));
+        }
+        let d = self.next.fetch_add(1, Ordering::Relaxed) % self.senders.len();
+        // A dispatcher gone (stopped) drops the message, and the ticket
+        // answers for itself.
+        let _ = self.senders[d].send(Msg::Request(invoke, ticket));
+    }
+
+    /// Refuses every later request; those accepted still run.
+    pub fn stop_accepting(&self) {
+        self.accepting.store(false, Ordering::Release);
+    }
+
+    /// Stops accepting, lets every accepted request finish, and joins the
+    /// threads.
+    pub fn stop(self) {
+        drop(self);
+    }
+
+    /// Requests accepted and not answered, over every group.
+    pub fn in_flight(&self) -> usize {
+        self.common
+            .groups
+            .iter()
+            .map(|g| g.lock().in_flight())
+            .sum()
+    }
+
+    fn stats(&self) -> GroupStats {
+        let mut all = GroupStats::default();
+        for g in &self.common.groups {
+            let s = g.lock().stats();
+            all.accepted += s.accepted;
+            all.completed += s.completed;
+            all.failed += s.failed;
+            all.dropped += s.dropped;
+            all.preemptions += s.preemptions;
+            all.take_backs += s.take_backs;
+        }
+        all
+    }
+
+    /// The runtime's counters in Prometheus text format.
+    pub(super) fn write_metrics(&self, out: &mut String) {
+        let s = self.stats();
+        let counters = [
+            (
+                "accepted",
+                "Requests a dispatcher placed, held or dropped.",
+                s.accepted,
+            ),
+            ("completed", "Requests that returned a value.", s.completed),
+            (
+                "failed",
+                "Requests that ran and failed (trap, timeout, memory).",
+                s.failed,
+            ),
+            (
+                "dropped",
+                "Requests a dispatcher's policy refused.",
+                s.dropped,
+            ),
+            (
+                "preemptions",
+                "Times a running request was stopped for another.",
+                s.preemptions,
+            ),
+            (
+                "take_backs",
+                "Preemptions that gave the request back to the policy.",
+                s.take_backs,
+            ),
+        ];
+        for (name, help, value) in counters {
+            let _ = writeln!(
+                out,
+                "# HELP faasched_node_{name}_total {help}\n# TYPE faasched_node_{name}_total counter\nfaasched_node_{name}_total {value}"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "# HELP faasched_node_in_flight Requests accepted and not answered.\n# TYPE faasched_node_in_flight gauge\nfaasched_node_in_flight {}",
+            self.in_flight()
+        );
+    }
+
+    /// The runtime's layout and counters as JSON.
+    pub(super) fn status_json(&self) -> serde_json::Value {
+        let s = self.stats();
+        let c = &self.common.config;
+        json!({
+            "policy": self.common.groups.first().map(|g| g.lock().policy().to_string()),
+            "dispatchers": c.dispatchers,
+            "workers_per_dispatcher": c.workers,
+            "cpus": c.cpus,
+            "accepting": self.accepting.load(Ordering::Acquire),
+            "in_flight": self.in_flight(),
+            "accepted": s.accepted,
+            "completed": s.completed,
+            "failed": s.failed,
+            "dropped": s.dropped,
+            "preemptions": s.preemptions,
+            "uptime_s": self.common.start.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+impl<E: Executor> Drop for Runtime<E> {
+    fn drop(&mut self) {
+        self.stop_accepting();
+        // A dispatcher reads its channel in order: once it has read the
+        // stop, every request sent before is in its group, and the
+        // workers may leave when their group has nothing in flight.
+        for tx in &self.senders {
+            let _ = tx.send(Msg::Stop);
+        }
+        let mut handles =
+            std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        let workers = handles.split_off(self.senders.len().min(handles.len()));
+        for h in handles {
+            let _ = h.join();
+        }
+        self.common.stopping.store(true, Ordering::Release);
+        for g in &self.common.groups {
+            for t in &g.threads {
+                if let Some(t) = t.get() {
+                    t.unpark();
+                }
+            }
+        }
+        for h in workers {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Pins the calling thread to `cpu`, if given; a failure leaves it
+/// unpinned (a CPU outside the process's set), said once on stderr.
+fn pin_to(cpu: Option<usize>) {
+    let Some(cpu) = cpu else { return };
+    let mut set = CpuSet::EMPTY;
+    set.insert(cpu);
+    if let Err(e) = sys::sched::set_affinity(0, &set) {
+        eprintln!(
+            "faasched: could not pin {} to CPU {cpu}: {e}",
+            thread::current().name().unwrap_or("a thread")
+        );
+    }
+}
+
+/// Dispatcher `d`'s loop: each request to the policy in arrival order; the
+/// running workers looked at every quantum.
+fn dispatcher<E: Executor>(c: &Common<E>, d: usize, rx: &mpsc::Receiver<Msg>) {
+    let g = &c.groups[d];
+    let tick = g.lock().tick();
+    let mut next_tick = tick.map(|t| c.now().saturating_add(t));
+    loop {
+        let msg = match next_tick {
+            Some(at) => {
+                let wait = at.saturating_sub(c.now());
+                match rx.recv_timeout(Duration::from_nanos(wait)) {
+                    Ok(m) => Some(m),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => return,
+                }
+            }
+            None => match rx.recv() {
+                Ok(m) => Some(m),
+                Err(_) => return,
+            },
+        };
+        match msg {
+            Some(Msg::Request(invoke, ticket)) => {
+                let id = RequestId(c.ids.fetch_add(1, Ordering::Relaxed));
+                let deadline = invoke.deadline.unwrap_or(c.config.deadline);
+                let estimate = c.executor.work(&invoke).unwrap_or(c.config.estimate);
+                let now = c.now();
+                let fx = g.lock().arrive(now, id, deadline, estimate, invoke, ticket);
+                c.apply(g, fx);
+            }
+            Some(Msg::Stop) => {
+                // Whatever is still queued behind the stop is answered by
+                // its ticket as the channel drops it.
+                return;
+            }
+            None => {}
+        }
+        if let (Some(at), Some(t)) = (next_tick, tick) {
+            let now = c.now();
+            if now >= at {
+                let fx = g.lock().on_tick(now);
+                c.apply(g, fx);
+                next_tick = Some(now.saturating_add(t));
+            }
+        }
+    }
+}
+
+/// Worker `w` of group `d`: runs the head of its queue, reports, repeats;
+/// sleeps when there is nothing to run; leaves once the runtime stops and
+/// its group has nothing in flight.
+fn worker<E: Executor>(c: &Common<E>, d: usize, w: WorkerId) {
+    let g = &c.groups[d];
+    let _ = g.threads[w.0 as usize].set(thread::current());
+    let me = g.base + w.0 as usize;
+    loop {
+        let (next, fx) = g.lock().next(w, c.now());
+        c.apply(g, fx);
+        let (id, mut job) = match next {
+            Next::Idle => {
+                if c.stopping.load(Ordering::Acquire) {
+                    if g.lock().in_flight() == 0 {
+                        return;
+                    }
+                    thread::park_timeout(STOP_POLL);
+                } else {
+                    thread::park();
+                }
+                continue;
+            }
+            Next::Resume { id, job } => (id, job),
+            Next::Start { id, invoke } => match c.executor.start(me, &invoke) {
+                Ok(job) => (id, job),
+                Err(failure) => {
+                    let (_, fx) = g.lock().ran(w, id, c.now(), Ran::Done(Err(failure)));
+                    c.apply(g, fx);
+                    continue;
+                }
+            },
+        };
+        loop {
+            let ran = match c.executor.resume(me, &mut job) {
+                Step::Done(result) => Ran::Done(result),
+                Step::Stopped => Ran::Stopped(job),
+            };
+            let (after, fx) = g.lock().ran(w, id, c.now(), ran);
+            c.apply(g, fx);
+            match after {
+                After::Continue(j) => job = j,
+                After::Next => break,
+            }
+        }
+    }
+}
