@@ -12,7 +12,8 @@
 //! - A **worker** takes the head of its queue in the policy's local order
 //!   (EDF, FIFO, SRPT), runs it until it finishes or is interrupted, and
 //!   sleeps when it has nothing to run (a futex wait through
-//!   [`std::thread::park`], no polling); an interrupted request goes back
+//!   [`std::thread::park`]; with [`RuntimeConfig::poll`] it spins
+//!   instead); an interrupted request goes back
 //!   into the queue with its sandbox's state (a re-pick) or back to the
 //!   policy (a take-back).
 //!
@@ -85,6 +86,9 @@ pub struct RuntimeConfig {
     /// [`PAPER_WINDOW`] CPU times (SledgeScale's `perf_window`) instead of
     /// the executor's knowledge.
     pub median_estimates: bool,
+    /// Whether idle workers and dispatchers spin on their queues instead of
+    /// sleeping (lower wake-up latency, a core each kept busy).
+    pub poll: bool,
 }
 
 impl Default for RuntimeConfig {
@@ -96,6 +100,7 @@ impl Default for RuntimeConfig {
             deadline: 100 * faasched_model::MS,
             estimate: faasched_model::MS,
             median_estimates: false,
+            poll: false,
         }
     }
 }

@@ -252,3 +252,23 @@ fn a_runtime_needs_a_policy_per_dispatcher() {
         "{err}"
     );
 }
+
+#[test]
+fn a_polling_runtime_answers_like_a_sleeping_one() {
+    let (fake, _runs) = Fake::new(1);
+    let cfg = RuntimeConfig {
+        poll: true,
+        ..config(1, 1)
+    };
+    let rt = Runtime::start(cfg, vec![Box::new(RoundRobin::new())], fake).unwrap();
+    let (tx, rx) = mpsc::channel();
+    for i in 0..200 {
+        send(&rt, invoke("echo", i, MS), i as u64, &tx);
+    }
+    let mut values: Vec<i64> = (0..200)
+        .map(|_| rx.recv_timeout(GATE_CAP).unwrap().1.unwrap().value)
+        .collect();
+    values.sort();
+    assert_eq!(values, (0..200).map(|i| 2 * i).collect::<Vec<_>>());
+    rt.stop();
+}

@@ -29,6 +29,8 @@ enum Msg {
 struct Shared<J> {
     state: Mutex<Group<J>>,
     threads: Vec<OnceLock<Thread>>,
+    /// Set when a worker is woken: what a polling worker spins on.
+    woken: Vec<AtomicBool>,
     /// The runtime-wide number of the group's worker 0.
     base: usize,
 }
@@ -60,6 +62,7 @@ impl<E: Executor> Common<E> {
     /// Does what a group's critical section asked, outside its lock.
     fn apply(&self, g: &Shared<E::Job>, fx: Effects) {
         for w in fx.wake {
+            g.woken[w.0 as usize].store(true, Ordering::Release);
             if let Some(t) = g.threads[w.0 as usize].get() {
                 t.unpark();
             }
@@ -115,6 +118,9 @@ impl<E: Executor> Runtime<E> {
                         config.estimator(),
                     )),
                     threads: (0..config.workers).map(|_| OnceLock::new()).collect(),
+                    woken: (0..config.workers)
+                        .map(|_| AtomicBool::new(false))
+                        .collect(),
                     base: d * config.workers,
                 })
             })
@@ -354,6 +360,13 @@ fn dispatcher<E: Executor>(c: &Common<E>, d: usize, rx: &mpsc::Receiver<Msg>) {
                     Err(RecvTimeoutError::Disconnected) => return,
                 }
             }
+            None if c.config.poll => loop {
+                match rx.try_recv() {
+                    Ok(m) => break Some(m),
+                    Err(mpsc::TryRecvError::Empty) => std::hint::spin_loop(),
+                    Err(mpsc::TryRecvError::Disconnected) => return,
+                }
+            },
             None => match rx.recv() {
                 Ok(m) => Some(m),
                 Err(_) => return,
@@ -403,6 +416,12 @@ fn worker<E: Executor>(c: &Common<E>, d: usize, w: WorkerId) {
                         return;
                     }
                     thread::park_timeout(STOP_POLL);
+                } else if c.config.poll {
+                    while !g.woken[w.0 as usize].swap(false, Ordering::AcqRel)
+                        && !c.stopping.load(Ordering::Acquire)
+                    {
+                        std::hint::spin_loop();
+                    }
                 } else {
                     thread::park();
                 }
