@@ -129,12 +129,13 @@ pub(crate) struct Group<J> {
 impl<J> Group<J> {
     /// `workers` idle workers under `policy`; with `estimator`, a request's
     /// estimate is the median of its function's recent CPU times (its own
-    /// otherwise).
+    /// otherwise); `functions` are the labels with ids 0, 1, ... .
     pub(crate) fn new(
         index: u32,
         policy: Box<dyn Dispatch + Send>,
         workers: usize,
         estimator: Option<MedianEstimator>,
+        functions: &[String],
     ) -> Group<J> {
         let local = policy.local();
         Group {
@@ -147,7 +148,11 @@ impl<J> Group<J> {
             signal: vec![Signal::None; workers],
             asleep: vec![false; workers],
             estimator,
-            functions: HashMap::new(),
+            functions: functions
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (f.clone(), FunctionId(i as u32)))
+                .collect(),
             pull: Vec::new(),
             stats: GroupStats::default(),
         }

@@ -86,6 +86,11 @@ pub struct RuntimeConfig {
     /// [`PAPER_WINDOW`] CPU times (SledgeScale's `perf_window`) instead of
     /// the executor's knowledge.
     pub median_estimates: bool,
+    /// Function labels known in advance, ids 0, 1, ... in this order (a
+    /// workload's functions, so that a policy planned from the workload,
+    /// DARC, reads the same ids); other labels get the next ids as they
+    /// first arrive.
+    pub functions: Vec<String>,
     /// Whether idle workers and dispatchers spin on their queues instead of
     /// sleeping (lower wake-up latency, a core each kept busy).
     pub poll: bool,
@@ -100,6 +105,7 @@ impl Default for RuntimeConfig {
             deadline: 100 * faasched_model::MS,
             estimate: faasched_model::MS,
             median_estimates: false,
+            functions: Vec::new(),
             poll: false,
         }
     }

@@ -116,6 +116,7 @@ impl<E: Executor> Runtime<E> {
                         policy,
                         config.workers,
                         config.estimator(),
+                        &config.functions,
                     )),
                     threads: (0..config.workers).map(|_| OnceLock::new()).collect(),
                     woken: (0..config.workers)
