@@ -1,5 +1,6 @@
 //! The node level, live: a WebAssembly function runtime whose dispatchers
 //! run the node simulator's policies, and what drives and measures it.
 
+pub mod bench;
 pub mod invoke;
 pub mod runtime;

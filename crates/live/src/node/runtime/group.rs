@@ -168,6 +168,14 @@ impl<J> Group<J> {
         self.pending.len()
     }
 
+    /// Workers running a request.
+    pub(crate) fn busy(&self) -> usize {
+        self.workers
+            .iter()
+            .filter(|(_, s)| s.running().is_some())
+            .count()
+    }
+
     pub(crate) fn stats(&self) -> GroupStats {
         self.stats
     }

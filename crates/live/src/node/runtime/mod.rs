@@ -173,4 +173,6 @@ impl<E: Executor> Backend for Runtime<E> {
 }
 
 #[cfg(test)]
+pub(crate) mod fake;
+#[cfg(test)]
 mod tests;

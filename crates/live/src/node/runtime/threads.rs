@@ -223,6 +223,11 @@ impl<E: Executor> Runtime<E> {
             .sum()
     }
 
+    /// Workers running a request, over every group.
+    pub fn busy_workers(&self) -> usize {
+        self.common.groups.iter().map(|g| g.lock().busy()).sum()
+    }
+
     fn stats(&self) -> GroupStats {
         let mut all = GroupStats::default();
         for g in &self.common.groups {
@@ -238,7 +243,7 @@ impl<E: Executor> Runtime<E> {
     }
 
     /// The runtime's counters in Prometheus text format.
-    pub(super) fn write_metrics(&self, out: &mut String) {
+    pub fn write_metrics(&self, out: &mut String) {
         let s = self.stats();
         let counters = [
             (
@@ -282,7 +287,7 @@ impl<E: Executor> Runtime<E> {
     }
 
     /// The runtime's layout and counters as JSON.
-    pub(super) fn status_json(&self) -> serde_json::Value {
+    pub fn status_json(&self) -> serde_json::Value {
         let s = self.stats();
         let c = &self.common.config;
         json!({
