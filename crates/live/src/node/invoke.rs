@@ -18,9 +18,10 @@ pub struct Invoke {
     /// The function (module) to run: a built-in (`noop`, `fib`, `spin`,
     /// ...) or a registered one.
     pub function: String,
-    /// Its one argument as the query gave it (`fib?n=25` is `("n", 25)`);
-    /// `None` without one. The function decides what the name must be.
-    pub arg: Option<(String, i64)>,
+    /// Its arguments, the URL's query as sent (`n=25` of `fib?n=25`,
+    /// `w=640&h=480` of `resize?w=640&h=480`); `None` without one. The
+    /// executor parses it: each function decides what its keys must be.
+    pub query: Option<String>,
     /// The workload function it stands for (`x-faasched-function`), which
     /// keys its work estimate; by default [`Invoke::function`].
     pub label: Option<String>,
@@ -36,6 +37,14 @@ impl Invoke {
     /// The name its estimate and deadline are kept under.
     pub fn label(&self) -> &str {
         self.label.as_deref().unwrap_or(&self.function)
+    }
+
+    /// The call as one string, `function` or `function?query`.
+    pub fn call(&self) -> String {
+        match &self.query {
+            Some(q) => format!("{}?{q}", self.function),
+            None => self.function.clone(),
+        }
     }
 }
 

@@ -45,7 +45,12 @@ impl Executor for Fake {
         match invoke.function.as_str() {
             "echo" | "gate" => Ok(FakeJob {
                 name: invoke.function.clone(),
-                arg: invoke.arg.as_ref().map_or(0, |a| a.1),
+                arg: invoke
+                    .query
+                    .as_deref()
+                    .and_then(|q| q.strip_prefix("x="))
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0),
                 stops: 0,
                 since: Instant::now(),
             }),
@@ -90,7 +95,7 @@ impl Executor for Fake {
 pub(crate) fn invoke(function: &str, arg: i64, deadline: Nanos) -> Invoke {
     Invoke {
         function: function.into(),
-        arg: Some(("x".into(), arg)),
+        query: Some(format!("x={arg}")),
         label: None,
         deadline: Some(deadline),
         received: Instant::now(),
