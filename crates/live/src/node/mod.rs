@@ -1,4 +1,5 @@
 //! The node level, live: a WebAssembly function runtime whose dispatchers
 //! run the node simulator's policies, and what drives and measures it.
 
+pub mod ingress;
 pub mod invoke;
