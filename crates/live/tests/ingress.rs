@@ -926,3 +926,19 @@ fn sigterm_resolves_the_shutdown_signal_and_serve_returns() {
     assert_eq!(drained.accepted, 0);
     assert!(backend.lock().shut);
 }
+
+#[test]
+fn the_ingress_and_its_serve_future_are_send() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>(_: &T) {}
+    send_sync::<Ingress>();
+    send_sync::<Drained>();
+    send_sync::<StopSignal>();
+    let ingress = Ingress::new(fake() as Arc<dyn Backend>);
+    ingress::runtime().unwrap().block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        // A multi-thread runtime could spawn it.
+        let serving = ingress.serve(listener, async {});
+        send(&serving);
+    });
+}
