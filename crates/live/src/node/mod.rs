@@ -2,5 +2,6 @@
 //! run the node simulator's policies, and what drives and measures it.
 
 pub mod bench;
+pub mod ingress;
 pub mod invoke;
 pub mod runtime;

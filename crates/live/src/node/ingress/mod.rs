@@ -1,0 +1,549 @@
+//! The node runtime's HTTP front: HTTP/1.1 requests in, [`Invoke`]s to a
+//! [`Backend`], answers back out. It parses, counts and forwards; it never
+//! runs WebAssembly (the backend's workers do).
+//!
+//! | request | answer |
+//! |---|---|
+//! | `POST /invoke/{function}[?{name}={integer}]` | 200, body `{value}\n`, headers `x-faasched-runtime-us`, `x-faasched-cpu-us`, `x-faasched-preemptions`; or the [`Failure`]'s status, body `{failure}\n`, header `x-faasched-error: {kind}` |
+//! | `POST /register/{name}`, the module as the body | 201, or the failure's status |
+//! | `GET /metrics` | the ingress's counters, then the backend's, in Prometheus text |
+//! | `GET /status` | `{"ingress": {"listen", "uptime_ms"}, "backend": ...}` |
+//!
+//! The invariants:
+//!
+//! 1. A malformed request (an unknown route, a method the route does not
+//!    take, a bad name, a query other than one `name=integer`, a bad
+//!    [`LABEL_HEADER`] or [`DEADLINE_HEADER`], a body past its limit) is
+//!    answered 4xx with `x-faasched-error: bad-request` and never reaches
+//!    the backend.
+//! 2. Every invocation handed to [`Backend::invoke`] is answered exactly
+//!    once: the reply the backend gets counts its answer when called, and
+//!    if the backend drops it uncalled it answers
+//!    [`Failure::Internal`] itself. So `accepted = answered + in flight`.
+//! 3. A client that leaves before its answer costs nothing but a counter:
+//!    its request future is dropped, the answer still arrives, is counted
+//!    and is dropped.
+//! 4. Shutdown: when the `shutdown` future given to [`Ingress::serve`]
+//!    resolves, the listener is closed (new connections are refused),
+//!    [`Backend::shutdown`] is called, every connection finishes the request
+//!    it holds and closes, and `serve` returns once all have, or after the
+//!    drain timeout, cutting those still open.
+//!
+//! Runtime: [`runtime`] builds the one it is meant for, tokio's
+//! current-thread runtime. The ingress only parses and forwards (a
+//! request's work is the backend's, on its own pinned threads), so one
+//! thread keeps up with the workers; a multi-thread runtime would start a
+//! thread per core to compete with the pinned dispatchers and workers.
+//! [`Backend::register`], which compiles a module, runs on the runtime's
+//! blocking pool; every other backend call runs on the ingress thread and
+//! must not block.
+//!
+//! ```no_run
+//! # use faasched_live::node::{ingress, invoke::Backend};
+//! # use std::sync::Arc;
+//! # fn run(backend: Arc<dyn Backend>) -> std::io::Result<()> {
+//! ingress::runtime()?.block_on(async {
+//!     let stop = ingress::shutdown_signal()?;
+//!     let listener = tokio::net::TcpListener::bind("0.0.0.0:8080").await?;
+//!     let drained = ingress::serve(listener, backend, async {
+//!         stop.await;
+//!     })
+//!     .await?;
+//!     eprintln!("{} invocations, {} unanswered", drained.accepted, drained.unanswered);
+//!     Ok::<_, std::io::Error>(())
+//! })
+//! # }
+//! ```
+
+mod metrics;
+mod request;
+
+pub use request::{DEADLINE_HEADER, LABEL_HEADER, MAX_NAME};
+
+use crate::node::invoke::{Answer, Backend, Completed, Failure, Invoke};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::{Body, Incoming};
+use hyper::header::{self, HeaderName, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use metrics::Metrics;
+use request::{Malformed, Route, RouteKind};
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tokio::sync::{oneshot, watch};
+use tokio::task::JoinSet;
+
+/// The largest module `POST /register` takes by default, bytes: 16 MiB,
+/// above the function suite's modules and small enough to hold in memory
+/// while it compiles.
+pub const DEFAULT_MAX_MODULE_BYTES: usize = 16 << 20;
+
+/// How long a shutdown waits by default for the requests it holds to be
+/// answered: 10 s, past the function suite's default CPU-time limits, and
+/// short enough for a service manager's stop timeout (systemd: 90 s).
+pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long the accept loop waits after an accept failed for want of a
+/// resource (file descriptors, memory) before it tries again, instead of
+/// spinning: 10 ms.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
+
+/// The error kind a response without one is counted under.
+const OK: &str = "ok";
+
+/// The header naming a failure's kind.
+const ERROR_HEADER: &str = "x-faasched-error";
+
+/// An HTTP ingress in front of a backend, with its knobs.
+#[derive(Clone)]
+pub struct Ingress {
+    backend: Arc<dyn Backend>,
+    drain_timeout: Duration,
+    max_module_bytes: usize,
+}
+
+/// How a served ingress ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Drained {
+    /// Invocations handed to the backend over the ingress's life.
+    pub accepted: u64,
+    /// Of those, the ones still unanswered when `serve` returned (the drain
+    /// timeout passed first); their answers, when they come, are dropped.
+    pub unanswered: u64,
+    /// Connections still open at the drain timeout, closed without their
+    /// answers.
+    pub connections_cut: usize,
+}
+
+/// The signal that asked the process to stop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopSignal {
+    /// `SIGTERM`.
+    Terminate,
+    /// `SIGINT` (Ctrl-C).
+    Interrupt,
+}
+
+impl Ingress {
+    /// An ingress for `backend` with the default knobs.
+    pub fn new(backend: Arc<dyn Backend>) -> Ingress {
+        Ingress {
+            backend,
+            drain_timeout: DEFAULT_DRAIN_TIMEOUT,
+            max_module_bytes: DEFAULT_MAX_MODULE_BYTES,
+        }
+    }
+
+    /// How long a shutdown waits for the accepted requests' answers before
+    /// it closes their connections. By default [`DEFAULT_DRAIN_TIMEOUT`].
+    pub fn drain_timeout(&mut self, timeout: Duration) -> &mut Ingress {
+        self.drain_timeout = timeout;
+        self
+    }
+
+    /// The largest module `POST /register` takes, bytes; a longer body is
+    /// answered 413. By default [`DEFAULT_MAX_MODULE_BYTES`].
+    pub fn max_module_bytes(&mut self, bytes: usize) -> &mut Ingress {
+        self.max_module_bytes = bytes;
+        self
+    }
+
+    /// Serves HTTP/1.1 on `listener` until `shutdown` resolves, then drains
+    /// (the module docs' step 4) and returns how that went. Errs only if
+    /// the listener has no local address.
+    pub async fn serve(
+        &self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()>,
+    ) -> io::Result<Drained> {
+        let shared = Arc::new(Shared {
+            backend: Arc::clone(&self.backend),
+            metrics: Arc::new(Metrics::default()),
+            listen: listener.local_addr()?,
+            started: Instant::now(),
+            max_module_bytes: self.max_module_bytes,
+        });
+        let (stop, stopping) = watch::channel(false);
+        let mut connections = JoinSet::new();
+        let mut shutdown = pin!(shutdown);
+        loop {
+            tokio::select! {
+                biased;
+                () = &mut shutdown => break,
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => {
+                        shared.metrics.connection();
+                        // Answers are small and written whole: send them now.
+                        let _ = stream.set_nodelay(true);
+                        connections.spawn(connection(stream, Arc::clone(&shared), stopping.clone()));
+                    }
+                    Err(error) => {
+                        shared.metrics.accept_error();
+                        if starved(&error) {
+                            tokio::time::sleep(ACCEPT_BACKOFF).await;
+                        }
+                    }
+                },
+                // Reap finished connections as they go, so the set holds
+                // only open ones.
+                Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            }
+        }
+
+        drop(listener);
+        shared.backend.shutdown();
+        stop.send_replace(true);
+        let drained = tokio::time::timeout(self.drain_timeout, async {
+            while connections.join_next().await.is_some() {}
+        })
+        .await;
+        let connections_cut = if drained.is_err() {
+            shared.metrics.cut();
+            let open = connections.len();
+            connections.shutdown().await;
+            open
+        } else {
+            0
+        };
+        let (accepted, answered) = shared.metrics.invocations();
+        Ok(Drained {
+            accepted,
+            unanswered: accepted - answered,
+            connections_cut,
+        })
+    }
+}
+
+/// Serves `backend` on `listener` with the default knobs until `shutdown`
+/// resolves: [`Ingress::serve`].
+pub async fn serve(
+    listener: TcpListener,
+    backend: Arc<dyn Backend>,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<Drained> {
+    Ingress::new(backend).serve(listener, shutdown).await
+}
+
+/// The runtime the ingress is meant to run on: tokio's current-thread
+/// runtime with I/O and timers, and a blocking pool of two threads for
+/// [`Backend::register`] (see the module docs for why one thread).
+pub fn runtime() -> io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .max_blocking_threads(2)
+        .thread_name("faasched-ingress")
+        .build()
+}
+
+/// A future that resolves at the first `SIGTERM` or `SIGINT`, for
+/// [`serve`]'s `shutdown`. The handlers are installed when this returns,
+/// not when the future is first polled, so a signal right after is not
+/// lost; from then on neither signal kills the process (tokio keeps its
+/// handlers), so call it once, from the CLI.
+///
+/// Errs outside a tokio runtime, or if a handler cannot be installed.
+///
+/// # Panics
+///
+/// In a tokio runtime built without I/O enabled (tokio's signal driver
+/// needs it); [`runtime`] enables it.
+pub fn shutdown_signal() -> io::Result<impl Future<Output = StopSignal> + Send + 'static> {
+    use tokio::signal::unix::{SignalKind, signal};
+    tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = terminate.recv() => StopSignal::Terminate,
+            _ = interrupt.recv() => StopSignal::Interrupt,
+        }
+    })
+}
+
+/// Whether an accept failed for want of a resource that only time gives
+/// back: retrying at once would spin.
+fn starved(error: &io::Error) -> bool {
+    matches!(
+        error.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+    )
+}
+
+/// What every connection's requests share.
+struct Shared {
+    backend: Arc<dyn Backend>,
+    metrics: Arc<Metrics>,
+    listen: SocketAddr,
+    started: Instant,
+    max_module_bytes: usize,
+}
+
+/// Serves one connection until it closes, or until shutdown lets it
+/// finish the request it holds.
+async fn connection(
+    stream: tokio::net::TcpStream,
+    shared: Arc<Shared>,
+    mut stopping: watch::Receiver<bool>,
+) {
+    let metrics = Arc::clone(&shared.metrics);
+    let service = service_fn(move |request| {
+        let shared = Arc::clone(&shared);
+        async move { Ok::<_, Infallible>(handle(&shared, request).await) }
+    });
+    // The timer gives hyper its header read timeout (30 s by default), so
+    // an idle or stalled connection does not stay open forever.
+    let mut connection = pin!(
+        http1::Builder::new()
+            .timer(TokioTimer::new())
+            .serve_connection(TokioIo::new(stream), service)
+    );
+    let result = tokio::select! {
+        result = connection.as_mut() => result,
+        // The guard `wait_for` returns must not live across the await.
+        () = async { drop(stopping.wait_for(|&stop| stop).await) } => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
+    };
+    if result.is_err() {
+        metrics.connection_error();
+    }
+}
+
+/// Answers one request, counting it and its response.
+async fn handle(shared: &Shared, request: Request<Incoming>) -> Response<Full<Bytes>> {
+    shared.metrics.request(RouteKind::of(request.uri().path()));
+    let (response, kind) = match respond(shared, request).await {
+        Ok(answered) => answered,
+        Err(malformed) => {
+            shared.metrics.malformed();
+            refusal(malformed)
+        }
+    };
+    shared.metrics.response(response.status().as_u16(), kind);
+    response
+}
+
+/// A response and the error kind it is counted under.
+type Counted = (Response<Full<Bytes>>, &'static str);
+
+/// Routes a request to its answer.
+async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted, Malformed> {
+    match request::route(request.method(), request.uri().path())? {
+        Route::Invoke(function) => {
+            let (parts, body) = request.into_parts();
+            read_body(body, 0, "an invocation's body").await?;
+            let invoke = request::invoke(function, parts.uri.query(), &parts.headers)?;
+            Ok(invoke_answer(invoke_and_wait(shared, invoke).await))
+        }
+        Route::Register(name) => {
+            if request.uri().query().is_some() {
+                return Err(Malformed::bad("POST /register takes no query"));
+            }
+            let module =
+                read_body(request.into_body(), shared.max_module_bytes, "the module").await?;
+            let backend = Arc::clone(&shared.backend);
+            let registering = name.clone();
+            let registered =
+                tokio::task::spawn_blocking(move || backend.register(&registering, &module))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(Failure::Internal(format!(
+                            "registering {name:?} panicked in the backend"
+                        )))
+                    });
+            Ok(match registered {
+                Ok(()) => (
+                    text(StatusCode::CREATED, format!("registered {name}\n")),
+                    OK,
+                ),
+                Err(failure) => failure_answer(&failure),
+            })
+        }
+        Route::Metrics => {
+            let mut out = String::new();
+            shared.metrics.render(&mut out);
+            shared.backend.metrics(&mut out);
+            let mut response = text(StatusCode::OK, out);
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+            );
+            Ok((response, OK))
+        }
+        Route::Status => {
+            let status = serde_json::json!({
+                "ingress": {
+                    "listen": shared.listen.to_string(),
+                    "uptime_ms": u64::try_from(shared.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                },
+                "backend": shared.backend.status(),
+            });
+            let mut body = status.to_string();
+            body.push('\n');
+            let mut response = text(StatusCode::OK, body);
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            Ok((response, OK))
+        }
+    }
+}
+
+/// Reads a body of at most `limit` bytes (`what` it is, for the error).
+async fn read_body(body: Incoming, limit: usize, what: &str) -> Result<Bytes, Malformed> {
+    // A declared length past the limit is refused before a byte is read.
+    if body.size_hint().lower() > limit as u64 {
+        return Err(Malformed::too_large(what, limit));
+    }
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.is::<LengthLimitError>() => Err(Malformed::too_large(what, limit)),
+        Err(error) => Err(Malformed::bad(format!("reading {what}: {error}"))),
+    }
+}
+
+/// Hands `invoke` to the backend and waits for its answer.
+async fn invoke_and_wait(shared: &Shared, invoke: Invoke) -> Answer {
+    let (sender, answer) = oneshot::channel();
+    let pending = Pending {
+        metrics: Arc::clone(&shared.metrics),
+        received: invoke.received,
+        sender: Some(sender),
+    };
+    let mut waiting = Waiting {
+        metrics: &shared.metrics,
+        answered: false,
+    };
+    shared.metrics.accepted();
+    shared
+        .backend
+        .invoke(invoke, Box::new(move |answer| pending.answer(answer)));
+    // `Pending` sends on every path, its drop included.
+    let answer = answer.await.unwrap_or_else(|_| {
+        Err(Failure::Internal(
+            "the invocation's answer was lost".to_owned(),
+        ))
+    });
+    waiting.answered = true;
+    answer
+}
+
+/// The reply's end in the backend: counts the answer and sends it on.
+struct Pending {
+    metrics: Arc<Metrics>,
+    received: Instant,
+    sender: Option<oneshot::Sender<Answer>>,
+}
+
+impl Pending {
+    fn answer(mut self, answer: Answer) {
+        self.send(answer);
+    }
+
+    fn send(&mut self, answer: Answer) {
+        if let Some(sender) = self.sender.take() {
+            let latency = u64::try_from(self.received.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            self.metrics.answered(latency);
+            // An error means the client left: counted by its `Waiting`.
+            let _ = sender.send(answer);
+        }
+    }
+}
+
+impl Drop for Pending {
+    /// A backend that drops the reply uncalled breaks its contract; the
+    /// client still gets an answer, and the books still balance.
+    fn drop(&mut self) {
+        self.send(Err(Failure::Internal(
+            "the backend dropped the invocation without answering".to_owned(),
+        )));
+    }
+}
+
+/// The request's end: dropped before its answer means the client left.
+struct Waiting<'m> {
+    metrics: &'m Metrics,
+    answered: bool,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if !self.answered {
+            self.metrics.client_left();
+        }
+    }
+}
+
+/// The response to an invocation's answer.
+fn invoke_answer(answer: Answer) -> Counted {
+    match answer {
+        Ok(Completed {
+            value,
+            cpu,
+            preemptions,
+            runtime,
+        }) => {
+            let mut response = text(StatusCode::OK, format!("{value}\n"));
+            let headers = response.headers_mut();
+            for (name, value) in [
+                ("x-faasched-runtime-us", runtime / 1_000),
+                ("x-faasched-cpu-us", cpu / 1_000),
+                ("x-faasched-preemptions", u64::from(preemptions)),
+            ] {
+                headers.insert(HeaderName::from_static(name), HeaderValue::from(value));
+            }
+            (response, OK)
+        }
+        Err(failure) => failure_answer(&failure),
+    }
+}
+
+/// The response carrying `failure`.
+fn failure_answer(failure: &Failure) -> Counted {
+    let status =
+        StatusCode::from_u16(failure.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = text(status, format!("{failure}\n"));
+    response.headers_mut().insert(
+        HeaderName::from_static(ERROR_HEADER),
+        HeaderValue::from_static(failure.kind()),
+    );
+    (response, failure.kind())
+}
+
+/// The response refusing a malformed request.
+fn refusal(malformed: Malformed) -> Counted {
+    let failure = Failure::BadRequest(malformed.what);
+    let mut response = text(malformed.status, format!("{failure}\n"));
+    let headers = response.headers_mut();
+    headers.insert(
+        HeaderName::from_static(ERROR_HEADER),
+        HeaderValue::from_static(failure.kind()),
+    );
+    if let Some(allow) = malformed.allow {
+        headers.insert(header::ALLOW, HeaderValue::from_static(allow));
+    }
+    (response, failure.kind())
+}
+
+/// A plain-text response.
+fn text(status: StatusCode, body: String) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}

@@ -1,0 +1,454 @@
+//! From an HTTP request's method, path, query and headers to a [`Route`]
+//! and an [`Invoke`], or a [`Malformed`] saying what was wrong. No I/O:
+//! everything here is checked before the backend sees anything.
+
+use crate::node::invoke::Invoke;
+use faasched_model::Nanos;
+use hyper::header::{HeaderMap, HeaderName};
+use hyper::{Method, StatusCode};
+use std::time::Instant;
+
+/// The longest function or module name, bytes: a name is a key, not data,
+/// and an error message quotes it.
+pub const MAX_NAME: usize = 128;
+
+/// The header naming the workload function an invocation stands for.
+pub const LABEL_HEADER: &str = "x-faasched-function";
+/// The header carrying an invocation's relative deadline, µs.
+pub const DEADLINE_HEADER: &str = "x-faasched-deadline-us";
+
+/// What a request asks for, known from its path alone: the label its
+/// counters are kept under, even when the rest of it is malformed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RouteKind {
+    /// `/invoke/...`
+    Invoke,
+    /// `/register/...`
+    Register,
+    /// `/metrics`
+    Metrics,
+    /// `/status`
+    Status,
+    /// Anything else.
+    Other,
+}
+
+impl RouteKind {
+    /// Every kind, in the order the metrics list them.
+    pub const ALL: [RouteKind; 5] = [
+        RouteKind::Invoke,
+        RouteKind::Register,
+        RouteKind::Metrics,
+        RouteKind::Status,
+        RouteKind::Other,
+    ];
+
+    /// The kind of `path`.
+    pub fn of(path: &str) -> RouteKind {
+        if path.starts_with("/invoke/") || path == "/invoke" {
+            RouteKind::Invoke
+        } else if path.starts_with("/register/") || path == "/register" {
+            RouteKind::Register
+        } else if path == "/metrics" {
+            RouteKind::Metrics
+        } else if path == "/status" {
+            RouteKind::Status
+        } else {
+            RouteKind::Other
+        }
+    }
+
+    /// Its label in the metrics.
+    pub fn label(self) -> &'static str {
+        match self {
+            RouteKind::Invoke => "invoke",
+            RouteKind::Register => "register",
+            RouteKind::Metrics => "metrics",
+            RouteKind::Status => "status",
+            RouteKind::Other => "other",
+        }
+    }
+}
+
+/// A request the ingress refuses before the backend sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Malformed {
+    /// The 4xx status that says so.
+    pub status: StatusCode,
+    /// What was wrong, for the response body.
+    pub what: String,
+    /// The methods the route allows, for a 405's `Allow` header.
+    pub allow: Option<&'static str>,
+}
+
+impl Malformed {
+    /// A 400 saying `what`.
+    pub fn bad(what: impl Into<String>) -> Malformed {
+        Malformed {
+            status: StatusCode::BAD_REQUEST,
+            what: what.into(),
+            allow: None,
+        }
+    }
+
+    /// A 413: the body is longer than `limit` bytes.
+    pub fn too_large(what: &str, limit: usize) -> Malformed {
+        Malformed {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            what: format!("{what} is longer than {limit} bytes"),
+            allow: None,
+        }
+    }
+}
+
+/// A request's route, its names checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// `POST /invoke/{function}`
+    Invoke(String),
+    /// `POST /register/{name}`
+    Register(String),
+    /// `GET /metrics`
+    Metrics,
+    /// `GET /status`
+    Status,
+}
+
+/// Parses `method` and `path` into a route: 404 for a path that is none,
+/// 405 for a method the route does not take, 400 for a bad name.
+pub fn route(method: &Method, path: &str) -> Result<Route, Malformed> {
+    let (allow, route) = match RouteKind::of(path) {
+        RouteKind::Invoke => (
+            "POST",
+            name_in(path, "/invoke/", "function").map(Route::Invoke),
+        ),
+        RouteKind::Register => (
+            "POST",
+            name_in(path, "/register/", "module").map(Route::Register),
+        ),
+        RouteKind::Metrics => ("GET", Ok(Route::Metrics)),
+        RouteKind::Status => ("GET", Ok(Route::Status)),
+        RouteKind::Other => {
+            return Err(Malformed {
+                status: StatusCode::NOT_FOUND,
+                what: format!(
+                    "no route {}: the routes are POST /invoke/NAME, POST /register/NAME, GET /metrics and GET /status",
+                    shown(path)
+                ),
+                allow: None,
+            });
+        }
+    };
+    if method.as_str() != allow {
+        return Err(Malformed {
+            status: StatusCode::METHOD_NOT_ALLOWED,
+            what: format!(
+                "{} takes {allow}, not {}",
+                shown(path),
+                shown(method.as_str())
+            ),
+            allow: Some(allow),
+        });
+    }
+    route
+}
+
+/// The name after `prefix` in `path`, checked.
+fn name_in(path: &str, prefix: &str, what: &str) -> Result<String, Malformed> {
+    let name = path.strip_prefix(prefix).unwrap_or("");
+    check_name(name, what).map_err(Malformed::bad)?;
+    Ok(name.to_owned())
+}
+
+/// Checks a function or module name: 1 to [`MAX_NAME`] bytes of ASCII
+/// letters, digits, `_`, `-` and `.`, not only dots. Names travel in paths
+/// and headers and key the backend's tables, so nothing that needs
+/// escaping is a name.
+pub fn check_name(name: &str, what: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err(format!("the path names no {what}"));
+    }
+    if name.len() > MAX_NAME {
+        return Err(format!(
+            "the {what} name {} is longer than {MAX_NAME} bytes",
+            shown(name)
+        ));
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+    {
+        return Err(format!(
+            "the {what} name {} has {bad:?}: a name is ASCII letters, digits, '_', '-' and '.'",
+            shown(name)
+        ));
+    }
+    if name.chars().all(|c| c == '.') {
+        return Err(format!("the {what} name {} is only dots", shown(name)));
+    }
+    Ok(())
+}
+
+/// Parses an invocation of `function` from its query and headers; its
+/// `received` is now.
+pub fn invoke(
+    function: String,
+    query: Option<&str>,
+    headers: &HeaderMap,
+) -> Result<Invoke, Malformed> {
+    let query = arguments(query)?;
+    let label = match header(headers, LABEL_HEADER)? {
+        Some(label) => {
+            check_name(label, "function")
+                .map_err(|what| Malformed::bad(format!("{LABEL_HEADER}: {what}")))?;
+            Some(label.to_owned())
+        }
+        None => None,
+    };
+    let deadline = match header(headers, DEADLINE_HEADER)? {
+        Some(value) => Some(deadline(value)?),
+        None => None,
+    };
+    Ok(Invoke {
+        function,
+        query,
+        label,
+        deadline,
+        received: Instant::now(),
+    })
+}
+
+/// Most parameters a query may carry.
+pub const MAX_PARAMETERS: usize = 8;
+
+/// The query's `name=value` arguments as sent, each `value` a decimal
+/// `i64`, no name twice; none for no query or an empty one. Which names a
+/// function takes is its executor's to check.
+pub fn arguments(query: Option<&str>) -> Result<Option<String>, Malformed> {
+    let query = match query {
+        None | Some("") => return Ok(None),
+        Some(query) => query,
+    };
+    let mut names: Vec<&str> = Vec::new();
+    for parameter in query.split('&') {
+        if names.len() == MAX_PARAMETERS {
+            return Err(Malformed::bad(format!(
+                "the query {} has more than {MAX_PARAMETERS} parameters",
+                shown(query)
+            )));
+        }
+        let Some((name, value)) = parameter.split_once('=') else {
+            return Err(Malformed::bad(format!(
+                "the query parameter {} has no value: write NAME=INTEGER",
+                shown(parameter)
+            )));
+        };
+        if name.is_empty()
+            || name.len() > MAX_NAME
+            || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return Err(Malformed::bad(format!(
+                "the query parameter's name {} is not 1 to {MAX_NAME} ASCII letters, digits or '_'",
+                shown(name)
+            )));
+        }
+        if names.contains(&name) {
+            return Err(Malformed::bad(format!(
+                "the query parameter {name} is given more than once"
+            )));
+        }
+        value.parse::<i64>().map_err(|_| {
+            Malformed::bad(format!(
+                "the query parameter {name}'s value {} is not a decimal integer between {} and {}",
+                shown(value),
+                i64::MIN,
+                i64::MAX
+            ))
+        })?;
+        names.push(name);
+    }
+    Ok(Some(query.to_owned()))
+}
+
+/// A relative deadline in µs as the header gives it, in ns.
+pub fn deadline(value: &str) -> Result<Nanos, Malformed> {
+    let bad =
+        |why: &str| Malformed::bad(format!("{DEADLINE_HEADER}: {} is not {why}", shown(value)));
+    let micros = value
+        .parse::<u64>()
+        .map_err(|_| bad("a whole number of microseconds"))?;
+    if micros == 0 {
+        return Err(bad("positive"));
+    }
+    micros
+        .checked_mul(1_000)
+        .ok_or_else(|| bad("at most u64::MAX nanoseconds"))
+}
+
+/// The value of `name`, which may appear at most once and must be visible
+/// ASCII.
+fn header<'h>(headers: &'h HeaderMap, name: &'static str) -> Result<Option<&'h str>, Malformed> {
+    let name = HeaderName::from_static(name);
+    let mut values = headers.get_all(&name).iter();
+    let Some(value) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(Malformed::bad(format!("{name} appears more than once")));
+    }
+    let value = value
+        .to_str()
+        .map_err(|_| Malformed::bad(format!("{name} is not visible ASCII")))?;
+    Ok(Some(value))
+}
+
+/// `text` quoted for an error message, cut to its first 64 characters: a
+/// message names what was wrong without echoing a whole hostile request.
+pub fn shown(text: &str) -> String {
+    const MAX: usize = 64;
+    if text.chars().count() <= MAX {
+        format!("{text:?}")
+    } else {
+        let head: String = text.chars().take(MAX).collect();
+        format!("{head:?}...")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper::header::HeaderValue;
+
+    #[test]
+    fn routes_take_their_method_and_a_checked_name() {
+        assert_eq!(
+            route(&Method::POST, "/invoke/fib"),
+            Ok(Route::Invoke("fib".into()))
+        );
+        assert_eq!(
+            route(&Method::POST, "/register/my-fn.v2"),
+            Ok(Route::Register("my-fn.v2".into()))
+        );
+        assert_eq!(route(&Method::GET, "/metrics"), Ok(Route::Metrics));
+        assert_eq!(route(&Method::GET, "/status"), Ok(Route::Status));
+
+        let refused = route(&Method::GET, "/invoke/fib").unwrap_err();
+        assert_eq!(refused.status, StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(refused.allow, Some("POST"));
+        assert_eq!(
+            route(&Method::POST, "/status").unwrap_err().allow,
+            Some("GET")
+        );
+        assert_eq!(
+            route(&Method::POST, "/nowhere").unwrap_err().status,
+            StatusCode::NOT_FOUND
+        );
+        for path in [
+            "/invoke/",
+            "/invoke",
+            "/invoke/a/b",
+            "/invoke/a%20b",
+            "/invoke/..",
+            "/register/",
+        ] {
+            let refused = route(&Method::POST, path).unwrap_err();
+            assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{path}");
+        }
+        let long = format!("/invoke/{}", "a".repeat(MAX_NAME + 1));
+        assert!(
+            route(&Method::POST, &long)
+                .unwrap_err()
+                .what
+                .contains("longer than 128 bytes")
+        );
+        assert_eq!(
+            route(&Method::POST, &long[..long.len() - 1]),
+            Ok(Route::Invoke("a".repeat(MAX_NAME)))
+        );
+    }
+
+    #[test]
+    fn integer_arguments_pass_as_sent() {
+        assert_eq!(arguments(None), Ok(None));
+        assert_eq!(arguments(Some("")), Ok(None));
+        assert_eq!(arguments(Some("n=25")), Ok(Some("n=25".into())));
+        assert_eq!(
+            arguments(Some("w=640&h=-9223372036854775808")),
+            Ok(Some("w=640&h=-9223372036854775808".into()))
+        );
+        let nine = (0..9)
+            .map(|i| format!("p{i}=1"))
+            .collect::<Vec<_>>()
+            .join("&");
+        for (query, says) in [
+            (nine.as_str(), "more than 8"),
+            ("n=1&n=2", "more than once"),
+            ("n", "no value"),
+            ("n=1&", "no value"),
+            ("=1", "name"),
+            ("n%20=1", "name"),
+            ("n=", "not a decimal integer"),
+            ("n=abc", "not a decimal integer"),
+            ("n=1.5", "not a decimal integer"),
+            ("n=9223372036854775808", "not a decimal integer"),
+        ] {
+            let refused = arguments(Some(query)).unwrap_err();
+            assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+            assert!(refused.what.contains(says), "{query}: {}", refused.what);
+        }
+    }
+
+    #[test]
+    fn headers_give_label_and_deadline_in_ns() {
+        let mut headers = HeaderMap::new();
+        headers.insert(LABEL_HEADER, HeaderValue::from_static("resize"));
+        headers.insert(DEADLINE_HEADER, HeaderValue::from_static("2500"));
+        let parsed = invoke("fib".into(), Some("n=3"), &headers).unwrap();
+        assert_eq!(parsed.function, "fib");
+        assert_eq!(parsed.query.as_deref(), Some("n=3"));
+        assert_eq!(parsed.label.as_deref(), Some("resize"));
+        assert_eq!(parsed.deadline, Some(2_500_000));
+
+        for (value, says) in [
+            ("0", "positive"),
+            ("-1", "whole number"),
+            ("1e3", "whole number"),
+            ("18446744073709552", "at most"),
+        ] {
+            let refused = deadline(value).unwrap_err();
+            assert!(refused.what.contains(says), "{value}: {}", refused.what);
+        }
+
+        let mut twice = HeaderMap::new();
+        twice.append(DEADLINE_HEADER, HeaderValue::from_static("1"));
+        twice.append(DEADLINE_HEADER, HeaderValue::from_static("2"));
+        assert!(
+            invoke("f".into(), None, &twice)
+                .unwrap_err()
+                .what
+                .contains("more than once")
+        );
+        let mut odd = HeaderMap::new();
+        odd.insert(
+            LABEL_HEADER,
+            HeaderValue::from_bytes(b"caf\xc3\xa9").unwrap(),
+        );
+        assert!(
+            invoke("f".into(), None, &odd)
+                .unwrap_err()
+                .what
+                .contains("visible ASCII")
+        );
+        let mut spaced = HeaderMap::new();
+        spaced.insert(LABEL_HEADER, HeaderValue::from_static("a b"));
+        assert!(invoke("f".into(), None, &spaced).is_err());
+    }
+
+    #[test]
+    fn messages_cut_what_they_quote() {
+        let long = "x".repeat(1_000);
+        let message = arguments(Some(&format!("n={long}"))).unwrap_err().what;
+        assert!(message.len() < 200, "{message}");
+        assert!(message.contains("..."));
+    }
+}
