@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod calibration;
+pub mod node;
 pub mod observe;
 pub mod privilege;
 pub mod replay;
