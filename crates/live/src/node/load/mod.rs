@@ -50,7 +50,9 @@ pub use http::{
     RUNTIME_HEADER, invoke_path,
 };
 pub use run::{End, Failure, LoadError, LoadRun, Record, run};
-pub use summary::{LatencySummary, LoadSummary, REQUESTS_CSV_HEADER, SlowdownSummary};
+pub use summary::{
+    LatencySummary, LoadSummary, REQUESTS_CSV_HEADER, ScopeSummary, SlowdownSummary,
+};
 
 #[cfg(test)]
 mod tests;

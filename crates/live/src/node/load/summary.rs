@@ -32,15 +32,8 @@ pub struct LoadSummary {
     pub connections: usize,
     /// How the run ended: `completed`, `interrupted` or `drain-timeout`.
     pub end: &'static str,
-    /// Requests that were due: answered + every error.
-    pub requests: u64,
     /// Requests handed to a connection.
     pub sent: u64,
-    /// Requests answered with a 2xx.
-    pub answered: u64,
-    /// Requests not answered with a 2xx, by kind (see the failures in
-    /// docs/RUNTIME.md), in kind order.
-    pub errors: BTreeMap<String, u64>,
     /// Open loop: requests sent more than 1 ms after their intended time
     /// (the client fell behind, or every connection was busy).
     pub late_sends: u64,
@@ -48,6 +41,23 @@ pub struct LoadSummary {
     pub elapsed_s: f64,
     /// Answered requests per second, from the start to the last answer.
     pub achieved_rps: Option<f64>,
+    /// Every request.
+    #[serde(flatten)]
+    pub all: ScopeSummary,
+    /// The requests of each workload function, by name.
+    pub functions: BTreeMap<String, ScopeSummary>,
+}
+
+/// What became of some of a run's requests (all, or one function's).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ScopeSummary {
+    /// Requests that were due: answered + every error.
+    pub requests: u64,
+    /// Requests answered with a 2xx.
+    pub answered: u64,
+    /// Requests not answered with a 2xx, by kind (see the failures in
+    /// docs/RUNTIME.md), in kind order.
+    pub errors: BTreeMap<String, u64>,
     /// Latency (completion − intended send) of the answered requests, µs,
     /// from an HDR histogram of 3 significant digits.
     pub latency_us: Option<LatencySummary>,
@@ -91,32 +101,17 @@ pub struct SlowdownSummary {
 impl LoadRun {
     /// The run's measurements.
     pub fn summary(&self) -> LoadSummary {
-        let mut errors = BTreeMap::new();
-        let mut latency =
-            Histogram::<u64>::new(SIGNIFICANT_DIGITS).expect("3 significant digits are valid");
-        let mut slowdowns = Vec::new();
-        let mut last_answer = 0;
-        for r in &self.records {
-            if let Some(failure) = &r.failure {
-                *errors.entry(failure.kind().to_string()).or_insert(0) += 1;
-                continue;
-            }
-            let (Some(done), Some(ns)) = (r.done, r.latency()) else {
-                continue;
-            };
-            last_answer = last_answer.max(done);
-            // Auto-resizing: a value never fails to fit.
-            let _ = latency.record(ns / US);
-            if r.work > 0 {
-                slowdowns.push(ns as f64 / r.work as f64);
-            }
-        }
-        let answered = latency.len();
-        slowdowns.sort_by(f64::total_cmp);
-        let rank = |q: f64| {
-            let rank = (q * slowdowns.len() as f64).ceil() as usize;
-            slowdowns[rank.clamp(1, slowdowns.len()) - 1]
-        };
+        let mut names: Vec<&str> = self.records.iter().map(|r| &*r.function).collect();
+        names.sort_unstable();
+        names.dedup();
+        let last_answer = self
+            .records
+            .iter()
+            .filter(|r| r.answered())
+            .filter_map(|r| r.done)
+            .max()
+            .unwrap_or(0);
+        let all = scope(self.records.iter());
         LoadSummary {
             mode: match self.mode {
                 Mode::Open { .. } => "open",
@@ -124,10 +119,7 @@ impl LoadRun {
             },
             connections: self.mode.connections(),
             end: self.end.as_str(),
-            requests: self.records.len() as u64,
             sent: self.records.iter().filter(|r| r.sent.is_some()).count() as u64,
-            answered,
-            errors,
             late_sends: match self.mode {
                 Mode::Open { .. } => self
                     .records
@@ -138,22 +130,15 @@ impl LoadRun {
             },
             elapsed_s: self.elapsed as f64 / SEC as f64,
             achieved_rps: (last_answer > 0)
-                .then(|| answered as f64 * SEC as f64 / last_answer as f64),
-            latency_us: (answered > 0).then(|| LatencySummary {
-                mean: latency.mean(),
-                p50: latency.value_at_quantile(0.5),
-                p90: latency.value_at_quantile(0.9),
-                p99: latency.value_at_quantile(0.99),
-                p999: latency.value_at_quantile(0.999),
-                max: latency.max(),
-            }),
-            slowdown: (!slowdowns.is_empty()).then(|| SlowdownSummary {
-                p50: rank(0.5),
-                p90: rank(0.9),
-                p99: rank(0.99),
-                p999: rank(0.999),
-                max: rank(1.0),
-            }),
+                .then(|| all.answered as f64 * SEC as f64 / last_answer as f64),
+            all,
+            functions: names
+                .into_iter()
+                .map(|name| {
+                    let of = self.records.iter().filter(|r| &*r.function == name);
+                    (name.to_string(), scope(of))
+                })
+                .collect(),
         }
     }
 
@@ -167,6 +152,56 @@ impl LoadRun {
         }
         w.flush()?;
         Ok(())
+    }
+}
+
+/// What became of `records`.
+fn scope<'a>(records: impl Iterator<Item = &'a Record>) -> ScopeSummary {
+    let mut requests = 0;
+    let mut errors = BTreeMap::new();
+    let mut latency =
+        Histogram::<u64>::new(SIGNIFICANT_DIGITS).expect("3 significant digits are valid");
+    let mut slowdowns = Vec::new();
+    for r in records {
+        requests += 1;
+        if let Some(failure) = &r.failure {
+            *errors.entry(failure.kind().to_string()).or_insert(0) += 1;
+            continue;
+        }
+        let Some(ns) = r.latency() else {
+            continue;
+        };
+        // Auto-resizing: a value never fails to fit.
+        let _ = latency.record(ns / US);
+        if r.work > 0 {
+            slowdowns.push(ns as f64 / r.work as f64);
+        }
+    }
+    let answered = latency.len();
+    slowdowns.sort_by(f64::total_cmp);
+    let rank = |q: f64| {
+        let rank = (q * slowdowns.len() as f64).ceil() as usize;
+        slowdowns[rank.clamp(1, slowdowns.len()) - 1]
+    };
+    ScopeSummary {
+        requests,
+        answered,
+        errors,
+        latency_us: (answered > 0).then(|| LatencySummary {
+            mean: latency.mean(),
+            p50: latency.value_at_quantile(0.5),
+            p90: latency.value_at_quantile(0.9),
+            p99: latency.value_at_quantile(0.99),
+            p999: latency.value_at_quantile(0.999),
+            max: latency.max(),
+        }),
+        slowdown: (!slowdowns.is_empty()).then(|| SlowdownSummary {
+            p50: rank(0.5),
+            p90: rank(0.9),
+            p99: rank(0.99),
+            p999: rank(0.999),
+            max: rank(1.0),
+        }),
     }
 }
 

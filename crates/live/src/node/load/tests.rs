@@ -192,8 +192,8 @@ fn never() -> bool {
 /// Answered + every error = requests, as the summary and per record.
 fn check_accounting(run: &LoadRun) -> LoadSummary {
     let s = run.summary();
-    let errors: u64 = s.errors.values().sum();
-    assert_eq!(s.answered + errors, s.requests, "{s:?}");
+    let errors: u64 = s.all.errors.values().sum();
+    assert_eq!(s.all.answered + errors, s.all.requests, "{s:?}");
     for r in &run.records {
         assert!(r.answered() != r.failure.is_some(), "{r:?}");
     }
@@ -223,21 +223,29 @@ fn every_request_is_answered_or_counted_once_and_follows_the_stream() {
         assert!(r.sent.unwrap() >= r.intended, "{r:?}");
     }
     // What the server did, exactly as the client counted it.
-    assert_eq!(s.sent, s.requests);
-    assert_eq!(server.count(|c| &c.received), s.requests);
-    assert_eq!(server.count(|c| &c.ok), s.answered);
-    assert_eq!(s.errors["overloaded"], server.count(|c| &c.failed));
-    assert_eq!(s.errors["connection-lost"], server.count(|c| &c.dropped));
-    assert_eq!(s.errors.len(), 2, "{:?}", s.errors);
+    assert_eq!(s.sent, s.all.requests);
+    assert_eq!(server.count(|c| &c.received), s.all.requests);
+    assert_eq!(server.count(|c| &c.ok), s.all.answered);
+    assert_eq!(s.all.errors["overloaded"], server.count(|c| &c.failed));
+    assert_eq!(
+        s.all.errors["connection-lost"],
+        server.count(|c| &c.dropped)
+    );
+    assert_eq!(s.all.errors.len(), 2, "{:?}", s.all.errors);
     for r in run.records.iter().filter(|r| r.answered()) {
         assert_eq!(r.status, Some(200));
         // The server slept the work: the latency is at least that.
         assert!(r.latency().unwrap() >= r.work / 1_000 * 1_000, "{r:?}");
         assert!(r.runtime_us.is_some() && r.cpu_us.is_some());
     }
-    let latency = s.latency_us.unwrap();
+    // Per function: the two of the workload, adding up to all.
+    let names: Vec<&str> = s.functions.keys().map(String::as_str).collect();
+    assert_eq!(names, ["image-classify", "image-resize"]);
+    let per_function: u64 = s.functions.values().map(|f| f.answered).sum();
+    assert_eq!(per_function, s.all.answered);
+    let latency = s.all.latency_us.unwrap();
     assert!(latency.p50 <= latency.p99 && latency.p99 <= latency.max);
-    assert!(s.slowdown.unwrap().p50 >= 0.99);
+    assert!(s.all.slowdown.unwrap().p50 >= 0.99);
     // requests.csv: a header and one row per request.
     let mut csv = Vec::new();
     run.write_csv(&mut csv).unwrap();
@@ -265,7 +273,7 @@ fn latency_counts_from_the_intended_time_when_the_server_stalls() {
     config.drain = 60 * SEC;
     let run = run(&config, requests.clone(), &never).unwrap();
     let s = check_accounting(&run);
-    assert_eq!(s.answered, requests.len() as u64);
+    assert_eq!(s.all.answered, requests.len() as u64);
     for (k, r) in run.records.iter().enumerate() {
         let bound = (k as u64 + 1) * hold - r.intended;
         assert!(r.latency().unwrap() >= bound, "request {k}: {r:?}");
@@ -309,7 +317,7 @@ fn closed_loop_keeps_one_request_per_client_in_flight() {
     let run = run(&config, requests, &never).unwrap();
     let s = check_accounting(&run);
     assert_eq!(run.end, End::Completed);
-    assert!(s.answered >= 1 && s.errors.is_empty(), "{s:?}");
+    assert!(s.all.answered >= 1 && s.all.errors.is_empty(), "{s:?}");
     assert!(server.count(|c| &c.most_in_flight) <= 2);
     for (k, r) in run.records.iter().enumerate() {
         assert_eq!((r.id, r.sent), (k as u64, Some(r.intended)));
@@ -337,10 +345,10 @@ fn a_stop_ends_the_run_with_every_due_request_accounted() {
     assert_eq!(run.end, End::Interrupted);
     let s = check_accounting(&run);
     assert!(
-        s.requests >= 20 && (s.requests as usize) < requests.len(),
+        s.all.requests >= 20 && (s.all.requests as usize) < requests.len(),
         "{s:?}"
     );
-    let kinds: Vec<&String> = s.errors.keys().collect();
+    let kinds: Vec<&String> = s.all.errors.keys().collect();
     assert!(
         kinds
             .iter()
@@ -365,7 +373,7 @@ fn a_response_too_slow_times_out_and_the_drain_bounds_the_run() {
     let s = check_accounting(&run1);
     assert_eq!(run1.end, End::Completed);
     assert_eq!(
-        s.errors,
+        s.all.errors,
         BTreeMap::from([("response-timeout".to_string(), requests.len() as u64)])
     );
     // The drain next: the requests in flight when it runs out are
@@ -375,7 +383,7 @@ fn a_response_too_slow_times_out_and_the_drain_bounds_the_run() {
     let run2 = run(&config, requests.clone(), &never).unwrap();
     let s = check_accounting(&run2);
     assert_eq!(run2.end, End::DrainTimeout);
-    assert_eq!(s.requests, requests.len() as u64);
-    assert_eq!(s.errors["unfinished"], 1);
-    assert_eq!(s.errors["unsent"], requests.len() as u64 - 1);
+    assert_eq!(s.all.requests, requests.len() as u64);
+    assert_eq!(s.all.errors["unfinished"], 1);
+    assert_eq!(s.all.errors["unsent"], requests.len() as u64 - 1);
 }
