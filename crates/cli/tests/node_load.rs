@@ -5,28 +5,41 @@ mod common;
 
 use common::{faasched, ok, stderr_of_failure};
 use faasched_model::SEC;
+use faasched_sys::process;
 use faasched_workload::node::{Deadlines, Estimate, Length, Params, Workload};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// A server that answers every request with a 200 at once, keeping each
 /// connection alive, one thread per connection; it lives as long as the
 /// test process.
 fn serve() -> SocketAddr {
+    serve_counting().0
+}
+
+/// [`serve`], with the count of requests it received.
+fn serve_counting() -> (SocketAddr, Arc<AtomicU64>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
+    let count = Arc::new(AtomicU64::new(0));
+    let counted = count.clone();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { break };
-            std::thread::spawn(move || answer(stream));
+            let counted = counted.clone();
+            std::thread::spawn(move || answer(stream, &counted));
         }
     });
-    addr
+    (addr, count)
 }
 
 /// Answers the requests of one connection until it closes.
-fn answer(stream: TcpStream) {
+fn answer(stream: TcpStream, count: &AtomicU64) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut writer = stream;
     loop {
@@ -49,6 +62,7 @@ fn answer(stream: TcpStream) {
         if reader.read_exact(&mut body).is_err() {
             return;
         }
+        count.fetch_add(1, Ordering::SeqCst);
         let response = "HTTP/1.1 200 OK\r\ncontent-length: 4\r\nx-faasched-runtime-us: 3\r\n\
                         x-faasched-cpu-us: 2\r\nx-faasched-preemptions: 0\r\n\r\ndone";
         if writer.write_all(response.as_bytes()).is_err() {
@@ -191,4 +205,53 @@ fn help_teaches_the_open_loop() {
     for needle in ["coordinated omission", "--closed", "HOST:PORT", "Ctrl-C"] {
         assert!(help.contains(needle), "{needle}");
     }
+}
+
+#[test]
+fn ctrl_c_stops_the_run_and_still_writes_what_it_measured() {
+    let (addr, count) = serve_counting();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("load");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_faasched"))
+        .args([
+            "node",
+            "load",
+            "--target",
+            &addr.to_string(),
+            "--rate",
+            "200",
+        ])
+        .args(["--seconds", "600", "--out", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Bounded: a run that never reaches the server is killed, not waited on.
+    let give_up = Instant::now() + Duration::from_secs(60);
+    while count.load(Ordering::SeqCst) < 10 && Instant::now() < give_up {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let pidfd = process::pidfd_open(child.id() as libc::pid_t).unwrap();
+    process::signal(&pidfd, libc::SIGINT).unwrap();
+    while child.try_wait().unwrap().is_none() && Instant::now() < give_up {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if child.try_wait().unwrap().is_none() {
+        child.kill().unwrap();
+        panic!("faasched node load did not stop on SIGINT");
+    }
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("interrupted by signal 2"), "{err}");
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["end"], "interrupted");
+    let requests = summary["requests"].as_u64().unwrap();
+    assert!(requests >= 10, "{summary}");
+    let rows = std::fs::read_to_string(out.join("requests.csv"))
+        .unwrap()
+        .lines()
+        .count();
+    assert_eq!(rows as u64, requests + 1);
 }

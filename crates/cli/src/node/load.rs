@@ -40,9 +40,10 @@ const SUMMARY_SCHEMA_VERSION: u32 = 1;
 /// A request is `POST /invoke/spin?us=WORK` with its workload function and
 /// deadline in headers (docs/RUNTIME.md, "HTTP API"). Sending stops after
 /// --seconds; requests in flight then get --drain-ms to finish. Ctrl-C stops
-/// early and still writes what was measured. Failed requests (no
-/// connection, a reset, a timeout, a non-2xx answer) are counted by kind;
-/// only a target that refuses the first connection is an error.
+/// early, still writes what was measured, and exits with status 1. Failed
+/// requests (no connection, a reset, a timeout, a non-2xx answer) are
+/// counted by kind; only a target that refuses the first connection is an
+/// error.
 ///
 /// Example: `faasched node load --target 127.0.0.1:8080 --workload
 /// bimodal-high --rate 2000 --seconds 10 --out load-2000`.
@@ -145,12 +146,6 @@ impl Args {
         interrupt::catch()?;
         let run = load::run(&config, requests, &interrupt::requested)?;
         let summary = run.summary();
-        if run.end == End::Interrupted {
-            eprintln!(
-                "stopped early: {} requests were due; writing what was measured",
-                summary.all.requests
-            );
-        }
         let file = self.summary_json(&config, &summary);
         if let Some(dir) = &self.out {
             write_outputs(dir, &run, &file)?;
@@ -162,6 +157,20 @@ impl Args {
             if let Some(dir) = &self.out {
                 outln!("wrote requests.csv, summary.json to {}", dir.display())?;
             }
+        }
+        // What was measured is out; the status tells a script (a sweep's
+        // loop) that the run did not go its whole length.
+        if run.end == End::Interrupted {
+            let signal = interrupt::requested_by().unwrap_or(0);
+            bail!(
+                "interrupted by signal {signal} after {} requests were due; what was \
+                 measured is {}",
+                summary.all.requests,
+                match &self.out {
+                    Some(dir) => format!("in {}", dir.display()),
+                    None => "printed above".to_string(),
+                }
+            );
         }
         Ok(())
     }
