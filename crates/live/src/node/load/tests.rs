@@ -206,6 +206,15 @@ fn check_accounting(run: &LoadRun) -> LoadSummary {
 }
 
 #[test]
+fn results_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<LoadConfig>();
+    send_sync::<LoadRun>();
+    send_sync::<LoadSummary>();
+    send_sync::<LoadError>();
+}
+
+#[test]
 fn every_request_is_answered_or_counted_once_and_follows_the_stream() {
     let server = Server::start(Behaviour {
         sleep_work: true,
