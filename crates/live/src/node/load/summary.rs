@@ -64,6 +64,10 @@ pub struct ScopeSummary {
     /// Slowdown (latency / the work asked for) of the answered requests
     /// whose work is above 0, nearest rank.
     pub slowdown: Option<SlowdownSummary>,
+    /// The runtime's own latency (`x-faasched-runtime-us`, arrival at the
+    /// runtime to completion) of the answered requests that report it, µs,
+    /// as `latency_us`: the difference is the network's and the client's.
+    pub runtime_us: Option<LatencySummary>,
 }
 
 /// Latency percentiles, µs.
@@ -159,8 +163,10 @@ impl LoadRun {
 fn scope<'a>(records: impl Iterator<Item = &'a Record>) -> ScopeSummary {
     let mut requests = 0;
     let mut errors = BTreeMap::new();
-    let mut latency =
-        Histogram::<u64>::new(SIGNIFICANT_DIGITS).expect("3 significant digits are valid");
+    let histogram =
+        || Histogram::<u64>::new(SIGNIFICANT_DIGITS).expect("3 significant digits are valid");
+    let mut latency = histogram();
+    let mut runtime = histogram();
     let mut slowdowns = Vec::new();
     for r in records {
         requests += 1;
@@ -173,6 +179,9 @@ fn scope<'a>(records: impl Iterator<Item = &'a Record>) -> ScopeSummary {
         };
         // Auto-resizing: a value never fails to fit.
         let _ = latency.record(ns / US);
+        if let Some(us) = r.runtime_us {
+            let _ = runtime.record(us);
+        }
         if r.work > 0 {
             slowdowns.push(ns as f64 / r.work as f64);
         }
@@ -187,14 +196,7 @@ fn scope<'a>(records: impl Iterator<Item = &'a Record>) -> ScopeSummary {
         requests,
         answered,
         errors,
-        latency_us: (answered > 0).then(|| LatencySummary {
-            mean: latency.mean(),
-            p50: latency.value_at_quantile(0.5),
-            p90: latency.value_at_quantile(0.9),
-            p99: latency.value_at_quantile(0.99),
-            p999: latency.value_at_quantile(0.999),
-            max: latency.max(),
-        }),
+        latency_us: percentiles(&latency),
         slowdown: (!slowdowns.is_empty()).then(|| SlowdownSummary {
             p50: rank(0.5),
             p90: rank(0.9),
@@ -202,7 +204,20 @@ fn scope<'a>(records: impl Iterator<Item = &'a Record>) -> ScopeSummary {
             p999: rank(0.999),
             max: rank(1.0),
         }),
+        runtime_us: percentiles(&runtime),
     }
+}
+
+/// The percentiles of `h`; `None` if it holds nothing.
+fn percentiles(h: &Histogram<u64>) -> Option<LatencySummary> {
+    (!h.is_empty()).then(|| LatencySummary {
+        mean: h.mean(),
+        p50: h.value_at_quantile(0.5),
+        p90: h.value_at_quantile(0.9),
+        p99: h.value_at_quantile(0.99),
+        p999: h.value_at_quantile(0.999),
+        max: h.max(),
+    })
 }
 
 /// A record's cells, in [`REQUESTS_CSV_HEADER`]'s order.

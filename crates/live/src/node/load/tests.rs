@@ -260,6 +260,10 @@ fn every_request_is_answered_or_counted_once_and_follows_the_stream() {
     let latency = s.all.latency_us.unwrap();
     assert!(latency.p50 <= latency.p99 && latency.p99 <= latency.max);
     assert!(s.all.slowdown.unwrap().p50 >= 0.99);
+    // The server reports the work as its own latency: never above the
+    // client's, which adds the network and the client.
+    let runtime = s.all.runtime_us.unwrap();
+    assert!(runtime.max <= latency.max, "{runtime:?} {latency:?}");
     // requests.csv: a header and one row per request.
     let mut csv = Vec::new();
     run.write_csv(&mut csv).unwrap();
