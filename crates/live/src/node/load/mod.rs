@@ -9,7 +9,7 @@
 //! 1. all connections are opened before the clock starts (a target that
 //!    refuses the first is [`LoadError::Connect`]);
 //! 2. requests are taken in stream order; each waits for its intended time
-//!    (a sleep to shortly before it, then a spin), then for a free
+//!    (a sleep to 2 ms before it, then a spin), then for a free
 //!    connection: when every connection is busy it queues, and the
 //!    queueing counts in its latency, as it would for a client that is not
 //!    the load generator;
