@@ -1,7 +1,9 @@
-//! `faasched node`: the node level, a dispatcher over worker threads.
+//! `faasched node`: the node level, a dispatcher over worker threads,
+//! simulated, and the load generator that drives a live one.
 
 mod args;
 mod capacity;
+mod load;
 mod simulate;
 
 use anyhow::Result;
@@ -11,6 +13,7 @@ use clap::Subcommand;
 pub enum Command {
     Simulate(simulate::Args),
     Capacity(capacity::Args),
+    Load(load::Args),
 }
 
 impl Command {
@@ -18,6 +21,7 @@ impl Command {
         match self {
             Command::Simulate(a) => a.execute(),
             Command::Capacity(a) => a.execute(),
+            Command::Load(a) => a.execute(),
         }
     }
 }

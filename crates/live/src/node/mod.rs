@@ -4,4 +4,5 @@
 pub mod bench;
 pub mod ingress;
 pub mod invoke;
+pub mod load;
 pub mod runtime;

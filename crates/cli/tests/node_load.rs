@@ -1,0 +1,257 @@
+//! `faasched node load` against a minimal HTTP/1.1 server in the test: its
+//! outputs, its errors and its help.
+
+mod common;
+
+use common::{faasched, ok, stderr_of_failure};
+use faasched_model::SEC;
+use faasched_sys::process;
+use faasched_workload::node::{Deadlines, Estimate, Length, Params, Workload};
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// A server that answers every request with a 200 at once, keeping each
+/// connection alive, one thread per connection; it lives as long as the
+/// test process.
+fn serve() -> SocketAddr {
+    serve_counting().0
+}
+
+/// [`serve`], with the count of requests it received.
+fn serve_counting() -> (SocketAddr, Arc<AtomicU64>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let count = Arc::new(AtomicU64::new(0));
+    let counted = count.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { break };
+            let counted = counted.clone();
+            std::thread::spawn(move || answer(stream, &counted));
+        }
+    });
+    (addr, count)
+}
+
+/// Answers the requests of one connection until it closes.
+fn answer(stream: TcpStream, count: &AtomicU64) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut writer = stream;
+    loop {
+        let mut length = 0;
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match reader.read_line(&mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) if line == "\r\n" => break,
+                Ok(_) => {
+                    let lower = line.to_ascii_lowercase();
+                    if let Some(v) = lower.strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap();
+                    }
+                }
+            }
+        }
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        count.fetch_add(1, Ordering::SeqCst);
+        let response = "HTTP/1.1 200 OK\r\ncontent-length: 4\r\nx-faasched-runtime-us: 3\r\n\
+                        x-faasched-cpu-us: 2\r\nx-faasched-preemptions: 0\r\n\r\ndone";
+        if writer.write_all(response.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+/// The arrivals of `node simulate`'s stream, µs (rounded down).
+fn arrivals_us(workload: &str, rate: f64, seconds: f64, seed: u64) -> Vec<u64> {
+    let params = Params {
+        rate_per_s: rate,
+        length: Length::Duration((seconds * SEC as f64).round() as u64),
+        seed,
+        deadlines: Deadlines::default(),
+        estimate: Estimate::Exact,
+    };
+    Workload::builtin(workload)
+        .unwrap()
+        .requests(&params)
+        .unwrap()
+        .map(|r| r.arrival / 1_000)
+        .collect()
+}
+
+#[test]
+fn outputs_hold_one_row_per_request_of_the_stream() {
+    let target = serve().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("load");
+    let args = [
+        "node",
+        "load",
+        "--target",
+        &target,
+        "-w",
+        "bimodal-high",
+        "--rate",
+        "500",
+        "--seconds",
+        "0.2",
+        "--seed",
+        "7",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let stdout = String::from_utf8(ok(&args).stdout).unwrap();
+    assert!(
+        stdout.contains("image-classify") && stdout.contains("p99_us"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("wrote requests.csv, summary.json"),
+        "{stdout}"
+    );
+    let arrivals = arrivals_us("bimodal-high", 500.0, 0.2, 7);
+    let csv = std::fs::read_to_string(out.join("requests.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("id,function,intended_us,sent_us,done_us,latency_us,runtime_us,cpu_us,status,error")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), arrivals.len());
+    for (i, (row, arrival)) in rows.iter().zip(&arrivals).enumerate() {
+        assert_eq!(row[0], i.to_string());
+        assert_eq!(row[2], arrival.to_string());
+        assert_eq!((row[6], row[7], row[8], row[9]), ("3", "2", "200", ""));
+    }
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["requests"], arrivals.len());
+    assert_eq!(summary["answered"], arrivals.len());
+    assert_eq!(summary["end"], "completed");
+    assert_eq!(summary["settings"]["workload"], "bimodal-high");
+    assert_eq!(summary["settings"]["connections"], 16);
+    assert!(summary["latency_us"]["p99"].as_u64().is_some(), "{summary}");
+}
+
+#[test]
+fn closed_loop_prints_its_summary_as_json() {
+    let target = serve().to_string();
+    let args = [
+        "node",
+        "load",
+        "--target",
+        &target,
+        "--closed",
+        "2",
+        "--seconds",
+        "0.1",
+        "--json",
+    ];
+    let summary: Value = serde_json::from_slice(&ok(&args).stdout).unwrap();
+    assert_eq!(summary["mode"], "closed");
+    assert_eq!(summary["connections"], 2);
+    assert_eq!(summary["requests"], summary["answered"]);
+    assert!(summary["answered"].as_u64().unwrap() >= 1, "{summary}");
+}
+
+#[test]
+fn a_dead_target_fails_naming_it() {
+    let addr = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
+    let out = faasched(&[
+        "node",
+        "load",
+        "--target",
+        &addr,
+        "--rate",
+        "100",
+        "--seconds",
+        "1",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("cannot connect to {addr}")), "{err}");
+}
+
+#[test]
+fn bad_flags_are_named() {
+    let t = ["node", "load", "--target", "127.0.0.1:9"];
+    let err = |extra: &[&str]| stderr_of_failure(&[&t[..], extra].concat());
+    assert!(err(&["--rate", "100", "--seconds", "0"]).contains("--seconds"));
+    assert!(err(&["--rate", "0"]).contains("--rate"));
+    assert!(err(&["--rate", "100", "--connections", "0"]).contains("--connections"));
+    assert!(err(&["--rate", "100", "--closed", "2"]).contains("--closed"));
+    assert!(err(&[]).contains("--rate"));
+    assert!(err(&["--rate", "100", "-w", "nope"]).contains("bimodal-high"));
+    let e = stderr_of_failure(&["node", "load", "--target", "localhost", "--rate", "1"]);
+    assert!(e.contains("HOST:PORT"), "{e}");
+}
+
+#[test]
+fn help_teaches_the_open_loop() {
+    let help = String::from_utf8(ok(&["node", "load", "--help"]).stdout).unwrap();
+    for needle in ["coordinated omission", "--closed", "HOST:PORT", "Ctrl-C"] {
+        assert!(help.contains(needle), "{needle}");
+    }
+}
+
+#[test]
+fn ctrl_c_stops_the_run_and_still_writes_what_it_measured() {
+    let (addr, count) = serve_counting();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("load");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_faasched"))
+        .args([
+            "node",
+            "load",
+            "--target",
+            &addr.to_string(),
+            "--rate",
+            "200",
+        ])
+        .args(["--seconds", "600", "--out", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Bounded: a run that never reaches the server is killed, not waited on.
+    let give_up = Instant::now() + Duration::from_secs(60);
+    while count.load(Ordering::SeqCst) < 10 && Instant::now() < give_up {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let pidfd = process::pidfd_open(child.id() as libc::pid_t).unwrap();
+    process::signal(&pidfd, libc::SIGINT).unwrap();
+    while child.try_wait().unwrap().is_none() && Instant::now() < give_up {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if child.try_wait().unwrap().is_none() {
+        child.kill().unwrap();
+        panic!("faasched node load did not stop on SIGINT");
+    }
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("interrupted by signal 2"), "{err}");
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["end"], "interrupted");
+    let requests = summary["requests"].as_u64().unwrap();
+    assert!(requests >= 10, "{summary}");
+    let rows = std::fs::read_to_string(out.join("requests.csv"))
+        .unwrap()
+        .lines()
+        .count();
+    assert_eq!(rows as u64, requests + 1);
+}

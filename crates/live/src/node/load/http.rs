@@ -1,0 +1,213 @@
+//! The HTTP side of a request: what is sent, how the connection is made,
+//! and what the runtime's answer says (docs/RUNTIME.md, "HTTP API").
+
+use super::run::Failure;
+use faasched_model::node::Request;
+use faasched_model::{Nanos, US};
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Bytes;
+use hyper::client::conn::http1::{self, SendRequest};
+use hyper::header::{HOST, HeaderMap, HeaderValue};
+use hyper::{Method, Response};
+use hyper_util::rt::TokioIo;
+use std::io;
+use std::net::SocketAddr;
+use tokio::net::TcpStream;
+
+/// Request header: the workload function the request stands for (the
+/// runtime keeps its estimates per function).
+pub const FUNCTION_HEADER: &str = "x-faasched-function";
+/// Request header: the request's relative deadline, µs (for EDF).
+pub const DEADLINE_HEADER: &str = "x-faasched-deadline-us";
+/// Response header: from the request's arrival at the runtime to its
+/// completion, µs.
+pub const RUNTIME_HEADER: &str = "x-faasched-runtime-us";
+/// Response header: the sandbox's CPU time, µs.
+pub const RUNTIME_CPU_HEADER: &str = "x-faasched-cpu-us";
+/// Response header: how often the request was preempted.
+pub const PREEMPTIONS_HEADER: &str = "x-faasched-preemptions";
+/// Response header of an error: its kind (`overloaded`, `trap`, ...).
+pub const ERROR_HEADER: &str = "x-faasched-error";
+
+/// The longest error kind kept from [`ERROR_HEADER`]: the runtime's are a
+/// word or two; a longer one is not the runtime's.
+const MAX_KIND: usize = 32;
+
+/// One open connection's sending half.
+pub(super) type Sender = SendRequest<Empty<Bytes>>;
+
+/// The path a workload request is sent to: `/invoke/spin?us={work}`, the
+/// work in whole µs, rounded to the nearest.
+pub fn invoke_path(request: &Request) -> String {
+    format!("/invoke/spin?us={}", round_us(request.work))
+}
+
+fn round_us(ns: Nanos) -> u64 {
+    ns / US + u64::from(ns % US >= US / 2)
+}
+
+/// The HTTP request for a workload request.
+pub(super) fn build(target: &str, request: &Request) -> hyper::Request<Empty<Bytes>> {
+    let mut http = hyper::Request::new(Empty::new());
+    *http.method_mut() = Method::POST;
+    *http.uri_mut() = invoke_path(request)
+        .parse()
+        .expect("a path of ASCII digits and letters is a URI");
+    let headers = http.headers_mut();
+    // A target that is no header value was refused by the config's check
+    // (it resolves, so it is a host name or an address).
+    if let Ok(host) = HeaderValue::from_str(target) {
+        headers.insert(HOST, host);
+    }
+    // A workload function name that is no header value (a CSV's) is left
+    // out rather than sent mangled.
+    if let Ok(name) = HeaderValue::from_str(&request.function.name) {
+        headers.insert(FUNCTION_HEADER, name);
+    }
+    headers.insert(
+        DEADLINE_HEADER,
+        HeaderValue::from(round_us(request.deadline)),
+    );
+    http
+}
+
+/// Opens a connection to `addr` and drives it on a task of its own.
+pub(super) async fn connect(addr: SocketAddr) -> io::Result<Sender> {
+    let stream = TcpStream::connect(addr).await?;
+    // Requests are small and each is a whole write: do not hold them back.
+    stream.set_nodelay(true)?;
+    let (sender, connection) = http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(io::Error::other)?;
+    tokio::spawn(async move {
+        // Its errors reach the request that was using it.
+        let _ = connection.await;
+    });
+    Ok(sender)
+}
+
+/// What a response said.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Answer {
+    pub status: u16,
+    pub runtime_us: Option<u64>,
+    pub cpu_us: Option<u64>,
+    pub preemptions: Option<u64>,
+    /// The failure a non-2xx status is.
+    pub failure: Option<Failure>,
+}
+
+/// Sends `http` on `sender` and reads the whole response.
+pub(super) async fn exchange(
+    sender: &mut Sender,
+    http: hyper::Request<Empty<Bytes>>,
+) -> Result<Answer, Failure> {
+    sender.ready().await.map_err(|_| Failure::ConnectionLost)?;
+    let response = sender
+        .send_request(http)
+        .await
+        .map_err(|_| Failure::ConnectionLost)?;
+    let (parts, body) = response.into_parts();
+    // The body is the function's result or the error's text: read to keep
+    // the connection usable, not kept.
+    body.collect().await.map_err(|_| Failure::ConnectionLost)?;
+    Ok(answer(&Response::from_parts(parts, ())))
+}
+
+/// What `response` says; a header that is absent or not a number is `None`.
+fn answer(response: &Response<()>) -> Answer {
+    let headers = response.headers();
+    let status = response.status();
+    Answer {
+        status: status.as_u16(),
+        runtime_us: number(headers, RUNTIME_HEADER),
+        cpu_us: number(headers, RUNTIME_CPU_HEADER),
+        preemptions: number(headers, PREEMPTIONS_HEADER),
+        failure: (!status.is_success()).then(|| Failure::Server {
+            kind: error_kind(headers).unwrap_or_else(|| format!("http-{}", status.as_u16())),
+        }),
+    }
+}
+
+fn number(headers: &HeaderMap, name: &str) -> Option<u64> {
+    headers.get(name)?.to_str().ok()?.trim().parse().ok()
+}
+
+/// [`ERROR_HEADER`]'s kind if it is one: lower-case letters, digits and
+/// dashes, at most [`MAX_KIND`] long (it becomes a CSV cell and a JSON key).
+fn error_kind(headers: &HeaderMap) -> Option<String> {
+    let kind = headers.get(ERROR_HEADER)?.to_str().ok()?.trim();
+    let plain = !kind.is_empty()
+        && kind.len() <= MAX_KIND
+        && kind
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    plain.then(|| kind.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faasched_model::{Function, FunctionId};
+
+    fn request(work: Nanos, name: &str) -> Request {
+        Request {
+            id: faasched_model::node::RequestId(0),
+            function: Function {
+                id: FunctionId(0),
+                name: name.into(),
+            },
+            arrival: 0,
+            work,
+            deadline: 10 * work,
+            estimate: work,
+        }
+    }
+
+    #[test]
+    fn a_request_carries_work_function_and_deadline() {
+        let http = build("127.0.0.1:9", &request(26_499, "image-resize"));
+        assert_eq!(http.method(), Method::POST);
+        assert_eq!(http.uri(), "/invoke/spin?us=26");
+        assert_eq!(http.headers()[FUNCTION_HEADER], "image-resize");
+        assert_eq!(http.headers()[DEADLINE_HEADER], "265");
+        assert_eq!(http.headers()[HOST], "127.0.0.1:9");
+        assert_eq!(invoke_path(&request(500, "x")), "/invoke/spin?us=1");
+        // A name no header can carry is left out, not a panic.
+        let http = build("127.0.0.1:9", &request(1, "bad\nname"));
+        assert!(!http.headers().contains_key(FUNCTION_HEADER));
+    }
+
+    #[test]
+    fn answers_read_their_headers_and_error_kinds() {
+        let ok = Response::builder()
+            .status(200)
+            .header(RUNTIME_HEADER, "120")
+            .header(RUNTIME_CPU_HEADER, "100")
+            .header(PREEMPTIONS_HEADER, "x")
+            .body(())
+            .unwrap();
+        let a = answer(&ok);
+        assert_eq!(
+            (a.status, a.runtime_us, a.cpu_us),
+            (200, Some(120), Some(100))
+        );
+        assert_eq!((a.preemptions, a.failure), (None, None));
+        let overloaded = Response::builder()
+            .status(503)
+            .header(ERROR_HEADER, "overloaded")
+            .body(())
+            .unwrap();
+        let kind = |r| match answer(&r).failure {
+            Some(Failure::Server { kind }) => kind,
+            f => panic!("{f:?}"),
+        };
+        assert_eq!(kind(overloaded), "overloaded");
+        let odd = Response::builder()
+            .status(500)
+            .header(ERROR_HEADER, "Not,A Kind")
+            .body(())
+            .unwrap();
+        assert_eq!(kind(odd), "http-500");
+    }
+}

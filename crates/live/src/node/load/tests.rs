@@ -1,0 +1,425 @@
+//! The load generator against an in-test HTTP server on its own thread,
+//! which answers `/invoke/spin` at once, after the asked work as a sleep,
+//! or after a hold, and fails some requests on purpose. Every assertion is
+//! a count or a bound that holds however slow the machine is.
+
+use super::*;
+use faasched_model::node::Request;
+use faasched_model::{MS, SEC};
+use faasched_workload::node::{Deadlines, Estimate, Length, Params, Workload};
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+/// How the server answers.
+#[derive(Clone, Copy, Debug)]
+struct Behaviour {
+    /// Sleep the request's `us` before answering.
+    sleep_work: bool,
+    /// Hold every request this long first.
+    hold: Duration,
+    /// Every n-th request (from 1) is a 503 `overloaded`.
+    fail_every: Option<u64>,
+    /// Every n-th request closes its connection without an answer.
+    drop_every: Option<u64>,
+    /// Every answer says `connection: close`.
+    close: bool,
+}
+
+impl Behaviour {
+    const AT_ONCE: Behaviour = Behaviour {
+        sleep_work: false,
+        hold: Duration::ZERO,
+        fail_every: None,
+        drop_every: None,
+        close: false,
+    };
+}
+
+/// What the server saw and did, for exact comparison with the client.
+#[derive(Default)]
+struct Counts {
+    received: AtomicU64,
+    ok: AtomicU64,
+    failed: AtomicU64,
+    dropped: AtomicU64,
+    in_flight: AtomicU64,
+    most_in_flight: AtomicU64,
+}
+
+struct Server {
+    addr: SocketAddr,
+    counts: Arc<Counts>,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    fn start(behaviour: Behaviour) -> Server {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let counts = Arc::new(Counts::default());
+        let (shutdown, mut down) = oneshot::channel();
+        let c = counts.clone();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                loop {
+                    let stream = tokio::select! {
+                        accepted = listener.accept() => accepted.unwrap().0,
+                        _ = &mut down => break,
+                    };
+                    let c = c.clone();
+                    tokio::spawn(async move {
+                        let service = service_fn(move |req| answer(req, behaviour, c.clone()));
+                        let _ = http1::Builder::new()
+                            .serve_connection(TokioIo::new(stream), service)
+                            .await;
+                    });
+                }
+            });
+            // Dropping the runtime cancels the connections still held.
+        });
+        Server {
+            addr,
+            counts,
+            shutdown: Some(shutdown),
+            thread: Some(thread),
+        }
+    }
+
+    fn target(&self) -> String {
+        self.addr.to_string()
+    }
+
+    fn count(&self, f: impl Fn(&Counts) -> &AtomicU64) -> u64 {
+        f(&self.counts).load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.shutdown.take().unwrap().send(());
+        let _ = self.thread.take().unwrap().join();
+    }
+}
+
+#[derive(Debug)]
+struct Dropped;
+
+impl std::fmt::Display for Dropped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("dropped on purpose")
+    }
+}
+
+impl std::error::Error for Dropped {}
+
+async fn answer(
+    req: hyper::Request<hyper::body::Incoming>,
+    b: Behaviour,
+    c: Arc<Counts>,
+) -> Result<Response<Full<Bytes>>, Dropped> {
+    let n = c.received.fetch_add(1, Ordering::SeqCst) + 1;
+    let now = c.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+    c.most_in_flight.fetch_max(now, Ordering::SeqCst);
+    let us: u64 = req
+        .uri()
+        .query()
+        .and_then(|q| q.strip_prefix("us="))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert_eq!(req.uri().path(), "/invoke/spin");
+    assert!(req.headers().contains_key(FUNCTION_HEADER));
+    assert!(req.headers().contains_key(DEADLINE_HEADER));
+    tokio::time::sleep(b.hold).await;
+    if b.sleep_work {
+        tokio::time::sleep(Duration::from_micros(us)).await;
+    }
+    c.in_flight.fetch_sub(1, Ordering::SeqCst);
+    if b.drop_every.is_some_and(|k| n.is_multiple_of(k)) {
+        c.dropped.fetch_add(1, Ordering::SeqCst);
+        return Err(Dropped);
+    }
+    if b.fail_every.is_some_and(|k| n.is_multiple_of(k)) {
+        c.failed.fetch_add(1, Ordering::SeqCst);
+        return Ok(Response::builder()
+            .status(StatusCode::SERVICE_UNAVAILABLE)
+            .header(ERROR_HEADER, "overloaded")
+            .body(Full::new(Bytes::from("overloaded")))
+            .unwrap());
+    }
+    c.ok.fetch_add(1, Ordering::SeqCst);
+    let close = if b.close { "close" } else { "keep-alive" };
+    Ok(Response::builder()
+        .header(hyper::header::CONNECTION, close)
+        .header(RUNTIME_HEADER, us.to_string())
+        .header(RUNTIME_CPU_HEADER, us.to_string())
+        .header(PREEMPTIONS_HEADER, "0")
+        .body(Full::new(Bytes::from("done")))
+        .unwrap())
+}
+
+fn stream(workload: &str, rate: f64, duration: u64, seed: u64) -> Vec<Request> {
+    let params = Params {
+        rate_per_s: rate,
+        length: Length::Duration(duration),
+        seed,
+        deadlines: Deadlines::default(),
+        estimate: Estimate::Exact,
+    };
+    Workload::builtin(workload)
+        .unwrap()
+        .requests(&params)
+        .unwrap()
+        .collect()
+}
+
+fn never() -> bool {
+    false
+}
+
+/// Answered + every error = requests, as the summary and per record.
+fn check_accounting(run: &LoadRun) -> LoadSummary {
+    let s = run.summary();
+    let errors: u64 = s.all.errors.values().sum();
+    assert_eq!(s.all.answered + errors, s.all.requests, "{s:?}");
+    for r in &run.records {
+        assert!(r.answered() != r.failure.is_some(), "{r:?}");
+    }
+    s
+}
+
+#[test]
+fn results_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<LoadConfig>();
+    send_sync::<LoadRun>();
+    send_sync::<LoadSummary>();
+    send_sync::<LoadError>();
+}
+
+#[test]
+fn every_request_is_answered_or_counted_once_and_follows_the_stream() {
+    let server = Server::start(Behaviour {
+        sleep_work: true,
+        fail_every: Some(7),
+        drop_every: Some(11),
+        ..Behaviour::AT_ONCE
+    });
+    let duration = 300 * MS;
+    let requests = stream("bimodal-high", 1_000.0, duration, 3);
+    let config = LoadConfig::new(server.target(), Mode::Open { connections: 8 }, duration);
+    let run = run(&config, requests.clone(), &never).unwrap();
+    assert_eq!(run.end, End::Completed);
+    let s = check_accounting(&run);
+    // One record per request of the stream, in its order, at its arrival.
+    assert_eq!(run.records.len(), requests.len());
+    for (r, q) in run.records.iter().zip(&requests) {
+        assert_eq!(r.id, q.id.0);
+        assert_eq!(r.intended, q.arrival);
+        assert_eq!((&*r.function, r.work), (&*q.function.name, q.work));
+        assert!(r.sent.unwrap() >= r.intended, "{r:?}");
+    }
+    // What the server did, exactly as the client counted it.
+    assert_eq!(s.sent, s.all.requests);
+    assert_eq!(server.count(|c| &c.received), s.all.requests);
+    assert_eq!(server.count(|c| &c.ok), s.all.answered);
+    assert_eq!(s.all.errors["overloaded"], server.count(|c| &c.failed));
+    assert_eq!(
+        s.all.errors["connection-lost"],
+        server.count(|c| &c.dropped)
+    );
+    assert_eq!(s.all.errors.len(), 2, "{:?}", s.all.errors);
+    for r in run.records.iter().filter(|r| r.answered()) {
+        assert_eq!(r.status, Some(200));
+        // The server slept the work: the latency is at least that.
+        assert!(r.latency().unwrap() >= r.work / 1_000 * 1_000, "{r:?}");
+        assert!(r.runtime_us.is_some() && r.cpu_us.is_some());
+    }
+    // Per function: the two of the workload, adding up to all.
+    let names: Vec<&str> = s.functions.keys().map(String::as_str).collect();
+    assert_eq!(names, ["image-classify", "image-resize"]);
+    let per_function: u64 = s.functions.values().map(|f| f.answered).sum();
+    assert_eq!(per_function, s.all.answered);
+    let latency = s.all.latency_us.unwrap();
+    assert!(latency.p50 <= latency.p99 && latency.p99 <= latency.max);
+    assert!(s.all.slowdown.unwrap().p50 >= 0.99);
+    // The server reports the work as its own latency: never above the
+    // client's, which adds the network and the client.
+    let runtime = s.all.runtime_us.unwrap();
+    assert!(runtime.max <= latency.max, "{runtime:?} {latency:?}");
+    // requests.csv: a header and one row per request.
+    let mut csv = Vec::new();
+    run.write_csv(&mut csv).unwrap();
+    let text = String::from_utf8(csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some(REQUESTS_CSV_HEADER));
+    assert_eq!(lines.count(), requests.len());
+}
+
+#[test]
+fn a_connection_the_server_closes_after_answering_is_opened_again() {
+    let server = Server::start(Behaviour {
+        close: true,
+        ..Behaviour::AT_ONCE
+    });
+    let duration = 100 * MS;
+    let requests = stream("fixed", 500.0, duration, 6);
+    let config = LoadConfig::new(server.target(), Mode::Open { connections: 2 }, duration);
+    let run = run(&config, requests.clone(), &never).unwrap();
+    let s = check_accounting(&run);
+    assert!(s.all.errors.is_empty(), "{:?}", s.all.errors);
+    assert_eq!(s.all.answered, requests.len() as u64);
+}
+
+#[test]
+fn latency_counts_from_the_intended_time_when_the_server_stalls() {
+    // One connection to a server that holds every request 50 ms: the k-th
+    // request (from 0) cannot be done before (k + 1) × 50 ms, so its
+    // latency is at least that minus its intended time, however late it
+    // was sent.
+    let hold = 50 * MS;
+    let server = Server::start(Behaviour {
+        hold: Duration::from_nanos(hold),
+        ..Behaviour::AT_ONCE
+    });
+    let duration = 100 * MS;
+    let requests = stream("fixed", 200.0, duration, 5);
+    assert!(requests.len() >= 5, "{} requests", requests.len());
+    let mut config = LoadConfig::new(server.target(), Mode::Open { connections: 1 }, duration);
+    config.drain = 60 * SEC;
+    let run = run(&config, requests.clone(), &never).unwrap();
+    let s = check_accounting(&run);
+    assert_eq!(s.all.answered, requests.len() as u64);
+    for (k, r) in run.records.iter().enumerate() {
+        let bound = (k as u64 + 1) * hold - r.intended;
+        assert!(r.latency().unwrap() >= bound, "request {k}: {r:?}");
+        // Sent only once the one before it was done.
+        if k > 0 {
+            assert!(r.sent.unwrap() >= run.records[k - 1].done.unwrap());
+        }
+    }
+    assert!(s.late_sends >= 1);
+    assert_eq!(server.count(|c| &c.most_in_flight), 1);
+}
+
+#[test]
+fn a_dead_target_is_an_error_naming_it() {
+    let addr = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let config = LoadConfig::new(addr.to_string(), Mode::Open { connections: 2 }, SEC);
+    let e = run(&config, stream("fixed", 100.0, SEC, 1), &never).unwrap_err();
+    assert!(matches!(e, LoadError::Connect { .. }), "{e:?}");
+    assert!(e.to_string().contains(&addr.to_string()), "{e}");
+}
+
+#[test]
+fn closed_loop_keeps_one_request_per_client_in_flight() {
+    let server = Server::start(Behaviour::AT_ONCE);
+    let duration = 100 * MS;
+    // Endless in practice: the run ends at its duration, not the stream's.
+    let requests = Workload::builtin("sd-vbs")
+        .unwrap()
+        .requests(&Params {
+            rate_per_s: 1.0,
+            length: Length::Duration(3_600 * SEC),
+            seed: 9,
+            deadlines: Deadlines::default(),
+            estimate: Estimate::Exact,
+        })
+        .unwrap();
+    let config = LoadConfig::new(server.target(), Mode::Closed { clients: 2 }, duration);
+    let run = run(&config, requests, &never).unwrap();
+    let s = check_accounting(&run);
+    assert_eq!(run.end, End::Completed);
+    assert!(s.all.answered >= 1 && s.all.errors.is_empty(), "{s:?}");
+    assert!(server.count(|c| &c.most_in_flight) <= 2);
+    for (k, r) in run.records.iter().enumerate() {
+        assert_eq!((r.id, r.sent), (k as u64, Some(r.intended)));
+        assert!(r.intended < duration);
+    }
+}
+
+#[test]
+fn a_stop_ends_the_run_with_every_due_request_accounted() {
+    // The server raises the stop flag at its 20th request.
+    let stop = Arc::new(AtomicBool::new(false));
+    let server = Server::start(Behaviour::AT_ONCE);
+    let duration = 10 * SEC;
+    let requests = stream("exponential", 500.0, duration, 2);
+    let config = LoadConfig::new(server.target(), Mode::Open { connections: 4 }, duration);
+    let flag = stop.clone();
+    let counts = server.counts.clone();
+    let stop_fn = move || {
+        if counts.received.load(Ordering::SeqCst) >= 20 {
+            flag.store(true, Ordering::SeqCst);
+        }
+        flag.load(Ordering::SeqCst)
+    };
+    let run = run(&config, requests.clone(), &stop_fn).unwrap();
+    assert_eq!(run.end, End::Interrupted);
+    let s = check_accounting(&run);
+    assert!(
+        s.all.requests >= 20 && (s.all.requests as usize) < requests.len(),
+        "{s:?}"
+    );
+    let kinds: Vec<&String> = s.all.errors.keys().collect();
+    assert!(
+        kinds
+            .iter()
+            .all(|k| ["interrupted", "unsent"].contains(&k.as_str())),
+        "{kinds:?}"
+    );
+}
+
+#[test]
+fn a_response_too_slow_times_out_and_the_drain_bounds_the_run() {
+    let server = Server::start(Behaviour {
+        hold: Duration::from_secs(30),
+        ..Behaviour::AT_ONCE
+    });
+    let duration = 50 * MS;
+    let requests = stream("fixed", 1_000.0, duration, 4);
+    // Timeouts first: every request sent times out, none is left.
+    let mut config = LoadConfig::new(server.target(), Mode::Open { connections: 64 }, duration);
+    config.timeout = 20 * MS;
+    config.drain = 30 * SEC;
+    let run1 = run(&config, requests.clone(), &never).unwrap();
+    let s = check_accounting(&run1);
+    assert_eq!(run1.end, End::Completed);
+    assert_eq!(
+        s.all.errors,
+        BTreeMap::from([("response-timeout".to_string(), requests.len() as u64)])
+    );
+    // The drain next: the requests in flight when it runs out are
+    // unfinished, and those still queued for the one connection unsent.
+    let mut config = LoadConfig::new(server.target(), Mode::Open { connections: 1 }, duration);
+    config.drain = 100 * MS;
+    let run2 = run(&config, requests.clone(), &never).unwrap();
+    let s = check_accounting(&run2);
+    assert_eq!(run2.end, End::DrainTimeout);
+    assert_eq!(s.all.requests, requests.len() as u64);
+    // The first request holds the one connection (unless the machine
+    // stalled the client past the drain before it went out): the rest wait.
+    let unfinished = s.all.errors.get("unfinished").copied().unwrap_or(0);
+    assert!(unfinished <= 1, "{:?}", s.all.errors);
+    assert_eq!(s.all.errors["unsent"] + unfinished, requests.len() as u64);
+}
