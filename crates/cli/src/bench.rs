@@ -8,6 +8,7 @@ use crate::stdout::outln;
 use anyhow::Result;
 use clap::{Args as ClapArgs, Subcommand};
 use faasched_lab::bench::{BUILD, cluster, learn, node, release_only, sim};
+use std::path::PathBuf;
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -295,10 +296,33 @@ pub struct Cluster {
     /// [{"router", "median_ns", ...}]}`.
     #[arg(long)]
     json: bool,
+    /// Time nothing: write the job a run times (--invocations, --seed) into
+    /// this directory for another simulator to run: functions.csv (the
+    /// function table), invocations.csv (a workload CSV) and cluster.json
+    /// (servers, cores, memory, keep-alive).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["runs", "samples", "json"])]
+    export: Option<PathBuf>,
 }
 
 impl Cluster {
     fn execute(self) -> Result<()> {
+        if let Some(dir) = &self.export {
+            let job = cluster::export(dir, self.invocations, self.seed)?;
+            eprintln!(
+                "wrote {} invocations of seed {} ({} functions on {} servers × {} cores, {} MB each) to {}: {}, {}, {}",
+                job.invocations,
+                job.seed,
+                job.functions,
+                job.servers,
+                job.cores,
+                job.memory_mb,
+                dir.display(),
+                cluster::EXPORT_FUNCTIONS,
+                cluster::EXPORT_INVOCATIONS,
+                cluster::EXPORT_CLUSTER
+            );
+            return Ok(());
+        }
         release_only("cluster")?;
         let mib = |v: Option<f64>| v.unwrap_or(f64::NAN);
         if !self.json {

@@ -2,19 +2,24 @@
 //! cluster engine, workload generation and engine (metrics aggregation
 //! excluded), for every router of the catalogue; whether the engine's
 //! memory grows with a run's length; and the time of one routing decision.
+//! [`export`] writes the job itself as files, for another simulator to run
+//! the same invocations on the same cluster.
 
 use super::{BUILD, median, median_wall, memory_peaks, peak_rss_mib};
 use crate::cluster::catalog::{self, KeepAliveSpec, ROUTERS, RouterSpec};
-use anyhow::{Result, anyhow, bail};
+use crate::output::write_workload;
+use anyhow::{Context, Result, anyhow, bail};
 use faasched_model::cluster::{
     Choice, InvocationInfo, InvocationOutcome, Route, ServerId, Servers,
 };
-use faasched_model::{FunctionId, SEC, Time};
+use faasched_model::{FunctionId, Phase, SEC, Time};
+use faasched_report::Staged;
 use faasched_sim::cluster::{self as sim, ClusterConfig, ClusterStats};
 use faasched_workload::cluster::{AzureFunctions, AzureParams};
 use faasched_workload::node::Length;
 use serde::Serialize;
 use std::convert::Infallible;
+use std::path::Path;
 use std::time::Instant;
 
 /// Servers in the cluster timed.
@@ -175,6 +180,102 @@ pub struct Decisions {
     /// Each router's decision time, in catalogue order ([`HEADLINE`]
     /// first).
     pub decisions: Vec<Decision>,
+}
+
+/// The function table [`export`] writes: `name,memory_mb,warm_ms,cold_ms`
+/// ([`faasched_workload::cluster::TABLE_HEADER`]), in function id order.
+pub const EXPORT_FUNCTIONS: &str = "functions.csv";
+/// The invocation stream [`export`] writes: a workload CSV (v1), a row per
+/// invocation in arrival order, its one CPU phase its work.
+pub const EXPORT_INVOCATIONS: &str = "invocations.csv";
+/// The cluster [`export`] writes, as [`Job`] in JSON.
+pub const EXPORT_CLUSTER: &str = "cluster.json";
+
+/// The job every run of the bench times, as [`export`] writes it to
+/// [`EXPORT_CLUSTER`] beside the functions and the invocations.
+#[derive(Serialize, Debug)]
+pub struct Job {
+    /// [`SERVERS`].
+    pub servers: u32,
+    /// [`CORES`].
+    pub cores: u32,
+    /// [`MEMORY_MB`].
+    pub memory_mb: u32,
+    /// [`FUNCTIONS`].
+    pub functions: u32,
+    /// [`LOAD`].
+    pub load: f64,
+    /// [`KEEP_ALIVE`].
+    pub keep_alive: &'static str,
+    /// Seconds between the servers' load publications (the engine's
+    /// default).
+    pub publish_s: f64,
+    /// Seconds an invocation waits on its server for memory before it is
+    /// dropped (the engine's default); None: it waits for ever.
+    pub memory_wait_s: Option<f64>,
+    /// Seed of the population and its arrivals.
+    pub seed: u64,
+    /// Invocations in [`EXPORT_INVOCATIONS`].
+    pub invocations: u64,
+    /// Mean arrival rate, per simulated second.
+    pub rate_per_s: f64,
+}
+
+/// Writes the job a run of `invocations` invocations of seed `seed` times
+/// into directory `dir` (made if missing): [`EXPORT_FUNCTIONS`],
+/// [`EXPORT_INVOCATIONS`] and [`EXPORT_CLUSTER`], all put in place together
+/// once all are written (a failure leaves none, or earlier ones as they
+/// were). Times are exact in the table and rounded to the microsecond in the
+/// stream, as the workload CSV holds them.
+pub fn export(dir: &Path, invocations: u64, seed: u64) -> Result<Job> {
+    let setup = Setup::new(seed)?;
+    let table = setup.functions.table();
+    let job = Job {
+        servers: SERVERS,
+        cores: CORES,
+        memory_mb: MEMORY_MB,
+        functions: FUNCTIONS,
+        load: LOAD,
+        keep_alive: KEEP_ALIVE,
+        publish_s: setup.config.publish as f64 / SEC as f64,
+        memory_wait_s: setup.config.memory_wait.map(|w| w as f64 / SEC as f64),
+        seed,
+        invocations,
+        rate_per_s: setup.functions.summary().rate_per_s,
+    };
+    let stream = setup.functions.invocations(Length::Count(invocations))?;
+    let mut staged = Staged::new();
+    staged.create_dir(dir)?;
+    staged.write(&dir.join(EXPORT_FUNCTIONS), table.to_csv().as_bytes())?;
+    let rows = stream.map(|inv| {
+        let f = inv.function;
+        let (Some(function), Some(profile)) = (table.functions().get(f), table.profile(f)) else {
+            return Err(faasched_workload::Error::invalid(
+                "function",
+                format!(
+                    "invocation {} names function {} of a table of {}",
+                    inv.id.0,
+                    f.0,
+                    table.len()
+                ),
+            ));
+        };
+        Ok(faasched_model::Invocation {
+            id: inv.id.0,
+            function: function.clone(),
+            arrival: inv.arrival,
+            phases: [Phase::Cpu(inv.work)].into_iter().collect(),
+            memory_mb: profile.memory_mb,
+            deadline: None,
+        })
+    });
+    write_workload(&dir.join(EXPORT_INVOCATIONS), rows, &mut staged)?;
+    let json = serde_json::to_string_pretty(&job)?;
+    staged.write(&dir.join(EXPORT_CLUSTER), format!("{json}\n").as_bytes())?;
+    staged
+        .commit()
+        .with_context(|| format!("writing the job into {}", dir.display()))?;
+    Ok(job)
 }
 
 /// The cluster and population every run shares.
@@ -559,6 +660,39 @@ mod tests {
             assert_eq!((d.servers, d.samples), (SERVERS as usize, 2));
             assert!(d.median_ns > 0.0, "{d:?}");
         }
+    }
+
+    /// The exported files are the job: the table reads back to the same
+    /// profiles, and the workload CSV to the same invocations, their
+    /// arrival and work within the half microsecond the CSV rounds to.
+    #[test]
+    fn export_reads_back_as_the_generated_job() {
+        use faasched_workload::cluster::{FileInvocations, FunctionTable};
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("job");
+        let job = export(&dir, 2_000, 7).unwrap();
+        assert_eq!(
+            (job.servers, job.cores, job.memory_mb),
+            (SERVERS, CORES, MEMORY_MB)
+        );
+        assert_eq!((job.invocations, job.seed), (2_000, 7));
+
+        let setup = Setup::new(7).unwrap();
+        let table = FunctionTable::read_csv(&dir.join(EXPORT_FUNCTIONS)).unwrap();
+        assert_eq!(table.profiles(), setup.functions.table().profiles());
+        let read = FileInvocations::open(&dir.join(EXPORT_INVOCATIONS), &table).unwrap();
+        let generated = setup.functions.invocations(Length::Count(2_000)).unwrap();
+        let mut n = 0;
+        for (r, g) in read.zip(generated) {
+            let r = r.unwrap();
+            assert_eq!((r.id, r.function), (g.id, g.function));
+            assert!(r.arrival.abs_diff(g.arrival) <= 500, "{r:?} {g:?}");
+            assert!(r.work.abs_diff(g.work) <= 500, "{r:?} {g:?}");
+            n += 1;
+        }
+        assert_eq!(n, 2_000);
+        let json = std::fs::read_to_string(dir.join(EXPORT_CLUSTER)).unwrap();
+        assert!(json.contains("\"keep_alive\": \"greedy-dual\""), "{json}");
     }
 
     /// A length whose memory check would outlast the simulated clock is
