@@ -67,10 +67,6 @@ struct Server<K> {
     /// Invocations waiting for memory, in arrival order: OpenWhisk's
     /// ContainerPool run buffer.
     waiting: VecDeque<Waiting>,
-    finish_at: Option<Time>,
-    ready_at: Option<Time>,
-    expire_at: Option<Time>,
-    wait_at: Option<Time>,
     keep: K,
     stats: ServerStats,
 }
@@ -237,7 +233,7 @@ where
         start: Time,
     ) -> Engine<'p, K> {
         let n = config.servers;
-        let mut timers = Timers::default();
+        let mut timers = Timers::new(n);
         let servers = (0..n)
             .map(|s| {
                 let phase = LOAD_FREQ * s as u64 / n as u64;
@@ -255,10 +251,6 @@ where
                     load: LoadAvg::default(),
                     starting: BinaryHeap::new(),
                     waiting: VecDeque::new(),
-                    finish_at: None,
-                    ready_at: None,
-                    expire_at: None,
-                    wait_at: None,
                     keep: keep_alive(ServerId(s as u32)),
                     stats: ServerStats::default(),
                 }
@@ -384,20 +376,16 @@ where
         self.stats.events += 1;
         match timer {
             Timer::Finish(s) => {
-                self.servers[s as usize].finish_at = None;
                 self.finish(s as usize, router, sink, clients)?;
             }
             Timer::Ready(s) => {
-                self.servers[s as usize].ready_at = None;
                 self.ready(s as usize);
             }
             Timer::Expire(s) => {
-                self.servers[s as usize].expire_at = None;
                 self.expire(s as usize)?;
                 self.serve_and_reschedule(s as usize, router, sink, clients)?;
             }
             Timer::Wait(s) => {
-                self.servers[s as usize].wait_at = None;
                 self.serve_and_reschedule(s as usize, router, sink, clients)?;
             }
             Timer::Sample(s) => {
@@ -777,22 +765,18 @@ where
     fn reschedule(&mut self, i: usize) {
         let now = self.now;
         let srv = &mut self.servers[i];
-        let finish = srv.ps.next_finish();
-        self.timers
-            .reset(&mut srv.finish_at, finish, Timer::Finish(i as u32));
+        let s = i as u32;
+        self.timers.set(Timer::Finish(s), srv.ps.next_finish());
         let ready = srv.starting.peek().map(|&Reverse((at, _, _))| at);
-        self.timers
-            .reset(&mut srv.ready_at, ready, Timer::Ready(i as u32));
+        self.timers.set(Timer::Ready(s), ready);
         let expiry = srv.keep.next_expiry().map(|t| t.max(now));
-        self.timers
-            .reset(&mut srv.expire_at, expiry, Timer::Expire(i as u32));
+        self.timers.set(Timer::Expire(s), expiry);
         let wait = srv
             .waiting
             .front()
             .and_then(|w| w.deadline)
             .map(|t| t.max(now));
-        self.timers
-            .reset(&mut srv.wait_at, wait, Timer::Wait(i as u32));
+        self.timers.set(Timer::Wait(s), wait);
     }
 
     /// Server `i`'s invocations in flight changed: with fresh loads, it
