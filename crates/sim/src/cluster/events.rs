@@ -8,18 +8,23 @@
 //! next finish changes whenever its processor sharing does), so they live
 //! in a binary heap with lazy deletion rather than an ordered set:
 //!
-//! 1. Moving a timer writes its new time in its slot ([`Timers::set`]) and
-//!    pushes a heap entry; the entry of its old time stays in the heap,
-//!    stale: an entry of a movable timer is current only while its slot
-//!    holds its time.
+//! 1. Moving a timer writes its new time in its slot ([`Timers::set`]),
+//!    with the slot's next generation, and pushes a heap entry carrying
+//!    both; the entry of its old time stays in the heap, stale: an entry of
+//!    a movable timer is current only while its slot holds its time and
+//!    generation, so a slot has at most one current entry even when the
+//!    timer moved away and back to the same time.
 //! 2. The heap's top is never stale: every change drops stale entries off
 //!    the top, so [`Timers::next_at`] reads it as it is.
-//! 3. [`Timers::pop`] takes the top, clears its slot and drops the top's
-//!    copies (a timer moved away and back pushed its time twice), so each
-//!    timer runs once per time it is set to, as with a set.
+//! 3. [`Timers::pop`] takes the top and clears its slot; an added timer
+//!    added twice at one time runs once, as with a set.
 //! 4. Stale entries below the top leave when they reach it, or all at once
-//!    when they outnumber the current ones ([`Timers::compact`]), so the
-//!    heap stays as small as the cluster whatever the timers do.
+//!    when they outnumber the current ones ([`Timers::compact`], linear),
+//!    so the heap stays as small as the cluster whatever the timers do.
+//!
+//! Generations break ties between entries of one timer at one time, of
+//! which at most one is current, so the order of the current timers is
+//! (time, kind, index) alone.
 
 use faasched_model::Time;
 use std::cmp::Reverse;
@@ -69,6 +74,14 @@ impl Timer {
     }
 }
 
+/// A movable timer's slot: when it is due (`None`: off), and how many
+/// times it was moved, which tells its current heap entry from stale ones.
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    at: Option<Time>,
+    generation: u64,
+}
+
 /// Entries below which the heap is never compacted: a rebuild of a heap
 /// this small would cost more than the stale entries it drops.
 const COMPACT_FLOOR: usize = 64;
@@ -76,9 +89,10 @@ const COMPACT_FLOOR: usize = 64;
 /// Pending timers, earliest first (module docs: the heap's invariants).
 #[derive(Debug, Default)]
 pub(crate) struct Timers {
-    heap: BinaryHeap<Reverse<(Time, Timer)>>,
-    /// Per server, when each movable timer is due (`None`: off).
-    due: Vec<[Option<Time>; MOVABLE]>,
+    /// Entries (time, timer, generation); added timers have generation 0.
+    heap: BinaryHeap<Reverse<(Time, Timer, u64)>>,
+    /// Per server, each movable timer's slot.
+    due: Vec<[Slot; MOVABLE]>,
     /// Movable timers on: the slots that hold a time.
     movable_on: usize,
     /// Added timers in the heap (they are never stale).
@@ -90,7 +104,7 @@ impl Timers {
     pub(crate) fn new(servers: usize) -> Timers {
         Timers {
             heap: BinaryHeap::new(),
-            due: vec![[None; MOVABLE]; servers],
+            due: vec![[Slot::default(); MOVABLE]; servers],
             movable_on: 0,
             fixed: 0,
         }
@@ -104,7 +118,7 @@ impl Timers {
     /// If `timer` is movable: those go through [`Timers::set`].
     pub(crate) fn add(&mut self, at: Time, timer: Timer) {
         assert!(timer.slot().is_none(), "{timer:?} moves: set it");
-        self.heap.push(Reverse((at, timer)));
+        self.heap.push(Reverse((at, timer, 0)));
         self.fixed += 1;
     }
 
@@ -117,55 +131,61 @@ impl Timers {
     pub(crate) fn set(&mut self, timer: Timer, at: Option<Time>) {
         let (s, k) = timer.slot().expect("only movable timers are set");
         let slot = &mut self.due[s][k];
-        if *slot == at {
+        if slot.at == at {
             return;
         }
-        match (slot.is_some(), at.is_some()) {
+        match (slot.at.is_some(), at.is_some()) {
             (false, true) => self.movable_on += 1,
             (true, false) => self.movable_on -= 1,
             _ => {}
         }
-        *slot = at;
+        slot.at = at;
+        slot.generation += 1;
         if let Some(at) = at {
-            self.heap.push(Reverse((at, timer)));
+            self.heap.push(Reverse((at, timer, slot.generation)));
         }
         self.settle();
     }
 
     /// When the next timer is due.
     pub(crate) fn next_at(&self) -> Option<Time> {
-        self.heap.peek().map(|&Reverse((at, _))| at)
+        self.heap.peek().map(|&Reverse((at, _, _))| at)
     }
 
     /// The next timer and its time; a movable one is off once popped.
     pub(crate) fn pop(&mut self) -> Option<(Time, Timer)> {
         let Reverse(top) = self.heap.pop()?;
-        let mut copies = 1;
-        while self.heap.peek() == Some(&Reverse(top)) {
-            self.heap.pop();
-            copies += 1;
-        }
-        match top.1.slot() {
+        let (at, timer, _) = top;
+        match timer.slot() {
             Some((s, k)) => {
-                self.due[s][k] = None;
+                self.due[s][k].at = None;
                 self.movable_on -= 1;
             }
-            None => self.fixed -= copies,
+            None => {
+                self.fixed -= 1;
+                while self.heap.peek() == Some(&Reverse(top)) {
+                    self.heap.pop();
+                    self.fixed -= 1;
+                }
+            }
         }
         self.settle();
-        Some(top)
+        Some((at, timer))
     }
 
-    /// Whether heap entry `(at, timer)` is current.
-    fn current(&self, at: Time, timer: Timer) -> bool {
-        timer.slot().is_none_or(|(s, k)| self.due[s][k] == Some(at))
+    /// Whether heap entry `(at, timer, generation)` is current.
+    fn current(&self, at: Time, timer: Timer, generation: u64) -> bool {
+        timer.slot().is_none_or(|(s, k)| {
+            let slot = self.due[s][k];
+            slot.at == Some(at) && slot.generation == generation
+        })
     }
 
     /// Restores the invariants after a change: no stale top, and no more
     /// stale entries than current ones (past [`COMPACT_FLOOR`]).
     fn settle(&mut self) {
-        while let Some(&Reverse((at, timer))) = self.heap.peek()
-            && !self.current(at, timer)
+        while let Some(&Reverse((at, timer, generation))) = self.heap.peek()
+            && !self.current(at, timer, generation)
         {
             self.heap.pop();
         }
@@ -175,14 +195,11 @@ impl Timers {
         }
     }
 
-    /// Drops every stale entry and every copy, rebuilding the heap: linear
-    /// in its size, paid for by the stale entries pushed since the last
-    /// rebuild.
+    /// Drops every stale entry, rebuilding the heap: linear in its size,
+    /// paid for by the stale entries pushed since the last rebuild.
     fn compact(&mut self) {
         let mut entries = std::mem::take(&mut self.heap).into_vec();
-        entries.retain(|&Reverse((at, timer))| self.current(at, timer));
-        entries.sort_unstable();
-        entries.dedup();
+        entries.retain(|&Reverse((at, timer, generation))| self.current(at, timer, generation));
         self.heap = BinaryHeap::from(entries);
     }
 
