@@ -46,6 +46,11 @@ struct Held {
     c: Container,
     /// It runs an invocation (else it is idle, its keep-alive's to keep).
     busy: bool,
+    /// While idle: the idle container of its function that became idle
+    /// just before it, and the one just after it (its neighbours on its
+    /// function's stack, [`Server::idle`]).
+    below: Option<ContainerId>,
+    above: Option<ContainerId>,
 }
 
 /// One server's engine-side state.
@@ -58,13 +63,12 @@ struct Server<K> {
     /// Memory of the idle containers.
     idle_mb: u64,
     containers: IdMap<ContainerId, Held>,
-    /// Idle containers by function, the most recently idle last. A
-    /// function's stack stays when it empties: the engine looks a function
-    /// up at every start and finish, and a stack emptied by a warm start is
-    /// usually refilled by the next finish, so keeping it saves an
-    /// allocation per such pair; there are at most as many stacks as
-    /// functions the server ran.
-    idle: IdMap<FunctionId, Vec<ContainerId>>,
+    /// The top of each function's stack of idle containers: the most
+    /// recently idle; the others hang below it through [`Held::below`].
+    /// A stack linked through the containers allocates nothing when it
+    /// empties and refills (as a warm start and the next finish do), and
+    /// removes an evicted container from its middle in O(1).
+    idle: IdMap<FunctionId, ContainerId>,
     load: LoadAvg,
     /// Invocations starting cold without a core ([`ColdStart::Wall`]), by
     /// when they run, then id; with their slot.
@@ -84,7 +88,18 @@ where
     /// Takes the most recently idle container of `f`, if any (a warm
     /// start).
     fn take_idle(&mut self, now: Time, f: FunctionId) -> Option<ContainerId> {
-        let id = self.idle.get_mut(&f)?.pop()?;
+        let id = *self.idle.get(&f)?;
+        match self.containers.get_mut(&id)?.below.take() {
+            Some(b) => {
+                self.idle.insert(f, b);
+                if let Some(h) = self.containers.get_mut(&b) {
+                    h.above = None;
+                }
+            }
+            None => {
+                self.idle.remove(&f);
+            }
+        }
         let held = self.containers.get_mut(&id)?;
         held.busy = true;
         held.c.last_used = now;
@@ -134,10 +149,17 @@ where
             return Err("which the server does not hold".to_owned());
         };
         let f = held.c.profile.function;
-        if let Some(stack) = self.idle.get_mut(&f)
-            && let Some(i) = stack.iter().position(|&x| x == id)
-        {
-            stack.remove(i);
+        match held.above.and_then(|a| self.containers.get_mut(&a)) {
+            Some(a) => a.below = held.below,
+            None => {
+                match held.below {
+                    Some(b) => self.idle.insert(f, b),
+                    None => self.idle.remove(&f),
+                };
+            }
+        }
+        if let Some(b) = held.below.and_then(|b| self.containers.get_mut(&b)) {
+            b.above = held.above;
         }
         let mb = held.c.profile.memory_mb as u64;
         self.used_mb -= mb;
@@ -158,7 +180,15 @@ where
         debug_assert!(self.used_mb <= self.memory_mb, "make_room made room");
         self.stats.max_memory_mb = self.stats.max_memory_mb.max(self.used_mb);
         self.keep.on_created(now, &c);
-        self.containers.insert(id, Held { c, busy: true });
+        self.containers.insert(
+            id,
+            Held {
+                c,
+                busy: true,
+                below: None,
+                above: None,
+            },
+        );
     }
 
     /// Whether nothing on the server can ever free memory for a waiting
@@ -171,14 +201,24 @@ where
 
     /// Container `id`'s invocation finished: it is idle.
     fn release(&mut self, now: Time, id: ContainerId, s: ServerId, views: &mut Servers) {
+        let Some(held) = self.containers.get(&id) else {
+            return;
+        };
+        if !held.busy {
+            return;
+        }
+        let f = held.c.profile.function;
+        let below = self.idle.insert(f, id);
+        if let Some(b) = below.and_then(|b| self.containers.get_mut(&b)) {
+            b.above = Some(id);
+        }
         let Some(held) = self.containers.get_mut(&id) else {
             return;
         };
         held.busy = false;
+        held.below = below;
         held.c.last_used = now;
-        let f = held.c.profile.function;
         self.idle_mb += held.c.profile.memory_mb as u64;
-        self.idle.entry(f).or_default().push(id);
         views.add_warm(s, f);
         self.keep.on_idle(now, &held.c);
     }
