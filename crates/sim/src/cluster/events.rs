@@ -6,29 +6,19 @@
 //!
 //! The movable timers move at almost every arrival and finish (a server's
 //! next finish changes whenever its processor sharing does), so they live
-//! in a binary heap with lazy deletion rather than an ordered set:
+//! in an indexed binary heap rather than an ordered set: each movable
+//! timer's slot holds its entry's position, kept up to date as entries
+//! move, so a timer moves in place (one sift, no allocation) and leaves
+//! nothing stale behind. The heap holds exactly the pending timers.
 //!
-//! 1. Moving a timer writes its new time in its slot ([`Timers::set`]),
-//!    with the slot's next generation, and pushes a heap entry carrying
-//!    both; the entry of its old time stays in the heap, stale: an entry of
-//!    a movable timer is current only while its slot holds its time and
-//!    generation, so a slot has at most one current entry even when the
-//!    timer moved away and back to the same time.
-//! 2. The heap's top is never stale: every change drops stale entries off
-//!    the top, so [`Timers::next_at`] reads it as it is.
-//! 3. [`Timers::pop`] takes the top and clears its slot; an added timer
-//!    added twice at one time runs once, as with a set.
-//! 4. Stale entries below the top leave when they reach it, or all at once
-//!    when they outnumber the current ones ([`Timers::compact`], linear),
-//!    so the heap stays as small as the cluster whatever the timers do.
-//!
-//! Generations break ties between entries of one timer at one time, of
-//! which at most one is current, so the order of the current timers is
-//! (time, kind, index) alone.
+//! 1. [`Timers::set`] moves a movable timer to a new time (sifting its
+//!    entry up or down), adds it, or takes it out.
+//! 2. [`Timers::add`] adds a load sample, the publication or a send; an
+//!    added timer added twice at one time runs once, as with a set.
+//! 3. [`Timers::pop`] takes the earliest (time, kind, index) and frees its
+//!    slot.
 
 use faasched_model::Time;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// What a timer does when due. At one instant timers run in this order
 /// (the variants' order), then by index: finishes first, so that a
@@ -74,39 +64,67 @@ impl Timer {
     }
 }
 
-/// A movable timer's slot: when it is due (`None`: off), and how many
-/// times it was moved, which tells its current heap entry from stale ones.
-#[derive(Clone, Copy, Debug, Default)]
-struct Slot {
-    at: Option<Time>,
-    generation: u64,
+impl Timer {
+    /// The timer as the low 64 bits of a heap key: kind (the variant's
+    /// rank) above index, so that keys order as timers do.
+    fn code(self) -> u64 {
+        let (kind, index) = match self {
+            Timer::Finish(s) => (0, s),
+            Timer::Ready(s) => (1, s),
+            Timer::Expire(s) => (2, s),
+            Timer::Wait(s) => (3, s),
+            Timer::Sample(s) => (4, s),
+            Timer::Publish => (5, 0),
+            Timer::Send(c) => (6, c),
+        };
+        (kind << 32) | u64::from(index)
+    }
+
+    /// The timer of [`Timer::code`] `code`.
+    fn decode(code: u64) -> Timer {
+        let index = code as u32;
+        match code >> 32 {
+            0 => Timer::Finish(index),
+            1 => Timer::Ready(index),
+            2 => Timer::Expire(index),
+            3 => Timer::Wait(index),
+            4 => Timer::Sample(index),
+            5 => Timer::Publish,
+            _ => Timer::Send(index),
+        }
+    }
 }
 
-/// Entries below which the heap is never compacted: a rebuild of a heap
-/// this small would cost more than the stale entries it drops.
-const COMPACT_FLOOR: usize = 64;
+/// A heap entry: time in the high 64 bits, [`Timer::code`] in the low, so
+/// that one integer comparison orders entries by (time, kind, index).
+type Key = u128;
 
-/// Pending timers, earliest first (module docs: the heap's invariants).
+fn key(at: Time, timer: Timer) -> Key {
+    (u128::from(at) << 64) | u128::from(timer.code())
+}
+
+fn time_of(k: Key) -> Time {
+    (k >> 64) as Time
+}
+
+/// Marks a slot whose timer is off.
+const OFF: u32 = u32::MAX;
+
+/// Pending timers, earliest first (module docs).
 #[derive(Debug, Default)]
 pub(crate) struct Timers {
-    /// Entries (time, timer, generation); added timers have generation 0.
-    heap: BinaryHeap<Reverse<(Time, Timer, u64)>>,
-    /// Per server, each movable timer's slot.
-    due: Vec<[Slot; MOVABLE]>,
-    /// Movable timers on: the slots that hold a time.
-    movable_on: usize,
-    /// Added timers in the heap (they are never stale).
-    fixed: usize,
+    /// A binary min-heap of [`Key`]s.
+    heap: Vec<Key>,
+    /// Per server, each movable timer's position in `heap`, or [`OFF`].
+    pos: Vec<[u32; MOVABLE]>,
 }
 
 impl Timers {
     /// No timers, for a cluster of `servers` servers.
     pub(crate) fn new(servers: usize) -> Timers {
         Timers {
-            heap: BinaryHeap::new(),
-            due: vec![[Slot::default(); MOVABLE]; servers],
-            movable_on: 0,
-            fixed: 0,
+            heap: Vec::new(),
+            pos: vec![[OFF; MOVABLE]; servers],
         }
     }
 
@@ -118,8 +136,8 @@ impl Timers {
     /// If `timer` is movable: those go through [`Timers::set`].
     pub(crate) fn add(&mut self, at: Time, timer: Timer) {
         assert!(timer.slot().is_none(), "{timer:?} moves: set it");
-        self.heap.push(Reverse((at, timer, 0)));
-        self.fixed += 1;
+        self.heap.push(key(at, timer));
+        self.sift_up(self.heap.len() - 1);
     }
 
     /// Moves movable `timer` to `at` (`None`: off).
@@ -130,80 +148,121 @@ impl Timers {
     /// [`Timers::new`]'s.
     pub(crate) fn set(&mut self, timer: Timer, at: Option<Time>) {
         let (s, k) = timer.slot().expect("only movable timers are set");
-        let slot = &mut self.due[s][k];
-        if slot.at == at {
-            return;
+        let p = self.pos[s][k];
+        match (p, at) {
+            (OFF, None) => {}
+            (OFF, Some(at)) => {
+                self.heap.push(key(at, timer));
+                self.sift_up(self.heap.len() - 1);
+            }
+            (p, Some(at)) => {
+                let i = p as usize;
+                let old = self.heap[i];
+                let new = key(at, timer);
+                self.heap[i] = new;
+                if new < old {
+                    self.sift_up(i);
+                } else if new > old {
+                    self.sift_down(i);
+                }
+            }
+            (p, None) => {
+                self.pos[s][k] = OFF;
+                self.remove(p as usize);
+            }
         }
-        match (slot.at.is_some(), at.is_some()) {
-            (false, true) => self.movable_on += 1,
-            (true, false) => self.movable_on -= 1,
-            _ => {}
-        }
-        slot.at = at;
-        slot.generation += 1;
-        if let Some(at) = at {
-            self.heap.push(Reverse((at, timer, slot.generation)));
-        }
-        self.settle();
     }
 
     /// When the next timer is due.
     pub(crate) fn next_at(&self) -> Option<Time> {
-        self.heap.peek().map(|&Reverse((at, _, _))| at)
+        self.heap.first().map(|&k| time_of(k))
     }
 
     /// The next timer and its time; a movable one is off once popped.
     pub(crate) fn pop(&mut self) -> Option<(Time, Timer)> {
-        let Reverse(top) = self.heap.pop()?;
-        let (at, timer, _) = top;
-        match timer.slot() {
-            Some((s, k)) => {
-                self.due[s][k].at = None;
-                self.movable_on -= 1;
+        let top = *self.heap.first()?;
+        let timer = Timer::decode(top as u64);
+        if let Some((s, k)) = timer.slot() {
+            self.pos[s][k] = OFF;
+        }
+        self.remove(0);
+        while self.heap.first() == Some(&top) {
+            self.remove(0);
+        }
+        Some((time_of(top), timer))
+    }
+
+    /// Takes the entry at `i` out (its slot, if any, already off).
+    fn remove(&mut self, i: usize) {
+        let Some(last) = self.heap.pop() else {
+            return;
+        };
+        if i == self.heap.len() {
+            return;
+        }
+        // The last entry fills the hole; it may belong above or below it.
+        let old = self.heap[i];
+        self.heap[i] = last;
+        if last < old {
+            self.sift_up(i);
+        } else {
+            self.sift_down(i);
+        }
+    }
+
+    /// Records that the entry `k` is at `i`, if it is movable.
+    fn placed(&mut self, k: Key, i: usize) {
+        let code = k as u64;
+        let kind = (code >> 32) as usize;
+        if kind < MOVABLE {
+            self.pos[code as u32 as usize][kind] = i as u32;
+        }
+    }
+
+    /// Moves the entry at `i` up while it is earlier than its parent.
+    fn sift_up(&mut self, mut i: usize) {
+        let k = self.heap[i];
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            let above = self.heap[parent];
+            if k >= above {
+                break;
             }
-            None => {
-                self.fixed -= 1;
-                while self.heap.peek() == Some(&Reverse(top)) {
-                    self.heap.pop();
-                    self.fixed -= 1;
-                }
+            self.heap[i] = above;
+            self.placed(above, i);
+            i = parent;
+        }
+        self.heap[i] = k;
+        self.placed(k, i);
+    }
+
+    /// Moves the entry at `i` down while a child is earlier.
+    fn sift_down(&mut self, mut i: usize) {
+        let k = self.heap[i];
+        let n = self.heap.len();
+        loop {
+            let left = 2 * i + 1;
+            if left >= n {
+                break;
             }
+            let right = left + 1;
+            let mut child = left;
+            if right < n && self.heap[right] < self.heap[left] {
+                child = right;
+            }
+            let below = self.heap[child];
+            if below >= k {
+                break;
+            }
+            self.heap[i] = below;
+            self.placed(below, i);
+            i = child;
         }
-        self.settle();
-        Some((at, timer))
+        self.heap[i] = k;
+        self.placed(k, i);
     }
 
-    /// Whether heap entry `(at, timer, generation)` is current.
-    fn current(&self, at: Time, timer: Timer, generation: u64) -> bool {
-        timer.slot().is_none_or(|(s, k)| {
-            let slot = self.due[s][k];
-            slot.at == Some(at) && slot.generation == generation
-        })
-    }
-
-    /// Restores the invariants after a change: no stale top, and no more
-    /// stale entries than current ones (past [`COMPACT_FLOOR`]).
-    fn settle(&mut self) {
-        while let Some(&Reverse((at, timer, generation))) = self.heap.peek()
-            && !self.current(at, timer, generation)
-        {
-            self.heap.pop();
-        }
-        let current = self.fixed + self.movable_on;
-        if self.heap.len() > COMPACT_FLOOR.max(2 * current) {
-            self.compact();
-        }
-    }
-
-    /// Drops every stale entry, rebuilding the heap: linear in its size,
-    /// paid for by the stale entries pushed since the last rebuild.
-    fn compact(&mut self) {
-        let mut entries = std::mem::take(&mut self.heap).into_vec();
-        entries.retain(|&Reverse((at, timer, generation))| self.current(at, timer, generation));
-        self.heap = BinaryHeap::from(entries);
-    }
-
-    /// Entries in the heap, stale ones included.
+    /// Entries in the heap.
     #[cfg(test)]
     fn entries(&self) -> usize {
         self.heap.len()
@@ -250,13 +309,13 @@ mod tests {
     }
 
     #[test]
-    fn stale_entries_never_outnumber_current_ones_for_long() {
+    fn a_timer_moved_many_times_holds_one_entry() {
         let mut t = Timers::new(2);
         t.set(Timer::Finish(1), Some(1));
         for at in 0..10_000 {
             t.set(Timer::Finish(0), Some(1_000_000 - at));
         }
-        assert!(t.entries() <= COMPACT_FLOOR, "{} entries", t.entries());
+        assert_eq!(t.entries(), 2);
         assert_eq!(t.pop(), Some((1, Timer::Finish(1))));
         assert_eq!(t.pop(), Some((1_000_000 - 9_999, Timer::Finish(0))));
         assert_eq!(t.pop(), None);
@@ -346,7 +405,7 @@ mod tests {
                     }
                 }
                 prop_assert_eq!(heap.next_at(), model.set.first().map(|&(at, _)| at));
-                prop_assert!(heap.entries() <= COMPACT_FLOOR.max(2 * model.set.len()));
+                prop_assert_eq!(heap.entries(), model.set.len());
             }
             let rest: Vec<_> = std::iter::from_fn(|| heap.pop()).collect();
             let expected: Vec<_> = std::iter::from_fn(|| model.pop()).collect();
