@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use faasched_model::cluster::{Container, ContainerId, KeepAlive};
-use faasched_model::{FunctionId, MS, Nanos, SEC, Time};
+use faasched_model::{FunctionId, IdMap, MS, Nanos, SEC, Time};
 
 use crate::BadParam;
 
@@ -177,22 +177,34 @@ impl KeepAlive for Ttl {
 /// One live container, as GreedyDual tracks it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Live {
-    function: FunctionId,
+    /// Its function's slot in [`GreedyDual::functions`]: the function it
+    /// was first heard of with.
+    function: u32,
     /// Invocations it has run (FaasCache's per-container frequency).
     uses: u64,
-    /// `Some(last_used)` while idle.
-    idle: Option<Time>,
+    /// Its index in [`GreedyDual::idle`] while idle.
+    idle: Option<u32>,
 }
 
 /// One function with live containers on this server.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Function {
+    id: FunctionId,
     /// Σ uses over its live containers.
     freq: u64,
     /// Its containers' priority, set at its latest hit or miss.
     priority: f64,
     /// Its live containers.
     live: u32,
+}
+
+/// An idle container, as the victim scan reads it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Idle {
+    id: ContainerId,
+    /// Its function's slot.
+    function: u32,
+    last_used: Time,
 }
 
 /// GreedyDual keep-alive (FaasCache eq. 1; Greedy-Dual-Size-Frequency):
@@ -218,13 +230,24 @@ struct Function {
 ///    names victims after `on_created`, or for containers busy during an
 ///    eviction) leaves the clock where it is when evicted.
 ///
-/// `victim` scans the idle containers: O(idle) per eviction, small next to
-/// a cold start.
+/// A hit changes the priority of every container of its function, so no
+/// order over containers survives it; `victim` instead scans a dense array
+/// of the idle containers, each naming its function's record by index:
+/// O(idle) per eviction, a few instructions per container, small next to
+/// a cold start. Containers and functions are found by id through
+/// [`IdMap`]s (deterministic hashing), and function records are reused
+/// through a free list, so the steady state allocates nothing.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct GreedyDual {
     clock: f64,
-    live: BTreeMap<ContainerId, Live>,
-    functions: BTreeMap<FunctionId, Function>,
+    live: IdMap<ContainerId, Live>,
+    /// Function records by slot; a slot on `free` is unused.
+    functions: Vec<Function>,
+    free: Vec<u32>,
+    /// The slot of each function with a live container.
+    slots: IdMap<FunctionId, u32>,
+    /// Idle containers, in no order.
+    idle: Vec<Idle>,
 }
 
 impl GreedyDual {
@@ -240,27 +263,65 @@ impl GreedyDual {
 
     /// The priority of `f`'s containers, if any is live.
     pub fn priority(&self, f: FunctionId) -> Option<f64> {
-        self.functions.get(&f).map(|x| x.priority)
+        self.slots
+            .get(&f)
+            .map(|&k| self.functions[k as usize].priority)
+    }
+
+    /// The slot of `f`'s record, made if it has none.
+    fn slot(&mut self, f: FunctionId) -> u32 {
+        if let Some(&k) = self.slots.get(&f) {
+            return k;
+        }
+        let record = Function {
+            id: f,
+            freq: 0,
+            priority: 0.0,
+            live: 0,
+        };
+        let k = match self.free.pop() {
+            Some(k) => {
+                self.functions[k as usize] = record;
+                k
+            }
+            None => {
+                self.functions.push(record);
+                (self.functions.len() - 1) as u32
+            }
+        };
+        self.slots.insert(f, k);
+        k
+    }
+
+    /// Takes entry `i` out of the idle array, and repoints the entry moved
+    /// into its place.
+    fn unidle(&mut self, i: u32) -> Idle {
+        let gone = self.idle.swap_remove(i as usize);
+        if let Some(moved) = self.idle.get(i as usize)
+            && let Some(l) = self.live.get_mut(&moved.id)
+        {
+            l.idle = Some(i);
+        }
+        gone
     }
 
     /// One more invocation of `c`'s function in `c`: a hit or a miss.
     fn run(&mut self, c: &Container) {
+        let k = match self.live.get(&c.id) {
+            Some(l) => l.function,
+            None => self.slot(c.profile.function),
+        };
         let live = self.live.entry(c.id).or_insert(Live {
-            function: c.profile.function,
+            function: k,
             uses: 0,
             idle: None,
         });
         let fresh = live.uses == 0;
         live.uses += 1;
-        live.idle = None;
-        let f = self
-            .functions
-            .entry(c.profile.function)
-            .or_insert(Function {
-                freq: 0,
-                priority: 0.0,
-                live: 0,
-            });
+        if let Some(i) = live.idle.take() {
+            self.unidle(i);
+        }
+        let f = &mut self.functions[k as usize];
         if fresh {
             f.live += 1;
         }
@@ -284,8 +345,19 @@ impl KeepAlive for GreedyDual {
         if !self.live.contains_key(&c.id) {
             self.run(c);
         }
-        if let Some(live) = self.live.get_mut(&c.id) {
-            live.idle = Some(c.last_used);
+        let Some(live) = self.live.get_mut(&c.id) else {
+            return;
+        };
+        match live.idle {
+            Some(i) => self.idle[i as usize].last_used = c.last_used,
+            None => {
+                live.idle = Some(self.idle.len() as u32);
+                self.idle.push(Idle {
+                    id: c.id,
+                    function: live.function,
+                    last_used: c.last_used,
+                });
+            }
         }
     }
 
@@ -294,26 +366,32 @@ impl KeepAlive for GreedyDual {
     }
 
     fn victim(&mut self, _now: Time) -> Option<ContainerId> {
-        let (id, priority) = self
-            .live
+        let functions = &self.functions;
+        let (i, priority) = self
+            .idle
             .iter()
-            .filter_map(|(&id, l)| {
-                let last = l.idle?;
-                let p = self.functions.get(&l.function).map_or(0.0, |f| f.priority);
-                Some((p, last, id))
+            .enumerate()
+            .map(|(i, e)| {
+                (
+                    functions[e.function as usize].priority,
+                    e.last_used,
+                    e.id,
+                    i,
+                )
             })
             .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)))
-            .map(|(p, _, id)| (id, p))?;
-        let gone = self.live.remove(&id)?;
-        if let Some(f) = self.functions.get_mut(&gone.function) {
-            f.freq = f.freq.saturating_sub(gone.uses);
-            f.live = f.live.saturating_sub(1);
-            if f.live == 0 {
-                self.functions.remove(&gone.function);
-            }
+            .map(|(p, _, _, i)| (i as u32, p))?;
+        let gone = self.unidle(i);
+        let uses = self.live.remove(&gone.id).map_or(0, |l| l.uses);
+        let f = &mut self.functions[gone.function as usize];
+        f.freq = f.freq.saturating_sub(uses);
+        f.live = f.live.saturating_sub(1);
+        if f.live == 0 {
+            self.slots.remove(&f.id);
+            self.free.push(gone.function);
         }
         self.clock = self.clock.max(priority);
-        Some(id)
+        Some(gone.id)
     }
 }
 
@@ -322,6 +400,7 @@ mod tests {
     use super::*;
     use crate::cluster::testkit::profile;
     use faasched_model::cluster::FunctionProfile;
+    use proptest::prelude::*;
 
     fn container(id: u64, p: FunctionProfile, last_used: Time) -> Container {
         Container {
@@ -406,6 +485,139 @@ mod tests {
         gd.on_idle(3, &container(1, low, 3));
         assert_eq!(gd.victim(4), Some(ContainerId(1)));
         assert_eq!(gd.clock(), 1.0);
+    }
+
+    /// GreedyDual as first written: ordered maps, and a victim scan over
+    /// every live container. The reference the dense version must match.
+    #[derive(Default)]
+    struct Reference {
+        clock: f64,
+        /// Container → (function, uses, last_used while idle).
+        live: BTreeMap<ContainerId, (FunctionId, u64, Option<Time>)>,
+        /// Function → (freq, priority, live containers).
+        functions: BTreeMap<FunctionId, (u64, f64, u32)>,
+    }
+
+    impl Reference {
+        fn run(&mut self, c: &Container) {
+            let l = self
+                .live
+                .entry(c.id)
+                .or_insert((c.profile.function, 0, None));
+            let fresh = l.1 == 0;
+            l.1 += 1;
+            l.2 = None;
+            let f = self
+                .functions
+                .entry(c.profile.function)
+                .or_insert((0, 0.0, 0));
+            f.2 += u32::from(fresh);
+            f.0 += 1;
+            let cost_ms = c.profile.cold_extra() as f64 / MS as f64;
+            let size = f64::from(c.profile.memory_mb.max(1));
+            f.1 = self.clock + f.0 as f64 * cost_ms / size;
+        }
+
+        fn on_idle(&mut self, c: &Container) {
+            if !self.live.contains_key(&c.id) {
+                self.run(c);
+            }
+            if let Some(l) = self.live.get_mut(&c.id) {
+                l.2 = Some(c.last_used);
+            }
+        }
+
+        fn victim(&mut self) -> Option<ContainerId> {
+            let (p, _, id) = self
+                .live
+                .iter()
+                .filter_map(|(&id, l)| Some((self.functions[&l.0].1, l.2?, id)))
+                .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)))?;
+            let (f, uses, _) = self.live.remove(&id)?;
+            let rec = self.functions.get_mut(&f)?;
+            rec.0 = rec.0.saturating_sub(uses);
+            rec.2 -= 1;
+            if rec.2 == 0 {
+                self.functions.remove(&f);
+            }
+            self.clock = self.clock.max(p);
+            Some(id)
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        /// A warm start in an idle container, or a cold start in a new one.
+        Start(u64),
+        /// A running container's invocation ends.
+        Idle(u64),
+        Victim,
+    }
+
+    proptest! {
+        #[test]
+        fn greedy_dual_evicts_as_the_reference_does(
+            ops in proptest::collection::vec(
+                prop_oneof![
+                    3 => (0..24u64).prop_map(Op::Start),
+                    3 => (0..24u64).prop_map(Op::Idle),
+                    2 => Just(Op::Victim),
+                ],
+                0..300,
+            )
+        ) {
+            // Container c holds function c % 5; memories and costs differ,
+            // and functions 3 and 4 tie on cost over size.
+            let profiles = [
+                profile(0, 100, 0, 100 * MS),
+                profile(1, 50, 10 * MS, 60 * MS),
+                profile(2, 200, 0, 100 * MS),
+                profile(3, 128, 5 * MS, 261 * MS),
+                profile(4, 64, 0, 128 * MS),
+            ];
+            let mut gd = GreedyDual::new();
+            let mut reference = Reference::default();
+            // Containers alive: whether each is busy.
+            let mut state: BTreeMap<u64, bool> = BTreeMap::new();
+            for (now, op) in (1..).zip(ops) {
+                match op {
+                    Op::Start(id) => {
+                        let c = container(id, profiles[(id % 5) as usize], now);
+                        match state.get(&id) {
+                            Some(true) => continue,
+                            Some(false) => gd.on_reuse(now, &c),
+                            None => gd.on_created(now, &c),
+                        }
+                        reference.run(&c);
+                        state.insert(id, true);
+                    }
+                    Op::Idle(id) => {
+                        if state.get(&id) != Some(&true) {
+                            continue;
+                        }
+                        let c = container(id, profiles[(id % 5) as usize], now);
+                        gd.on_idle(now, &c);
+                        reference.on_idle(&c);
+                        state.insert(id, false);
+                    }
+                    Op::Victim => {
+                        let v = gd.victim(now);
+                        prop_assert_eq!(v, reference.victim());
+                        if let Some(v) = v {
+                            state.remove(&v.0);
+                        }
+                    }
+                }
+                prop_assert_eq!(gd.clock().to_bits(), reference.clock.to_bits());
+                for p in &profiles {
+                    let f = p.function;
+                    prop_assert_eq!(
+                        gd.priority(f).map(f64::to_bits),
+                        reference.functions.get(&f).map(|r| r.1.to_bits())
+                    );
+                }
+            }
+        }
     }
 
     #[test]

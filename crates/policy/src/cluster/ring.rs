@@ -123,8 +123,46 @@ impl Ring {
             ring: self,
             next: self.start(key),
             left: self.points.len(),
-            seen: vec![false; self.servers as usize],
+            seen: Seen::new(self.servers as usize),
         }
+    }
+}
+
+/// Words of [`Seen`]'s inline bitset: clusters of up to 256 servers walk
+/// without allocating.
+const INLINE_WORDS: usize = 4;
+
+/// The servers a walk has yielded, one bit each. A router walks at every
+/// decision, usually a few steps, so the set lives inline (no allocation,
+/// no zeroing of a server-sized buffer) unless the cluster is too large
+/// for it.
+#[derive(Clone, Debug)]
+enum Seen {
+    Inline([u64; INLINE_WORDS]),
+    Heap(Vec<u64>),
+}
+
+impl Seen {
+    /// None of `servers` seen.
+    fn new(servers: usize) -> Seen {
+        let words = servers.div_ceil(64);
+        if words <= INLINE_WORDS {
+            Seen::Inline([0; INLINE_WORDS])
+        } else {
+            Seen::Heap(vec![0; words])
+        }
+    }
+
+    /// Marks `s` seen; whether it was not before.
+    fn insert(&mut self, s: ServerId) -> bool {
+        let words = match self {
+            Seen::Inline(w) => &mut w[..],
+            Seen::Heap(w) => &mut w[..],
+        };
+        let (word, bit) = (s.0 as usize / 64, 1u64 << (s.0 % 64));
+        let fresh = words[word] & bit == 0;
+        words[word] |= bit;
+        fresh
     }
 }
 
@@ -137,7 +175,7 @@ pub struct Walk<'a> {
     /// Points not yet looked at.
     left: usize,
     /// Servers already yielded.
-    seen: Vec<bool>,
+    seen: Seen,
 }
 
 impl Iterator for Walk<'_> {
@@ -148,9 +186,7 @@ impl Iterator for Walk<'_> {
             let (_, s) = self.ring.points[self.next];
             self.next = (self.next + 1) % self.ring.points.len();
             self.left -= 1;
-            let seen = &mut self.seen[s.0 as usize];
-            if !*seen {
-                *seen = true;
+            if self.seen.insert(s) {
                 return Some(s);
             }
         }
@@ -211,6 +247,17 @@ mod tests {
         }
         assert_eq!(Ring::new(0, 3).home(FunctionId(1)), None);
         assert_eq!(Ring::new(3, 0).vnodes(), 1);
+    }
+
+    #[test]
+    fn walks_past_the_inline_bitset_meet_every_server_once() {
+        // 256 servers fit the inline words, 257 and 300 do not.
+        for n in [63, 64, 65, 256, 257, 300] {
+            let ring = Ring::new(n, 2);
+            let mut w: Vec<u32> = ring.walk(FunctionId(n)).map(|s| s.0).collect();
+            w.sort_unstable();
+            assert_eq!(w, (0..n).collect::<Vec<_>>(), "{n} servers");
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@ use faasched_model::cluster::{
 };
 use faasched_model::{FunctionId, IdMap, Nanos, TIME_LIMIT, Time};
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 use std::ops::DerefMut;
 
 /// An engine step's result, with the input stream's error type.
@@ -46,6 +46,11 @@ struct Held {
     c: Container,
     /// It runs an invocation (else it is idle, its keep-alive's to keep).
     busy: bool,
+    /// While idle: the idle container of its function that became idle
+    /// just before it, and the one just after it (its neighbours on its
+    /// function's stack, [`Server::idle`]).
+    below: Option<ContainerId>,
+    above: Option<ContainerId>,
 }
 
 /// One server's engine-side state.
@@ -58,8 +63,12 @@ struct Server<K> {
     /// Memory of the idle containers.
     idle_mb: u64,
     containers: IdMap<ContainerId, Held>,
-    /// Idle containers by function, the most recently idle last.
-    idle: BTreeMap<FunctionId, Vec<ContainerId>>,
+    /// The top of each function's stack of idle containers: the most
+    /// recently idle; the others hang below it through [`Held::below`].
+    /// A stack linked through the containers allocates nothing when it
+    /// empties and refills (as a warm start and the next finish do), and
+    /// removes an evicted container from its middle in O(1).
+    idle: IdMap<FunctionId, ContainerId>,
     load: LoadAvg,
     /// Invocations starting cold without a core ([`ColdStart::Wall`]), by
     /// when they run, then id; with their slot.
@@ -67,10 +76,6 @@ struct Server<K> {
     /// Invocations waiting for memory, in arrival order: OpenWhisk's
     /// ContainerPool run buffer.
     waiting: VecDeque<Waiting>,
-    finish_at: Option<Time>,
-    ready_at: Option<Time>,
-    expire_at: Option<Time>,
-    wait_at: Option<Time>,
     keep: K,
     stats: ServerStats,
 }
@@ -83,10 +88,17 @@ where
     /// Takes the most recently idle container of `f`, if any (a warm
     /// start).
     fn take_idle(&mut self, now: Time, f: FunctionId) -> Option<ContainerId> {
-        let stack = self.idle.get_mut(&f)?;
-        let id = stack.pop()?;
-        if stack.is_empty() {
-            self.idle.remove(&f);
+        let id = *self.idle.get(&f)?;
+        match self.containers.get_mut(&id)?.below.take() {
+            Some(b) => {
+                self.idle.insert(f, b);
+                if let Some(h) = self.containers.get_mut(&b) {
+                    h.above = None;
+                }
+            }
+            None => {
+                self.idle.remove(&f);
+            }
         }
         let held = self.containers.get_mut(&id)?;
         held.busy = true;
@@ -137,13 +149,17 @@ where
             return Err("which the server does not hold".to_owned());
         };
         let f = held.c.profile.function;
-        if let Some(stack) = self.idle.get_mut(&f) {
-            if let Some(i) = stack.iter().position(|&x| x == id) {
-                stack.remove(i);
+        match held.above.and_then(|a| self.containers.get_mut(&a)) {
+            Some(a) => a.below = held.below,
+            None => {
+                match held.below {
+                    Some(b) => self.idle.insert(f, b),
+                    None => self.idle.remove(&f),
+                };
             }
-            if stack.is_empty() {
-                self.idle.remove(&f);
-            }
+        }
+        if let Some(b) = held.below.and_then(|b| self.containers.get_mut(&b)) {
+            b.above = held.above;
         }
         let mb = held.c.profile.memory_mb as u64;
         self.used_mb -= mb;
@@ -164,7 +180,15 @@ where
         debug_assert!(self.used_mb <= self.memory_mb, "make_room made room");
         self.stats.max_memory_mb = self.stats.max_memory_mb.max(self.used_mb);
         self.keep.on_created(now, &c);
-        self.containers.insert(id, Held { c, busy: true });
+        self.containers.insert(
+            id,
+            Held {
+                c,
+                busy: true,
+                below: None,
+                above: None,
+            },
+        );
     }
 
     /// Whether nothing on the server can ever free memory for a waiting
@@ -177,14 +201,24 @@ where
 
     /// Container `id`'s invocation finished: it is idle.
     fn release(&mut self, now: Time, id: ContainerId, s: ServerId, views: &mut Servers) {
+        let Some(held) = self.containers.get(&id) else {
+            return;
+        };
+        if !held.busy {
+            return;
+        }
+        let f = held.c.profile.function;
+        let below = self.idle.insert(f, id);
+        if let Some(b) = below.and_then(|b| self.containers.get_mut(&b)) {
+            b.above = Some(id);
+        }
         let Some(held) = self.containers.get_mut(&id) else {
             return;
         };
         held.busy = false;
+        held.below = below;
         held.c.last_used = now;
-        let f = held.c.profile.function;
         self.idle_mb += held.c.profile.memory_mb as u64;
-        self.idle.entry(f).or_default().push(id);
         views.add_warm(s, f);
         self.keep.on_idle(now, &held.c);
     }
@@ -237,7 +271,7 @@ where
         start: Time,
     ) -> Engine<'p, K> {
         let n = config.servers;
-        let mut timers = Timers::default();
+        let mut timers = Timers::new(n);
         let servers = (0..n)
             .map(|s| {
                 let phase = LOAD_FREQ * s as u64 / n as u64;
@@ -251,14 +285,10 @@ where
                     used_mb: 0,
                     idle_mb: 0,
                     containers: IdMap::default(),
-                    idle: BTreeMap::new(),
+                    idle: IdMap::default(),
                     load: LoadAvg::default(),
                     starting: BinaryHeap::new(),
                     waiting: VecDeque::new(),
-                    finish_at: None,
-                    ready_at: None,
-                    expire_at: None,
-                    wait_at: None,
                     keep: keep_alive(ServerId(s as u32)),
                     stats: ServerStats::default(),
                 }
@@ -384,20 +414,16 @@ where
         self.stats.events += 1;
         match timer {
             Timer::Finish(s) => {
-                self.servers[s as usize].finish_at = None;
                 self.finish(s as usize, router, sink, clients)?;
             }
             Timer::Ready(s) => {
-                self.servers[s as usize].ready_at = None;
                 self.ready(s as usize);
             }
             Timer::Expire(s) => {
-                self.servers[s as usize].expire_at = None;
                 self.expire(s as usize)?;
                 self.serve_and_reschedule(s as usize, router, sink, clients)?;
             }
             Timer::Wait(s) => {
-                self.servers[s as usize].wait_at = None;
                 self.serve_and_reschedule(s as usize, router, sink, clients)?;
             }
             Timer::Sample(s) => {
@@ -777,22 +803,18 @@ where
     fn reschedule(&mut self, i: usize) {
         let now = self.now;
         let srv = &mut self.servers[i];
-        let finish = srv.ps.next_finish();
-        self.timers
-            .reset(&mut srv.finish_at, finish, Timer::Finish(i as u32));
+        let s = i as u32;
+        self.timers.set(Timer::Finish(s), srv.ps.next_finish());
         let ready = srv.starting.peek().map(|&Reverse((at, _, _))| at);
-        self.timers
-            .reset(&mut srv.ready_at, ready, Timer::Ready(i as u32));
+        self.timers.set(Timer::Ready(s), ready);
         let expiry = srv.keep.next_expiry().map(|t| t.max(now));
-        self.timers
-            .reset(&mut srv.expire_at, expiry, Timer::Expire(i as u32));
+        self.timers.set(Timer::Expire(s), expiry);
         let wait = srv
             .waiting
             .front()
             .and_then(|w| w.deadline)
             .map(|t| t.max(now));
-        self.timers
-            .reset(&mut srv.wait_at, wait, Timer::Wait(i as u32));
+        self.timers.set(Timer::Wait(s), wait);
     }
 
     /// Server `i`'s invocations in flight changed: with fresh loads, it

@@ -1,12 +1,24 @@
-//! The cluster engine's timers: at most one of each kind per server (its
-//! next finish, its next cold start done, its keep-alive's next expiry, its
-//! waiting head's deadline, its next load sample), one
-//! publication, and one send per closed-loop client, in a set ordered by
-//! (time, kind, index). A timer that moves is taken out and put back, so
-//! the set never holds a stale one and stays as small as the cluster.
+//! The cluster engine's timers: at most one of each movable kind per server
+//! (its next finish, its next cold start done, its keep-alive's next
+//! expiry, its waiting head's deadline), one load sample per server, one
+//! publication, and one send per closed-loop client, run in the order of
+//! (time, kind, index).
+//!
+//! The movable timers move at almost every arrival and finish (a server's
+//! next finish changes whenever its processor sharing does), so they live
+//! in an indexed binary heap rather than an ordered set: each movable
+//! timer's slot holds its entry's position, kept up to date as entries
+//! move, so a timer moves in place (one sift, no allocation) and leaves
+//! nothing stale behind. The heap holds exactly the pending timers.
+//!
+//! 1. [`Timers::set`] moves a movable timer to a new time (sifting its
+//!    entry up or down), adds it, or takes it out.
+//! 2. [`Timers::add`] adds a load sample, the publication or a send; an
+//!    added timer added twice at one time runs once, as with a set.
+//! 3. [`Timers::pop`] takes the earliest (time, kind, index) and frees its
+//!    slot.
 
 use faasched_model::Time;
-use std::collections::BTreeSet;
 
 /// What a timer does when due. At one instant timers run in this order
 /// (the variants' order), then by index: finishes first, so that a
@@ -34,56 +46,245 @@ pub(crate) enum Timer {
     Send(u32),
 }
 
-/// Pending timers, earliest first.
+/// Movable timer kinds per server: [`Timer::Finish`], [`Timer::Ready`],
+/// [`Timer::Expire`], [`Timer::Wait`].
+const MOVABLE: usize = 4;
+
+impl Timer {
+    /// The server and the slot of a movable timer; `None` for the others,
+    /// which are only ever added and popped.
+    fn slot(self) -> Option<(usize, usize)> {
+        match self {
+            Timer::Finish(s) => Some((s as usize, 0)),
+            Timer::Ready(s) => Some((s as usize, 1)),
+            Timer::Expire(s) => Some((s as usize, 2)),
+            Timer::Wait(s) => Some((s as usize, 3)),
+            Timer::Sample(_) | Timer::Publish | Timer::Send(_) => None,
+        }
+    }
+}
+
+impl Timer {
+    /// The timer as the low 64 bits of a heap key: kind (the variant's
+    /// rank) above index, so that keys order as timers do.
+    fn code(self) -> u64 {
+        let (kind, index) = match self {
+            Timer::Finish(s) => (0, s),
+            Timer::Ready(s) => (1, s),
+            Timer::Expire(s) => (2, s),
+            Timer::Wait(s) => (3, s),
+            Timer::Sample(s) => (4, s),
+            Timer::Publish => (5, 0),
+            Timer::Send(c) => (6, c),
+        };
+        (kind << 32) | u64::from(index)
+    }
+
+    /// The timer of [`Timer::code`] `code`.
+    fn decode(code: u64) -> Timer {
+        let index = code as u32;
+        match code >> 32 {
+            0 => Timer::Finish(index),
+            1 => Timer::Ready(index),
+            2 => Timer::Expire(index),
+            3 => Timer::Wait(index),
+            4 => Timer::Sample(index),
+            5 => Timer::Publish,
+            _ => Timer::Send(index),
+        }
+    }
+}
+
+/// A heap entry: time in the high 64 bits, [`Timer::code`] in the low, so
+/// that one integer comparison orders entries by (time, kind, index).
+type Key = u128;
+
+fn key(at: Time, timer: Timer) -> Key {
+    (u128::from(at) << 64) | u128::from(timer.code())
+}
+
+fn time_of(k: Key) -> Time {
+    (k >> 64) as Time
+}
+
+/// Marks a slot whose timer is off.
+const OFF: u32 = u32::MAX;
+
+/// Pending timers, earliest first (module docs).
 #[derive(Debug, Default)]
 pub(crate) struct Timers {
-    set: BTreeSet<(Time, Timer)>,
+    /// A binary min-heap of [`Key`]s.
+    heap: Vec<Key>,
+    /// Per server, each movable timer's position in `heap`, or [`OFF`].
+    pos: Vec<[u32; MOVABLE]>,
 }
 
 impl Timers {
-    /// Schedules `timer` at `at`.
-    pub(crate) fn add(&mut self, at: Time, timer: Timer) {
-        self.set.insert((at, timer));
+    /// No timers, for a cluster of `servers` servers.
+    pub(crate) fn new(servers: usize) -> Timers {
+        Timers {
+            heap: Vec::new(),
+            pos: vec![[OFF; MOVABLE]; servers],
+        }
     }
 
-    /// Moves a timer whose time is kept in `slot` to `at` (`None`: off).
-    pub(crate) fn reset(&mut self, slot: &mut Option<Time>, at: Option<Time>, timer: Timer) {
-        if *slot == at {
-            return;
+    /// Schedules `timer`, a load sample, the publication or a send, at
+    /// `at`.
+    ///
+    /// # Panics
+    ///
+    /// If `timer` is movable: those go through [`Timers::set`].
+    pub(crate) fn add(&mut self, at: Time, timer: Timer) {
+        assert!(timer.slot().is_none(), "{timer:?} moves: set it");
+        self.heap.push(key(at, timer));
+        self.sift_up(self.heap.len() - 1);
+    }
+
+    /// Moves movable `timer` to `at` (`None`: off).
+    ///
+    /// # Panics
+    ///
+    /// If `timer` is not movable, or names a server beyond
+    /// [`Timers::new`]'s.
+    pub(crate) fn set(&mut self, timer: Timer, at: Option<Time>) {
+        let (s, k) = timer.slot().expect("only movable timers are set");
+        let p = self.pos[s][k];
+        match (p, at) {
+            (OFF, None) => {}
+            (OFF, Some(at)) => {
+                self.heap.push(key(at, timer));
+                self.sift_up(self.heap.len() - 1);
+            }
+            (p, Some(at)) => {
+                let i = p as usize;
+                let old = self.heap[i];
+                let new = key(at, timer);
+                self.heap[i] = new;
+                if new < old {
+                    self.sift_up(i);
+                } else if new > old {
+                    self.sift_down(i);
+                }
+            }
+            (p, None) => {
+                self.pos[s][k] = OFF;
+                self.remove(p as usize);
+            }
         }
-        if let Some(old) = slot.take() {
-            self.set.remove(&(old, timer));
-        }
-        if let Some(at) = at {
-            self.set.insert((at, timer));
-        }
-        *slot = at;
     }
 
     /// When the next timer is due.
     pub(crate) fn next_at(&self) -> Option<Time> {
-        self.set.first().map(|&(at, _)| at)
+        self.heap.first().map(|&k| time_of(k))
     }
 
-    /// The next timer and its time.
+    /// The next timer and its time; a movable one is off once popped.
     pub(crate) fn pop(&mut self) -> Option<(Time, Timer)> {
-        self.set.pop_first()
+        let top = *self.heap.first()?;
+        let timer = Timer::decode(top as u64);
+        if let Some((s, k)) = timer.slot() {
+            self.pos[s][k] = OFF;
+        }
+        self.remove(0);
+        while self.heap.first() == Some(&top) {
+            self.remove(0);
+        }
+        Some((time_of(top), timer))
+    }
+
+    /// Takes the entry at `i` out (its slot, if any, already off).
+    fn remove(&mut self, i: usize) {
+        let Some(last) = self.heap.pop() else {
+            return;
+        };
+        if i == self.heap.len() {
+            return;
+        }
+        // The last entry fills the hole; it may belong above or below it.
+        let old = self.heap[i];
+        self.heap[i] = last;
+        if last < old {
+            self.sift_up(i);
+        } else {
+            self.sift_down(i);
+        }
+    }
+
+    /// Records that the entry `k` is at `i`, if it is movable.
+    fn placed(&mut self, k: Key, i: usize) {
+        let code = k as u64;
+        let kind = (code >> 32) as usize;
+        if kind < MOVABLE {
+            self.pos[code as u32 as usize][kind] = i as u32;
+        }
+    }
+
+    /// Moves the entry at `i` up while it is earlier than its parent.
+    fn sift_up(&mut self, mut i: usize) {
+        let k = self.heap[i];
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            let above = self.heap[parent];
+            if k >= above {
+                break;
+            }
+            self.heap[i] = above;
+            self.placed(above, i);
+            i = parent;
+        }
+        self.heap[i] = k;
+        self.placed(k, i);
+    }
+
+    /// Moves the entry at `i` down while a child is earlier.
+    fn sift_down(&mut self, mut i: usize) {
+        let k = self.heap[i];
+        let n = self.heap.len();
+        loop {
+            let left = 2 * i + 1;
+            if left >= n {
+                break;
+            }
+            let right = left + 1;
+            let mut child = left;
+            if right < n && self.heap[right] < self.heap[left] {
+                child = right;
+            }
+            let below = self.heap[child];
+            if below >= k {
+                break;
+            }
+            self.heap[i] = below;
+            self.placed(below, i);
+            i = child;
+        }
+        self.heap[i] = k;
+        self.placed(k, i);
+    }
+
+    /// Entries in the heap.
+    #[cfg(test)]
+    fn entries(&self) -> usize {
+        self.heap.len()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
 
     #[test]
     fn earliest_first_then_by_kind_then_index_and_moved_timers_leave_nothing() {
-        let mut t = Timers::default();
+        let mut t = Timers::new(3);
         t.add(5, Timer::Publish);
         t.add(5, Timer::Sample(1));
         t.add(5, Timer::Sample(0));
-        let mut slot = None;
-        t.reset(&mut slot, Some(9), Timer::Finish(2));
-        t.reset(&mut slot, Some(5), Timer::Finish(2));
+        t.set(Timer::Finish(2), Some(9));
+        t.set(Timer::Finish(2), Some(5));
+        t.set(Timer::Wait(1), Some(3));
+        t.set(Timer::Wait(1), None);
         let order: Vec<_> = std::iter::from_fn(|| t.pop()).collect();
         assert_eq!(
             order,
@@ -94,5 +295,121 @@ mod tests {
                 (5, Timer::Publish),
             ]
         );
+        assert_eq!((t.next_at(), t.entries()), (None, 0));
+    }
+
+    #[test]
+    fn a_timer_moved_away_and_back_runs_once() {
+        let mut t = Timers::new(1);
+        t.set(Timer::Expire(0), Some(4));
+        t.set(Timer::Expire(0), Some(2));
+        t.set(Timer::Expire(0), Some(4));
+        assert_eq!(t.pop(), Some((4, Timer::Expire(0))));
+        assert_eq!(t.pop(), None);
+    }
+
+    #[test]
+    fn a_timer_moved_many_times_holds_one_entry() {
+        let mut t = Timers::new(2);
+        t.set(Timer::Finish(1), Some(1));
+        for at in 0..10_000 {
+            t.set(Timer::Finish(0), Some(1_000_000 - at));
+        }
+        assert_eq!(t.entries(), 2);
+        assert_eq!(t.pop(), Some((1, Timer::Finish(1))));
+        assert_eq!(t.pop(), Some((1_000_000 - 9_999, Timer::Finish(0))));
+        assert_eq!(t.pop(), None);
+    }
+
+    /// The ordered set the heap replaces, with its slots: the reference.
+    #[derive(Default)]
+    struct Model {
+        set: BTreeSet<(Time, Timer)>,
+        due: std::collections::BTreeMap<Timer, Time>,
+    }
+
+    impl Model {
+        fn set(&mut self, timer: Timer, at: Option<Time>) {
+            if let Some(old) = self.due.remove(&timer) {
+                self.set.remove(&(old, timer));
+            }
+            if let Some(at) = at {
+                self.set.insert((at, timer));
+                self.due.insert(timer, at);
+            }
+        }
+
+        fn pop(&mut self) -> Option<(Time, Timer)> {
+            let (at, timer) = self.set.pop_first()?;
+            if self.due.get(&timer) == Some(&at) {
+                self.due.remove(&timer);
+            }
+            Some((at, timer))
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Set(u32, u8, Option<Time>),
+        Add(u32, bool, Time),
+        Pop,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (0..3u32, 0..4u8, proptest::option::of(0..40u64))
+                .prop_map(|(s, k, at)| Op::Set(s, k, at)),
+            1 => (0..3u32, any::<bool>(), 0..40u64).prop_map(|(i, send, at)| Op::Add(i, send, at)),
+            3 => Just(Op::Pop),
+        ]
+    }
+
+    fn movable(s: u32, k: u8) -> Timer {
+        match k {
+            0 => Timer::Finish(s),
+            1 => Timer::Ready(s),
+            2 => Timer::Expire(s),
+            _ => Timer::Wait(s),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn the_heap_runs_timers_as_the_ordered_set_does(
+            ops in proptest::collection::vec(op(), 0..400)
+        ) {
+            let mut heap = Timers::new(3);
+            let mut model = Model::default();
+            let mut added = BTreeSet::new();
+            for op in ops {
+                match op {
+                    Op::Set(s, k, at) => {
+                        heap.set(movable(s, k), at);
+                        model.set(movable(s, k), at);
+                    }
+                    // Added timers are unique at a time, as the engine's
+                    // samples, publications and sends are.
+                    Op::Add(i, send, at) => {
+                        let timer = if send { Timer::Send(i) } else { Timer::Sample(i) };
+                        if added.insert((at, timer)) {
+                            heap.add(at, timer);
+                            model.set.insert((at, timer));
+                        }
+                    }
+                    Op::Pop => {
+                        let popped = heap.pop();
+                        prop_assert_eq!(popped, model.pop());
+                        if let Some((at, timer)) = popped {
+                            added.remove(&(at, timer));
+                        }
+                    }
+                }
+                prop_assert_eq!(heap.next_at(), model.set.first().map(|&(at, _)| at));
+                prop_assert_eq!(heap.entries(), model.set.len());
+            }
+            let rest: Vec<_> = std::iter::from_fn(|| heap.pop()).collect();
+            let expected: Vec<_> = std::iter::from_fn(|| model.pop()).collect();
+            prop_assert_eq!(rest, expected);
+        }
     }
 }

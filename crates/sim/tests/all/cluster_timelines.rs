@@ -600,3 +600,52 @@ fn a_closed_loop_client_sends_again_after_its_wait_ends_in_a_drop() {
     assert_eq!((s.waits, s.wait_time, s.drops_after_wait), (2, 10 * MS, 1));
     assert_eq!((stats.invocations, stats.finished), (4, 3));
 }
+
+#[test]
+fn an_idle_container_evicted_from_the_middle_of_its_stack_leaves_the_rest_in_order() {
+    // A (warm = cold = 10 ms) runs at 0, 1 and 2 ms in containers 0, 1, 2,
+    // idle at 10, 11, 12: the stack is 2 on 1 on 0. B at 20 needs one of
+    // the three slots of 128 MB and the keep-alive names container 1, from
+    // the middle. A at 21 takes the top (2), A at 22 the one below (0).
+    let p = [profile(0, 128, 10, 10), profile(1, 128, 10, 10)];
+    struct Middle<'a>(&'a mut Vec<u64>);
+    impl KeepAlive for Middle<'_> {
+        fn name(&self) -> &str {
+            "middle"
+        }
+        fn on_idle(&mut self, _: u64, _: &faasched_model::cluster::Container) {}
+        fn on_reuse(&mut self, _: u64, c: &faasched_model::cluster::Container) {
+            self.0.push(c.id.0);
+        }
+        fn victim(&mut self, _: u64) -> Option<faasched_model::cluster::ContainerId> {
+            Some(faasched_model::cluster::ContainerId(1))
+        }
+    }
+    let invs = vec![
+        inv(0, 0, 0, 10),
+        inv(1, 0, 1, 10),
+        inv(2, 0, 2, 10),
+        inv(3, 1, 20, 10),
+        inv(4, 0, 21, 10),
+        inv(5, 0, 22, 10),
+    ];
+    let mut reused = Vec::new();
+    let mut keep = Some(Middle(&mut reused));
+    let mut out = Vec::new();
+    let stats = faasched_sim::cluster::run(
+        &cluster(1, 8, 384),
+        &mut to_zero(),
+        |_| keep.take().map(Box::new).unwrap(),
+        &p,
+        invs.into_iter().map(Ok::<_, std::convert::Infallible>),
+        |o| out.push(o),
+    )
+    .unwrap();
+    assert_eq!(reused, [2, 0]);
+    assert_eq!(stats.servers[0].evictions, 1);
+    out.sort_by_key(|o| o.info.id);
+    assert_eq!(
+        out.iter().map(|o| o.cold).collect::<Vec<_>>(),
+        [true, true, true, true, false, false]
+    );
+}
