@@ -42,7 +42,8 @@ pub struct Runtime {
     functions: BTreeMap<String, Function>,
     pub(crate) limits: Resolved,
     spin_steps_per_ms: u64,
-    ticker: Ticker,
+    /// Only held: dropping it stops the thread.
+    _ticker: Ticker,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -93,7 +94,7 @@ impl Runtime {
             functions: BTreeMap::new(),
             limits,
             spin_steps_per_ms: 1,
-            ticker,
+            _ticker: ticker,
         };
         for builtin in &SUITE {
             let mut function = runtime.compile(builtin.name, builtin.wat.as_bytes())?;
@@ -250,7 +251,7 @@ impl Runtime {
 
     /// The epoch ticker's period, in ns.
     pub fn tick(&self) -> Nanos {
-        self.ticker.period
+        self.limits.tick
     }
 }
 
@@ -269,7 +270,6 @@ pub(crate) fn describe(error: &wasmtime::Error) -> String {
 struct Ticker {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
-    period: Nanos,
 }
 
 impl Ticker {
@@ -293,7 +293,6 @@ impl Ticker {
         Ok(Self {
             stop,
             thread: Some(thread),
-            period: period.as_nanos() as Nanos,
         })
     }
 }

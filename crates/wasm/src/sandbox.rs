@@ -37,7 +37,10 @@ use crate::{Fault, Result, Runtime};
 /// [`Preempt::request`]; the sandbox the worker is running yields at its
 /// next epoch check.
 ///
-/// Clones share the flag. The flag stays set until a running guest takes
+/// Clones share the flag; pass a worker's sandboxes a handle from the same
+/// [`Runtime::preempt`] they run on, since [`Preempt::request`] advances
+/// that runtime's epoch (another runtime's guest would only notice at its
+/// next tick). The flag stays set until a running guest takes
 /// it, so a request made while the worker runs no guest preempts the next
 /// guest it resumes at once; a worker that picks its next request after
 /// seeing new work can [`Preempt::take`] the flag first.
