@@ -1,0 +1,123 @@
+//! What a [`Runtime`](crate::Runtime) is built from: user-set knobs here,
+//! resolved and checked by [`Runtime::new`](crate::Runtime::new).
+
+use faasched_model::Nanos;
+
+use crate::{Fault, Result};
+
+/// Sandboxes the pool holds at once, by default: a few per worker for the
+/// node sizes the paper runs (6 to 20 workers), each with its preempted
+/// requests waiting.
+pub const DEFAULT_MAX_SANDBOXES: u32 = 128;
+/// Linear memory one sandbox may grow to, by default: 64 MiB.
+pub const DEFAULT_MEMORY_LIMIT: u64 = 64 << 20;
+/// CPU time one request may use over all its runs, by default: 1 s. The
+/// paper's temporal-isolation threshold is not given; 1 s is 10 times the
+/// longest function of its synthetic workloads.
+pub const DEFAULT_CPU_LIMIT: Nanos = 1_000_000_000;
+/// How often the background ticker advances the engine epoch, by default:
+/// 1 ms. Every tick makes each running guest check its CPU limit (and the
+/// preemption flag), so a runaway request overshoots its limit by about one
+/// tick; a shorter tick costs every running guest more checks.
+pub const DEFAULT_TICK: Nanos = 1_000_000;
+
+/// wasm page size, in bytes.
+const PAGE: u64 = 64 << 10;
+
+/// Knobs of a [`Runtime`](crate::Runtime); each left unset takes the
+/// default its setter names.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    max_sandboxes: Option<u32>,
+    memory_limit: Option<u64>,
+    cpu_limit: Option<Nanos>,
+    tick: Option<Nanos>,
+    spin_steps_per_ms: Option<u64>,
+}
+
+impl Config {
+    /// A configuration with every knob at its default.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sandboxes alive at once (started and not yet finished or dropped),
+    /// over all threads: the pooling allocator reserves this many instance,
+    /// memory, table and fiber-stack slots up front. By default
+    /// [`DEFAULT_MAX_SANDBOXES`].
+    pub fn max_sandboxes(&mut self, count: u32) -> &mut Self {
+        self.max_sandboxes = Some(count);
+        self
+    }
+
+    /// Linear memory one sandbox may grow to, in bytes: a multiple of the
+    /// 64 KiB wasm page, at most 4 GiB. By default [`DEFAULT_MEMORY_LIMIT`].
+    pub fn memory_limit(&mut self, bytes: u64) -> &mut Self {
+        self.memory_limit = Some(bytes);
+        self
+    }
+
+    /// CPU time one request may use, summed over its runs, in ns. By
+    /// default [`DEFAULT_CPU_LIMIT`].
+    pub fn cpu_limit(&mut self, limit: Nanos) -> &mut Self {
+        self.cpu_limit = Some(limit);
+        self
+    }
+
+    /// Period of the epoch ticker, in ns, at least 10 µs. By default
+    /// [`DEFAULT_TICK`].
+    pub fn tick(&mut self, period: Nanos) -> &mut Self {
+        self.tick = Some(period);
+        self
+    }
+
+    /// Steps of the `spin` function per ms of CPU, used to turn
+    /// `spin?us=N` into a step count. By default measured when the runtime
+    /// starts (a few ms of CPU); set it to skip the measurement or to make
+    /// runs comparable across machines.
+    pub fn spin_steps_per_ms(&mut self, steps: u64) -> &mut Self {
+        self.spin_steps_per_ms = Some(steps);
+        self
+    }
+
+    /// Every knob resolved and checked.
+    pub(crate) fn resolve(&self) -> Result<Resolved> {
+        let resolved = Resolved {
+            max_sandboxes: self.max_sandboxes.unwrap_or(DEFAULT_MAX_SANDBOXES),
+            memory_limit: self.memory_limit.unwrap_or(DEFAULT_MEMORY_LIMIT),
+            cpu_limit: self.cpu_limit.unwrap_or(DEFAULT_CPU_LIMIT),
+            tick: self.tick.unwrap_or(DEFAULT_TICK),
+            spin_steps_per_ms: self.spin_steps_per_ms,
+        };
+        let bad = |what: String| Err(Fault::Config(what));
+        if resolved.max_sandboxes == 0 {
+            return bad("max_sandboxes must be at least 1".into());
+        }
+        let memory = resolved.memory_limit;
+        if memory == 0 || !memory.is_multiple_of(PAGE) || memory > 1 << 32 {
+            return bad(format!(
+                "memory_limit {memory} is not a multiple of 65536 between 65536 and 4294967296"
+            ));
+        }
+        if resolved.cpu_limit == 0 {
+            return bad("cpu_limit must be at least 1 ns".into());
+        }
+        if resolved.tick < 10_000 {
+            return bad(format!("tick {} ns is under 10 µs", resolved.tick));
+        }
+        if resolved.spin_steps_per_ms == Some(0) {
+            return bad("spin_steps_per_ms must be at least 1".into());
+        }
+        Ok(resolved)
+    }
+}
+
+/// A [`Config`] with every knob resolved and checked.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Resolved {
+    pub max_sandboxes: u32,
+    pub memory_limit: u64,
+    pub cpu_limit: Nanos,
+    pub tick: Nanos,
+    pub spin_steps_per_ms: Option<u64>,
+}

@@ -1,0 +1,92 @@
+//! Everything that can go wrong, as one typed enum.
+
+use faasched_model::Nanos;
+
+/// The crate's result type.
+pub type Result<T, E = Fault> = std::result::Result<T, E>;
+
+/// Why a module was refused, a runtime could not be built, or a request
+/// ended without a value.
+///
+/// None of these panics or poisons the runtime: after any of them the next
+/// request on the same thread runs normally.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Fault {
+    /// A module offered to [`Runtime::register`](crate::Runtime::register)
+    /// does not compile, does not follow the ABI (see the crate docs), or
+    /// does not fit a sandbox (an initial memory over the memory limit).
+    #[error("module `{name}` refused: {reason}")]
+    Malformed {
+        /// The name it was to register under.
+        name: String,
+        /// What was wrong, in wasmtime's words where it found the fault.
+        reason: String,
+    },
+    /// A second module under a name already taken, or a name that is not
+    /// 1-64 characters of `[A-Za-z0-9_-]`.
+    #[error("cannot register `{name}`: {reason}")]
+    BadName {
+        /// The name asked for.
+        name: String,
+        /// Why it cannot be used.
+        reason: &'static str,
+    },
+    /// No function registered under this name.
+    #[error("unknown function `{0}`")]
+    UnknownFunction(String),
+    /// The argument is outside what the function accepts, or a call string
+    /// (`fib?n=30`) does not parse.
+    #[error("bad argument for `{function}`: {reason}")]
+    BadArgument {
+        /// The function called.
+        function: String,
+        /// What was wrong.
+        reason: String,
+    },
+    /// The guest trapped (`unreachable`, out-of-bounds access, division by
+    /// zero, stack overflow, ...).
+    #[error("`{function}` trapped: {message}")]
+    Trap {
+        /// The function called.
+        function: String,
+        /// wasmtime's description of the trap.
+        message: String,
+    },
+    /// The request used more CPU time than the runtime's limit, summed over
+    /// all its runs between preemptions (temporal isolation).
+    #[error("`{function}` used more than its CPU limit of {limit} ns")]
+    Timeout {
+        /// The function called.
+        function: String,
+        /// The limit, in ns.
+        limit: Nanos,
+    },
+    /// The guest asked to grow its linear memory past the per-sandbox limit.
+    #[error("`{function}` asked for {asked} bytes of memory, over the limit of {limit} bytes")]
+    MemoryLimit {
+        /// The function called.
+        function: String,
+        /// The memory size it asked for, in bytes.
+        asked: u64,
+        /// The limit, in bytes.
+        limit: u64,
+    },
+    /// Every sandbox slot of the pool is in use: a sandbox must end or be
+    /// dropped before another starts.
+    #[error("no free sandbox for `{function}`: all {slots} slots are in use")]
+    Capacity {
+        /// The function called.
+        function: String,
+        /// The pool's size.
+        slots: u32,
+    },
+    /// [`Sandbox::resume`](crate::Sandbox::resume) was called again after it
+    /// returned [`Step::Done`](crate::Step::Done).
+    #[error("`{0}` already finished")]
+    Finished(String),
+    /// A [`Config`](crate::Config) value out of range, or wasmtime refused
+    /// the engine it describes.
+    #[error("bad runtime configuration: {0}")]
+    Config(String),
+}

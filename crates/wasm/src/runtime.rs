@@ -1,0 +1,309 @@
+//! The runtime: one wasmtime engine with a pool of sandbox slots, the
+//! registered functions, and the epoch ticker.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use faasched_model::Nanos;
+use wasmtime::{
+    Engine, ExternType, InstanceAllocationStrategy, InstancePre, Linker, Module,
+    PoolingAllocationConfig, ValType, WasmBacktraceDetails,
+};
+
+use crate::config::Resolved;
+use crate::sandbox::{Guest, Preempt, Sandbox, Step};
+use crate::suite::{self, Builtin, Call, SUITE};
+use crate::{Config, Fault, Result};
+
+/// `spin` steps one calibration run takes: a few ms of CPU, long enough
+/// that the clock's resolution and the sandbox's fixed cost are noise.
+const CALIBRATION_STEPS: i64 = 2_000_000;
+/// Calibration runs; the fastest counts, as the least disturbed.
+const CALIBRATION_RUNS: usize = 3;
+
+/// One registered function: checked, compiled and linked once, so that each
+/// request only instantiates it.
+pub(crate) struct Function {
+    pub pre: InstancePre<Guest>,
+    pub builtin: Option<&'static Builtin>,
+}
+
+/// The sandbox runtime: built once, registered into, then shared (behind an
+/// `Arc`) by every worker thread, each of which starts [`Sandbox`]es on it.
+///
+/// Dropping it stops and joins the epoch ticker. Sandboxes hold a reference
+/// to the engine, not to the runtime, so they may outlive it; they then
+/// only see ticks from [`Preempt::request`].
+pub struct Runtime {
+    pub(crate) engine: Engine,
+    functions: BTreeMap<String, Function>,
+    pub(crate) limits: Resolved,
+    spin_steps_per_ms: u64,
+    /// Only held: dropping it stops the thread.
+    _ticker: Ticker,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("functions", &self.functions.keys().collect::<Vec<_>>())
+            .field("limits", &self.limits)
+            .field("spin_steps_per_ms", &self.spin_steps_per_ms)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    /// Builds the engine and its pool, compiles the built-in suite, starts
+    /// the epoch ticker and, unless the configuration gives it, measures
+    /// `spin`'s steps per ms on the calling thread.
+    ///
+    /// # Errors
+    ///
+    /// [`Fault::Config`] for a knob out of range or an engine wasmtime
+    /// refuses (for example when the address space cannot hold the pool).
+    pub fn new(config: &Config) -> Result<Self> {
+        let limits = config.resolve()?;
+        let mut pool = PoolingAllocationConfig::new();
+        pool.total_core_instances(limits.max_sandboxes)
+            .total_memories(limits.max_sandboxes)
+            .total_tables(limits.max_sandboxes)
+            .total_stacks(limits.max_sandboxes)
+            .max_memory_size(usize::try_from(limits.memory_limit).map_err(|_| {
+                Fault::Config(format!(
+                    "memory_limit {} does not fit this machine's address space",
+                    limits.memory_limit
+                ))
+            })?);
+        let mut engine_config = wasmtime::Config::new();
+        engine_config
+            .epoch_interruption(true)
+            // A trap's message is the trap alone: no backtrace is walked,
+            // whatever WASMTIME_BACKTRACE_DETAILS says.
+            .wasm_backtrace_max_frames(None)
+            .wasm_backtrace_details(WasmBacktraceDetails::Disable)
+            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        let engine = Engine::new(&engine_config)
+            .map_err(|e| Fault::Config(format!("wasmtime refused the engine: {}", describe(&e))))?;
+        let ticker = Ticker::start(engine.clone(), Duration::from_nanos(limits.tick))?;
+        let mut runtime = Self {
+            engine,
+            functions: BTreeMap::new(),
+            limits,
+            spin_steps_per_ms: 1,
+            _ticker: ticker,
+        };
+        for builtin in &SUITE {
+            let mut function = runtime.compile(builtin.name, builtin.wat.as_bytes())?;
+            function.builtin = Some(builtin);
+            runtime.functions.insert(builtin.name.to_owned(), function);
+        }
+        runtime.spin_steps_per_ms = match limits.spin_steps_per_ms {
+            Some(steps) => steps,
+            None => runtime.calibrate_spin()?,
+        };
+        Ok(runtime)
+    }
+
+    /// Registers a user module under `name`: `.wasm` bytes or `.wat` text
+    /// that follows the ABI of the crate docs. The module is compiled,
+    /// checked and linked here, once; each request then only instantiates
+    /// it.
+    ///
+    /// # Errors
+    ///
+    /// [`Fault::BadName`] for a name already taken or not 1-64 characters
+    /// of `[A-Za-z0-9_-]`; [`Fault::Malformed`] for a module that does not
+    /// compile, imports anything, lacks `run: (i64) -> i64`, or declares
+    /// more memory than the memory limit.
+    pub fn register(&mut self, name: &str, module: &[u8]) -> Result<()> {
+        let bad_name = |reason| {
+            Err(Fault::BadName {
+                name: name.to_owned(),
+                reason,
+            })
+        };
+        if name.is_empty()
+            || name.len() > 64
+            || !name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        {
+            return bad_name("names are 1-64 characters of [A-Za-z0-9_-]");
+        }
+        if self.functions.contains_key(name) {
+            return bad_name("the name is taken");
+        }
+        let function = self.compile(name, module)?;
+        self.functions.insert(name.to_owned(), function);
+        Ok(())
+    }
+
+    /// Compiles `bytes`, checks the ABI and links the module.
+    fn compile(&self, name: &str, bytes: &[u8]) -> Result<Function> {
+        let malformed = |reason: String| Fault::Malformed {
+            name: name.to_owned(),
+            reason,
+        };
+        let module = Module::new(&self.engine, bytes).map_err(|e| malformed(describe(&e)))?;
+        if let Some(import) = module.imports().next() {
+            return Err(malformed(format!(
+                "it imports `{}`.`{}`; modules may import nothing",
+                import.module(),
+                import.name()
+            )));
+        }
+        let run_ok = match module.get_export("run") {
+            Some(ExternType::Func(ty)) => {
+                let params: Vec<_> = ty.params().collect();
+                let results: Vec<_> = ty.results().collect();
+                matches!(params[..], [ValType::I64]) && matches!(results[..], [ValType::I64])
+            }
+            _ => false,
+        };
+        if !run_ok {
+            return Err(malformed(
+                "it does not export a function `run` of type (i64) -> i64".into(),
+            ));
+        }
+        let pre = Linker::new(&self.engine)
+            .instantiate_pre(&module)
+            .map_err(|e| malformed(describe(&e)))?;
+        Ok(Function { pre, builtin: None })
+    }
+
+    /// The registered function called `name`.
+    pub(crate) fn function(&self, name: &str) -> Result<&Function> {
+        self.functions
+            .get(name)
+            .ok_or_else(|| Fault::UnknownFunction(name.to_owned()))
+    }
+
+    /// Measures `spin`'s steps per ms of this thread's CPU time.
+    fn calibrate_spin(&self) -> Result<u64> {
+        let preempt = self.preempt();
+        let mut best = 0;
+        for _ in 0..CALIBRATION_RUNS {
+            let mut sandbox = Sandbox::start(self, &preempt, "spin", CALIBRATION_STEPS)?;
+            let output = loop {
+                if let Step::Done(done) = sandbox.resume() {
+                    break done?;
+                }
+            };
+            let per_ms = CALIBRATION_STEPS as u64 * 1_000_000 / output.stats.cpu.max(1);
+            best = best.max(per_ms);
+        }
+        Ok(best.max(1))
+    }
+
+    /// The registered names, built-ins included, in order.
+    pub fn functions(&self) -> impl Iterator<Item = &str> {
+        self.functions.keys().map(String::as_str)
+    }
+
+    /// Parses a call string, `name` or `name?key=value&...`, into the
+    /// function and argument to start (keys per function in the crate
+    /// docs), checking the argument.
+    ///
+    /// # Errors
+    ///
+    /// [`Fault::UnknownFunction`] for a name not registered;
+    /// [`Fault::BadArgument`] for a malformed query, an unknown, missing or
+    /// repeated key, or a value out of range.
+    pub fn call(&self, text: &str) -> Result<Call> {
+        let (name, query) = match text.split_once('?') {
+            Some((name, query)) => (name, Some(query)),
+            None => (text, None),
+        };
+        let function = self.function(name)?;
+        suite::parse(name, query, function.builtin, self.spin_steps_per_ms)
+    }
+
+    /// A new preemption handle for one worker thread: the worker passes it
+    /// to every [`Sandbox::start`], the dispatcher keeps a clone and calls
+    /// [`Preempt::request`].
+    pub fn preempt(&self) -> Preempt {
+        Preempt::new(self.engine.clone())
+    }
+
+    /// `spin` steps per ms of CPU (measured at start unless configured).
+    pub fn spin_steps_per_ms(&self) -> u64 {
+        self.spin_steps_per_ms
+    }
+
+    /// The CPU time one request may use, in ns.
+    pub fn cpu_limit(&self) -> Nanos {
+        self.limits.cpu_limit
+    }
+
+    /// The linear memory one sandbox may grow to, in bytes.
+    pub fn memory_limit(&self) -> u64 {
+        self.limits.memory_limit
+    }
+
+    /// Sandboxes that may be alive at once.
+    pub fn max_sandboxes(&self) -> u32 {
+        self.limits.max_sandboxes
+    }
+
+    /// The epoch ticker's period, in ns.
+    pub fn tick(&self) -> Nanos {
+        self.limits.tick
+    }
+}
+
+/// A wasmtime error and its causes, joined by ": ".
+pub(crate) fn describe(error: &wasmtime::Error) -> String {
+    error
+        .chain()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
+/// The background thread that advances the engine epoch every period, so
+/// that running guests check their CPU limit (and preemption flag) even
+/// when no dispatcher asks. Stopped and joined on drop.
+struct Ticker {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Ticker {
+    fn start(engine: Engine, period: Duration) -> Result<Self> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        let thread = thread::Builder::new()
+            .name("wasm-epoch".into())
+            .spawn(move || {
+                // park_timeout may return early (an unpark, or spuriously):
+                // an extra tick only makes guests check a little sooner.
+                loop {
+                    thread::park_timeout(period);
+                    if stopped.load(Ordering::Acquire) {
+                        break;
+                    }
+                    engine.increment_epoch();
+                }
+            })
+            .map_err(|e| Fault::Config(format!("cannot start the epoch ticker: {e}")))?;
+        Ok(Self {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(thread) = self.thread.take() {
+            thread.thread().unpark();
+            // The loop cannot panic; a join error would only repeat one.
+            let _ = thread.join();
+        }
+    }
+}

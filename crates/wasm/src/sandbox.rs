@@ -1,0 +1,360 @@
+//! One request in its own fresh instance, driven step by step by the
+//! worker thread that owns it, and the flag that preempts it.
+//!
+//! How a request runs:
+//! 1. [`Sandbox::start`] takes a slot from the pool, instantiates the
+//!    function (running its start function, if any, to completion) and
+//!    makes the call to `run`, without running it yet.
+//! 2. [`Sandbox::resume`] runs the guest on its own fiber stack until it
+//!    returns, faults, or is preempted: the dispatcher calls
+//!    [`Preempt::request`], which sets the worker's flag and advances the
+//!    engine epoch; at its next epoch check (function entry or loop
+//!    back-edge) the guest's callback sees the flag, clears it and yields,
+//!    and `resume` returns [`Step::Preempted`] with the guest's state kept.
+//! 3. The worker may run other sandboxes on the same thread, then resume
+//!    this one, any number of times, until [`Step::Done`].
+//! 4. Dropping a sandbox at any point (a client that went away) unwinds its
+//!    fiber and gives its slot back to the pool.
+//!
+//! Every epoch check also compares the thread's CPU clock with the
+//! request's CPU deadline: CPU time is summed over the request's runs, so
+//! the time it spends preempted does not count against it.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::task::{Context, Poll, Waker};
+
+use faasched_model::Nanos;
+use faasched_sys::clock;
+use wasmtime::{Engine, PoolConcurrencyLimitError, ResourceLimiter, Store, UpdateDeadline};
+
+use crate::runtime::describe;
+use crate::{Fault, Result, Runtime};
+
+/// A worker's preemption flag: the dispatcher (any thread) calls
+/// [`Preempt::request`]; the sandbox the worker is running yields at its
+/// next epoch check.
+///
+/// Clones share the flag; pass a worker's sandboxes a handle from the same
+/// [`Runtime::preempt`] they run on, since [`Preempt::request`] advances
+/// that runtime's epoch (another runtime's guest would only notice at its
+/// next tick). The flag stays set until a running guest takes
+/// it, so a request made while the worker runs no guest preempts the next
+/// guest it resumes at once; a worker that picks its next request after
+/// seeing new work can [`Preempt::take`] the flag first.
+#[derive(Clone)]
+pub struct Preempt {
+    flag: Arc<AtomicBool>,
+    engine: Engine,
+}
+
+impl std::fmt::Debug for Preempt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Preempt")
+            .field("requested", &self.is_requested())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Preempt {
+    pub(crate) fn new(engine: Engine) -> Self {
+        Self {
+            flag: Arc::new(AtomicBool::new(false)),
+            engine,
+        }
+    }
+
+    /// Asks the worker's running guest to yield: sets the flag, then
+    /// advances the engine epoch so that every running guest checks it.
+    /// Safe from any thread; costs two atomic operations.
+    pub fn request(&self) {
+        self.flag.store(true, Ordering::Release);
+        self.engine.increment_epoch();
+    }
+
+    /// Clears the flag; true if it was set.
+    pub fn take(&self) -> bool {
+        self.flag.swap(false, Ordering::AcqRel)
+    }
+
+    /// Whether a request is pending.
+    pub fn is_requested(&self) -> bool {
+        self.flag.load(Ordering::Acquire)
+    }
+}
+
+/// What one request cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Wall time of [`Sandbox::start`], in ns: a store, a pool slot, the
+    /// instantiation (with the start function, if any) and the export
+    /// lookup.
+    pub setup: Nanos,
+    /// CPU time of the calling thread over all [`Sandbox::resume`] calls,
+    /// in ns: the guest's execution time plus the fiber switches.
+    pub cpu: Nanos,
+    /// How many times the request yielded to a preemption.
+    pub preemptions: u32,
+}
+
+/// A request that ran to completion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Output {
+    /// What `run` returned (a checksum for the built-in suite).
+    pub value: i64,
+    /// What it cost.
+    pub stats: Stats,
+}
+
+/// What one [`Sandbox::resume`] ended with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// The request ended: its value or the fault that ended it. The slot is
+    /// back in the pool.
+    Done(Result<Output>),
+    /// The guest yielded to a [`Preempt::request`]; resume it later.
+    Preempted,
+}
+
+/// The guest's call to `run`, suspended between resumes.
+type Run = Pin<Box<dyn Future<Output = wasmtime::Result<i64>> + Send>>;
+
+/// One request in a fresh instance. `Send`: a sandbox may move between
+/// threads between resumes, though SledgeScale's workers keep theirs.
+pub struct Sandbox {
+    /// Declared first so that it drops first: dropping it unwinds the
+    /// guest's fiber, then frees the store and its pool slot.
+    run: Option<Run>,
+    function: String,
+    guard: Arc<Guard>,
+    stats: Stats,
+    cpu_limit: Nanos,
+    memory_limit: u64,
+    slots: u32,
+}
+
+impl std::fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sandbox")
+            .field("function", &self.function)
+            .field("finished", &self.run.is_none())
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the epoch callback reads: shared between the sandbox and its store.
+struct Guard {
+    /// The worker's preemption flag.
+    preempt: Arc<AtomicBool>,
+    /// The thread CPU time (ns) at which the current run exceeds the limit.
+    cpu_deadline: AtomicU64,
+    /// False while instantiating: a start function runs synchronously and
+    /// cannot yield.
+    may_yield: AtomicBool,
+}
+
+impl Guard {
+    /// The epoch-deadline callback: stop a request over its CPU limit,
+    /// yield to a preemption request, otherwise continue to the next tick.
+    fn on_epoch(&self) -> wasmtime::Result<UpdateDeadline> {
+        if clock::thread_cpu() >= self.cpu_deadline.load(Ordering::Relaxed) {
+            return Err(wasmtime::Error::new(CpuLimit));
+        }
+        if self.may_yield.load(Ordering::Relaxed)
+            && self.preempt.load(Ordering::Acquire)
+            && self.preempt.swap(false, Ordering::AcqRel)
+        {
+            Ok(UpdateDeadline::Yield(1))
+        } else {
+            Ok(UpdateDeadline::Continue(1))
+        }
+    }
+}
+
+/// The error the epoch callback ends a request over its CPU limit with.
+#[derive(Debug, thiserror::Error)]
+#[error("CPU limit exceeded")]
+struct CpuLimit;
+
+/// The error the limiter ends a request asking for too much memory with.
+#[derive(Debug, thiserror::Error)]
+#[error("memory limit exceeded: asked for {asked} bytes")]
+struct OverMemory {
+    asked: u64,
+}
+
+/// A store's data: the per-sandbox memory limit.
+pub(crate) struct Guest {
+    memory_limit: u64,
+}
+
+impl ResourceLimiter for Guest {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let asked = desired as u64;
+        if asked > self.memory_limit {
+            // An error, not `Ok(false)`: the request ends with a fault that
+            // says why, instead of the guest seeing memory.grow return -1.
+            return Err(wasmtime::Error::new(OverMemory { asked }));
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        _desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        // The pool bounds table elements.
+        Ok(true)
+    }
+}
+
+impl Sandbox {
+    /// Starts `function(arg)` in a fresh instance for a worker whose flag
+    /// is `preempt`; the guest runs on the first [`Sandbox::resume`].
+    ///
+    /// # Errors
+    ///
+    /// [`Fault::UnknownFunction`]; [`Fault::BadArgument`] for a built-in
+    /// given an argument out of range; [`Fault::Capacity`] when every pool
+    /// slot is in use; [`Fault::Trap`], [`Fault::Timeout`] or
+    /// [`Fault::MemoryLimit`] from a start function.
+    pub fn start(runtime: &Runtime, preempt: &Preempt, function: &str, arg: i64) -> Result<Self> {
+        let wall = clock::monotonic();
+        let cpu = clock::thread_cpu();
+        let registered = runtime.function(function)?;
+        if let Some(builtin) = registered.builtin {
+            builtin.check(arg).map_err(|reason| Fault::BadArgument {
+                function: function.to_owned(),
+                reason,
+            })?;
+        }
+        let limits = runtime.limits;
+        let guard = Arc::new(Guard {
+            preempt: Arc::clone(&preempt.flag),
+            cpu_deadline: AtomicU64::new(cpu.saturating_add(limits.cpu_limit)),
+            may_yield: AtomicBool::new(false),
+        });
+        let mut sandbox = Self {
+            run: None,
+            function: function.to_owned(),
+            guard: Arc::clone(&guard),
+            stats: Stats::default(),
+            cpu_limit: limits.cpu_limit,
+            memory_limit: limits.memory_limit,
+            slots: limits.max_sandboxes,
+        };
+        let mut store = Store::new(
+            &runtime.engine,
+            Guest {
+                memory_limit: limits.memory_limit,
+            },
+        );
+        store.limiter(|guest| guest);
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| guard.on_epoch());
+        let instance = registered
+            .pre
+            .instantiate(&mut store)
+            .map_err(|e| sandbox.fault(&e))?;
+        let run = instance
+            .get_typed_func::<i64, i64>(&mut store, "run")
+            .map_err(|e| sandbox.fault(&e))?;
+        sandbox.guard.may_yield.store(true, Ordering::Relaxed);
+        sandbox.run = Some(Box::pin(
+            async move { run.call_async(&mut store, arg).await },
+        ));
+        sandbox.stats.setup = clock::monotonic().saturating_sub(wall);
+        Ok(sandbox)
+    }
+
+    /// Runs the guest on the calling thread until it returns, faults, or
+    /// yields to a preemption request. After [`Step::Done`] it only answers
+    /// `Done(Err(Fault::Finished))`.
+    pub fn resume(&mut self) -> Step {
+        let Some(run) = self.run.as_mut() else {
+            return Step::Done(Err(Fault::Finished(self.function.clone())));
+        };
+        let begin = clock::thread_cpu();
+        let left = self.cpu_limit.saturating_sub(self.stats.cpu);
+        self.guard
+            .cpu_deadline
+            .store(begin.saturating_add(left), Ordering::Relaxed);
+        // No executor: the only thing that suspends the guest is the epoch
+        // callback's yield, and the next resume is its wake-up.
+        let poll = run.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+        self.stats.cpu += clock::thread_cpu().saturating_sub(begin);
+        match poll {
+            Poll::Pending => {
+                self.stats.preemptions += 1;
+                Step::Preempted
+            }
+            Poll::Ready(result) => {
+                self.run = None;
+                Step::Done(match result {
+                    Ok(value) => Ok(Output {
+                        value,
+                        stats: self.stats,
+                    }),
+                    Err(e) => Err(self.fault(&e)),
+                })
+            }
+        }
+    }
+
+    /// What the request has cost so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// The function this sandbox runs.
+    pub fn function(&self) -> &str {
+        &self.function
+    }
+
+    /// Whether the request has ended.
+    pub fn is_finished(&self) -> bool {
+        self.run.is_none()
+    }
+
+    /// The fault a wasmtime error stands for.
+    fn fault(&self, error: &wasmtime::Error) -> Fault {
+        let function = self.function.clone();
+        if cause::<CpuLimit>(error).is_some() {
+            Fault::Timeout {
+                function,
+                limit: self.cpu_limit,
+            }
+        } else if let Some(over) = cause::<OverMemory>(error) {
+            Fault::MemoryLimit {
+                function,
+                asked: over.asked,
+                limit: self.memory_limit,
+            }
+        } else if cause::<PoolConcurrencyLimitError>(error).is_some() {
+            Fault::Capacity {
+                function,
+                slots: self.slots,
+            }
+        } else {
+            Fault::Trap {
+                function,
+                message: describe(error),
+            }
+        }
+    }
+}
+
+/// The first error of type `E` in `error`'s chain of causes.
+fn cause<E: std::error::Error + 'static>(error: &wasmtime::Error) -> Option<&E> {
+    error.chain().find_map(|e| e.downcast_ref::<E>())
+}
