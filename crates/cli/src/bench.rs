@@ -2,6 +2,7 @@
 //! steering's costs, as medians of repeated runs.
 
 mod agent;
+mod runtime;
 
 use crate::args::count;
 use crate::stdout::outln;
@@ -51,6 +52,13 @@ pub enum Command {
     /// The agent's CPU per invocation and share of one core while it is
     /// handed 100 short processes a second (`faasched agent`).
     Agent(agent::Bench),
+    /// Live: the WebAssembly node runtime on this machine (sledgescale, one
+    /// dispatcher, one worker): a hot no-op's round trip through the
+    /// dispatcher to a worker and back, in process and over HTTP on
+    /// loopback; one worker's no-ops per second; an urgent no-op's round
+    /// trip while a long spin runs (preempted for it). With sleeping
+    /// workers, then polling ones.
+    Runtime(runtime::Bench),
 }
 
 impl Command {
@@ -62,6 +70,7 @@ impl Command {
             Command::Learn(l) => l.execute(),
             Command::Watch(w) => w.execute(),
             Command::Agent(a) => a.execute(),
+            Command::Runtime(r) => r.execute(),
         }
     }
 }

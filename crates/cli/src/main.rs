@@ -44,7 +44,8 @@ enum Command {
     #[command(subcommand)]
     Workload(workload::Command),
     /// The node level: dispatchers binding requests to worker threads
-    /// (SledgeScale and its baselines), simulated.
+    /// (SledgeScale and its baselines), simulated, or live in a
+    /// WebAssembly runtime over HTTP and driven by a load generator.
     #[command(subcommand)]
     Node(node::Command),
     /// The cluster level: a router over servers that keep warm containers

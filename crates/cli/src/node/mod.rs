@@ -1,9 +1,11 @@
 //! `faasched node`: the node level, a dispatcher over worker threads,
-//! simulated, and the load generator that drives a live one.
+//! simulated and live (a WebAssembly runtime), and the load generator that
+//! drives a live one.
 
 mod args;
 mod capacity;
 mod load;
+mod serve;
 mod simulate;
 
 use anyhow::Result;
@@ -13,6 +15,7 @@ use clap::Subcommand;
 pub enum Command {
     Simulate(simulate::Args),
     Capacity(capacity::Args),
+    Serve(serve::Args),
     Load(load::Args),
 }
 
@@ -21,6 +24,7 @@ impl Command {
         match self {
             Command::Simulate(a) => a.execute(),
             Command::Capacity(a) => a.execute(),
+            Command::Serve(a) => a.execute(),
             Command::Load(a) => a.execute(),
         }
     }

@@ -1,12 +1,14 @@
 //! What `faasched bench` measures: the simulator's speed, the ALPS
-//! learner's time per lesson, and the agent's CPU per invocation, as
-//! medians of repeated runs.
+//! learner's time per lesson, the agent's CPU per invocation, as medians of
+//! repeated runs, and the live node runtime's latencies.
 
 #[cfg(feature = "live")]
 pub mod agent;
 pub mod cluster;
 pub mod learn;
 pub mod node;
+#[cfg(feature = "live")]
+pub mod runtime;
 pub mod sim;
 
 use anyhow::{Result, bail};

@@ -5,6 +5,8 @@ pub mod capacity;
 pub mod catalog;
 pub mod experiment;
 pub mod figures;
+#[cfg(feature = "live")]
+pub mod live;
 pub mod run;
 
 /// What the node's mechanisms cost, as the engine takes them.

@@ -6,3 +6,4 @@ pub mod ingress;
 pub mod invoke;
 pub mod load;
 pub mod runtime;
+pub mod wasm;

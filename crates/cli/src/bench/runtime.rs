@@ -1,0 +1,84 @@
+//! `faasched bench runtime`: the live node runtime's costs.
+
+use crate::args::count;
+use crate::stdout::outln;
+use anyhow::Result;
+use clap::Args as ClapArgs;
+use faasched_lab::bench::runtime::{self, LONG_US, Latency, Settings};
+use faasched_lab::bench::{BUILD, release_only};
+
+/// The WebAssembly node runtime on this machine, sledgescale on one
+/// dispatcher and one worker (pinned to CPUs 0 and 1 where there are more
+/// than two): a hot no-op's round trip in process and over HTTP on
+/// loopback (p50, p99, max), one worker's no-ops per second with --window
+/// in flight, and an urgent no-op's round trip while a 20 ms spin runs on
+/// the worker, which SledgeScale's dispatcher preempts for it. Each with
+/// sleeping idle threads, then with polling ones. Needs a release build.
+#[derive(ClapArgs, Debug)]
+pub struct Bench {
+    /// Sequential round trips per latency (after a tenth as many to warm up).
+    #[arg(long, default_value_t = 20_000, value_parser = count)]
+    round_trips: u64,
+    /// No-ops of the throughput measurement.
+    #[arg(long, default_value_t = 200_000, value_parser = count)]
+    requests: u64,
+    /// No-ops kept in flight by it.
+    #[arg(long, default_value_t = 64, value_parser = count)]
+    window: u64,
+    /// Preemption rounds.
+    #[arg(long, default_value_t = 200, value_parser = count)]
+    preemptions: u64,
+    /// Print `{"settings", "cpus", "modes": [{"mode", "noop", "noop_http",
+    /// "noop_per_s", "preempting_noop"}]}`, latencies as `{"count",
+    /// "p50_us", "p99_us", "max_us"}`.
+    #[arg(long)]
+    json: bool,
+}
+
+fn latency(l: &Latency) -> String {
+    format!(
+        "p50 {:>7.1} us  p99 {:>8.1} us  max {:>9.1} us  ({} samples)",
+        l.p50_us, l.p99_us, l.max_us, l.count
+    )
+}
+
+impl Bench {
+    pub fn execute(self) -> Result<()> {
+        release_only("runtime")?;
+        let settings = Settings {
+            round_trips: self.round_trips,
+            requests: self.requests,
+            window: self.window,
+            preemptions: self.preemptions,
+        };
+        if !self.json {
+            outln!("{BUILD} build, sledgescale, 1 dispatcher x 1 worker")?;
+        }
+        let measured = runtime::measure(settings, |m| {
+            if self.json {
+                return Ok(());
+            }
+            outln!("{} idle threads:", m.mode)?;
+            outln!("  no-op in process      {}", latency(&m.noop))?;
+            outln!("  no-op over HTTP       {}", latency(&m.noop_http))?;
+            outln!(
+                "  no-op throughput      {:.0} requests/s ({} in flight)",
+                m.noop_per_s, self.window
+            )?;
+            outln!(
+                "  no-op preempting a {} ms spin  {}",
+                LONG_US / 1000,
+                latency(&m.preempting_noop)
+            )?;
+            Ok(())
+        })?;
+        if self.json {
+            outln!("{}", serde_json::to_string_pretty(&measured)?)?;
+        } else if measured.cpus.is_empty() {
+            outln!("threads not pinned (2 CPUs or fewer)")?;
+        } else {
+            outln!("dispatcher and worker pinned to CPUs {:?}", measured.cpus)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,238 @@
+//! `bench runtime`: the live node runtime's own costs on this machine: a
+//! hot no-op through the dispatcher to a worker and back (in process, and
+//! over HTTP on loopback), one worker's no-op throughput, and what
+//! preempting a running sandbox adds to an urgent request.
+//!
+//! Every measurement runs `sledgescale` on one dispatcher and one worker,
+//! pinned to the first two CPUs where the machine has more than two (the
+//! measuring thread keeps the rest); with sleeping workers (the default) and
+//! with polling ones.
+
+use crate::node::live::LiveNode;
+use anyhow::{Context, Result, bail};
+use faasched_live::node::bench::{preemptions, round_trips, throughput};
+use faasched_live::node::ingress::Ingress;
+use faasched_live::node::invoke::Invoke;
+use faasched_live::node::runtime::Runtime;
+use faasched_live::node::wasm::WasmExecutor;
+use faasched_model::{MS, Nanos, SEC};
+use faasched_policy::node::PreemptTest;
+use serde::Serialize;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// How long the long request of a preemption round runs alone, µs of spin.
+pub const LONG_US: u64 = 20_000;
+
+/// What a bench of the runtime does.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Settings {
+    /// Sequential round trips per latency measurement (after as many
+    /// again, a tenth, to warm up).
+    pub round_trips: u64,
+    /// Requests of the throughput measurement.
+    pub requests: u64,
+    /// Requests kept in flight by it.
+    pub window: u64,
+    /// Preemption rounds.
+    pub preemptions: u64,
+}
+
+/// Percentiles of a latency, µs.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Latency {
+    /// Samples.
+    pub count: usize,
+    /// Median.
+    pub p50_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// Largest.
+    pub max_us: f64,
+}
+
+impl Latency {
+    fn of(mut ns: Vec<Nanos>) -> Latency {
+        ns.sort_unstable();
+        let at = |q: f64| {
+            let i = ((ns.len() as f64 * q).ceil() as usize).clamp(1, ns.len().max(1)) - 1;
+            ns.get(i).map_or(f64::NAN, |&v| v as f64 / 1e3)
+        };
+        Latency {
+            count: ns.len(),
+            p50_us: at(0.5),
+            p99_us: at(0.99),
+            max_us: ns.last().map_or(f64::NAN, |&v| v as f64 / 1e3),
+        }
+    }
+}
+
+/// What one worker mode measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct Mode {
+    /// `sleeping` or `polling` idle threads.
+    pub mode: &'static str,
+    /// A no-op's round trip in process.
+    pub noop: Latency,
+    /// A no-op's round trip over HTTP/1.1 on loopback, one kept-alive
+    /// connection.
+    pub noop_http: Latency,
+    /// No-ops answered per second, `window` in flight.
+    pub noop_per_s: f64,
+    /// An urgent no-op's round trip while a long spin runs on the worker
+    /// (preempted for it).
+    pub preempting_noop: Latency,
+}
+
+/// Everything measured, as `--json` prints it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Measured {
+    /// What it did.
+    pub settings: Settings,
+    /// CPUs the dispatcher and worker were pinned to (empty: not pinned).
+    pub cpus: Vec<usize>,
+    /// Sleeping, then polling.
+    pub modes: Vec<Mode>,
+}
+
+fn noop(deadline: Nanos) -> Invoke {
+    Invoke {
+        function: "noop".into(),
+        query: None,
+        label: None,
+        deadline: Some(deadline),
+        received: Instant::now(),
+    }
+}
+
+fn node(poll: bool, cpus: Vec<usize>) -> LiveNode {
+    LiveNode {
+        policy: "sledgescale".into(),
+        dispatchers: 1,
+        workers: 1,
+        cpus,
+        workload: None,
+        deadline: 100 * MS,
+        median_estimates: false,
+        preempt_test: PreemptTest::Paper,
+        poll,
+        cpu_limit: SEC,
+        memory_limit: 64 << 20,
+        max_sandboxes: 64,
+    }
+}
+
+/// Runs every measurement in each mode; `each` sees a mode as it is done.
+pub fn measure(settings: Settings, mut each: impl FnMut(&Mode) -> Result<()>) -> Result<Measured> {
+    let cpus = if faasched_sys::sched::online_cpus() > 2 {
+        vec![0, 1]
+    } else {
+        Vec::new()
+    };
+    let mut modes = Vec::new();
+    for (name, poll) in [("sleeping", false), ("polling", true)] {
+        let runtime = Arc::new(node(poll, cpus.clone()).start()?);
+        let rt = &*runtime;
+        let warm = settings.round_trips / 10;
+        round_trips(rt, warm, || noop(100 * MS))?;
+        let noop_rt = Latency::of(round_trips(rt, settings.round_trips, || noop(100 * MS))?);
+        let noop_per_s = throughput(rt, settings.requests, settings.window, || noop(100 * MS))?;
+        let long = || Invoke {
+            function: "spin".into(),
+            query: Some(format!("us={LONG_US}")),
+            label: None,
+            deadline: Some(10 * SEC),
+            received: Instant::now(),
+        };
+        let preempting = Latency::of(preemptions(rt, settings.preemptions, long, || noop(MS))?);
+        let preempted = rt.status_json()["preemptions"].as_u64().unwrap_or(0);
+        if preempted < settings.preemptions {
+            bail!(
+                "{name}: {preempted} preemptions in {} rounds: the urgent request did not preempt",
+                settings.preemptions
+            );
+        }
+        let noop_http = Latency::of(http_round_trips(runtime.clone(), settings.round_trips)?);
+        let mode = Mode {
+            mode: name,
+            noop: noop_rt,
+            noop_http,
+            noop_per_s,
+            preempting_noop: preempting,
+        };
+        each(&mode)?;
+        modes.push(mode);
+    }
+    Ok(Measured {
+        settings,
+        cpus,
+        modes,
+    })
+}
+
+/// `n` sequential no-ops over HTTP/1.1 on one kept-alive loopback
+/// connection to an ingress over `runtime`, after a tenth as many to warm
+/// up: each one's round trip, ns.
+fn http_round_trips(runtime: Arc<Runtime<WasmExecutor>>, n: u64) -> Result<Vec<Nanos>> {
+    let tokio = faasched_live::node::ingress::runtime()?;
+    let listener = tokio.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+    let addr = listener.local_addr()?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = std::thread::spawn(move || {
+        let ingress = Ingress::new(runtime);
+        tokio.block_on(ingress.serve(listener, async {
+            let _ = stopped.await;
+        }))
+    });
+    let measured = (|| -> Result<Vec<Nanos>> {
+        let stream = TcpStream::connect(addr).context("connecting to the ingress")?;
+        stream.set_nodelay(true)?;
+        let mut reader = BufReader::new(stream.try_clone()?);
+        let mut writer = stream;
+        let request = b"POST /invoke/noop HTTP/1.1\r\nhost: bench\r\ncontent-length: 0\r\n\r\n";
+        let mut times = Vec::with_capacity(n as usize);
+        let mut line = String::new();
+        for i in 0..n + n / 10 {
+            let sent = Instant::now();
+            writer.write_all(request)?;
+            let mut length = 0;
+            let mut status = None;
+            loop {
+                line.clear();
+                if reader.read_line(&mut line)? == 0 {
+                    bail!("the ingress closed the connection");
+                }
+                let l = line.trim_end();
+                if l.is_empty() {
+                    break;
+                }
+                if status.is_none() {
+                    status = l.split(' ').nth(1).map(str::to_string);
+                } else if let Some((k, v)) = l.split_once(':')
+                    && k.eq_ignore_ascii_case("content-length")
+                {
+                    length = v.trim().parse()?;
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body)?;
+            if status.as_deref() != Some("200") {
+                bail!(
+                    "no-op over HTTP answered {status:?}: {}",
+                    String::from_utf8_lossy(&body)
+                );
+            }
+            if i >= n / 10 {
+                times.push(sent.elapsed().as_nanos() as Nanos);
+            }
+        }
+        Ok(times)
+    })();
+    let _ = stop.send(());
+    server
+        .join()
+        .map_err(|_| anyhow::anyhow!("the ingress thread panicked"))??;
+    measured
+}

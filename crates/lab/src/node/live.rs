@@ -1,0 +1,145 @@
+//! The node runtime, live: WebAssembly sandboxes on worker threads under a
+//! node policy from the catalogue, served over HTTP (`faasched node
+//! serve`) or driven in process (`faasched bench runtime`).
+
+use super::catalog::{Knowledge, node_policies};
+use anyhow::{Context, Result, bail};
+use faasched_live::node::ingress::{self, Drained, Ingress, StopSignal};
+use faasched_live::node::runtime::{Runtime, RuntimeConfig};
+use faasched_live::node::wasm::WasmExecutor;
+use faasched_model::Nanos;
+use faasched_policy::node::PreemptTest;
+use faasched_workload::node::Workload;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A live node: its layout, its policy and its sandboxes' limits.
+#[derive(Clone, Debug)]
+pub struct LiveNode {
+    /// The node policy, as the catalogue names it.
+    pub policy: String,
+    /// Dispatchers, each with its own group of workers.
+    pub dispatchers: u32,
+    /// Workers per dispatcher.
+    pub workers: u32,
+    /// CPUs to pin the threads to, dispatchers first; empty leaves them
+    /// unpinned.
+    pub cpus: Vec<usize>,
+    /// A built-in workload whose functions the requests name
+    /// (`x-faasched-function`): their ids, and what DARC plans from.
+    pub workload: Option<String>,
+    /// The relative deadline of a request that names none.
+    pub deadline: Nanos,
+    /// Estimates from the median of each function's last runs, instead of
+    /// what the request asks (`spin`'s µs).
+    pub median_estimates: bool,
+    /// `sledgescale`'s preemption test.
+    pub preempt_test: PreemptTest,
+    /// Idle threads spin instead of sleeping.
+    pub poll: bool,
+    /// CPU time one request may use, ns.
+    pub cpu_limit: Nanos,
+    /// Linear memory one sandbox may grow to, bytes.
+    pub memory_limit: u64,
+    /// Sandboxes alive at once.
+    pub max_sandboxes: u32,
+}
+
+impl LiveNode {
+    /// Starts the sandboxes (compiling the suite and calibrating `spin`) and
+    /// the threads.
+    pub fn start(&self) -> Result<Runtime<WasmExecutor>> {
+        let [policy] = &node_policies(std::slice::from_ref(&self.policy))?[..] else {
+            bail!("one node policy at a time");
+        };
+        let workload = self
+            .workload
+            .as_deref()
+            .map(Workload::builtin)
+            .transpose()?;
+        let knowledge = match &workload {
+            Some(w) => Knowledge::of_builtin(w, self.workers, self.preempt_test),
+            None => Knowledge {
+                workers: self.workers,
+                preempt_test: self.preempt_test,
+                darc_types: Vec::new(),
+                darc_paper: None,
+            },
+        };
+        let policies = (0..self.dispatchers)
+            .map(|_| policy.build(&knowledge))
+            .collect::<Result<Vec<_>>>()
+            .with_context(|| match &workload {
+                Some(_) => format!("policy {}", self.policy),
+                None => format!(
+                    "policy {} (a policy that plans from the workload needs --workload)",
+                    self.policy
+                ),
+            })?;
+        let mut config = faasched_wasm::Config::new();
+        config
+            .max_sandboxes(self.max_sandboxes)
+            .memory_limit(self.memory_limit)
+            .cpu_limit(self.cpu_limit);
+        let sandboxes = faasched_wasm::Runtime::new(&config).context("the sandboxes")?;
+        let workers = (self.dispatchers * self.workers) as usize;
+        let executor = Arc::new(WasmExecutor::new(sandboxes, workers));
+        let config = RuntimeConfig {
+            dispatchers: self.dispatchers as usize,
+            workers: self.workers as usize,
+            cpus: self.cpus.clone(),
+            deadline: self.deadline,
+            median_estimates: self.median_estimates,
+            functions: workload
+                .iter()
+                .flat_map(|w| w.functions.iter().map(|f| f.name.to_string()))
+                .collect(),
+            poll: self.poll,
+            ..RuntimeConfig::default()
+        };
+        Runtime::start(config, policies, executor).context("starting the node's threads")
+    }
+}
+
+/// What a served node did before it stopped.
+#[derive(Debug)]
+pub struct Served {
+    /// How the ingress drained.
+    pub drained: Drained,
+    /// The signal that stopped it.
+    pub signal: Option<StopSignal>,
+}
+
+/// Serves `node` on `listen` until SIGTERM or SIGINT, then drains (for at
+/// most `drain`) and stops; `ready` learns the address once it listens.
+pub fn serve(
+    node: &LiveNode,
+    listen: &str,
+    drain: Duration,
+    ready: impl FnOnce(SocketAddr, &Runtime<WasmExecutor>),
+) -> Result<Served> {
+    let runtime = Arc::new(node.start()?);
+    let tokio = ingress::runtime().context("the ingress's runtime")?;
+    let served = tokio.block_on(async {
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("cannot listen on {listen}"))?;
+        let addr = listener.local_addr()?;
+        ready(addr, &runtime);
+        let stop = ingress::shutdown_signal().context("the stop signals")?;
+        let mut signal = None;
+        let mut ingress = Ingress::new(runtime.clone());
+        ingress.drain_timeout(drain);
+        let drained = ingress
+            .serve(listener, async {
+                signal = Some(stop.await);
+            })
+            .await
+            .context("serving")?;
+        anyhow::Ok(Served { drained, signal })
+    })?;
+    // The ingress has let go of it: stopping joins the threads.
+    drop(runtime);
+    Ok(served)
+}
