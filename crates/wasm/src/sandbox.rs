@@ -22,8 +22,8 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 use faasched_model::Nanos;
@@ -147,8 +147,10 @@ impl std::fmt::Debug for Sandbox {
 
 /// What the epoch callback reads: shared between the sandbox and its store.
 struct Guard {
-    /// The worker's preemption flag.
-    preempt: Arc<AtomicBool>,
+    /// The preemption flag of the worker running the sandbox: replaced when
+    /// the sandbox moves to another worker ([`Sandbox::rebind`]), read at
+    /// epoch checks only.
+    preempt: Mutex<Arc<AtomicBool>>,
     /// The thread CPU time (ns) at which the current run exceeds the limit.
     cpu_deadline: AtomicU64,
     /// False while instantiating: a start function runs synchronously and
@@ -163,9 +165,10 @@ impl Guard {
         if clock::thread_cpu() >= self.cpu_deadline.load(Ordering::Relaxed) {
             return Err(wasmtime::Error::new(CpuLimit));
         }
+        let preempt = Arc::clone(&self.preempt.lock().unwrap_or_else(|e| e.into_inner()));
         if self.may_yield.load(Ordering::Relaxed)
-            && self.preempt.load(Ordering::Acquire)
-            && self.preempt.swap(false, Ordering::AcqRel)
+            && preempt.load(Ordering::Acquire)
+            && preempt.swap(false, Ordering::AcqRel)
         {
             Ok(UpdateDeadline::Yield(1))
         } else {
@@ -240,7 +243,7 @@ impl Sandbox {
         }
         let limits = runtime.limits;
         let guard = Arc::new(Guard {
-            preempt: Arc::clone(&preempt.flag),
+            preempt: Mutex::new(Arc::clone(&preempt.flag)),
             cpu_deadline: AtomicU64::new(cpu.saturating_add(limits.cpu_limit)),
             may_yield: AtomicBool::new(false),
         });
@@ -275,6 +278,15 @@ impl Sandbox {
         ));
         sandbox.stats.setup = clock::monotonic().saturating_sub(wall);
         Ok(sandbox)
+    }
+
+    /// Makes `preempt` the flag this sandbox yields to: a preempted sandbox
+    /// resumed by another worker (a policy that takes requests back to a
+    /// central queue) must answer that worker's preemption requests, not
+    /// those of the worker it left. `preempt` must come from the runtime
+    /// the sandbox runs on.
+    pub fn rebind(&mut self, preempt: &Preempt) {
+        *self.guard.preempt.lock().unwrap_or_else(|e| e.into_inner()) = Arc::clone(&preempt.flag);
     }
 
     /// Runs the guest on the calling thread until it returns, faults, or

@@ -63,7 +63,8 @@ impl Bench {
             outln!("  no-op over HTTP       {}", latency(&m.noop_http))?;
             outln!(
                 "  no-op throughput      {:.0} requests/s ({} in flight)",
-                m.noop_per_s, self.window
+                m.noop_per_s,
+                self.window
             )?;
             outln!(
                 "  no-op preempting a {} ms spin  {}",

@@ -91,8 +91,10 @@ fn cpu_list(text: &str) -> Result<Vec<usize>> {
         let bad = || anyhow::anyhow!("--cpus: `{part}` is not a CPU or a range like 2-5");
         match part.split_once('-') {
             Some((lo, hi)) => {
-                let (lo, hi): (usize, usize) =
-                    (lo.parse().map_err(|_| bad())?, hi.parse().map_err(|_| bad())?);
+                let (lo, hi): (usize, usize) = (
+                    lo.parse().map_err(|_| bad())?,
+                    hi.parse().map_err(|_| bad())?,
+                );
                 if lo > hi {
                     return Err(bad());
                 }
@@ -134,9 +136,7 @@ impl Args {
             &self.listen,
             Duration::from_secs_f64(self.drain_s),
             |addr, runtime| {
-                let spin = runtime
-                    .executor()
-                    .with_runtime(|r| r.spin_steps_per_ms());
+                let spin = runtime.executor().with_runtime(|r| r.spin_steps_per_ms());
                 eprintln!(
                     "faasched node serve: {} on {} dispatcher(s) x {} worker(s), listening on {addr} \
                      (spin: {spin} steps per ms)",

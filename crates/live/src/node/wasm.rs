@@ -7,6 +7,12 @@ use faasched_model::{Nanos, US};
 use faasched_wasm::{Fault, Preempt, Runtime, Sandbox};
 use std::sync::RwLock;
 
+/// A request's sandbox and the worker whose flag it yields to.
+pub struct WasmJob {
+    sandbox: Sandbox,
+    worker: usize,
+}
+
 /// Sandboxes on a [`faasched_wasm::Runtime`], a preemption flag per worker.
 pub struct WasmExecutor {
     runtime: RwLock<Runtime>,
@@ -46,16 +52,23 @@ fn failure(fault: Fault) -> Failure {
 }
 
 impl Executor for WasmExecutor {
-    type Job = Sandbox;
+    type Job = WasmJob;
 
-    fn start(&self, worker: usize, invoke: &Invoke) -> Result<Sandbox, Failure> {
+    fn start(&self, worker: usize, invoke: &Invoke) -> Result<WasmJob, Failure> {
         let runtime = self.runtime.read().unwrap_or_else(|e| e.into_inner());
         let call = runtime.call(&invoke.call()).map_err(failure)?;
-        Sandbox::start(&runtime, &self.preempts[worker], &call.function, call.arg).map_err(failure)
+        let sandbox = Sandbox::start(&runtime, &self.preempts[worker], &call.function, call.arg)
+            .map_err(failure)?;
+        Ok(WasmJob { sandbox, worker })
     }
 
-    fn resume(&self, _worker: usize, job: &mut Sandbox) -> Step {
-        match job.resume() {
+    fn resume(&self, worker: usize, job: &mut WasmJob) -> Step {
+        if job.worker != worker {
+            // Taken back and resumed elsewhere: it answers its new worker.
+            job.sandbox.rebind(&self.preempts[worker]);
+            job.worker = worker;
+        }
+        match job.sandbox.resume() {
             faasched_wasm::Step::Done(Ok(out)) => Step::Done(Ok((out.value, out.stats.cpu))),
             faasched_wasm::Step::Done(Err(fault)) => Step::Done(Err(failure(fault))),
             faasched_wasm::Step::Preempted => Step::Stopped,

@@ -85,6 +85,31 @@ fn each_worker_has_its_own_flag() -> Result<()> {
 }
 
 #[test]
+fn a_sandbox_moved_to_another_worker_answers_that_workers_flag() -> Result<()> {
+    let runtime = runtime(|_| ())?;
+    let (first, second) = (runtime.preempt(), runtime.preempt());
+    let mut long = Sandbox::start(&runtime, &first, "spin", LONG)?;
+    first.request();
+    assert_eq!(long.resume(), Step::Preempted);
+    // Resumed by the second worker, on a thread of its own.
+    long.rebind(&second);
+    first.request();
+    second.request();
+    let mut long = thread::spawn(move || {
+        assert_eq!(long.resume(), Step::Preempted);
+        long
+    })
+    .join()
+    .expect("the second worker does not panic");
+    assert!(!second.is_requested(), "it took the second worker's flag");
+    assert!(first.take(), "the first worker's flag is no longer its own");
+    let output = finish(&mut long)?;
+    assert_eq!(output.value, spin(LONG));
+    assert_eq!(output.stats.preemptions, 2);
+    Ok(())
+}
+
+#[test]
 fn public_types_can_cross_threads() {
     fn send<T: Send>() {}
     fn sync<T: Sync>() {}

@@ -297,6 +297,7 @@ impl<E: Executor> Runtime<E> {
             "cpus": c.cpus,
             "accepting": self.accepting.load(Ordering::Acquire),
             "in_flight": self.in_flight(),
+            "busy_workers": self.busy_workers(),
             "accepted": s.accepted,
             "completed": s.completed,
             "failed": s.failed,

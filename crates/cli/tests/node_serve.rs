@@ -1,0 +1,242 @@
+//! `faasched node serve` as a user runs it: a real process on a loopback
+//! port, its answers, its faults, a preemption, and a clean SIGTERM. No
+//! assertion depends on timing; a serve that never answers fails the test
+//! after a generous cap instead of hanging it.
+
+use faasched_sys::process;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// How long a test waits for the runtime to listen or to answer.
+const CAP: Duration = Duration::from_secs(120);
+
+/// A running `faasched node serve`, killed if the test fails before it
+/// stops it.
+struct Serve {
+    child: Child,
+    addr: SocketAddr,
+    stderr: BufReader<std::process::ChildStderr>,
+}
+
+impl Serve {
+    fn start(args: &[&str]) -> Serve {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_faasched"))
+            .args(["node", "serve", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary runs");
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        let addr = line
+            .split("listening on ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .parse()
+            .unwrap();
+        Serve {
+            child,
+            addr,
+            stderr,
+        }
+    }
+
+    fn connect(&self) -> Client {
+        let stream = TcpStream::connect(self.addr).unwrap();
+        stream.set_read_timeout(Some(CAP)).unwrap();
+        Client {
+            reader: BufReader::new(stream.try_clone().unwrap()),
+            writer: stream,
+        }
+    }
+
+    /// Sends SIGTERM; the exit status and the rest of stderr.
+    fn stop(mut self) -> (bool, String) {
+        let pidfd = process::pidfd_open(self.child.id() as libc::pid_t).unwrap();
+        process::signal(&pidfd, libc::SIGTERM).unwrap();
+        let status = self.child.wait().unwrap();
+        let mut rest = String::new();
+        self.stderr.read_to_string(&mut rest).unwrap();
+        (status.success(), rest)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One kept-alive HTTP/1.1 connection.
+struct Client {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+}
+
+/// An answer: status, the headers (lower-cased names), the body.
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+impl Client {
+    fn send(&mut self, method: &str, path: &str, body: &[u8]) {
+        self.send_with(method, path, &[], body);
+    }
+
+    fn send_with(&mut self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) {
+        let mut head = format!("{method} {path} HTTP/1.1\r\nhost: test\r\n");
+        for (k, v) in headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
+        self.writer.write_all(head.as_bytes()).unwrap();
+        self.writer.write_all(body).unwrap();
+    }
+
+    fn receive(&mut self) -> Answer {
+        let mut line = String::new();
+        self.reader.read_line(&mut line).unwrap();
+        let status = line.split(' ').nth(1).unwrap().parse().unwrap();
+        let mut headers = Vec::new();
+        loop {
+            line.clear();
+            self.reader.read_line(&mut line).unwrap();
+            let l = line.trim_end();
+            if l.is_empty() {
+                break;
+            }
+            let (k, v) = l.split_once(':').unwrap();
+            headers.push((k.to_ascii_lowercase(), v.trim().to_string()));
+        }
+        let length: usize = headers
+            .iter()
+            .find(|(k, _)| k == "content-length")
+            .map_or(0, |(_, v)| v.parse().unwrap());
+        let mut body = vec![0; length];
+        self.reader.read_exact(&mut body).unwrap();
+        Answer {
+            status,
+            headers,
+            body: String::from_utf8(body).unwrap(),
+        }
+    }
+
+    fn call(&mut self, method: &str, path: &str, body: &[u8]) -> Answer {
+        self.send(method, path, body);
+        self.receive()
+    }
+}
+
+#[test]
+fn functions_answer_faults_are_contained_and_sigterm_stops_cleanly() {
+    let serve = Serve::start(&["--cpu-limit-ms", "200", "--memory-limit-mib", "2"]);
+    let mut c = serve.connect();
+
+    let fib = c.call("POST", "/invoke/fib?n=25", b"");
+    assert_eq!((fib.status, fib.body.as_str()), (200, "75025\n"));
+    assert!(fib.header("x-faasched-cpu-us").is_some());
+    let resize = c.call("POST", "/invoke/resize?w=64&h=48", b"");
+    assert_eq!(resize.status, 200, "{}", resize.body);
+
+    let unknown = c.call("POST", "/invoke/nothing", b"");
+    assert_eq!(unknown.status, 404);
+    assert_eq!(unknown.header("x-faasched-error"), Some("unknown-function"));
+    let bad = c.call("POST", "/invoke/fib?k=3", b"");
+    assert_eq!(bad.status, 400, "{}", bad.body);
+
+    let trap = br#"(module (func (export "run") (param i64) (result i64) unreachable))"#;
+    assert_eq!(c.call("POST", "/register/trap", trap).status, 201);
+    let forever = br#"(module (func (export "run") (param i64) (result i64) (loop $l (br $l)) (i64.const 0)))"#;
+    assert_eq!(c.call("POST", "/register/forever", forever).status, 201);
+    let grow = br#"(module (memory 1) (func (export "run") (param i64) (result i64)
+        (loop $l (br_if $l (i32.ne (memory.grow (i32.const 1)) (i32.const -1)))) (i64.const 0)))"#;
+    assert_eq!(c.call("POST", "/register/grow", grow).status, 201);
+    let malformed = c.call("POST", "/register/broken", b"(module (func");
+    assert_eq!(malformed.status, 400, "{}", malformed.body);
+
+    for (path, status, kind) in [
+        ("/invoke/trap", 500, "trap"),
+        ("/invoke/forever", 504, "timeout"),
+        ("/invoke/grow", 500, "memory"),
+    ] {
+        let a = c.call("POST", path, b"");
+        assert_eq!(a.status, status, "{path}: {}", a.body);
+        assert_eq!(a.header("x-faasched-error"), Some(kind), "{path}");
+        // The worker survived: the next request runs.
+        let next = c.call("POST", "/invoke/fib?n=10", b"");
+        assert_eq!((next.status, next.body.as_str()), (200, "55\n"));
+    }
+
+    let metrics = c.call("GET", "/metrics", b"").body;
+    let value = |name: &str| -> u64 {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {metrics}"))
+    };
+    let accepted = value("faasched_ingress_invocations_accepted_total ");
+    assert_eq!(accepted, 10);
+    assert_eq!(
+        value("faasched_ingress_invocations_answered_total "),
+        accepted
+    );
+    assert_eq!(value("faasched_node_completed_total "), 5);
+
+    let (clean, rest) = serve.stop();
+    assert!(clean, "{rest}");
+    assert!(rest.contains("stopped by SIGTERM"), "{rest}");
+    assert!(rest.contains("0 left unanswered"), "{rest}");
+}
+
+#[test]
+fn sledgescale_preempts_a_long_spin_for_an_urgent_request() {
+    let serve = Serve::start(&["--policy", "sledgescale"]);
+    let mut long = serve.connect();
+    let mut urgent = serve.connect();
+    // Half a second of spin with a 10 s deadline, then a no-op due in 1 ms
+    // once the spin runs: the dispatcher preempts the spin for it.
+    let deadline = "x-faasched-deadline-us";
+    long.send_with(
+        "POST",
+        "/invoke/spin?us=500000",
+        &[(deadline, "10000000")],
+        b"",
+    );
+    let mut status = serve.connect();
+    let mut busy = false;
+    for _ in 0..10_000 {
+        let s = status.call("GET", "/status", b"").body;
+        if s.contains("\"busy_workers\":1") {
+            busy = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(busy, "the spin never started");
+    urgent.send_with("POST", "/invoke/noop", &[(deadline, "1000")], b"");
+    let quick = urgent.receive();
+    assert_eq!(quick.status, 200);
+    assert_eq!(quick.header("x-faasched-preemptions"), Some("0"));
+    let slow = long.receive();
+    assert_eq!(slow.status, 200);
+    assert_eq!(slow.header("x-faasched-preemptions"), Some("1"));
+    let (clean, rest) = serve.stop();
+    assert!(clean, "{rest}");
+}
