@@ -133,6 +133,8 @@ pub struct Sandbox {
     cpu_limit: Nanos,
     memory_limit: u64,
     slots: u32,
+    /// To advance the epoch for a request made before a run.
+    engine: Engine,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -165,15 +167,23 @@ impl Guard {
         if clock::thread_cpu() >= self.cpu_deadline.load(Ordering::Relaxed) {
             return Err(wasmtime::Error::new(CpuLimit));
         }
-        let preempt = Arc::clone(&self.preempt.lock().unwrap_or_else(|e| e.into_inner()));
-        if self.may_yield.load(Ordering::Relaxed)
-            && preempt.load(Ordering::Acquire)
-            && preempt.swap(false, Ordering::AcqRel)
-        {
+        if self.may_yield.load(Ordering::Relaxed) && self.take_preempt() {
             Ok(UpdateDeadline::Yield(1))
         } else {
             Ok(UpdateDeadline::Continue(1))
         }
+    }
+
+    /// Clears the worker's preemption flag; true if it was set.
+    fn take_preempt(&self) -> bool {
+        let preempt = self.preempt.lock().unwrap_or_else(|e| e.into_inner());
+        preempt.load(Ordering::Acquire) && preempt.swap(false, Ordering::AcqRel)
+    }
+
+    /// Whether the worker's preemption flag is set.
+    fn preempt_requested(&self) -> bool {
+        let preempt = self.preempt.lock().unwrap_or_else(|e| e.into_inner());
+        preempt.load(Ordering::Acquire)
     }
 }
 
@@ -255,6 +265,7 @@ impl Sandbox {
             cpu_limit: limits.cpu_limit,
             memory_limit: limits.memory_limit,
             slots: limits.max_sandboxes,
+            engine: runtime.engine.clone(),
         };
         let mut store = Store::new(
             &runtime.engine,
@@ -296,6 +307,14 @@ impl Sandbox {
         let Some(run) = self.run.as_mut() else {
             return Step::Done(Err(Fault::Finished(self.function.clone())));
         };
+        // A request made before this run began may have advanced the epoch
+        // before the guest's deadline was set (while the sandbox started, or
+        // while it waited preempted): the guest would not look at the flag
+        // until the ticker's next tick. Advancing the epoch again makes it
+        // look at its first check.
+        if self.guard.preempt_requested() {
+            self.engine.increment_epoch();
+        }
         let begin = clock::thread_cpu();
         let left = self.cpu_limit.saturating_sub(self.stats.cpu);
         self.guard

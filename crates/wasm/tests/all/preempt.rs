@@ -110,6 +110,24 @@ fn a_sandbox_moved_to_another_worker_answers_that_workers_flag() -> Result<()> {
 }
 
 #[test]
+fn a_request_made_before_a_run_begins_takes_effect_at_once() -> Result<()> {
+    // A tick far away: only the request itself can stop the guest.
+    let runtime = runtime(|c| {
+        c.tick(3_600_000_000_000);
+    })?;
+    let preempt = runtime.preempt();
+    let mut long = Sandbox::start(&runtime, &preempt, "spin", LONG)?;
+    preempt.request();
+    assert_eq!(long.resume(), Step::Preempted);
+    preempt.request();
+    let mut fresh = Sandbox::start(&runtime, &preempt, "fib", 10)?;
+    assert_eq!(fresh.resume(), Step::Preempted);
+    assert_eq!(finish(&mut fresh)?.value, fib(10));
+    assert_eq!(finish(&mut long)?.value, spin(LONG));
+    Ok(())
+}
+
+#[test]
 fn public_types_can_cross_threads() {
     fn send<T: Send>() {}
     fn sync<T: Sync>() {}
