@@ -240,3 +240,46 @@ fn sledgescale_preempts_a_long_spin_for_an_urgent_request() {
     let (clean, rest) = serve.stop();
     assert!(clean, "{rest}");
 }
+
+/// `bench runtime` refuses a debug build; a release build runs a tiny bench
+/// and prints every measurement, for both modes.
+#[test]
+fn bench_runtime_refuses_debug_and_reports_each_measurement() {
+    let out = Command::new(env!("CARGO_BIN_EXE_faasched"))
+        .args([
+            "bench",
+            "runtime",
+            "--round-trips",
+            "20",
+            "--requests",
+            "50",
+        ])
+        .args(["--window", "4", "--preemptions", "2", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if cfg!(debug_assertions) {
+        assert!(!out.status.success());
+        assert!(
+            err.contains("release build") && err.contains("bench runtime"),
+            "{err}"
+        );
+        return;
+    }
+    assert!(out.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["sandbox_setup"]["count"], 20);
+    let modes: Vec<&str> = v["modes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["mode"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["sleeping", "polling"]);
+    for m in v["modes"].as_array().unwrap() {
+        assert_eq!(m["noop"]["count"], 20);
+        assert_eq!(m["noop_http"]["count"], 20);
+        assert_eq!(m["preempting_noop"]["count"], 2);
+        assert!(m["noop_per_s"].as_f64().unwrap() > 0.0);
+    }
+}

@@ -13,7 +13,8 @@ use faasched_lab::bench::{BUILD, release_only};
 /// loopback (p50, p99, max), one worker's no-ops per second with --window
 /// in flight, and an urgent no-op's round trip while a 20 ms spin runs on
 /// the worker, which SledgeScale's dispatcher preempts for it. Each with
-/// sleeping idle threads, then with polling ones. Needs a release build.
+/// sleeping idle threads, then with polling ones. Last, a fresh no-op
+/// sandbox's set-up from the pool. Needs a release build.
 #[derive(ClapArgs, Debug)]
 pub struct Bench {
     /// Sequential round trips per latency (after a tenth as many to warm up).
@@ -28,9 +29,9 @@ pub struct Bench {
     /// Preemption rounds.
     #[arg(long, default_value_t = 200, value_parser = count)]
     preemptions: u64,
-    /// Print `{"settings", "cpus", "modes": [{"mode", "noop", "noop_http",
-    /// "noop_per_s", "preempting_noop"}]}`, latencies as `{"count",
-    /// "p50_us", "p99_us", "max_us"}`.
+    /// Print `{"settings", "cpus", "sandbox_setup", "modes": [{"mode",
+    /// "noop", "noop_http", "noop_per_s", "preempting_noop"}]}`, latencies
+    /// as `{"count", "p50_us", "p99_us", "max_us"}`.
     #[arg(long)]
     json: bool,
 }
@@ -75,7 +76,13 @@ impl Bench {
         })?;
         if self.json {
             outln!("{}", serde_json::to_string_pretty(&measured)?)?;
-        } else if measured.cpus.is_empty() {
+            return Ok(());
+        }
+        outln!(
+            "fresh noop sandbox from the pool  {}",
+            latency(&measured.sandbox_setup)
+        )?;
+        if measured.cpus.is_empty() {
             outln!("threads not pinned (2 CPUs or fewer)")?;
         } else {
             outln!("dispatcher and worker pinned to CPUs {:?}", measured.cpus)?;

@@ -1,7 +1,8 @@
 //! `bench runtime`: the live node runtime's own costs on this machine: a
 //! hot no-op through the dispatcher to a worker and back (in process, and
 //! over HTTP on loopback), one worker's no-op throughput, and what
-//! preempting a running sandbox adds to an urgent request.
+//! preempting a running sandbox adds to an urgent request; and what a
+//! fresh sandbox from the pool costs.
 //!
 //! Every measurement runs `sledgescale` on one dispatcher and one worker,
 //! pinned to the first two CPUs where the machine has more than two (the
@@ -17,6 +18,7 @@ use faasched_live::node::runtime::Runtime;
 use faasched_live::node::wasm::WasmExecutor;
 use faasched_model::{MS, Nanos, SEC};
 use faasched_policy::node::PreemptTest;
+use faasched_wasm::{Sandbox, Step};
 use serde::Serialize;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -93,6 +95,9 @@ pub struct Measured {
     pub settings: Settings,
     /// CPUs the dispatcher and worker were pinned to (empty: not pinned).
     pub cpus: Vec<usize>,
+    /// A fresh `noop` sandbox from the pool (a store, a slot, the
+    /// instantiation), on the measuring thread, `round_trips` times.
+    pub sandbox_setup: Latency,
     /// Sleeping, then polling.
     pub modes: Vec<Mode>,
 }
@@ -131,6 +136,12 @@ pub fn measure(settings: Settings, mut each: impl FnMut(&Mode) -> Result<()>) ->
     } else {
         Vec::new()
     };
+    let sandbox_setup = Latency::of(
+        node(false, Vec::new())
+            .start()?
+            .executor()
+            .with_runtime(|w| setups(w, settings.round_trips))?,
+    );
     let mut modes = Vec::new();
     for (name, poll) in [("sleeping", false), ("polling", true)] {
         let runtime = Arc::new(node(poll, cpus.clone()).start()?);
@@ -168,8 +179,23 @@ pub fn measure(settings: Settings, mut each: impl FnMut(&Mode) -> Result<()>) ->
     Ok(Measured {
         settings,
         cpus,
+        sandbox_setup,
         modes,
     })
+}
+
+/// `n` `noop` sandboxes started and run to their end on this thread: each
+/// one's set-up, ns.
+fn setups(runtime: &faasched_wasm::Runtime, n: u64) -> Result<Vec<Nanos>> {
+    let preempt = runtime.preempt();
+    (0..n)
+        .map(|_| {
+            let mut sandbox = Sandbox::start(runtime, &preempt, "noop", 0)?;
+            let setup = sandbox.stats().setup;
+            while let Step::Preempted = sandbox.resume() {}
+            Ok(setup)
+        })
+        .collect()
 }
 
 /// `n` sequential no-ops over HTTP/1.1 on one kept-alive loopback
