@@ -241,6 +241,47 @@ fn sledgescale_preempts_a_long_spin_for_an_urgent_request() {
     assert!(clean, "{rest}");
 }
 
+#[test]
+fn a_client_that_leaves_frees_its_sandbox() {
+    // 100 s of spin with room for it in the CPU limit: only the client's
+    // leaving can end it within the test's cap.
+    let serve = Serve::start(&["--cpu-limit-ms", "200000"]);
+    let mut gone = serve.connect();
+    gone.send_with(
+        "POST",
+        "/invoke/spin?us=100000000",
+        &[("x-faasched-deadline-us", "1000000000")],
+        b"",
+    );
+    let mut watch = serve.connect();
+    let mut wait_for = |what: &str| {
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_secs(60) {
+            if watch.call("GET", "/status", b"").body.contains(what) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        false
+    };
+    assert!(wait_for("\"busy_workers\":1"), "the spin never started");
+    drop(gone);
+    assert!(wait_for("\"in_flight\":0"), "the spin still runs");
+    let metrics = watch.call("GET", "/metrics", b"").body;
+    assert!(
+        metrics.contains("faasched_ingress_client_disconnects_total 1\n"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("faasched_node_failed_total 1\n"),
+        "{metrics}"
+    );
+    let next = watch.call("POST", "/invoke/fib?n=10", b"");
+    assert_eq!((next.status, next.body.as_str()), (200, "55\n"));
+    let (clean, rest) = serve.stop();
+    assert!(clean, "{rest}");
+}
+
 /// `bench runtime` refuses a debug build; a release build runs a tiny bench
 /// and prints every measurement, for both modes.
 #[test]

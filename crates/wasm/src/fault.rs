@@ -81,6 +81,11 @@ pub enum Fault {
         /// The pool's size.
         slots: u32,
     },
+    /// The request's abort flag was set
+    /// ([`Sandbox::abort_on`](crate::Sandbox::abort_on)): nobody wanted its
+    /// result any more, and it stopped at its next check.
+    #[error("`{0}` aborted: its result is no longer wanted")]
+    Aborted(String),
     /// [`Sandbox::resume`](crate::Sandbox::resume) was called again after it
     /// returned [`Step::Done`](crate::Step::Done).
     #[error("`{0}` already finished")]

@@ -158,6 +158,9 @@ struct Guard {
     /// False while instantiating: a start function runs synchronously and
     /// cannot yield.
     may_yield: AtomicBool,
+    /// Set by whoever no longer wants the result (a client that left):
+    /// the guest stops at its next check with [`Fault::Aborted`].
+    abort: Mutex<Option<Arc<AtomicBool>>>,
 }
 
 impl Guard {
@@ -166,6 +169,9 @@ impl Guard {
     fn on_epoch(&self) -> wasmtime::Result<UpdateDeadline> {
         if clock::thread_cpu() >= self.cpu_deadline.load(Ordering::Relaxed) {
             return Err(wasmtime::Error::new(CpuLimit));
+        }
+        if self.aborted() {
+            return Err(wasmtime::Error::new(Aborted));
         }
         if self.may_yield.load(Ordering::Relaxed) && self.take_preempt() {
             Ok(UpdateDeadline::Yield(1))
@@ -180,12 +186,23 @@ impl Guard {
         preempt.load(Ordering::Acquire) && preempt.swap(false, Ordering::AcqRel)
     }
 
+    /// Whether the request's abort flag is set.
+    fn aborted(&self) -> bool {
+        let abort = self.abort.lock().unwrap_or_else(|e| e.into_inner());
+        abort.as_ref().is_some_and(|a| a.load(Ordering::Acquire))
+    }
+
     /// Whether the worker's preemption flag is set.
     fn preempt_requested(&self) -> bool {
         let preempt = self.preempt.lock().unwrap_or_else(|e| e.into_inner());
         preempt.load(Ordering::Acquire)
     }
 }
+
+/// The error the epoch callback ends an aborted request with.
+#[derive(Debug, thiserror::Error)]
+#[error("aborted")]
+struct Aborted;
 
 /// The error the epoch callback ends a request over its CPU limit with.
 #[derive(Debug, thiserror::Error)]
@@ -256,6 +273,7 @@ impl Sandbox {
             preempt: Mutex::new(Arc::clone(&preempt.flag)),
             cpu_deadline: AtomicU64::new(cpu.saturating_add(limits.cpu_limit)),
             may_yield: AtomicBool::new(false),
+            abort: Mutex::new(None),
         });
         let mut sandbox = Self {
             run: None,
@@ -298,6 +316,14 @@ impl Sandbox {
     /// the sandbox runs on.
     pub fn rebind(&mut self, preempt: &Preempt) {
         *self.guard.preempt.lock().unwrap_or_else(|e| e.into_inner()) = Arc::clone(&preempt.flag);
+    }
+
+    /// Makes `abort` the flag that ends this request: once it is set the
+    /// guest stops at its next check (the runtime's ticker makes one every
+    /// tick) and [`Sandbox::resume`] returns [`Fault::Aborted`], freeing the
+    /// slot. For a result nobody waits for any more.
+    pub fn abort_on(&mut self, abort: Arc<AtomicBool>) {
+        *self.guard.abort.lock().unwrap_or_else(|e| e.into_inner()) = Some(abort);
     }
 
     /// Runs the guest on the calling thread until it returns, faults, or
@@ -360,7 +386,9 @@ impl Sandbox {
     /// The fault a wasmtime error stands for.
     fn fault(&self, error: &wasmtime::Error) -> Fault {
         let function = self.function.clone();
-        if cause::<CpuLimit>(error).is_some() {
+        if cause::<Aborted>(error).is_some() {
+            Fault::Aborted(function)
+        } else if cause::<CpuLimit>(error).is_some() {
             Fault::Timeout {
                 function,
                 limit: self.cpu_limit,

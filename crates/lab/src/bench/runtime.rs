@@ -109,6 +109,7 @@ fn noop(deadline: Nanos) -> Invoke {
         label: None,
         deadline: Some(deadline),
         received: Instant::now(),
+        cancel: Default::default(),
     }
 }
 
@@ -156,6 +157,7 @@ pub fn measure(settings: Settings, mut each: impl FnMut(&Mode) -> Result<()>) ->
             label: None,
             deadline: Some(10 * SEC),
             received: Instant::now(),
+            cancel: Default::default(),
         };
         let preempting = Latency::of(preemptions(rt, settings.preemptions, long, || noop(MS))?);
         let preempted = rt.status_json()["preemptions"].as_u64().unwrap_or(0);

@@ -10,7 +10,47 @@
 
 use faasched_model::Nanos;
 use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
+
+/// Set when nobody waits for an invocation's answer any more (its client
+/// left): the runtime does not start it, or stops it at its next check, and
+/// answers it [`Failure::Cancelled`], freeing its sandbox. Clones share the
+/// flag.
+#[derive(Clone, Debug, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    /// Not cancelled yet.
+    pub fn new() -> Cancel {
+        Cancel::default()
+    }
+
+    /// Cancels it.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+
+    /// Whether it was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+
+    /// The flag itself, for an executor that checks it as it runs.
+    pub fn flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.0)
+    }
+}
+
+impl PartialEq for Cancel {
+    /// Two invocations compare by what they ask, not by their flags.
+    fn eq(&self, _other: &Cancel) -> bool {
+        true
+    }
+}
+
+impl Eq for Cancel {}
 
 /// One invocation as the ingress received it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,6 +71,8 @@ pub struct Invoke {
     /// When the ingress received it: the runtime's latency counts from
     /// here.
     pub received: Instant,
+    /// Set if its answer is no longer wanted.
+    pub cancel: Cancel,
 }
 
 impl Invoke {
@@ -82,6 +124,8 @@ pub enum Failure {
     Overloaded,
     /// The runtime is stopping and did not run it.
     ShuttingDown,
+    /// Its client left before the answer: it was not run, or was stopped.
+    Cancelled,
     /// Anything else (a bug of ours: the message says what).
     Internal(String),
 }
@@ -97,6 +141,7 @@ impl Failure {
             Failure::Memory => "memory",
             Failure::Overloaded => "overloaded",
             Failure::ShuttingDown => "shutting-down",
+            Failure::Cancelled => "cancelled",
             Failure::Internal(_) => "internal",
         }
     }
@@ -107,6 +152,8 @@ impl Failure {
         match self {
             Failure::UnknownFunction(_) => 404,
             Failure::BadRequest(_) => 400,
+            // nginx's "client closed request": nobody reads it.
+            Failure::Cancelled => 499,
             Failure::Trap(_) | Failure::Memory | Failure::Internal(_) => 500,
             Failure::Overloaded | Failure::ShuttingDown => 503,
             Failure::Timeout { .. } => 504,
@@ -128,6 +175,7 @@ impl fmt::Display for Failure {
             Failure::Memory => f.write_str("the function grew its memory past the sandbox's limit"),
             Failure::Overloaded => f.write_str("the runtime refused the request: overloaded"),
             Failure::ShuttingDown => f.write_str("the runtime is shutting down"),
+            Failure::Cancelled => f.write_str("the client left before the answer"),
             Failure::Internal(what) => write!(f, "internal error: {what}"),
         }
     }
@@ -176,6 +224,7 @@ mod tests {
             Failure::Memory,
             Failure::Overloaded,
             Failure::ShuttingDown,
+            Failure::Cancelled,
             Failure::Internal("x".into()),
         ];
         let kinds: Vec<_> = all.iter().map(Failure::kind).collect();
@@ -188,7 +237,8 @@ mod tests {
             client,
             [
                 &Failure::UnknownFunction("x".into()),
-                &Failure::BadRequest("x".into())
+                &Failure::BadRequest("x".into()),
+                &Failure::Cancelled
             ]
         );
         assert_eq!(

@@ -47,6 +47,7 @@ fn failure(fault: Fault) -> Failure {
         Fault::Timeout { limit, .. } => Failure::Timeout { limit },
         Fault::MemoryLimit { .. } => Failure::Memory,
         Fault::Capacity { .. } => Failure::Overloaded,
+        Fault::Aborted(_) => Failure::Cancelled,
         f => Failure::Internal(f.to_string()),
     }
 }
@@ -57,8 +58,10 @@ impl Executor for WasmExecutor {
     fn start(&self, worker: usize, invoke: &Invoke) -> Result<WasmJob, Failure> {
         let runtime = self.runtime.read().unwrap_or_else(|e| e.into_inner());
         let call = runtime.call(&invoke.call()).map_err(failure)?;
-        let sandbox = Sandbox::start(&runtime, &self.preempts[worker], &call.function, call.arg)
-            .map_err(failure)?;
+        let mut sandbox =
+            Sandbox::start(&runtime, &self.preempts[worker], &call.function, call.arg)
+                .map_err(failure)?;
+        sandbox.abort_on(invoke.cancel.flag());
         Ok(WasmJob { sandbox, worker })
     }
 

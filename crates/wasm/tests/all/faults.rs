@@ -194,3 +194,30 @@ fn unknown_functions_are_refused() -> Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn an_aborted_request_stops_at_its_next_check_and_frees_its_slot() -> Result<()> {
+    let mut runtime = runtime(|c| {
+        c.max_sandboxes(1);
+    })?;
+    runtime.register(
+        "forever",
+        br#"(module (func (export "run") (param i64) (result i64)
+              (loop $again (br $again)) (i64.const 0)))"#,
+    )?;
+    let preempt = runtime.preempt();
+    let abort = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut sandbox = Sandbox::start(&runtime, &preempt, "forever", 0)?;
+    sandbox.abort_on(abort.clone());
+    // Nobody wants it any more; the ticker's next tick makes it look.
+    abort.store(true, std::sync::atomic::Ordering::Release);
+    let fault = loop {
+        match sandbox.resume() {
+            Step::Preempted => {}
+            Step::Done(done) => break done,
+        }
+    };
+    assert_eq!(fault, Err(Fault::Aborted("forever".into())));
+    // Its one slot is free again.
+    still_works(&runtime)
+}

@@ -60,7 +60,7 @@ mod request;
 
 pub use request::{DEADLINE_HEADER, LABEL_HEADER, MAX_NAME};
 
-use crate::node::invoke::{Answer, Backend, Completed, Failure, Invoke};
+use crate::node::invoke::{Answer, Backend, Cancel, Completed, Failure, Invoke};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::{Body, Incoming};
@@ -424,6 +424,7 @@ async fn invoke_and_wait(shared: &Shared, invoke: Invoke) -> Answer {
     };
     let mut waiting = Waiting {
         metrics: &shared.metrics,
+        cancel: invoke.cancel.clone(),
         answered: false,
     };
     shared.metrics.accepted();
@@ -472,9 +473,11 @@ impl Drop for Pending {
     }
 }
 
-/// The request's end: dropped before its answer means the client left.
+/// The request's end: dropped before its answer means the client left,
+/// and the invocation is cancelled so that it frees its sandbox.
 struct Waiting<'m> {
     metrics: &'m Metrics,
+    cancel: Cancel,
     answered: bool,
 }
 
@@ -482,6 +485,7 @@ impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         if !self.answered {
             self.metrics.client_left();
+            self.cancel.cancel();
         }
     }
 }

@@ -215,6 +215,7 @@ pub fn invoke(
         label,
         deadline,
         received: Instant::now(),
+        cancel: Default::default(),
     })
 }
 

@@ -99,6 +99,7 @@ pub(crate) fn invoke(function: &str, arg: i64, deadline: Nanos) -> Invoke {
         label: None,
         deadline: Some(deadline),
         received: Instant::now(),
+        cancel: Default::default(),
     }
 }
 

@@ -277,15 +277,26 @@ impl<J> Group<J> {
             self.policy.on_idle(now, w, &self.workers, &mut self.pull);
             self.hand(w, &mut fx);
         }
-        let Some(r) = self.workers.start_next(w, now) else {
-            self.asleep[w.0 as usize] = true;
-            return (Next::Idle, fx);
+        let (id, p) = loop {
+            let Some(r) = self.workers.start_next(w, now) else {
+                self.asleep[w.0 as usize] = true;
+                return (Next::Idle, fx);
+            };
+            let id = r.request.info.id;
+            let cancelled = self
+                .pending
+                .get(&id)
+                .expect("a queued request is pending")
+                .invoke
+                .cancel
+                .is_cancelled();
+            if !cancelled {
+                break (id, self.pending.get_mut(&id).expect("pending"));
+            }
+            // Nobody waits for it: it never starts (or resumes), and a
+            // preempted one's sandbox is dropped here.
+            self.finish(w, id, now, Err(Failure::Cancelled), &mut fx);
         };
-        let id = r.request.info.id;
-        let p = self
-            .pending
-            .get_mut(&id)
-            .expect("a queued request is pending");
         p.worker = Some(w);
         p.first_run.get_or_insert(now);
         let next = match p.job.take() {

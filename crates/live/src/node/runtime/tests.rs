@@ -167,3 +167,27 @@ fn a_polling_runtime_answers_like_a_sleeping_one() {
     assert_eq!(values, (0..200).map(|i| 2 * i).collect::<Vec<_>>());
     rt.stop();
 }
+
+#[test]
+fn a_cancelled_request_is_answered_cancelled_without_running() {
+    let (fake, runs) = Fake::new(1);
+    let rt = Runtime::start(config(1, 1), vec![Box::new(RoundRobin::new())], fake).unwrap();
+    let (tx, rx) = mpsc::channel();
+    send(&rt, invoke("gate", 1, 10 * SEC), 0, &tx);
+    wait_run(&runs, "gate");
+    let gone = invoke("echo", 2, 10 * SEC);
+    gone.cancel.cancel();
+    send(&rt, gone, 1, &tx);
+    // The gate ends once it has been stopped (by rr's quantum, or here).
+    rt.executor().preempt(0);
+    let mut answers: Vec<(u64, Answer)> =
+        (0..2).map(|_| rx.recv_timeout(GATE_CAP).unwrap()).collect();
+    answers.sort_by_key(|a| a.0);
+    assert_eq!(answers[0].1.as_ref().unwrap().value, 1);
+    assert_eq!(answers[1].1, Err(Failure::Cancelled));
+    assert!(
+        runs.try_iter().all(|(name, _)| name != "echo"),
+        "the cancelled request never ran"
+    );
+    rt.stop();
+}
