@@ -321,6 +321,7 @@ fn bench_runtime_refuses_debug_and_reports_each_measurement() {
         assert_eq!(m["noop"]["count"], 20);
         assert_eq!(m["noop_http"]["count"], 20);
         assert_eq!(m["preempting_noop"]["count"], 2);
+        assert_eq!(m["switch"]["count"], 2);
         assert!(m["noop_per_s"].as_f64().unwrap() > 0.0);
     }
 }

@@ -30,7 +30,7 @@ pub struct Bench {
     #[arg(long, default_value_t = 200, value_parser = count)]
     preemptions: u64,
     /// Print `{"settings", "cpus", "sandbox_setup", "modes": [{"mode",
-    /// "noop", "noop_http", "noop_per_s", "preempting_noop"}]}`, latencies
+    /// "noop", "noop_http", "noop_per_s", "preempting_noop", "switch"}]}`, latencies
     /// as `{"count", "p50_us", "p99_us", "max_us"}`.
     #[arg(long)]
     json: bool,
@@ -72,6 +72,7 @@ impl Bench {
                 LONG_US / 1000,
                 latency(&m.preempting_noop)
             )?;
+            outln!("    of which ask to switch  {}", latency(&m.switch))?;
             Ok(())
         })?;
         if self.json {

@@ -14,7 +14,7 @@ use anyhow::{Context, Result, bail};
 use faasched_live::node::bench::{preemptions, round_trips, throughput};
 use faasched_live::node::ingress::Ingress;
 use faasched_live::node::invoke::Invoke;
-use faasched_live::node::runtime::Runtime;
+use faasched_live::node::runtime::{Percentiles, Runtime};
 use faasched_live::node::wasm::WasmExecutor;
 use faasched_model::{MS, Nanos, SEC};
 use faasched_policy::node::PreemptTest;
@@ -56,6 +56,22 @@ pub struct Latency {
 }
 
 impl Latency {
+    fn of_percentiles(p: Percentiles) -> Latency {
+        let us = |v: u64| {
+            if p.count == 0 {
+                f64::NAN
+            } else {
+                v as f64 / 1e3
+            }
+        };
+        Latency {
+            count: p.count as usize,
+            p50_us: us(p.p50),
+            p99_us: us(p.p99),
+            max_us: us(p.max),
+        }
+    }
+
     fn of(mut ns: Vec<Nanos>) -> Latency {
         ns.sort_unstable();
         let at = |q: f64| {
@@ -86,6 +102,10 @@ pub struct Mode {
     /// An urgent no-op's round trip while a long spin runs on the worker
     /// (preempted for it).
     pub preempting_noop: Latency,
+    /// Within it, from the dispatcher asking the worker to switch to the
+    /// worker starting the urgent request (the flag, the epoch, the spin's
+    /// check, its yield and requeue).
+    pub switch: Latency,
 }
 
 /// Everything measured, as `--json` prints it.
@@ -160,6 +180,7 @@ pub fn measure(settings: Settings, mut each: impl FnMut(&Mode) -> Result<()>) ->
             cancel: Default::default(),
         };
         let preempting = Latency::of(preemptions(rt, settings.preemptions, long, || noop(MS))?);
+        let switch = Latency::of_percentiles(rt.switches());
         let preempted = rt.status_json()["preemptions"].as_u64().unwrap_or(0);
         if preempted < settings.preemptions {
             bail!(
@@ -174,6 +195,7 @@ pub fn measure(settings: Settings, mut each: impl FnMut(&Mode) -> Result<()>) ->
             noop_http,
             noop_per_s,
             preempting_noop: preempting,
+            switch,
         };
         each(&mode)?;
         modes.push(mode);

@@ -17,7 +17,12 @@ use faasched_model::node::{
     Workers,
 };
 use faasched_model::{FunctionId, Nanos, Time};
+use hdrhistogram::Histogram;
 use std::collections::HashMap;
+
+/// The longest preemption latency recorded, ns (an hour); longer ones are
+/// recorded as this.
+pub(crate) const SWITCH_MAX: u64 = 3_600_000_000_000;
 
 /// A request accepted and not yet answered.
 struct Pending<J> {
@@ -124,6 +129,11 @@ pub(crate) struct Group<J> {
     functions: HashMap<String, FunctionId>,
     pull: Vec<RequestId>,
     stats: GroupStats,
+    /// Per worker, when the dispatcher last asked it to switch requests.
+    switch_asked: Vec<Option<Time>>,
+    /// From that ask to the worker starting its next request, ns: the
+    /// preemption's latency as the runtime sees it.
+    switches: Histogram<u64>,
 }
 
 impl<J> Group<J> {
@@ -155,6 +165,9 @@ impl<J> Group<J> {
                 .collect(),
             pull: Vec::new(),
             stats: GroupStats::default(),
+            switch_asked: vec![None; workers],
+            switches: Histogram::new_with_bounds(1, SWITCH_MAX, 3)
+                .expect("1 ns to an hour at 3 significant digits is valid"),
         }
     }
 
@@ -240,7 +253,7 @@ impl<J> Group<J> {
                 self.workers.enqueue(worker, Queued::new(info));
                 self.wake(worker, &mut fx);
                 if preempt && self.workers.get(worker).running().is_some() {
-                    self.interrupt(worker, Signal::Repick, &mut fx);
+                    self.interrupt(now, worker, Signal::Repick, &mut fx);
                 }
             }
             Placement::Worker { worker, .. } => {
@@ -291,6 +304,9 @@ impl<J> Group<J> {
                 .cancel
                 .is_cancelled();
             if !cancelled {
+                if let Some(asked) = self.switch_asked[w.0 as usize].take() {
+                    self.switches.saturating_record(now.saturating_sub(asked));
+                }
                 break (id, self.pending.get_mut(&id).expect("pending"));
             }
             // Nobody waits for it: it never starts (or resumes), and a
@@ -328,7 +344,11 @@ impl<J> Group<J> {
         };
         match signal {
             Signal::None => (After::Continue(job), fx),
-            Signal::Repick if !self.workers.head_first(w, now) => (After::Continue(job), fx),
+            Signal::Repick if !self.workers.head_first(w, now) => {
+                // It goes on: no switch to time.
+                self.switch_asked[w.0 as usize] = None;
+                (After::Continue(job), fx)
+            }
             Signal::Repick => {
                 self.workers.requeue(w, now);
                 self.stats.preemptions += 1;
@@ -400,12 +420,12 @@ impl<J> Group<J> {
                     .on_quantum(now, w, &self.workers, &mut self.pull);
                 if !self.pull.is_empty() {
                     self.hand(w, &mut fx);
-                    self.interrupt(w, Signal::TakeBack, &mut fx);
+                    self.interrupt(now, w, Signal::TakeBack, &mut fx);
                     continue;
                 }
             }
             if self.local_quantum.is_some_and(|q| ran >= q) && self.workers.get(w).queued() > 0 {
-                self.interrupt(w, Signal::Repick, &mut fx);
+                self.interrupt(now, w, Signal::Repick, &mut fx);
             }
         }
         fx
@@ -463,9 +483,16 @@ impl<J> Group<J> {
         }
     }
 
-    fn interrupt(&mut self, w: WorkerId, signal: Signal, fx: &mut Effects) {
+    fn interrupt(&mut self, now: Time, w: WorkerId, signal: Signal, fx: &mut Effects) {
         self.signal[w.0 as usize] = signal;
+        self.switch_asked[w.0 as usize] = Some(now);
         fx.preempt.push(w);
+    }
+
+    /// Preemption latencies so far: from the dispatcher's ask to the worker
+    /// starting its next request, ns.
+    pub(crate) fn switches(&self) -> &Histogram<u64> {
+        &self.switches
     }
 
     /// Request `id` ends on worker `w`: the policy learns its outcome and

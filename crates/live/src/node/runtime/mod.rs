@@ -146,6 +146,19 @@ impl Drop for Ticket {
     }
 }
 
+/// Percentiles of a latency, ns (0 with no sample).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Percentiles {
+    /// Samples.
+    pub count: u64,
+    /// Median.
+    pub p50: Nanos,
+    /// 99th percentile.
+    pub p99: Nanos,
+    /// Largest.
+    pub max: Nanos,
+}
+
 /// A dispatch policy per dispatcher, built anew for each (a policy keeps
 /// state of its own group).
 pub type Policies = Vec<Box<dyn Dispatch + Send>>;

@@ -39,6 +39,11 @@ fn sledgescale_preempts_a_long_request_for_an_urgent_one_and_resumes_it_where_it
     let s = rt.status_json();
     assert_eq!(s["preemptions"], 1);
     assert_eq!(s["completed"], 2);
+    assert_eq!(
+        rt.switches().count,
+        1,
+        "the switch to the urgent one is timed"
+    );
     rt.stop();
 }
 

@@ -1,8 +1,8 @@
 //! The runtime's threads: a dispatcher per group, its workers, and the
 //! [`Runtime`] handle that starts them, feeds them and stops them.
 
-use super::group::{After, Effects, Group, GroupStats, Next, Ran};
-use super::{Executor, Policies, RuntimeConfig, Step, Ticket};
+use super::group::{After, Effects, Group, GroupStats, Next, Ran, SWITCH_MAX};
+use super::{Executor, Percentiles, Policies, RuntimeConfig, Step, Ticket};
 use crate::node::invoke::{Failure, Invoke, Reply};
 use crate::sys;
 use faasched_model::node::{RequestId, WorkerId};
@@ -223,6 +223,23 @@ impl<E: Executor> Runtime<E> {
             .sum()
     }
 
+    /// Preemption latencies over every group: from the dispatcher asking a
+    /// worker to switch to the worker starting its next request.
+    pub fn switches(&self) -> Percentiles {
+        let mut all = hdrhistogram::Histogram::<u64>::new_with_bounds(1, SWITCH_MAX, 3)
+            .expect("1 ns to an hour at 3 significant digits is valid");
+        for g in &self.common.groups {
+            all.add(g.lock().switches())
+                .expect("histograms of one precision add");
+        }
+        Percentiles {
+            count: all.len(),
+            p50: all.value_at_quantile(0.5),
+            p99: all.value_at_quantile(0.99),
+            max: all.max(),
+        }
+    }
+
     /// Workers running a request, over every group.
     pub fn busy_workers(&self) -> usize {
         self.common.groups.iter().map(|g| g.lock().busy()).sum()
@@ -289,6 +306,7 @@ impl<E: Executor> Runtime<E> {
     /// The runtime's layout and counters as JSON.
     pub fn status_json(&self) -> serde_json::Value {
         let s = self.stats();
+        let switches = self.switches();
         let c = &self.common.config;
         json!({
             "policy": self.common.groups.first().map(|g| g.lock().policy().to_string()),
@@ -303,6 +321,12 @@ impl<E: Executor> Runtime<E> {
             "failed": s.failed,
             "dropped": s.dropped,
             "preemptions": s.preemptions,
+            "switch_us": {
+                "count": switches.count,
+                "p50": switches.p50 as f64 / 1e3,
+                "p99": switches.p99 as f64 / 1e3,
+                "max": switches.max as f64 / 1e3,
+            },
             "uptime_s": self.common.start.elapsed().as_secs_f64(),
         })
     }
