@@ -143,3 +143,70 @@ pub fn serve(
     drop(runtime);
     Ok(served)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::node::catalog::NODE_CATALOG;
+    use faasched_live::node::invoke::{Answer, Invoke};
+    use faasched_model::{MS, SEC};
+    use std::sync::mpsc;
+    use std::time::Instant;
+
+    /// Every node policy of the catalogue runs live: a dispatcher and six
+    /// workers (the paper's node, which `darc-paper` needs) serve a mix of
+    /// `bimodal-high`'s two functions, short ones due soon and longer ones
+    /// due late, and answer each request once with its result.
+    #[test]
+    fn every_catalogued_policy_serves_a_bimodal_mix() {
+        let workload = Workload::builtin("bimodal-high").unwrap();
+        let labels: Vec<&str> = workload.functions.iter().map(|f| f.name).collect();
+        for spec in NODE_CATALOG {
+            let node = LiveNode {
+                policy: spec.name.to_string(),
+                dispatchers: 1,
+                workers: 6,
+                cpus: Vec::new(),
+                workload: Some("bimodal-high".into()),
+                deadline: 100 * MS,
+                median_estimates: false,
+                preempt_test: PreemptTest::Paper,
+                poll: false,
+                cpu_limit: SEC,
+                memory_limit: 1 << 20,
+                max_sandboxes: 64,
+            };
+            let runtime = node
+                .start()
+                .unwrap_or_else(|e| panic!("{}: {e:#}", spec.name));
+            let (tx, rx) = mpsc::channel::<(u64, Answer)>();
+            for i in 0..60u64 {
+                let long = i % 3 == 0;
+                let tx = tx.clone();
+                runtime.submit(
+                    Invoke {
+                        function: "spin".into(),
+                        query: Some(format!("us={}", if long { 2_000 } else { 20 })),
+                        label: Some(labels[usize::from(long) % labels.len()].to_string()),
+                        deadline: Some(if long { 200 * MS } else { 2 * MS }),
+                        received: Instant::now(),
+                        cancel: Default::default(),
+                    },
+                    Box::new(move |a| tx.send((i, a)).unwrap()),
+                );
+            }
+            drop(tx);
+            let mut seen = [false; 60];
+            while let Ok((i, answer)) = rx.recv_timeout(Duration::from_secs(60)) {
+                assert!(answer.is_ok(), "{}: request {i}: {answer:?}", spec.name);
+                assert!(
+                    !std::mem::replace(&mut seen[i as usize], true),
+                    "{}: twice",
+                    spec.name
+                );
+            }
+            assert!(seen.iter().all(|&s| s), "{}: unanswered", spec.name);
+            assert_eq!(runtime.in_flight(), 0, "{}", spec.name);
+        }
+    }
+}
