@@ -398,16 +398,7 @@ impl Ramp {
         profile: RateProfile,
         seed: u64,
     ) -> Result<Ramp> {
-        if weights.len() != table.len() {
-            return Err(Error::invalid(
-                "weights",
-                format!(
-                    "{} weights for a table of {} functions",
-                    weights.len(),
-                    table.len()
-                ),
-            ));
-        }
+        weights.check_covers(table)?;
         if profile.peak() > crate::node::MAX_RATE_PER_S {
             return Err(Error::invalid("rate profile", "a rate above 1e9/s"));
         }

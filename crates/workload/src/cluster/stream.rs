@@ -54,6 +54,22 @@ impl Weights {
         })
     }
 
+    /// `Ok` if there is exactly one weight per function of `table`, the
+    /// streams' precondition; else an error naming `weights`.
+    pub fn check_covers(&self, table: &FunctionTable) -> Result<()> {
+        if self.len() == table.len() {
+            return Ok(());
+        }
+        Err(Error::invalid(
+            "weights",
+            format!(
+                "{} weights for a table of {} functions",
+                self.len(),
+                table.len()
+            ),
+        ))
+    }
+
     /// The weights, by function id.
     pub fn weights(&self) -> &[f64] {
         &self.weights
@@ -163,16 +179,7 @@ impl OpenLoop {
         length: Length,
         seed: u64,
     ) -> Result<OpenLoop> {
-        if weights.len() != table.len() {
-            return Err(Error::invalid(
-                "weights",
-                format!(
-                    "{} weights for a table of {} functions",
-                    weights.len(),
-                    table.len()
-                ),
-            ));
-        }
+        weights.check_covers(table)?;
         check_length(length, rate_per_s)?;
         Ok(OpenLoop {
             weights,
