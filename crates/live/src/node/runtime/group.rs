@@ -351,35 +351,22 @@ impl<J> Group<J> {
             }
             Signal::Repick => {
                 self.workers.requeue(w, now);
-                self.stats.preemptions += 1;
-                let p = self
-                    .pending
-                    .get_mut(&id)
-                    .expect("a running request is pending");
-                p.preemptions += 1;
-                p.job = Some(job);
+                self.stopped(id, job);
                 (After::Next, fx)
             }
             Signal::TakeBack => {
                 let mut q = self.workers.stop(w, now).expect("worker runs a request");
                 q.preemptions += 1;
-                self.stats.preemptions += 1;
                 self.stats.take_backs += 1;
-                let p = self
-                    .pending
-                    .get_mut(&id)
-                    .expect("a running request is pending");
-                p.preemptions += 1;
-                p.job = Some(job);
-                p.returned = Some(q);
-                let info = p.info;
+                let info = self.stopped(id, job).info;
                 match self.policy.on_returned(now, &info, w) {
                     None => {
-                        self.pending.get_mut(&id).expect("pending").held = true;
+                        let p = self.pending.get_mut(&id).expect("pending");
+                        p.held = true;
+                        p.returned = Some(q);
                         self.offer(now, &mut fx);
                     }
                     Some(to) if (to.0 as usize) < self.workers.len() => {
-                        self.pending.get_mut(&id).expect("pending").returned = None;
                         self.workers.enqueue(to, q);
                         self.wake(to, &mut fx);
                     }
@@ -398,6 +385,19 @@ impl<J> Group<J> {
                 (After::Next, fx)
             }
         }
+    }
+
+    /// Request `id`, stopped by a preemption, keeps its sandbox `job` until
+    /// a worker picks it again.
+    fn stopped(&mut self, id: RequestId, job: J) -> &mut Pending<J> {
+        self.stats.preemptions += 1;
+        let p = self
+            .pending
+            .get_mut(&id)
+            .expect("a running request is pending");
+        p.preemptions += 1;
+        p.job = Some(job);
+        p
     }
 
     /// Looks at the running workers at `now`: Shinjuku's quantum hands a
