@@ -64,6 +64,14 @@ pub struct NodeArgs {
     /// out keep their defaults (docs/NODE.md lists them with their sources).
     #[arg(long, value_name = "FILE")]
     pub costs: Option<PathBuf>,
+    /// Multiply every time of the workload by K: each request's work and
+    /// deadline and the gaps between arrivals (so `--rate` is the rate of
+    /// the stretched stream, and `--load` the same share of a capacity K
+    /// times smaller). The node's costs and the policies' quanta stay as
+    /// they are. For live runs, whose threads cannot keep a workload of µs:
+    /// the simulation of the same stretched stream is what they compare to.
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    pub stretch: u32,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -109,6 +117,7 @@ impl NodeArgs {
                 Some(path) => read_costs(path)?,
                 None => Costs::default(),
             },
+            stretch: self.stretch,
         })
     }
 }

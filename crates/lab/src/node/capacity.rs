@@ -943,6 +943,7 @@ mod tests {
                 costs: Costs::zero(),
             },
             seed: 1,
+            stretch: 1,
             deadlines: Deadlines::default(),
             estimate: Estimate::Exact,
             preempt_test: PreemptTest::Paper,

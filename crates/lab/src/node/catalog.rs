@@ -9,7 +9,7 @@ use faasched_model::node::Dispatch;
 use faasched_model::{FunctionId, Nanos};
 use faasched_policy::node::{
     Class, Darc, Group, Jsq, Lld, PreemptTest, Queues, Resume, RoundRobin, Scan, Shinjuku, Sledge,
-    SledgeScale, Srpt, TypeProfile,
+    SledgeScale, Srpt, Stretched, TypeProfile,
 };
 use faasched_workload::node::{Profile, Work, Workload};
 use rand::SeedableRng;
@@ -118,6 +118,9 @@ pub struct Knowledge {
     pub darc_types: Vec<TypeProfile>,
     /// The paper's manual reservations for the workload, if it gives any.
     pub darc_paper: Option<Vec<Group>>,
+    /// The factor the workload's times are stretched by: the policies'
+    /// quanta stretch with them.
+    pub stretch: u32,
 }
 
 impl Knowledge {
@@ -128,6 +131,40 @@ impl Knowledge {
             preempt_test,
             darc_types: darc_types_of_builtin(w),
             darc_paper: darc_paper_groups(w),
+            stretch: 1,
+        }
+    }
+
+    /// The same with the workload's times multiplied by `factor`: DARC's
+    /// types and the paper's bounds, which are times of the workload, and
+    /// the policies' quanta.
+    pub fn stretched(self, factor: u32) -> Knowledge {
+        let k = Nanos::from(factor);
+        let class = |c: Class| match c {
+            Class::EstimateUpTo(bound) => Class::EstimateUpTo(bound.saturating_mul(k)),
+            c => c,
+        };
+        Knowledge {
+            darc_types: self
+                .darc_types
+                .into_iter()
+                .map(|t| TypeProfile {
+                    class: class(t.class),
+                    mean: t.mean.saturating_mul(k),
+                    ..t
+                })
+                .collect(),
+            darc_paper: self.darc_paper.map(|groups| {
+                groups
+                    .into_iter()
+                    .map(|g| Group {
+                        classes: g.classes.into_iter().map(class).collect(),
+                        ..g
+                    })
+                    .collect()
+            }),
+            stretch: self.stretch.saturating_mul(factor),
+            ..self
         }
     }
 }
@@ -147,6 +184,14 @@ impl NodePolicy {
 
     /// A fresh instance for one dispatcher.
     pub fn build(&self, k: &Knowledge) -> Result<Box<dyn Dispatch + Send>> {
+        let policy = self.build_unstretched(k)?;
+        Ok(match k.stretch {
+            1 => policy,
+            factor => Box::new(Stretched::new(policy, factor)),
+        })
+    }
+
+    fn build_unstretched(&self, k: &Knowledge) -> Result<Box<dyn Dispatch + Send>> {
         Ok(match self.spec.kind {
             Kind::SledgeScale(scan) => Box::new(SledgeScale::new(scan, k.preempt_test)),
             Kind::Srpt => Box::new(Srpt::new()),

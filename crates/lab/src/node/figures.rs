@@ -26,6 +26,7 @@ fn options(workload: &str, seed: u64) -> NodeOptions {
         estimate: "exact".to_string(),
         preempt_test: "paper".to_string(),
         costs: Costs::default(),
+        stretch: 1,
     }
 }
 

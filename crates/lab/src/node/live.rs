@@ -65,6 +65,7 @@ impl LiveNode {
                 preempt_test: self.preempt_test,
                 darc_types: Vec::new(),
                 darc_paper: None,
+                stretch: 1,
             },
         };
         let policies = (0..self.dispatchers)

@@ -40,6 +40,15 @@ pub struct NodeOptions {
     pub preempt_test: String,
     /// What the node's mechanisms cost.
     pub costs: Costs,
+    /// Every time of the workload (work, deadlines, the gaps between
+    /// arrivals) multiplied by this: the same run slowed down, for a live
+    /// node whose threads cannot keep µs; the node's costs stay as they are.
+    #[serde(default = "no_stretch")]
+    pub stretch: u32,
+}
+
+fn no_stretch() -> u32 {
+    1
 }
 
 impl NodeOptions {
@@ -47,6 +56,12 @@ impl NodeOptions {
     /// file keeps its arrivals); errors name the option.
     pub fn setup(&self, rate: Option<f64>) -> Result<NodeSetup> {
         let (estimate, estimator) = self.estimates()?;
+        if !(1..=MAX_STRETCH).contains(&self.stretch) {
+            bail!(
+                "--stretch {}: give a factor from 1 to {MAX_STRETCH}",
+                self.stretch
+            );
+        }
         let workload = match Workload::builtin(&self.workload) {
             Ok(workload) => NodeWorkload::Builtin {
                 workload,
@@ -79,6 +94,7 @@ impl NodeOptions {
             workload,
             config,
             seed: self.seed,
+            stretch: self.stretch,
             deadlines,
             estimate,
             preempt_test: match self.preempt_test.as_str() {
@@ -89,11 +105,11 @@ impl NodeOptions {
         })
     }
 
-    /// A built-in's capacity with every worker of every group; `None` for
-    /// a file.
+    /// A built-in's capacity with every worker of every group, stretched;
+    /// `None` for a file.
     pub fn capacity(&self) -> Option<f64> {
         let w = Workload::builtin(&self.workload).ok()?;
-        Some(w.capacity(self.workers * self.dispatchers))
+        Some(w.capacity(self.workers * self.dispatchers) / f64::from(self.stretch.max(1)))
     }
 
     fn length(&self) -> Result<Length> {
@@ -130,6 +146,9 @@ impl NodeOptions {
     }
 }
 
+/// The largest `--stretch`.
+pub const MAX_STRETCH: u32 = 1_000;
+
 /// Where the requests come from.
 #[derive(Debug)]
 pub enum NodeWorkload {
@@ -155,6 +174,8 @@ pub struct NodeSetup {
     pub config: NodeConfig,
     /// Seed of the arrivals, work and noisy estimates.
     pub seed: u64,
+    /// Every time of the workload multiplied by this ([`NodeOptions::stretch`]).
+    pub stretch: u32,
     /// Relative deadlines.
     pub deadlines: Deadlines,
     /// The estimates the workload gives.
@@ -167,7 +188,7 @@ impl NodeSetup {
     /// What each dispatcher's policy is built from.
     pub fn knowledge(&self) -> Knowledge {
         let workers = self.config.workers as u32;
-        match &self.workload {
+        let k = match &self.workload {
             NodeWorkload::Builtin { workload, .. } => {
                 Knowledge::of_builtin(workload, workers, self.preempt_test)
             }
@@ -176,8 +197,10 @@ impl NodeSetup {
                 preempt_test: self.preempt_test,
                 darc_types: darc_types_of_profile(f.profile()),
                 darc_paper: None,
+                stretch: 1,
             },
-        }
+        };
+        k.stretched(self.stretch)
     }
 
     /// The functions, by id.
@@ -212,6 +235,7 @@ impl NodeSetup {
             },
             config: self.config.clone(),
             seed,
+            stretch: self.stretch,
             deadlines: self.deadlines.clone(),
             estimate: self.estimate,
             preempt_test: self.preempt_test,
@@ -228,7 +252,7 @@ impl NodeSetup {
             } => json!({
                 "name": workload.name,
                 "rate_rps": rate,
-                "capacity_rps": workload.capacity((self.config.workers * self.config.dispatchers) as u32),
+                "capacity_rps": workload.capacity((self.config.workers * self.config.dispatchers) as u32) / f64::from(self.stretch),
                 "length": match length {
                     Length::Duration(ns) => json!({"seconds": *ns as f64 / SEC as f64}),
                     Length::Count(n) => json!({"requests": n}),
@@ -240,7 +264,7 @@ impl NodeSetup {
             }),
         };
         let c = &self.config;
-        json!({
+        let mut settings = json!({
             "workload": workload,
             "seed": self.seed,
             "deadlines": match self.deadlines.to_string() {
@@ -260,32 +284,57 @@ impl NodeSetup {
             "workers_per_dispatcher": c.workers,
             "assign": c.assign,
             "costs": c.costs,
-        })
+        });
+        if self.stretch != 1 {
+            // Only where it is set: an unstretched run's summary.json is
+            // the same as before the option existed.
+            settings["stretch"] = json!(self.stretch);
+        }
+        settings
     }
 
-    /// The requests, from their start.
-    fn requests(
+    /// The requests, from their start, stretched.
+    pub fn requests(
         &self,
     ) -> Result<Box<dyn Iterator<Item = faasched_workload::Result<Request>> + '_>> {
-        Ok(match &self.workload {
-            NodeWorkload::Builtin {
-                workload,
-                rate,
-                length,
-            } => {
-                let params = Params {
-                    rate_per_s: *rate,
-                    length: *length,
-                    seed: self.seed,
-                    deadlines: self.deadlines.clone(),
-                    estimate: self.estimate,
-                };
-                Box::new(workload.requests(&params)?.map(Ok))
-            }
-            NodeWorkload::File(f) => {
-                Box::new(f.requests(&self.deadlines, self.estimate, self.seed)?)
-            }
-        })
+        let k = u64::from(self.stretch);
+        let unstretched: Box<dyn Iterator<Item = faasched_workload::Result<Request>>> =
+            match &self.workload {
+                NodeWorkload::Builtin {
+                    workload,
+                    rate,
+                    length,
+                } => {
+                    // The stream of `rate × k` over `length / k`, every
+                    // time then multiplied by k: `rate` over `length`.
+                    let params = Params {
+                        rate_per_s: *rate * k as f64,
+                        length: match *length {
+                            Length::Duration(ns) => Length::Duration(ns / k),
+                            count => count,
+                        },
+                        seed: self.seed,
+                        deadlines: self.deadlines.clone(),
+                        estimate: self.estimate,
+                    };
+                    Box::new(workload.requests(&params)?.map(Ok))
+                }
+                NodeWorkload::File(f) => {
+                    Box::new(f.requests(&self.deadlines, self.estimate, self.seed)?)
+                }
+            };
+        if k == 1 {
+            return Ok(unstretched);
+        }
+        Ok(Box::new(unstretched.map(move |r| {
+            r.map(|r| Request {
+                arrival: r.arrival.saturating_mul(k),
+                work: r.work.saturating_mul(k),
+                deadline: r.deadline.saturating_mul(k),
+                estimate: r.estimate.saturating_mul(k),
+                ..r
+            })
+        })))
     }
 
     /// Runs `policy` over the requests and summarises it, calling `each`
@@ -357,5 +406,88 @@ impl<F: FnMut(&RequestOutcome)> NodeSink for &mut Recording<'_, F> {
 
     fn interrupted(&mut self) -> bool {
         interrupt::requested()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::node::catalog::node_policies;
+
+    fn options(rate_stretch: u32, seconds: f64) -> NodeOptions {
+        NodeOptions {
+            workload: "bimodal-high".into(),
+            workers: 2,
+            dispatchers: 1,
+            random_assign: false,
+            requests: None,
+            seconds,
+            seed: 7,
+            deadline: None,
+            estimate: "exact".into(),
+            preempt_test: "paper".into(),
+            costs: Costs::zero(),
+            stretch: rate_stretch,
+        }
+    }
+
+    /// With mechanisms that cost nothing, a run stretched K times is the
+    /// same schedule K times slower, under policies with quanta of their
+    /// own too: every request's arrival, first run and finish are K times
+    /// the unstretched run's at K times the rate, its preemptions the same.
+    #[test]
+    fn a_stretched_run_is_the_same_schedule_slowed_down() {
+        let k = 10;
+        let policies = node_policies(&[
+            "sledgescale".into(),
+            "rr".into(),
+            "shinjuku".into(),
+            "darc".into(),
+        ])
+        .unwrap();
+        for policy in &policies {
+            let run = |stretch: u32, rate: f64, seconds: f64| {
+                let setup = options(stretch, seconds).setup(Some(rate)).unwrap();
+                let mut out = Vec::new();
+                let (summary, offered) = setup.run(policy, |o| out.push(*o)).unwrap();
+                out.sort_by_key(|o| o.info.id);
+                (out, summary, offered)
+            };
+            let (plain, _, plain_rate) = run(1, 1_600.0, 0.5);
+            let (slow, summary, slow_rate) = run(k, 160.0, 5.0);
+            assert_eq!(plain_rate, slow_rate * f64::from(k));
+            assert!(plain.len() > 500, "{}", plain.len());
+            assert_eq!(plain.len(), slow.len(), "{}", policy.name());
+            let times = |o: &RequestOutcome| {
+                (
+                    o.info.arrival,
+                    o.info.deadline,
+                    o.work,
+                    o.first_run,
+                    o.finish,
+                )
+            };
+            let k = u64::from(k);
+            for (p, s) in plain.iter().zip(&slow) {
+                let (a, d, w, f, e) = times(p);
+                assert_eq!(
+                    times(s),
+                    (a * k, d * k, w * k, f.map(|t| t * k), e.map(|t| t * k)),
+                    "{}: request {}",
+                    policy.name(),
+                    p.info.id.0
+                );
+                assert_eq!(p.preemptions, s.preemptions);
+            }
+            assert!(summary.scopes[0].preemptions > 0 || policy.name() == "darc");
+        }
+    }
+
+    #[test]
+    fn a_stretch_out_of_range_is_refused() {
+        for bad in [0, MAX_STRETCH + 1] {
+            let e = options(bad, 1.0).setup(Some(100.0)).unwrap_err();
+            assert!(e.to_string().contains("--stretch"), "{e}");
+        }
     }
 }

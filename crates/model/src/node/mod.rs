@@ -214,6 +214,54 @@ pub trait Dispatch {
     fn on_finish(&mut self, _now: Time, _outcome: &RequestOutcome) {}
 }
 
+/// A boxed policy is a policy: decorators (a policy's quanta stretched)
+/// wrap what the catalogue builds.
+impl<D: Dispatch + ?Sized> Dispatch for Box<D> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn local(&self) -> Local {
+        (**self).local()
+    }
+
+    fn on_request(&mut self, now: Time, req: &RequestInfo, workers: &Workers) -> Decision {
+        (**self).on_request(now, req, workers)
+    }
+
+    fn on_idle(
+        &mut self,
+        now: Time,
+        worker: WorkerId,
+        workers: &Workers,
+        out: &mut Vec<RequestId>,
+    ) {
+        (**self).on_idle(now, worker, workers, out);
+    }
+
+    fn quantum(&self) -> Option<Nanos> {
+        (**self).quantum()
+    }
+
+    fn on_quantum(
+        &mut self,
+        now: Time,
+        worker: WorkerId,
+        workers: &Workers,
+        out: &mut Vec<RequestId>,
+    ) {
+        (**self).on_quantum(now, worker, workers, out);
+    }
+
+    fn on_returned(&mut self, now: Time, req: &RequestInfo, worker: WorkerId) -> Option<WorkerId> {
+        (**self).on_returned(now, req, worker)
+    }
+
+    fn on_finish(&mut self, now: Time, outcome: &RequestOutcome) {
+        (**self).on_finish(now, outcome);
+    }
+}
+
 /// What became of a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RequestOutcome {

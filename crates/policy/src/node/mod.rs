@@ -36,6 +36,7 @@ mod shinjuku;
 mod sledge;
 mod sledgescale;
 mod srpt;
+mod stretch;
 
 pub use darc::{BadDarc, Class, Darc, Group, Plan, PlannedGroup, TypeProfile};
 pub use early::{BASELINE_QUANTUM, Jsq, Lld, RoundRobin};
@@ -43,6 +44,7 @@ pub use shinjuku::{Queues, Resume, SHINJUKU_QUANTUM, Shinjuku};
 pub use sledge::{SLEDGE_BATCH, SLEDGE_QUANTUM, Sledge};
 pub use sledgescale::{PreemptTest, Scan, SledgeScale};
 pub use srpt::Srpt;
+pub use stretch::Stretched;
 
 #[cfg(test)]
 pub(crate) mod testkit {
