@@ -1,6 +1,7 @@
 //! Progress bars on stderr, hidden when stderr is not a terminal.
 
-use indicatif::{ProgressBar, ProgressStyle};
+pub use indicatif::ProgressBar;
+use indicatif::ProgressStyle;
 
 /// [`bar`] of a run of known length.
 const BAR: &str = "{prefix:>12} [{bar:40}] {pos}/{len} invocations ({per_sec}, eta {eta})";

@@ -129,6 +129,9 @@ impl Backend for Fake {
                     cpu: 1_500_000,
                     preemptions: 2,
                     runtime: 3_250_000,
+                    started: 250_000,
+                    dispatcher: 0,
+                    worker: 0,
                 })
             });
             reply(answer);

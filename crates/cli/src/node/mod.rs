@@ -4,7 +4,10 @@
 
 mod args;
 mod capacity;
+mod compare;
+mod host;
 mod load;
+mod replay;
 mod serve;
 mod simulate;
 
@@ -17,6 +20,8 @@ pub enum Command {
     Capacity(capacity::Args),
     Serve(serve::Args),
     Load(load::Args),
+    Replay(replay::Args),
+    Compare(compare::Args),
 }
 
 impl Command {
@@ -26,6 +31,8 @@ impl Command {
             Command::Capacity(a) => a.execute(),
             Command::Serve(a) => a.execute(),
             Command::Load(a) => a.execute(),
+            Command::Replay(a) => a.execute(),
+            Command::Compare(a) => a.execute(),
         }
     }
 }

@@ -6,12 +6,13 @@ use super::args::{NodeArgs, policy_help};
 use crate::stdout::{out, outln};
 use anyhow::{Result, bail};
 use clap::Args as ClapArgs;
-use faasched_lab::node::catalog::node_policies;
-use faasched_lab::node::run::NodeWorkload;
+use faasched_lab::node::catalog::{NodePolicy, node_policies};
+use faasched_lab::node::run::{NodeSetup, NodeWorkload};
+use faasched_lab::progress::ProgressBar;
 use faasched_lab::{interrupt, progress};
 use faasched_report::Staged;
 use faasched_report::node::{
-    Load, REPORT_HTML, Summary, render_table, write_outputs, write_report,
+    Load, PolicySummary, REPORT_HTML, Summary, render_table, write_outputs, write_report,
 };
 use faasched_workload::node::{LOGNORMAL_CAP, LOGNORMAL_FLOOR};
 use std::path::PathBuf;
@@ -29,6 +30,15 @@ use std::path::PathBuf;
 pub struct Args {
     #[command(flatten)]
     node: NodeArgs,
+    #[command(flatten)]
+    sweep: Sweep,
+    #[command(flatten)]
+    outputs: Outputs,
+}
+
+/// The rates and the policies of a node run, simulated or live.
+#[derive(ClapArgs, Debug)]
+pub struct Sweep {
     /// Offered requests per second of a built-in; several, comma-separated,
     /// make a sweep (the report draws each metric against them)
     /// [default: --load 0.8].
@@ -49,6 +59,11 @@ pub struct Args {
         long_help = policy_help()
     )]
     policy: Vec<String>,
+}
+
+/// Where a node run's summary goes.
+#[derive(ClapArgs, Debug)]
+pub struct Outputs {
     /// Write summary.json, summary.csv and report.html into this directory,
     /// together, once all are written.
     #[arg(long, short = 'o', value_name = "DIR")]
@@ -60,8 +75,55 @@ pub struct Args {
 
 impl Args {
     pub fn execute(self) -> Result<()> {
+        let summary = self.sweep.run(&self.node, &mut |setup, policy, bar| {
+            setup.run(policy, |_| bar.inc(1))
+        })?;
+        self.outputs.write(&summary, "faasched node simulate")
+    }
+}
+
+impl Outputs {
+    /// Prints the table (or summary.json) of `summary` and writes its
+    /// files, the report titled `title`.
+    pub fn write(&self, summary: &Summary, title: &str) -> Result<()> {
+        let text = if self.json {
+            format!("{}\n", serde_json::to_string_pretty(&summary.to_json())?)
+        } else {
+            render_table(summary)
+        };
+        if let Some(dir) = &self.out {
+            let mut staged = Staged::new();
+            write_outputs(dir, summary, &mut staged)?;
+            write_report(dir, title, summary, &mut staged)?;
+            interrupt::check()?;
+            staged.commit()?;
+        }
+        out!("{text}")?;
+        if let (Some(dir), false) = (&self.out, self.json) {
+            outln!(
+                "wrote summary.json, summary.csv, {REPORT_HTML} to {}",
+                dir.display()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// One policy's run of a setup (simulated or live), counting its requests
+/// on the bar: its summary and the offered rate.
+pub type RunOne<'a> =
+    dyn FnMut(&NodeSetup, &NodePolicy, &ProgressBar) -> Result<(PolicySummary, f64)> + 'a;
+
+impl Sweep {
+    /// Every policy at every rate through `run` (a simulation or a live
+    /// replay), summarised.
+    pub fn run(
+        &self,
+        node: &NodeArgs,
+        run: &mut RunOne<'_>,
+    ) -> Result<Summary> {
         let policies = node_policies(&self.policy)?;
-        let options = self.node.options()?;
+        let options = node.options()?;
         let setups = self
             .rates(options.capacity())?
             .into_iter()
@@ -83,7 +145,7 @@ impl Args {
             let mut offered = 0.0;
             for policy in &policies {
                 let bar = progress::bar(policy.name(), None);
-                let (summary, rate) = setup.run(policy, |_| bar.inc(1))?;
+                let (summary, rate) = run(setup, policy, &bar)?;
                 bar.finish_and_clear();
                 offered = rate;
                 summaries.push(summary);
@@ -98,27 +160,7 @@ impl Args {
             // A sweep: every rate, not the first one's.
             settings["workload"]["rate_rps"] = loads.iter().map(|l| l.rate).collect();
         }
-        let summary = Summary { settings, loads };
-        let text = if self.json {
-            format!("{}\n", serde_json::to_string_pretty(&summary.to_json())?)
-        } else {
-            render_table(&summary)
-        };
-        if let Some(dir) = &self.out {
-            let mut staged = Staged::new();
-            write_outputs(dir, &summary, &mut staged)?;
-            write_report(dir, "faasched node simulate", &summary, &mut staged)?;
-            interrupt::check()?;
-            staged.commit()?;
-        }
-        out!("{text}")?;
-        if let (Some(dir), false) = (&self.out, self.json) {
-            outln!(
-                "wrote summary.json, summary.csv, {REPORT_HTML} to {}",
-                dir.display()
-            )?;
-        }
-        Ok(())
+        Ok(Summary { settings, loads })
     }
 
     /// The offered rates of a built-in: `--rate`, or `--load` (0.8 by

@@ -9,7 +9,7 @@
 //! measuring thread keeps the rest); with sleeping workers (the default) and
 //! with polling ones.
 
-use crate::node::live::LiveNode;
+use crate::node::live::{Host, LiveNode};
 use anyhow::{Context, Result, bail};
 use faasched_live::node::bench::{preemptions, round_trips, throughput};
 use faasched_live::node::ingress::Ingress;
@@ -138,15 +138,17 @@ fn node(poll: bool, cpus: Vec<usize>) -> LiveNode {
         policy: "sledgescale".into(),
         dispatchers: 1,
         workers: 1,
-        cpus,
         workload: None,
         deadline: 100 * MS,
         median_estimates: false,
         preempt_test: PreemptTest::Paper,
-        poll,
-        cpu_limit: SEC,
-        memory_limit: 64 << 20,
-        max_sandboxes: 64,
+        host: Host {
+            cpus,
+            poll,
+            cpu_limit: SEC,
+            memory_limit: 64 << 20,
+            max_sandboxes: 64,
+        },
     }
 }
 

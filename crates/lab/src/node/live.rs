@@ -5,7 +5,7 @@
 use super::catalog::{Knowledge, node_policies};
 use anyhow::{Context, Result, bail};
 use faasched_live::node::ingress::{self, Drained, Ingress, StopSignal};
-use faasched_live::node::runtime::{Runtime, RuntimeConfig};
+use faasched_live::node::runtime::{Policies, Runtime, RuntimeConfig};
 use faasched_live::node::wasm::WasmExecutor;
 use faasched_model::Nanos;
 use faasched_policy::node::PreemptTest;
@@ -14,28 +14,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A live node: its layout, its policy and its sandboxes' limits.
+/// Where and within what limits a live node's threads and sandboxes run:
+/// what a node served and a replay share.
 #[derive(Clone, Debug)]
-pub struct LiveNode {
-    /// The node policy, as the catalogue names it.
-    pub policy: String,
-    /// Dispatchers, each with its own group of workers.
-    pub dispatchers: u32,
-    /// Workers per dispatcher.
-    pub workers: u32,
+pub struct Host {
     /// CPUs to pin the threads to, dispatchers first; empty leaves them
     /// unpinned.
     pub cpus: Vec<usize>,
-    /// A built-in workload whose functions the requests name
-    /// (`x-faasched-function`): their ids, and what DARC plans from.
-    pub workload: Option<String>,
-    /// The relative deadline of a request that names none.
-    pub deadline: Nanos,
-    /// Estimates from the median of each function's last runs, instead of
-    /// what the request asks (`spin`'s µs).
-    pub median_estimates: bool,
-    /// `sledgescale`'s preemption test.
-    pub preempt_test: PreemptTest,
     /// Idle threads spin instead of sleeping.
     pub poll: bool,
     /// CPU time one request may use, ns.
@@ -46,9 +31,56 @@ pub struct LiveNode {
     pub max_sandboxes: u32,
 }
 
-impl LiveNode {
+impl Host {
     /// Starts the sandboxes (compiling the suite and calibrating `spin`) and
-    /// the threads.
+    /// the threads of `config` under `policies`, one per dispatcher.
+    pub fn launch(
+        &self,
+        config: RuntimeConfig,
+        policies: Policies,
+    ) -> Result<Runtime<WasmExecutor>> {
+        let mut sandboxes = faasched_wasm::Config::new();
+        sandboxes
+            .max_sandboxes(self.max_sandboxes)
+            .memory_limit(self.memory_limit)
+            .cpu_limit(self.cpu_limit);
+        let sandboxes = faasched_wasm::Runtime::new(&sandboxes).context("the sandboxes")?;
+        let workers = config.dispatchers * config.workers;
+        let executor = Arc::new(WasmExecutor::new(sandboxes, workers));
+        let config = RuntimeConfig {
+            cpus: self.cpus.clone(),
+            poll: self.poll,
+            ..config
+        };
+        Runtime::start(config, policies, executor).context("starting the node's threads")
+    }
+}
+
+/// A live node: its layout, its policy and where it runs.
+#[derive(Clone, Debug)]
+pub struct LiveNode {
+    /// The node policy, as the catalogue names it.
+    pub policy: String,
+    /// Dispatchers, each with its own group of workers.
+    pub dispatchers: u32,
+    /// Workers per dispatcher.
+    pub workers: u32,
+    /// A built-in workload whose functions the requests name
+    /// (`x-faasched-function`): their ids, and what DARC plans from.
+    pub workload: Option<String>,
+    /// The relative deadline of a request that names none.
+    pub deadline: Nanos,
+    /// Estimates from the median of each function's last runs, instead of
+    /// what the request asks (`spin`'s µs).
+    pub median_estimates: bool,
+    /// `sledgescale`'s preemption test.
+    pub preempt_test: PreemptTest,
+    /// Its threads and sandboxes.
+    pub host: Host,
+}
+
+impl LiveNode {
+    /// Starts the sandboxes and the threads.
     pub fn start(&self) -> Result<Runtime<WasmExecutor>> {
         let [policy] = &node_policies(std::slice::from_ref(&self.policy))?[..] else {
             bail!("one node policy at a time");
@@ -78,28 +110,18 @@ impl LiveNode {
                     self.policy
                 ),
             })?;
-        let mut config = faasched_wasm::Config::new();
-        config
-            .max_sandboxes(self.max_sandboxes)
-            .memory_limit(self.memory_limit)
-            .cpu_limit(self.cpu_limit);
-        let sandboxes = faasched_wasm::Runtime::new(&config).context("the sandboxes")?;
-        let workers = (self.dispatchers * self.workers) as usize;
-        let executor = Arc::new(WasmExecutor::new(sandboxes, workers));
         let config = RuntimeConfig {
             dispatchers: self.dispatchers as usize,
             workers: self.workers as usize,
-            cpus: self.cpus.clone(),
             deadline: self.deadline,
             median_estimates: self.median_estimates,
             functions: workload
                 .iter()
                 .flat_map(|w| w.functions.iter().map(|f| f.name.to_string()))
                 .collect(),
-            poll: self.poll,
             ..RuntimeConfig::default()
         };
-        Runtime::start(config, policies, executor).context("starting the node's threads")
+        self.host.launch(config, policies)
     }
 }
 
@@ -167,15 +189,17 @@ mod tests {
                 policy: spec.name.to_string(),
                 dispatchers: 1,
                 workers: 6,
-                cpus: Vec::new(),
                 workload: Some("bimodal-high".into()),
                 deadline: 100 * MS,
                 median_estimates: false,
                 preempt_test: PreemptTest::Paper,
-                poll: false,
-                cpu_limit: SEC,
-                memory_limit: 1 << 20,
-                max_sandboxes: 64,
+                host: Host {
+                    cpus: Vec::new(),
+                    poll: false,
+                    cpu_limit: SEC,
+                    memory_limit: 1 << 20,
+                    max_sandboxes: 64,
+                },
             };
             let runtime = node
                 .start()

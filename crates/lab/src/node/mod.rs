@@ -3,10 +3,13 @@
 
 pub mod capacity;
 pub mod catalog;
+pub mod compare;
 pub mod experiment;
 pub mod figures;
 #[cfg(feature = "live")]
 pub mod live;
+#[cfg(feature = "live")]
+pub mod replay;
 pub mod run;
 
 /// What the node's mechanisms cost, as the engine takes them.

@@ -101,6 +101,12 @@ pub struct Completed {
     pub preemptions: u32,
     /// From [`Invoke::received`] to its completion, ns.
     pub runtime: Nanos,
+    /// From [`Invoke::received`] to its first run on a worker, ns.
+    pub started: Nanos,
+    /// The dispatcher whose group ran it.
+    pub dispatcher: u32,
+    /// The worker it finished on, in its dispatcher's group.
+    pub worker: u32,
 }
 
 /// Why an invocation has no result.

@@ -498,6 +498,7 @@ fn invoke_answer(answer: Answer) -> Counted {
             cpu,
             preemptions,
             runtime,
+            ..
         }) => {
             let mut response = text(StatusCode::OK, format!("{value}\n"));
             let headers = response.headers_mut();

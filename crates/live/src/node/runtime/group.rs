@@ -525,11 +525,17 @@ impl<J> Group<J> {
         self.policy.on_finish(now, &outcome);
         let answer = result.map(|(value, cpu)| {
             self.stats.completed += 1;
+            let runtime = p.invoke.received.elapsed().as_nanos() as Nanos;
             Completed {
                 value,
                 cpu,
                 preemptions: p.preemptions,
-                runtime: p.invoke.received.elapsed().as_nanos() as Nanos,
+                runtime,
+                // The first run, on the runtime's clock, as far before the
+                // finish as it was.
+                started: runtime.saturating_sub(now.saturating_sub(p.first_run.unwrap_or(now))),
+                dispatcher: self.index,
+                worker: w.0,
             }
         });
         if answer.is_err() {

@@ -36,6 +36,8 @@ fn sledgescale_preempts_a_long_request_for_an_urgent_one_and_resumes_it_where_it
     assert_eq!(first.1.unwrap().preemptions, 0);
     let long: Completed = second.1.unwrap();
     assert_eq!((second.0, long.value, long.preemptions), (0, 7, 1));
+    assert!(long.started <= long.runtime, "{long:?}");
+    assert_eq!((long.dispatcher, long.worker), (0, 0));
     let s = rt.status_json();
     assert_eq!(s["preemptions"], 1);
     assert_eq!(s["completed"], 2);
@@ -107,6 +109,21 @@ fn every_request_is_answered_exactly_once_across_dispatchers_and_workers() {
         }
     }
     assert_eq!(seen.len(), 2000);
+    let mut places = std::collections::BTreeSet::new();
+    for done in seen.values().flatten() {
+        assert!(done.started <= done.runtime, "{done:?}");
+        places.insert((done.dispatcher, done.worker));
+    }
+    assert!(places.iter().all(|&(d, w)| d < 2 && w < 2), "{places:?}");
+    assert_eq!(
+        places
+            .iter()
+            .map(|p| p.0)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+        2,
+        "requests go to the dispatchers in turn"
+    );
     for (tag, answer) in &seen {
         match tag % 1000 % 50 {
             0 => assert_eq!(answer.as_ref().unwrap_err().kind(), "trap"),

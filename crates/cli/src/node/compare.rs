@@ -1,0 +1,93 @@
+//! `faasched node compare`: the same node runs simulated and live, side by
+//! side, with each world's ranking of the policies.
+
+use super::args::NodeArgs;
+use super::host::HostArgs;
+use super::replay::live_settings;
+use super::simulate::Sweep;
+use crate::stdout::{out, outln};
+use anyhow::Result;
+use clap::Args as ClapArgs;
+use faasched_lab::interrupt;
+use faasched_lab::node::compare::compare;
+use faasched_lab::node::replay::replay;
+use faasched_report::Staged;
+use faasched_report::node::{write_outputs, write_report};
+use std::path::PathBuf;
+
+/// Simulate a node run and replay it live under each policy, and set the
+/// two side by side.
+///
+/// Per policy, over all requests: latency percentiles, the p99.9 slowdown,
+/// the miss rate and preemptions per request, simulated and live; then,
+/// per rate, the order each world puts the policies in by p99.9 slowdown
+/// and whether it is the same. The simulation charges the node's costs of
+/// `--costs` (the file `faasched node calibrate` writes from this machine);
+/// the replay is `faasched node replay` with the same options. Try, on two
+/// cores:
+///
+///   faasched node compare -w bimodal-high --workers 1 --stretch 10 --load 0.7 -p sledgescale,rr,shinjuku
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    node: NodeArgs,
+    #[command(flatten)]
+    sweep: Sweep,
+    #[command(flatten)]
+    host: HostArgs,
+    /// Write compare.json and compare.csv, and each world's summary.json,
+    /// summary.csv and report.html in sim/ and live/, into this directory,
+    /// together, once all are written.
+    #[arg(long, short = 'o', value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print compare.json to stdout instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Args {
+    pub fn execute(self) -> Result<()> {
+        let host = self.host.host()?;
+        let sim = self.sweep.run(&self.node, &mut |setup, policy, bar| {
+            setup.run(policy, |_| bar.inc(1))
+        })?;
+        let mut live = self.sweep.run(&self.node, &mut |setup, policy, bar| {
+            replay(setup, policy, &host, |_| bar.inc(1))
+        })?;
+        live_settings(&mut live.settings, &host);
+        let comparison = compare(&sim, &live)?;
+        let json = serde_json::to_string_pretty(&serde_json::json!({
+            "sim_settings": sim.settings,
+            "live_settings": live.settings,
+            "comparison": comparison,
+        }))? + "\n";
+        if let Some(dir) = &self.out {
+            let mut staged = Staged::new();
+            staged.create_dir(dir)?;
+            for (world, summary, title) in [
+                ("sim", &sim, "faasched node compare: simulated"),
+                ("live", &live, "faasched node compare: live"),
+            ] {
+                let sub = dir.join(world);
+                staged.create_dir(&sub)?;
+                write_outputs(&sub, summary, &mut staged)?;
+                write_report(&sub, title, summary, &mut staged)?;
+            }
+            staged.write(&dir.join("compare.json"), json.as_bytes())?;
+            staged.write(&dir.join("compare.csv"), comparison.to_csv().as_bytes())?;
+            interrupt::check()?;
+            staged.commit()?;
+        }
+        match self.json {
+            true => out!("{json}")?,
+            false => out!("{}", comparison.render())?,
+        }
+        if let (Some(dir), false) = (&self.out, self.json) {
+            outln!(
+                "wrote compare.json, compare.csv, sim/ and live/ to {}",
+                dir.display()
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,66 @@
+//! `faasched node replay`: the requests `node simulate` runs, sent to a
+//! live node runtime under each policy; the same table and files.
+
+use super::args::NodeArgs;
+use super::host::HostArgs;
+use super::simulate::{Outputs, Sweep};
+use anyhow::{Result, bail};
+use clap::Args as ClapArgs;
+use faasched_lab::node::live::Host;
+use faasched_lab::node::replay::replay;
+use serde_json::{Value, json};
+
+/// Run requests through a live node, once per policy: the requests `node
+/// simulate` runs with the same options, sent at their arrival times to a
+/// node runtime started for the policy (a dispatcher thread per group,
+/// worker threads running each request as `spin` of its work in a fresh
+/// WebAssembly sandbox), measured, and summarised as `node simulate`
+/// summarises (the same table, summary.json, summary.csv and report.html).
+///
+/// Requests are sent in process, without HTTP, so what is measured is the
+/// scheduling; a request's latency counts from its arrival time even when
+/// the sender was late. A workload of µs asks more of threads than they
+/// keep: `--stretch 10` runs the same experiment ten times slower. The
+/// node's CPUs are shared with the sender; on a small machine, give the
+/// node few workers. Estimates are `exact` (a spin's own µs) or `median`.
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    node: NodeArgs,
+    #[command(flatten)]
+    sweep: Sweep,
+    #[command(flatten)]
+    host: HostArgs,
+    #[command(flatten)]
+    outputs: Outputs,
+}
+
+impl Args {
+    pub fn execute(self) -> Result<()> {
+        if self.node.costs.is_some() {
+            bail!("--costs sets what the simulator charges; a live node pays its own");
+        }
+        let host = self.host.host()?;
+        let mut summary = self.sweep.run(&self.node, &mut |setup, policy, bar| {
+            replay(setup, policy, &host, |_| bar.inc(1))
+        })?;
+        live_settings(&mut summary.settings, &host);
+        self.outputs.write(&summary, "faasched node replay")
+    }
+}
+
+/// What summary.json records of a live run: the host instead of the
+/// simulator's costs.
+pub fn live_settings(settings: &mut Value, host: &Host) {
+    if let Some(map) = settings.as_object_mut() {
+        map.remove("costs");
+    }
+    settings["live"] = json!({
+        "cpus": host.cpus,
+        "poll": host.poll,
+        "cpu_limit_ns": host.cpu_limit,
+        "memory_limit_bytes": host.memory_limit,
+        "max_sandboxes": host.max_sandboxes,
+        "online_cpus": faasched_sys::sched::online_cpus(),
+    });
+}

@@ -1,0 +1,327 @@
+//! The same node run simulated and live, side by side: per policy its
+//! latency, slowdown, misses and preemptions in each world, and whether
+//! the two worlds rank the policies alike.
+
+use anyhow::{Result, bail};
+use faasched_report::node::{PolicySummary, Summary};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// What the rankings order the policies by: p99.9 slowdown, lowest first
+/// (SledgeScale's headline metric).
+pub const RANKED_BY: &str = "p99.9 slowdown";
+
+/// One policy's numbers in one world, over all its requests.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Side {
+    /// Median latency, µs.
+    pub p50_us: Option<f64>,
+    /// 99th percentile latency, µs.
+    pub p99_us: Option<f64>,
+    /// 99.9th percentile latency, µs.
+    pub p999_us: Option<f64>,
+    /// 99.9th percentile slowdown (latency / work).
+    pub slowdown_p999: Option<f64>,
+    /// Missed or dropped, % of the requests.
+    pub miss_pct: Option<f64>,
+    /// Preemptions per finished request.
+    pub preemptions: Option<f64>,
+}
+
+impl Side {
+    fn of(p: &PolicySummary) -> Side {
+        let all = p.all();
+        Side {
+            p50_us: all.latency.map(|l| l.p50),
+            p99_us: all.latency.map(|l| l.p99),
+            p999_us: all.latency.map(|l| l.p999),
+            slowdown_p999: all.slowdown.map(|s| s.p999),
+            miss_pct: all.miss_rate().map(|m| m * 100.0),
+            preemptions: (all.finished > 0).then(|| all.preemptions as f64 / all.finished as f64),
+        }
+    }
+}
+
+/// One policy at one rate, in both worlds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Row {
+    /// Offered requests per second.
+    pub rate_rps: f64,
+    /// The policy.
+    pub policy: String,
+    /// Simulated.
+    pub sim: Side,
+    /// Measured live.
+    pub live: Side,
+}
+
+/// How each world orders the policies at one rate.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Ranking {
+    /// Offered requests per second.
+    pub rate_rps: f64,
+    /// Best first, by [`RANKED_BY`] (a policy with nothing finished last).
+    pub sim: Vec<String>,
+    /// The same, live.
+    pub live: Vec<String>,
+    /// Whether the two orders are the same.
+    pub same: bool,
+}
+
+/// The whole comparison, as compare.json holds it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Comparison {
+    /// What the rankings order by.
+    pub ranked_by: &'static str,
+    /// Per rate and policy.
+    pub rows: Vec<Row>,
+    /// Per rate.
+    pub rankings: Vec<Ranking>,
+}
+
+/// Pairs a simulation's summary with the live one of the same runs (the
+/// same rates and policies in the same order).
+pub fn compare(sim: &Summary, live: &Summary) -> Result<Comparison> {
+    if sim.loads.len() != live.loads.len() {
+        bail!(
+            "{} simulated rates but {} live ones",
+            sim.loads.len(),
+            live.loads.len()
+        );
+    }
+    let mut rows = Vec::new();
+    let mut rankings = Vec::new();
+    for (s, l) in sim.loads.iter().zip(&live.loads) {
+        let names = |ps: &[PolicySummary]| ps.iter().map(|p| p.policy.clone()).collect::<Vec<_>>();
+        if names(&s.policies) != names(&l.policies) {
+            bail!("the simulated and live runs have different policies");
+        }
+        for (sp, lp) in s.policies.iter().zip(&l.policies) {
+            rows.push(Row {
+                rate_rps: s.rate,
+                policy: sp.policy.clone(),
+                sim: Side::of(sp),
+                live: Side::of(lp),
+            });
+        }
+        let (sim, live) = (rank(&s.policies), rank(&l.policies));
+        rankings.push(Ranking {
+            rate_rps: s.rate,
+            same: sim == live,
+            sim,
+            live,
+        });
+    }
+    Ok(Comparison {
+        ranked_by: RANKED_BY,
+        rows,
+        rankings,
+    })
+}
+
+/// The policies by p99.9 slowdown, lowest first; ties keep their order,
+/// and a policy with nothing finished comes last.
+fn rank(policies: &[PolicySummary]) -> Vec<String> {
+    let mut order: Vec<(f64, &str)> = policies
+        .iter()
+        .map(|p| {
+            let key = p.all().slowdown.map_or(f64::INFINITY, |s| s.p999);
+            (key, p.policy.as_str())
+        })
+        .collect();
+    order.sort_by(|a, b| a.0.total_cmp(&b.0));
+    order
+        .into_iter()
+        .map(|(_, name)| name.to_string())
+        .collect()
+}
+
+/// compare.csv's header: one row per rate and policy.
+pub const COMPARE_CSV_HEADER: &str = "rate_rps,policy,world,p50_us,p99_us,p999_us,\
+                                      slowdown_p999,miss_pct,preemptions_per_request";
+
+impl Comparison {
+    /// compare.csv: a row per rate, policy and world; empty cells where
+    /// nothing finished.
+    pub fn to_csv(&self) -> String {
+        let mut out = format!("{COMPARE_CSV_HEADER}\n");
+        for r in &self.rows {
+            for (world, side) in [("sim", &r.sim), ("live", &r.live)] {
+                let cells = [
+                    side.p50_us,
+                    side.p99_us,
+                    side.p999_us,
+                    side.slowdown_p999,
+                    side.miss_pct,
+                    side.preemptions,
+                ]
+                .map(|v| v.map_or_else(String::new, |v| format!("{v}")));
+                let _ = writeln!(
+                    out,
+                    "{},{},{world},{}",
+                    r.rate_rps,
+                    r.policy,
+                    cells.join(",")
+                );
+            }
+        }
+        out
+    }
+
+    /// The table `node compare` prints: a line per policy with each metric
+    /// simulated and live, then each world's ranking.
+    pub fn render(&self) -> String {
+        let header = [
+            "policy", "p50_us", "p99_us", "p999_us", "sd_p999", "miss_%", "preempt",
+        ];
+        let cell = |s: Option<f64>, l: Option<f64>, digits: usize| {
+            let f = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"));
+            format!("{} / {}", f(s), f(l))
+        };
+        let mut lines: Vec<(Option<f64>, [String; 7])> = Vec::new();
+        for r in &self.rows {
+            lines.push((
+                Some(r.rate_rps),
+                [
+                    r.policy.clone(),
+                    cell(r.sim.p50_us, r.live.p50_us, 1),
+                    cell(r.sim.p99_us, r.live.p99_us, 1),
+                    cell(r.sim.p999_us, r.live.p999_us, 1),
+                    cell(r.sim.slowdown_p999, r.live.slowdown_p999, 2),
+                    cell(r.sim.miss_pct, r.live.miss_pct, 2),
+                    cell(r.sim.preemptions, r.live.preemptions, 2),
+                ],
+            ));
+        }
+        let mut widths = header.map(str::len);
+        for (_, cells) in &lines {
+            for (w, c) in widths.iter_mut().zip(cells) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+        let row = |cells: &[String; 7]| {
+            let mut line = String::new();
+            for (i, (c, w)) in cells.iter().zip(widths).enumerate() {
+                let pad = w - c.chars().count();
+                match i {
+                    0 => line.push_str(&format!("{c}{}", " ".repeat(pad))),
+                    _ => line.push_str(&format!("  {}{c}", " ".repeat(pad))),
+                }
+            }
+            line.trim_end().to_string()
+        };
+        let mut out = String::from(
+            "each cell: simulated / live; over all requests: p50/p99/p999 latency in µs, \
+             sd_p999 the p99.9 slowdown (latency / work),\nmiss_% missed or dropped, preempt \
+             preemptions per finished request\n",
+        );
+        out.push_str(&row(&header.map(String::from)));
+        out.push('\n');
+        let mut rate = None;
+        for (r, cells) in &lines {
+            if rate != *r {
+                rate = *r;
+                let _ = writeln!(out, "offered {:.3} requests/s", r.unwrap_or(0.0));
+            }
+            out.push_str(&row(cells));
+            out.push('\n');
+        }
+        for k in &self.rankings {
+            let _ = writeln!(
+                out,
+                "by {RANKED_BY} at {:.3} requests/s: simulated {}; live {}: {}",
+                k.rate_rps,
+                k.sim.join(" < "),
+                k.live.join(" < "),
+                if k.same {
+                    "the same order"
+                } else {
+                    "a different order"
+                }
+            );
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faasched_model::node::{RequestId, RequestInfo, RequestOutcome, WorkerId};
+    use faasched_model::{FunctionId, Functions, US};
+    use faasched_report::node::{Collector, Load, Usage};
+
+    /// A policy whose requests of 10 µs each took `latencies` µs.
+    fn policy(name: &str, latencies: &[u64]) -> PolicySummary {
+        let mut c = Collector::new(name);
+        for (i, &l) in latencies.iter().enumerate() {
+            c.record(&RequestOutcome {
+                info: RequestInfo {
+                    id: RequestId(i as u64),
+                    function: FunctionId(0),
+                    arrival: 0,
+                    deadline: 100 * US,
+                    estimate: 10 * US,
+                },
+                work: 10 * US,
+                dispatcher: 0,
+                worker: Some(WorkerId(0)),
+                first_run: Some(0),
+                finish: Some(l * US),
+                preemptions: 1,
+            });
+        }
+        c.finish(&Functions::new(), Usage::default())
+    }
+
+    fn summary(policies: Vec<PolicySummary>) -> Summary {
+        Summary {
+            settings: serde_json::json!({}),
+            loads: vec![Load {
+                rate: 100.0,
+                policies,
+            }],
+        }
+    }
+
+    #[test]
+    fn rankings_order_by_tail_slowdown_in_each_world() {
+        let sim = summary(vec![
+            policy("a", &[10, 20, 30]),
+            policy("b", &[10, 20, 3000]),
+            policy("c", &[10, 20, 300]),
+        ]);
+        let live = summary(vec![
+            policy("a", &[10, 20, 300]),
+            policy("b", &[10, 20, 30]),
+            policy("c", &[10, 20, 3000]),
+        ]);
+        let c = compare(&sim, &live).unwrap();
+        assert_eq!(c.rankings[0].sim, ["a", "c", "b"]);
+        assert_eq!(c.rankings[0].live, ["b", "a", "c"]);
+        assert!(!c.rankings[0].same);
+        assert!(compare(&sim, &sim).unwrap().rankings[0].same);
+        let a = &c.rows[0];
+        assert_eq!(a.sim.slowdown_p999, Some(3.0));
+        assert_eq!(a.live.slowdown_p999, Some(30.0));
+        assert_eq!(a.sim.miss_pct, Some(0.0));
+        assert!((a.live.miss_pct.unwrap() - 100.0 / 3.0).abs() < 1e-9);
+        assert_eq!(a.sim.preemptions, Some(1.0));
+        let table = c.render();
+        assert!(
+            table.contains("simulated a < c < b; live b < a < c: a different order"),
+            "{table}"
+        );
+        let csv = c.to_csv();
+        assert_eq!(csv.lines().count(), 1 + 3 * 2);
+        assert!(csv.starts_with(COMPARE_CSV_HEADER));
+        assert!(csv.contains("\n100,a,live,"), "{csv}");
+    }
+
+    #[test]
+    fn runs_of_different_policies_are_refused() {
+        let sim = summary(vec![policy("a", &[10])]);
+        let live = summary(vec![policy("b", &[10])]);
+        assert!(compare(&sim, &live).is_err());
+    }
+}

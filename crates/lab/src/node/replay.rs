@@ -1,0 +1,262 @@
+//! A node run, live: the requests `node simulate` would run, sent to a real
+//! node runtime (WebAssembly sandboxes on worker threads) at their arrival
+//! times, and summarised as the simulation is.
+//!
+//! Each request becomes `spin?us=W` (W its work in µs, calibrated CPU
+//! time) labelled with its function, with its own deadline. A driver
+//! thread submits it in process, without a transport (the HTTP ingress's
+//! cost is measured apart, in `faasched bench runtime`), when it is due: it
+//! sleeps until the request's arrival and counts the request as received
+//! then, so a driver that wakes late delays the request's latency, never
+//! its schedule (no coordinated omission). The runtime reports when each
+//! request first ran and finished; the outcomes go to the same
+//! [`Collector`] as the simulator's.
+
+use super::catalog::NodePolicy;
+use super::live::Host;
+use super::run::NodeSetup;
+use crate::interrupt;
+use anyhow::{Context, Result, anyhow, bail};
+use faasched_live::node::invoke::{Answer, Cancel, Failure, Invoke};
+use faasched_live::node::runtime::RuntimeConfig;
+use faasched_model::node::{Request, RequestInfo, RequestOutcome, WorkerId};
+use faasched_model::{Nanos, SEC, US};
+use faasched_report::node::{Collector, PolicySummary, Usage};
+use faasched_sim::node::{Assign, Estimate as Estimator};
+use faasched_workload::node::Estimate;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Between the threads' start and the first arrival: the threads settle.
+const LEAD: Duration = Duration::from_millis(20);
+
+/// The longest a driver waiting for an arrival sleeps before it looks for
+/// answers and a Ctrl-C again.
+const TICK: Duration = Duration::from_millis(10);
+
+/// How long the run waits, after its last arrival, for an answer before it
+/// gives up on the rest: longer than any request of a sane run takes.
+const STALL: Duration = Duration::from_secs(60);
+
+/// `spin`'s argument for `work`: whole µs, at least 1.
+pub fn spin_us(work: Nanos) -> u64 {
+    ((work + US / 2) / US).max(1)
+}
+
+/// Runs `policy` live on `host` over the setup's requests and summarises
+/// it as [`NodeSetup::run`] does, calling `each` on every outcome as its
+/// answer comes; returns the summary and the offered rate.
+pub fn replay(
+    setup: &NodeSetup,
+    policy: &NodePolicy,
+    host: &Host,
+    mut each: impl FnMut(&RequestOutcome),
+) -> Result<(PolicySummary, f64)> {
+    let median = match setup.config.estimate {
+        Estimator::Given if setup.estimate == Estimate::Exact => false,
+        Estimator::Given => bail!(
+            "--estimate {}: a live node takes exact or median estimates (a sandbox's spin is \
+             its own exact estimate)",
+            match setup.estimate {
+                Estimate::Exact => "exact".to_string(),
+                e => format!("noisy={}", e.error()),
+            }
+        ),
+        Estimator::Median { .. } => true,
+    };
+    if !matches!(setup.config.assign, Assign::Equal) {
+        bail!("--assign random: a live node hands requests to its dispatchers in turn");
+    }
+    let requests: Vec<Request> = setup
+        .requests()?
+        .collect::<faasched_workload::Result<_>>()
+        .context("the workload")?;
+    let knowledge = setup.knowledge();
+    let policies = (0..setup.config.dispatchers)
+        .map(|_| policy.build(&knowledge))
+        .collect::<Result<Vec<_>>>()?;
+    let functions = setup.functions();
+    let config = RuntimeConfig {
+        dispatchers: setup.config.dispatchers,
+        workers: setup.config.workers,
+        median_estimates: median,
+        // Ids as the workload numbers them, for the policies planned from
+        // it (DARC) and for the summary's names.
+        functions: (0..functions.len() as u32)
+            .map(|i| {
+                functions
+                    .get(faasched_model::FunctionId(i))
+                    .map_or_else(|| format!("#{i}"), |f| f.name.to_string())
+            })
+            .collect(),
+        ..RuntimeConfig::default()
+    };
+    let runtime = host
+        .launch(config, policies)
+        .with_context(|| format!("{}: the live node", policy.name()))?;
+    let mut tally = Tally {
+        collector: Collector::new(policy.name()),
+        cpu: vec![0; setup.config.dispatchers * setup.config.workers],
+        workers: setup.config.workers,
+        last: 0,
+    };
+    let mut fold = |i: usize, answer: Answer| -> Result<()> {
+        let r = &requests[i];
+        let outcome = outcome(r, answer).map_err(|failure| {
+            anyhow!(
+                "{}: request {} ({}, {} µs) failed live: {failure}",
+                policy.name(),
+                r.id.0,
+                r.function.name,
+                spin_us(r.work)
+            )
+        })?;
+        tally.record(&outcome);
+        each(&outcome);
+        Ok(())
+    };
+    let (tx, rx) = mpsc::channel::<(usize, Answer)>();
+    let start = Instant::now() + LEAD;
+    for (i, r) in requests.iter().enumerate() {
+        let due = start + Duration::from_nanos(r.arrival);
+        loop {
+            while let Ok((i, answer)) = rx.try_recv() {
+                fold(i, answer)?;
+            }
+            interrupt::check()?;
+            let now = Instant::now();
+            if now >= due {
+                break;
+            }
+            std::thread::sleep((due - now).min(TICK));
+        }
+        let tx = tx.clone();
+        runtime.submit(
+            Invoke {
+                function: "spin".into(),
+                query: Some(format!("us={}", spin_us(r.work))),
+                label: Some(r.function.name.to_string()),
+                deadline: Some(r.deadline),
+                received: due,
+                cancel: Cancel::new(),
+            },
+            Box::new(move |answer| {
+                let _ = tx.send((i, answer));
+            }),
+        );
+    }
+    drop(tx);
+    let mut answered = Instant::now();
+    loop {
+        match rx.recv_timeout(TICK) {
+            Ok((i, answer)) => {
+                fold(i, answer)?;
+                answered = Instant::now();
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                interrupt::check()?;
+                if answered.elapsed() > STALL {
+                    bail!(
+                        "{}: {} requests unanswered {} s after the last answer",
+                        policy.name(),
+                        runtime.in_flight(),
+                        STALL.as_secs()
+                    );
+                }
+            }
+        }
+    }
+    runtime.stop();
+    let first = requests.first().map_or(0, |r| r.arrival);
+    let span = tally.last.saturating_sub(first);
+    let usage = Usage {
+        span,
+        workers: tally
+            .cpu
+            .iter()
+            .map(|&c| match span {
+                0 => 0.0,
+                s => c as f64 / s as f64,
+            })
+            .collect(),
+        // The dispatchers' busy time is not measured live.
+        dispatchers: Vec::new(),
+    };
+    let rate = setup.rate().unwrap_or_else(|| match requests.last() {
+        Some(l) if l.arrival > first => {
+            requests.len() as f64 * SEC as f64 / (l.arrival - first) as f64
+        }
+        _ => 0.0,
+    });
+    Ok((tally.collector.finish(&functions, usage), rate))
+}
+
+/// What a replay keeps of its outcomes as they come.
+struct Tally {
+    collector: Collector,
+    /// The work of the requests each worker finished, numbered across the
+    /// node.
+    cpu: Vec<Nanos>,
+    /// Workers per dispatcher.
+    workers: usize,
+    /// The last finish.
+    last: Nanos,
+}
+
+impl Tally {
+    fn record(&mut self, o: &RequestOutcome) {
+        if let (Some(finish), Some(w)) = (o.finish, o.worker) {
+            self.last = self.last.max(finish);
+            self.cpu[o.dispatcher as usize * self.workers + w.0 as usize] += o.work;
+        }
+        self.collector.record(o);
+    }
+}
+
+/// What became of `r` by its live answer, on the run's clock (its arrival
+/// is when it was due): a refusal is a drop, as the simulator's; any other
+/// failure is the run's error.
+fn outcome(r: &Request, answer: Answer) -> Result<RequestOutcome, Failure> {
+    let info = RequestInfo {
+        id: r.id,
+        function: r.function.id,
+        arrival: r.arrival,
+        deadline: r.deadline,
+        estimate: r.estimate,
+    };
+    Ok(match answer {
+        Ok(done) => RequestOutcome {
+            info,
+            work: r.work,
+            dispatcher: done.dispatcher,
+            worker: Some(WorkerId(done.worker)),
+            first_run: Some(r.arrival + done.started),
+            finish: Some(r.arrival + done.runtime),
+            preemptions: done.preemptions,
+        },
+        Err(Failure::Overloaded) => RequestOutcome {
+            info,
+            work: r.work,
+            dispatcher: 0,
+            worker: None,
+            first_run: None,
+            finish: None,
+            preemptions: 0,
+        },
+        Err(failure) => return Err(failure),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spin_rounds_to_whole_microseconds_and_never_to_zero() {
+        assert_eq!(spin_us(26 * US), 26);
+        assert_eq!(spin_us(26 * US + 499), 26);
+        assert_eq!(spin_us(26 * US + 500), 27);
+        assert_eq!(spin_us(1), 1);
+    }
+}
