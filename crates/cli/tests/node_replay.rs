@@ -166,3 +166,65 @@ fn what_a_live_node_cannot_do_is_refused_by_name() {
         assert!(e.contains(expect), "{extra:?}: {e}");
     }
 }
+
+/// Whether process `pid` has a handler for SIGINT (bit 2 of `SigCgt`).
+fn catches_sigint(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("SigCgt:"))
+                .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        })
+        .is_some_and(|mask| mask & (1 << (libc::SIGINT - 1)) != 0)
+}
+
+/// Ctrl-C in the middle of a long live run stops it at once: the queued
+/// requests are cancelled, the threads joined, and no file is written.
+#[test]
+fn ctrl_c_stops_a_replay_and_writes_nothing() {
+    use faasched_sys::process;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("live");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_faasched"))
+        .args([
+            "node",
+            "replay",
+            "-w",
+            "fixed",
+            "--workers",
+            "1",
+            "--stretch",
+            "100",
+        ])
+        .args(["--load", "3", "--seconds", "600", "-p", "sledgescale"])
+        .args(["--out", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Bounded: a run that never gets going is killed, not waited on.
+    let give_up = Instant::now() + Duration::from_secs(120);
+    while !catches_sigint(child.id()) && Instant::now() < give_up {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Overloaded three times over, requests queue up behind the worker.
+    std::thread::sleep(Duration::from_millis(500));
+    let pidfd = process::pidfd_open(child.id() as libc::pid_t).unwrap();
+    process::signal(&pidfd, libc::SIGINT).unwrap();
+    while child.try_wait().unwrap().is_none() && Instant::now() < give_up {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if child.try_wait().unwrap().is_none() {
+        child.kill().unwrap();
+        panic!("faasched node replay did not stop on SIGINT");
+    }
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("interrupted by signal 2"), "{err}");
+    assert!(!out.join("summary.json").exists());
+}

@@ -45,6 +45,33 @@ pub fn user_tick() -> Nanos {
     1_000_000_000 / rustix::param::clock_ticks_per_second().max(1)
 }
 
+/// The calling thread's timer slack set to 1 ns while it lives, the old
+/// slack back when it drops: a thread that paces work by sleeping wakes
+/// when asked, not up to the default 50 µs later.
+pub struct FineTimerSlack {
+    old: Option<std::num::NonZeroU64>,
+}
+
+impl FineTimerSlack {
+    /// Sets it; `None` where the kernel refuses (the thread sleeps with
+    /// the slack it had).
+    pub fn set() -> Option<FineTimerSlack> {
+        let old = rustix::thread::current_timer_slack().ok()?;
+        rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1)).ok()?;
+        Some(FineTimerSlack {
+            old: std::num::NonZeroU64::new(old),
+        })
+    }
+}
+
+impl Drop for FineTimerSlack {
+    fn drop(&mut self) {
+        // `None` asks for the thread's default slack, which is what a 0
+        // read back means.
+        let _ = rustix::thread::set_current_timer_slack(self.old);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,5 +84,15 @@ mod tests {
             x = std::hint::black_box(x.wrapping_add(i * i));
         }
         assert!(monotonic() > m && thread_cpu() > c, "{x}");
+    }
+
+    #[test]
+    fn fine_timer_slack_lasts_while_it_lives() {
+        let before = rustix::thread::current_timer_slack().unwrap();
+        {
+            let _fine = FineTimerSlack::set().expect("a thread may set its own slack");
+            assert_eq!(rustix::thread::current_timer_slack().unwrap(), 1);
+        }
+        assert_eq!(rustix::thread::current_timer_slack().unwrap(), before);
     }
 }

@@ -12,7 +12,8 @@ use std::path::PathBuf;
 #[derive(ClapArgs, Debug)]
 pub struct NodeArgs {
     /// A built-in workload (SledgeScale's Table 3: fixed, bimodal-high,
-    /// bimodal-extreme, sd-vbs, exponential, lognormal) or a workload CSV
+    /// bimodal-extreme, sd-vbs, exponential, lognormal; its Fig. 1:
+    /// colocated) or a workload CSV
     /// whose rows are one CPU phase each (its arrivals are kept).
     #[arg(
         long,

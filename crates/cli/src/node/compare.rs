@@ -3,14 +3,13 @@
 
 use super::args::NodeArgs;
 use super::host::HostArgs;
-use super::replay::live_settings;
+use super::replay::{live_settings, replayed};
 use super::simulate::Sweep;
 use crate::stdout::{out, outln};
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::interrupt;
 use faasched_lab::node::compare::compare;
-use faasched_lab::node::replay::replay;
 use faasched_report::Staged;
 use faasched_report::node::{write_outputs, write_report};
 use std::path::PathBuf;
@@ -52,7 +51,7 @@ impl Args {
             setup.run(policy, |_| bar.inc(1))
         })?;
         let mut live = self.sweep.run(&self.node, &mut |setup, policy, bar| {
-            replay(setup, policy, &host, |_| bar.inc(1))
+            replayed(setup, policy, &host, bar)
         })?;
         live_settings(&mut live.settings, &host);
         let comparison = compare(&sim, &live)?;

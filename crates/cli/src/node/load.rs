@@ -53,7 +53,8 @@ pub struct Args {
     #[arg(long, value_name = "HOST:PORT")]
     target: String,
     /// A built-in node workload: fixed, bimodal-high, bimodal-extreme,
-    /// sd-vbs, exponential, lognormal (SledgeScale's Table 3).
+    /// sd-vbs, exponential, lognormal (SledgeScale's Table 3), colocated
+    /// (its Fig. 1).
     #[arg(long, short = 'w', value_name = "NAME", default_value = "exponential")]
     workload: String,
     /// Offered requests per second (open loop).

@@ -6,8 +6,12 @@ use super::host::HostArgs;
 use super::simulate::{Outputs, Sweep};
 use anyhow::{Result, bail};
 use clap::Args as ClapArgs;
+use faasched_lab::node::catalog::NodePolicy;
 use faasched_lab::node::live::Host;
 use faasched_lab::node::replay::replay;
+use faasched_lab::node::run::NodeSetup;
+use faasched_lab::progress::ProgressBar;
+use faasched_report::node::PolicySummary;
 use serde_json::{Value, json};
 
 /// Run requests through a live node, once per policy: the requests `node
@@ -42,11 +46,32 @@ impl Args {
         }
         let host = self.host.host()?;
         let mut summary = self.sweep.run(&self.node, &mut |setup, policy, bar| {
-            replay(setup, policy, &host, |_| bar.inc(1))
+            replayed(setup, policy, &host, bar)
         })?;
         live_settings(&mut summary.settings, &host);
         self.outputs.write(&summary, "faasched node replay")
     }
+}
+
+/// `policy` replayed live with a progress bar; says on stderr how late the
+/// requests were sent.
+pub fn replayed(
+    setup: &NodeSetup,
+    policy: &NodePolicy,
+    host: &Host,
+    bar: &ProgressBar,
+) -> Result<(PolicySummary, f64)> {
+    let r = replay(setup, policy, host, |_| bar.inc(1))?;
+    bar.suspend(|| {
+        eprintln!(
+            "{}: requests sent late by p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+            policy.name(),
+            r.late.p50 as f64 / 1e3,
+            r.late.p99 as f64 / 1e3,
+            r.late.max as f64 / 1e3
+        )
+    });
+    Ok((r.summary, r.rate))
 }
 
 /// What summary.json records of a live run: the host instead of the

@@ -117,11 +117,7 @@ pub type RunOne<'a> =
 impl Sweep {
     /// Every policy at every rate through `run` (a simulation or a live
     /// replay), summarised.
-    pub fn run(
-        &self,
-        node: &NodeArgs,
-        run: &mut RunOne<'_>,
-    ) -> Result<Summary> {
+    pub fn run(&self, node: &NodeArgs, run: &mut RunOne<'_>) -> Result<Summary> {
         let policies = node_policies(&self.policy)?;
         let options = node.options()?;
         let setups = self

@@ -18,11 +18,13 @@ use super::run::NodeSetup;
 use crate::interrupt;
 use anyhow::{Context, Result, anyhow, bail};
 use faasched_live::node::invoke::{Answer, Cancel, Failure, Invoke};
-use faasched_live::node::runtime::RuntimeConfig;
+use faasched_live::node::runtime::{Runtime, RuntimeConfig};
+use faasched_live::node::wasm::WasmExecutor;
 use faasched_model::node::{Request, RequestInfo, RequestOutcome, WorkerId};
 use faasched_model::{Nanos, SEC, US};
 use faasched_report::node::{Collector, PolicySummary, Usage};
 use faasched_sim::node::{Assign, Estimate as Estimator};
+use faasched_sys::clock::FineTimerSlack;
 use faasched_workload::node::Estimate;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -43,15 +45,55 @@ pub fn spin_us(work: Nanos) -> u64 {
     ((work + US / 2) / US).max(1)
 }
 
+/// How late the driver handed requests to the node: from each request's
+/// arrival time to its submission, ns. A late request's latency counts
+/// from its arrival all the same; this says how much of it the sender, not
+/// the node, caused.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lateness {
+    /// Median.
+    pub p50: Nanos,
+    /// 99th percentile.
+    pub p99: Nanos,
+    /// Largest.
+    pub max: Nanos,
+}
+
+impl Lateness {
+    fn of(mut late: Vec<Nanos>) -> Lateness {
+        late.sort_unstable();
+        let at = |q: f64| match late.len() {
+            0 => 0,
+            n => late[((n - 1) as f64 * q).round() as usize],
+        };
+        Lateness {
+            p50: at(0.5),
+            p99: at(0.99),
+            max: at(1.0),
+        }
+    }
+}
+
+/// What a replay measured.
+#[derive(Clone, Debug)]
+pub struct Replayed {
+    /// The summary, as a simulation's.
+    pub summary: PolicySummary,
+    /// The offered rate.
+    pub rate: f64,
+    /// How late the requests were sent.
+    pub late: Lateness,
+}
+
 /// Runs `policy` live on `host` over the setup's requests and summarises
 /// it as [`NodeSetup::run`] does, calling `each` on every outcome as its
-/// answer comes; returns the summary and the offered rate.
+/// answer comes.
 pub fn replay(
     setup: &NodeSetup,
     policy: &NodePolicy,
     host: &Host,
     mut each: impl FnMut(&RequestOutcome),
-) -> Result<(PolicySummary, f64)> {
+) -> Result<Replayed> {
     let median = match setup.config.estimate {
         Estimator::Given if setup.estimate == Estimate::Exact => false,
         Estimator::Given => bail!(
@@ -115,59 +157,21 @@ pub fn replay(
         each(&outcome);
         Ok(())
     };
-    let (tx, rx) = mpsc::channel::<(usize, Answer)>();
-    let start = Instant::now() + LEAD;
-    for (i, r) in requests.iter().enumerate() {
-        let due = start + Duration::from_nanos(r.arrival);
-        loop {
-            while let Ok((i, answer)) = rx.try_recv() {
-                fold(i, answer)?;
-            }
-            interrupt::check()?;
-            let now = Instant::now();
-            if now >= due {
-                break;
-            }
-            std::thread::sleep((due - now).min(TICK));
-        }
-        let tx = tx.clone();
-        runtime.submit(
-            Invoke {
-                function: "spin".into(),
-                query: Some(format!("us={}", spin_us(r.work))),
-                label: Some(r.function.name.to_string()),
-                deadline: Some(r.deadline),
-                received: due,
-                cancel: Cancel::new(),
-            },
-            Box::new(move |answer| {
-                let _ = tx.send((i, answer));
-            }),
-        );
-    }
-    drop(tx);
-    let mut answered = Instant::now();
-    loop {
-        match rx.recv_timeout(TICK) {
-            Ok((i, answer)) => {
-                fold(i, answer)?;
-                answered = Instant::now();
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                interrupt::check()?;
-                if answered.elapsed() > STALL {
-                    bail!(
-                        "{}: {} requests unanswered {} s after the last answer",
-                        policy.name(),
-                        runtime.in_flight(),
-                        STALL.as_secs()
-                    );
-                }
-            }
+    // Sleeps end when asked, not up to 50 µs later.
+    let _slack = FineTimerSlack::set();
+    let mut sent = Sent {
+        cancels: Vec::with_capacity(requests.len()),
+        late: Vec::with_capacity(requests.len()),
+    };
+    let driven = drive(&runtime, &requests, &mut sent, &mut fold);
+    if driven.is_err() {
+        // Ctrl-C or a failed request: what is still queued is not run.
+        for cancel in &sent.cancels {
+            cancel.cancel();
         }
     }
     runtime.stop();
+    driven.with_context(|| format!("{}: the live run", policy.name()))?;
     let first = requests.first().map_or(0, |r| r.arrival);
     let span = tally.last.saturating_sub(first);
     let usage = Usage {
@@ -189,7 +193,85 @@ pub fn replay(
         }
         _ => 0.0,
     });
-    Ok((tally.collector.finish(&functions, usage), rate))
+    Ok(Replayed {
+        summary: tally.collector.finish(&functions, usage),
+        rate,
+        late: Lateness::of(sent.late),
+    })
+}
+
+/// What the driver keeps of the requests it sent.
+struct Sent {
+    /// Each request's flag, to cancel what is left when the run stops
+    /// early.
+    cancels: Vec<Cancel>,
+    /// How late each was sent, ns.
+    late: Vec<Nanos>,
+}
+
+/// Sends each request to `runtime` at its arrival and hands every answer
+/// to `fold` as it comes, until all are answered; stops at Ctrl-C, at
+/// `fold`'s error, or when no answer has come for [`STALL`].
+fn drive(
+    runtime: &Runtime<WasmExecutor>,
+    requests: &[Request],
+    sent: &mut Sent,
+    fold: &mut dyn FnMut(usize, Answer) -> Result<()>,
+) -> Result<()> {
+    let (tx, rx) = mpsc::channel::<(usize, Answer)>();
+    let start = Instant::now() + LEAD;
+    for (i, r) in requests.iter().enumerate() {
+        let due = start + Duration::from_nanos(r.arrival);
+        loop {
+            while let Ok((i, answer)) = rx.try_recv() {
+                fold(i, answer)?;
+            }
+            interrupt::check()?;
+            let now = Instant::now();
+            if now >= due {
+                sent.late.push(now.duration_since(due).as_nanos() as Nanos);
+                break;
+            }
+            std::thread::sleep((due - now).min(TICK));
+        }
+        let tx = tx.clone();
+        let cancel = Cancel::new();
+        sent.cancels.push(cancel.clone());
+        runtime.submit(
+            Invoke {
+                function: "spin".into(),
+                query: Some(format!("us={}", spin_us(r.work))),
+                label: Some(r.function.name.to_string()),
+                deadline: Some(r.deadline),
+                received: due,
+                cancel,
+            },
+            Box::new(move |answer| {
+                let _ = tx.send((i, answer));
+            }),
+        );
+    }
+    drop(tx);
+    let mut answered = Instant::now();
+    loop {
+        match rx.recv_timeout(TICK) {
+            Ok((i, answer)) => {
+                fold(i, answer)?;
+                answered = Instant::now();
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                interrupt::check()?;
+                if answered.elapsed() > STALL {
+                    bail!(
+                        "{} requests unanswered {} s after the last answer",
+                        runtime.in_flight(),
+                        STALL.as_secs()
+                    );
+                }
+            }
+        }
+    }
 }
 
 /// What a replay keeps of its outcomes as they come.
@@ -251,6 +333,13 @@ fn outcome(r: &Request, answer: Answer) -> Result<RequestOutcome, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lateness_reads_its_percentiles_off_the_sorted_delays() {
+        let l = Lateness::of((1..=100).rev().collect());
+        assert_eq!((l.p50, l.p99, l.max), (51, 99, 100));
+        assert_eq!(Lateness::of(Vec::new()), Lateness::default());
+    }
 
     #[test]
     fn spin_rounds_to_whole_microseconds_and_never_to_zero() {

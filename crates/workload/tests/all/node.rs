@@ -43,6 +43,7 @@ fn builtins_state_table_3_means_and_capacities() {
         ("sd-vbs", 221.4, 27_100.3),
         ("exponential", 100.0, 60_000.0),
         ("lognormal", 9_500.0, 631.6),
+        ("colocated", 147.583, 40_655.0),
     ];
     for (name, mean_us, capacity) in cases {
         let w = Workload::builtin(name).unwrap();
@@ -68,7 +69,8 @@ fn builtins_state_table_3_means_and_capacities() {
             "bimodal-extreme",
             "sd-vbs",
             "exponential",
-            "lognormal"
+            "lognormal",
+            "colocated"
         ]
     );
     let err = Workload::builtin("bimodal").unwrap_err().to_string();
