@@ -64,11 +64,14 @@ pub fn replayed(
     let r = replay(setup, policy, host, |_| bar.inc(1))?;
     bar.suspend(|| {
         eprintln!(
-            "{}: requests sent late by p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+            "{}: requests sent late by p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; \
+             sandboxes used {} of the work asked",
             policy.name(),
             r.late.p50 as f64 / 1e3,
             r.late.p99 as f64 / 1e3,
-            r.late.max as f64 / 1e3
+            r.late.max as f64 / 1e3,
+            r.cpu_over_work
+                .map_or_else(|| "none".to_string(), |x| format!("{:.1}%", x * 100.0))
         )
     });
     Ok((r.summary, r.rate))

@@ -760,6 +760,7 @@ mod tests {
         let stats = Stats {
             mean: 1.0,
             p50: 1.0,
+            p90: 1.0,
             p99: p999_slowdown,
             p999: p999_slowdown,
             max: p999_slowdown,

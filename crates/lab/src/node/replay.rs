@@ -83,6 +83,11 @@ pub struct Replayed {
     pub rate: f64,
     /// How late the requests were sent.
     pub late: Lateness,
+    /// The CPU time the finished requests' sandboxes used over the work
+    /// they asked for: above 1, the machine ran the workload at a higher
+    /// load than it asks (a calibrated spin slowed by a busy sibling
+    /// hyperthread, the sandbox's own set-up).
+    pub cpu_over_work: Option<f64>,
 }
 
 /// Runs `policy` live on `host` over the setup's requests and summarises
@@ -141,9 +146,14 @@ pub fn replay(
         cpu: vec![0; setup.config.dispatchers * setup.config.workers],
         workers: setup.config.workers,
         last: 0,
+        used: (0, 0),
     };
     let mut fold = |i: usize, answer: Answer| -> Result<()> {
         let r = &requests[i];
+        if let Ok(done) = &answer {
+            tally.used.0 += u128::from(done.cpu);
+            tally.used.1 += u128::from(r.work);
+        }
         let outcome = outcome(r, answer).map_err(|failure| {
             anyhow!(
                 "{}: request {} ({}, {} µs) failed live: {failure}",
@@ -197,6 +207,7 @@ pub fn replay(
         summary: tally.collector.finish(&functions, usage),
         rate,
         late: Lateness::of(sent.late),
+        cpu_over_work: (tally.used.1 > 0).then(|| tally.used.0 as f64 / tally.used.1 as f64),
     })
 }
 
@@ -284,6 +295,9 @@ struct Tally {
     workers: usize,
     /// The last finish.
     last: Nanos,
+    /// Over the finished requests: the CPU their sandboxes used, and the
+    /// work they asked for.
+    used: (u128, u128),
 }
 
 impl Tally {

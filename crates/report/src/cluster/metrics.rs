@@ -145,6 +145,7 @@ fn exact_stats(sorted: &[f64]) -> Option<Stats> {
     Some(Stats {
         mean: sorted.iter().sum::<f64>() / n as f64,
         p50: rank(500),
+        p90: rank(900),
         p99: rank(990),
         p999: rank(999),
         max,

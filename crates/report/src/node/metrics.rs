@@ -27,6 +27,8 @@ pub struct Stats {
     pub mean: f64,
     /// 50th percentile.
     pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
     /// 99th percentile.
     pub p99: f64,
     /// 99.9th percentile.
@@ -42,6 +44,7 @@ impl Stats {
         Some(Stats {
             mean: h.mean()? / scale,
             p50: q(500)?,
+            p90: q(900)?,
             p99: q(990)?,
             p999: q(999)?,
             max: h.max()? as f64 / scale,
@@ -351,15 +354,15 @@ mod tests {
     #[test]
     fn nearest_rank_percentiles_on_a_hand_computed_sample() {
         // Latencies 5, 10, ..., 1000 ns (200 values, all exact in the
-        // histogram): p50 is rank 100 = 500 ns, p99 rank 198 = 990 ns, p99.9
-        // rank ⌈199.8⌉ = 200 = 1000 ns.
+        // histogram): p50 is rank 100 = 500 ns, p90 rank 180 = 900 ns, p99
+        // rank 198 = 990 ns, p99.9 rank ⌈199.8⌉ = 200 = 1000 ns.
         let mut c = Collector::new("fifo");
         for i in (1..=200).rev() {
             c.record(&outcome(0, 0, 5, Some(5 * i)));
         }
         let p = c.finish(&functions(), Usage::default());
         let lat = p.all().latency.unwrap();
-        assert_eq!((lat.p50, lat.p99, lat.p999), (0.5, 0.99, 1.0));
+        assert_eq!((lat.p50, lat.p90, lat.p99, lat.p999), (0.5, 0.9, 0.99, 1.0));
         assert_eq!((lat.mean, lat.max), (0.5025, 1.0));
         // Slowdowns 1..=200, recorded above the histogram's exact range.
         let sd = p.all().slowdown.unwrap();

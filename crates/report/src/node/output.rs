@@ -16,7 +16,7 @@ pub const SUMMARY_SCHEMA_VERSION: u32 = 1;
 /// Header of the node `summary.csv`.
 pub const SUMMARY_CSV_HEADER: &str = "rate_rps,policy,function,requests,finished,dropped,\
 missed,miss_rate,throughput_rps,preemptions_per_request,latency_mean_us,latency_p50_us,\
-latency_p99_us,latency_p999_us,latency_max_us,slowdown_mean,slowdown_p50,slowdown_p99,\
+latency_p90_us,latency_p99_us,latency_p999_us,latency_max_us,slowdown_mean,slowdown_p50,slowdown_p99,\
 slowdown_p999,slowdown_max";
 
 /// One run of the node level: its settings and what each policy did at each
@@ -71,6 +71,8 @@ pub struct Row {
     pub latency_mean_us: Option<f64>,
     /// 50th percentile latency (nearest rank), µs.
     pub latency_p50_us: Option<f64>,
+    /// 90th percentile latency (nearest rank), µs.
+    pub latency_p90_us: Option<f64>,
     /// 99th percentile latency (nearest rank), µs.
     pub latency_p99_us: Option<f64>,
     /// 99.9th percentile latency (nearest rank), µs.
@@ -105,6 +107,7 @@ impl Row {
             preemptions_per_request: s.preemptions_per_request(),
             latency_mean_us: pick(s.latency, |t| t.mean),
             latency_p50_us: pick(s.latency, |t| t.p50),
+            latency_p90_us: pick(s.latency, |t| t.p90),
             latency_p99_us: pick(s.latency, |t| t.p99),
             latency_p999_us: pick(s.latency, |t| t.p999),
             latency_max_us: pick(s.latency, |t| t.max),
