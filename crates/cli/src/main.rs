@@ -45,7 +45,8 @@ enum Command {
     Workload(workload::Command),
     /// The node level: dispatchers binding requests to worker threads
     /// (SledgeScale and its baselines), simulated, or live in a
-    /// WebAssembly runtime over HTTP and driven by a load generator.
+    /// WebAssembly runtime (served over HTTP, or replaying a workload), and
+    /// the two compared.
     #[command(subcommand)]
     Node(node::Command),
     /// The cluster level: a router over servers that keep warm containers

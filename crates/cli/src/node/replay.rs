@@ -14,12 +14,15 @@ use faasched_lab::progress::ProgressBar;
 use faasched_report::node::PolicySummary;
 use serde_json::{Value, json};
 
-/// Run requests through a live node, once per policy: the requests `node
-/// simulate` runs with the same options, sent at their arrival times to a
-/// node runtime started for the policy (a dispatcher thread per group,
-/// worker threads running each request as `spin` of its work in a fresh
-/// WebAssembly sandbox), measured, and summarised as `node simulate`
-/// summarises (the same table, summary.json, summary.csv and report.html).
+/// Run requests through a live node under one or more dispatch policies,
+/// as `node simulate` runs them through a simulated one.
+///
+/// The requests `node simulate` runs with the same options are sent at
+/// their arrival times to a node runtime started for each policy (a
+/// dispatcher thread per group, worker threads running each request as
+/// `spin` of its work in a fresh WebAssembly sandbox), measured, and
+/// summarised as `node simulate` summarises (the same table, summary.json,
+/// summary.csv and report.html).
 ///
 /// Requests are sent in process, without HTTP, so what is measured is the
 /// scheduling; a request's latency counts from its arrival time even when
