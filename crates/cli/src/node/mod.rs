@@ -3,6 +3,7 @@
 //! drives a live one.
 
 mod args;
+mod calibrate;
 mod capacity;
 mod load;
 mod serve;
@@ -17,6 +18,7 @@ pub enum Command {
     Capacity(capacity::Args),
     Serve(serve::Args),
     Load(load::Args),
+    Calibrate(calibrate::Args),
 }
 
 impl Command {
@@ -26,6 +28,7 @@ impl Command {
             Command::Capacity(a) => a.execute(),
             Command::Serve(a) => a.execute(),
             Command::Load(a) => a.execute(),
+            Command::Calibrate(a) => a.execute(),
         }
     }
 }

@@ -210,7 +210,7 @@ pub fn measure(settings: Settings, mut each: impl FnMut(&Mode) -> Result<()>) ->
 
 /// `n` `noop` sandboxes started and run to their end on this thread: each
 /// one's set-up, ns.
-fn setups(runtime: &faasched_wasm::Runtime, n: u64) -> Result<Vec<Nanos>> {
+pub(crate) fn setups(runtime: &faasched_wasm::Runtime, n: u64) -> Result<Vec<Nanos>> {
     let preempt = runtime.preempt();
     (0..n)
         .map(|_| {
