@@ -147,7 +147,8 @@ pub fn measure(settings: Settings) -> Result<Calibration> {
     let defaults = Costs::default();
     let mut decisions = Vec::new();
     for workers in FIT_WORKERS {
-        let (times, scanned) = live::decisions(policy(DECIDING, workers)?, workers, QUEUED, n);
+        let (times, scanned) =
+            live::decisions(policy(DECIDING, workers)?, workers, QUEUED, n, clock);
         decisions.push(FitPoint {
             workers,
             scanned,

@@ -25,9 +25,6 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// Requests placed per timed batch of [`decisions`], at least.
-const BATCH: usize = 32;
-
 /// Calls per timed batch of [`preempt_signals`].
 const SIGNALS: usize = 256;
 
@@ -243,9 +240,11 @@ impl Driven {
 /// `workers` workers that each run a request and queue `queued` more: the
 /// group's lock, the clock read, [`Group::arrive`] (the policy's
 /// `on_request`, the request's bookkeeping, its queueing). Each sample is
-/// a batch of at least [`BATCH`] arrivals, ns per decision; after each, as
-/// many requests finish as arrived, so the queues keep their length. Also
-/// the workers each decision examined, on average (`Decision::scanned`).
+/// a batch of as many arrivals as workers, less the clock's cost, ns per
+/// decision; after each, every worker finishes a request, so the queues
+/// keep their length whatever the group's size (SledgeScale's scan reads
+/// each queue). Also the workers each decision examined, on average
+/// (`Decision::scanned`).
 ///
 /// Requests are estimated at 1 ms and due 10 ms after they arrive (10 ×,
 /// as SledgeScale's), each a ns after the last, so none preempts another.
@@ -254,6 +253,7 @@ pub fn decisions(
     workers: usize,
     queued: usize,
     samples: usize,
+    clock: Nanos,
 ) -> (Vec<Nanos>, f64) {
     let counting = Counting::new(policy);
     let scanned = counting.scanned.clone();
@@ -264,10 +264,9 @@ pub fn decisions(
     for w in 0..workers {
         d.next(w);
     }
-    let rounds = BATCH.div_ceil(workers);
-    let batch = rounds * workers;
+    let batch = workers;
     // The policy's clock goes on from the priming's, on the wall clock.
-    let (clock, from) = (Instant::now(), d.now);
+    let (start, from) = (Instant::now(), d.now);
     let base = scanned.load(Ordering::Relaxed);
     let mut times = Vec::with_capacity(samples);
     for _ in 0..samples {
@@ -276,15 +275,13 @@ pub fn decisions(
         for (invoke, ticket) in requests.drain(..) {
             let id = RequestId(d.next_id);
             d.next_id += 1;
-            let now = from + since(clock);
+            let now = from + since(start);
             d.now = now;
             drop(d.group().arrive(now, id, 10 * MS, MS, invoke, ticket));
         }
-        times.push(since(t) / batch as Nanos);
-        for _ in 0..rounds {
-            for w in 0..workers {
-                d.finish(w);
-            }
+        times.push(since(t).saturating_sub(clock) / batch as Nanos);
+        for w in 0..workers {
+            d.finish(w);
         }
     }
     let decided = (samples * batch).max(1) as f64;
@@ -603,10 +600,10 @@ mod tests {
 
     #[test]
     fn a_decision_over_busy_workers_scans_them_all_and_keeps_the_queues() {
-        let (times, scanned) = decisions(sledgescale(), 4, 2, 5);
+        let (times, scanned) = decisions(sledgescale(), 4, 2, 5, 0);
         assert_eq!(times.len(), 5);
         assert_eq!(scanned, 4.0);
-        let (_, one) = decisions(sledgescale(), 1, 2, 3);
+        let (_, one) = decisions(sledgescale(), 1, 2, 3, 0);
         assert_eq!(one, 1.0);
     }
 
