@@ -28,9 +28,9 @@ pub const FIT_WORKERS: [usize; 5] = [1, 2, 4, 8, 16];
 /// timed: SledgeScale's scan reads each worker's queue.
 pub const QUEUED: usize = 2;
 
-/// Samples per cost by default: about 5 s of a release build on a busy
+/// Samples per cost by default: 5 to 10 s of a release build on a busy
 /// 2-core machine.
-pub const DEFAULT_SAMPLES: usize = 2_000;
+pub const DEFAULT_SAMPLES: usize = 5_000;
 
 /// The dispatch policy whose decisions are timed (the paper's).
 const DECIDING: &str = "sledgescale";
@@ -203,41 +203,41 @@ pub fn measure(settings: Settings) -> Result<Calibration> {
             costs.dispatch_base,
             defaults.dispatch_base,
             format!(
-                "least squares over {sizes} busy workers ({QUEUED} queued each) of {DECIDING}'s decisions through the dispatcher's group (lock, on_request, bookkeeping): intercept"
+                "{DECIDING}'s decisions through a dispatcher's group on {sizes} busy workers ({QUEUED} queued each): least-squares intercept"
             ),
         ),
         row(
             "dispatch_per_worker",
             costs.dispatch_per_worker,
             defaults.dispatch_per_worker,
-            "the same fit's slope per worker examined (Decision::scanned)".into(),
+            "the same fit's slope per worker examined".into(),
         ),
         row(
             "idle_pull",
             costs.idle_pull,
             defaults.idle_pull,
             format!(
-                "an idle worker asking while {HOLDING} holds requests: on_idle, the hand-over, the worker taking it"
+                "an idle worker handed a request {HOLDING} held: on_idle, the hand-over, its start"
             ),
         ),
         row(
             "preempt_signal",
             costs.preempt_signal,
             defaults.preempt_signal,
-            "the dispatcher's Preempt::request: the worker's flag and an epoch bump".into(),
+            "Preempt::request: the worker's flag and an epoch bump".into(),
         ),
         row(
             "preempt_latency",
             costs.preempt_latency,
             defaults.preempt_latency,
-            "from that request to a sandbox spinning on another thread stopped at its check and yielded".into(),
+            "from that request to a sandbox spinning on another thread stopped at its check".into(),
         ),
         row(
             "context_switch",
             costs.context_switch,
             defaults.context_switch,
             format!(
-                "a sandbox's fiber switched in and out ({fiber} ns) + the worker re-picking under the group's lock, requeueing the stopped request and starting another"
+                "a sandbox's stop and resume ({fiber} ns) + the worker's re-pick of another request"
             ),
         ),
         row(
@@ -262,7 +262,7 @@ pub fn measure(settings: Settings) -> Result<Calibration> {
             costs.quantum_tick,
             defaults.quantum_tick,
             format!(
-                "a local quantum's re-pick that keeps the running request ({TICKING}): the fiber switched out and in + the group's answer"
+                "a local quantum's re-pick that keeps the request ({TICKING}): a stop and resume + the group's answer"
             ),
         ),
     ];
