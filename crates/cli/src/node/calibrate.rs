@@ -45,7 +45,7 @@ pub struct Args {
 impl Args {
     pub fn execute(self) -> Result<()> {
         let file = self.out.as_deref().map(CostsFile::create).transpose()?;
-        if calibrate::BUILD == "debug" {
+        if cfg!(debug_assertions) {
             eprintln!(
                 "debug build: its own code runs several times slower; calibrate with cargo run --release -- node calibrate"
             );

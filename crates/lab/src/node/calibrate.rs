@@ -78,7 +78,8 @@ pub struct Row {
 pub struct Calibration {
     /// Where.
     pub machine: Machine,
-    /// `release` or `debug`: a debug build's own code runs far slower.
+    /// `debug`, `release` or `release+pgo`: a debug build's own code runs
+    /// far slower.
     pub build: &'static str,
     /// What it did.
     pub settings: Settings,
@@ -95,11 +96,12 @@ pub struct Calibration {
     pub costs: Costs,
 }
 
-/// How this binary was built, as the calibration records it.
+/// How this binary was built, as the calibration records it: `debug`, or
+/// as the benches say ([`crate::bench::BUILD`]).
 pub const BUILD: &str = if cfg!(debug_assertions) {
     "debug"
 } else {
-    "release"
+    crate::bench::BUILD
 };
 
 /// Least squares of `y = base + per × x`: `(base, per)`. With fewer than
