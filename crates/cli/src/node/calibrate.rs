@@ -18,6 +18,9 @@ use std::path::PathBuf;
 /// a sandbox's stop and resume with the worker's re-pick, a fresh sandbox
 /// from the pool, a parked worker woken. Each value is the median of
 /// --samples samples; a table shows it beside the simulator's default.
+/// Last, a check: the runtime's own preemption latency (sledgescale
+/// preempting a 20 ms spin for a no-op, up to 30 times) beside what the
+/// costs make of it.
 /// A release build gives the numbers to use (a debug build's own code runs
 /// several times slower).
 #[derive(ClapArgs, Debug)]
@@ -98,6 +101,12 @@ impl Args {
             .map(|p| format!("{} workers {} ns", p.workers, p.ns))
             .collect();
         outln!("decisions: {}", fit.join(", "))?;
+        outln!(
+            "check: the runtime's own switch (ask to the next request's start) p50 {} ns over {} preemptions; preempt_latency + the re-pick {} ns",
+            c.check.runtime_p50_ns,
+            c.check.preemptions,
+            c.check.costs_ns
+        )?;
         if let Some(path) = &self.out {
             outln!("wrote {}", path.display())?;
         }

@@ -9,17 +9,19 @@
 
 use super::Costs;
 use super::catalog::{Knowledge, node_policies};
-use crate::bench::runtime::setups;
+use crate::bench::runtime::{long, node, noop, setups};
 use anyhow::{Context, Result, bail};
 use faasched_live::calibration::Machine;
+use faasched_live::node::bench::preemptions;
 use faasched_live::node::calibrate::{self as live, Idle, median};
 use faasched_model::node::Dispatch;
-use faasched_model::{Nanos, SEC};
+use faasched_model::{MS, Nanos, SEC};
 use faasched_policy::node::PreemptTest;
 use faasched_report::Staged;
 use faasched_sim::node::MAX_COST;
 use serde::Serialize;
 use std::path::Path;
+use std::time::Duration;
 
 /// Group sizes the decision cost is timed on, one worker to many.
 pub const FIT_WORKERS: [usize; 5] = [1, 2, 4, 8, 16];
@@ -31,6 +33,13 @@ pub const QUEUED: usize = 2;
 /// Samples per cost by default: 5 to 10 s of a release build on a busy
 /// 2-core machine.
 pub const DEFAULT_SAMPLES: usize = 5_000;
+
+/// Preemptions of the runtime check, at most: each waits for a 20 ms spin.
+pub const CHECK_ROUNDS: usize = 30;
+
+/// How long the check's spin runs before the urgent request comes: long
+/// past its sandbox's set-up, well short of its 20 ms.
+const SETTLE: Duration = Duration::from_millis(2);
 
 /// The dispatch policy whose decisions are timed (the paper's).
 const DECIDING: &str = "sledgescale";
@@ -73,6 +82,21 @@ pub struct Row {
     pub how: String,
 }
 
+/// The running runtime's own preemption latency, beside what the costs
+/// make of it: a check that the split of a preemption into its costs
+/// covers it.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct SwitchCheck {
+    /// Preemptions the runtime made (an urgent no-op while a spin ran).
+    pub preemptions: u64,
+    /// Median from the dispatcher's ask to the worker starting the urgent
+    /// request, as the runtime times it (`switch_us` of its status), ns.
+    pub runtime_p50_ns: Nanos,
+    /// What the costs make of the same span: `preempt_latency` and the
+    /// worker's re-pick (`context_switch` less the sandbox's resume), ns.
+    pub costs_ns: Nanos,
+}
+
 /// Everything a calibration measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct Calibration {
@@ -92,6 +116,8 @@ pub struct Calibration {
     /// With `--poll`, the polling hand-off to a spinning worker, ns (what
     /// the simulator then charges nothing for).
     pub polled_wake_ns: Option<Nanos>,
+    /// The running runtime's preemptions against the costs.
+    pub check: SwitchCheck,
     /// The costs file's contents.
     pub costs: Costs,
 }
@@ -161,6 +187,7 @@ pub fn measure(settings: Settings) -> Result<Calibration> {
     let (base, per) = fit(&points);
     let idle = median(live::idle_pulls(policy(HOLDING, 1)?, n, clock)?);
     let repicks = live::repicks(policy(TICKING, 1)?, n, clock)?;
+    let repick = median(repicks.switched);
     let sandboxes = faasched_wasm::Runtime::new(
         faasched_wasm::Config::new()
             .max_sandboxes(64)
@@ -185,13 +212,14 @@ pub fn measure(settings: Settings) -> Result<Calibration> {
         idle_pull: ns(idle as f64),
         preempt_signal: ns(signal as f64),
         preempt_latency: ns(latency as f64),
-        context_switch: ns((median(repicks.switched) + fiber) as f64),
+        context_switch: ns((repick + fiber) as f64),
         sandbox_setup: ns(setup as f64),
         wake: ns(wake as f64),
         poll: settings.poll,
         quantum_tick: ns((median(repicks.kept) + fiber) as f64),
     };
     costs.validate()?;
+    let check = switch_check(settings, costs.preempt_latency + repick)?;
     let sizes = format!("{}-{}", FIT_WORKERS[0], FIT_WORKERS[FIT_WORKERS.len() - 1]);
     let row = |cost, measured_ns, default_ns, how: String| Row {
         cost,
@@ -276,7 +304,25 @@ pub fn measure(settings: Settings) -> Result<Calibration> {
         decisions,
         rows,
         polled_wake_ns,
+        check,
         costs,
+    })
+}
+
+/// Runs `sledgescale` live on one dispatcher and one worker (as `bench
+/// runtime` does) through up to [`CHECK_ROUNDS`] preemptions of a spin
+/// by an urgent no-op sent once the spin has run [`SETTLE`], and reads the
+/// runtime's own switch latency.
+fn switch_check(settings: Settings, costs_ns: Nanos) -> Result<SwitchCheck> {
+    let runtime = node(settings.poll, Vec::new()).start()?;
+    let rounds = settings.samples.clamp(1, CHECK_ROUNDS) as u64;
+    preemptions(&runtime, rounds, SETTLE, long, || noop(MS))?;
+    let switches = runtime.switches();
+    runtime.stop();
+    Ok(SwitchCheck {
+        preemptions: switches.count,
+        runtime_p50_ns: switches.p50,
+        costs_ns,
     })
 }
 
@@ -411,6 +457,7 @@ mod tests {
         assert_eq!(c.rows.len(), 9);
         assert!(c.rows.iter().all(|r| r.measured_ns > 0));
         assert!(c.polled_wake_ns.is_some() && c.costs.poll);
+        assert!(c.check.preemptions > 0 && c.check.runtime_p50_ns > 0);
         let dir = tempfile::tempdir().unwrap();
         for name in ["costs.toml", "costs.json"] {
             let path = dir.path().join(name);
