@@ -174,7 +174,13 @@ impl Guard {
             return Err(wasmtime::Error::new(Aborted));
         }
         if self.may_yield.load(Ordering::Relaxed) && self.take_preempt() {
-            Ok(UpdateDeadline::Yield(1))
+            // wasmtime sets the next deadline when the guest is resumed,
+            // relative to the epoch then: a deadline of 1 would miss a
+            // request made while the guest waited preempted (its epoch bump
+            // came before the resume), and the guest would run on to the
+            // ticker's next tick. A deadline of 0 has it look at its first
+            // check after every resume.
+            Ok(UpdateDeadline::Yield(0))
         } else {
             Ok(UpdateDeadline::Continue(1))
         }
@@ -334,10 +340,10 @@ impl Sandbox {
             return Step::Done(Err(Fault::Finished(self.function.clone())));
         };
         // A request made before this run began may have advanced the epoch
-        // before the guest's deadline was set (while the sandbox started, or
-        // while it waited preempted): the guest would not look at the flag
-        // until the ticker's next tick. Advancing the epoch again makes it
-        // look at its first check.
+        // before the guest's deadline was set (while the sandbox started):
+        // the guest would not look at the flag until the ticker's next
+        // tick. Advancing the epoch again makes it look at its first check.
+        // (A guest that yielded looks at its first check anyway.)
         if self.guard.preempt_requested() {
             self.engine.increment_epoch();
         }

@@ -58,7 +58,8 @@ pub struct NodeArgs {
     /// is above 0, as SledgeScale's code tests).
     #[arg(long, value_enum, default_value_t = PreemptArg::Paper)]
     pub preempt_test: PreemptArg,
-    /// A TOML file of the node's costs in ns (`dispatch_base`,
+    /// A file of the node's costs in ns, TOML (or JSON for a `.json`
+    /// name), as `faasched node calibrate` writes them (`dispatch_base`,
     /// `dispatch_per_worker`, `idle_pull`, `preempt_signal`,
     /// `preempt_latency`, `context_switch`, `sandbox_setup`, `wake`,
     /// `quantum_tick`, and `poll = true` for busy-polling workers); keys left
@@ -68,9 +69,11 @@ pub struct NodeArgs {
     /// Multiply every time of the workload by K: each request's work and
     /// deadline and the gaps between arrivals (so `--rate` is the rate of
     /// the stretched stream, and `--load` the same share of a capacity K
-    /// times smaller). The node's costs and the policies' quanta stay as
-    /// they are. For live runs, whose threads cannot keep a workload of µs:
-    /// the simulation of the same stretched stream is what they compare to.
+    /// times smaller), and the policies' own times with them (quanta,
+    /// DARC's bounds): the same schedule K times slower. The node's costs
+    /// stay as they are. For live runs, whose threads cannot keep a
+    /// workload of µs: the simulation of the same stretched stream is what
+    /// they compare to.
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub stretch: u32,
 }

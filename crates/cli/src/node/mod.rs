@@ -3,6 +3,7 @@
 //! drives a live one.
 
 mod args;
+mod calibrate;
 mod capacity;
 mod compare;
 mod host;
@@ -22,6 +23,7 @@ pub enum Command {
     Load(load::Args),
     Replay(replay::Args),
     Compare(compare::Args),
+    Calibrate(calibrate::Args),
 }
 
 impl Command {
@@ -33,6 +35,7 @@ impl Command {
             Command::Load(a) => a.execute(),
             Command::Replay(a) => a.execute(),
             Command::Compare(a) => a.execute(),
+            Command::Calibrate(a) => a.execute(),
         }
     }
 }

@@ -23,7 +23,7 @@ use serde::Serialize;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// How long the long request of a preemption round runs alone, µs of spin.
 pub const LONG_US: u64 = 20_000;
@@ -122,7 +122,8 @@ pub struct Measured {
     pub modes: Vec<Mode>,
 }
 
-fn noop(deadline: Nanos) -> Invoke {
+/// A no-op due `deadline` after it is sent.
+pub(crate) fn noop(deadline: Nanos) -> Invoke {
     Invoke {
         function: "noop".into(),
         query: None,
@@ -133,7 +134,21 @@ fn noop(deadline: Nanos) -> Invoke {
     }
 }
 
-fn node(poll: bool, cpus: Vec<usize>) -> LiveNode {
+/// The spin of [`LONG_US`] an urgent no-op preempts, due in 10 s.
+pub(crate) fn long() -> Invoke {
+    Invoke {
+        function: "spin".into(),
+        query: Some(format!("us={LONG_US}")),
+        label: None,
+        deadline: Some(10 * SEC),
+        received: Instant::now(),
+        cancel: Default::default(),
+    }
+}
+
+/// The node every measurement runs: `sledgescale` on one dispatcher and
+/// one worker, idle threads polling or not, pinned to `cpus`.
+pub(crate) fn node(poll: bool, cpus: Vec<usize>) -> LiveNode {
     LiveNode {
         policy: "sledgescale".into(),
         dispatchers: 1,
@@ -173,15 +188,13 @@ pub fn measure(settings: Settings, mut each: impl FnMut(&Mode) -> Result<()>) ->
         round_trips(rt, warm, || noop(100 * MS))?;
         let noop_rt = Latency::of(round_trips(rt, settings.round_trips, || noop(100 * MS))?);
         let noop_per_s = throughput(rt, settings.requests, settings.window, || noop(100 * MS))?;
-        let long = || Invoke {
-            function: "spin".into(),
-            query: Some(format!("us={LONG_US}")),
-            label: None,
-            deadline: Some(10 * SEC),
-            received: Instant::now(),
-            cancel: Default::default(),
-        };
-        let preempting = Latency::of(preemptions(rt, settings.preemptions, long, || noop(MS))?);
+        let preempting = Latency::of(preemptions(
+            rt,
+            settings.preemptions,
+            Duration::ZERO,
+            long,
+            || noop(MS),
+        )?);
         let switch = Latency::of_percentiles(rt.switches());
         let preempted = rt.status_json()["preemptions"].as_u64().unwrap_or(0);
         if preempted < settings.preemptions {
@@ -212,7 +225,7 @@ pub fn measure(settings: Settings, mut each: impl FnMut(&Mode) -> Result<()>) ->
 
 /// `n` `noop` sandboxes started and run to their end on this thread: each
 /// one's set-up, ns.
-fn setups(runtime: &faasched_wasm::Runtime, n: u64) -> Result<Vec<Nanos>> {
+pub(crate) fn setups(runtime: &faasched_wasm::Runtime, n: u64) -> Result<Vec<Nanos>> {
     let preempt = runtime.preempt();
     (0..n)
         .map(|_| {

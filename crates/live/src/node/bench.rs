@@ -97,13 +97,18 @@ pub fn throughput<E: Executor>(
     Ok(n as f64 / start.elapsed().as_secs_f64())
 }
 
-/// `n` times: starts `long`, waits until a worker runs it, sends `urgent`,
-/// and times the urgent request's round trip, ns; the long one's answer is
-/// awaited before the next round. Under a preempting policy the time is
-/// what preempting costs on top of the urgent request's own run.
+/// `n` times: starts `long`, waits until a worker runs it and `settle`
+/// more, sends `urgent`, and times the urgent request's round trip, ns;
+/// the long one's answer is awaited before the next round. Under a
+/// preempting policy the time is what preempting costs on top of the
+/// urgent request's own run. With no `settle`, the urgent request often
+/// comes while the worker still sets up the long one's sandbox (a worker
+/// runs a request from the moment it takes it off its queue); a `settle`
+/// shorter than the long request makes it preempt a running guest.
 pub fn preemptions<E: Executor>(
     rt: &Runtime<E>,
     n: u64,
+    settle: Duration,
     mut long: impl FnMut() -> Invoke,
     mut urgent: impl FnMut() -> Invoke,
 ) -> Result<Vec<Nanos>, BenchError> {
@@ -118,6 +123,7 @@ pub fn preemptions<E: Executor>(
             }
             std::thread::yield_now();
         }
+        std::thread::sleep(settle);
         let sent = Instant::now();
         submit(rt, urgent(), 2 * i + 1, &tx);
         let mut urgent_at = None;
@@ -165,6 +171,7 @@ mod tests {
         let times = preemptions(
             &rt,
             3,
+            Duration::ZERO,
             || invoke("gate", 1, 10 * SEC),
             || invoke("echo", 1, MS),
         )

@@ -2,6 +2,7 @@
 //! run the node simulator's policies, and what drives and measures it.
 
 pub mod bench;
+pub mod calibrate;
 pub mod ingress;
 pub mod invoke;
 pub mod load;

@@ -51,6 +51,24 @@ fn a_request_preempted_many_times_keeps_its_state() -> Result<()> {
 }
 
 #[test]
+fn a_request_made_while_preempted_stops_the_guest_at_its_first_check() -> Result<()> {
+    // No tick within the test: only the request's own epoch bump can stop
+    // the guest, or it runs to its end.
+    let runtime = runtime(|c| {
+        c.tick(3_600_000_000_000);
+    })?;
+    let preempt = runtime.preempt();
+    let mut long = Sandbox::start(&runtime, &preempt, "spin", LONG)?;
+    preempt.request();
+    assert_eq!(long.resume(), Step::Preempted);
+    // While it waits preempted, the worker is asked again.
+    preempt.request();
+    assert_eq!(long.resume(), Step::Preempted);
+    assert_eq!(finish(&mut long)?.value, spin(LONG));
+    Ok(())
+}
+
+#[test]
 fn sandboxes_interleave_on_one_thread() -> Result<()> {
     let runtime = runtime(|_| ())?;
     let preempt = runtime.preempt();

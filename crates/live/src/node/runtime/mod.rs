@@ -21,7 +21,7 @@
 //! [`faasched_model::node::Workers`] the policy reads are the workers'
 //! queues themselves. Time is ns since the runtime started.
 
-mod group;
+pub(crate) mod group;
 mod threads;
 
 use super::invoke::{Answer, Backend, Failure, Invoke, Reply};
