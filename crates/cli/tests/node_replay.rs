@@ -84,6 +84,7 @@ fn a_replay_answers_every_simulated_request_and_writes_the_same_files() {
     assert_eq!(settings["workload"], sim["settings"]["workload"]);
     assert!(settings.get("costs").is_none(), "{settings}");
     assert_eq!(settings["live"]["poll"], false);
+    assert!(settings["live"]["spin_steps_per_ms"].as_u64().unwrap() > 0);
     assert!(settings["live"]["online_cpus"].as_u64().unwrap() >= 1);
 }
 

@@ -3,7 +3,7 @@
 
 use super::args::NodeArgs;
 use super::host::HostArgs;
-use super::replay::{live_settings, replayed};
+use super::replay::{live_settings, measured_spin, replayed};
 use super::simulate::Sweep;
 use crate::stdout::{out, outln};
 use anyhow::Result;
@@ -46,7 +46,7 @@ pub struct Args {
 
 impl Args {
     pub fn execute(self) -> Result<()> {
-        let host = self.host.host()?;
+        let host = measured_spin(self.host.host()?)?;
         let sim = self.sweep.run(&self.node, &mut |setup, policy, bar| {
             setup.run(policy, |_| bar.inc(1))
         })?;

@@ -41,6 +41,7 @@ impl HostArgs {
             cpu_limit: ms(self.cpu_limit_ms, "--cpu-limit-ms")?,
             memory_limit: self.memory_limit_mib << 20,
             max_sandboxes: self.max_sandboxes,
+            spin_steps_per_ms: None,
         })
     }
 }

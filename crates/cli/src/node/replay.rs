@@ -47,13 +47,23 @@ impl Args {
         if self.node.costs.is_some() {
             bail!("--costs sets what the simulator charges; a live node pays its own");
         }
-        let host = self.host.host()?;
+        let host = measured_spin(self.host.host()?)?;
         let mut summary = self.sweep.run(&self.node, &mut |setup, policy, bar| {
             replayed(setup, policy, &host, bar)
         })?;
         live_settings(&mut summary.settings, &host);
         self.outputs.write(&summary, "faasched node replay")
     }
+}
+
+/// `host` with `spin` measured once for every policy's run, said on
+/// stderr.
+pub fn measured_spin(host: Host) -> Result<Host> {
+    let host = host.with_spin_measured()?;
+    if let Some(steps) = host.spin_steps_per_ms {
+        eprintln!("spin: {steps} steps per ms of CPU, measured once for every policy");
+    }
+    Ok(host)
 }
 
 /// `policy` replayed live with a progress bar; says on stderr how late the
@@ -92,6 +102,7 @@ pub fn live_settings(settings: &mut Value, host: &Host) {
         "cpu_limit_ns": host.cpu_limit,
         "memory_limit_bytes": host.memory_limit,
         "max_sandboxes": host.max_sandboxes,
+        "spin_steps_per_ms": host.spin_steps_per_ms,
         "online_cpus": faasched_sys::sched::online_cpus(),
     });
 }

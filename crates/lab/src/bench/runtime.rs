@@ -163,6 +163,7 @@ pub(crate) fn node(poll: bool, cpus: Vec<usize>) -> LiveNode {
             cpu_limit: SEC,
             memory_limit: 64 << 20,
             max_sandboxes: 64,
+            spin_steps_per_ms: None,
         },
     }
 }

@@ -29,9 +29,39 @@ pub struct Host {
     pub memory_limit: u64,
     /// Sandboxes alive at once.
     pub max_sandboxes: u32,
+    /// `spin`'s steps per ms of CPU; `None`: measured at each launch.
+    pub spin_steps_per_ms: Option<u64>,
 }
 
 impl Host {
+    /// The same host with `spin` measured once, here, for every later
+    /// launch: runs of several policies then spin the same steps for the
+    /// same work, where a measurement per launch would give each policy a
+    /// workload a few percent heavier or lighter than the last.
+    pub fn with_spin_measured(self) -> Result<Host> {
+        if self.spin_steps_per_ms.is_some() {
+            return Ok(self);
+        }
+        let sandboxes = faasched_wasm::Runtime::new(&self.sandboxes())
+            .context("the sandboxes, to measure spin")?;
+        Ok(Host {
+            spin_steps_per_ms: Some(sandboxes.spin_steps_per_ms()),
+            ..self
+        })
+    }
+
+    fn sandboxes(&self) -> faasched_wasm::Config {
+        let mut config = faasched_wasm::Config::new();
+        config
+            .max_sandboxes(self.max_sandboxes)
+            .memory_limit(self.memory_limit)
+            .cpu_limit(self.cpu_limit);
+        if let Some(steps) = self.spin_steps_per_ms {
+            config.spin_steps_per_ms(steps);
+        }
+        config
+    }
+
     /// Starts the sandboxes (compiling the suite and calibrating `spin`) and
     /// the threads of `config` under `policies`, one per dispatcher.
     pub fn launch(
@@ -39,12 +69,7 @@ impl Host {
         config: RuntimeConfig,
         policies: Policies,
     ) -> Result<Runtime<WasmExecutor>> {
-        let mut sandboxes = faasched_wasm::Config::new();
-        sandboxes
-            .max_sandboxes(self.max_sandboxes)
-            .memory_limit(self.memory_limit)
-            .cpu_limit(self.cpu_limit);
-        let sandboxes = faasched_wasm::Runtime::new(&sandboxes).context("the sandboxes")?;
+        let sandboxes = faasched_wasm::Runtime::new(&self.sandboxes()).context("the sandboxes")?;
         let workers = config.dispatchers * config.workers;
         let executor = Arc::new(WasmExecutor::new(sandboxes, workers));
         let config = RuntimeConfig {
@@ -199,6 +224,7 @@ mod tests {
                     cpu_limit: SEC,
                     memory_limit: 1 << 20,
                     max_sandboxes: 64,
+                    spin_steps_per_ms: None,
                 },
             };
             let runtime = node
