@@ -27,6 +27,11 @@ pub struct HostArgs {
     /// them is refused as overloaded.
     #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     max_sandboxes: u32,
+    /// `spin`'s steps per ms of CPU, instead of measuring them at start:
+    /// the value another run printed, so that runs made apart spin the
+    /// same steps for the same work.
+    #[arg(long, value_name = "STEPS", value_parser = clap::value_parser!(u64).range(1..))]
+    spin_steps_per_ms: Option<u64>,
 }
 
 impl HostArgs {
@@ -41,7 +46,7 @@ impl HostArgs {
             cpu_limit: ms(self.cpu_limit_ms, "--cpu-limit-ms")?,
             memory_limit: self.memory_limit_mib << 20,
             max_sandboxes: self.max_sandboxes,
-            spin_steps_per_ms: None,
+            spin_steps_per_ms: self.spin_steps_per_ms,
         })
     }
 }

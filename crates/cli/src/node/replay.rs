@@ -61,7 +61,7 @@ impl Args {
 pub fn measured_spin(host: Host) -> Result<Host> {
     let host = host.with_spin_measured()?;
     if let Some(steps) = host.spin_steps_per_ms {
-        eprintln!("spin: {steps} steps per ms of CPU, measured once for every policy");
+        eprintln!("spin: {steps} steps per ms of CPU, the same for every policy");
     }
     Ok(host)
 }
