@@ -12,6 +12,10 @@
 //! over its cores, published every few seconds, so a router reads it
 //! **stale**.
 
+mod pool;
+
+pub use pool::ContainerPool;
+
 use crate::{FunctionId, Nanos, Time};
 
 /// A server's index in the cluster.

@@ -8,10 +8,10 @@ use super::outcome::{ClusterError, ClusterSink, ClusterStats, ServerStats};
 use super::ps::Ps;
 use super::{ClientCall, Clients};
 use faasched_model::cluster::{
-    Choice, Container, ContainerId, FunctionProfile, InvocationId, InvocationInfo,
+    Choice, ContainerId, ContainerPool, FunctionProfile, InvocationId, InvocationInfo,
     InvocationOutcome, KeepAlive, Route, ServerId, ServerView, Servers,
 };
-use faasched_model::{FunctionId, IdMap, Nanos, TIME_LIMIT, Time};
+use faasched_model::{FunctionId, Nanos, TIME_LIMIT, Time};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::ops::DerefMut;
@@ -40,35 +40,12 @@ struct Waiting {
     deadline: Option<Time>,
 }
 
-/// A container on a server, as the engine keeps it.
-#[derive(Debug)]
-struct Held {
-    c: Container,
-    /// It runs an invocation (else it is idle, its keep-alive's to keep).
-    busy: bool,
-    /// While idle: the idle container of its function that became idle
-    /// just before it, and the one just after it (its neighbours on its
-    /// function's stack, [`Server::idle`]).
-    below: Option<ContainerId>,
-    above: Option<ContainerId>,
-}
-
 /// One server's engine-side state.
 struct Server<K> {
     cores: u32,
-    memory_mb: u64,
     ps: Ps,
-    /// Memory of every container, busy or idle.
-    used_mb: u64,
-    /// Memory of the idle containers.
-    idle_mb: u64,
-    containers: IdMap<ContainerId, Held>,
-    /// The top of each function's stack of idle containers: the most
-    /// recently idle; the others hang below it through [`Held::below`].
-    /// A stack linked through the containers allocates nothing when it
-    /// empties and refills (as a warm start and the next finish do), and
-    /// removes an evicted container from its middle in O(1).
-    idle: IdMap<FunctionId, ContainerId>,
+    /// Its containers within its memory, kept by its keep-alive.
+    pool: ContainerPool<K>,
     load: LoadAvg,
     /// Invocations starting cold without a core ([`ColdStart::Wall`]), by
     /// when they run, then id; with their slot.
@@ -76,7 +53,6 @@ struct Server<K> {
     /// Invocations waiting for memory, in arrival order: OpenWhisk's
     /// ContainerPool run buffer.
     waiting: VecDeque<Waiting>,
-    keep: K,
     stats: ServerStats,
 }
 
@@ -85,142 +61,12 @@ where
     K: DerefMut,
     K::Target: KeepAlive,
 {
-    /// Takes the most recently idle container of `f`, if any (a warm
-    /// start).
-    fn take_idle(&mut self, now: Time, f: FunctionId) -> Option<ContainerId> {
-        let id = *self.idle.get(&f)?;
-        match self.containers.get_mut(&id)?.below.take() {
-            Some(b) => {
-                self.idle.insert(f, b);
-                if let Some(h) = self.containers.get_mut(&b) {
-                    h.above = None;
-                }
-            }
-            None => {
-                self.idle.remove(&f);
-            }
-        }
-        let held = self.containers.get_mut(&id)?;
-        held.busy = true;
-        held.c.last_used = now;
-        self.idle_mb -= held.c.profile.memory_mb as u64;
-        self.keep.on_reuse(now, &held.c);
-        Some(id)
-    }
-
-    /// Evicts idle containers, as the keep-alive names them, until `need`
-    /// MB more fit; false if they cannot. Asks nothing when evicting every
-    /// idle container would not free enough: the cache is not flushed for
-    /// an invocation that cannot start now anyway.
-    fn make_room(
-        &mut self,
-        now: Time,
-        need: u64,
-        s: ServerId,
-        views: &mut Servers,
-    ) -> Result<bool, String> {
-        if self.used_mb - self.idle_mb + need > self.memory_mb {
-            return Ok(false);
-        }
-        while self.used_mb + need > self.memory_mb {
-            let Some(id) = self.keep.victim(now) else {
-                return Ok(false);
-            };
-            self.remove_idle(id, s, views)
-                .map_err(|what| format!("named container {} as its victim, {what}", id.0))?;
-            self.stats.evictions += 1;
-        }
-        Ok(true)
-    }
-
-    /// Removes idle container `id` (evicted or expired).
-    fn remove_idle(
-        &mut self,
-        id: ContainerId,
-        s: ServerId,
-        views: &mut Servers,
-    ) -> Result<(), String> {
-        match self.containers.get(&id) {
-            None => return Err("which the server does not hold".to_owned()),
-            Some(h) if h.busy => return Err("which runs an invocation".to_owned()),
-            Some(_) => {}
-        }
-        let Some(held) = self.containers.remove(&id) else {
-            return Err("which the server does not hold".to_owned());
-        };
-        let f = held.c.profile.function;
-        match held.above.and_then(|a| self.containers.get_mut(&a)) {
-            Some(a) => a.below = held.below,
-            None => {
-                match held.below {
-                    Some(b) => self.idle.insert(f, b),
-                    None => self.idle.remove(&f),
-                };
-            }
-        }
-        if let Some(b) = held.below.and_then(|b| self.containers.get_mut(&b)) {
-            b.above = held.above;
-        }
-        let mb = held.c.profile.memory_mb as u64;
-        self.used_mb -= mb;
-        self.idle_mb -= mb;
-        views.remove_warm(s, f);
-        Ok(())
-    }
-
-    /// A new busy container `id` of `profile` (a cold start).
-    fn create(&mut self, now: Time, id: ContainerId, profile: FunctionProfile) {
-        let c = Container {
-            id,
-            profile,
-            created: now,
-            last_used: now,
-        };
-        self.used_mb += profile.memory_mb as u64;
-        debug_assert!(self.used_mb <= self.memory_mb, "make_room made room");
-        self.stats.max_memory_mb = self.stats.max_memory_mb.max(self.used_mb);
-        self.keep.on_created(now, &c);
-        self.containers.insert(
-            id,
-            Held {
-                c,
-                busy: true,
-                below: None,
-                above: None,
-            },
-        );
-    }
-
     /// Whether nothing on the server can ever free memory for a waiting
     /// invocation: no invocation in flight whose container would become
     /// idle (and evictable), no idle container due to expire. New arrivals
     /// queue behind the waiting ones, so they change nothing.
     fn stuck(&self) -> bool {
-        self.ps.active() == 0 && self.keep.next_expiry().is_none()
-    }
-
-    /// Container `id`'s invocation finished: it is idle.
-    fn release(&mut self, now: Time, id: ContainerId, s: ServerId, views: &mut Servers) {
-        let Some(held) = self.containers.get(&id) else {
-            return;
-        };
-        if !held.busy {
-            return;
-        }
-        let f = held.c.profile.function;
-        let below = self.idle.insert(f, id);
-        if let Some(b) = below.and_then(|b| self.containers.get_mut(&b)) {
-            b.above = Some(id);
-        }
-        let Some(held) = self.containers.get_mut(&id) else {
-            return;
-        };
-        held.busy = false;
-        held.below = below;
-        held.c.last_used = now;
-        self.idle_mb += held.c.profile.memory_mb as u64;
-        views.add_warm(s, f);
-        self.keep.on_idle(now, &held.c);
+        self.ps.active() == 0 && self.pool.keep().next_expiry().is_none()
     }
 }
 
@@ -280,16 +126,14 @@ where
                 ps.advance(start);
                 Server {
                     cores: config.cores,
-                    memory_mb: config.memory_mb as u64,
                     ps,
-                    used_mb: 0,
-                    idle_mb: 0,
-                    containers: IdMap::default(),
-                    idle: IdMap::default(),
+                    pool: ContainerPool::new(
+                        config.memory_mb as u64,
+                        keep_alive(ServerId(s as u32)),
+                    ),
                     load: LoadAvg::default(),
                     starting: BinaryHeap::new(),
                     waiting: VecDeque::new(),
-                    keep: keep_alive(ServerId(s as u32)),
                     stats: ServerStats::default(),
                 }
             })
@@ -521,8 +365,8 @@ where
             return Ok(());
         }
         let srv = &mut self.servers[i];
-        let never =
-            profile.memory_mb as u64 > srv.memory_mb || (srv.waiting.is_empty() && srv.stuck());
+        let never = profile.memory_mb as u64 > srv.pool.memory_mb()
+            || (srv.waiting.is_empty() && srv.stuck());
         if never || self.memory_wait == Some(0) {
             srv.stats.drops += 1;
             self.stats.dropped_for_memory += 1;
@@ -549,17 +393,23 @@ where
         let profile = w.info.profile;
         let function = profile.function;
         let srv = &mut self.servers[i];
-        let (container, cold) = match srv.take_idle(now, function) {
+        let (container, cold) = match srv.pool.take_idle(now, function) {
             Some(c) => {
                 self.views.remove_warm(s, function);
                 srv.stats.warm_starts += 1;
                 (c, false)
             }
             None => {
+                let views = &mut self.views;
+                let stats = &mut srv.stats;
                 let fits = srv
-                    .make_room(now, profile.memory_mb as u64, s, &mut self.views)
+                    .pool
+                    .make_room(now, profile.memory_mb as u64, |f| {
+                        views.remove_warm(s, f);
+                        stats.evictions += 1;
+                    })
                     .map_err(|what| ClusterError::KeepAlive {
-                        policy: srv.keep.name().to_owned(),
+                        policy: srv.pool.keep().name().to_owned(),
                         server: s,
                         what,
                     })?;
@@ -568,7 +418,8 @@ where
                 }
                 let c = ContainerId(self.next_container);
                 self.next_container += 1;
-                srv.create(now, c, profile);
+                srv.pool.create(now, c, profile);
+                srv.stats.max_memory_mb = srv.stats.max_memory_mb.max(srv.pool.used_mb());
                 srv.stats.cold_starts += 1;
                 (c, true)
             }
@@ -678,7 +529,9 @@ where
             };
             self.free.push(slot);
             self.in_flight -= 1;
-            self.servers[i].release(now, f.container, s, &mut self.views);
+            if let Some(function) = self.servers[i].pool.release(now, f.container) {
+                self.views.add_warm(s, function);
+            }
             let view = self.views.get_mut(s);
             view.running = view.running.saturating_sub(1);
             self.stats.finished += 1;
@@ -726,20 +579,23 @@ where
         let s = ServerId(i as u32);
         let srv = &mut self.servers[i];
         let mut expired = std::mem::take(&mut self.expired);
-        srv.keep.expired(now, &mut expired);
+        srv.pool.keep_mut().expired(now, &mut expired);
         let breach = |srv: &Server<K>, what: String| ClusterError::KeepAlive {
-            policy: srv.keep.name().to_owned(),
+            policy: srv.pool.keep().name().to_owned(),
             server: s,
             what,
         };
         for &id in &expired {
-            srv.remove_idle(id, s, &mut self.views)
+            let f = srv
+                .pool
+                .remove_idle(id)
                 .map_err(|what| breach(srv, format!("said container {} expired, {what}", id.0)))?;
+            self.views.remove_warm(s, f);
             srv.stats.expirations += 1;
         }
         expired.clear();
         self.expired = expired;
-        if let Some(at) = srv.keep.next_expiry()
+        if let Some(at) = srv.pool.keep().next_expiry()
             && at <= now
         {
             return Err(breach(
@@ -807,7 +663,7 @@ where
         self.timers.set(Timer::Finish(s), srv.ps.next_finish());
         let ready = srv.starting.peek().map(|&Reverse((at, _, _))| at);
         self.timers.set(Timer::Ready(s), ready);
-        let expiry = srv.keep.next_expiry().map(|t| t.max(now));
+        let expiry = srv.pool.keep().next_expiry().map(|t| t.max(now));
         self.timers.set(Timer::Expire(s), expiry);
         let wait = srv
             .waiting
