@@ -83,6 +83,6 @@ pub use config::{
     Config, DEFAULT_CPU_LIMIT, DEFAULT_MAX_SANDBOXES, DEFAULT_MEMORY_LIMIT, DEFAULT_TICK,
 };
 pub use fault::{Fault, Result};
-pub use runtime::Runtime;
+pub use runtime::{Image, Runtime};
 pub use sandbox::{Output, Preempt, Sandbox, Stats, Step};
 pub use suite::{BUILTINS, Call, resize_arg};

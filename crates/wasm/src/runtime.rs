@@ -29,6 +29,32 @@ const CALIBRATION_RUNS: usize = 3;
 pub(crate) struct Function {
     pub pre: InstancePre<Guest>,
     pub builtin: Option<&'static Builtin>,
+    /// The module as registered, to compile again into an [`Image`].
+    source: Arc<[u8]>,
+}
+
+/// A function compiled and linked anew, on its own: what a container of a
+/// serverless platform holds once it has started cold (the runtime's own
+/// copy of each function serves the requests that need no cold start).
+/// Sandboxes start from it with [`Sandbox::start_image`].
+pub struct Image {
+    pub(crate) name: String,
+    pub(crate) function: Function,
+}
+
+impl std::fmt::Debug for Image {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Image")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Image {
+    /// The function it holds.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
 }
 
 /// The sandbox runtime: built once, registered into, then shared (behind an
@@ -97,7 +123,7 @@ impl Runtime {
             _ticker: ticker,
         };
         for builtin in &SUITE {
-            let mut function = runtime.compile(builtin.name, builtin.wat.as_bytes())?;
+            let mut function = runtime.compile(builtin.name, builtin.wat.as_bytes().into())?;
             function.builtin = Some(builtin);
             runtime.functions.insert(builtin.name.to_owned(), function);
         }
@@ -137,13 +163,31 @@ impl Runtime {
         if self.functions.contains_key(name) {
             return bad_name("the name is taken");
         }
-        let function = self.compile(name, module)?;
+        let function = self.compile(name, module.into())?;
         self.functions.insert(name.to_owned(), function);
         Ok(())
     }
 
+    /// Compiles registered function `name` again, on its own, into an
+    /// [`Image`]: the real work of a cold start (parsing, compiling and
+    /// linking the module), every time it is called.
+    ///
+    /// # Errors
+    ///
+    /// [`Fault::UnknownFunction`].
+    pub fn image(&self, name: &str) -> Result<Image> {
+        let registered = self.function(name)?;
+        let mut function = self.compile(name, Arc::clone(&registered.source))?;
+        function.builtin = registered.builtin;
+        Ok(Image {
+            name: name.to_owned(),
+            function,
+        })
+    }
+
     /// Compiles `bytes`, checks the ABI and links the module.
-    fn compile(&self, name: &str, bytes: &[u8]) -> Result<Function> {
+    fn compile(&self, name: &str, source: Arc<[u8]>) -> Result<Function> {
+        let bytes = &source[..];
         let malformed = |reason: String| Fault::Malformed {
             name: name.to_owned(),
             reason,
@@ -172,7 +216,11 @@ impl Runtime {
         let pre = Linker::new(&self.engine)
             .instantiate_pre(&module)
             .map_err(|e| malformed(describe(&e)))?;
-        Ok(Function { pre, builtin: None })
+        Ok(Function {
+            pre,
+            builtin: None,
+            source,
+        })
     }
 
     /// The registered function called `name`.

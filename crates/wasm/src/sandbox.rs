@@ -30,7 +30,7 @@ use faasched_model::Nanos;
 use faasched_sys::clock;
 use wasmtime::{Engine, PoolConcurrencyLimitError, ResourceLimiter, Store, UpdateDeadline};
 
-use crate::runtime::describe;
+use crate::runtime::{Function, Image, describe};
 use crate::{Fault, Result, Runtime};
 
 /// A worker's preemption flag: the dispatcher (any thread) calls
@@ -266,8 +266,35 @@ impl Sandbox {
     /// [`Fault::MemoryLimit`] from a start function.
     pub fn start(runtime: &Runtime, preempt: &Preempt, function: &str, arg: i64) -> Result<Self> {
         let wall = clock::monotonic();
-        let cpu = clock::thread_cpu();
         let registered = runtime.function(function)?;
+        Self::start_from(runtime, preempt, function, registered, arg, wall)
+    }
+
+    /// [`Sandbox::start`] from `image` (a container's own compiled copy of
+    /// its function) rather than the runtime's copy.
+    ///
+    /// # Errors
+    ///
+    /// As [`Sandbox::start`], but for an unknown function.
+    pub fn start_image(
+        runtime: &Runtime,
+        preempt: &Preempt,
+        image: &Image,
+        arg: i64,
+    ) -> Result<Self> {
+        let wall = clock::monotonic();
+        Self::start_from(runtime, preempt, &image.name, &image.function, arg, wall)
+    }
+
+    fn start_from(
+        runtime: &Runtime,
+        preempt: &Preempt,
+        function: &str,
+        registered: &Function,
+        arg: i64,
+        wall: Nanos,
+    ) -> Result<Self> {
+        let cpu = clock::thread_cpu();
         if let Some(builtin) = registered.builtin {
             builtin.check(arg).map_err(|reason| Fault::BadArgument {
                 function: function.to_owned(),

@@ -4,6 +4,7 @@
 //! ticker to tick eventually.
 
 mod faults;
+mod image;
 mod pool;
 mod preempt;
 mod suite;
