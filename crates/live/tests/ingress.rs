@@ -132,6 +132,7 @@ impl Backend for Fake {
                     started: 250_000,
                     dispatcher: 0,
                     worker: 0,
+                    cold: false,
                 })
             });
             reply(answer);

@@ -13,8 +13,8 @@
 //! by its size, or one timing less the clock's own cost ([`clock_cost`]).
 
 use super::invoke::{Cancel, Invoke};
-use super::runtime::Ticket;
 use super::runtime::group::{After, Group, Next, Ran};
+use super::runtime::{Finished, Ticket};
 use faasched_model::node::{
     Decision, Dispatch, Local, RequestId, RequestInfo, RequestOutcome, WorkerId, Workers,
 };
@@ -224,7 +224,11 @@ impl Driven {
     /// Worker `w`'s request finishes.
     fn end(&mut self, w: usize) {
         if let Some(id) = self.running[w].take() {
-            let ran = Ran::Done(Ok((0, 0)));
+            let ran = Ran::Done(Ok(Finished {
+                value: 0,
+                cpu: 0,
+                cold: false,
+            }));
             drop(self.group().ran(WorkerId(w as u32), id, self.now, ran));
         }
     }

@@ -107,6 +107,8 @@ pub struct Completed {
     pub dispatcher: u32,
     /// The worker it finished on, in its dispatcher's group.
     pub worker: u32,
+    /// Whether it started its container cold (a node with containers).
+    pub cold: bool,
 }
 
 /// Why an invocation has no result.

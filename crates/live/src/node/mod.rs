@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod calibrate;
+pub mod containers;
 pub mod ingress;
 pub mod invoke;
 pub mod load;

@@ -1,22 +1,28 @@
 //! The node runtime's [`Executor`]: every request in a fresh WebAssembly
-//! sandbox of [`faasched_wasm`], preempted through its worker's flag.
+//! sandbox of [`faasched_wasm`], preempted through its worker's flag; with
+//! [`Containers`], a request of a function of the node's table runs in its
+//! function's container, warm or started cold.
 
+use super::containers::{Containers, Lease};
 use super::invoke::{Failure, Invoke};
-use super::runtime::{Executor, Step};
+use super::runtime::{Executor, Finished, Step};
 use faasched_model::{Nanos, US};
 use faasched_wasm::{Fault, Preempt, Runtime, Sandbox};
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 /// A request's sandbox and the worker whose flag it yields to.
 pub struct WasmJob {
     sandbox: Sandbox,
     worker: usize,
+    /// Its container, idle again once the job is dropped.
+    lease: Option<Lease>,
 }
 
 /// Sandboxes on a [`faasched_wasm::Runtime`], a preemption flag per worker.
 pub struct WasmExecutor {
     runtime: RwLock<Runtime>,
     preempts: Vec<Preempt>,
+    containers: Option<Arc<Containers>>,
 }
 
 impl WasmExecutor {
@@ -27,7 +33,21 @@ impl WasmExecutor {
         WasmExecutor {
             runtime: RwLock::new(runtime),
             preempts,
+            containers: None,
         }
+    }
+
+    /// Runs the functions of `containers`' table in containers.
+    pub fn with_containers(self, containers: Arc<Containers>) -> WasmExecutor {
+        WasmExecutor {
+            containers: Some(containers),
+            ..self
+        }
+    }
+
+    /// The node's containers, if it keeps any.
+    pub fn containers(&self) -> Option<&Containers> {
+        self.containers.as_deref()
     }
 
     /// The sandbox runtime, to read its settings.
@@ -58,11 +78,22 @@ impl Executor for WasmExecutor {
     fn start(&self, worker: usize, invoke: &Invoke) -> Result<WasmJob, Failure> {
         let runtime = self.runtime.read().unwrap_or_else(|e| e.into_inner());
         let call = runtime.call(&invoke.call()).map_err(failure)?;
-        let mut sandbox =
-            Sandbox::start(&runtime, &self.preempts[worker], &call.function, call.arg)
-                .map_err(failure)?;
+        let preempt = &self.preempts[worker];
+        let lease = match &self.containers {
+            Some(c) => c.acquire(invoke.label(), &call.function, &runtime)?,
+            None => None,
+        };
+        let mut sandbox = match &lease {
+            Some(lease) => Sandbox::start_image(&runtime, preempt, lease.image(), call.arg),
+            None => Sandbox::start(&runtime, preempt, &call.function, call.arg),
+        }
+        .map_err(failure)?;
         sandbox.abort_on(invoke.cancel.flag());
-        Ok(WasmJob { sandbox, worker })
+        Ok(WasmJob {
+            sandbox,
+            worker,
+            lease,
+        })
     }
 
     fn resume(&self, worker: usize, job: &mut WasmJob) -> Step {
@@ -72,7 +103,11 @@ impl Executor for WasmExecutor {
             job.worker = worker;
         }
         match job.sandbox.resume() {
-            faasched_wasm::Step::Done(Ok(out)) => Step::Done(Ok((out.value, out.stats.cpu))),
+            faasched_wasm::Step::Done(Ok(out)) => Step::Done(Ok(Finished {
+                value: out.value,
+                cpu: out.stats.cpu,
+                cold: job.lease.as_ref().is_some_and(Lease::cold),
+            })),
             faasched_wasm::Step::Done(Err(fault)) => Step::Done(Err(failure(fault))),
             faasched_wasm::Step::Preempted => Step::Stopped,
         }
@@ -96,5 +131,69 @@ impl Executor for WasmExecutor {
             .unwrap_or_else(|e| e.into_inner())
             .register(name, module)
             .map_err(failure)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::node::containers::ColdStart;
+    use crate::node::invoke::{Answer, Completed};
+    use crate::node::runtime::{Runtime as Node, RuntimeConfig};
+    use faasched_model::FunctionId;
+    use faasched_model::cluster::FunctionProfile;
+    use faasched_policy::cluster::Lru;
+    use faasched_policy::node::{PreemptTest, Scan, SledgeScale};
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+
+    /// A node whose table holds `fn-a` (256 MB of 256): its first request
+    /// starts a container cold, the next takes it warm; a request outside
+    /// the table runs as before.
+    #[test]
+    fn requests_of_a_table_function_run_in_its_container_cold_then_warm() {
+        let mut config = faasched_wasm::Config::new();
+        config.max_sandboxes(8).spin_steps_per_ms(1000);
+        let profile = FunctionProfile {
+            function: FunctionId(0),
+            memory_mb: 256,
+            warm: 1_000_000,
+            cold: 2_000_000,
+        };
+        let containers = Arc::new(Containers::new(
+            256,
+            Box::new(Lru::new()),
+            [("fn-a".to_string(), profile)],
+            ColdStart { scale: 0.0 },
+        ));
+        let executor = WasmExecutor::new(Runtime::new(&config).unwrap(), 1)
+            .with_containers(Arc::clone(&containers));
+        let node = Node::start(
+            RuntimeConfig::default(),
+            vec![Box::new(SledgeScale::new(Scan::Paper, PreemptTest::Paper))],
+            Arc::new(executor),
+        )
+        .unwrap();
+        let ask = |label: &str| -> Completed {
+            let (tx, rx) = mpsc::channel::<Answer>();
+            node.submit(
+                Invoke {
+                    function: "fib".into(),
+                    query: Some("n=20".into()),
+                    label: Some(label.into()),
+                    deadline: None,
+                    received: Instant::now(),
+                    cancel: Default::default(),
+                },
+                Box::new(move |a| tx.send(a).unwrap()),
+            );
+            rx.recv_timeout(Duration::from_secs(60)).unwrap().unwrap()
+        };
+        let first = ask("fn-a");
+        assert_eq!((first.value, first.cold), (6765, true));
+        assert!(!ask("fn-a").cold);
+        assert!(!ask("other").cold);
+        let s = containers.stats();
+        assert_eq!((s.cold_starts, s.warm_starts, s.containers), (1, 1, 1));
     }
 }

@@ -99,7 +99,7 @@ where
     }
 
     /// Evicts idle containers, as the keep-alive names them, until `need`
-    /// MB more fit, telling `evicted` each one's function; false if they
+    /// MB more fit, telling `evicted` each one and its function; false if they
     /// cannot. Asks nothing when evicting every idle container would not
     /// free enough: the cache is not flushed for an invocation that cannot
     /// start now anyway. An error says how the keep-alive broke its
@@ -108,7 +108,7 @@ where
         &mut self,
         now: Time,
         need: u64,
-        mut evicted: impl FnMut(FunctionId),
+        mut evicted: impl FnMut(ContainerId, FunctionId),
     ) -> Result<bool, String> {
         if self.used_mb - self.idle_mb + need > self.memory_mb {
             return Ok(false);
@@ -120,7 +120,7 @@ where
             let f = self
                 .remove_idle(id)
                 .map_err(|what| format!("named container {} as its victim, {what}", id.0))?;
-            evicted(f);
+            evicted(id, f);
         }
         Ok(true)
     }
@@ -268,12 +268,12 @@ mod tests {
         pool.create(0, ContainerId(2), profile(3, 100));
         let mut evicted = Vec::new();
         // Everything busy: no room, and the keep-alive is not asked.
-        assert_eq!(pool.make_room(1, 100, |f| evicted.push(f)), Ok(false));
+        assert_eq!(pool.make_room(1, 100, |_, f| evicted.push(f)), Ok(false));
         pool.release(2, ContainerId(1));
         pool.release(3, ContainerId(0));
         // 150 MB fit once both idle ones go (100 MB stays busy): the first
         // to go idle goes first.
-        assert_eq!(pool.make_room(4, 150, |f| evicted.push(f)), Ok(true));
+        assert_eq!(pool.make_room(4, 150, |_, f| evicted.push(f)), Ok(true));
         assert_eq!(evicted, [FunctionId(2), FunctionId(1)]);
         assert_eq!(pool.used_mb(), 100);
         // The evicted are gone: no warm start, and removing them again is

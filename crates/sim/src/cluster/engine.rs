@@ -404,7 +404,7 @@ where
                 let stats = &mut srv.stats;
                 let fits = srv
                     .pool
-                    .make_room(now, profile.memory_mb as u64, |f| {
+                    .make_room(now, profile.memory_mb as u64, |_, f| {
                         views.remove_warm(s, f);
                         stats.evictions += 1;
                     })

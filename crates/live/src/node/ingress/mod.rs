@@ -4,7 +4,7 @@
 //!
 //! | request | answer |
 //! |---|---|
-//! | `POST /invoke/{function}[?{name}={integer}]` | 200, body `{value}\n`, headers `x-faasched-runtime-us`, `x-faasched-cpu-us`, `x-faasched-preemptions`; or the [`Failure`]'s status, body `{failure}\n`, header `x-faasched-error: {kind}` |
+//! | `POST /invoke/{function}[?{name}={integer}]` | 200, body `{value}\n`, headers `x-faasched-runtime-us`, `x-faasched-cpu-us`, `x-faasched-preemptions`, `x-faasched-cold` (1 if it started its container cold); or the [`Failure`]'s status, body `{failure}\n`, header `x-faasched-error: {kind}` |
 //! | `POST /register/{name}`, the module as the body | 201, or the failure's status |
 //! | `GET /metrics` | the ingress's counters, then the backend's, in Prometheus text |
 //! | `GET /status` | `{"ingress": {"listen", "uptime_ms"}, "backend": ...}` |
@@ -498,6 +498,7 @@ fn invoke_answer(answer: Answer) -> Counted {
             cpu,
             preemptions,
             runtime,
+            cold,
             ..
         }) => {
             let mut response = text(StatusCode::OK, format!("{value}\n"));
@@ -506,6 +507,7 @@ fn invoke_answer(answer: Answer) -> Counted {
                 ("x-faasched-runtime-us", runtime / 1_000),
                 ("x-faasched-cpu-us", cpu / 1_000),
                 ("x-faasched-preemptions", u64::from(preemptions)),
+                ("x-faasched-cold", u64::from(cold)),
             ] {
                 headers.insert(HeaderName::from_static(name), HeaderValue::from(value));
             }

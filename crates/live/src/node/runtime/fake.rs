@@ -62,7 +62,7 @@ impl Executor for Fake {
     fn resume(&self, worker: usize, job: &mut FakeJob) -> Step {
         let _ = self.runs.lock().unwrap().send((job.name.clone(), worker));
         if job.name == "echo" {
-            return Step::Done(Ok((2 * job.arg, US)));
+            return Step::Done(Ok(done(2 * job.arg, US)));
         }
         loop {
             if self.flags[worker].swap(false, Ordering::AcqRel) {
@@ -70,7 +70,7 @@ impl Executor for Fake {
                 return Step::Stopped;
             }
             if job.stops > 0 {
-                return Step::Done(Ok((job.arg, SEC)));
+                return Step::Done(Ok(done(job.arg, SEC)));
             }
             if job.since.elapsed() > GATE_CAP {
                 return Step::Done(Err(Failure::Internal("never preempted".into())));
@@ -121,5 +121,14 @@ pub(crate) fn wait_run(runs: &mpsc::Receiver<(String, usize)>, name: &str) -> us
         if n == name {
             return w;
         }
+    }
+}
+
+/// A warm run's result.
+fn done(value: i64, cpu: faasched_model::Nanos) -> super::Finished {
+    super::Finished {
+        value,
+        cpu,
+        cold: false,
     }
 }

@@ -11,7 +11,7 @@
 //! runs WebAssembly or blocks, so the logic is tested without threads.
 
 use super::super::invoke::{Answer, Completed, Failure, Invoke};
-use super::Ticket;
+use super::{Finished, Ticket};
 use faasched_model::node::{
     Dispatch, MedianEstimator, Placement, Queued, RequestId, RequestInfo, RequestOutcome, WorkerId,
     Workers,
@@ -86,7 +86,7 @@ pub(crate) enum Next<J> {
 /// How a worker's run ended, as it reports it.
 pub(crate) enum Ran<J> {
     /// Finished: the function's value and the CPU it used, or why not.
-    Done(Result<(i64, Nanos), Failure>),
+    Done(Result<Finished, Failure>),
     /// Stopped at a check: its sandbox, to keep or resume.
     Stopped(J),
 }
@@ -502,14 +502,14 @@ impl<J> Group<J> {
         w: WorkerId,
         id: RequestId,
         now: Time,
-        result: Result<(i64, Nanos), Failure>,
+        result: Result<Finished, Failure>,
         fx: &mut Effects,
     ) {
         self.workers.stop(w, now);
         let Some(p) = self.pending.remove(&id) else {
             return;
         };
-        let work = result.as_ref().map_or(0, |&(_, cpu)| cpu);
+        let work = result.as_ref().map_or(0, |f| f.cpu);
         if let (Some(e), Ok(_)) = (&mut self.estimator, &result) {
             e.record(p.info.function, work);
         }
@@ -523,7 +523,7 @@ impl<J> Group<J> {
             preemptions: p.preemptions,
         };
         self.policy.on_finish(now, &outcome);
-        let answer = result.map(|(value, cpu)| {
+        let answer = result.map(|Finished { value, cpu, cold }| {
             self.stats.completed += 1;
             let runtime = p.invoke.received.elapsed().as_nanos() as Nanos;
             Completed {
@@ -536,6 +536,7 @@ impl<J> Group<J> {
                 started: runtime.saturating_sub(now.saturating_sub(p.first_run.unwrap_or(now))),
                 dispatcher: self.index,
                 worker: w.0,
+                cold,
             }
         });
         if answer.is_err() {

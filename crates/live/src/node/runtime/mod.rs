@@ -29,12 +29,22 @@ use faasched_model::Nanos;
 use faasched_model::node::{Dispatch, MedianEstimator, PAPER_WINDOW};
 pub use threads::Runtime;
 
+/// What a request that ran to its end returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Finished {
+    /// The function's value.
+    pub value: i64,
+    /// The CPU time its sandbox ran.
+    pub cpu: Nanos,
+    /// Whether it started its container cold (see [`super::containers`]).
+    pub cold: bool,
+}
+
 /// How a request's run on a worker ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {
-    /// Finished: the function's value and the CPU time its sandbox ran, or
-    /// why it has none.
-    Done(Result<(i64, Nanos), Failure>),
+    /// Finished, or why it has no result.
+    Done(Result<Finished, Failure>),
     /// Stopped at a check after [`Executor::preempt`]: resumable.
     Stopped,
 }

@@ -1,0 +1,365 @@
+//! A node's containers, live: warm copies of functions kept within the
+//! node's memory by the cluster simulator's keep-alive policies, and the
+//! cold starts that make them.
+//!
+//! A function of the node's table (a cluster workload's: memory, warm and
+//! cold time) runs in a container. A request for it takes the most recently
+//! idle container of its function (a warm start) or starts a new one cold:
+//! the keep-alive evicts idle containers until the new one's memory fits
+//! (the request is refused, overloaded, if it cannot), the function's
+//! module is compiled and linked again on its own (the real work of a cold
+//! start, [`faasched_wasm::Image`]), and the worker then waits what the
+//! node's [`ColdStart`] says a container's start adds beyond that. When the
+//! request's sandbox goes, its container goes idle for the keep-alive to
+//! keep or evict. The bookkeeping is the simulator's own
+//! ([`ContainerPool`]), so the two worlds keep and evict alike.
+//!
+//! Functions outside the table run from the runtime's own copy, as they do
+//! without containers.
+
+use super::invoke::Failure;
+use faasched_model::cluster::{ContainerId, ContainerPool, FunctionProfile, KeepAlive};
+use faasched_model::{Nanos, Time};
+use faasched_wasm::{Image, Runtime};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// What a cold start adds after compiling the function, for what starting
+/// a container (a process, a language runtime, the function's imports)
+/// costs a platform beyond a WebAssembly compile.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ColdStart {
+    /// The wait is this share of the function's cold − warm time in its
+    /// table (0: the compile alone).
+    pub scale: f64,
+}
+
+impl ColdStart {
+    fn delay(&self, profile: &FunctionProfile) -> Duration {
+        Duration::from_nanos((profile.cold_extra() as f64 * self.scale).round() as u64)
+    }
+}
+
+/// What the node's containers did, for `/metrics` and `/status`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ContainerStats {
+    /// Requests that started in a new container.
+    pub cold_starts: u64,
+    /// Requests that took an idle warm container.
+    pub warm_starts: u64,
+    /// Idle containers the keep-alive evicted for memory.
+    pub evictions: u64,
+    /// Idle containers the keep-alive let expire.
+    pub expirations: u64,
+    /// Requests refused: no memory could be freed for their container.
+    pub refused: u64,
+    /// Memory of every container now, MB.
+    pub used_mb: u64,
+    /// Containers now, busy or idle.
+    pub containers: u64,
+}
+
+struct State {
+    pool: ContainerPool<Box<dyn KeepAlive + Send>>,
+    /// Each container's compiled function; `None` while it compiles.
+    images: HashMap<ContainerId, Option<Arc<Image>>>,
+    next: u64,
+    stats: ContainerStats,
+}
+
+/// A node's containers. Shared by its workers.
+pub struct Containers {
+    state: Mutex<State>,
+    profiles: HashMap<String, FunctionProfile>,
+    cold_start: ColdStart,
+    /// Time zero of the keep-alive's clock.
+    epoch: Instant,
+}
+
+impl std::fmt::Debug for Containers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Containers")
+            .field("functions", &self.profiles.len())
+            .field("cold_start", &self.cold_start)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A request's hold on its container: the function to start the sandbox
+/// from. Dropping it (the request's sandbox is gone) makes the container
+/// idle.
+pub struct Lease {
+    containers: Arc<Containers>,
+    id: ContainerId,
+    image: Arc<Image>,
+    cold: bool,
+}
+
+impl std::fmt::Debug for Lease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lease")
+            .field("container", &self.id.0)
+            .field("function", &self.image.name())
+            .field("cold", &self.cold)
+            .finish()
+    }
+}
+
+impl Lease {
+    /// The container's compiled function.
+    pub fn image(&self) -> &Image {
+        &self.image
+    }
+
+    /// Whether the request started its container cold.
+    pub fn cold(&self) -> bool {
+        self.cold
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let now = self.containers.now();
+        self.containers.lock().pool.release(now, self.id);
+    }
+}
+
+impl Containers {
+    /// `memory_mb` of containers for the functions of `table` (by name),
+    /// kept by `keep`.
+    pub fn new(
+        memory_mb: u64,
+        keep: Box<dyn KeepAlive + Send>,
+        table: impl IntoIterator<Item = (String, FunctionProfile)>,
+        cold_start: ColdStart,
+    ) -> Containers {
+        Containers {
+            state: Mutex::new(State {
+                pool: ContainerPool::new(memory_mb, keep),
+                images: HashMap::new(),
+                next: 0,
+                stats: ContainerStats::default(),
+            }),
+            profiles: table.into_iter().collect(),
+            cold_start,
+            epoch: Instant::now(),
+        }
+    }
+
+    fn now(&self) -> Time {
+        self.epoch.elapsed().as_nanos() as Time
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether `function` runs in containers here.
+    pub fn holds(&self, function: &str) -> bool {
+        self.profiles.contains_key(function)
+    }
+
+    /// What the containers did so far.
+    pub fn stats(&self) -> ContainerStats {
+        let state = self.lock();
+        ContainerStats {
+            used_mb: state.pool.used_mb(),
+            containers: state.images.len() as u64,
+            ..state.stats
+        }
+    }
+
+    /// A container for a request of `label` whose module is `function` of
+    /// `runtime`: a warm one, or a new one started cold on the calling
+    /// thread (compiled, then the cold start's wait); `None` for a function
+    /// outside the table. Overloaded when no memory can be freed for it.
+    pub fn acquire(
+        self: &Arc<Self>,
+        label: &str,
+        function: &str,
+        runtime: &Runtime,
+    ) -> Result<Option<Lease>, Failure> {
+        let Some(&profile) = self.profiles.get(label) else {
+            return Ok(None);
+        };
+        let now = self.now();
+        let id = {
+            let mut state = self.lock();
+            let state = &mut *state;
+            self.expire(now, state)?;
+            if let Some(id) = state.pool.take_idle(now, profile.function) {
+                let image = state.images.get(&id).cloned().flatten().ok_or_else(|| {
+                    Failure::Internal(format!("warm container {} has no image", id.0))
+                })?;
+                state.stats.warm_starts += 1;
+                return Ok(Some(self.lease(id, image, false)));
+            }
+            let (images, stats) = (&mut state.images, &mut state.stats);
+            let fits = state
+                .pool
+                .make_room(now, u64::from(profile.memory_mb), |id, _| {
+                    images.remove(&id);
+                    stats.evictions += 1;
+                })
+                .map_err(|what| Failure::Internal(format!("keep-alive: {what}")))?;
+            if !fits {
+                state.stats.refused += 1;
+                return Err(Failure::Overloaded);
+            }
+            let id = ContainerId(state.next);
+            state.next += 1;
+            state.pool.create(now, id, profile);
+            state.images.insert(id, None);
+            state.stats.cold_starts += 1;
+            id
+        };
+        // Outside the lock: other workers' warm starts go on meanwhile.
+        let image = match runtime.image(function) {
+            Ok(image) => Arc::new(image),
+            Err(fault) => {
+                self.discard(id);
+                return Err(Failure::Internal(format!(
+                    "the cold start of {label} could not compile {function}: {fault}"
+                )));
+            }
+        };
+        std::thread::sleep(self.cold_start.delay(&profile));
+        self.lock().images.insert(id, Some(Arc::clone(&image)));
+        Ok(Some(self.lease(id, image, true)))
+    }
+
+    fn lease(self: &Arc<Self>, id: ContainerId, image: Arc<Image>, cold: bool) -> Lease {
+        Lease {
+            containers: Arc::clone(self),
+            id,
+            image,
+            cold,
+        }
+    }
+
+    /// A container whose cold start failed: gone, its memory back.
+    fn discard(&self, id: ContainerId) {
+        let now = self.now();
+        let mut state = self.lock();
+        state.pool.release(now, id);
+        let _ = state.pool.remove_idle(id);
+        state.images.remove(&id);
+    }
+
+    /// Lets the idle containers the keep-alive says expired by `now` go.
+    fn expire(&self, now: Nanos, state: &mut State) -> Result<(), Failure> {
+        let mut expired = Vec::new();
+        state.pool.keep_mut().expired(now, &mut expired);
+        for id in expired {
+            state.pool.remove_idle(id).map_err(|what| {
+                Failure::Internal(format!("keep-alive expired {}: {what}", id.0))
+            })?;
+            state.images.remove(&id);
+            state.stats.expirations += 1;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faasched_model::{FunctionId, MS};
+    use faasched_policy::cluster::Lru;
+
+    fn profile(f: u32, memory_mb: u32) -> FunctionProfile {
+        FunctionProfile {
+            function: FunctionId(f),
+            memory_mb,
+            warm: MS,
+            cold: 3 * MS,
+        }
+    }
+
+    /// 512 MB for two functions of 256 MB and one of 512, kept by LRU,
+    /// cold starts that only compile.
+    fn containers() -> Arc<Containers> {
+        Arc::new(Containers::new(
+            512,
+            Box::new(Lru::new()),
+            [
+                ("a".to_string(), profile(0, 256)),
+                ("b".to_string(), profile(1, 256)),
+                ("big".to_string(), profile(2, 512)),
+            ],
+            ColdStart { scale: 0.0 },
+        ))
+    }
+
+    fn runtime() -> Runtime {
+        let mut config = faasched_wasm::Config::new();
+        config.max_sandboxes(8).spin_steps_per_ms(1000);
+        Runtime::new(&config).unwrap()
+    }
+
+    #[test]
+    fn a_second_request_takes_the_container_the_first_left_warm() {
+        let (c, rt) = (containers(), runtime());
+        let first = c.acquire("a", "fib", &rt).unwrap().unwrap();
+        assert!(first.cold());
+        assert_eq!(first.image().name(), "fib");
+        // Busy: the next request of `a` starts a second container.
+        let second = c.acquire("a", "fib", &rt).unwrap().unwrap();
+        assert!(second.cold());
+        drop(first);
+        let third = c.acquire("a", "fib", &rt).unwrap().unwrap();
+        assert!(!third.cold(), "the idle container is taken warm");
+        let s = c.stats();
+        assert_eq!(
+            (s.cold_starts, s.warm_starts, s.containers, s.used_mb),
+            (2, 1, 2, 512)
+        );
+        // Outside the table: no container.
+        assert!(c.acquire("noop", "noop", &rt).unwrap().is_none());
+        assert!(!c.holds("noop") && c.holds("b"));
+    }
+
+    #[test]
+    fn memory_held_by_running_requests_refuses_and_idle_memory_is_evicted() {
+        let (c, rt) = (containers(), runtime());
+        let a = c.acquire("a", "spin", &rt).unwrap().unwrap();
+        let b = c.acquire("b", "spin", &rt).unwrap().unwrap();
+        // Both busy: 512 MB more cannot be freed.
+        assert_eq!(
+            c.acquire("big", "spin", &rt).unwrap_err(),
+            Failure::Overloaded
+        );
+        drop(a);
+        // Still 256 MB busy.
+        assert_eq!(
+            c.acquire("big", "spin", &rt).unwrap_err(),
+            Failure::Overloaded
+        );
+        drop(b);
+        let big = c.acquire("big", "spin", &rt).unwrap().unwrap();
+        assert!(big.cold());
+        let s = c.stats();
+        assert_eq!(
+            (s.evictions, s.refused, s.containers, s.used_mb),
+            (2, 2, 1, 512)
+        );
+        drop(big);
+        // `a`'s container was evicted: cold again.
+        assert!(c.acquire("a", "spin", &rt).unwrap().unwrap().cold());
+    }
+
+    #[test]
+    fn a_cold_start_waits_its_share_of_the_tables_cold_time() {
+        let slow = Containers::new(
+            512,
+            Box::new(Lru::new()),
+            [("a".to_string(), profile(0, 256))],
+            ColdStart { scale: 0.5 },
+        );
+        assert_eq!(
+            slow.cold_start.delay(&profile(0, 256)),
+            Duration::from_millis(1)
+        );
+    }
+}
