@@ -170,6 +170,79 @@ impl Containers {
         }
     }
 
+    /// The containers' counters and gauges, in Prometheus text format.
+    pub fn write_metrics(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        let s = self.stats();
+        for (name, help, value) in [
+            (
+                "cold_starts",
+                "Requests that started a new container.",
+                s.cold_starts,
+            ),
+            (
+                "warm_starts",
+                "Requests that took an idle warm container.",
+                s.warm_starts,
+            ),
+            (
+                "evictions",
+                "Idle containers evicted for memory.",
+                s.evictions,
+            ),
+            (
+                "expirations",
+                "Idle containers the keep-alive let expire.",
+                s.expirations,
+            ),
+            (
+                "refused",
+                "Requests refused: no memory could be freed.",
+                s.refused,
+            ),
+        ] {
+            let _ = writeln!(
+                out,
+                "# HELP faasched_node_{name}_total {help}\n# TYPE faasched_node_{name}_total counter\nfaasched_node_{name}_total {value}"
+            );
+        }
+        for (name, help, value) in [
+            (
+                "container_memory_mb",
+                "Memory of every container, busy or idle, MB.",
+                s.used_mb,
+            ),
+            ("containers", "Containers, busy or idle.", s.containers),
+        ] {
+            let _ = writeln!(
+                out,
+                "# HELP faasched_node_{name} {help}\n# TYPE faasched_node_{name} gauge\nfaasched_node_{name} {value}"
+            );
+        }
+    }
+
+    /// The containers' state for `GET /status`.
+    pub fn status(&self) -> serde_json::Value {
+        let s = self.stats();
+        let (memory_mb, keep_alive) = {
+            let state = self.lock();
+            (state.pool.memory_mb(), state.pool.keep().name().to_string())
+        };
+        serde_json::json!({
+            "functions": self.profiles.len(),
+            "memory_mb": memory_mb,
+            "keep_alive": keep_alive,
+            "cold_start_scale": self.cold_start.scale,
+            "cold_starts": s.cold_starts,
+            "warm_starts": s.warm_starts,
+            "evictions": s.evictions,
+            "expirations": s.expirations,
+            "refused": s.refused,
+            "used_mb": s.used_mb,
+            "containers": s.containers,
+        })
+    }
+
     /// A container for a request of `label` whose module is `function` of
     /// `runtime`: a warm one, or a new one started cold on the calling
     /// thread (compiled, then the cold start's wait); `None` for a function

@@ -125,6 +125,16 @@ impl Executor for WasmExecutor {
         Some(us.saturating_mul(US))
     }
 
+    fn write_metrics(&self, out: &mut String) {
+        if let Some(c) = &self.containers {
+            c.write_metrics(out);
+        }
+    }
+
+    fn status(&self) -> Option<serde_json::Value> {
+        self.containers.as_ref().map(|c| c.status())
+    }
+
     fn register(&self, name: &str, module: &[u8]) -> Result<(), Failure> {
         self.runtime
             .write()

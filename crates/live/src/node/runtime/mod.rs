@@ -74,6 +74,14 @@ pub trait Executor: Send + Sync + 'static {
 
     /// Registers a module under `name`.
     fn register(&self, name: &str, module: &[u8]) -> Result<(), Failure>;
+
+    /// Appends the executor's own metrics, in Prometheus text format.
+    fn write_metrics(&self, _out: &mut String) {}
+
+    /// The executor's own state for `GET /status`, if it keeps any.
+    fn status(&self) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 /// How a runtime is laid out and what it assumes of requests.

@@ -301,6 +301,7 @@ impl<E: Executor> Runtime<E> {
             "# HELP faasched_node_in_flight Requests accepted and not answered.\n# TYPE faasched_node_in_flight gauge\nfaasched_node_in_flight {}",
             self.in_flight()
         );
+        self.executor().write_metrics(out);
     }
 
     /// The runtime's layout and counters as JSON.
@@ -328,6 +329,7 @@ impl<E: Executor> Runtime<E> {
                 "max": switches.max as f64 / 1e3,
             },
             "uptime_s": self.common.start.elapsed().as_secs_f64(),
+            "executor": self.executor().status(),
         })
     }
 }
