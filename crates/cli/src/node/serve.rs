@@ -77,6 +77,7 @@ impl Args {
                 PreemptArg::Code => PreemptTest::Code,
             },
             host: self.host.host()?,
+            containers: None,
         };
         let served = serve(
             &node,

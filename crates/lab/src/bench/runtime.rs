@@ -165,6 +165,7 @@ pub(crate) fn node(poll: bool, cpus: Vec<usize>) -> LiveNode {
             max_sandboxes: 64,
             spin_steps_per_ms: None,
         },
+        containers: None,
     }
 }
 

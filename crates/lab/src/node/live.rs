@@ -3,12 +3,15 @@
 //! serve`) or driven in process (`faasched bench runtime`).
 
 use super::catalog::{Knowledge, node_policies};
+use crate::cluster::catalog::KeepAliveSpec;
 use anyhow::{Context, Result, bail};
+use faasched_live::node::containers::{ColdStart, Containers};
 use faasched_live::node::ingress::{self, Drained, Ingress, StopSignal};
 use faasched_live::node::runtime::{Policies, Runtime, RuntimeConfig};
 use faasched_live::node::wasm::WasmExecutor;
 use faasched_model::Nanos;
 use faasched_policy::node::PreemptTest;
+use faasched_workload::cluster::FunctionTable;
 use faasched_workload::node::Workload;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -63,21 +66,53 @@ impl Host {
     }
 
     /// Starts the sandboxes (compiling the suite and calibrating `spin`) and
-    /// the threads of `config` under `policies`, one per dispatcher.
+    /// the threads of `config` under `policies`, one per dispatcher; with
+    /// `containers`, the functions of their table run in containers.
     pub fn launch(
         &self,
         config: RuntimeConfig,
         policies: Policies,
+        containers: Option<&NodeContainers>,
     ) -> Result<Runtime<WasmExecutor>> {
         let sandboxes = faasched_wasm::Runtime::new(&self.sandboxes()).context("the sandboxes")?;
         let workers = config.dispatchers * config.workers;
-        let executor = Arc::new(WasmExecutor::new(sandboxes, workers));
+        let mut executor = WasmExecutor::new(sandboxes, workers);
+        if let Some(c) = containers {
+            executor = executor.with_containers(Arc::new(c.build()));
+        }
+        let executor = Arc::new(executor);
         let config = RuntimeConfig {
             cpus: self.cpus.clone(),
             poll: self.poll,
             ..config
         };
         Runtime::start(config, policies, executor).context("starting the node's threads")
+    }
+}
+
+/// A node's containers: the functions that run in them, the memory they
+/// share and the keep-alive that keeps them ([`Containers`]).
+#[derive(Clone, Debug)]
+pub struct NodeContainers {
+    /// The functions, by the name requests give in `x-faasched-function`:
+    /// memory, warm and cold time (times as the run scales them).
+    pub table: FunctionTable,
+    /// Memory for containers, MB.
+    pub memory_mb: u64,
+    /// The keep-alive policy.
+    pub keep_alive: &'static KeepAliveSpec,
+    /// What a cold start waits after compiling.
+    pub cold_start: ColdStart,
+}
+
+impl NodeContainers {
+    fn build(&self) -> Containers {
+        Containers::new(
+            self.memory_mb,
+            self.keep_alive.build(),
+            self.table.iter().map(|(f, p)| (f.name.to_string(), *p)),
+            self.cold_start,
+        )
     }
 }
 
@@ -102,6 +137,8 @@ pub struct LiveNode {
     pub preempt_test: PreemptTest,
     /// Its threads and sandboxes.
     pub host: Host,
+    /// Its containers, if its functions run in them.
+    pub containers: Option<NodeContainers>,
 }
 
 impl LiveNode {
@@ -146,7 +183,7 @@ impl LiveNode {
                 .collect(),
             ..RuntimeConfig::default()
         };
-        self.host.launch(config, policies)
+        self.host.launch(config, policies, self.containers.as_ref())
     }
 }
 
@@ -226,6 +263,7 @@ mod tests {
                     max_sandboxes: 64,
                     spin_steps_per_ms: None,
                 },
+                containers: None,
             };
             let runtime = node
                 .start()
@@ -259,5 +297,67 @@ mod tests {
             assert!(seen.iter().all(|&s| s), "{}: unanswered", spec.name);
             assert_eq!(runtime.in_flight(), 0, "{}", spec.name);
         }
+    }
+
+    /// A node with FunctionBench's table (times a thousandth) in 512 MB
+    /// under GreedyDual: a function's first request starts its container
+    /// cold, the next finds it warm; a 512 MB function then evicts what is
+    /// idle, and the first function starts cold again.
+    #[test]
+    fn a_node_with_containers_starts_cold_then_warm_and_evicts_for_memory() {
+        let node = LiveNode {
+            policy: "sledgescale".into(),
+            dispatchers: 1,
+            workers: 1,
+            workload: None,
+            deadline: 100 * MS,
+            median_estimates: false,
+            preempt_test: PreemptTest::Paper,
+            host: Host {
+                cpus: Vec::new(),
+                poll: false,
+                cpu_limit: SEC,
+                memory_limit: 1 << 20,
+                max_sandboxes: 8,
+                spin_steps_per_ms: Some(1000),
+            },
+            containers: Some(NodeContainers {
+                table: FunctionTable::functionbench().scaled(0.001).unwrap(),
+                memory_mb: 512,
+                keep_alive: crate::cluster::catalog::keep_alive("greedy-dual").unwrap(),
+                cold_start: ColdStart { scale: 1.0 },
+            }),
+        };
+        let runtime = node.start().unwrap();
+        let ask = |label: &str| {
+            let (tx, rx) = mpsc::channel::<Answer>();
+            runtime.submit(
+                Invoke {
+                    function: "spin".into(),
+                    query: Some("us=100".into()),
+                    label: Some(label.into()),
+                    deadline: None,
+                    received: Instant::now(),
+                    cancel: Default::default(),
+                },
+                Box::new(move |a| tx.send(a).unwrap()),
+            );
+            rx.recv_timeout(Duration::from_secs(60))
+                .unwrap()
+                .unwrap()
+                .cold
+        };
+        assert!(ask("web-serving"));
+        assert!(!ask("web-serving"));
+        assert!(ask("aes-encryption"), "256 + 256 MB fit");
+        assert!(ask("video-encoding"), "512 MB: both idle ones go");
+        assert!(ask("web-serving"));
+        let status = runtime.status_json();
+        let c = &status["executor"];
+        assert_eq!(
+            (c["cold_starts"].as_u64(), c["warm_starts"].as_u64()),
+            (Some(4), Some(1))
+        );
+        assert_eq!(c["evictions"].as_u64(), Some(3), "{c}");
     }
 }

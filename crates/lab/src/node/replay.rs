@@ -139,7 +139,7 @@ pub fn replay(
         ..RuntimeConfig::default()
     };
     let runtime = host
-        .launch(config, policies)
+        .launch(config, policies, None)
         .with_context(|| format!("{}: the live node", policy.name()))?;
     let mut tally = Tally {
         collector: Collector::new(policy.name()),

@@ -136,6 +136,27 @@ impl FunctionTable {
         Ok(table)
     }
 
+    /// The same functions with their warm and cold times multiplied by
+    /// `factor` (memory as it is): a table whose times fit a live run on a
+    /// small machine, FunctionBench's seconds made milliseconds. A warm
+    /// time that would round to 0 ns becomes 1 ns. Errors: a factor not
+    /// finite and above 0, or a time past the clock's limit.
+    pub fn scaled(&self, factor: f64) -> Result<FunctionTable> {
+        if !(factor.is_finite() && factor > 0.0) {
+            return Err(Error::invalid(
+                "time scale",
+                format!("{factor}: want a number above 0"),
+            ));
+        }
+        let scale = |t: Nanos| (t as f64 * factor).round().min(u64::MAX as f64) as Nanos;
+        let mut table = FunctionTable::new();
+        for (f, p) in self.iter() {
+            let warm = scale(p.warm).max(1);
+            table.push(&f.name, p.memory_mb, warm, scale(p.cold).max(warm))?;
+        }
+        Ok(table)
+    }
+
     /// How many functions.
     pub fn len(&self) -> usize {
         self.profiles.len()
@@ -322,6 +343,25 @@ fn fmt_millis(ns: Nanos) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scaled_table_keeps_names_and_memory_and_scales_times() {
+        let table = FunctionTable::functionbench();
+        let small = table.scaled(0.01).unwrap();
+        assert_eq!(small.len(), table.len());
+        let web = small.find("web-serving").unwrap();
+        // 179 ms warm, 1,153 ms cold, 256 MB.
+        assert_eq!(
+            (web.warm, web.cold, web.memory_mb),
+            (1_790_000, 11_530_000, 256)
+        );
+        assert_eq!(small.name(web.function), Some("web-serving"));
+        let tiny = table.scaled(1e-12).unwrap();
+        assert!(tiny.profiles().iter().all(|p| p.warm == 1 && p.cold >= 1));
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(table.scaled(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn millis_accept_plain_decimals_only() {
