@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod calibration;
+pub mod http;
 pub mod node;
 pub mod observe;
 pub mod privilege;
