@@ -176,6 +176,16 @@ pub struct GatewayServed {
     pub connections_cut: usize,
 }
 
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let nodes: Vec<&str> = self.inner.links.iter().map(|l| l.addr.as_str()).collect();
+        f.debug_struct("Gateway")
+            .field("policy", &self.inner.policy)
+            .field("nodes", &nodes)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Gateway {
     /// A gateway over `config`'s nodes routing with `router`, the
     /// functions it knows by name in `functions`. Errs naming a bad or
