@@ -385,6 +385,7 @@ fn malformed_requests_and_unknown_functions_reach_no_node() {
     }
     let a = call(c.gateway, "POST", "/invoke/g", &[]);
     assert!(a.body.contains("\"g\""), "names the function: {}", a.body);
+    assert_eq!(a.header("x-faasched-error"), Some("unknown-function"));
     assert_eq!((c.invoked(0), c.invoked(1)), (0, 0));
     let served = c.stop();
     assert_eq!((served.received, served.answered), (0, 0));

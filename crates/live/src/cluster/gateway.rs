@@ -75,6 +75,10 @@ pub const NODE_HEADER: &str = "x-faasched-node";
 /// The error kind of a node that failed before its answer.
 pub const NODE_UNREACHABLE: &str = "node-unreachable";
 
+/// The error kind of a function the workload's table does not have, as
+/// the node runtime names its unknown functions.
+const UNKNOWN_FUNCTION: &str = "unknown-function";
+
 /// The header a node states its own time for a request in, µs.
 const RUNTIME_HEADER: &str = "x-faasched-runtime-us";
 
@@ -439,14 +443,18 @@ impl Inner {
             } else {
                 format!("the path (or name one in {LABEL_HEADER})")
             };
-            return Err(Malformed {
-                status: StatusCode::NOT_FOUND,
-                what: format!(
-                    "function {} of {how} is not in the gateway's workload",
+            let mut response = text(
+                StatusCode::NOT_FOUND,
+                format!(
+                    "function {} of {how} is not in the gateway's workload\n",
                     request::shown(invoke.label())
                 ),
-                allow: None,
-            });
+            );
+            response.headers_mut().insert(
+                HeaderName::from_static(ERROR_HEADER),
+                HeaderValue::from_static(UNKNOWN_FUNCTION),
+            );
+            return Ok((response, UNKNOWN_FUNCTION));
         };
         self.metrics.received.fetch_add(1, Ordering::SeqCst);
         let mut answering = Answering {
