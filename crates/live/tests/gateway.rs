@@ -390,3 +390,42 @@ fn malformed_requests_and_unknown_functions_reach_no_node() {
     let served = c.stop();
     assert_eq!((served.received, served.answered), (0, 0));
 }
+
+#[test]
+fn the_gateway_and_its_serve_future_are_send() {
+    fn send<T: Send>(_: &T) {}
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let gateway = Gateway::new(
+        &GatewayConfig::new(vec!["127.0.0.1:1".into()]),
+        Box::new(LeastLoaded::new()),
+        [("f".to_owned(), profile())],
+    )
+    .unwrap();
+    send(&gateway);
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let _guard = runtime.enter();
+    send(&gateway.serve(listener, async {}));
+}
+
+#[test]
+fn bad_node_lists_are_refused_naming_what_is_wrong() {
+    let build = |nodes: &[&str]| {
+        Gateway::new(
+            &GatewayConfig::new(nodes.iter().map(|n| n.to_string()).collect()),
+            Box::new(LeastLoaded::new()),
+            [("f".to_owned(), profile())],
+        )
+        .map(|_| ())
+        .unwrap_err()
+        .to_string()
+    };
+    assert!(build(&[]).contains("at least one node"));
+    assert!(build(&["localhost"]).contains("\"localhost\""));
+    assert!(build(&["h:99999"]).contains("h:99999"));
+    assert!(build(&["a:1", "a:1"]).contains("a:1 is given twice"));
+}
