@@ -36,6 +36,9 @@ struct FakeNode {
     name: Mutex<String>,
     load: Mutex<f64>,
     invoked: AtomicU64,
+    /// What `/invoke/hold` waits for: never notified, so it holds its
+    /// connection until the node is stopped.
+    hold: tokio::sync::Notify,
 }
 
 impl Service for FakeNode {
@@ -55,6 +58,9 @@ impl Service for FakeNode {
         }
         if path.starts_with("/invoke/") {
             self.invoked.fetch_add(1, Ordering::SeqCst);
+            if path == "/invoke/hold" {
+                self.hold.notified().await;
+            }
             let label = request
                 .headers()
                 .get("x-faasched-function")
@@ -348,6 +354,41 @@ fn a_dead_node_answers_502_and_later_requests_go_to_the_live_one() {
     let served = c.stop();
     assert_eq!((served.received, served.answered), (sent, sent));
     assert_eq!(served.unreachable, 1);
+}
+
+#[test]
+fn a_node_that_fails_mid_request_gets_its_client_a_502() {
+    let mut c = Cluster::start([0.0, 0.5]);
+    c.status_until("both loads reported", |s| s["nodes"][1]["load"] == 0.5);
+    let gateway = c.gateway;
+    let held = thread::spawn(move || {
+        call(
+            gateway,
+            "POST",
+            "/invoke/hold",
+            &[("x-faasched-function", "f")],
+        )
+    });
+    let start = Instant::now();
+    while c.invoked(0) == 0 {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "the held request never reached node 0"
+        );
+        thread::sleep(Duration::from_millis(1));
+    }
+    // The node stops with no time to drain: the connection is cut under
+    // the request it holds.
+    c.stop_nodes[0].take().unwrap().send(()).unwrap();
+    let a = held.join().unwrap();
+    assert_eq!(a.status, 502, "{}", a.body);
+    assert_eq!(a.header("x-faasched-error"), Some("node-unreachable"));
+    assert_eq!(a.header("x-faasched-node"), Some(c.node(0)));
+    let served = c.stop();
+    assert_eq!(
+        (served.received, served.answered, served.unreachable),
+        (1, 1, 1)
+    );
 }
 
 #[test]
