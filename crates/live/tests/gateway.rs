@@ -76,6 +76,12 @@ impl Service for FakeNode {
             response
                 .headers_mut()
                 .insert("x-faasched-runtime-us", 5.into());
+            if request.uri().query() == Some("close=1") {
+                // As a node that stops says of its own connection.
+                response
+                    .headers_mut()
+                    .insert("connection", "close".parse().unwrap());
+            }
             return response;
         }
         let mut response = Response::new(Full::new(Bytes::new()));
@@ -389,6 +395,43 @@ fn a_node_that_fails_mid_request_gets_its_client_a_502() {
         (served.received, served.answered, served.unreachable),
         (1, 1, 1)
     );
+}
+
+#[test]
+fn a_node_closing_its_connection_leaves_the_clients_open() {
+    let c = Cluster::start([0.0, 0.5]);
+    let stream = TcpStream::connect(c.gateway).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+    let mut writer = stream;
+    for path in ["/invoke/f?close=1", "/invoke/f?n=1"] {
+        let head = format!("POST {path} HTTP/1.1\r\nhost: test\r\ncontent-length: 0\r\n\r\n");
+        writer.write_all(head.as_bytes()).unwrap();
+        let mut lines = Vec::new();
+        loop {
+            let mut line = String::new();
+            std::io::BufRead::read_line(&mut reader, &mut line).unwrap();
+            if line.trim_end().is_empty() {
+                break;
+            }
+            lines.push(line.trim_end().to_ascii_lowercase());
+        }
+        assert!(lines[0].contains(" 200 "), "{path}: {lines:?}");
+        assert!(
+            !lines.iter().any(|l| l == "connection: close"),
+            "{path}: {lines:?}"
+        );
+        let length: usize = lines
+            .iter()
+            .find_map(|l| l.strip_prefix("content-length: "))
+            .unwrap()
+            .parse()
+            .unwrap();
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+    }
+    let served = c.stop();
+    assert_eq!((served.received, served.answered), (2, 2));
 }
 
 #[test]

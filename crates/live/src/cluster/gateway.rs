@@ -615,7 +615,7 @@ impl Inner {
         }
         headers.insert(header::HOST, link.authority.clone());
         let (response, sender) = self.exchange(link, request).await?;
-        let (head, body) = response.into_parts();
+        let (mut head, body) = response.into_parts();
         let body = body
             .collect()
             .await
@@ -623,6 +623,16 @@ impl Inner {
             .to_bytes();
         // The connection is reused only once its answer was read whole.
         self.give_back(link, sender);
+        // The node's connection headers (a `connection: close` as it stops)
+        // are its connection's, not the client's.
+        let headers = std::mem::take(&mut head.headers);
+        let mut name = None;
+        for (next, value) in headers {
+            name = next.or(name);
+            if let Some(name) = name.as_ref().filter(|n| !hop_by_hop(n)) {
+                head.headers.append(name.clone(), value);
+            }
+        }
         Ok(Response::from_parts(head, Full::new(body)))
     }
 
