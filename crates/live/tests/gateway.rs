@@ -97,6 +97,7 @@ struct Cluster {
     stop_nodes: Vec<Option<oneshot::Sender<()>>>,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<GatewayServed>>,
+    runtime: tokio::runtime::Handle,
 }
 
 fn profile() -> FunctionProfile {
@@ -147,7 +148,8 @@ impl Cluster {
                 .unwrap();
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 let (stop, stopped) = oneshot::channel::<()>();
-                tx.send((listener.local_addr().unwrap(), nodes, stops, stop))
+                let handle = tokio::runtime::Handle::current();
+                tx.send((listener.local_addr().unwrap(), nodes, stops, stop, handle))
                     .unwrap();
                 gateway
                     .serve(listener, async move {
@@ -157,14 +159,33 @@ impl Cluster {
                     .unwrap()
             })
         });
-        let (gateway, nodes, stop_nodes, stop) = rx.recv_timeout(PATIENCE).unwrap();
+        let (gateway, nodes, stop_nodes, stop, runtime) = rx.recv_timeout(PATIENCE).unwrap();
         Cluster {
             gateway,
             nodes,
             stop_nodes,
             stop: Some(stop),
             thread: Some(thread),
+            runtime,
         }
+    }
+
+    /// Serves node `i` again, on its address, after it was stopped.
+    fn restart(&mut self, i: usize) {
+        let listener = std::net::TcpListener::bind(self.node(i)).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let _entered = self.runtime.enter();
+        let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        self.runtime.spawn(http::serve(
+            listener,
+            Arc::clone(&self.nodes[i].1),
+            async move {
+                let _ = stopped.await;
+            },
+            Duration::ZERO,
+        ));
+        self.stop_nodes[i] = Some(stop);
     }
 
     fn node(&self, i: usize) -> &str {
@@ -319,7 +340,7 @@ fn requests_go_where_the_router_says_with_their_query_and_headers() {
 }
 
 #[test]
-fn a_dead_node_answers_502_and_later_requests_go_to_the_live_one() {
+fn a_dead_node_answers_502_later_requests_go_to_the_live_one_and_it_is_taken_back() {
     let mut c = Cluster::start([0.0, 0.5]);
     c.status_until("both loads reported", |s| s["nodes"][1]["load"] == 0.5);
     let mut sent = 0;
@@ -357,6 +378,13 @@ fn a_dead_node_answers_502_and_later_requests_go_to_the_live_one() {
             "no {line:?} in\n{metrics}"
         );
     }
+    // Back on its address, it answers its polls and is taken back.
+    c.restart(0);
+    c.status_until("the node back up", |s| s["nodes"][0]["up"] == true);
+    let a = invoke(&c);
+    sent += 1;
+    assert_eq!(a.header("x-faasched-node"), Some(c.node(0)), "{}", a.body);
+    assert_eq!((c.invoked(0), c.invoked(1)), (4, 5));
     let served = c.stop();
     assert_eq!((served.received, served.answered), (sent, sent));
     assert_eq!(served.unreachable, 1);
