@@ -463,6 +463,26 @@ fn a_node_closing_its_connection_leaves_the_clients_open() {
 }
 
 #[test]
+fn concurrent_clients_are_each_answered_once_counted_on_both_sides() {
+    let c = Cluster::start([0.0, 0.0]);
+    let gateway = c.gateway;
+    let clients: Vec<_> = (0..8)
+        .map(|_| {
+            thread::spawn(move || {
+                (0..40)
+                    .filter(|_| call(gateway, "POST", "/invoke/f?n=1", &[]).status == 200)
+                    .count() as u64
+            })
+        })
+        .collect();
+    let answered: u64 = clients.into_iter().map(|t| t.join().unwrap()).sum();
+    assert_eq!(answered, 320);
+    assert_eq!(c.invoked(0) + c.invoked(1), 320);
+    let served = c.stop();
+    assert_eq!((served.received, served.answered), (320, 320));
+}
+
+#[test]
 fn malformed_requests_and_unknown_functions_reach_no_node() {
     let c = Cluster::start([0.0, 0.0]);
     for (method, path, headers, status) in [
