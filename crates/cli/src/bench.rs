@@ -2,6 +2,7 @@
 //! steering's costs, as medians of repeated runs.
 
 mod agent;
+mod gateway;
 mod runtime;
 
 use crate::args::count;
@@ -59,6 +60,10 @@ pub enum Command {
     /// trip while a long spin runs (preempted for it). With sleeping
     /// workers, then polling ones.
     Runtime(runtime::Bench),
+    /// Live: what the cluster gateway adds to an invocation on this machine:
+    /// no-ops to a node runtime directly and through a gateway under each
+    /// router, with the gateway's decision time and forwarding overhead.
+    Gateway(gateway::Bench),
 }
 
 impl Command {
@@ -71,6 +76,7 @@ impl Command {
             Command::Watch(w) => w.execute(),
             Command::Agent(a) => a.execute(),
             Command::Runtime(r) => r.execute(),
+            Command::Gateway(g) => g.execute(),
         }
     }
 }

@@ -8,6 +8,8 @@
 
 pub mod agent;
 pub mod calibration;
+pub mod cluster;
+pub mod http;
 pub mod node;
 pub mod observe;
 pub mod privilege;

@@ -954,3 +954,45 @@ fn the_ingress_and_its_serve_future_are_send() {
         send(&serving);
     });
 }
+
+#[test]
+fn load_reports_the_sampled_average_over_the_configured_cores() {
+    let backend = gated();
+    let server = Server::with(&backend, |ingress| {
+        let mut load = ingress::LoadConfig::new();
+        load.cores(4)
+            .memory_mb(512)
+            .period(Duration::from_millis(1));
+        ingress.load_report(load);
+    });
+    let mut client = server.connect();
+    // Two invocations held open are the node's active ones.
+    let mut held: Vec<Client> = (0..2).map(|_| server.connect()).collect();
+    for c in &mut held {
+        c.send(&post("/invoke/double?n=21", &[])).unwrap();
+    }
+    let start = Instant::now();
+    let report = loop {
+        let answer = client.request(&get("/load")).unwrap();
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        assert_eq!(answer.header("content-type"), Some("application/json"));
+        let report: ingress::LoadReport = serde_json::from_str(&answer.body).unwrap();
+        assert_eq!((report.cores, report.memory_mb), (4, 512));
+        // The kernel's average of 2 active tasks reaches 2.00, over 4 cores.
+        if report.load == 0.5 {
+            break report;
+        }
+        assert!(start.elapsed() < PATIENCE, "never reached 0.5: {report:?}");
+        thread::sleep(Duration::from_millis(1));
+    };
+    assert!(report.seq > 0 && report.published_ms <= start.elapsed().as_millis() as u64 + 1_000);
+    assert_eq!(
+        client.request(&post("/load", &[])).unwrap().status,
+        405,
+        "GET only"
+    );
+    backend.open();
+    for c in &mut held {
+        assert_eq!(c.receive().unwrap().status, 200);
+    }
+}

@@ -1,6 +1,8 @@
 //! `faasched cluster`: the cluster level, a router over servers that keep
-//! warm containers.
+//! warm containers, simulated, and the live gateway in front of node
+//! runtimes.
 
+mod gateway;
 mod simulate;
 
 use anyhow::Result;
@@ -9,12 +11,14 @@ use clap::Subcommand;
 #[derive(Subcommand, Debug)]
 pub enum Command {
     Simulate(simulate::Args),
+    Gateway(gateway::Args),
 }
 
 impl Command {
     pub fn execute(self) -> Result<()> {
         match self {
             Command::Simulate(a) => a.execute(),
+            Command::Gateway(a) => a.execute(),
         }
     }
 }

@@ -4,8 +4,9 @@ use super::args::{PreemptArg, policy_help};
 use super::host::{HostArgs, ms};
 use anyhow::{Result, bail};
 use clap::Args as ClapArgs;
-use faasched_lab::node::live::{LiveNode, serve};
-use faasched_live::node::ingress::StopSignal;
+use faasched_lab::cluster::live::serve_node;
+use faasched_lab::node::live::LiveNode;
+use faasched_live::node::ingress::{LoadConfig, StopSignal};
 use faasched_policy::node::PreemptTest;
 use std::time::Duration;
 
@@ -20,6 +21,9 @@ use std::time::Duration;
 ///   curl -X POST '127.0.0.1:8080/invoke/fib?n=25'
 ///
 ///   curl 127.0.0.1:8080/metrics
+///
+/// GET /load reports the node's 1-minute load average over its workers,
+/// the kernel's, of its requests running and queued, for a cluster gateway.
 ///
 /// SIGTERM or Ctrl-C stops accepting, answers every request already read,
 /// and exits.
@@ -56,6 +60,13 @@ pub struct Args {
     /// Seconds to answer the requests already read after SIGTERM.
     #[arg(long, default_value_t = 10.0)]
     drain_s: f64,
+    /// Memory for containers GET /load reports, MB.
+    #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u32).range(1..))]
+    memory_mb: u32,
+    /// How often the load average samples the requests running and
+    /// queued, ms (the kernel's 5 s by default).
+    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    load_period_ms: u64,
     #[command(flatten)]
     host: HostArgs,
 }
@@ -79,10 +90,15 @@ impl Args {
             host: self.host.host()?,
             containers: None,
         };
-        let served = serve(
+        let mut load = LoadConfig::new();
+        load.cores(node.dispatchers * node.workers)
+            .memory_mb(self.memory_mb)
+            .period(Duration::from_millis(self.load_period_ms));
+        let served = serve_node(
             &node,
             &self.listen,
             Duration::from_secs_f64(self.drain_s),
+            load,
             |addr, runtime| {
                 let spin = runtime.executor().with_runtime(|r| r.spin_steps_per_ms());
                 eprintln!(

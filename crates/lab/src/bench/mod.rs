@@ -5,6 +5,8 @@
 #[cfg(feature = "live")]
 pub mod agent;
 pub mod cluster;
+#[cfg(feature = "live")]
+pub mod gateway;
 pub mod learn;
 pub mod node;
 #[cfg(feature = "live")]

@@ -72,7 +72,7 @@ impl Latency {
         }
     }
 
-    fn of(mut ns: Vec<Nanos>) -> Latency {
+    pub(crate) fn of(mut ns: Vec<Nanos>) -> Latency {
         ns.sort_unstable();
         let at = |q: f64| {
             let i = ((ns.len() as f64 * q).ceil() as usize).clamp(1, ns.len().max(1)) - 1;
@@ -253,53 +253,63 @@ fn http_round_trips(runtime: Arc<Runtime<WasmExecutor>>, n: u64) -> Result<Vec<N
             let _ = stopped.await;
         }))
     });
-    let measured = (|| -> Result<Vec<Nanos>> {
-        let stream = TcpStream::connect(addr).context("connecting to the ingress")?;
-        stream.set_nodelay(true)?;
-        let mut reader = BufReader::new(stream.try_clone()?);
-        let mut writer = stream;
-        let request = b"POST /invoke/noop HTTP/1.1\r\nhost: bench\r\ncontent-length: 0\r\n\r\n";
-        let mut times = Vec::with_capacity(n as usize);
-        let mut line = String::new();
-        for i in 0..n + n / 10 {
-            let sent = Instant::now();
-            writer.write_all(request)?;
-            let mut length = 0;
-            let mut status = None;
-            loop {
-                line.clear();
-                if reader.read_line(&mut line)? == 0 {
-                    bail!("the ingress closed the connection");
-                }
-                let l = line.trim_end();
-                if l.is_empty() {
-                    break;
-                }
-                if status.is_none() {
-                    status = l.split(' ').nth(1).map(str::to_string);
-                } else if let Some((k, v)) = l.split_once(':')
-                    && k.eq_ignore_ascii_case("content-length")
-                {
-                    length = v.trim().parse()?;
-                }
-            }
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body)?;
-            if status.as_deref() != Some("200") {
-                bail!(
-                    "no-op over HTTP answered {status:?}: {}",
-                    String::from_utf8_lossy(&body)
-                );
-            }
-            if i >= n / 10 {
-                times.push(sent.elapsed().as_nanos() as Nanos);
-            }
-        }
-        Ok(times)
-    })();
+    let request = b"POST /invoke/noop HTTP/1.1\r\nhost: bench\r\ncontent-length: 0\r\n\r\n";
+    let measured = http_sequence(addr, request, n);
     let _ = stop.send(());
     server
         .join()
         .map_err(|_| anyhow::anyhow!("the ingress thread panicked"))??;
     measured
+}
+
+/// `n` sequential `request`s over HTTP/1.1 on one kept-alive loopback
+/// connection to `addr`, after a tenth as many to warm up: each one's
+/// round trip, ns. Any answer but 200 is an error.
+pub(crate) fn http_sequence(
+    addr: std::net::SocketAddr,
+    request: &[u8],
+    n: u64,
+) -> Result<Vec<Nanos>> {
+    let stream = TcpStream::connect(addr).context("connecting to the server")?;
+    stream.set_nodelay(true)?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut writer = stream;
+    let mut times = Vec::with_capacity(n as usize);
+    let mut line = String::new();
+    for i in 0..n + n / 10 {
+        let sent = Instant::now();
+        writer.write_all(request)?;
+        let mut length = 0;
+        let mut status = None;
+        loop {
+            line.clear();
+            if reader.read_line(&mut line)? == 0 {
+                bail!("the server closed the connection");
+            }
+            let l = line.trim_end();
+            if l.is_empty() {
+                break;
+            }
+            if status.is_none() {
+                status = l.split(' ').nth(1).map(str::to_string);
+            } else if let Some((k, v)) = l.split_once(':')
+                && k.eq_ignore_ascii_case("content-length")
+            {
+                length = v.trim().parse()?;
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body)?;
+        if status.as_deref() != Some("200") {
+            bail!(
+                "{} answered {status:?}: {}",
+                String::from_utf8_lossy(request.split(|&b| b == b'\r').next().unwrap_or(b"")),
+                String::from_utf8_lossy(&body)
+            );
+        }
+        if i >= n / 10 {
+            times.push(sent.elapsed().as_nanos() as Nanos);
+        }
+    }
+    Ok(times)
 }

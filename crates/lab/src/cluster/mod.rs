@@ -4,4 +4,6 @@
 pub mod catalog;
 pub mod experiment;
 pub mod figures;
+#[cfg(feature = "live")]
+pub mod live;
 pub mod run;

@@ -10,7 +10,10 @@
 //! warm container of its function starts **cold** and pays the function's
 //! cold − warm time; a server's **load** is its Linux 1-minute load average
 //! over its cores, published every few seconds, so a router reads it
-//! **stale**.
+//! **stale**. [`loadavg`] computes that average the kernel's way, for the
+//! simulated servers and the live nodes alike.
+
+pub mod loadavg;
 
 mod pool;
 

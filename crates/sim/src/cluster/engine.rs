@@ -3,10 +3,10 @@
 
 use super::config::{ClusterConfig, ColdStart};
 use super::events::{Timer, Timers};
-use super::loadavg::{LOAD_FREQ, LoadAvg};
 use super::outcome::{ClusterError, ClusterSink, ClusterStats, ServerStats};
 use super::ps::Ps;
 use super::{ClientCall, Clients};
+use faasched_model::cluster::loadavg::{LOAD_FREQ, LoadAvg};
 use faasched_model::cluster::{
     Choice, ContainerId, ContainerPool, FunctionProfile, InvocationId, InvocationInfo,
     InvocationOutcome, KeepAlive, Route, ServerId, ServerView, Servers,

@@ -60,7 +60,6 @@
 mod config;
 mod engine;
 mod events;
-mod loadavg;
 mod outcome;
 mod ps;
 
@@ -68,7 +67,8 @@ pub use config::{
     ClusterConfig, ColdStart, ConfigError, DEFAULT_MEMORY_WAIT, MAX_CONTENTION, MAX_CORES,
     MAX_PUBLISH, MAX_SERVERS, MIN_PUBLISH,
 };
-pub use loadavg::{EXP_1, FIXED_1, FSHIFT, LOAD_FREQ, LoadAvg, calc_load};
+// The load average is the model's, shared with the live nodes' reports.
+pub use faasched_model::cluster::loadavg::{EXP_1, FIXED_1, FSHIFT, LOAD_FREQ, LoadAvg, calc_load};
 pub use outcome::{
     ClusterError, ClusterSink, ClusterStats, LoadSample, LoadSeries, MAX_LOAD_SAMPLES, ServerStats,
 };

@@ -261,7 +261,7 @@ impl Metrics {
 }
 
 /// A metric family's `# HELP` and `# TYPE` lines.
-fn family(out: &mut String, name: &str, help: &str, kind: &str) {
+pub(crate) fn family(out: &mut String, name: &str, help: &str, kind: &str) {
     let _ = writeln!(out, "# HELP {name} {help}");
     let _ = writeln!(out, "# TYPE {name} {kind}");
 }

@@ -8,6 +8,7 @@
 //! | `POST /register/{name}`, the module as the body | 201, or the failure's status |
 //! | `GET /metrics` | the ingress's counters, then the backend's, in Prometheus text |
 //! | `GET /status` | `{"ingress": {"listen", "uptime_ms"}, "backend": ...}` |
+//! | `GET /load` | a [`LoadReport`]: the node's load average over its cores, sampled every [`LoadConfig::period`] ([`load`]) |
 //!
 //! The invariants:
 //!
@@ -27,7 +28,8 @@
 //!    resolves, the listener is closed (new connections are refused),
 //!    [`Backend::shutdown`] is called, every connection finishes the request
 //!    it holds and closes, and `serve` returns once all have, or after the
-//!    drain timeout, cutting those still open.
+//!    drain timeout, cutting those still open ([`crate::http::serve`], which
+//!    the cluster gateway serves with too).
 //!
 //! Runtime: [`runtime`] builds the one it is meant for, tokio's
 //! current-thread runtime. The ingress only parses and forwards (a
@@ -55,32 +57,30 @@
 //! # }
 //! ```
 
-mod metrics;
-mod request;
+pub mod load;
+pub(crate) mod metrics;
+pub(crate) mod request;
 
+pub use load::{LoadConfig, LoadReport};
 pub use request::{DEADLINE_HEADER, LABEL_HEADER, MAX_NAME};
 
+use crate::http::{self, Service};
 use crate::node::invoke::{Answer, Backend, Cancel, Completed, Failure, Invoke};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::{Body, Incoming};
 use hyper::header::{self, HeaderName, HeaderValue};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
+use load::Sampled;
 use metrics::Metrics;
 use request::{Malformed, Route, RouteKind};
-use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
-use std::pin::pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
-use tokio::sync::{oneshot, watch};
-use tokio::task::JoinSet;
+use tokio::sync::oneshot;
 
 /// The largest module `POST /register` takes by default, bytes: 16 MiB,
 /// above the function suite's modules and small enough to hold in memory
@@ -92,16 +92,11 @@ pub const DEFAULT_MAX_MODULE_BYTES: usize = 16 << 20;
 /// short enough for a service manager's stop timeout (systemd: 90 s).
 pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How long the accept loop waits after an accept failed for want of a
-/// resource (file descriptors, memory) before it tries again, instead of
-/// spinning: 10 ms.
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
-
 /// The error kind a response without one is counted under.
 const OK: &str = "ok";
 
 /// The header naming a failure's kind.
-const ERROR_HEADER: &str = "x-faasched-error";
+pub const ERROR_HEADER: &str = "x-faasched-error";
 
 /// An HTTP ingress in front of a backend, with its knobs.
 #[derive(Clone)]
@@ -109,6 +104,7 @@ pub struct Ingress {
     backend: Arc<dyn Backend>,
     drain_timeout: Duration,
     max_module_bytes: usize,
+    load: LoadConfig,
 }
 
 /// How a served ingress ended.
@@ -140,7 +136,16 @@ impl Ingress {
             backend,
             drain_timeout: DEFAULT_DRAIN_TIMEOUT,
             max_module_bytes: DEFAULT_MAX_MODULE_BYTES,
+            load: LoadConfig::new(),
         }
+    }
+
+    /// What `GET /load` reports and how often it samples. By default
+    /// [`LoadConfig::new`]: one core, which a node of more workers should
+    /// set.
+    pub fn load_report(&mut self, load: LoadConfig) -> &mut Ingress {
+        self.load = load;
+        self
     }
 
     /// How long a shutdown waits for the accepted requests' answers before
@@ -171,49 +176,13 @@ impl Ingress {
             listen: listener.local_addr()?,
             started: Instant::now(),
             max_module_bytes: self.max_module_bytes,
+            load: self.load,
+            sampled: Mutex::new(Sampled::default()),
         });
-        let (stop, stopping) = watch::channel(false);
-        let mut connections = JoinSet::new();
-        let mut shutdown = pin!(shutdown);
-        loop {
-            tokio::select! {
-                biased;
-                () = &mut shutdown => break,
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => {
-                        shared.metrics.connection();
-                        // Answers are small and written whole: send them now.
-                        let _ = stream.set_nodelay(true);
-                        connections.spawn(connection(stream, Arc::clone(&shared), stopping.clone()));
-                    }
-                    Err(error) => {
-                        shared.metrics.accept_error();
-                        if starved(&error) {
-                            tokio::time::sleep(ACCEPT_BACKOFF).await;
-                        }
-                    }
-                },
-                // Reap finished connections as they go, so the set holds
-                // only open ones.
-                Some(_) = connections.join_next(), if !connections.is_empty() => {}
-            }
-        }
-
-        drop(listener);
-        shared.backend.shutdown();
-        stop.send_replace(true);
-        let drained = tokio::time::timeout(self.drain_timeout, async {
-            while connections.join_next().await.is_some() {}
-        })
-        .await;
-        let connections_cut = if drained.is_err() {
-            shared.metrics.cut();
-            let open = connections.len();
-            connections.shutdown().await;
-            open
-        } else {
-            0
-        };
+        let sampler = tokio::spawn(sample_load(Arc::clone(&shared)));
+        let connections_cut =
+            http::serve(listener, Arc::clone(&shared), shutdown, self.drain_timeout).await;
+        sampler.abort();
         let (accepted, answered) = shared.metrics.invocations();
         Ok(Drained {
             accepted,
@@ -221,6 +190,28 @@ impl Ingress {
             connections_cut,
         })
     }
+}
+
+/// Samples the active invocations into the load average every period,
+/// for as long as the ingress serves (the [`load`] module's docs).
+async fn sample_load(shared: Arc<Shared>) {
+    let period = shared.load.sampling_period();
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    // A late tick is one sample late, not a burst of catch-up samples.
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let (accepted, answered) = shared.metrics.invocations();
+        let at_ms = u64::try_from(shared.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        lock(&shared.sampled).sample(accepted - answered, at_ms);
+    }
+}
+
+/// Locks `mutex`, whose holders never panic while holding it.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Serves `backend` on `listener` with the default knobs until `shutdown`
@@ -270,15 +261,6 @@ pub fn shutdown_signal() -> io::Result<impl Future<Output = StopSignal> + Send +
     })
 }
 
-/// Whether an accept failed for want of a resource that only time gives
-/// back: retrying at once would spin.
-fn starved(error: &io::Error) -> bool {
-    matches!(
-        error.raw_os_error(),
-        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
-    )
-}
-
 /// What every connection's requests share.
 struct Shared {
     backend: Arc<dyn Backend>,
@@ -286,37 +268,33 @@ struct Shared {
     listen: SocketAddr,
     started: Instant,
     max_module_bytes: usize,
+    load: LoadConfig,
+    sampled: Mutex<Sampled>,
 }
 
-/// Serves one connection until it closes, or until shutdown lets it
-/// finish the request it holds.
-async fn connection(
-    stream: tokio::net::TcpStream,
-    shared: Arc<Shared>,
-    mut stopping: watch::Receiver<bool>,
-) {
-    let metrics = Arc::clone(&shared.metrics);
-    let service = service_fn(move |request| {
-        let shared = Arc::clone(&shared);
-        async move { Ok::<_, Infallible>(handle(&shared, request).await) }
-    });
-    // The timer gives hyper its header read timeout (30 s by default), so
-    // an idle or stalled connection does not stay open forever.
-    let mut connection = pin!(
-        http1::Builder::new()
-            .timer(TokioTimer::new())
-            .serve_connection(TokioIo::new(stream), service)
-    );
-    let result = tokio::select! {
-        result = connection.as_mut() => result,
-        // The guard `wait_for` returns must not live across the await.
-        () = async { drop(stopping.wait_for(|&stop| stop).await) } => {
-            connection.as_mut().graceful_shutdown();
-            connection.await
-        }
-    };
-    if result.is_err() {
-        metrics.connection_error();
+impl Service for Shared {
+    async fn handle(&self, request: Request<Incoming>) -> Response<Full<Bytes>> {
+        handle(self, request).await
+    }
+
+    fn connection(&self) {
+        self.metrics.connection();
+    }
+
+    fn accept_error(&self) {
+        self.metrics.accept_error();
+    }
+
+    fn connection_error(&self) {
+        self.metrics.connection_error();
+    }
+
+    fn stopping(&self) {
+        self.backend.shutdown();
+    }
+
+    fn cut(&self) {
+        self.metrics.cut();
     }
 }
 
@@ -335,7 +313,7 @@ async fn handle(shared: &Shared, request: Request<Incoming>) -> Response<Full<By
 }
 
 /// A response and the error kind it is counted under.
-type Counted = (Response<Full<Bytes>>, &'static str);
+pub(crate) type Counted = (Response<Full<Bytes>>, &'static str);
 
 /// Routes a request to its answer.
 async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted, Malformed> {
@@ -381,6 +359,10 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
             );
             Ok((response, OK))
         }
+        Route::Load => {
+            let report = lock(&shared.sampled).report(&shared.load);
+            Ok((json(&report), OK))
+        }
         Route::Status => {
             let status = serde_json::json!({
                 "ingress": {
@@ -389,20 +371,17 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
                 },
                 "backend": shared.backend.status(),
             });
-            let mut body = status.to_string();
-            body.push('\n');
-            let mut response = text(StatusCode::OK, body);
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            Ok((response, OK))
+            Ok((json(&status), OK))
         }
     }
 }
 
 /// Reads a body of at most `limit` bytes (`what` it is, for the error).
-async fn read_body(body: Incoming, limit: usize, what: &str) -> Result<Bytes, Malformed> {
+pub(crate) async fn read_body(
+    body: Incoming,
+    limit: usize,
+    what: &str,
+) -> Result<Bytes, Malformed> {
     // A declared length past the limit is refused before a byte is read.
     if body.size_hint().lower() > limit as u64 {
         return Err(Malformed::too_large(what, limit));
@@ -518,7 +497,7 @@ fn invoke_answer(answer: Answer) -> Counted {
 }
 
 /// The response carrying `failure`.
-fn failure_answer(failure: &Failure) -> Counted {
+pub(crate) fn failure_answer(failure: &Failure) -> Counted {
     let status =
         StatusCode::from_u16(failure.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut response = text(status, format!("{failure}\n"));
@@ -530,7 +509,7 @@ fn failure_answer(failure: &Failure) -> Counted {
 }
 
 /// The response refusing a malformed request.
-fn refusal(malformed: Malformed) -> Counted {
+pub(crate) fn refusal(malformed: Malformed) -> Counted {
     let failure = Failure::BadRequest(malformed.what);
     let mut response = text(malformed.status, format!("{failure}\n"));
     let headers = response.headers_mut();
@@ -544,8 +523,21 @@ fn refusal(malformed: Malformed) -> Counted {
     (response, failure.kind())
 }
 
+/// A JSON response of `value`, one line.
+pub(crate) fn json(value: &impl serde::Serialize) -> Response<Full<Bytes>> {
+    let mut body =
+        serde_json::to_string(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    body.push('\n');
+    let mut response = text(StatusCode::OK, body);
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
 /// A plain-text response.
-fn text(status: StatusCode, body: String) -> Response<Full<Bytes>> {
+pub(crate) fn text(status: StatusCode, body: String) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from(body)));
     *response.status_mut() = status;
     response.headers_mut().insert(

@@ -29,17 +29,20 @@ pub enum RouteKind {
     Metrics,
     /// `/status`
     Status,
+    /// `/load`
+    Load,
     /// Anything else.
     Other,
 }
 
 impl RouteKind {
     /// Every kind, in the order the metrics list them.
-    pub const ALL: [RouteKind; 5] = [
+    pub const ALL: [RouteKind; 6] = [
         RouteKind::Invoke,
         RouteKind::Register,
         RouteKind::Metrics,
         RouteKind::Status,
+        RouteKind::Load,
         RouteKind::Other,
     ];
 
@@ -53,6 +56,8 @@ impl RouteKind {
             RouteKind::Metrics
         } else if path == "/status" {
             RouteKind::Status
+        } else if path == "/load" {
+            RouteKind::Load
         } else {
             RouteKind::Other
         }
@@ -65,6 +70,7 @@ impl RouteKind {
             RouteKind::Register => "register",
             RouteKind::Metrics => "metrics",
             RouteKind::Status => "status",
+            RouteKind::Load => "load",
             RouteKind::Other => "other",
         }
     }
@@ -112,6 +118,8 @@ pub enum Route {
     Metrics,
     /// `GET /status`
     Status,
+    /// `GET /load`
+    Load,
 }
 
 /// Parses `method` and `path` into a route: 404 for a path that is none,
@@ -128,11 +136,12 @@ pub fn route(method: &Method, path: &str) -> Result<Route, Malformed> {
         ),
         RouteKind::Metrics => ("GET", Ok(Route::Metrics)),
         RouteKind::Status => ("GET", Ok(Route::Status)),
+        RouteKind::Load => ("GET", Ok(Route::Load)),
         RouteKind::Other => {
             return Err(Malformed {
                 status: StatusCode::NOT_FOUND,
                 what: format!(
-                    "no route {}: the routes are POST /invoke/NAME, POST /register/NAME, GET /metrics and GET /status",
+                    "no route {}: the routes are POST /invoke/NAME, POST /register/NAME, GET /metrics, GET /status and GET /load",
                     shown(path)
                 ),
                 allow: None,

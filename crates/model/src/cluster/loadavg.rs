@@ -2,7 +2,7 @@
 //! (include/linux/sched/loadavg.h, kernel/sched/loadavg.c), so that a
 //! router reads the number a live invoker would publish.
 
-use faasched_model::{Nanos, SEC};
+use crate::{Nanos, SEC};
 
 /// Bits of fraction of the kernel's fixed point (`FSHIFT`).
 pub const FSHIFT: u32 = 11;

@@ -1,0 +1,112 @@
+//! `faasched cluster gateway`: the router in front of live node runtimes.
+
+use anyhow::{Result, bail};
+use clap::Args as ClapArgs;
+use faasched_lab::cluster::catalog::ROUTERS;
+use faasched_lab::cluster::live::{GatewaySpec, serve_gateway};
+use faasched_live::node::ingress::StopSignal;
+use std::time::Duration;
+
+/// Route invocations over live node runtimes (`faasched node serve`) with a
+/// cluster router, the simulator's, unchanged.
+///
+/// Every `POST /invoke/NAME?QUERY` is routed by the function it names
+/// (x-faasched-function, else NAME), whose memory, warm and cold times come
+/// from --workload's table; it goes to the chosen node over a kept-alive
+/// connection with its headers, and the node's answer comes back with
+/// x-faasched-node: HOST:PORT. The gateway polls every node's GET /load
+/// every --period-ms (its load average over its cores) and routes on the
+/// last reports; a node that misses 3 polls in a row is routed around
+/// until it answers again. A node that fails before its answer gets the
+/// client a 502 with x-faasched-error: node-unreachable; a router's drop, a
+/// 503 overloaded. GET /metrics and GET /status tell the rest. Try:
+///
+///   curl -X POST -H 'x-faasched-function: aes-encryption-0' '127.0.0.1:8080/invoke/spin?us=587'
+///
+/// SIGTERM or Ctrl-C stops accepting, answers every request already read,
+/// prints the decision time and the forwarding overhead, and exits.
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    /// A node runtime, HOST:PORT (repeat for each).
+    #[arg(long = "node", value_name = "HOST:PORT", required = true)]
+    nodes: Vec<String>,
+    /// The router (`faasched cluster simulate --help` lists them).
+    #[arg(long, short = 'p', default_value = "ch-rlu", value_parser = router)]
+    policy: String,
+    /// The workload whose function table gives each function's memory,
+    /// warm and cold time: functionbench (ten copies of each CH-RLU Table 1
+    /// function, `aes-encryption-0` .. `-9`, ...).
+    #[arg(long, short = 'w', default_value = "functionbench")]
+    workload: String,
+    /// Address to listen on (port 0 picks a free one, printed on stderr).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: String,
+    /// How often every node's load is polled, ms (the nodes publish every
+    /// --load-period-ms; 5 s, the kernel's, by default).
+    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    period_ms: u64,
+    /// Seed of the router's random draws.
+    #[arg(long, short = 's', default_value_t = 1)]
+    seed: u64,
+    /// Seconds to answer the requests already read after SIGTERM.
+    #[arg(long, default_value_t = 10.0)]
+    drain_s: f64,
+}
+
+/// `--policy`: a router of the catalogue.
+fn router(name: &str) -> Result<String, String> {
+    if ROUTERS.iter().any(|r| r.name == name) {
+        Ok(name.to_owned())
+    } else {
+        let known: Vec<&str> = ROUTERS.iter().map(|r| r.name).collect();
+        Err(format!("the routers are {}", known.join(", ")))
+    }
+}
+
+impl Args {
+    pub fn execute(self) -> Result<()> {
+        if !(self.drain_s.is_finite() && self.drain_s >= 0.0) {
+            bail!("--drain-s: {} is not a number of seconds", self.drain_s);
+        }
+        let spec = GatewaySpec {
+            nodes: self.nodes,
+            policy: self.policy,
+            workload: self.workload,
+            period: Duration::from_millis(self.period_ms),
+            seed: self.seed,
+            drain: Duration::from_secs_f64(self.drain_s),
+        };
+        let run = serve_gateway(&spec, &self.listen, |addr| {
+            eprintln!(
+                "faasched cluster gateway: {} over {} node(s), listening on {addr}",
+                spec.policy,
+                spec.nodes.len()
+            );
+        })?;
+        let s = &run.served;
+        eprintln!(
+            "faasched cluster gateway: stopped by {}; {} invocations received, {} answered, \
+             {} node-unreachable, {} dropped, {} connections cut; decision p50 {:.2} us, \
+             forwarding overhead p50 {:.1} us",
+            match run.signal {
+                Some(StopSignal::Terminate) => "SIGTERM",
+                Some(StopSignal::Interrupt) => "SIGINT",
+                None => "the gateway",
+            },
+            s.received,
+            s.answered,
+            s.unreachable,
+            s.dropped,
+            s.connections_cut,
+            s.decision_p50 as f64 / 1e3,
+            s.overhead_p50 as f64 / 1e3,
+        );
+        if s.received != s.answered {
+            bail!(
+                "{} invocations were cut unanswered",
+                s.received - s.answered
+            );
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,249 @@
+//! `faasched cluster gateway` as a user runs it: two real `faasched node
+//! serve` processes on loopback ports and a gateway in front of them,
+//! invoked through the gateway, scraped, and stopped by SIGTERM. No
+//! assertion depends on timing; a process that never answers fails the
+//! test after a generous cap instead of hanging it.
+
+use faasched_sys::process;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a test waits for a process to listen or to answer.
+const CAP: Duration = Duration::from_secs(120);
+
+/// A running `faasched` server, killed if the test fails before it stops
+/// it.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+    stderr: BufReader<std::process::ChildStderr>,
+}
+
+impl Server {
+    fn start(args: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_faasched"))
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary runs");
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        let addr = line
+            .split("listening on ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .parse()
+            .unwrap();
+        Server {
+            child,
+            addr,
+            stderr,
+        }
+    }
+
+    /// Sends SIGTERM; the exit status and the rest of stderr.
+    fn stop(mut self) -> (bool, String) {
+        let pidfd = process::pidfd_open(self.child.id() as libc::pid_t).unwrap();
+        process::signal(&pidfd, libc::SIGTERM).unwrap();
+        let status = self.child.wait().unwrap();
+        let mut rest = String::new();
+        self.stderr.read_to_string(&mut rest).unwrap();
+        (status.success(), rest)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An answer: status, headers (lower-cased names), body.
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// One request on its own connection, closed after the answer.
+fn call(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)]) -> Answer {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(CAP)).unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\nhost: test\r\nconnection: close\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("content-length: 0\r\n\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers = lines
+        .filter_map(|l| l.split_once(": "))
+        .map(|(k, v)| (k.to_ascii_lowercase(), v.to_owned()))
+        .collect();
+    Answer {
+        status,
+        headers,
+        body: body.to_owned(),
+    }
+}
+
+fn node() -> Server {
+    Server::start(&[
+        "node",
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--load-period-ms",
+        "20",
+        "--memory-mb",
+        "1024",
+    ])
+}
+
+#[test]
+fn a_gateway_routes_over_two_node_runtimes_and_sigterm_drains_it() {
+    let nodes = [node(), node()];
+    let load = call(nodes[0].addr, "GET", "/load", &[]);
+    assert_eq!(load.status, 200, "{}", load.body);
+    let report: serde_json::Value = serde_json::from_str(&load.body).unwrap();
+    assert_eq!(
+        (report["cores"].as_u64(), report["memory_mb"].as_u64()),
+        (Some(1), Some(1024))
+    );
+    assert!(
+        report["load"].is_f64() && report["seq"].is_u64(),
+        "{report}"
+    );
+
+    let names: Vec<String> = nodes.iter().map(|n| n.addr.to_string()).collect();
+    let gateway = Server::start(&[
+        "cluster",
+        "gateway",
+        "--listen",
+        "127.0.0.1:0",
+        "--policy",
+        "ch-rlu",
+        "--workload",
+        "functionbench",
+        "--period-ms",
+        "20",
+        "--node",
+        &names[0],
+        "--node",
+        &names[1],
+    ]);
+    let label = [("x-faasched-function", "aes-encryption-0")];
+    let mut by_node = [0u64; 2];
+    for _ in 0..10 {
+        let a = call(gateway.addr, "POST", "/invoke/spin?us=100", &label);
+        assert_eq!(a.status, 200, "{}", a.body);
+        let node = a.header("x-faasched-node").unwrap();
+        let i = names.iter().position(|n| n == node).unwrap();
+        by_node[i] += 1;
+        assert!(a.header("x-faasched-runtime-us").is_some());
+    }
+    let unknown = call(gateway.addr, "POST", "/invoke/spin?us=100", &[]);
+    assert_eq!(unknown.status, 404, "{}", unknown.body);
+    assert!(unknown.body.contains("spin"), "{}", unknown.body);
+
+    // Both nodes are up once the gateway polled them.
+    let start = Instant::now();
+    let metrics = loop {
+        let m = call(gateway.addr, "GET", "/metrics", &[]).body;
+        if names
+            .iter()
+            .all(|n| m.contains(&format!("faasched_gateway_node_up{{node=\"{n}\"}} 1")))
+        {
+            break m;
+        }
+        assert!(start.elapsed() < CAP, "nodes never up:\n{m}");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    for (i, n) in names.iter().enumerate() {
+        let line = format!(
+            "faasched_gateway_node_requests_total{{node=\"{n}\"}} {}",
+            by_node[i]
+        );
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "no {line:?} in\n{metrics}"
+        );
+    }
+    assert!(
+        metrics.contains("faasched_gateway_decision_seconds_count 10"),
+        "{metrics}"
+    );
+    let status: serde_json::Value =
+        serde_json::from_str(&call(gateway.addr, "GET", "/status", &[]).body).unwrap();
+    assert_eq!(status["gateway"]["policy"], "ch-rlu");
+    assert_eq!(status["invocations"]["received"], 10);
+
+    let (ok, rest) = gateway.stop();
+    assert!(ok, "{rest}");
+    assert!(
+        rest.contains("stopped by SIGTERM; 10 invocations received, 10 answered"),
+        "{rest}"
+    );
+    assert!(rest.contains("decision p50"), "{rest}");
+    for node in nodes {
+        let (ok, rest) = node.stop();
+        assert!(ok, "{rest}");
+    }
+}
+
+#[test]
+fn a_gateway_refuses_bad_options_naming_them() {
+    let out = Command::new(env!("CARGO_BIN_EXE_faasched"))
+        .args([
+            "cluster",
+            "gateway",
+            "--node",
+            "nowhere",
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nowhere"), "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_faasched"))
+        .args([
+            "cluster",
+            "gateway",
+            "--node",
+            "127.0.0.1:1",
+            "--policy",
+            "best",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("ch-rlu"), "{err}");
+}

@@ -1,0 +1,189 @@
+//! The cluster level, live: a node runtime that publishes its load, and the
+//! gateway in front of several, routing with a router of the catalogue
+//! over a workload's function table.
+
+use super::catalog::contenders;
+use super::run::{FUNCTIONBENCH, FUNCTIONBENCH_BURSTS, FUNCTIONBENCH_COPIES, FUNCTIONBENCH_RISING};
+use crate::node::live::{LiveNode, Served};
+use anyhow::{Context, Result, bail};
+use faasched_live::cluster::{Gateway, GatewayConfig, GatewayServed};
+use faasched_live::node::ingress::{self, Ingress, LoadConfig, StopSignal};
+use faasched_live::node::runtime::Runtime;
+use faasched_live::node::wasm::WasmExecutor;
+use faasched_model::cluster::FunctionProfile;
+use faasched_workload::cluster::FunctionTable;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A gateway to run: its nodes, router and workload.
+#[derive(Clone, Debug)]
+pub struct GatewaySpec {
+    /// The nodes, `HOST:PORT` each.
+    pub nodes: Vec<String>,
+    /// The router, as the catalogue names it.
+    pub policy: String,
+    /// The workload whose function table gives each request's profile.
+    pub workload: String,
+    /// How often the nodes' loads are polled.
+    pub period: Duration,
+    /// The router's seed.
+    pub seed: u64,
+    /// How long a shutdown waits for the requests in flight.
+    pub drain: Duration,
+}
+
+/// What a served gateway did before it stopped.
+#[derive(Debug)]
+pub struct GatewayRun {
+    /// Its counts and timings.
+    pub served: GatewayServed,
+    /// The signal that stopped it.
+    pub signal: Option<StopSignal>,
+}
+
+/// The functions a gateway knows for `workload`, by name: the
+/// `functionbench` workloads' ten copies of each CH-RLU Table 1 function
+/// (`aes-encryption-0` .. `aes-encryption-9`, ...), as the simulator runs
+/// them. Errs naming the workloads it knows.
+pub fn gateway_functions(workload: &str) -> Result<Vec<(String, FunctionProfile)>> {
+    if ![FUNCTIONBENCH, FUNCTIONBENCH_BURSTS, FUNCTIONBENCH_RISING].contains(&workload) {
+        bail!(
+            "unknown gateway workload `{workload}`; the gateway knows {FUNCTIONBENCH}, \
+             {FUNCTIONBENCH_BURSTS} and {FUNCTIONBENCH_RISING} (their function table)"
+        );
+    }
+    let table = FunctionTable::functionbench().copies(FUNCTIONBENCH_COPIES)?;
+    Ok(table
+        .iter()
+        .map(|(f, p)| (f.name.to_string(), *p))
+        .collect())
+}
+
+impl GatewaySpec {
+    /// The gateway, its router built from the catalogue.
+    pub fn build(&self) -> Result<Gateway> {
+        let [contender] = &contenders(std::slice::from_ref(&self.policy))?[..] else {
+            bail!("one cluster policy at a time");
+        };
+        if contender.keep_alive.is_some() {
+            bail!(
+                "--policy {}: the gateway takes a router alone; keep-alive is the nodes'",
+                self.policy
+            );
+        }
+        let router = contender.router.build(self.seed)?;
+        let mut config = GatewayConfig::new(self.nodes.clone());
+        config.period(self.period).drain_timeout(self.drain);
+        Ok(Gateway::new(
+            &config,
+            router,
+            gateway_functions(&self.workload)?,
+        )?)
+    }
+}
+
+/// Serves the gateway `spec` describes on `listen` until SIGTERM or
+/// SIGINT, then drains and stops; `ready` learns the address once it
+/// listens (after the first poll of the nodes).
+pub fn serve_gateway(
+    spec: &GatewaySpec,
+    listen: &str,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<GatewayRun> {
+    let gateway = spec.build()?;
+    let tokio = ingress::runtime().context("the gateway's runtime")?;
+    tokio.block_on(async {
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("cannot listen on {listen}"))?;
+        ready(listener.local_addr()?);
+        let stop = ingress::shutdown_signal().context("the stop signals")?;
+        let mut signal = None;
+        let served = gateway
+            .serve(listener, async {
+                signal = Some(stop.await);
+            })
+            .await
+            .context("serving")?;
+        Ok(GatewayRun { served, signal })
+    })
+}
+
+/// Serves `node` on `listen` as [`crate::node::live::serve`] does, and
+/// publishes its load on `GET /load` under `load` (its cores: the node's
+/// workers, dispatchers × workers).
+pub fn serve_node(
+    node: &LiveNode,
+    listen: &str,
+    drain: Duration,
+    load: LoadConfig,
+    ready: impl FnOnce(SocketAddr, &Runtime<WasmExecutor>),
+) -> Result<Served> {
+    let runtime = Arc::new(node.start()?);
+    let tokio = ingress::runtime().context("the ingress's runtime")?;
+    let served = tokio.block_on(async {
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("cannot listen on {listen}"))?;
+        let addr = listener.local_addr()?;
+        ready(addr, &runtime);
+        let stop = ingress::shutdown_signal().context("the stop signals")?;
+        let mut signal = None;
+        let mut ingress = Ingress::new(runtime.clone());
+        ingress.drain_timeout(drain).load_report(load);
+        let drained = ingress
+            .serve(listener, async {
+                signal = Some(stop.await);
+            })
+            .await
+            .context("serving")?;
+        anyhow::Ok(Served { drained, signal })
+    })?;
+    // The ingress has let go of it: stopping joins the threads.
+    drop(runtime);
+    Ok(served)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_functionbench_table_is_the_simulators_and_others_are_refused() {
+        let functions = gateway_functions("functionbench").unwrap();
+        assert_eq!(functions.len(), 80);
+        let (name, p) = &functions[50];
+        assert_eq!(name, "aes-encryption-0");
+        assert_eq!(
+            (p.memory_mb, p.warm, p.cold),
+            (256, 587_000_000, 2_064_000_000)
+        );
+        let e = gateway_functions("azure-functions")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("azure-functions") && e.contains("functionbench"),
+            "{e}"
+        );
+        let spec = GatewaySpec {
+            nodes: vec!["127.0.0.1:1".into()],
+            policy: "ch-rlu:ttl".into(),
+            workload: "functionbench".into(),
+            period: Duration::from_secs(5),
+            seed: 0,
+            drain: Duration::from_secs(1),
+        };
+        assert!(spec.build().is_err());
+        let built = GatewaySpec {
+            policy: "ch-rlu".into(),
+            ..spec.clone()
+        };
+        assert!(built.build().is_ok());
+        let bad = GatewaySpec {
+            nodes: vec!["nowhere".into()],
+            ..built
+        };
+        assert!(bad.build().unwrap_err().to_string().contains("nowhere"));
+    }
+}

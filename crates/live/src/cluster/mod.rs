@@ -1,0 +1,10 @@
+//! The cluster level, live: a [`gateway::Gateway`] in front of several node
+//! runtimes (`faasched node serve`), each a process speaking HTTP, routing
+//! with the cluster simulator's routers unchanged. The nodes publish their
+//! load (`GET /load`, [`crate::node::ingress::load`]); the gateway keeps
+//! the last reports in a [`table::NodeTable`], stale, as a router expects.
+
+pub mod gateway;
+pub mod table;
+
+pub use gateway::{Gateway, GatewayConfig, GatewayError, GatewayServed};

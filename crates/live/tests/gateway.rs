@@ -1,0 +1,563 @@
+//! The cluster gateway over real TCP on 127.0.0.1, in front of fake nodes
+//! (HTTP servers in the test whose `/load` the test sets): requests go
+//! where the router says, a dead node's request gets a 502 and later ones
+//! go to the live node, malformed ones reach no node, and every request
+//! sent is answered exactly once, counted on both sides.
+//!
+//! No outcome depends on timing: the test waits for events (the gateway's
+//! status shows a load or a node down), bounded only so that a bug fails
+//! instead of hanging.
+
+use bytes::Bytes;
+use faasched_live::cluster::{Gateway, GatewayConfig, GatewayServed};
+use faasched_live::http::{self, Service};
+use faasched_live::node::ingress::LoadReport;
+use faasched_model::FunctionId;
+use faasched_model::cluster::FunctionProfile;
+use faasched_policy::cluster::LeastLoaded;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::{Request, Response, StatusCode};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+
+/// How long a test waits for an event before it calls it a bug.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// A node that reports the load the test sets and answers every
+/// invocation with its own name.
+#[derive(Default)]
+struct FakeNode {
+    name: Mutex<String>,
+    load: Mutex<f64>,
+    invoked: AtomicU64,
+    /// What `/invoke/hold` waits for: never notified, so it holds its
+    /// connection until the node is stopped.
+    hold: tokio::sync::Notify,
+}
+
+impl Service for FakeNode {
+    async fn handle(&self, request: Request<Incoming>) -> Response<Full<Bytes>> {
+        let path = request.uri().path();
+        if path == "/load" {
+            let report = LoadReport {
+                cores: 1,
+                memory_mb: 1024,
+                load: *self.load.lock().unwrap(),
+                published_ms: 0,
+                seq: 1,
+            };
+            return Response::new(Full::new(Bytes::from(
+                serde_json::to_string(&report).unwrap(),
+            )));
+        }
+        if path.starts_with("/invoke/") {
+            self.invoked.fetch_add(1, Ordering::SeqCst);
+            if path == "/invoke/hold" {
+                self.hold.notified().await;
+            }
+            let label = request
+                .headers()
+                .get("x-faasched-function")
+                .map(|v| v.to_str().unwrap().to_owned())
+                .unwrap_or_default();
+            let body = format!(
+                "{} {}?{} {label}\n",
+                self.name.lock().unwrap(),
+                path,
+                request.uri().query().unwrap_or("")
+            );
+            let mut response = Response::new(Full::new(Bytes::from(body)));
+            response
+                .headers_mut()
+                .insert("x-faasched-runtime-us", 5.into());
+            if request.uri().query() == Some("close=1") {
+                // As a node that stops says of its own connection.
+                response
+                    .headers_mut()
+                    .insert("connection", "close".parse().unwrap());
+            }
+            return response;
+        }
+        let mut response = Response::new(Full::new(Bytes::new()));
+        *response.status_mut() = StatusCode::NOT_FOUND;
+        response
+    }
+}
+
+/// A gateway over two fake nodes, on a thread of its own.
+struct Cluster {
+    gateway: SocketAddr,
+    nodes: Vec<(String, Arc<FakeNode>)>,
+    stop_nodes: Vec<Option<oneshot::Sender<()>>>,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<GatewayServed>>,
+    runtime: tokio::runtime::Handle,
+}
+
+fn profile() -> FunctionProfile {
+    FunctionProfile {
+        function: FunctionId(0),
+        memory_mb: 128,
+        warm: 1_000_000,
+        cold: 2_000_000,
+    }
+}
+
+impl Cluster {
+    fn start(loads: [f64; 2]) -> Cluster {
+        let (tx, rx) = mpsc::channel();
+        let thread = thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let mut nodes = Vec::new();
+                let mut stops = Vec::new();
+                for load in loads {
+                    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                    let addr = listener.local_addr().unwrap().to_string();
+                    let node = Arc::new(FakeNode::default());
+                    *node.name.lock().unwrap() = addr.clone();
+                    *node.load.lock().unwrap() = load;
+                    let (stop, stopped) = oneshot::channel::<()>();
+                    tokio::spawn(http::serve(
+                        listener,
+                        Arc::clone(&node),
+                        async move {
+                            let _ = stopped.await;
+                        },
+                        Duration::ZERO,
+                    ));
+                    nodes.push((addr, node));
+                    stops.push(Some(stop));
+                }
+                let mut config = GatewayConfig::new(nodes.iter().map(|(a, _)| a.clone()).collect());
+                config.period(Duration::from_millis(20));
+                let gateway = Gateway::new(
+                    &config,
+                    Box::new(LeastLoaded::new()),
+                    [("f".to_owned(), profile())],
+                )
+                .unwrap();
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let (stop, stopped) = oneshot::channel::<()>();
+                let handle = tokio::runtime::Handle::current();
+                tx.send((listener.local_addr().unwrap(), nodes, stops, stop, handle))
+                    .unwrap();
+                gateway
+                    .serve(listener, async move {
+                        let _ = stopped.await;
+                    })
+                    .await
+                    .unwrap()
+            })
+        });
+        let (gateway, nodes, stop_nodes, stop, runtime) = rx.recv_timeout(PATIENCE).unwrap();
+        Cluster {
+            gateway,
+            nodes,
+            stop_nodes,
+            stop: Some(stop),
+            thread: Some(thread),
+            runtime,
+        }
+    }
+
+    /// Serves node `i` again, on its address, after it was stopped.
+    fn restart(&mut self, i: usize) {
+        let listener = std::net::TcpListener::bind(self.node(i)).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let _entered = self.runtime.enter();
+        let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        self.runtime.spawn(http::serve(
+            listener,
+            Arc::clone(&self.nodes[i].1),
+            async move {
+                let _ = stopped.await;
+            },
+            Duration::ZERO,
+        ));
+        self.stop_nodes[i] = Some(stop);
+    }
+
+    fn node(&self, i: usize) -> &str {
+        &self.nodes[i].0
+    }
+
+    fn invoked(&self, i: usize) -> u64 {
+        self.nodes[i].1.invoked.load(Ordering::SeqCst)
+    }
+
+    fn set_load(&self, i: usize, load: f64) {
+        *self.nodes[i].1.load.lock().unwrap() = load;
+    }
+
+    /// Waits until the gateway's status satisfies `done`.
+    fn status_until(&self, what: &str, done: impl Fn(&serde_json::Value) -> bool) {
+        let start = Instant::now();
+        loop {
+            let answer = call(self.gateway, "GET", "/status", &[]);
+            let status: serde_json::Value = serde_json::from_str(&answer.body).unwrap();
+            if done(&status) {
+                return;
+            }
+            assert!(start.elapsed() < PATIENCE, "never {what}: {status}");
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    fn stop(mut self) -> GatewayServed {
+        self.stop.take().unwrap().send(()).unwrap();
+        self.thread.take().unwrap().join().unwrap()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        for stop in self.stop_nodes.iter_mut().filter_map(Option::take) {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// An answer: status, headers (lower-cased names), body.
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// One request on its own connection, closed after the answer.
+fn call(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)]) -> Answer {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\nhost: test\r\nconnection: close\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("content-length: 0\r\n\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers = lines
+        .filter_map(|l| l.split_once(": "))
+        .map(|(k, v)| (k.to_ascii_lowercase(), v.to_owned()))
+        .collect();
+    Answer {
+        status,
+        headers,
+        body: body.to_owned(),
+    }
+}
+
+fn invoke(c: &Cluster) -> Answer {
+    call(c.gateway, "POST", "/invoke/f?n=3", &[])
+}
+
+#[test]
+fn requests_go_where_the_router_says_with_their_query_and_headers() {
+    let c = Cluster::start([0.2, 0.8]);
+    c.status_until("both loads reported", |s| {
+        s["nodes"][1]["load"] == 0.8 && s["nodes"][0]["load"] == 0.2
+    });
+    for _ in 0..5 {
+        let a = invoke(&c);
+        assert_eq!(a.status, 200, "{}", a.body);
+        assert_eq!(a.header("x-faasched-node"), Some(c.node(0)));
+        assert_eq!(a.body, format!("{} /invoke/f?n=3 \n", c.node(0)));
+    }
+    // The label header names the function and travels to the node.
+    let a = call(
+        c.gateway,
+        "POST",
+        "/invoke/spin?us=100",
+        &[("x-faasched-function", "f")],
+    );
+    assert_eq!(a.body, format!("{} /invoke/spin?us=100 f\n", c.node(0)));
+    // The loads turn: the router follows the next reports.
+    c.set_load(0, 0.9);
+    c.set_load(1, 0.1);
+    c.status_until("the new loads", |s| {
+        s["nodes"][0]["load"] == 0.9 && s["nodes"][1]["load"] == 0.1
+    });
+    for _ in 0..4 {
+        assert_eq!(invoke(&c).header("x-faasched-node"), Some(c.node(1)));
+    }
+    assert_eq!((c.invoked(0), c.invoked(1)), (6, 4));
+    let metrics = call(c.gateway, "GET", "/metrics", &[]).body;
+    for line in [
+        format!(
+            "faasched_gateway_node_requests_total{{node=\"{}\"}} 6",
+            c.node(0)
+        ),
+        format!(
+            "faasched_gateway_node_requests_total{{node=\"{}\"}} 4",
+            c.node(1)
+        ),
+        format!("faasched_gateway_node_up{{node=\"{}\"}} 1", c.node(1)),
+        "faasched_gateway_invocations_received_total 10".to_owned(),
+        "faasched_gateway_invocations_answered_total 10".to_owned(),
+        "faasched_gateway_decision_seconds_count 10".to_owned(),
+        "faasched_gateway_overhead_seconds_count 10".to_owned(),
+    ] {
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "no {line:?} in\n{metrics}"
+        );
+    }
+    let served = c.stop();
+    assert_eq!((served.received, served.answered), (10, 10));
+}
+
+#[test]
+fn a_dead_node_answers_502_later_requests_go_to_the_live_one_and_it_is_taken_back() {
+    let mut c = Cluster::start([0.0, 0.5]);
+    c.status_until("both loads reported", |s| s["nodes"][1]["load"] == 0.5);
+    let mut sent = 0;
+    for _ in 0..3 {
+        assert_eq!(invoke(&c).header("x-faasched-node"), Some(c.node(0)));
+        sent += 1;
+    }
+    c.stop_nodes[0].take().unwrap().send(()).unwrap();
+    // Until its third missed poll the router still picks it: the client
+    // hears so, never silence.
+    let a = invoke(&c);
+    sent += 1;
+    assert_eq!(a.status, 502, "{}", a.body);
+    assert_eq!(a.header("x-faasched-error"), Some("node-unreachable"));
+    assert_eq!(a.header("x-faasched-node"), Some(c.node(0)));
+    c.status_until("the dead node down", |s| s["nodes"][0]["up"] == false);
+    for _ in 0..5 {
+        let a = invoke(&c);
+        sent += 1;
+        assert_eq!(a.status, 200, "{}", a.body);
+        assert_eq!(a.header("x-faasched-node"), Some(c.node(1)));
+    }
+    assert_eq!((c.invoked(0), c.invoked(1)), (3, 5));
+    let metrics = call(c.gateway, "GET", "/metrics", &[]).body;
+    for line in [
+        format!(
+            "faasched_gateway_node_errors_total{{node=\"{}\"}} 1",
+            c.node(0)
+        ),
+        format!("faasched_gateway_node_up{{node=\"{}\"}} 0", c.node(0)),
+        "faasched_gateway_responses_total{code=\"502\",kind=\"node-unreachable\"} 1".to_owned(),
+    ] {
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "no {line:?} in\n{metrics}"
+        );
+    }
+    // Back on its address, it answers its polls and is taken back.
+    c.restart(0);
+    c.status_until("the node back up", |s| s["nodes"][0]["up"] == true);
+    let a = invoke(&c);
+    sent += 1;
+    assert_eq!(a.header("x-faasched-node"), Some(c.node(0)), "{}", a.body);
+    assert_eq!((c.invoked(0), c.invoked(1)), (4, 5));
+    let served = c.stop();
+    assert_eq!((served.received, served.answered), (sent, sent));
+    assert_eq!(served.unreachable, 1);
+}
+
+#[test]
+fn a_node_that_fails_mid_request_gets_its_client_a_502() {
+    let mut c = Cluster::start([0.0, 0.5]);
+    c.status_until("both loads reported", |s| s["nodes"][1]["load"] == 0.5);
+    let gateway = c.gateway;
+    let held = thread::spawn(move || {
+        call(
+            gateway,
+            "POST",
+            "/invoke/hold",
+            &[("x-faasched-function", "f")],
+        )
+    });
+    let start = Instant::now();
+    while c.invoked(0) == 0 {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "the held request never reached node 0"
+        );
+        thread::sleep(Duration::from_millis(1));
+    }
+    // The node stops with no time to drain: the connection is cut under
+    // the request it holds.
+    c.stop_nodes[0].take().unwrap().send(()).unwrap();
+    let a = held.join().unwrap();
+    assert_eq!(a.status, 502, "{}", a.body);
+    assert_eq!(a.header("x-faasched-error"), Some("node-unreachable"));
+    assert_eq!(a.header("x-faasched-node"), Some(c.node(0)));
+    let served = c.stop();
+    assert_eq!(
+        (served.received, served.answered, served.unreachable),
+        (1, 1, 1)
+    );
+}
+
+#[test]
+fn a_node_closing_its_connection_leaves_the_clients_open() {
+    let c = Cluster::start([0.0, 0.5]);
+    let stream = TcpStream::connect(c.gateway).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+    let mut writer = stream;
+    for path in ["/invoke/f?close=1", "/invoke/f?n=1"] {
+        let head = format!("POST {path} HTTP/1.1\r\nhost: test\r\ncontent-length: 0\r\n\r\n");
+        writer.write_all(head.as_bytes()).unwrap();
+        let mut lines = Vec::new();
+        loop {
+            let mut line = String::new();
+            std::io::BufRead::read_line(&mut reader, &mut line).unwrap();
+            if line.trim_end().is_empty() {
+                break;
+            }
+            lines.push(line.trim_end().to_ascii_lowercase());
+        }
+        assert!(lines[0].contains(" 200 "), "{path}: {lines:?}");
+        assert!(
+            !lines.iter().any(|l| l == "connection: close"),
+            "{path}: {lines:?}"
+        );
+        let length: usize = lines
+            .iter()
+            .find_map(|l| l.strip_prefix("content-length: "))
+            .unwrap()
+            .parse()
+            .unwrap();
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+    }
+    let served = c.stop();
+    assert_eq!((served.received, served.answered), (2, 2));
+}
+
+#[test]
+fn concurrent_clients_are_each_answered_once_counted_on_both_sides() {
+    let c = Cluster::start([0.0, 0.0]);
+    let gateway = c.gateway;
+    let clients: Vec<_> = (0..8)
+        .map(|_| {
+            thread::spawn(move || {
+                (0..40)
+                    .filter(|_| call(gateway, "POST", "/invoke/f?n=1", &[]).status == 200)
+                    .count() as u64
+            })
+        })
+        .collect();
+    let answered: u64 = clients.into_iter().map(|t| t.join().unwrap()).sum();
+    assert_eq!(answered, 320);
+    assert_eq!(c.invoked(0) + c.invoked(1), 320);
+    let served = c.stop();
+    assert_eq!((served.received, served.answered), (320, 320));
+}
+
+#[test]
+fn malformed_requests_and_unknown_functions_reach_no_node() {
+    let c = Cluster::start([0.0, 0.0]);
+    for (method, path, headers, status) in [
+        ("POST", "/invoke/g", &[][..], 404),
+        (
+            "POST",
+            "/invoke/spin",
+            &[("x-faasched-function", "g")][..],
+            404,
+        ),
+        ("POST", "/invoke/f?n=x&m=2", &[][..], 400),
+        (
+            "POST",
+            "/invoke/f",
+            &[("x-faasched-function", "a b")][..],
+            400,
+        ),
+        (
+            "POST",
+            "/invoke/f",
+            &[("x-faasched-deadline-us", "soon")][..],
+            400,
+        ),
+        ("GET", "/invoke/f", &[][..], 405),
+        ("POST", "/register/f", &[][..], 404),
+        ("GET", "/load", &[][..], 404),
+        ("GET", "/nowhere", &[][..], 404),
+    ] {
+        let a = call(c.gateway, method, path, headers);
+        assert_eq!(a.status, status, "{method} {path} {headers:?}: {}", a.body);
+        assert!(a.header("x-faasched-node").is_none());
+    }
+    let a = call(c.gateway, "POST", "/invoke/g", &[]);
+    assert!(a.body.contains("\"g\""), "names the function: {}", a.body);
+    assert_eq!(a.header("x-faasched-error"), Some("unknown-function"));
+    assert_eq!((c.invoked(0), c.invoked(1)), (0, 0));
+    let served = c.stop();
+    assert_eq!((served.received, served.answered), (0, 0));
+}
+
+#[test]
+fn the_gateway_and_its_serve_future_are_send() {
+    fn send<T: Send>(_: &T) {}
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let gateway = Gateway::new(
+        &GatewayConfig::new(vec!["127.0.0.1:1".into()]),
+        Box::new(LeastLoaded::new()),
+        [("f".to_owned(), profile())],
+    )
+    .unwrap();
+    send(&gateway);
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let _guard = runtime.enter();
+    send(&gateway.serve(listener, async {}));
+}
+
+#[test]
+fn bad_node_lists_are_refused_naming_what_is_wrong() {
+    let build = |nodes: &[&str]| {
+        Gateway::new(
+            &GatewayConfig::new(nodes.iter().map(|n| n.to_string()).collect()),
+            Box::new(LeastLoaded::new()),
+            [("f".to_owned(), profile())],
+        )
+        .map(|_| ())
+        .unwrap_err()
+        .to_string()
+    };
+    assert!(build(&[]).contains("at least one node"));
+    assert!(build(&["localhost"]).contains("\"localhost\""));
+    assert!(build(&["h:99999"]).contains("h:99999"));
+    assert!(build(&["a:1", "a:1"]).contains("a:1 is given twice"));
+}
