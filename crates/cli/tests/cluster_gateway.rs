@@ -123,6 +123,10 @@ fn node() -> Server {
         "20",
         "--memory-mb",
         "1024",
+        "--functions",
+        "functionbench",
+        "--time-scale",
+        "0.001",
     ])
 }
 
@@ -160,14 +164,19 @@ fn a_gateway_routes_over_two_node_runtimes_and_sigterm_drains_it() {
     ]);
     let label = [("x-faasched-function", "aes-encryption-0")];
     let mut by_node = [0u64; 2];
+    let mut cold = [0u64; 2];
     for _ in 0..10 {
         let a = call(gateway.addr, "POST", "/invoke/spin?us=100", &label);
         assert_eq!(a.status, 200, "{}", a.body);
         let node = a.header("x-faasched-node").unwrap();
         let i = names.iter().position(|n| n == node).unwrap();
         by_node[i] += 1;
+        cold[i] += u64::from(a.header("x-faasched-cold") == Some("1"));
         assert!(a.header("x-faasched-runtime-us").is_some());
     }
+    // One after another, a node's first invocation of the function starts
+    // its container cold and the rest find it warm.
+    assert_eq!(cold, by_node.map(|n| n.min(1)), "{by_node:?}");
     let unknown = call(gateway.addr, "POST", "/invoke/spin?us=100", &[]);
     assert_eq!(unknown.status, 404, "{}", unknown.body);
     assert!(unknown.body.contains("spin"), "{}", unknown.body);
@@ -186,14 +195,21 @@ fn a_gateway_routes_over_two_node_runtimes_and_sigterm_drains_it() {
         std::thread::sleep(Duration::from_millis(10));
     };
     for (i, n) in names.iter().enumerate() {
-        let line = format!(
-            "faasched_gateway_node_requests_total{{node=\"{n}\"}} {}",
-            by_node[i]
-        );
-        assert!(
-            metrics.lines().any(|l| l == line),
-            "no {line:?} in\n{metrics}"
-        );
+        for line in [
+            format!(
+                "faasched_gateway_node_requests_total{{node=\"{n}\"}} {}",
+                by_node[i]
+            ),
+            format!(
+                "faasched_gateway_node_cold_starts_total{{node=\"{n}\"}} {}",
+                cold[i]
+            ),
+        ] {
+            assert!(
+                metrics.lines().any(|l| l == line),
+                "no {line:?} in\n{metrics}"
+            );
+        }
     }
     assert!(
         metrics.contains("faasched_gateway_decision_seconds_count 10"),

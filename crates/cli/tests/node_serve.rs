@@ -282,6 +282,51 @@ fn a_client_that_leaves_frees_its_sandbox() {
     assert!(clean, "{rest}");
 }
 
+/// A node with containers: a function's first request starts its container
+/// cold, the next finds it warm, a function outside the table runs without
+/// one; /metrics and /status count them.
+#[test]
+fn a_node_with_containers_answers_cold_then_warm() {
+    let serve = Serve::start(&[
+        "--functions",
+        "functionbench",
+        "--time-scale",
+        "0.001",
+        "--memory-mb",
+        "512",
+        "--keep-alive",
+        "lru",
+    ]);
+    let mut client = serve.connect();
+    let mut cold = |label: &str| {
+        client.send_with(
+            "POST",
+            "/invoke/spin?us=100",
+            &[("x-faasched-function", label)],
+            b"",
+        );
+        let answer = client.receive();
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        answer.header("x-faasched-cold").unwrap().to_string()
+    };
+    assert_eq!(cold("web-serving-0"), "1");
+    assert_eq!(cold("web-serving-0"), "0");
+    assert_eq!(cold("not-in-the-table"), "0");
+    let mut watch = serve.connect();
+    let metrics = watch.call("GET", "/metrics", b"").body;
+    for line in [
+        "faasched_node_cold_starts_total 1\n",
+        "faasched_node_warm_starts_total 1\n",
+        "faasched_node_container_memory_mb 256\n",
+    ] {
+        assert!(metrics.contains(line), "{line}: {metrics}");
+    }
+    let status = watch.call("GET", "/status", b"").body;
+    assert!(status.contains("\"keep_alive\":\"lru\""), "{status}");
+    let (clean, rest) = serve.stop();
+    assert!(clean, "{rest}");
+}
+
 /// `bench runtime` refuses a debug build; a release build runs a tiny bench
 /// and prints every measurement, for both modes.
 #[test]

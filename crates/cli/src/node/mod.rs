@@ -6,6 +6,7 @@ mod args;
 mod calibrate;
 mod capacity;
 mod compare;
+mod containers;
 mod host;
 mod load;
 mod replay;

@@ -1,11 +1,11 @@
 //! `faasched node serve`: the node runtime, live, over HTTP.
 
 use super::args::{PreemptArg, policy_help};
+use super::containers::ContainerArgs;
 use super::host::{HostArgs, ms};
 use anyhow::{Result, bail};
 use clap::Args as ClapArgs;
-use faasched_lab::cluster::live::serve_node;
-use faasched_lab::node::live::LiveNode;
+use faasched_lab::node::live::{LiveNode, serve};
 use faasched_live::node::ingress::{LoadConfig, StopSignal};
 use faasched_policy::node::PreemptTest;
 use std::time::Duration;
@@ -60,9 +60,12 @@ pub struct Args {
     /// Seconds to answer the requests already read after SIGTERM.
     #[arg(long, default_value_t = 10.0)]
     drain_s: f64,
-    /// Memory for containers GET /load reports, MB.
+    /// Memory for containers, MB: what --functions' containers share, and
+    /// what GET /load reports to a gateway.
     #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u32).range(1..))]
     memory_mb: u32,
+    #[command(flatten)]
+    containers: ContainerArgs,
     /// How often the load average samples the requests running and
     /// queued, ms (the kernel's 5 s by default).
     #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
@@ -88,13 +91,13 @@ impl Args {
                 PreemptArg::Code => PreemptTest::Code,
             },
             host: self.host.host()?,
-            containers: None,
+            containers: self.containers.containers(u64::from(self.memory_mb))?,
         };
         let mut load = LoadConfig::new();
         load.cores(node.dispatchers * node.workers)
             .memory_mb(self.memory_mb)
             .period(Duration::from_millis(self.load_period_ms));
-        let served = serve_node(
+        let served = serve(
             &node,
             &self.listen,
             Duration::from_secs_f64(self.drain_s),
@@ -106,6 +109,16 @@ impl Args {
                      (spin: {spin} steps per ms)",
                     node.policy, node.dispatchers, node.workers
                 );
+                if let Some(c) = &node.containers {
+                    eprintln!(
+                        "faasched node serve: containers of {} functions in {} MB under {}; \
+                         a cold start compiles, then waits {} of cold - warm",
+                        c.table.len(),
+                        c.memory_mb,
+                        c.keep_alive.name,
+                        c.cold_start.scale
+                    );
+                }
             },
         )?;
         let d = &served.drained;

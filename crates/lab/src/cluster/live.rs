@@ -1,19 +1,15 @@
-//! The cluster level, live: a node runtime that publishes its load, and the
-//! gateway in front of several, routing with a router of the catalogue
-//! over a workload's function table.
+//! The cluster level, live: the gateway in front of several node runtimes
+//! ([`crate::node::live::serve`], which publish their loads), routing with
+//! a router of the catalogue over a workload's function table.
 
 use super::catalog::contenders;
 use super::run::{FUNCTIONBENCH, FUNCTIONBENCH_BURSTS, FUNCTIONBENCH_COPIES, FUNCTIONBENCH_RISING};
-use crate::node::live::{LiveNode, Served};
 use anyhow::{Context, Result, bail};
 use faasched_live::cluster::{Gateway, GatewayConfig, GatewayServed};
-use faasched_live::node::ingress::{self, Ingress, LoadConfig, StopSignal};
-use faasched_live::node::runtime::Runtime;
-use faasched_live::node::wasm::WasmExecutor;
+use faasched_live::node::ingress::{self, StopSignal};
 use faasched_model::cluster::FunctionProfile;
 use faasched_workload::cluster::FunctionTable;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// A gateway to run: its nodes, router and workload.
@@ -42,19 +38,25 @@ pub struct GatewayRun {
     pub signal: Option<StopSignal>,
 }
 
-/// The functions a gateway knows for `workload`, by name: the
-/// `functionbench` workloads' ten copies of each CH-RLU Table 1 function
+/// The function table of a live cluster's `workload`: the `functionbench`
+/// workloads' ten copies of each CH-RLU Table 1 function
 /// (`aes-encryption-0` .. `aes-encryption-9`, ...), as the simulator runs
-/// them. Errs naming the workloads it knows.
-pub fn gateway_functions(workload: &str) -> Result<Vec<(String, FunctionProfile)>> {
+/// them. What the gateway routes by and the nodes keep containers of.
+/// Errs naming the workloads it knows.
+pub fn function_table(workload: &str) -> Result<FunctionTable> {
     if ![FUNCTIONBENCH, FUNCTIONBENCH_BURSTS, FUNCTIONBENCH_RISING].contains(&workload) {
         bail!(
-            "unknown gateway workload `{workload}`; the gateway knows {FUNCTIONBENCH}, \
+            "unknown live cluster workload `{workload}`; there are {FUNCTIONBENCH}, \
              {FUNCTIONBENCH_BURSTS} and {FUNCTIONBENCH_RISING} (their function table)"
         );
     }
-    let table = FunctionTable::functionbench().copies(FUNCTIONBENCH_COPIES)?;
-    Ok(table
+    Ok(FunctionTable::functionbench().copies(FUNCTIONBENCH_COPIES)?)
+}
+
+/// The functions a gateway knows for `workload`, by name
+/// ([`function_table`]'s).
+pub fn gateway_functions(workload: &str) -> Result<Vec<(String, FunctionProfile)>> {
+    Ok(function_table(workload)?
         .iter()
         .map(|(f, p)| (f.name.to_string(), *p))
         .collect())
@@ -108,41 +110,6 @@ pub fn serve_gateway(
             .context("serving")?;
         Ok(GatewayRun { served, signal })
     })
-}
-
-/// Serves `node` on `listen` as [`crate::node::live::serve`] does, and
-/// publishes its load on `GET /load` under `load` (its cores: the node's
-/// workers, dispatchers × workers).
-pub fn serve_node(
-    node: &LiveNode,
-    listen: &str,
-    drain: Duration,
-    load: LoadConfig,
-    ready: impl FnOnce(SocketAddr, &Runtime<WasmExecutor>),
-) -> Result<Served> {
-    let runtime = Arc::new(node.start()?);
-    let tokio = ingress::runtime().context("the ingress's runtime")?;
-    let served = tokio.block_on(async {
-        let listener = tokio::net::TcpListener::bind(listen)
-            .await
-            .with_context(|| format!("cannot listen on {listen}"))?;
-        let addr = listener.local_addr()?;
-        ready(addr, &runtime);
-        let stop = ingress::shutdown_signal().context("the stop signals")?;
-        let mut signal = None;
-        let mut ingress = Ingress::new(runtime.clone());
-        ingress.drain_timeout(drain).load_report(load);
-        let drained = ingress
-            .serve(listener, async {
-                signal = Some(stop.await);
-            })
-            .await
-            .context("serving")?;
-        anyhow::Ok(Served { drained, signal })
-    })?;
-    // The ingress has let go of it: stopping joins the threads.
-    drop(runtime);
-    Ok(served)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use super::catalog::{Knowledge, node_policies};
 use crate::cluster::catalog::KeepAliveSpec;
 use anyhow::{Context, Result, bail};
 use faasched_live::node::containers::{ColdStart, Containers};
-use faasched_live::node::ingress::{self, Drained, Ingress, StopSignal};
+use faasched_live::node::ingress::{self, Drained, Ingress, LoadConfig, StopSignal};
 use faasched_live::node::runtime::{Policies, Runtime, RuntimeConfig};
 use faasched_live::node::wasm::WasmExecutor;
 use faasched_model::Nanos;
@@ -197,11 +197,13 @@ pub struct Served {
 }
 
 /// Serves `node` on `listen` until SIGTERM or SIGINT, then drains (for at
-/// most `drain`) and stops; `ready` learns the address once it listens.
+/// most `drain`) and stops; publishes its load on `GET /load` under `load`;
+/// `ready` learns the address once it listens.
 pub fn serve(
     node: &LiveNode,
     listen: &str,
     drain: Duration,
+    load: LoadConfig,
     ready: impl FnOnce(SocketAddr, &Runtime<WasmExecutor>),
 ) -> Result<Served> {
     let runtime = Arc::new(node.start()?);
@@ -215,7 +217,7 @@ pub fn serve(
         let stop = ingress::shutdown_signal().context("the stop signals")?;
         let mut signal = None;
         let mut ingress = Ingress::new(runtime.clone());
-        ingress.drain_timeout(drain);
+        ingress.drain_timeout(drain).load_report(load);
         let drained = ingress
             .serve(listener, async {
                 signal = Some(stop.await);

@@ -69,6 +69,19 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 
+/// The node's header saying the invocation started its container cold
+/// (`1`).
+pub const COLD_HEADER: &str = "x-faasched-cold";
+
+/// How a node answered an invocation.
+#[derive(Clone, Copy, Debug)]
+struct Answered {
+    /// With a 2xx.
+    ok: bool,
+    /// It started its container cold.
+    cold: bool,
+}
+
 /// The header naming the node that answered.
 pub const NODE_HEADER: &str = "x-faasched-node";
 
@@ -220,6 +233,7 @@ impl Gateway {
                 idle: Mutex::new(Vec::new()),
                 requests: AtomicU64::new(0),
                 errors: AtomicU64::new(0),
+                cold: AtomicU64::new(0),
             });
         }
         let profiles: HashMap<String, FunctionProfile> = functions.into_iter().collect();
@@ -301,6 +315,8 @@ struct NodeLink {
     idle: Mutex<Vec<SendRequest<Full<Bytes>>>>,
     requests: AtomicU64,
     errors: AtomicU64,
+    /// Invocations it answered from a container it started cold.
+    cold: AtomicU64,
 }
 
 /// The gateway's own counters and timings.
@@ -511,7 +527,22 @@ impl Inner {
         let node_header = link.authority.clone();
         let (mut response, kind) = match forwarded {
             Ok(response) => {
-                self.finish(node, epoch, info, Some(response.status().is_success()));
+                let cold = response
+                    .headers()
+                    .get(COLD_HEADER)
+                    .is_some_and(|v| v.as_bytes() == b"1");
+                if cold {
+                    link.cold.fetch_add(1, Ordering::Relaxed);
+                }
+                self.finish(
+                    node,
+                    epoch,
+                    info,
+                    Some(Answered {
+                        ok: response.status().is_success(),
+                        cold,
+                    }),
+                );
                 let runtime_us = response
                     .headers()
                     .get(RUNTIME_HEADER)
@@ -568,10 +599,10 @@ impl Inner {
         );
     }
 
-    /// `node` is done with `info`: `Some(ok)` if it answered, `None` if
-    /// not. The router learns the outcome if the up nodes are still those
-    /// it chose among (invariant 4).
-    fn finish(&self, node: usize, epoch: u64, info: InvocationInfo, answered: Option<bool>) {
+    /// `node` is done with `info`: how it answered, `None` if it did not.
+    /// The router learns the outcome if the up nodes are still those it
+    /// chose among (invariant 4).
+    fn finish(&self, node: usize, epoch: u64, info: InvocationInfo, answered: Option<Answered>) {
         let mut state = lock(&self.state);
         let state = &mut *state;
         state.table.finish(node);
@@ -585,8 +616,8 @@ impl Inner {
                 info,
                 work: info.profile.warm,
                 server: state.table.server_of(node),
-                cold: false,
-                finish: answered.filter(|&ok| ok).map(|_| now),
+                cold: answered.is_some_and(|a| a.cold),
+                finish: answered.filter(|a| a.ok).map(|_| now),
             },
         );
     }
@@ -748,6 +779,7 @@ impl Inner {
                         "running": view.running,
                         "requests": link.requests.load(Ordering::Relaxed),
                         "errors": link.errors.load(Ordering::Relaxed),
+                        "cold_starts": link.cold.load(Ordering::Relaxed),
                     })
                 })
                 .collect()
@@ -801,6 +833,13 @@ impl Inner {
             "Invocations whose node failed before its answer (answered 502 node-unreachable).",
             "counter",
             &|i| self.links[i].errors.load(Ordering::Relaxed).to_string(),
+        );
+        per_node(
+            &mut out,
+            "faasched_gateway_node_cold_starts_total",
+            "Invocations the node answered from a container it started cold.",
+            "counter",
+            &|i| self.links[i].cold.load(Ordering::Relaxed).to_string(),
         );
         per_node(
             &mut out,
