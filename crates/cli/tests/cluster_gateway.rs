@@ -4,114 +4,11 @@
 //! assertion depends on timing; a process that never answers fails the
 //! test after a generous cap instead of hanging it.
 
-use faasched_sys::process;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
+mod common;
+
+use common::server::{CAP, Server, call};
+use std::process::Command;
 use std::time::{Duration, Instant};
-
-/// How long a test waits for a process to listen or to answer.
-const CAP: Duration = Duration::from_secs(120);
-
-/// A running `faasched` server, killed if the test fails before it stops
-/// it.
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-    stderr: BufReader<std::process::ChildStderr>,
-}
-
-impl Server {
-    fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_faasched"))
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the binary runs");
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let addr = line
-            .split("listening on ")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("no address in {line:?}"))
-            .parse()
-            .unwrap();
-        Server {
-            child,
-            addr,
-            stderr,
-        }
-    }
-
-    /// Sends SIGTERM; the exit status and the rest of stderr.
-    fn stop(mut self) -> (bool, String) {
-        let pidfd = process::pidfd_open(self.child.id() as libc::pid_t).unwrap();
-        process::signal(&pidfd, libc::SIGTERM).unwrap();
-        let status = self.child.wait().unwrap();
-        let mut rest = String::new();
-        self.stderr.read_to_string(&mut rest).unwrap();
-        (status.success(), rest)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// An answer: status, headers (lower-cased names), body.
-struct Answer {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Answer {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// One request on its own connection, closed after the answer.
-fn call(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)]) -> Answer {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(CAP)).unwrap();
-    let mut head = format!("{method} {path} HTTP/1.1\r\nhost: test\r\nconnection: close\r\n");
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("content-length: 0\r\n\r\n");
-    stream.write_all(head.as_bytes()).unwrap();
-    let mut raw = String::new();
-    stream.read_to_string(&mut raw).unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .unwrap()
-        .split(' ')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
-    let headers = lines
-        .filter_map(|l| l.split_once(": "))
-        .map(|(k, v)| (k.to_ascii_lowercase(), v.to_owned()))
-        .collect();
-    Answer {
-        status,
-        headers,
-        body: body.to_owned(),
-    }
-}
 
 fn node() -> Server {
     Server::start(&[

@@ -3,150 +3,20 @@
 //! assertion depends on timing; a serve that never answers fails the test
 //! after a generous cap instead of hanging it.
 
-use faasched_sys::process;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
+mod common;
+
+use common::server::Server;
+use std::process::Command;
 use std::time::Duration;
 
-/// How long a test waits for the runtime to listen or to answer.
-const CAP: Duration = Duration::from_secs(120);
-
-/// A running `faasched node serve`, killed if the test fails before it
-/// stops it.
-struct Serve {
-    child: Child,
-    addr: SocketAddr,
-    stderr: BufReader<std::process::ChildStderr>,
-}
-
-impl Serve {
-    fn start(args: &[&str]) -> Serve {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_faasched"))
-            .args(["node", "serve", "--listen", "127.0.0.1:0"])
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the binary runs");
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let addr = line
-            .split("listening on ")
-            .nth(1)
-            .and_then(|rest| rest.split(' ').next())
-            .unwrap_or_else(|| panic!("no address in {line:?}"))
-            .parse()
-            .unwrap();
-        Serve {
-            child,
-            addr,
-            stderr,
-        }
-    }
-
-    fn connect(&self) -> Client {
-        let stream = TcpStream::connect(self.addr).unwrap();
-        stream.set_read_timeout(Some(CAP)).unwrap();
-        Client {
-            reader: BufReader::new(stream.try_clone().unwrap()),
-            writer: stream,
-        }
-    }
-
-    /// Sends SIGTERM; the exit status and the rest of stderr.
-    fn stop(mut self) -> (bool, String) {
-        let pidfd = process::pidfd_open(self.child.id() as libc::pid_t).unwrap();
-        process::signal(&pidfd, libc::SIGTERM).unwrap();
-        let status = self.child.wait().unwrap();
-        let mut rest = String::new();
-        self.stderr.read_to_string(&mut rest).unwrap();
-        (status.success(), rest)
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// One kept-alive HTTP/1.1 connection.
-struct Client {
-    reader: BufReader<TcpStream>,
-    writer: TcpStream,
-}
-
-/// An answer: status, the headers (lower-cased names), the body.
-struct Answer {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Answer {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-impl Client {
-    fn send(&mut self, method: &str, path: &str, body: &[u8]) {
-        self.send_with(method, path, &[], body);
-    }
-
-    fn send_with(&mut self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) {
-        let mut head = format!("{method} {path} HTTP/1.1\r\nhost: test\r\n");
-        for (k, v) in headers {
-            head.push_str(&format!("{k}: {v}\r\n"));
-        }
-        head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
-        self.writer.write_all(head.as_bytes()).unwrap();
-        self.writer.write_all(body).unwrap();
-    }
-
-    fn receive(&mut self) -> Answer {
-        let mut line = String::new();
-        self.reader.read_line(&mut line).unwrap();
-        let status = line.split(' ').nth(1).unwrap().parse().unwrap();
-        let mut headers = Vec::new();
-        loop {
-            line.clear();
-            self.reader.read_line(&mut line).unwrap();
-            let l = line.trim_end();
-            if l.is_empty() {
-                break;
-            }
-            let (k, v) = l.split_once(':').unwrap();
-            headers.push((k.to_ascii_lowercase(), v.trim().to_string()));
-        }
-        let length: usize = headers
-            .iter()
-            .find(|(k, _)| k == "content-length")
-            .map_or(0, |(_, v)| v.parse().unwrap());
-        let mut body = vec![0; length];
-        self.reader.read_exact(&mut body).unwrap();
-        Answer {
-            status,
-            headers,
-            body: String::from_utf8(body).unwrap(),
-        }
-    }
-
-    fn call(&mut self, method: &str, path: &str, body: &[u8]) -> Answer {
-        self.send(method, path, body);
-        self.receive()
-    }
+/// `faasched node serve` on a free loopback port, with `args`.
+fn serve(args: &[&str]) -> Server {
+    Server::start(&[&["node", "serve", "--listen", "127.0.0.1:0"][..], args].concat())
 }
 
 #[test]
 fn functions_answer_faults_are_contained_and_sigterm_stops_cleanly() {
-    let serve = Serve::start(&["--cpu-limit-ms", "200", "--memory-limit-mib", "2"]);
+    let serve = serve(&["--cpu-limit-ms", "200", "--memory-limit-mib", "2"]);
     let mut c = serve.connect();
 
     let fib = c.call("POST", "/invoke/fib?n=25", b"");
@@ -207,7 +77,7 @@ fn functions_answer_faults_are_contained_and_sigterm_stops_cleanly() {
 
 #[test]
 fn sledgescale_preempts_a_long_spin_for_an_urgent_request() {
-    let serve = Serve::start(&["--policy", "sledgescale"]);
+    let serve = serve(&["--policy", "sledgescale"]);
     let mut long = serve.connect();
     let mut urgent = serve.connect();
     // Half a second of spin with a 10 s deadline, then a no-op due in 1 ms
@@ -245,7 +115,7 @@ fn sledgescale_preempts_a_long_spin_for_an_urgent_request() {
 fn a_client_that_leaves_frees_its_sandbox() {
     // 100 s of spin with room for it in the CPU limit: only the client's
     // leaving can end it within the test's cap.
-    let serve = Serve::start(&["--cpu-limit-ms", "200000"]);
+    let serve = serve(&["--cpu-limit-ms", "200000"]);
     let mut gone = serve.connect();
     gone.send_with(
         "POST",
@@ -287,7 +157,7 @@ fn a_client_that_leaves_frees_its_sandbox() {
 /// one; /metrics and /status count them.
 #[test]
 fn a_node_with_containers_answers_cold_then_warm() {
-    let serve = Serve::start(&[
+    let serve = serve(&[
         "--functions",
         "functionbench",
         "--time-scale",

@@ -4,6 +4,8 @@
 // Each test file is its own crate and uses part of this.
 #![allow(dead_code)]
 
+pub mod server;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
