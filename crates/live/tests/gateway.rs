@@ -111,6 +111,14 @@ fn profile() -> FunctionProfile {
 
 impl Cluster {
     fn start(loads: [f64; 2]) -> Cluster {
+        Cluster::start_with(loads, |_| {})
+    }
+
+    /// [`Cluster::start`] with the gateway's config changed by `configure`.
+    fn start_with(
+        loads: [f64; 2],
+        configure: impl FnOnce(&mut GatewayConfig) + Send + 'static,
+    ) -> Cluster {
         let (tx, rx) = mpsc::channel();
         let thread = thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
@@ -140,6 +148,7 @@ impl Cluster {
                 }
                 let mut config = GatewayConfig::new(nodes.iter().map(|(a, _)| a.clone()).collect());
                 config.period(Duration::from_millis(20));
+                configure(&mut config);
                 let gateway = Gateway::new(
                     &config,
                     Box::new(LeastLoaded::new()),
@@ -418,6 +427,32 @@ fn a_node_that_fails_mid_request_gets_its_client_a_502() {
     assert_eq!(a.status, 502, "{}", a.body);
     assert_eq!(a.header("x-faasched-error"), Some("node-unreachable"));
     assert_eq!(a.header("x-faasched-node"), Some(c.node(0)));
+    let served = c.stop();
+    assert_eq!(
+        (served.received, served.answered, served.unreachable),
+        (1, 1, 1)
+    );
+}
+
+/// A node that holds an invocation without answering or closing costs
+/// its client a 502 once the forward timeout runs out, not a wait for
+/// ever.
+#[test]
+fn a_node_that_never_answers_gets_its_client_a_502_at_the_forward_timeout() {
+    let c = Cluster::start_with([0.0, 0.5], |config| {
+        config.forward_timeout(Duration::from_millis(200));
+    });
+    c.status_until("both loads reported", |s| s["nodes"][1]["load"] == 0.5);
+    let a = call(
+        c.gateway,
+        "POST",
+        "/invoke/hold",
+        &[("x-faasched-function", "f")],
+    );
+    assert_eq!(a.status, 502, "{}", a.body);
+    assert_eq!(a.header("x-faasched-error"), Some("node-unreachable"));
+    assert!(a.body.contains("no answer within 200ms"), "{}", a.body);
+    assert_eq!(c.invoked(0), 1);
     let served = c.stop();
     assert_eq!(
         (served.received, served.answered, served.unreachable),

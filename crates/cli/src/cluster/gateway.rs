@@ -51,6 +51,11 @@ pub struct Args {
     /// Seconds to answer the requests already read after SIGTERM.
     #[arg(long, default_value_t = 10.0)]
     drain_s: f64,
+    /// Seconds an invocation waits for its node's answer; past them the
+    /// client gets 502 node-unreachable, so a node that hangs holds nothing
+    /// for ever.
+    #[arg(long, default_value_t = 60.0)]
+    forward_timeout_s: f64,
 }
 
 /// `--policy`: a router of the catalogue.
@@ -68,6 +73,12 @@ impl Args {
         if !(self.drain_s.is_finite() && self.drain_s >= 0.0) {
             bail!("--drain-s: {} is not a number of seconds", self.drain_s);
         }
+        if !(self.forward_timeout_s.is_finite() && self.forward_timeout_s > 0.0) {
+            bail!(
+                "--forward-timeout-s: {} is not a number of seconds above 0",
+                self.forward_timeout_s
+            );
+        }
         let spec = GatewaySpec {
             nodes: self.nodes,
             policy: self.policy,
@@ -75,6 +86,7 @@ impl Args {
             period: Duration::from_millis(self.period_ms),
             seed: self.seed,
             drain: Duration::from_secs_f64(self.drain_s),
+            forward_timeout: Duration::from_secs_f64(self.forward_timeout_s),
         };
         let run = serve_gateway(&spec, &self.listen, |addr| {
             eprintln!(

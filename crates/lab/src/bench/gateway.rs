@@ -98,6 +98,7 @@ fn serve_gateway(policy: &str, nodes: &[SocketAddr]) -> Result<Serving<GatewaySe
         period: PERIOD,
         seed: 1,
         drain: Duration::from_secs(10),
+        forward_timeout: faasched_live::cluster::DEFAULT_FORWARD_TIMEOUT,
     };
     let gateway = spec.build()?;
     let tokio = ingress::runtime()?;

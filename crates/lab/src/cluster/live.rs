@@ -27,6 +27,8 @@ pub struct GatewaySpec {
     pub seed: u64,
     /// How long a shutdown waits for the requests in flight.
     pub drain: Duration,
+    /// How long an invocation waits for its node's answer.
+    pub forward_timeout: Duration,
 }
 
 /// What a served gateway did before it stopped.
@@ -76,7 +78,10 @@ impl GatewaySpec {
         }
         let router = contender.router.build(self.seed)?;
         let mut config = GatewayConfig::new(self.nodes.clone());
-        config.period(self.period).drain_timeout(self.drain);
+        config
+            .period(self.period)
+            .drain_timeout(self.drain)
+            .forward_timeout(self.forward_timeout);
         Ok(Gateway::new(
             &config,
             router,
@@ -140,6 +145,7 @@ mod tests {
             period: Duration::from_secs(5),
             seed: 0,
             drain: Duration::from_secs(1),
+            forward_timeout: Duration::from_secs(60),
         };
         assert!(spec.build().is_err());
         let built = GatewaySpec {

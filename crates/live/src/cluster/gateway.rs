@@ -4,7 +4,7 @@
 //!
 //! | request | answer |
 //! |---|---|
-//! | `POST /invoke/{function}[?{query}]` | the chosen node's answer, with `x-faasched-node: HOST:PORT` added; 503 `x-faasched-error: overloaded` if the router drops it; 502 `x-faasched-error: node-unreachable` if the node fails before its answer |
+//! | `POST /invoke/{function}[?{query}]` | the chosen node's answer, with `x-faasched-node: HOST:PORT` added; 503 `x-faasched-error: overloaded` if the router drops it; 502 `x-faasched-error: node-unreachable` if the node fails before its answer or gives none within the forward timeout |
 //! | `GET /metrics` | per node requests, errors, load, up; the decision time and the forwarding overhead (quantiles), in Prometheus text |
 //! | `GET /status` | the nodes and the timings, JSON |
 //!
@@ -130,7 +130,11 @@ pub struct GatewayConfig {
     period: Duration,
     pool: usize,
     drain_timeout: Duration,
+    forward_timeout: Duration,
 }
+
+/// How long the gateway waits for a node's answer by default.
+pub const DEFAULT_FORWARD_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl GatewayConfig {
     /// A gateway over `nodes` (`HOST:PORT` each), polling every 5 s (the
@@ -143,6 +147,7 @@ impl GatewayConfig {
             period: Duration::from_secs(5),
             pool: DEFAULT_POOL,
             drain_timeout: ingress::DEFAULT_DRAIN_TIMEOUT,
+            forward_timeout: DEFAULT_FORWARD_TIMEOUT,
         }
     }
 
@@ -164,6 +169,15 @@ impl GatewayConfig {
     /// the node ingress's.
     pub fn drain_timeout(&mut self, timeout: Duration) -> &mut GatewayConfig {
         self.drain_timeout = timeout;
+        self
+    }
+
+    /// How long an invocation waits for its node's answer before the
+    /// gateway gives up on the node (502 `node-unreachable`), so that a
+    /// node that hangs without closing holds nothing for ever. By default
+    /// [`DEFAULT_FORWARD_TIMEOUT`].
+    pub fn forward_timeout(&mut self, timeout: Duration) -> &mut GatewayConfig {
+        self.forward_timeout = timeout;
         self
     }
 }
@@ -255,6 +269,7 @@ impl Gateway {
                 period: config.period,
                 pool: config.pool,
                 drain_timeout: config.drain_timeout,
+                forward_timeout: config.forward_timeout,
                 listen: Mutex::new(None),
                 metrics: Metrics::default(),
             }),
@@ -297,6 +312,7 @@ struct Inner {
     period: Duration,
     pool: usize,
     drain_timeout: Duration,
+    forward_timeout: Duration,
     listen: Mutex<Option<SocketAddr>>,
     metrics: Metrics,
 }
@@ -522,7 +538,13 @@ impl Inner {
 
         let link = &self.links[node];
         link.requests.fetch_add(1, Ordering::Relaxed);
-        let forwarded = self.forward(link, &parts).await;
+        let forwarded = tokio::time::timeout(self.forward_timeout, self.forward(link, &parts))
+            .await
+            .unwrap_or_else(|_| {
+                // Its connection is dropped with the future: in an unknown
+                // state, it is not reused.
+                Err(format!("no answer within {:?}", self.forward_timeout))
+            });
         answering.node = None;
         let node_header = link.authority.clone();
         let (mut response, kind) = match forwarded {

@@ -7,4 +7,4 @@
 pub mod gateway;
 pub mod table;
 
-pub use gateway::{Gateway, GatewayConfig, GatewayError, GatewayServed};
+pub use gateway::{DEFAULT_FORWARD_TIMEOUT, Gateway, GatewayConfig, GatewayError, GatewayServed};
