@@ -160,3 +160,51 @@ fn a_gateway_refuses_bad_options_naming_them() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("ch-rlu"), "{err}");
 }
+
+/// `cluster up` starts its nodes, each a process, and the gateway in front;
+/// invocations go through; SIGTERM stops the gateway and then every node,
+/// and none is left.
+#[test]
+fn cluster_up_serves_through_its_own_nodes_and_leaves_none_behind() {
+    let up = Server::start(&[
+        "cluster",
+        "up",
+        "--nodes",
+        "2",
+        "--listen",
+        "127.0.0.1:0",
+        "--period-ms",
+        "50",
+        "--time-scale",
+        "0.001",
+    ]);
+    let pids: Vec<u32> = up
+        .preamble
+        .iter()
+        .filter_map(|l| l.split("(pid ").nth(1))
+        .map(|rest| rest.split([',', ')']).next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 2, "{:?}", up.preamble);
+    let label = [("x-faasched-function", "json-parsing-3")];
+    let answers: Vec<_> = (0..3)
+        .map(|_| call(up.addr, "POST", "/invoke/spin?us=5", &label))
+        .collect();
+    for a in &answers {
+        assert_eq!(a.status, 200, "{}", a.body);
+    }
+    // One node has it: its first invocation starts cold, the rest are warm.
+    let cold: Vec<_> = answers
+        .iter()
+        .map(|a| a.header("x-faasched-cold"))
+        .collect();
+    assert_eq!(cold, [Some("1"), Some("0"), Some("0")]);
+    let (ok, rest) = up.stop();
+    assert!(ok, "{rest}");
+    assert!(rest.contains("2 node(s) stopped, 2 cleanly"), "{rest}");
+    for pid in pids {
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "node {pid} left behind"
+        );
+    }
+}

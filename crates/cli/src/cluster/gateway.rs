@@ -30,6 +30,14 @@ pub struct Args {
     /// A node runtime, HOST:PORT (repeat for each).
     #[arg(long = "node", value_name = "HOST:PORT", required = true)]
     nodes: Vec<String>,
+    #[command(flatten)]
+    gateway: GatewayArgs,
+}
+
+/// The gateway's own options, as `cluster gateway` and `cluster up` take
+/// them.
+#[derive(ClapArgs, Debug)]
+pub struct GatewayArgs {
     /// The router (`faasched cluster simulate --help` lists them).
     #[arg(long, short = 'p', default_value = "ch-rlu", value_parser = router)]
     policy: String,
@@ -37,20 +45,20 @@ pub struct Args {
     /// warm and cold time: functionbench (ten copies of each CH-RLU Table 1
     /// function, `aes-encryption-0` .. `-9`, ...).
     #[arg(long, short = 'w', default_value = "functionbench")]
-    workload: String,
+    pub workload: String,
     /// Address to listen on (port 0 picks a free one, printed on stderr).
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: String,
     /// How often every node's load is polled, ms (the nodes publish every
     /// --load-period-ms; 5 s, the kernel's, by default).
     #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
-    period_ms: u64,
+    pub period_ms: u64,
     /// Seed of the router's random draws.
     #[arg(long, short = 's', default_value_t = 1)]
     seed: u64,
     /// Seconds to answer the requests already read after SIGTERM.
     #[arg(long, default_value_t = 10.0)]
-    drain_s: f64,
+    pub drain_s: f64,
     /// Seconds an invocation waits for its node's answer; past them the
     /// client gets 502 node-unreachable, so a node that hangs holds nothing
     /// for ever.
@@ -70,6 +78,15 @@ fn router(name: &str) -> Result<String, String> {
 
 impl Args {
     pub fn execute(self) -> Result<()> {
+        self.gateway.serve(self.nodes)
+    }
+}
+
+impl GatewayArgs {
+    /// Serves the gateway over `nodes` until SIGTERM or SIGINT, saying on
+    /// stderr where it listens and, at the end, what it did; an error if
+    /// an invocation was cut unanswered.
+    pub fn serve(&self, nodes: Vec<String>) -> Result<()> {
         if !(self.drain_s.is_finite() && self.drain_s >= 0.0) {
             bail!("--drain-s: {} is not a number of seconds", self.drain_s);
         }
@@ -80,9 +97,9 @@ impl Args {
             );
         }
         let spec = GatewaySpec {
-            nodes: self.nodes,
-            policy: self.policy,
-            workload: self.workload,
+            nodes,
+            policy: self.policy.clone(),
+            workload: self.workload.clone(),
             period: Duration::from_millis(self.period_ms),
             seed: self.seed,
             drain: Duration::from_secs_f64(self.drain_s),

@@ -4,6 +4,7 @@
 
 mod gateway;
 mod simulate;
+mod up;
 
 use anyhow::Result;
 use clap::Subcommand;
@@ -12,6 +13,7 @@ use clap::Subcommand;
 pub enum Command {
     Simulate(simulate::Args),
     Gateway(gateway::Args),
+    Up(up::Args),
 }
 
 impl Command {
@@ -19,6 +21,7 @@ impl Command {
         match self {
             Command::Simulate(a) => a.execute(),
             Command::Gateway(a) => a.execute(),
+            Command::Up(a) => a.execute(),
         }
     }
 }

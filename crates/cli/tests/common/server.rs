@@ -17,12 +17,14 @@ pub struct Server {
     child: Child,
     /// Where it listens.
     pub addr: SocketAddr,
+    /// What it printed on stderr before the line with its address.
+    pub preamble: Vec<String>,
     stderr: BufReader<std::process::ChildStderr>,
 }
 
 impl Server {
     /// Runs `faasched ARGS` and reads the address it listens on from the
-    /// first line on its stderr (`... listening on ADDR ...`).
+    /// first line on its stderr that says `listening on ADDR`.
     pub fn start(args: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_faasched"))
             .args(args)
@@ -31,18 +33,21 @@ impl Server {
             .spawn()
             .expect("the binary runs");
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let addr = line
-            .split("listening on ")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("no address in {line:?}"))
-            .parse()
-            .unwrap();
+        let mut preamble = Vec::new();
+        let addr = loop {
+            let mut line = String::new();
+            if stderr.read_line(&mut line).unwrap() == 0 {
+                panic!("no address in {preamble:?}");
+            }
+            match line.split("listening on ").nth(1) {
+                Some(rest) => break rest.split_whitespace().next().unwrap().parse().unwrap(),
+                None => preamble.push(line.trim_end().to_string()),
+            }
+        };
         Server {
             child,
             addr,
+            preamble,
             stderr,
         }
     }

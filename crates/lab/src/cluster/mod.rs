@@ -7,3 +7,5 @@ pub mod figures;
 #[cfg(feature = "live")]
 pub mod live;
 pub mod run;
+#[cfg(feature = "live")]
+pub mod up;

@@ -1,0 +1,99 @@
+//! `faasched cluster up`: a live cluster on this machine, node runtimes and
+//! the gateway in front of them, stopped together.
+
+use super::gateway::GatewayArgs;
+use anyhow::{Context, Result, bail};
+use clap::Args as ClapArgs;
+use faasched_lab::cluster::up::Nodes;
+use std::time::Duration;
+
+/// Start a live cluster here: --nodes node runtimes (`faasched node serve
+/// --functions ...`, each a process pinned to --cores-per-node CPUs of its
+/// own where the machine has them) and the gateway in front of them
+/// (`faasched cluster gateway`), in this process.
+///
+/// The nodes keep containers of the workload's functions (the function
+/// table's times scaled by --time-scale) within --memory-mb each under
+/// --keep-alive; the gateway routes with --policy on their load reports.
+/// Try:
+///
+///   curl -X POST -H 'x-faasched-function: aes-encryption-0' '127.0.0.1:8080/invoke/spin?us=6'
+///
+/// SIGTERM or Ctrl-C drains the gateway, then stops every node (each
+/// answers what it accepted) and exits; no node outlives it.
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    /// Node runtimes to start.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=256))]
+    nodes: u32,
+    /// Workers of each node, each on a CPU of its own (the dispatcher
+    /// shares the first).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    cores_per_node: u32,
+    /// The node policy every node runs among its workers (`rr`: round robin
+    /// with a 1 ms quantum, the way a kernel shares cores among containers).
+    #[arg(long, default_value = "rr")]
+    node_policy: String,
+    /// Memory for containers of each node, MB.
+    #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u32).range(1..))]
+    memory_mb: u32,
+    /// Multiply the function table's warm and cold times by this.
+    #[arg(long, default_value_t = 0.01)]
+    time_scale: f64,
+    /// The nodes' keep-alive policy: greedy-dual, ttl or lru.
+    #[arg(long, default_value = "greedy-dual")]
+    keep_alive: String,
+    /// What a cold start waits after compiling, as a share of the
+    /// function's (scaled) cold − warm time.
+    #[arg(long, default_value_t = 1.0)]
+    cold_wait: f64,
+    #[command(flatten)]
+    gateway: GatewayArgs,
+}
+
+impl Args {
+    pub fn execute(self) -> Result<()> {
+        let node_args: Vec<String> = [
+            ("--policy", self.node_policy.clone()),
+            ("--functions", self.gateway.workload.clone()),
+            ("--time-scale", self.time_scale.to_string()),
+            ("--memory-mb", self.memory_mb.to_string()),
+            ("--keep-alive", self.keep_alive.clone()),
+            ("--cold-wait", self.cold_wait.to_string()),
+            // The nodes publish as often as the gateway polls.
+            ("--load-period-ms", self.gateway.period_ms.to_string()),
+            ("--drain-s", self.gateway.drain_s.to_string()),
+        ]
+        .into_iter()
+        .flat_map(|(k, v)| [k.to_string(), v])
+        .collect();
+        let nodes = Nodes::start(self.nodes, self.cores_per_node, &node_args)
+            .context("starting the nodes")?;
+        for (i, ((pid, cpus), addr)) in nodes.placement().into_iter().zip(nodes.addrs()).enumerate()
+        {
+            eprintln!(
+                "faasched cluster up: node {i} (pid {pid}, {}) at {addr}",
+                cpus.map_or_else(|| "unpinned".to_string(), |c| format!("CPUs {c}"))
+            );
+        }
+        let served = self
+            .gateway
+            .serve(nodes.addrs().iter().map(|a| a.to_string()).collect());
+        let exits = nodes.stop(Duration::from_secs_f64(self.gateway.drain_s.max(0.0)));
+        let unclean: Vec<String> = exits
+            .iter()
+            .filter(|e| !e.clean)
+            .map(|e| e.addr.to_string())
+            .collect();
+        eprintln!(
+            "faasched cluster up: {} node(s) stopped, {} cleanly",
+            exits.len(),
+            exits.len() - unclean.len()
+        );
+        served?;
+        if !unclean.is_empty() {
+            bail!("nodes that did not stop cleanly: {}", unclean.join(", "));
+        }
+        Ok(())
+    }
+}
