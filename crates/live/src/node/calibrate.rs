@@ -451,13 +451,13 @@ pub fn preempt_latencies(
             thread::Builder::new()
                 .name("calibrate-worker".into())
                 .spawn_scoped(s, move || {
-                    let mut sandbox = None;
-                    let started = spinning(runtime, &preempt, &mut sandbox).map(|_| 0);
+                    let mut held = None;
+                    let started = spinning(runtime, &preempt, &mut held).map(|_| 0);
                     if stopped.send(started.map_err(Into::into)).is_err() {
                         return;
                     }
                     while went.recv().is_ok() {
-                        let sandbox = match spinning(runtime, &preempt, &mut sandbox) {
+                        let sandbox = match spinning(runtime, &preempt, &mut held) {
                             Ok(sandbox) => sandbox,
                             Err(e) => {
                                 let _ = stopped.send(Err(e.into()));
@@ -469,7 +469,13 @@ pub fn preempt_latencies(
                         let at = since(base);
                         let sent = match step {
                             Step::Preempted => stopped.send(Ok(at)),
-                            Step::Done(Err(fault)) => stopped.send(Err(fault.into())),
+                            Step::Done(Err(fault)) => {
+                                // Ended (a CPU limit reached while this
+                                // thread waited for a core): the next
+                                // sample starts a fresh one.
+                                held = None;
+                                stopped.send(Err(fault.into()))
+                            }
                             Step::Done(Ok(_)) => stopped.send(Err(CalibrateError::Finished)),
                         };
                         if sent.is_err() {
@@ -484,7 +490,10 @@ pub fn preempt_latencies(
                 .recv_timeout(CAP)
                 .map_err(|_| CalibrateError::Stalled("the worker thread"))??;
             let mut times = Vec::with_capacity(samples);
-            for _ in 0..samples {
+            // Samples lost to a sandbox that reached its CPU limit, taken
+            // again (as many as asked for at most).
+            let mut retries = samples;
+            while times.len() < samples {
                 resuming.store(false, Ordering::Release);
                 go.send(())
                     .map_err(|_| CalibrateError::Stalled("the worker thread"))?;
@@ -501,10 +510,16 @@ pub fn preempt_latencies(
                 }
                 let ask = since(base);
                 preempt.request();
-                let at = stops
+                match stops
                     .recv_timeout(CAP)
-                    .map_err(|_| CalibrateError::Stalled("the stopping sandbox"))??;
-                times.push(at.saturating_sub(ask));
+                    .map_err(|_| CalibrateError::Stalled("the stopping sandbox"))?
+                {
+                    Ok(at) => times.push(at.saturating_sub(ask)),
+                    Err(CalibrateError::Sandbox(Fault::Timeout { .. })) if retries > 0 => {
+                        retries -= 1;
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             Ok(times)
         })();
