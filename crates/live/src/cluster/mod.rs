@@ -5,6 +5,7 @@
 //! the last reports in a [`table::NodeTable`], stale, as a router expects.
 
 pub mod gateway;
+pub mod load;
 pub mod table;
 
 pub use gateway::{Gateway, GatewayConfig, GatewayError, GatewayServed};
