@@ -3,6 +3,7 @@
 //! runtimes.
 
 mod gateway;
+mod load;
 mod simulate;
 
 use anyhow::Result;
@@ -12,6 +13,7 @@ use clap::Subcommand;
 pub enum Command {
     Simulate(simulate::Args),
     Gateway(gateway::Args),
+    Load(load::Args),
 }
 
 impl Command {
@@ -19,6 +21,7 @@ impl Command {
         match self {
             Command::Simulate(a) => a.execute(),
             Command::Gateway(a) => a.execute(),
+            Command::Load(a) => a.execute(),
         }
     }
 }

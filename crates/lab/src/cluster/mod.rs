@@ -6,4 +6,6 @@ pub mod experiment;
 pub mod figures;
 #[cfg(feature = "live")]
 pub mod live;
+#[cfg(feature = "live")]
+pub mod load;
 pub mod run;
