@@ -361,6 +361,36 @@ mod tests {
     }
 
     #[test]
+    fn the_sampler_shrinks_think_time_and_work_by_the_scale() {
+        let options = ClusterOptions {
+            workload: FUNCTIONBENCH.into(),
+            clients: 3,
+            seconds: 10.0,
+            ..ClusterOptions::default()
+        };
+        let ClusterWorkload::Closed { table, clients, .. } = options.setup().unwrap().workload
+        else {
+            panic!("functionbench is closed-loop");
+        };
+        let scaled = table.scaled(0.01).unwrap();
+        let mut locust = Locust::new(clients, &scaled, 0.01, 1);
+        let mut finish = 0;
+        for _ in 0..1_000 {
+            let call = locust.next(0, finish).unwrap();
+            let (f, p) = scaled.iter().nth(call.function as usize).unwrap();
+            assert_eq!(&*call.name, &*f.name);
+            assert_eq!(call.work_us, (p.warm + US / 2) / US);
+            // Think U(0, 1 s) of the paper's time is U(0, 10 ms) here, up
+            // to a nanosecond of each conversion's rounding.
+            assert!(
+                call.send + 2 >= finish && call.send <= finish + 10 * MS + 2,
+                "{call:?}"
+            );
+            finish = call.send + 3 * MS;
+        }
+    }
+
+    #[test]
     fn bad_options_are_named() {
         let spec = LiveLoadSpec {
             target: "127.0.0.1:1".into(),
