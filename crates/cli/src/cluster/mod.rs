@@ -1,6 +1,6 @@
 //! `faasched cluster`: the cluster level, a router over servers that keep
 //! warm containers, simulated, and the live gateway in front of node
-//! runtimes.
+//! runtimes, with the closed-loop clients that load it.
 
 mod gateway;
 mod load;
