@@ -1,8 +1,9 @@
 //! `faasched cluster`: the cluster level, a router over servers that keep
 //! warm containers, simulated, and the live gateway in front of node
-//! runtimes.
+//! runtimes, with the closed-loop clients that load it.
 
 mod gateway;
+mod load;
 mod simulate;
 mod up;
 
@@ -14,6 +15,7 @@ pub enum Command {
     Simulate(simulate::Args),
     Gateway(gateway::Args),
     Up(up::Args),
+    Load(load::Args),
 }
 
 impl Command {
@@ -22,6 +24,7 @@ impl Command {
             Command::Simulate(a) => a.execute(),
             Command::Gateway(a) => a.execute(),
             Command::Up(a) => a.execute(),
+            Command::Load(a) => a.execute(),
         }
     }
 }

@@ -6,6 +6,8 @@ pub mod experiment;
 pub mod figures;
 #[cfg(feature = "live")]
 pub mod live;
+#[cfg(feature = "live")]
+pub mod load;
 pub mod run;
 #[cfg(feature = "live")]
 pub mod up;

@@ -3,8 +3,11 @@
 //! with the cluster simulator's routers unchanged. The nodes publish their
 //! load (`GET /load`, [`crate::node::ingress::load`]); the gateway keeps
 //! the last reports in a [`table::NodeTable`], stale, as a router expects.
+//! [`load`]'s closed-loop clients load such a cluster as the paper's
+//! Locust threads did.
 
 pub mod gateway;
+pub mod load;
 pub mod table;
 
 pub use gateway::{DEFAULT_FORWARD_TIMEOUT, Gateway, GatewayConfig, GatewayError, GatewayServed};

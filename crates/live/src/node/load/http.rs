@@ -2,6 +2,7 @@
 //! and what the runtime's answer says (docs/RUNTIME.md, "HTTP API").
 
 use super::run::Failure;
+use crate::cluster::gateway::{COLD_HEADER, NODE_HEADER};
 use faasched_model::node::Request;
 use faasched_model::{Nanos, US};
 use http_body_util::{BodyExt, Empty};
@@ -34,7 +35,7 @@ pub const ERROR_HEADER: &str = "x-faasched-error";
 const MAX_KIND: usize = 32;
 
 /// One open connection's sending half.
-pub(super) type Sender = SendRequest<Empty<Bytes>>;
+pub(crate) type Sender = SendRequest<Empty<Bytes>>;
 
 /// The path a workload request is sent to: `/invoke/spin?us={work}`, the
 /// work in whole µs, rounded to the nearest.
@@ -72,7 +73,7 @@ pub(super) fn build(target: &str, request: &Request) -> hyper::Request<Empty<Byt
 }
 
 /// Opens a connection to `addr` and drives it on a task of its own.
-pub(super) async fn connect(addr: SocketAddr) -> io::Result<Sender> {
+pub(crate) async fn connect(addr: SocketAddr) -> io::Result<Sender> {
     let stream = TcpStream::connect(addr).await?;
     // Requests are small and each is a whole write: do not hold them back.
     stream.set_nodelay(true)?;
@@ -88,17 +89,22 @@ pub(super) async fn connect(addr: SocketAddr) -> io::Result<Sender> {
 
 /// What a response said.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(super) struct Answer {
+pub(crate) struct Answer {
     pub status: u16,
     pub runtime_us: Option<u64>,
     pub cpu_us: Option<u64>,
     pub preemptions: Option<u64>,
+    /// The gateway's `x-faasched-node`: the node that answered.
+    pub node: Option<String>,
+    /// `x-faasched-cold`: whether the node started a container for it;
+    /// `None` if absent or neither `0` nor `1`.
+    pub cold: Option<bool>,
     /// The failure a non-2xx status is.
     pub failure: Option<Failure>,
 }
 
 /// Sends `http` on `sender` and reads the whole response.
-pub(super) async fn exchange(
+pub(crate) async fn exchange(
     sender: &mut Sender,
     http: hyper::Request<Empty<Bytes>>,
 ) -> Result<Answer, Failure> {
@@ -123,6 +129,16 @@ fn answer(response: &Response<()>) -> Answer {
         runtime_us: number(headers, RUNTIME_HEADER),
         cpu_us: number(headers, RUNTIME_CPU_HEADER),
         preemptions: number(headers, PREEMPTIONS_HEADER),
+        node: headers
+            .get(NODE_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty()),
+        cold: match headers.get(COLD_HEADER).map(|v| v.as_bytes()) {
+            Some(b"0") => Some(false),
+            Some(b"1") => Some(true),
+            _ => None,
+        },
         failure: (!status.is_success()).then(|| Failure::Server {
             kind: error_kind(headers).unwrap_or_else(|| format!("http-{}", status.as_u16())),
         }),
@@ -193,6 +209,21 @@ mod tests {
             (200, Some(120), Some(100))
         );
         assert_eq!((a.preemptions, a.failure), (None, None));
+        assert_eq!((a.node, a.cold), (None, None));
+        let routed = |cold: &str| {
+            answer(
+                &Response::builder()
+                    .header(NODE_HEADER, " 127.0.0.1:7 ")
+                    .header(COLD_HEADER, cold)
+                    .body(())
+                    .unwrap(),
+            )
+        };
+        assert_eq!(routed("1").node.as_deref(), Some("127.0.0.1:7"));
+        assert_eq!(
+            (routed("1").cold, routed("0").cold, routed("yes").cold),
+            (Some(true), Some(false), None)
+        );
         let overloaded = Response::builder()
             .status(503)
             .header(ERROR_HEADER, "overloaded")

@@ -387,7 +387,7 @@ async fn drive(
 
 /// One request on `slot` (opened again if it is `None` or closed): the
 /// connection to give back (`None` if it broke) and the outcome.
-async fn attempt(
+pub(crate) async fn attempt(
     slot: Option<Sender>,
     addr: SocketAddr,
     message: hyper::Request<http_body_util::Empty<hyper::body::Bytes>>,
@@ -447,7 +447,7 @@ async fn wait_until(when: Instant, stop: &dyn Fn() -> bool) -> bool {
 }
 
 /// Ends once `stop` says so, asking every [`STOP_POLL`].
-async fn stopped(stop: &dyn Fn() -> bool) {
+pub(crate) async fn stopped(stop: &dyn Fn() -> bool) {
     while !stop() {
         sleep(STOP_POLL).await;
     }
