@@ -54,6 +54,8 @@ fn a_gateway_routes_over_two_node_runtimes_and_sigterm_drains_it() {
         "functionbench",
         "--period-ms",
         "20",
+        "--time-scale",
+        "0.001",
         "--node",
         &names[0],
         "--node",

@@ -64,6 +64,10 @@ pub struct GatewayArgs {
     /// for ever.
     #[arg(long, default_value_t = 60.0)]
     forward_timeout_s: f64,
+    /// The function table's warm and cold times multiplied by this: give
+    /// the nodes' --time-scale.
+    #[arg(long, default_value_t = 0.01)]
+    pub time_scale: f64,
 }
 
 /// `--policy`: a router of the catalogue.
@@ -104,6 +108,7 @@ impl GatewayArgs {
             seed: self.seed,
             drain: Duration::from_secs_f64(self.drain_s),
             forward_timeout: Duration::from_secs_f64(self.forward_timeout_s),
+            time_scale: self.time_scale,
         };
         let run = serve_gateway(&spec, &self.listen, |addr| {
             eprintln!(

@@ -13,7 +13,8 @@ use std::time::Duration;
 /// (`faasched cluster gateway`), in this process.
 ///
 /// The nodes keep containers of the workload's functions (the function
-/// table's times scaled by --time-scale) within --memory-mb each under
+/// table's times scaled by --time-scale, as the gateway's) within
+/// --memory-mb each under
 /// --keep-alive; the gateway routes with --policy on their load reports.
 /// Try:
 ///
@@ -37,9 +38,6 @@ pub struct Args {
     /// Memory for containers of each node, MB.
     #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u32).range(1..))]
     memory_mb: u32,
-    /// Multiply the function table's warm and cold times by this.
-    #[arg(long, default_value_t = 0.01)]
-    time_scale: f64,
     /// The nodes' keep-alive policy: greedy-dual, ttl or lru.
     #[arg(long, default_value = "greedy-dual")]
     keep_alive: String,
@@ -56,7 +54,7 @@ impl Args {
         let node_args: Vec<String> = [
             ("--policy", self.node_policy.clone()),
             ("--functions", self.gateway.workload.clone()),
-            ("--time-scale", self.time_scale.to_string()),
+            ("--time-scale", self.gateway.time_scale.to_string()),
             ("--memory-mb", self.memory_mb.to_string()),
             ("--keep-alive", self.keep_alive.clone()),
             ("--cold-wait", self.cold_wait.to_string()),

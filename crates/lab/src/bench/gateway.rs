@@ -99,6 +99,7 @@ fn serve_gateway(policy: &str, nodes: &[SocketAddr]) -> Result<Serving<GatewaySe
         seed: 1,
         drain: Duration::from_secs(10),
         forward_timeout: faasched_live::cluster::DEFAULT_FORWARD_TIMEOUT,
+        time_scale: 1.0,
     };
     let gateway = spec.build()?;
     let tokio = ingress::runtime()?;

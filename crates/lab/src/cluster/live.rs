@@ -29,6 +29,8 @@ pub struct GatewaySpec {
     pub drain: Duration,
     /// How long an invocation waits for its node's answer.
     pub forward_timeout: Duration,
+    /// The function table's times multiplied by this, as the nodes' are.
+    pub time_scale: f64,
 }
 
 /// What a served gateway did before it stopped.
@@ -56,9 +58,14 @@ pub fn function_table(workload: &str) -> Result<FunctionTable> {
 }
 
 /// The functions a gateway knows for `workload`, by name
-/// ([`function_table`]'s).
-pub fn gateway_functions(workload: &str) -> Result<Vec<(String, FunctionProfile)>> {
+/// ([`function_table`]'s, times multiplied by `time_scale`).
+pub fn gateway_functions(
+    workload: &str,
+    time_scale: f64,
+) -> Result<Vec<(String, FunctionProfile)>> {
     Ok(function_table(workload)?
+        .scaled(time_scale)
+        .context("the time scale")?
         .iter()
         .map(|(f, p)| (f.name.to_string(), *p))
         .collect())
@@ -85,7 +92,7 @@ impl GatewaySpec {
         Ok(Gateway::new(
             &config,
             router,
-            gateway_functions(&self.workload)?,
+            gateway_functions(&self.workload, self.time_scale)?,
         )?)
     }
 }
@@ -123,7 +130,7 @@ mod tests {
 
     #[test]
     fn the_functionbench_table_is_the_simulators_and_others_are_refused() {
-        let functions = gateway_functions("functionbench").unwrap();
+        let functions = gateway_functions("functionbench", 1.0).unwrap();
         assert_eq!(functions.len(), 80);
         let (name, p) = &functions[50];
         assert_eq!(name, "aes-encryption-0");
@@ -131,7 +138,7 @@ mod tests {
             (p.memory_mb, p.warm, p.cold),
             (256, 587_000_000, 2_064_000_000)
         );
-        let e = gateway_functions("azure-functions")
+        let e = gateway_functions("azure-functions", 1.0)
             .unwrap_err()
             .to_string();
         assert!(
@@ -146,6 +153,7 @@ mod tests {
             seed: 0,
             drain: Duration::from_secs(1),
             forward_timeout: Duration::from_secs(60),
+            time_scale: 1.0,
         };
         assert!(spec.build().is_err());
         let built = GatewaySpec {
