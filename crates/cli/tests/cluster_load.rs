@@ -141,3 +141,55 @@ fn bad_options_are_named() {
         assert!(e.contains(option), "{option}: {e}");
     }
 }
+
+/// `cluster replay` runs each router over fresh nodes with the same
+/// clients and sets their rows side by side in `cluster simulate`'s files.
+#[test]
+fn cluster_replay_runs_each_router_over_fresh_nodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("replay");
+    let printed = ok(&[
+        "cluster",
+        "replay",
+        "-p",
+        "ch-rlu,least-loaded",
+        "--clients",
+        "2",
+        "--seconds",
+        "2",
+        "--time-scale",
+        "0.001",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8(printed.stdout).unwrap();
+    assert!(stdout.contains("wrote summary.json"), "{stdout}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let settings = &summary["settings"];
+    assert_eq!(
+        settings["routers"],
+        serde_json::json!(["ch-rlu", "least-loaded"])
+    );
+    let rows = summary["policies"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["policy"].as_str().unwrap()).collect();
+    assert_eq!(names, ["ch-rlu", "least-loaded"]);
+    for (row, run) in rows.iter().zip(settings["per_router"].as_array().unwrap()) {
+        assert_eq!(run["router"], row["policy"]);
+        assert_eq!(run["end"], "completed", "{run}");
+        let invocations = row["invocations"].as_u64().unwrap();
+        // Every run starts from cold nodes: its first call is cold.
+        assert!(invocations >= 2, "{row}");
+        assert!(row["cold_starts"].as_u64().unwrap() >= 1, "{row}");
+        let per_node: u64 = run["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["invocations"].as_u64().unwrap())
+            .sum();
+        assert_eq!(per_node, row["finished"].as_u64().unwrap(), "{run}");
+    }
+    for file in ["summary.csv", "report.html"] {
+        assert!(out.join(file).is_file(), "{file}");
+    }
+}

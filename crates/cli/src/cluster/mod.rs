@@ -4,6 +4,7 @@
 
 mod gateway;
 mod load;
+mod replay;
 mod simulate;
 mod up;
 
@@ -16,6 +17,7 @@ pub enum Command {
     Gateway(gateway::Args),
     Up(up::Args),
     Load(load::Args),
+    Replay(replay::Args),
 }
 
 impl Command {
@@ -25,6 +27,7 @@ impl Command {
             Command::Gateway(a) => a.execute(),
             Command::Up(a) => a.execute(),
             Command::Load(a) => a.execute(),
+            Command::Replay(a) => a.execute(),
         }
     }
 }

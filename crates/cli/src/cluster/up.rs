@@ -24,13 +24,22 @@ use std::time::Duration;
 /// answers what it accepted) and exits; no node outlives it.
 #[derive(ClapArgs, Debug)]
 pub struct Args {
+    #[command(flatten)]
+    nodes: NodeArgs,
+    #[command(flatten)]
+    gateway: GatewayArgs,
+}
+
+/// A live cluster's nodes, as `cluster up` and `cluster replay` start them.
+#[derive(ClapArgs, Debug)]
+pub struct NodeArgs {
     /// Node runtimes to start.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=256))]
-    nodes: u32,
+    pub nodes: u32,
     /// Workers of each node, each on a CPU of its own (the dispatcher
     /// shares the first).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
-    cores_per_node: u32,
+    pub cores_per_node: u32,
     /// The node policy every node runs among its workers (`rr`: round robin
     /// with a 1 ms quantum, the way a kernel shares cores among containers).
     #[arg(long, default_value = "rr")]
@@ -45,27 +54,42 @@ pub struct Args {
     /// function's (scaled) cold − warm time.
     #[arg(long, default_value_t = 1.0)]
     cold_wait: f64,
-    #[command(flatten)]
-    gateway: GatewayArgs,
+}
+
+impl NodeArgs {
+    /// What each `node serve` is given: these options, with the workload's
+    /// functions in containers at `time_scale`, publishing its load every
+    /// `period_ms` (as often as the gateway polls) and draining `drain_s`.
+    pub fn serve_args(
+        &self,
+        workload: &str,
+        time_scale: f64,
+        period_ms: u64,
+        drain_s: f64,
+    ) -> Vec<String> {
+        [
+            ("--policy", self.node_policy.clone()),
+            ("--functions", workload.to_string()),
+            ("--time-scale", time_scale.to_string()),
+            ("--memory-mb", self.memory_mb.to_string()),
+            ("--keep-alive", self.keep_alive.clone()),
+            ("--cold-wait", self.cold_wait.to_string()),
+            ("--load-period-ms", period_ms.to_string()),
+            ("--drain-s", drain_s.to_string()),
+        ]
+        .into_iter()
+        .flat_map(|(k, v)| [k.to_string(), v])
+        .collect()
+    }
 }
 
 impl Args {
     pub fn execute(self) -> Result<()> {
-        let node_args: Vec<String> = [
-            ("--policy", self.node_policy.clone()),
-            ("--functions", self.gateway.workload.clone()),
-            ("--time-scale", self.gateway.time_scale.to_string()),
-            ("--memory-mb", self.memory_mb.to_string()),
-            ("--keep-alive", self.keep_alive.clone()),
-            ("--cold-wait", self.cold_wait.to_string()),
-            // The nodes publish as often as the gateway polls.
-            ("--load-period-ms", self.gateway.period_ms.to_string()),
-            ("--drain-s", self.gateway.drain_s.to_string()),
-        ]
-        .into_iter()
-        .flat_map(|(k, v)| [k.to_string(), v])
-        .collect();
-        let nodes = Nodes::start(self.nodes, self.cores_per_node, &node_args)
+        let g = &self.gateway;
+        let node_args = self
+            .nodes
+            .serve_args(&g.workload, g.time_scale, g.period_ms, g.drain_s);
+        let nodes = Nodes::start(self.nodes.nodes, self.nodes.cores_per_node, &node_args)
             .context("starting the nodes")?;
         for (i, ((pid, cpus), addr)) in nodes.placement().into_iter().zip(nodes.addrs()).enumerate()
         {

@@ -8,9 +8,8 @@
 //! node's `x-faasched-runtime-us`).
 
 use super::runtime::{Latency, http_sequence, node};
-use crate::cluster::live::GatewaySpec;
+use crate::cluster::live::{GatewaySpec, RunningGateway};
 use anyhow::{Context, Result, anyhow};
-use faasched_live::cluster::GatewayServed;
 use faasched_live::node::ingress::{self, Ingress, LoadConfig};
 use serde::Serialize;
 use std::net::SocketAddr;
@@ -90,8 +89,8 @@ fn serve_node() -> Result<Serving<()>> {
 }
 
 /// A gateway over `nodes` routing with `policy`.
-fn serve_gateway(policy: &str, nodes: &[SocketAddr]) -> Result<Serving<GatewayServed>> {
-    let spec = GatewaySpec {
+fn serve_gateway(policy: &str, nodes: &[SocketAddr]) -> Result<RunningGateway> {
+    RunningGateway::start(&GatewaySpec {
         nodes: nodes.iter().map(SocketAddr::to_string).collect(),
         policy: policy.to_owned(),
         workload: "functionbench".into(),
@@ -100,18 +99,7 @@ fn serve_gateway(policy: &str, nodes: &[SocketAddr]) -> Result<Serving<GatewaySe
         drain: Duration::from_secs(10),
         forward_timeout: faasched_live::cluster::DEFAULT_FORWARD_TIMEOUT,
         time_scale: 1.0,
-    };
-    let gateway = spec.build()?;
-    let tokio = ingress::runtime()?;
-    let listener = tokio.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
-    let addr = listener.local_addr()?;
-    let (stop, stopped) = oneshot::channel::<()>();
-    let thread = std::thread::spawn(move || {
-        Ok(tokio.block_on(gateway.serve(listener, async {
-            let _ = stopped.await;
-        }))?)
-    });
-    Ok(Serving { addr, stop, thread })
+    })
 }
 
 /// Measures `round_trips` no-ops directly and through a gateway for each

@@ -10,7 +10,9 @@ use faasched_live::node::ingress::{self, StopSignal};
 use faasched_model::cluster::FunctionProfile;
 use faasched_workload::cluster::FunctionTable;
 use std::net::SocketAddr;
+use std::thread::JoinHandle;
 use std::time::Duration;
+use tokio::sync::oneshot;
 
 /// A gateway to run: its nodes, router and workload.
 #[derive(Clone, Debug)]
@@ -122,6 +124,41 @@ pub fn serve_gateway(
             .context("serving")?;
         Ok(GatewayRun { served, signal })
     })
+}
+
+/// A gateway serving on a thread of its own, on a free loopback port,
+/// until [`RunningGateway::stop`].
+pub struct RunningGateway {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    stop: oneshot::Sender<()>,
+    thread: JoinHandle<Result<GatewayServed>>,
+}
+
+impl RunningGateway {
+    /// Starts the gateway `spec` describes (it polls its nodes once before
+    /// it listens).
+    pub fn start(spec: &GatewaySpec) -> Result<RunningGateway> {
+        let gateway = spec.build()?;
+        let tokio = ingress::runtime().context("the gateway's runtime")?;
+        let listener = tokio.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+        let addr = listener.local_addr()?;
+        let (stop, stopped) = oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            Ok(tokio.block_on(gateway.serve(listener, async {
+                let _ = stopped.await;
+            }))?)
+        });
+        Ok(RunningGateway { addr, stop, thread })
+    }
+
+    /// Stops it (it answers what it read) and says what it did.
+    pub fn stop(self) -> Result<GatewayServed> {
+        let _ = self.stop.send(());
+        self.thread
+            .join()
+            .map_err(|_| anyhow::anyhow!("the gateway's thread panicked"))?
+    }
 }
 
 #[cfg(test)]

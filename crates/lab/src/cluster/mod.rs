@@ -8,6 +8,8 @@ pub mod figures;
 pub mod live;
 #[cfg(feature = "live")]
 pub mod load;
+#[cfg(feature = "live")]
+pub mod replay;
 pub mod run;
 #[cfg(feature = "live")]
 pub mod up;

@@ -1,0 +1,183 @@
+//! `faasched cluster replay`: each router live, over fresh nodes on this
+//! machine, driven by CH-RLU's clients; the outputs of `cluster simulate`.
+
+use super::up::NodeArgs;
+use crate::stdout::{out, outln};
+use anyhow::{Result, bail};
+use clap::Args as ClapArgs;
+use faasched_lab::cluster::catalog::ROUTERS;
+use faasched_lab::cluster::live::GatewaySpec;
+use faasched_lab::cluster::load::LiveLoadSpec;
+use faasched_lab::cluster::replay::{ReplaySpec, replay};
+use faasched_lab::interrupt;
+use faasched_model::MS;
+use faasched_report::Staged;
+use faasched_report::cluster::{
+    cluster_json, render_cluster_table, write_cluster_outputs, write_cluster_report,
+};
+use serde_json::json;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Run each router live, one after another, each over fresh nodes started
+/// here (`cluster up`'s) with CH-RLU's clients against it (`cluster
+/// load`'s), and summarise the runs side by side as `cluster simulate`
+/// does: the same table and, with --out, summary.json, summary.csv and
+/// report.html, one row per router.
+///
+/// Every router starts from cold nodes and sees the same clients (the same
+/// seed draws the same functions and think times, though what the answers'
+/// times make of them is the machine's).
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    /// Routers to run, comma-separated, each over fresh nodes.
+    #[arg(
+        long,
+        short = 'p',
+        value_delimiter = ',',
+        default_value = "ch-rlu,ch-bl,openwhisk,least-loaded"
+    )]
+    policy: Vec<String>,
+    #[command(flatten)]
+    nodes: NodeArgs,
+    /// `functionbench` or `functionbench-bursts` (Fig. 9's bursts).
+    #[arg(long, short = 'w', default_value = "functionbench")]
+    workload: String,
+    /// The function table's times and the clients' think time multiplied
+    /// by this, on the nodes, the gateway and the clients alike.
+    #[arg(long, default_value_t = 0.01)]
+    time_scale: f64,
+    /// How often the nodes publish their loads and the gateway polls
+    /// them, ms (the kernel's 5 s scaled by --time-scale by default).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    period_ms: Option<u64>,
+    /// Closed-loop clients per run.
+    #[arg(long, default_value_t = 4)]
+    clients: u32,
+    /// Seconds each router's clients send.
+    #[arg(long, default_value_t = 60.0)]
+    seconds: f64,
+    /// Seed of the routers' and the clients' draws.
+    #[arg(long, short = 's', default_value_t = 1)]
+    seed: u64,
+    /// Write summary.json, summary.csv and report.html into this directory,
+    /// together, once all are written.
+    #[arg(long, short = 'o', value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print summary.json to stdout instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Args {
+    pub fn execute(self) -> Result<()> {
+        for router in &self.policy {
+            if !ROUTERS.iter().any(|r| r.name == router) {
+                let known: Vec<&str> = ROUTERS.iter().map(|r| r.name).collect();
+                bail!("--policy {router}: the routers are {}", known.join(", "));
+            }
+        }
+        if !(self.time_scale.is_finite() && self.time_scale > 0.0 && self.time_scale <= 1.0) {
+            bail!("--time-scale {}: give a factor in (0, 1]", self.time_scale);
+        }
+        let period_ms = self
+            .period_ms
+            .unwrap_or(((5_000.0 * self.time_scale).round() as u64).max(1));
+        let drain = Duration::from_secs(10);
+        let spec = ReplaySpec {
+            routers: self.policy.clone(),
+            nodes: self.nodes.nodes,
+            cores_per_node: self.nodes.cores_per_node,
+            node_args: self.nodes.serve_args(
+                &self.workload,
+                self.time_scale,
+                period_ms,
+                drain.as_secs_f64(),
+            ),
+            gateway: GatewaySpec {
+                nodes: Vec::new(),
+                policy: String::new(),
+                workload: self.workload.clone(),
+                period: Duration::from_millis(period_ms),
+                seed: self.seed,
+                drain,
+                forward_timeout: Duration::from_secs(60),
+                time_scale: self.time_scale,
+            },
+            load: LiveLoadSpec {
+                target: String::new(),
+                workload: self.workload.clone(),
+                clients: self.clients,
+                seconds: self.seconds,
+                time_scale: self.time_scale,
+                seed: self.seed,
+                label: String::new(),
+                drain: 10_000 * MS,
+                timeout: 60_000 * MS,
+            },
+        };
+        eprintln!(
+            "time scale {}: the functions' times and the think time are {} of the paper's; \
+             loads every {period_ms} ms",
+            self.time_scale, self.time_scale
+        );
+        interrupt::catch()?;
+        let loads = replay(&spec, &interrupt::requested, |load| {
+            eprintln!("{}: {} calls", load.row.policy, load.run.records.len());
+        })?;
+        interrupt::check()?;
+        let rows: Vec<_> = loads.iter().map(|l| l.row.clone()).collect();
+        let mut settings = loads
+            .first()
+            .map_or_else(|| json!({}), |l| l.settings.clone());
+        if let Some(map) = settings.as_object_mut() {
+            // One router's run's own: each row has its own.
+            for key in ["target", "nodes", "errors", "end", "elapsed_s"] {
+                map.remove(key);
+            }
+        }
+        settings["routers"] = json!(self.policy);
+        settings["nodes"] = json!(self.nodes.nodes);
+        settings["cores_per_node"] = json!(self.nodes.cores_per_node);
+        settings["period_ms"] = json!(period_ms);
+        settings["per_router"] = loads
+            .iter()
+            .map(|l| {
+                json!({
+                    "router": l.row.policy,
+                    "end": l.settings.get("end"),
+                    "elapsed_s": l.settings.get("elapsed_s"),
+                    "errors": l.settings.get("errors"),
+                    "nodes": l.settings.get("nodes"),
+                })
+            })
+            .collect();
+        if let Some(dir) = &self.out {
+            let mut staged = Staged::new();
+            write_cluster_outputs(dir, &settings, &rows, &mut staged)?;
+            write_cluster_report(
+                dir,
+                "faasched cluster replay",
+                &settings,
+                &rows,
+                &mut staged,
+            )?;
+            staged.commit()?;
+        }
+        if self.json {
+            out!(
+                "{}\n",
+                serde_json::to_string_pretty(&cluster_json(&settings, &rows))?
+            )?;
+        } else {
+            out!("{}", render_cluster_table(&rows))?;
+            if let Some(dir) = &self.out {
+                outln!(
+                    "wrote summary.json, summary.csv, report.html to {}",
+                    dir.display()
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
