@@ -6,30 +6,13 @@
 
 mod common;
 
-use common::server::{CAP, Server, call};
+use common::server::{CAP, Server, call, cluster_node};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-fn node() -> Server {
-    Server::start(&[
-        "node",
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--load-period-ms",
-        "20",
-        "--memory-mb",
-        "1024",
-        "--functions",
-        "functionbench",
-        "--time-scale",
-        "0.001",
-    ])
-}
-
 #[test]
 fn a_gateway_routes_over_two_node_runtimes_and_sigterm_drains_it() {
-    let nodes = [node(), node()];
+    let nodes = [cluster_node(), cluster_node()];
     let load = call(nodes[0].addr, "GET", "/load", &[]);
     assert_eq!(load.status, 200, "{}", load.body);
     let report: serde_json::Value = serde_json::from_str(&load.body).unwrap();

@@ -5,29 +5,12 @@
 
 mod common;
 
-use common::server::Server;
+use common::server::{Server, cluster_node};
 use common::{ok, stderr_of_failure};
-
-fn node() -> Server {
-    Server::start(&[
-        "node",
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--load-period-ms",
-        "20",
-        "--memory-mb",
-        "1024",
-        "--functions",
-        "functionbench",
-        "--time-scale",
-        "0.001",
-    ])
-}
 
 #[test]
 fn clients_load_a_live_cluster_and_write_the_simulators_outputs() {
-    let nodes = [node(), node()];
+    let nodes = [cluster_node(), cluster_node()];
     let names: Vec<String> = nodes.iter().map(|n| n.addr.to_string()).collect();
     let gateway = Server::start(&[
         "cluster",

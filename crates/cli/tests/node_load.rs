@@ -3,9 +3,8 @@
 
 mod common;
 
-use common::{faasched, ok, stderr_of_failure};
+use common::{faasched, interrupt, ok, stderr_of_failure};
 use faasched_model::SEC;
-use faasched_sys::process;
 use faasched_workload::node::{Deadlines, Estimate, Length, Params, Workload};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -212,7 +211,7 @@ fn ctrl_c_stops_the_run_and_still_writes_what_it_measured() {
     let (addr, count) = serve_counting();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("load");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_faasched"))
+    let child = Command::new(env!("CARGO_BIN_EXE_faasched"))
         .args([
             "node",
             "load",
@@ -231,16 +230,7 @@ fn ctrl_c_stops_the_run_and_still_writes_what_it_measured() {
     while count.load(Ordering::SeqCst) < 10 && Instant::now() < give_up {
         std::thread::sleep(Duration::from_millis(10));
     }
-    let pidfd = process::pidfd_open(child.id() as libc::pid_t).unwrap();
-    process::signal(&pidfd, libc::SIGINT).unwrap();
-    while child.try_wait().unwrap().is_none() && Instant::now() < give_up {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    if child.try_wait().unwrap().is_none() {
-        child.kill().unwrap();
-        panic!("faasched node load did not stop on SIGINT");
-    }
-    let output = child.wait_with_output().unwrap();
+    let output = interrupt(child, give_up, "faasched node load");
     assert_eq!(output.status.code(), Some(1));
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(err.contains("interrupted by signal 2"), "{err}");

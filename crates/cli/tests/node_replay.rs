@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{ok, stderr_of_failure};
+use common::{interrupt, ok, stderr_of_failure};
 use serde_json::Value;
 
 /// 100 µs requests (`fixed` stretched ten times) at 200 a second for half a
@@ -184,13 +184,12 @@ fn catches_sigint(pid: u32) -> bool {
 /// requests are cancelled, the threads joined, and no file is written.
 #[test]
 fn ctrl_c_stops_a_replay_and_writes_nothing() {
-    use faasched_sys::process;
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
 
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("live");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_faasched"))
+    let child = Command::new(env!("CARGO_BIN_EXE_faasched"))
         .args([
             "node",
             "replay",
@@ -214,16 +213,7 @@ fn ctrl_c_stops_a_replay_and_writes_nothing() {
     }
     // Overloaded three times over, requests queue up behind the worker.
     std::thread::sleep(Duration::from_millis(500));
-    let pidfd = process::pidfd_open(child.id() as libc::pid_t).unwrap();
-    process::signal(&pidfd, libc::SIGINT).unwrap();
-    while child.try_wait().unwrap().is_none() && Instant::now() < give_up {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    if child.try_wait().unwrap().is_none() {
-        child.kill().unwrap();
-        panic!("faasched node replay did not stop on SIGINT");
-    }
-    let output = child.wait_with_output().unwrap();
+    let output = interrupt(child, give_up, "faasched node replay");
     assert_eq!(output.status.code(), Some(1));
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(err.contains("interrupted by signal 2"), "{err}");

@@ -42,3 +42,22 @@ pub fn workload_csv(dir: &Path, name: &str, rows: &str) -> PathBuf {
     std::fs::write(&path, format!("{header}{rows}")).unwrap();
     path
 }
+
+/// Sends SIGINT to `child` and waits for it to exit until `give_up`; a
+/// child still running then is killed and the test fails, naming `what`.
+pub fn interrupt(
+    mut child: std::process::Child,
+    give_up: std::time::Instant,
+    what: &str,
+) -> Output {
+    let pidfd = faasched_sys::process::pidfd_open(child.id() as libc::pid_t).unwrap();
+    faasched_sys::process::signal(&pidfd, libc::SIGINT).unwrap();
+    while child.try_wait().unwrap().is_none() && std::time::Instant::now() < give_up {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    if child.try_wait().unwrap().is_none() {
+        child.kill().unwrap();
+        panic!("{what} did not stop on SIGINT");
+    }
+    child.wait_with_output().unwrap()
+}

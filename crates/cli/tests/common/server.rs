@@ -80,6 +80,26 @@ impl Drop for Server {
     }
 }
 
+/// `faasched node serve` as a cluster's node: FunctionBench's functions
+/// in containers at a thousandth of their times, 1 GB for them, its load
+/// published every 20 ms.
+pub fn cluster_node() -> Server {
+    Server::start(&[
+        "node",
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--load-period-ms",
+        "20",
+        "--memory-mb",
+        "1024",
+        "--functions",
+        "functionbench",
+        "--time-scale",
+        "0.001",
+    ])
+}
+
 /// An answer: status, the headers (lower-cased names), the body.
 pub struct Answer {
     pub status: u16,
