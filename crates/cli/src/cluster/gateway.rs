@@ -71,7 +71,7 @@ pub struct GatewayArgs {
 }
 
 /// `--policy`: a router of the catalogue.
-fn router(name: &str) -> Result<String, String> {
+pub(super) fn router(name: &str) -> Result<String, String> {
     if ROUTERS.iter().any(|r| r.name == name) {
         Ok(name.to_owned())
     } else {

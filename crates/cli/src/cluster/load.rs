@@ -2,7 +2,7 @@
 //! cluster; the table of `cluster simulate` and (with `--out`) its
 //! summary.json, summary.csv and report.html, plus requests.csv.
 
-use crate::stdout::{out, outln};
+use super::publish::publish;
 use anyhow::{Context, Result, bail};
 use clap::Args as ClapArgs;
 use faasched_lab::cluster::load::LiveLoadSpec;
@@ -10,9 +10,6 @@ use faasched_lab::interrupt;
 use faasched_live::node::load::End;
 use faasched_model::MS;
 use faasched_report::Staged;
-use faasched_report::cluster::{
-    cluster_json, render_cluster_table, write_cluster_outputs, write_cluster_report,
-};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -97,33 +94,16 @@ impl Args {
         interrupt::catch()?;
         let load = spec.run(&interrupt::requested)?;
         let rows = [load.row.clone()];
-        if let Some(dir) = &self.out {
-            let mut staged = Staged::new();
-            write_cluster_outputs(dir, &load.settings, &rows, &mut staged)?;
-            write_cluster_report(
-                dir,
-                "faasched cluster load",
-                &load.settings,
-                &rows,
-                &mut staged,
-            )?;
-            write_requests(dir, &load, &mut staged)?;
-            staged.commit()?;
-        }
-        if self.json {
-            out!(
-                "{}\n",
-                serde_json::to_string_pretty(&cluster_json(&load.settings, &rows))?
-            )?;
-        } else {
-            out!("{}", render_cluster_table(&rows))?;
-            if let Some(dir) = &self.out {
-                outln!(
-                    "wrote summary.json, summary.csv, report.html, requests.csv to {}",
-                    dir.display()
-                )?;
-            }
-        }
+        publish(
+            self.out.as_deref(),
+            self.json,
+            "faasched cluster load",
+            &load.settings,
+            &rows,
+            Some(("requests.csv", &|dir, staged| {
+                write_requests(dir, &load, staged)
+            })),
+        )?;
         if load.run.end == End::Interrupted {
             let signal = interrupt::requested_by().unwrap_or(0);
             bail!(

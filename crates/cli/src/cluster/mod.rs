@@ -4,6 +4,7 @@
 
 mod gateway;
 mod load;
+mod publish;
 mod replay;
 mod simulate;
 mod up;

@@ -1,20 +1,16 @@
 //! `faasched cluster replay`: each router live, over fresh nodes on this
 //! machine, driven by CH-RLU's clients; the outputs of `cluster simulate`.
 
+use super::gateway::router;
+use super::publish::publish;
 use super::up::NodeArgs;
-use crate::stdout::{out, outln};
 use anyhow::{Result, bail};
 use clap::Args as ClapArgs;
-use faasched_lab::cluster::catalog::ROUTERS;
 use faasched_lab::cluster::live::GatewaySpec;
 use faasched_lab::cluster::load::LiveLoadSpec;
 use faasched_lab::cluster::replay::{ReplaySpec, replay};
 use faasched_lab::interrupt;
 use faasched_model::MS;
-use faasched_report::Staged;
-use faasched_report::cluster::{
-    cluster_json, render_cluster_table, write_cluster_outputs, write_cluster_report,
-};
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -35,7 +31,8 @@ pub struct Args {
         long,
         short = 'p',
         value_delimiter = ',',
-        default_value = "ch-rlu,ch-bl,openwhisk,least-loaded"
+        default_value = "ch-rlu,ch-bl,openwhisk,least-loaded",
+        value_parser = router
     )]
     policy: Vec<String>,
     #[command(flatten)]
@@ -71,12 +68,6 @@ pub struct Args {
 
 impl Args {
     pub fn execute(self) -> Result<()> {
-        for router in &self.policy {
-            if !ROUTERS.iter().any(|r| r.name == router) {
-                let known: Vec<&str> = ROUTERS.iter().map(|r| r.name).collect();
-                bail!("--policy {router}: the routers are {}", known.join(", "));
-            }
-        }
         if !(self.time_scale.is_finite() && self.time_scale > 0.0 && self.time_scale <= 1.0) {
             bail!("--time-scale {}: give a factor in (0, 1]", self.time_scale);
         }
@@ -152,32 +143,14 @@ impl Args {
                 })
             })
             .collect();
-        if let Some(dir) = &self.out {
-            let mut staged = Staged::new();
-            write_cluster_outputs(dir, &settings, &rows, &mut staged)?;
-            write_cluster_report(
-                dir,
-                "faasched cluster replay",
-                &settings,
-                &rows,
-                &mut staged,
-            )?;
-            staged.commit()?;
-        }
-        if self.json {
-            out!(
-                "{}\n",
-                serde_json::to_string_pretty(&cluster_json(&settings, &rows))?
-            )?;
-        } else {
-            out!("{}", render_cluster_table(&rows))?;
-            if let Some(dir) = &self.out {
-                outln!(
-                    "wrote summary.json, summary.csv, report.html to {}",
-                    dir.display()
-                )?;
-            }
-        }
+        publish(
+            self.out.as_deref(),
+            self.json,
+            "faasched cluster replay",
+            &settings,
+            &rows,
+            None,
+        )?;
         Ok(())
     }
 }
