@@ -6,13 +6,11 @@
 
 use super::*;
 use crate::cluster::gateway::{COLD_HEADER, NODE_HEADER};
+use crate::http;
 use crate::node::load::{ERROR_HEADER, Mode, RUNTIME_HEADER};
 use faasched_model::{MS, SEC};
 use http_body_util::Full;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use std::collections::BTreeSet;
 use std::thread::JoinHandle;
 use tokio::sync::oneshot;
@@ -35,7 +33,7 @@ impl Gateway {
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
         let answered = Answered::default();
-        let (shutdown, mut down) = oneshot::channel();
+        let (shutdown, down) = oneshot::channel();
         let log = answered.clone();
         let thread = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
@@ -44,23 +42,15 @@ impl Gateway {
                 .unwrap();
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                loop {
-                    let stream = tokio::select! {
-                        accepted = listener.accept() => accepted.unwrap().0,
-                        _ = &mut down => break,
-                    };
-                    let log = log.clone();
-                    tokio::spawn(async move {
-                        let service = service_fn(move |req| {
-                            std::future::ready(Ok::<_, std::convert::Infallible>(answer(
-                                &req, &log,
-                            )))
-                        });
-                        let _ = http1::Builder::new()
-                            .serve_connection(TokioIo::new(stream), service)
-                            .await;
-                    });
-                }
+                http::serve(
+                    listener,
+                    Arc::new(Log(log)),
+                    async move {
+                        let _ = down.await;
+                    },
+                    Duration::ZERO,
+                )
+                .await;
             });
         });
         Gateway {
@@ -76,6 +66,18 @@ impl Drop for Gateway {
     fn drop(&mut self) {
         let _ = self.shutdown.take().unwrap().send(());
         let _ = self.thread.take().unwrap().join();
+    }
+}
+
+/// The gateway's answers, logged.
+struct Log(Answered);
+
+impl http::Service for Log {
+    async fn handle(
+        &self,
+        request: hyper::Request<hyper::body::Incoming>,
+    ) -> Response<Full<Bytes>> {
+        answer(&request, &self.0)
     }
 }
 
