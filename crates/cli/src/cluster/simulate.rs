@@ -112,6 +112,12 @@ pub struct Args {
     /// is dropped; 0 drops it at once
     #[arg(long, default_value_t = 300.0)]
     memory_wait: f64,
+    /// Milliseconds after its end (or drop) each invocation's client has
+    /// its answer: the platform's way in and out (gateway, network), which
+    /// takes no core and counts in the latency; `cluster compare` measures
+    /// a live cluster's
+    #[arg(long, default_value_t = 0.0)]
+    transport_ms: f64,
     /// Write summary.json, summary.csv, report.html and timing.json (the
     /// routers' decision times) into this directory, together, once all
     /// are written
@@ -172,6 +178,7 @@ impl Args {
                 ColdStartArg::Wall => ColdStart::Wall,
             },
             memory_wait_s: self.memory_wait,
+            transport_ms: self.transport_ms,
         };
         let setup = options.setup()?;
         interrupt::catch()?;

@@ -8,7 +8,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use faasched_model::cluster::{
     Choice, FunctionProfile, Invocation, InvocationInfo, InvocationOutcome, Route, Servers,
 };
-use faasched_model::{FunctionId, SEC, Time};
+use faasched_model::{FunctionId, MS, SEC, Time};
 use faasched_report::cluster::{
     ClusterRow, ClusterSummary, ClusterUsage, Collector, DecisionTimes, LoadPoint,
 };
@@ -93,6 +93,10 @@ pub struct ClusterOptions {
     /// Seconds an invocation may wait for memory on its server before it
     /// is dropped (0: dropped at once).
     pub memory_wait_s: f64,
+    /// How much later than its end each invocation's client has its
+    /// answer, ms ([`ClusterConfig::transport`]).
+    #[serde(default)]
+    pub transport_ms: f64,
 }
 
 impl Default for ClusterOptions {
@@ -120,6 +124,7 @@ impl Default for ClusterOptions {
             contention: 0.0,
             cold_start: ColdStart::Cpu,
             memory_wait_s: c.memory_wait.unwrap_or(0) as f64 / SEC as f64,
+            transport_ms: 0.0,
         }
     }
 }
@@ -258,6 +263,12 @@ impl ClusterOptions {
                 self.memory_wait_s
             );
         }
+        if !(self.transport_ms.is_finite() && self.transport_ms >= 0.0) {
+            bail!(
+                "--transport-ms {}: give milliseconds from 0",
+                self.transport_ms
+            );
+        }
         let config = ClusterConfig {
             servers: self.servers as usize,
             cores: self.cores,
@@ -267,6 +278,7 @@ impl ClusterOptions {
             contention: self.contention,
             cold_start: self.cold_start,
             memory_wait: Some((self.memory_wait_s * SEC as f64).round() as u64),
+            transport: (self.transport_ms * MS as f64).round().min(u64::MAX as f64) as u64,
         };
         config.validate().map_err(|e| anyhow!("{e}"))?;
         Ok(config)
@@ -375,7 +387,7 @@ impl ClusterSetup {
             }),
         };
         let c = &self.config;
-        json!({
+        let mut settings = json!({
             "workload": workload,
             "seed": self.seed,
             "servers": c.servers,
@@ -387,7 +399,13 @@ impl ClusterSetup {
             "contention": c.contention,
             "cold_start": c.cold_start,
             "memory_wait_s": c.memory_wait.map(|w| w as f64 / SEC as f64),
-        })
+        });
+        // Only where set: runs without a transport describe themselves as
+        // before it existed.
+        if c.transport > 0 {
+            settings["transport_ms"] = json!(c.transport as f64 / MS as f64);
+        }
+        settings
     }
 
     /// An open-loop workload's invocations, from their start (a closed

@@ -80,7 +80,20 @@ pub struct ClusterConfig {
     /// that is so, whatever the limit: it would wait forever. By default
     /// [`DEFAULT_MEMORY_WAIT`].
     pub memory_wait: Option<Nanos>,
+    /// The platform's transport: how much later than its server's end (or
+    /// its drop) each invocation's client has the answer, ns. The request's
+    /// way to its server and the answer's way back (a gateway's hops, the
+    /// network) lumped after the end: it takes no core, the router decides
+    /// and hears of the outcome without it, and it counts in the latency and
+    /// delays a closed-loop client's next send. What a live cluster pays per
+    /// invocation outside its nodes (`cluster compare` measures it). At most
+    /// [`MAX_TRANSPORT`]. By default 0.
+    pub transport: Nanos,
 }
+
+/// The longest [`ClusterConfig::transport`]: a minute, far above any
+/// platform's (OpenWhisk's averages 0.5 s, ch-rlu-hpdc22 §2).
+pub const MAX_TRANSPORT: Nanos = 60 * SEC;
 
 /// What a cold start's extra time is. Either way the invocation counts in
 /// its server's load while it starts, as the kernel counts a container's
@@ -110,6 +123,7 @@ impl Default for ClusterConfig {
             contention: 0.0,
             cold_start: ColdStart::Cpu,
             memory_wait: Some(DEFAULT_MEMORY_WAIT),
+            transport: 0,
         }
     }
 }
@@ -143,6 +157,9 @@ impl ClusterConfig {
         if !(0.0..=MAX_CONTENTION).contains(&self.contention) {
             return Err(ConfigError::Contention(self.contention));
         }
+        if self.transport > MAX_TRANSPORT {
+            return Err(ConfigError::Transport(self.transport));
+        }
         Ok(())
     }
 
@@ -166,6 +183,8 @@ pub enum ConfigError {
     Publish(Nanos),
     /// A contention γ below 0, above [`MAX_CONTENTION`], or not a number.
     Contention(f64),
+    /// A transport above [`MAX_TRANSPORT`].
+    Transport(Nanos),
 }
 
 impl std::fmt::Display for ConfigError {
@@ -182,6 +201,9 @@ impl std::fmt::Display for ConfigError {
             ),
             ConfigError::Contention(g) => {
                 write!(f, "contention γ = {g} is out of range 0..={MAX_CONTENTION}")
+            }
+            ConfigError::Transport(t) => {
+                write!(f, "transport {t} ns is above {MAX_TRANSPORT} ns")
             }
         }
     }

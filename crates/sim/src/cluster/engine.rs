@@ -92,6 +92,7 @@ pub(crate) struct Engine<'p, K> {
     done: Vec<u32>,
     expired: Vec<ContainerId>,
     memory_wait: Option<Nanos>,
+    transport: Nanos,
     /// Invocations waiting for memory on every server.
     waiting: usize,
     pub(crate) stats: ClusterStats,
@@ -165,6 +166,7 @@ where
             done: Vec::new(),
             expired: Vec::new(),
             memory_wait: config.memory_wait,
+            transport: config.transport,
             waiting: 0,
             stats: ClusterStats {
                 servers: vec![ServerStats::default(); n],
@@ -197,17 +199,23 @@ where
         self.profiles.get(f.0 as usize).copied()
     }
 
-    /// Asks closed-loop client `c` for its next invocation at the current
-    /// time, and schedules it.
-    pub(crate) fn ask<E>(&mut self, c: u32, clients: &mut (impl Clients + ?Sized)) -> Res<E> {
-        let Some(call) = clients.next(c, self.now) else {
+    /// Asks closed-loop client `c` for its next invocation, as it has its
+    /// last answer at `at` (now, or later by the transport), and schedules
+    /// it.
+    pub(crate) fn ask<E>(
+        &mut self,
+        c: u32,
+        at: Time,
+        clients: &mut (impl Clients + ?Sized),
+    ) -> Res<E> {
+        let Some(call) = clients.next(c, at) else {
             return Ok(());
         };
         let err = |what: String| Err(ClusterError::Client { client: c, what });
-        if call.send < self.now {
+        if call.send < at {
             return err(format!(
-                "would send at {} ns, before now ({} ns)",
-                call.send, self.now
+                "would send at {} ns, before its last answer ({at} ns)",
+                call.send
             ));
         }
         if call.send > TIME_LIMIT || call.work > TIME_LIMIT {
@@ -631,10 +639,11 @@ where
         Ok(())
     }
 
-    /// Hands a final outcome out, and asks its client for the next.
+    /// Hands a final outcome out (a finished one's finish the transport
+    /// later: when its client has it), and asks its client for the next.
     fn settle<E, R, S, C>(
         &mut self,
-        outcome: InvocationOutcome,
+        mut outcome: InvocationOutcome,
         client: Option<u32>,
         router: &mut R,
         sink: &mut S,
@@ -645,10 +654,14 @@ where
         S: ClusterSink,
         C: Clients + ?Sized,
     {
+        let answered = self.now.saturating_add(self.transport);
+        if outcome.finish.is_some() {
+            outcome.finish = Some(answered);
+        }
         router.on_finish(self.now, &outcome);
         sink.outcome(outcome);
         match client {
-            Some(c) => self.ask(c, clients),
+            Some(c) => self.ask(c, answered, clients),
             None => Ok(()),
         }
     }

@@ -50,7 +50,8 @@
 //!    publishes its exact load at every change.
 //! 6. Each outcome goes to the router ([`Route::on_finish`]) and the sink
 //!    once final, and a closed-loop client then sends its next invocation
-//!    ([`Clients`]).
+//!    ([`Clients`]); with a [`ClusterConfig::transport`], the client has
+//!    the answer (and a finished invocation its finish) that much later.
 //!
 //! Memory is proportional to the invocations in flight and the containers:
 //! the stream is pulled one invocation ahead, outcomes are handed out and
@@ -65,7 +66,7 @@ mod ps;
 
 pub use config::{
     ClusterConfig, ColdStart, ConfigError, DEFAULT_MEMORY_WAIT, MAX_CONTENTION, MAX_CORES,
-    MAX_PUBLISH, MAX_SERVERS, MIN_PUBLISH,
+    MAX_PUBLISH, MAX_SERVERS, MAX_TRANSPORT, MIN_PUBLISH,
 };
 // The load average is the model's, shared with the live nodes' reports.
 pub use faasched_model::cluster::loadavg::{EXP_1, FIXED_1, FSHIFT, LOAD_FREQ, LoadAvg, calc_load};
@@ -217,7 +218,7 @@ where
     check(config, profiles)?;
     let mut engine = Engine::new(config, profiles, keep_alive, 0);
     for c in 0..clients.clients() {
-        engine.ask(c, clients)?;
+        engine.ask(c, 0, clients)?;
     }
     let mut steps: u64 = 0;
     while engine.live() {

@@ -351,7 +351,7 @@ fn a_client_that_sends_into_the_past_is_named() {
     .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "client 0 would send at 0 ns, before now (1000000 ns)"
+        "client 0 would send at 0 ns, before its last answer (1000000 ns)"
     );
 }
 

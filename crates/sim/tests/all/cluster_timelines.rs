@@ -7,7 +7,7 @@ use faasched_model::cluster::{
 };
 use faasched_model::{FunctionId, MS, SEC};
 use faasched_sim::cluster::{
-    ClusterConfig, ColdStart, EXP_1, FIXED_1, LoadAvg, calc_load, run_closed,
+    ClusterConfig, ColdStart, EXP_1, FIXED_1, LoadAvg, MAX_TRANSPORT, calc_load, run_closed,
 };
 
 #[test]
@@ -647,5 +647,54 @@ fn an_idle_container_evicted_from_the_middle_of_its_stack_leaves_the_rest_in_ord
     assert_eq!(
         out.iter().map(|o| o.cold).collect::<Vec<_>>(),
         [true, true, true, true, false, false]
+    );
+}
+
+#[test]
+fn a_transport_delays_each_answer_and_the_next_send() {
+    // One client, 10 ms on one core, think 5 ms, transport 3 ms: the first
+    // invocation ends on its server at 10 and its answer comes at 13; the
+    // next is sent at 18, ends at 28, answered at 31; the last sent at 36.
+    // The server is busy 30 of the 46 ms: the transport takes no core.
+    let p = [profile(0, 128, 10, 10)];
+    let mut clients = Loop {
+        clients: 1,
+        left: vec![3],
+        work: 10 * MS,
+        think: 5 * MS,
+        f: 0,
+    };
+    let config = ClusterConfig {
+        transport: 3 * MS,
+        ..cluster(1, 1, 1024)
+    };
+    let mut out = Vec::new();
+    let stats = run_closed(&config, &mut to_zero(), lru, &p, &mut clients, |o| {
+        out.push(o)
+    })
+    .unwrap();
+    let got: Vec<_> = out
+        .iter()
+        .map(|o| (o.info.arrival / MS, o.finish.map(|f| f / MS), o.cold))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (0, Some(13), true),
+            (18, Some(31), false),
+            (36, Some(49), false)
+        ]
+    );
+    assert_eq!(stats.servers[0].busy, 30 * MS);
+    let too_long = ClusterConfig {
+        transport: MAX_TRANSPORT + 1,
+        ..cluster(1, 1, 1024)
+    };
+    assert!(
+        too_long
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("transport")
     );
 }
