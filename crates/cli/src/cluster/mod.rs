@@ -2,6 +2,7 @@
 //! warm containers, simulated, and the live gateway in front of node
 //! runtimes, with the closed-loop clients that load it.
 
+mod compare;
 mod gateway;
 mod load;
 mod publish;
@@ -19,6 +20,7 @@ pub enum Command {
     Up(up::Args),
     Load(load::Args),
     Replay(replay::Args),
+    Compare(compare::Args),
 }
 
 impl Command {
@@ -29,6 +31,7 @@ impl Command {
             Command::Up(a) => a.execute(),
             Command::Load(a) => a.execute(),
             Command::Replay(a) => a.execute(),
+            Command::Compare(a) => a.execute(),
         }
     }
 }

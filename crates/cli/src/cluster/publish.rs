@@ -13,6 +13,20 @@ use std::path::Path;
 /// A file a command writes beside the summary: its name and how.
 pub type Extra<'a> = (&'a str, &'a dyn Fn(&Path, &mut Staged) -> Result<()>);
 
+/// Stages summary.json, summary.csv and report.html (titled `title`) in
+/// `dir`.
+pub fn publish_files(
+    dir: &Path,
+    title: &str,
+    settings: &Value,
+    rows: &[ClusterRow],
+    staged: &mut Staged,
+) -> Result<()> {
+    write_cluster_outputs(dir, settings, rows, staged)?;
+    write_cluster_report(dir, title, settings, rows, staged)?;
+    Ok(())
+}
+
 /// Writes summary.json, summary.csv, report.html (titled `title`) and
 /// `extra` into `out`, together, then prints summary.json (`json`) or the
 /// table and what was written.
@@ -26,8 +40,7 @@ pub fn publish(
 ) -> Result<()> {
     if let Some(dir) = out {
         let mut staged = Staged::new();
-        write_cluster_outputs(dir, settings, rows, &mut staged)?;
-        write_cluster_report(dir, title, settings, rows, &mut staged)?;
+        publish_files(dir, title, settings, rows, &mut staged)?;
         if let Some((_, write)) = &extra {
             write(dir, &mut staged)?;
         }

@@ -7,11 +7,11 @@ use super::up::NodeArgs;
 use anyhow::{Result, bail};
 use clap::Args as ClapArgs;
 use faasched_lab::cluster::live::GatewaySpec;
-use faasched_lab::cluster::load::LiveLoadSpec;
+use faasched_lab::cluster::load::{LiveLoad, LiveLoadSpec};
 use faasched_lab::cluster::replay::{ReplaySpec, replay};
 use faasched_lab::interrupt;
 use faasched_model::MS;
-use serde_json::json;
+use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -26,6 +26,21 @@ use std::time::Duration;
 /// times make of them is the machine's).
 #[derive(ClapArgs, Debug)]
 pub struct Args {
+    #[command(flatten)]
+    run: ReplayArgs,
+    /// Write summary.json, summary.csv and report.html into this directory,
+    /// together, once all are written.
+    #[arg(long, short = 'o', value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print summary.json to stdout instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// What a live replay runs, as `cluster replay` and `cluster compare` take
+/// it.
+#[derive(ClapArgs, Debug)]
+pub struct ReplayArgs {
     /// Routers to run, comma-separated, each over fresh nodes.
     #[arg(
         long,
@@ -34,9 +49,9 @@ pub struct Args {
         default_value = "ch-rlu,ch-bl,openwhisk,least-loaded",
         value_parser = router
     )]
-    policy: Vec<String>,
+    pub policy: Vec<String>,
     #[command(flatten)]
-    nodes: NodeArgs,
+    pub nodes: NodeArgs,
     /// `functionbench` or `functionbench-bursts` (Fig. 9's bursts).
     #[arg(long, short = 'w', default_value = "functionbench")]
     workload: String,
@@ -57,34 +72,40 @@ pub struct Args {
     /// Seed of the routers' and the clients' draws.
     #[arg(long, short = 's', default_value_t = 1)]
     seed: u64,
-    /// Write summary.json, summary.csv and report.html into this directory,
-    /// together, once all are written.
-    #[arg(long, short = 'o', value_name = "DIR")]
-    out: Option<PathBuf>,
-    /// Print summary.json to stdout instead of the table.
-    #[arg(long)]
-    json: bool,
 }
 
-impl Args {
-    pub fn execute(self) -> Result<()> {
+impl ReplayArgs {
+    /// The load period, ms: --period-ms, or the kernel's 5 s scaled.
+    fn period_ms(&self) -> u64 {
+        self.period_ms
+            .unwrap_or(((5_000.0 * self.time_scale).round() as u64).max(1))
+    }
+
+    /// The replay, its nodes given `node_extra` beyond the node options;
+    /// prints the scale. Errors name the option.
+    pub fn spec(&self, node_extra: &[String]) -> Result<ReplaySpec> {
         if !(self.time_scale.is_finite() && self.time_scale > 0.0 && self.time_scale <= 1.0) {
             bail!("--time-scale {}: give a factor in (0, 1]", self.time_scale);
         }
-        let period_ms = self
-            .period_ms
-            .unwrap_or(((5_000.0 * self.time_scale).round() as u64).max(1));
+        let period_ms = self.period_ms();
         let drain = Duration::from_secs(10);
-        let spec = ReplaySpec {
+        let mut node_args = self.nodes.serve_args(
+            &self.workload,
+            self.time_scale,
+            period_ms,
+            drain.as_secs_f64(),
+        );
+        node_args.extend_from_slice(node_extra);
+        eprintln!(
+            "time scale {}: the functions' times and the think time are {} of the paper's; \
+             loads every {period_ms} ms",
+            self.time_scale, self.time_scale
+        );
+        Ok(ReplaySpec {
             routers: self.policy.clone(),
             nodes: self.nodes.nodes,
             cores_per_node: self.nodes.cores_per_node,
-            node_args: self.nodes.serve_args(
-                &self.workload,
-                self.time_scale,
-                period_ms,
-                drain.as_secs_f64(),
-            ),
+            node_args,
             gateway: GatewaySpec {
                 nodes: Vec::new(),
                 policy: String::new(),
@@ -106,18 +127,13 @@ impl Args {
                 drain: 10_000 * MS,
                 timeout: 60_000 * MS,
             },
-        };
-        eprintln!(
-            "time scale {}: the functions' times and the think time are {} of the paper's; \
-             loads every {period_ms} ms",
-            self.time_scale, self.time_scale
-        );
-        interrupt::catch()?;
-        let loads = replay(&spec, &interrupt::requested, |load| {
-            eprintln!("{}: {} calls", load.row.policy, load.run.records.len());
-        })?;
-        interrupt::check()?;
-        let rows: Vec<_> = loads.iter().map(|l| l.row.clone()).collect();
+        })
+    }
+
+    /// summary.json's settings of the runs `loads`: the first run's, less
+    /// what each run has of its own, with the routers, the nodes' shape and
+    /// each run's end, errors and per-node counts.
+    pub fn settings(&self, loads: &[LiveLoad]) -> Value {
         let mut settings = loads
             .first()
             .map_or_else(|| json!({}), |l| l.settings.clone());
@@ -130,7 +146,7 @@ impl Args {
         settings["routers"] = json!(self.policy);
         settings["nodes"] = json!(self.nodes.nodes);
         settings["cores_per_node"] = json!(self.nodes.cores_per_node);
-        settings["period_ms"] = json!(period_ms);
+        settings["period_ms"] = json!(self.period_ms());
         settings["per_router"] = loads
             .iter()
             .map(|l| {
@@ -143,11 +159,27 @@ impl Args {
                 })
             })
             .collect();
+        settings
+    }
+}
+
+/// Tells of each router's run as it ends.
+pub fn each_run(load: &LiveLoad) {
+    eprintln!("{}: {} calls", load.row.policy, load.run.records.len());
+}
+
+impl Args {
+    pub fn execute(self) -> Result<()> {
+        let spec = self.run.spec(&[])?;
+        interrupt::catch()?;
+        let loads = replay(&spec, &interrupt::requested, each_run)?;
+        interrupt::check()?;
+        let rows: Vec<_> = loads.iter().map(|l| l.row.clone()).collect();
         publish(
             self.out.as_deref(),
             self.json,
             "faasched cluster replay",
-            &settings,
+            &self.run.settings(&loads),
             &rows,
             None,
         )?;

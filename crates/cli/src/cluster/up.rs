@@ -46,14 +46,14 @@ pub struct NodeArgs {
     node_policy: String,
     /// Memory for containers of each node, MB.
     #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u32).range(1..))]
-    memory_mb: u32,
+    pub memory_mb: u32,
     /// The nodes' keep-alive policy: greedy-dual, ttl or lru.
     #[arg(long, default_value = "greedy-dual")]
-    keep_alive: String,
+    pub keep_alive: String,
     /// What a cold start waits after compiling, as a share of the
     /// function's (scaled) cold − warm time.
     #[arg(long, default_value_t = 1.0)]
-    cold_wait: f64,
+    pub cold_wait: f64,
 }
 
 impl NodeArgs {

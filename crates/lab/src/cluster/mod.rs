@@ -2,6 +2,8 @@
 //! runs of an invocation workload through the simulated cluster under them.
 
 pub mod catalog;
+#[cfg(feature = "live")]
+pub mod compare;
 pub mod experiment;
 pub mod figures;
 #[cfg(feature = "live")]

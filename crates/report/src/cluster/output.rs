@@ -52,7 +52,7 @@ pub struct LoadPoint {
 /// One policy's line of every output. Ratios are shares (0.05 = 5%);
 /// latency is in ms; `None` (JSON `null`, an empty CSV cell) where there is
 /// nothing to measure.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ClusterRow {
     /// The router's name.
     pub policy: String,

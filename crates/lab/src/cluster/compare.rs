@@ -1,0 +1,545 @@
+//! The same cluster run live and simulated, side by side (`faasched
+//! cluster compare`): each router replayed over fresh live nodes
+//! ([`replay`]), then the cluster simulator run on the same workload, shape
+//! and seed with the costs measured here and on those runs, and the two
+//! worlds' global latency increase, cold-start ratio and load variance set
+//! side by side with each world's ranking of the routers.
+//!
+//! The simulator runs on the paper's clock, the live run on the paper's
+//! divided by the time scale; everything the simulator is given from the
+//! live world is scaled back (a live millisecond at scale 0.01 is 100 ms of
+//! the paper's), so the ratios (cold %, slowdowns, load variance) compare
+//! directly. What it is given ([`Costs`]):
+//!
+//! - **warm time**: `spin` run here, with the steps per ms every node is
+//!   given, in a sandbox of this process: its wall time over the work asked
+//!   (the simulator's warm times are the table's times this ratio);
+//! - **cold start**: what a live node's cold start does, the function's
+//!   module compiled (timed here, the median of several compiles) and then
+//!   the node's wait (`--cold-wait` of cold − warm); charged as CPU on the
+//!   server ([`ColdStart::Cpu`]): the node's wait holds its worker, which
+//!   then runs nothing else;
+//! - **transport**: each live call's latency less the node's own time for
+//!   it (`x-faasched-runtime-us`): the client's and the gateway's hops,
+//!   the median over every answered call of every router's run
+//!   ([`ClusterConfig::transport`](faasched_sim::cluster::ClusterConfig::transport)).
+
+use super::catalog::contenders;
+use super::load::LiveLoad;
+use super::replay::{ReplaySpec, replay};
+use super::run::{ClusterOptions, ClusterWorkload};
+use anyhow::{Context, Result, bail};
+use faasched_model::{Nanos, US};
+use faasched_report::cluster::ClusterRow;
+use faasched_sim::cluster::ColdStart;
+use faasched_workload::cluster::FunctionTable;
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+use std::time::Instant;
+
+/// How many times each cost measured here is sampled; the median is kept.
+pub const COST_SAMPLES: usize = 9;
+
+/// What a comparison runs: the live replay, and what its nodes do that the
+/// simulator must be told.
+#[derive(Clone, Debug)]
+pub struct CompareSpec {
+    /// The live side, as `cluster replay` runs it.
+    pub replay: ReplaySpec,
+    /// Memory for containers of each node, MB.
+    pub memory_mb: u32,
+    /// The nodes' keep-alive policy.
+    pub keep_alive: String,
+    /// What a node's cold start waits after compiling, as a share of the
+    /// function's cold − warm.
+    pub cold_wait: f64,
+    /// `spin`'s steps per ms on every node, as measured here.
+    pub spin_steps_per_ms: u64,
+}
+
+/// The costs the simulator is given, measured on this machine, in the live
+/// run's time (not yet scaled to the paper's).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Costs {
+    /// `spin`'s wall time over the work asked, here.
+    pub warm_ratio: f64,
+    /// Compiling a function's module for a cold start, ns.
+    #[serde(rename = "compile_ns")]
+    pub compile: Nanos,
+    /// Latency less the node's time, median over the answered calls, ns.
+    #[serde(rename = "transport_ns")]
+    pub transport: Nanos,
+    /// Answered calls the transport is the median of.
+    pub transport_calls: usize,
+}
+
+/// `spin`'s steps per ms on this machine now, for every node of a
+/// comparison to spin alike.
+pub fn measure_spin() -> Result<u64> {
+    let runtime = faasched_wasm::Runtime::new(&faasched_wasm::Config::new())
+        .context("the sandboxes, to measure spin")?;
+    Ok(runtime.spin_steps_per_ms())
+}
+
+/// Measures `spin`'s warm ratio (on a work of `work`) and a compile here,
+/// with `spin_steps_per_ms` as every node spins; returns (ratio, compile).
+pub fn measure_here(spin_steps_per_ms: u64, work: Nanos) -> Result<(f64, Nanos)> {
+    let mut config = faasched_wasm::Config::new();
+    config.spin_steps_per_ms(spin_steps_per_ms);
+    let runtime = faasched_wasm::Runtime::new(&config).context("the sandboxes, to measure")?;
+    let preempt = runtime.preempt();
+    let call = runtime
+        .call(&format!("spin?us={}", (work / US).max(1)))
+        .context("the spin call")?;
+    let mut ratios = Vec::with_capacity(COST_SAMPLES);
+    let mut compiles = Vec::with_capacity(COST_SAMPLES);
+    for _ in 0..COST_SAMPLES {
+        let start = Instant::now();
+        let image = runtime.image(&call.function).context("compiling spin")?;
+        compiles.push(start.elapsed().as_nanos() as Nanos);
+        let start = Instant::now();
+        let mut sandbox = faasched_wasm::Sandbox::start_image(&runtime, &preempt, &image, call.arg)
+            .context("starting spin")?;
+        loop {
+            match sandbox.resume() {
+                faasched_wasm::Step::Done(done) => {
+                    done.context("running spin")?;
+                    break;
+                }
+                faasched_wasm::Step::Preempted => {}
+            }
+        }
+        ratios.push(start.elapsed().as_nanos() as f64 / (work / US).max(1) as f64 / US as f64);
+    }
+    ratios.sort_by(f64::total_cmp);
+    compiles.sort_unstable();
+    Ok((ratios[COST_SAMPLES / 2], compiles[COST_SAMPLES / 2]))
+}
+
+/// The median over `loads`' answered calls of their latency less their
+/// node's runtime, and how many calls that is; `None` without one.
+pub fn transport(loads: &[LiveLoad]) -> Option<(Nanos, usize)> {
+    let mut hops: Vec<Nanos> = loads
+        .iter()
+        .flat_map(|l| &l.run.records)
+        .filter(|r| r.answered())
+        .filter_map(|r| {
+            let latency = r.done?.checked_sub(r.sent)?;
+            Some(latency.saturating_sub(r.runtime_us? * US))
+        })
+        .collect();
+    if hops.is_empty() {
+        return None;
+    }
+    hops.sort_unstable();
+    Some((hops[hops.len() / 2], hops.len()))
+}
+
+/// Both worlds of a comparison.
+#[derive(Clone, Debug)]
+pub struct Compared {
+    /// Each router's live run.
+    pub live: Vec<LiveLoad>,
+    /// The simulator's rows, in the same order.
+    pub sim: Vec<ClusterRow>,
+    /// The simulation's settings (summary.json's).
+    pub sim_settings: Value,
+    /// What the simulator was given.
+    pub costs: Costs,
+    /// The pair.
+    pub comparison: Comparison,
+}
+
+/// Runs `spec` live, router by router (stopping early when `stop` says so,
+/// with `each` told of every run), then simulates it with the costs
+/// measured.
+pub fn compare(
+    spec: &CompareSpec,
+    stop: &dyn Fn() -> bool,
+    each: impl FnMut(&LiveLoad),
+) -> Result<Compared> {
+    let r = &spec.replay;
+    let scale = r.load.time_scale;
+    let options = ClusterOptions {
+        workload: r.load.workload.clone(),
+        servers: r.nodes,
+        cores: r.cores_per_node,
+        memory_gb: f64::from(spec.memory_mb) / 1024.0,
+        clients: r.load.clients,
+        seconds: r.load.seconds / scale,
+        seed: r.load.seed,
+        keep_alive: spec.keep_alive.clone(),
+        publish_s: r.gateway.period.as_secs_f64() / scale,
+        cold_start: ColdStart::Cpu,
+        ..ClusterOptions::default()
+    };
+    let contenders = contenders(&r.routers)?;
+    // Checked before anything runs live.
+    let setup = options.setup()?;
+    let ClusterWorkload::Closed { table, .. } = &setup.workload else {
+        bail!("--workload {}: not closed-loop clients", r.load.workload);
+    };
+    let mut warms: Vec<Nanos> = table.profiles().iter().map(|p| p.warm).collect();
+    warms.sort_unstable();
+    let typical = ((warms[warms.len() / 2] as f64 * scale) as Nanos).max(US);
+    let (warm_ratio, compile) = measure_here(spec.spin_steps_per_ms, typical)?;
+    let live = replay(r, stop, each)?;
+    if live.len() < r.routers.len() {
+        bail!("interrupted");
+    }
+    let (transport, transport_calls) = transport(&live)
+        .context("no call was answered live: nothing to measure the transport on")?;
+    let costs = Costs {
+        warm_ratio,
+        compile,
+        transport,
+        transport_calls,
+    };
+    let mut setup = ClusterOptions {
+        transport_ms: transport as f64 / scale / 1e6,
+        ..options
+    }
+    .setup()?;
+    if let ClusterWorkload::Closed { table, .. } = &mut setup.workload {
+        *table = measured_table(table, &costs, spec.cold_wait, scale)?;
+    }
+    let mut sim = Vec::with_capacity(contenders.len());
+    for c in &contenders {
+        sim.push(setup.run(c)?.row(setup.config.cores));
+    }
+    let mut sim_settings = setup.describe();
+    sim_settings["costs"] = json!({
+        "warm_ratio": costs.warm_ratio,
+        "compile_ms": costs.compile as f64 / 1e6,
+        "cold_wait": spec.cold_wait,
+        "transport_ms": costs.transport as f64 / 1e6,
+        "time_scale": scale,
+    });
+    let live_rows: Vec<ClusterRow> = live.iter().map(|l| l.row.clone()).collect();
+    let comparison = Comparison::new(&sim, &live_rows, scale);
+    Ok(Compared {
+        live,
+        sim,
+        sim_settings,
+        costs,
+        comparison,
+    })
+}
+
+/// `table` (the paper's times) as the live nodes ran it: warm times the
+/// measured ratio, and each cold start the node's wait (`cold_wait` of
+/// cold − warm) plus the compile measured here, scaled to the paper's
+/// clock.
+fn measured_table(
+    table: &FunctionTable,
+    costs: &Costs,
+    cold_wait: f64,
+    scale: f64,
+) -> Result<FunctionTable> {
+    let compile = costs.compile as f64 / scale;
+    let mut out = FunctionTable::new();
+    for (f, p) in table.iter() {
+        let warm = ((p.warm as f64 * costs.warm_ratio).round() as Nanos).max(1);
+        let extra = p.cold_extra() as f64 * cold_wait + compile;
+        let cold = warm.saturating_add(extra.round() as Nanos);
+        out.push(&f.name, p.memory_mb, warm, cold)?;
+    }
+    Ok(out)
+}
+
+/// One router's numbers in one world.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Side {
+    /// Invocations sent.
+    pub invocations: u64,
+    /// Of those, dropped.
+    pub dropped: u64,
+    /// Cold starts, % of the finished.
+    pub cold_pct: Option<f64>,
+    /// Mean slowdown − 1, %: the paper's global latency increase.
+    pub global_increase_pct: Option<f64>,
+    /// Median slowdown.
+    pub slowdown_p50: Option<f64>,
+    /// 99th percentile latency on the live run's clock, ms (the
+    /// simulator's times the scale).
+    pub latency_p99_ms: Option<f64>,
+    /// Mean variance of the published loads across servers (live: 0
+    /// unless the gateway measured it).
+    pub load_variance: f64,
+}
+
+impl Side {
+    fn of(row: &ClusterRow, time: f64) -> Side {
+        Side {
+            invocations: row.invocations,
+            dropped: row.dropped,
+            cold_pct: row.cold_ratio.map(|r| r * 100.0),
+            global_increase_pct: row.global_increase.map(|g| g * 100.0),
+            slowdown_p50: row.slowdown_p50,
+            latency_p99_ms: row.latency_p99_ms.map(|l| l * time),
+            load_variance: row.load_variance,
+        }
+    }
+}
+
+/// One router in both worlds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Row {
+    /// The router.
+    pub router: String,
+    /// Simulated with the measured costs.
+    pub sim: Side,
+    /// Live.
+    pub live: Side,
+}
+
+/// How each world orders the routers by one metric, lowest first.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Ranking {
+    /// The metric.
+    pub by: &'static str,
+    /// Simulated.
+    pub sim: Vec<String>,
+    /// Live.
+    pub live: Vec<String>,
+    /// Whether the two orders are the same.
+    pub same: bool,
+}
+
+/// The whole comparison, as compare.json holds it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Comparison {
+    /// Per router.
+    pub rows: Vec<Row>,
+    /// By global latency increase, cold-start ratio and load variance.
+    pub rankings: Vec<Ranking>,
+}
+
+/// How a ranking reads its metric from a side.
+type Metric = fn(&Side) -> Option<f64>;
+
+/// The metrics the rankings order by, and how to read each.
+const RANKED: [(&str, Metric); 3] = [
+    ("global_increase_pct", |s| s.global_increase_pct),
+    ("cold_pct", |s| s.cold_pct),
+    ("load_variance", |s| Some(s.load_variance)),
+];
+
+impl Comparison {
+    /// Pairs the simulator's rows with the live ones, router by router in
+    /// the same order; the simulator's times are multiplied by `scale`.
+    pub fn new(sim: &[ClusterRow], live: &[ClusterRow], scale: f64) -> Comparison {
+        let rows: Vec<Row> = sim
+            .iter()
+            .zip(live)
+            .map(|(s, l)| Row {
+                router: s.policy.clone(),
+                sim: Side::of(s, scale),
+                live: Side::of(l, 1.0),
+            })
+            .collect();
+        let rankings = RANKED
+            .iter()
+            .map(|&(by, key)| {
+                let order = |world: fn(&Row) -> &Side| rank(&rows, |r| key(world(r)));
+                let (sim, live) = (order(|r| &r.sim), order(|r| &r.live));
+                Ranking {
+                    by,
+                    same: sim == live,
+                    sim,
+                    live,
+                }
+            })
+            .collect();
+        Comparison { rows, rankings }
+    }
+
+    /// compare.csv: a row per router and world.
+    pub fn to_csv(&self) -> String {
+        let mut out = format!("{COMPARE_CSV_HEADER}\n");
+        let cell = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v}"));
+        for r in &self.rows {
+            for (world, s) in [("sim", &r.sim), ("live", &r.live)] {
+                let _ = writeln!(
+                    out,
+                    "{},{world},{},{},{},{},{},{},{}",
+                    r.router,
+                    s.invocations,
+                    s.dropped,
+                    cell(s.cold_pct),
+                    cell(s.global_increase_pct),
+                    cell(s.slowdown_p50),
+                    cell(s.latency_p99_ms),
+                    s.load_variance
+                );
+            }
+        }
+        out
+    }
+
+    /// The table `cluster compare` prints: per router each metric
+    /// simulated / live, then each world's rankings.
+    pub fn render(&self) -> String {
+        let header = [
+            "router",
+            "calls",
+            "cold_%",
+            "global_+%",
+            "sd_p50",
+            "p99_ms",
+            "load_var",
+        ];
+        let pair = |s: Option<f64>, l: Option<f64>, digits: usize| {
+            let f = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"));
+            format!("{} / {}", f(s), f(l))
+        };
+        let lines: Vec<[String; 7]> = self
+            .rows
+            .iter()
+            .map(|r| {
+                let (s, l) = (&r.sim, &r.live);
+                [
+                    r.router.clone(),
+                    format!("{} / {}", s.invocations, l.invocations),
+                    pair(s.cold_pct, l.cold_pct, 2),
+                    pair(s.global_increase_pct, l.global_increase_pct, 1),
+                    pair(s.slowdown_p50, l.slowdown_p50, 2),
+                    pair(s.latency_p99_ms, l.latency_p99_ms, 1),
+                    pair(Some(s.load_variance), Some(l.load_variance), 4),
+                ]
+            })
+            .collect();
+        let mut widths = header.map(str::len);
+        for cells in &lines {
+            for (w, c) in widths.iter_mut().zip(cells) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+        let mut out = String::from("each cell: simulated / live\n");
+        let mut line = |cells: &[&str]| {
+            let padded: Vec<String> = cells
+                .iter()
+                .zip(widths)
+                .map(|(c, w)| format!("{c:<w$}"))
+                .collect();
+            let _ = writeln!(out, "{}", padded.join("  ").trim_end());
+        };
+        line(&header);
+        for cells in &lines {
+            line(&cells.each_ref().map(String::as_str));
+        }
+        for r in &self.rankings {
+            let _ = writeln!(
+                out,
+                "by {}: simulated {}; live {}{}",
+                r.by,
+                r.sim.join(" < "),
+                r.live.join(" < "),
+                if r.same { " (same)" } else { "" }
+            );
+        }
+        out
+    }
+}
+
+/// compare.csv's header.
+pub const COMPARE_CSV_HEADER: &str = "router,world,invocations,dropped,cold_pct,\
+                                      global_increase_pct,slowdown_p50,latency_p99_ms,load_variance";
+
+/// The routers by `key`, lowest first; ties keep their order, and a router
+/// without the metric comes last.
+fn rank(rows: &[Row], key: impl Fn(&Row) -> Option<f64>) -> Vec<String> {
+    let mut order: Vec<(f64, &str)> = rows
+        .iter()
+        .map(|r| (key(r).unwrap_or(f64::INFINITY), r.router.as_str()))
+        .collect();
+    order.sort_by(|a, b| a.0.total_cmp(&b.0));
+    order.into_iter().map(|(_, n)| n.to_string()).collect()
+}
+
+/// The live replay's settings with what the comparison measured.
+pub fn live_settings(compared: &Compared, spec: &CompareSpec) -> Value {
+    let first = compared
+        .live
+        .first()
+        .map_or_else(|| json!({}), |l| l.settings.clone());
+    let mut settings = first;
+    settings["spin_steps_per_ms"] = json!(spec.spin_steps_per_ms);
+    settings["transport_calls"] = json!(compared.costs.transport_calls);
+    settings["seconds_paper"] = json!(spec.replay.load.seconds / spec.replay.load.time_scale);
+    settings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faasched_model::SEC;
+
+    fn row(policy: &str, cold: f64, increase: f64, variance: f64) -> ClusterRow {
+        ClusterRow {
+            policy: policy.into(),
+            invocations: 100,
+            cold_ratio: Some(cold),
+            global_increase: Some(increase),
+            latency_p99_ms: Some(1_000.0),
+            load_variance: variance,
+            ..ClusterRow::default()
+        }
+    }
+
+    #[test]
+    fn each_world_ranks_the_routers_by_each_metric() {
+        let sim = [
+            row("ch-rlu", 0.02, 1.0, 0.3),
+            row("least-loaded", 0.08, 0.5, 0.1),
+        ];
+        let live = [
+            row("ch-rlu", 0.03, 2.0, 0.2),
+            row("least-loaded", 0.05, 3.0, 0.4),
+        ];
+        let c = Comparison::new(&sim, &live, 0.01);
+        assert_eq!(c.rows[0].sim.cold_pct, Some(2.0));
+        // The simulator's times are the paper's: shown on the live clock.
+        assert_eq!(c.rows[0].sim.latency_p99_ms, Some(10.0));
+        assert_eq!(c.rows[0].live.latency_p99_ms, Some(1_000.0));
+        let by = |name: &str| c.rankings.iter().find(|r| r.by == name).unwrap();
+        let increase = by("global_increase_pct");
+        assert_eq!(increase.sim, ["least-loaded", "ch-rlu"]);
+        assert_eq!(increase.live, ["ch-rlu", "least-loaded"]);
+        assert!(!increase.same);
+        assert!(by("cold_pct").same);
+        assert!(!by("load_variance").same);
+        let csv = c.to_csv();
+        assert_eq!(csv.lines().count(), 5);
+        assert!(csv.starts_with(COMPARE_CSV_HEADER));
+        assert!(csv.contains("\nch-rlu,sim,100,0,2,100,"), "{csv}");
+        let table = c.render();
+        assert!(table.contains("2.00 / 3.00"), "{table}");
+        assert!(
+            table.contains(
+                "by cold_pct: simulated ch-rlu < least-loaded; live ch-rlu < least-loaded (same)"
+            ),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn the_simulated_table_carries_the_measured_costs_on_the_paper_clock() {
+        let mut table = FunctionTable::new();
+        table.push("f", 256, SEC, 3 * SEC).unwrap();
+        let costs = Costs {
+            warm_ratio: 1.1,
+            compile: 2_000_000,
+            transport: 0,
+            transport_calls: 0,
+        };
+        // Warm 1 s × 1.1; cold extra half of the 2 s, plus 2 ms of compile
+        // at scale 0.01: 200 ms of the paper's.
+        let t = measured_table(&table, &costs, 0.5, 0.01).unwrap();
+        let p = t.profiles()[0];
+        assert_eq!(p.warm, 1_100_000_000);
+        assert_eq!(p.cold, 1_100_000_000 + SEC + 200_000_000);
+        assert_eq!(p.memory_mb, 256);
+    }
+}
