@@ -20,7 +20,7 @@ use std::path::PathBuf;
 /// variance, simulated / live, then each world's ranking of the routers by
 /// global increase, cold starts and load variance.
 ///
-/// The costs the simulator is given: `spin`'s wall time over the work
+/// The costs the simulator is given: `spin`'s CPU time over the work
 /// asked (warm times), a compile of the function plus the nodes' wait (cold
 /// starts), each live call's latency less its node's time (transport; the
 /// median over all the runs' calls). The simulator runs the paper's clock

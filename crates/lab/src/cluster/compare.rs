@@ -12,10 +12,10 @@
 //! directly. What it is given ([`Costs`]):
 //!
 //! - **warm time**: `spin` run here, with the steps per ms every node is
-//!   given, in a sandbox of this process: its wall time over the work asked
+//!   given, in a sandbox of this process: its CPU time over the work asked
 //!   (the simulator's warm times are the table's times this ratio);
 //! - **cold start**: what a live node's cold start does, the function's
-//!   module compiled (timed here, the median of several compiles) and then
+//!   module compiled (its CPU time here, the median of several) and then
 //!   the node's wait (`--cold-wait` of cold − warm); charged as CPU on the
 //!   server ([`ColdStart::Cpu`]): the node's wait holds its worker, which
 //!   then runs nothing else;
@@ -36,7 +36,7 @@ use faasched_workload::cluster::FunctionTable;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
-use std::time::Instant;
+use faasched_sys::clock;
 
 /// How many times each cost measured here is sampled; the median is kept.
 pub const COST_SAMPLES: usize = 9;
@@ -62,7 +62,7 @@ pub struct CompareSpec {
 /// run's time (not yet scaled to the paper's).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Costs {
-    /// `spin`'s wall time over the work asked, here.
+    /// `spin`'s CPU time over the work asked, here.
     pub warm_ratio: f64,
     /// Compiling a function's module for a cold start, ns.
     #[serde(rename = "compile_ns")]
@@ -82,35 +82,35 @@ pub fn measure_spin() -> Result<u64> {
     Ok(runtime.spin_steps_per_ms())
 }
 
-/// Measures `spin`'s warm ratio (on a work of `work`) and a compile here,
-/// with `spin_steps_per_ms` as every node spins; returns (ratio, compile).
+/// Measures `spin`'s warm ratio (on a work of `work`, at least 1 µs) and a
+/// compile here, with `spin_steps_per_ms` as every node spins; returns
+/// (ratio, compile). Both are CPU time of this thread: what other
+/// processes take of the machine meanwhile is not the node's cost (and
+/// the nodes suffer it live alike).
 pub fn measure_here(spin_steps_per_ms: u64, work: Nanos) -> Result<(f64, Nanos)> {
     let mut config = faasched_wasm::Config::new();
     config.spin_steps_per_ms(spin_steps_per_ms);
     let runtime = faasched_wasm::Runtime::new(&config).context("the sandboxes, to measure")?;
     let preempt = runtime.preempt();
     let call = runtime
-        .call(&format!("spin?us={}", (work / US).max(1)))
+        .call(&format!("spin?us={}", work / US))
         .context("the spin call")?;
     let mut ratios = Vec::with_capacity(COST_SAMPLES);
     let mut compiles = Vec::with_capacity(COST_SAMPLES);
     for _ in 0..COST_SAMPLES {
-        let start = Instant::now();
+        let start = clock::thread_cpu();
         let image = runtime.image(&call.function).context("compiling spin")?;
-        compiles.push(start.elapsed().as_nanos() as Nanos);
-        let start = Instant::now();
-        let mut sandbox = faasched_wasm::Sandbox::start_image(&runtime, &preempt, &image, call.arg)
-            .context("starting spin")?;
-        loop {
+        compiles.push(clock::thread_cpu().saturating_sub(start));
+        let mut sandbox =
+            faasched_wasm::Sandbox::start_image(&runtime, &preempt, &image, call.arg)
+                .context("starting spin")?;
+        let cpu = loop {
             match sandbox.resume() {
-                faasched_wasm::Step::Done(done) => {
-                    done.context("running spin")?;
-                    break;
-                }
+                faasched_wasm::Step::Done(done) => break done.context("running spin")?.stats.cpu,
                 faasched_wasm::Step::Preempted => {}
             }
-        }
-        ratios.push(start.elapsed().as_nanos() as f64 / (work / US).max(1) as f64 / US as f64);
+        };
+        ratios.push(cpu as f64 / work as f64);
     }
     ratios.sort_by(f64::total_cmp);
     compiles.sort_unstable();
