@@ -135,6 +135,9 @@ pub enum GatewayError {
     /// A node address that is not `HOST:PORT`.
     #[error("node address {0:?} is not HOST:PORT")]
     BadNode(String),
+    /// A gateway address (a node's `--register`) that is not `HOST:PORT`.
+    #[error("gateway address {0:?} is not HOST:PORT")]
+    BadGateway(String),
     /// The same node twice.
     #[error("node {0} is given twice")]
     Repeated(String),
@@ -392,18 +395,9 @@ struct NodeLink {
 }
 
 impl NodeLink {
-    /// A link to `addr`, if it is `HOST:PORT`: a host of ASCII letters,
-    /// digits, `.`, `-`, `_`, `:`, `[` and `]` (a name, an IPv4 or a
-    /// bracketed IPv6 address), a port that is a number, at most
-    /// [`MAX_ADDRESS`] bytes, so that it is a valid `Host` and a metrics
-    /// label as it is.
+    /// A link to `addr`, if it is `HOST:PORT` ([`is_address`]).
     fn new(addr: &str) -> Option<NodeLink> {
-        let (host, port) = addr.rsplit_once(':')?;
-        let host_ok = !host.is_empty()
-            && host.chars().all(|c| {
-                c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']')
-            });
-        if !(host_ok && addr.len() <= MAX_ADDRESS && port.parse::<u16>().is_ok()) {
+        if !is_address(addr) {
             return None;
         }
         Some(NodeLink {
@@ -1225,8 +1219,23 @@ fn hop_by_hop(name: &HeaderName) -> bool {
     )
 }
 
+/// Whether `addr` is `HOST:PORT`: a host of ASCII letters, digits, `.`,
+/// `-`, `_`, `:`, `[` and `]` (a name, an IPv4 or a bracketed IPv6
+/// address), a port that is a number, at most [`MAX_ADDRESS`] bytes, so
+/// that it is a valid `Host`, path segment and metrics label as it is.
+pub(super) fn is_address(addr: &str) -> bool {
+    let Some((host, port)) = addr.rsplit_once(':') else {
+        return false;
+    };
+    let host_ok = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']'));
+    host_ok && addr.len() <= MAX_ADDRESS && port.parse::<u16>().is_ok()
+}
+
 /// A new HTTP/1.1 connection to `addr`, its driver spawned.
-async fn connect(addr: &str) -> Result<SendRequest<Full<Bytes>>, String> {
+pub(super) async fn connect(addr: &str) -> Result<SendRequest<Full<Bytes>>, String> {
     let stream = tokio::net::TcpStream::connect(addr)
         .await
         .map_err(|e| format!("connecting: {e}"))?;
