@@ -718,3 +718,46 @@ fn registered_nodes_are_routed_to_refreshed_dropped_when_down_and_taken_back_on_
     );
     assert!(served.polls > 0);
 }
+
+/// A request in flight on a node that leaves is still answered: here the
+/// node, gone from the table, is then cut off under it, and its client
+/// hears a 502, never silence.
+#[test]
+fn a_request_in_flight_on_a_node_that_leaves_still_gets_an_answer() {
+    let mut c = Cluster::unlisted([0.0, 0.5]);
+    let node0 = format!("/nodes/{}", c.node(0));
+    assert_eq!(call(c.gateway, "PUT", &node0, &[]).status, 201);
+    let gateway = c.gateway;
+    let held = thread::spawn(move || {
+        call(
+            gateway,
+            "POST",
+            "/invoke/hold",
+            &[("x-faasched-function", "f")],
+        )
+    });
+    let start = Instant::now();
+    while c.invoked(0) == 0 {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "the held request never reached node 0"
+        );
+        thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(call(c.gateway, "DELETE", &node0, &[]).status, 200);
+    c.status_until("node 0 gone", |s| listed(s).is_empty());
+    c.stop_nodes[0].take().unwrap().send(()).unwrap();
+    let a = held.join().unwrap();
+    assert_eq!(a.status, 502, "{}", a.body);
+    assert_eq!(a.header("x-faasched-node"), Some(c.node(0)));
+    let served = c.stop();
+    assert_eq!(
+        (
+            served.received,
+            served.answered,
+            served.unreachable,
+            served.leaves
+        ),
+        (1, 1, 1, 1)
+    );
+}
