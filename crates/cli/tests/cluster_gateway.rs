@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::server::{CAP, Server, call, cluster_node};
+use common::server::{CAP, Server, call, cluster_node, cluster_node_with};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -115,6 +115,66 @@ fn a_gateway_routes_over_two_node_runtimes_and_sigterm_drains_it() {
     }
 }
 
+/// A gateway given no node learns one that registers itself, routes to
+/// it, and forgets it when the node says it leaves on SIGTERM.
+#[test]
+fn a_node_registers_with_a_gateway_given_none_and_leaves_on_sigterm() {
+    let gateway = Server::start(&[
+        "cluster",
+        "gateway",
+        "--listen",
+        "127.0.0.1:0",
+        "--period-ms",
+        "20",
+        "--time-scale",
+        "0.001",
+    ]);
+    let label = [("x-faasched-function", "aes-encryption-0")];
+    let a = call(gateway.addr, "POST", "/invoke/spin?us=100", &label);
+    assert_eq!(a.status, 503, "{}", a.body);
+    assert!(a.body.contains("no node up"), "{}", a.body);
+
+    let gw = gateway.addr.to_string();
+    let node = cluster_node_with(&["--register", &gw]);
+    let name = node.addr.to_string();
+    let status_until = |what: &str, done: &dyn Fn(&serde_json::Value) -> bool| {
+        let start = Instant::now();
+        loop {
+            let body = call(gateway.addr, "GET", "/status", &[]).body;
+            let status: serde_json::Value = serde_json::from_str(&body).unwrap();
+            if done(&status) {
+                return status;
+            }
+            assert!(start.elapsed() < CAP, "never {what}: {status}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    let status = status_until("the node registered", &|s| {
+        s["nodes"][0]["node"] == name.as_str() && s["nodes"][0]["up"] == true
+    });
+    assert_eq!(status["nodes"][0]["membership"], "registered");
+    let a = call(gateway.addr, "POST", "/invoke/spin?us=100", &label);
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.header("x-faasched-node"), Some(name.as_str()));
+
+    let (ok, rest) = node.stop();
+    assert!(ok, "{rest}");
+    let status = status_until("the node gone", &|s| {
+        s["nodes"].as_array().is_some_and(Vec::is_empty)
+    });
+    assert_eq!(status["membership"]["leaves"], 1, "{status}");
+    let (ok, rest) = gateway.stop();
+    assert!(ok, "{rest}");
+    assert!(
+        rest.contains("stopped by SIGTERM; 2 invocations received, 2 answered"),
+        "{rest}"
+    );
+    assert!(
+        rest.contains("node registrations") && rest.contains("1 left"),
+        "{rest}"
+    );
+}
+
 #[test]
 fn a_gateway_refuses_bad_options_naming_them() {
     let out = Command::new(env!("CARGO_BIN_EXE_faasched"))
@@ -144,6 +204,28 @@ fn a_gateway_refuses_bad_options_naming_them() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("ch-rlu"), "{err}");
+    for (args, named) in [
+        (
+            &["--register", "nowhere"][..],
+            "gateway address \"nowhere\"",
+        ),
+        (
+            &["--register", "127.0.0.1:1", "--advertise", "a b:1"][..],
+            "\"a b:1\"",
+        ),
+        (&["--advertise", "127.0.0.1:2"][..], "--register"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_faasched"))
+            .args(["node", "serve", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains(named),
+            "{args:?}: {err}"
+        );
+    }
 }
 
 /// `cluster up` starts its nodes, each a process, and the gateway in front;

@@ -119,6 +119,20 @@ impl Cluster {
         loads: [f64; 2],
         configure: impl FnOnce(&mut GatewayConfig) + Send + 'static,
     ) -> Cluster {
+        Cluster::launch(loads, true, configure)
+    }
+
+    /// The two fake nodes and a gateway given none of them: they are to
+    /// register.
+    fn unlisted(loads: [f64; 2]) -> Cluster {
+        Cluster::launch(loads, false, |_| {})
+    }
+
+    fn launch(
+        loads: [f64; 2],
+        listed: bool,
+        configure: impl FnOnce(&mut GatewayConfig) + Send + 'static,
+    ) -> Cluster {
         let (tx, rx) = mpsc::channel();
         let thread = thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
@@ -146,7 +160,12 @@ impl Cluster {
                     nodes.push((addr, node));
                     stops.push(Some(stop));
                 }
-                let mut config = GatewayConfig::new(nodes.iter().map(|(a, _)| a.clone()).collect());
+                let listed = if listed {
+                    nodes.iter().map(|(a, _)| a.clone()).collect()
+                } else {
+                    Vec::new()
+                };
+                let mut config = GatewayConfig::new(listed);
                 config.period(Duration::from_millis(20));
                 configure(&mut config);
                 let gateway = Gateway::new(
@@ -287,6 +306,16 @@ fn call(addr: SocketAddr, method: &str, path: &str, headers: &[(&str, &str)]) ->
         headers,
         body: body.to_owned(),
     }
+}
+
+/// The addresses of the nodes in the gateway's status, in order.
+fn listed(status: &serde_json::Value) -> Vec<String> {
+    status["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["node"].as_str().unwrap().to_owned())
+        .collect()
 }
 
 fn invoke(c: &Cluster) -> Answer {
@@ -591,8 +620,144 @@ fn bad_node_lists_are_refused_naming_what_is_wrong() {
         .unwrap_err()
         .to_string()
     };
-    assert!(build(&[]).contains("at least one node"));
+    assert!(build(&["a b:1"]).contains("\"a b:1\""));
     assert!(build(&["localhost"]).contains("\"localhost\""));
     assert!(build(&["h:99999"]).contains("h:99999"));
     assert!(build(&["a:1", "a:1"]).contains("a:1 is given twice"));
+}
+
+/// Nodes join by `PUT /nodes/{addr}`, are routed to at once, refresh
+/// idempotently, leave by `DELETE`, and a registered node that stops
+/// answering its polls is dropped from the table until it registers again.
+#[test]
+fn registered_nodes_are_routed_to_refreshed_dropped_when_down_and_taken_back_on_registering() {
+    let mut c = Cluster::unlisted([0.0, 0.5]);
+    let a = call(c.gateway, "POST", "/invoke/f", &[]);
+    assert_eq!(a.status, 503, "{}", a.body);
+    assert_eq!(a.header("x-faasched-error"), Some("overloaded"));
+    assert!(a.body.contains("no node up"), "{}", a.body);
+
+    let node0 = format!("/nodes/{}", c.node(0));
+    let node1 = format!("/nodes/{}", c.node(1));
+    let a = call(c.gateway, "PUT", &node0, &[]);
+    assert_eq!(a.status, 201, "{}", a.body);
+    let a = call(c.gateway, "PUT", &node0, &[]);
+    assert_eq!(a.status, 200, "a refresh: {}", a.body);
+    // Up at once, before its first poll.
+    let a = invoke(&c);
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.header("x-faasched-node"), Some(c.node(0)));
+
+    for (method, path, status, named) in [
+        ("PUT", "/nodes/nowhere", 400, "nowhere"),
+        ("PUT", "/nodes/h:99999", 400, "h:99999"),
+        ("PUT", "/nodes/a%20b:1", 400, "a%20b:1"),
+        ("PUT", "/nodes", 400, "no node"),
+        ("GET", node0.as_str(), 405, "PUT, DELETE"),
+        ("DELETE", "/nodes/127.0.0.1:1", 404, "127.0.0.1:1"),
+    ] {
+        let a = call(c.gateway, method, path, &[]);
+        assert_eq!(a.status, status, "{method} {path}: {}", a.body);
+        assert!(a.body.contains(named), "{method} {path}: {}", a.body);
+    }
+    let a = call(c.gateway, "DELETE", "/nodes/127.0.0.1:1", &[]);
+    assert_eq!(a.header("x-faasched-error"), Some("unknown-node"));
+
+    assert_eq!(call(c.gateway, "PUT", &node1, &[]).status, 201);
+    let both = [c.node(0).to_owned(), c.node(1).to_owned()];
+    c.status_until("both loads reported", |s| {
+        listed(s) == both
+            && s["nodes"][1]["load"] == 0.5
+            && s["nodes"][1]["membership"] == "registered"
+    });
+    // The dead node is dropped, not kept down; the router goes on with
+    // the live one.
+    c.stop_nodes[0].take().unwrap().send(()).unwrap();
+    c.status_until("the dead node dropped", |s| {
+        listed(s) == both[1..] && s["membership"]["drops"] == 1
+    });
+    for _ in 0..3 {
+        assert_eq!(invoke(&c).header("x-faasched-node"), Some(c.node(1)));
+    }
+    // Back, it registers again and is a node of the table again.
+    c.restart(0);
+    assert_eq!(call(c.gateway, "PUT", &node0, &[]).status, 201);
+    c.status_until("the node back", |s| {
+        listed(s) == [both[1].clone(), both[0].clone()]
+    });
+    // A node that says it leaves is gone at once.
+    let a = call(c.gateway, "DELETE", &node1, &[]);
+    assert_eq!(a.status, 200, "{}", a.body);
+    c.status_until("node 1 gone", |s| {
+        listed(s) == both[..1] && s["membership"]["leaves"] == 1
+    });
+    assert_eq!(invoke(&c).header("x-faasched-node"), Some(c.node(0)));
+    let metrics = call(c.gateway, "GET", "/metrics", &[]).body;
+    for line in [
+        "faasched_gateway_node_registrations_total 3",
+        "faasched_gateway_node_drops_total 1",
+        "faasched_gateway_node_leaves_total 1",
+    ] {
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "no {line:?} in\n{metrics}"
+        );
+    }
+    assert!(
+        metrics.contains("faasched_gateway_load_variance_mean "),
+        "{metrics}"
+    );
+    let served = c.stop();
+    assert_eq!(
+        (served.registrations, served.drops, served.leaves),
+        (3, 1, 1)
+    );
+    assert_eq!(
+        (served.received, served.answered, served.dropped),
+        (6, 6, 1)
+    );
+    assert!(served.polls > 0);
+}
+
+/// A request in flight on a node that leaves is still answered: here the
+/// node, gone from the table, is then cut off under it, and its client
+/// hears a 502, never silence.
+#[test]
+fn a_request_in_flight_on_a_node_that_leaves_still_gets_an_answer() {
+    let mut c = Cluster::unlisted([0.0, 0.5]);
+    let node0 = format!("/nodes/{}", c.node(0));
+    assert_eq!(call(c.gateway, "PUT", &node0, &[]).status, 201);
+    let gateway = c.gateway;
+    let held = thread::spawn(move || {
+        call(
+            gateway,
+            "POST",
+            "/invoke/hold",
+            &[("x-faasched-function", "f")],
+        )
+    });
+    let start = Instant::now();
+    while c.invoked(0) == 0 {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "the held request never reached node 0"
+        );
+        thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(call(c.gateway, "DELETE", &node0, &[]).status, 200);
+    c.status_until("node 0 gone", |s| listed(s).is_empty());
+    c.stop_nodes[0].take().unwrap().send(()).unwrap();
+    let a = held.join().unwrap();
+    assert_eq!(a.status, 502, "{}", a.body);
+    assert_eq!(a.header("x-faasched-node"), Some(c.node(0)));
+    let served = c.stop();
+    assert_eq!(
+        (
+            served.received,
+            served.answered,
+            served.unreachable,
+            served.leaves
+        ),
+        (1, 1, 1, 1)
+    );
 }

@@ -17,9 +17,13 @@ use std::time::Duration;
 /// x-faasched-node: HOST:PORT. The gateway polls every node's GET /load
 /// every --period-ms (its load average over its cores) and routes on the
 /// last reports; a node that misses 3 polls in a row is routed around
-/// until it answers again. A node that fails before its answer gets the
-/// client a 502 with x-faasched-error: node-unreachable; a router's drop, a
-/// 503 overloaded. GET /metrics and GET /status tell the rest. Try:
+/// until it answers again. Nodes may also register themselves (`node
+/// serve --register`, or PUT /nodes/HOST:PORT; DELETE to leave): a
+/// registered node is routed to at once and dropped once it misses 3 polls,
+/// until it registers again. A node that fails before its answer gets the
+/// client a 502 with x-faasched-error: node-unreachable; a router's drop,
+/// or no node up, a 503 overloaded. GET /metrics and GET /status tell the
+/// rest. Try:
 ///
 ///   curl -X POST -H 'x-faasched-function: aes-encryption-0' '127.0.0.1:8080/invoke/spin?us=587'
 ///
@@ -27,8 +31,9 @@ use std::time::Duration;
 /// prints the decision time and the forwarding overhead, and exits.
 #[derive(ClapArgs, Debug)]
 pub struct Args {
-    /// A node runtime, HOST:PORT (repeat for each).
-    #[arg(long = "node", value_name = "HOST:PORT", required = true)]
+    /// A node runtime, HOST:PORT (repeat for each), kept for the gateway's
+    /// life; none if the nodes register themselves.
+    #[arg(long = "node", value_name = "HOST:PORT")]
     nodes: Vec<String>,
     #[command(flatten)]
     gateway: GatewayArgs,
@@ -111,11 +116,19 @@ impl GatewayArgs {
             time_scale: self.time_scale,
         };
         let run = serve_gateway(&spec, &self.listen, |addr| {
-            eprintln!(
-                "faasched cluster gateway: {} over {} node(s), listening on {addr}",
-                spec.policy,
-                spec.nodes.len()
-            );
+            if spec.nodes.is_empty() {
+                eprintln!(
+                    "faasched cluster gateway: {} over the nodes that register \
+                     (PUT /nodes/HOST:PORT), listening on {addr}",
+                    spec.policy
+                );
+            } else {
+                eprintln!(
+                    "faasched cluster gateway: {} over {} node(s), listening on {addr}",
+                    spec.policy,
+                    spec.nodes.len()
+                );
+            }
         })?;
         let s = &run.served;
         eprintln!(
@@ -135,6 +148,13 @@ impl GatewayArgs {
             s.decision_p50 as f64 / 1e3,
             s.overhead_p50 as f64 / 1e3,
         );
+        if s.registrations + s.leaves > 0 {
+            eprintln!(
+                "faasched cluster gateway: {} node registrations, {} dropped after missed polls, \
+                 {} left",
+                s.registrations, s.drops, s.leaves
+            );
+        }
         if s.received != s.answered {
             bail!(
                 "{} invocations were cut unanswered",

@@ -5,7 +5,7 @@ use super::containers::ContainerArgs;
 use super::host::{HostArgs, ms};
 use anyhow::{Result, bail};
 use clap::Args as ClapArgs;
-use faasched_lab::node::live::{LiveNode, serve};
+use faasched_lab::node::live::{LiveNode, Register, serve};
 use faasched_live::node::ingress::{LoadConfig, StopSignal};
 use faasched_policy::node::PreemptTest;
 use std::time::Duration;
@@ -24,6 +24,7 @@ use std::time::Duration;
 ///
 /// GET /load reports the node's 1-minute load average over its workers,
 /// the kernel's, of its requests running and queued, for a cluster gateway.
+/// With --register the node registers with that gateway itself.
 ///
 /// SIGTERM or Ctrl-C stops accepting, answers every request already read,
 /// and exits.
@@ -70,6 +71,17 @@ pub struct Args {
     /// queued, ms (the kernel's 5 s by default).
     #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     load_period_ms: u64,
+    /// A cluster gateway (`faasched cluster gateway`) to register with,
+    /// HOST:PORT: at start and every --load-period-ms after, so that a
+    /// gateway that restarted learns the node again; before draining on
+    /// SIGTERM the node says it leaves. A failed registration is said on
+    /// stderr and tried again the next period.
+    #[arg(long, value_name = "HOST:PORT")]
+    register: Option<String>,
+    /// The node's HOST:PORT as the gateway is to reach it (by default the
+    /// address it listens on: give this when listening on 0.0.0.0).
+    #[arg(long, value_name = "HOST:PORT", requires = "register")]
+    advertise: Option<String>,
     #[command(flatten)]
     host: HostArgs,
 }
@@ -97,11 +109,16 @@ impl Args {
         load.cores(node.dispatchers * node.workers)
             .memory_mb(self.memory_mb)
             .period(Duration::from_millis(self.load_period_ms));
+        let register = self.register.map(|gateway| Register {
+            gateway,
+            advertise: self.advertise,
+        });
         let served = serve(
             &node,
             &self.listen,
             Duration::from_secs_f64(self.drain_s),
             load,
+            register.as_ref(),
             |addr, runtime| {
                 let spin = runtime.executor().with_runtime(|r| r.spin_steps_per_ms());
                 eprintln!(

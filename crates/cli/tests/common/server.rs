@@ -84,7 +84,12 @@ impl Drop for Server {
 /// in containers at a thousandth of their times, 1 GB for them, its load
 /// published every 20 ms.
 pub fn cluster_node() -> Server {
-    Server::start(&[
+    cluster_node_with(&[])
+}
+
+/// [`cluster_node`] with `extra` arguments.
+pub fn cluster_node_with(extra: &[&str]) -> Server {
+    let mut args = vec![
         "node",
         "serve",
         "--listen",
@@ -97,7 +102,9 @@ pub fn cluster_node() -> Server {
         "functionbench",
         "--time-scale",
         "0.001",
-    ])
+    ];
+    args.extend_from_slice(extra);
+    Server::start(&args)
 }
 
 /// An answer: status, the headers (lower-cased names), the body.

@@ -1,7 +1,8 @@
 //! A cluster run, live, once per router: fresh nodes ([`Nodes`]), a
 //! gateway with the router in front ([`RunningGateway`]), CH-RLU's
 //! clients against it ([`LiveLoadSpec`]), then everything stopped before
-//! the next router's run, so each router starts from cold nodes.
+//! the next router's run, so each router starts from cold nodes. Each
+//! router's row takes its `load_variance` from its gateway's polls.
 
 use super::live::{GatewaySpec, RunningGateway};
 use super::load::{LiveLoad, LiveLoadSpec};
@@ -56,8 +57,11 @@ pub fn replay(
         .run(stop);
         let served = gateway.stop();
         nodes.stop(spec.gateway.drain.max(Duration::from_secs(1)));
-        let load = load.with_context(|| format!("{router}: the clients"))?;
-        served.with_context(|| format!("{router}: the gateway"))?;
+        let mut load = load.with_context(|| format!("{router}: the clients"))?;
+        let served = served.with_context(|| format!("{router}: the gateway"))?;
+        // What the clients cannot measure, the gateway did: the spread of
+        // the loads its nodes reported, as the simulator's rows have it.
+        load.row.load_variance = served.load_variance;
         each(&load);
         loads.push(load);
     }

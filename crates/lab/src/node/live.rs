@@ -5,6 +5,7 @@
 use super::catalog::{Knowledge, node_policies};
 use crate::cluster::catalog::KeepAliveSpec;
 use anyhow::{Context, Result, bail};
+use faasched_live::cluster::Registration;
 use faasched_live::node::containers::{ColdStart, Containers};
 use faasched_live::node::ingress::{self, Drained, Ingress, LoadConfig, StopSignal};
 use faasched_live::node::runtime::{Policies, Runtime, RuntimeConfig};
@@ -196,14 +197,28 @@ pub struct Served {
     pub signal: Option<StopSignal>,
 }
 
+/// Where a served node registers itself, if anywhere.
+#[derive(Clone, Debug)]
+pub struct Register {
+    /// The cluster gateway, `HOST:PORT`.
+    pub gateway: String,
+    /// The node's `HOST:PORT` as the gateway is to reach it; by default
+    /// the address it listens on.
+    pub advertise: Option<String>,
+}
+
 /// Serves `node` on `listen` until SIGTERM or SIGINT, then drains (for at
 /// most `drain`) and stops; publishes its load on `GET /load` under `load`;
-/// `ready` learns the address once it listens.
+/// `ready` learns the address once it listens. With `register`, the node
+/// registers with its gateway once it listens and every load period after
+/// (failures said on stderr, never fatal), and says it leaves before it
+/// drains ([`Registration`]).
 pub fn serve(
     node: &LiveNode,
     listen: &str,
     drain: Duration,
     load: LoadConfig,
+    register: Option<&Register>,
     ready: impl FnOnce(SocketAddr, &Runtime<WasmExecutor>),
 ) -> Result<Served> {
     let runtime = Arc::new(node.start()?);
@@ -213,14 +228,38 @@ pub fn serve(
             .await
             .with_context(|| format!("cannot listen on {listen}"))?;
         let addr = listener.local_addr()?;
+        let registration = register
+            .map(|r| {
+                let advertise = r.advertise.clone().unwrap_or_else(|| addr.to_string());
+                Registration::new(&r.gateway, &advertise, load.sampling_period())
+            })
+            .transpose()?;
         ready(addr, &runtime);
         let stop = ingress::shutdown_signal().context("the stop signals")?;
+        let (leave, leaving) = tokio::sync::oneshot::channel::<()>();
+        let heartbeat = registration.map(|registration| {
+            tokio::spawn(async move {
+                registration
+                    .run(
+                        async {
+                            let _ = leaving.await;
+                        },
+                        |failure| eprintln!("faasched node serve: {failure}"),
+                    )
+                    .await;
+            })
+        });
         let mut signal = None;
         let mut ingress = Ingress::new(runtime.clone());
         ingress.drain_timeout(drain).load_report(load);
         let drained = ingress
             .serve(listener, async {
                 signal = Some(stop.await);
+                // The gateway stops routing here before the node drains.
+                if let Some(heartbeat) = heartbeat {
+                    let _ = leave.send(());
+                    let _ = heartbeat.await;
+                }
             })
             .await
             .context("serving")?;

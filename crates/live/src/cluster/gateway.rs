@@ -5,8 +5,10 @@
 //! | request | answer |
 //! |---|---|
 //! | `POST /invoke/{function}[?{query}]` | the chosen node's answer, with `x-faasched-node: HOST:PORT` added; 503 `x-faasched-error: overloaded` if the router drops it; 502 `x-faasched-error: node-unreachable` if the node fails before its answer or gives none within the forward timeout |
-//! | `GET /metrics` | per node requests, errors, load, up; the decision time and the forwarding overhead (quantiles), in Prometheus text |
-//! | `GET /status` | the nodes and the timings, JSON |
+//! | `PUT /nodes/{HOST:PORT}` | 201 if the node joins the table ([`Membership::Registered`], up at once, idle until its first report, polled from the next round), 200 if it is in the table already (a heartbeat; nothing changes); 400 naming a malformed address |
+//! | `DELETE /nodes/{HOST:PORT}` | 200: a registered node is dropped from the table, a static one (`--node`) taken down until its next report; 404 `x-faasched-error: unknown-node` if it is not in the table |
+//! | `GET /metrics` | per node requests, errors, load, up; registrations, drops and leaves; the decision time and the forwarding overhead (quantiles); the mean load variance across the up nodes, in Prometheus text |
+//! | `GET /status` | the nodes, their membership counts, the load evenness and the timings, JSON |
 //!
 //! The invariants:
 //!
@@ -18,7 +20,9 @@
 //! 2. Every invocation is decided once under one lock: the router reads
 //!    the [`NodeTable`]'s up nodes, their last reported loads (stale) and
 //!    the gateway's own requests in flight on each, and the decision's
-//!    time alone is measured. [`Choice::Drop`] is answered 503.
+//!    time alone is measured. [`Choice::Drop`] is answered 503
+//!    `overloaded`, and so is every invocation while no node is up (none
+//!    given or registered yet, or all down), the body saying which.
 //! 3. The invocation is forwarded, with its query and headers, over a
 //!    kept-alive connection from the node's pool (at most
 //!    [`GatewayConfig::pool`] idle ones kept), and the node's answer is
@@ -28,19 +32,29 @@
 //! 4. Every invocation is answered exactly once and counted on both sides:
 //!    `received = answered` once the gateway is idle. Its outcome goes to
 //!    [`Route::on_finish`] unless the set of up nodes changed meanwhile
-//!    (its server id would then name another node).
+//!    (its server id would then name another node). A node that leaves
+//!    or is dropped meanwhile still gets its requests in flight answered,
+//!    or answered 502.
 //! 5. Every [`GatewayConfig::period`] the gateway polls every node's
 //!    `GET /load`, each poll bounded by the period or [`MIN_POLL_TIMEOUT`],
 //!    whichever is longer (a busy machine must not take a live node down
 //!    for a short period); it updates the table
 //!    (a report, or a miss: [`DOWN_AFTER_MISSES`] in a row take a node
-//!    down, a report takes it back) and calls [`Route::on_loads`]. One
-//!    round runs before the gateway accepts its first request.
-//! 6. Shutdown drains like the node ingress ([`crate::http::serve`]).
+//!    down, a report takes it back; a registered node is dropped once
+//!    down) and calls [`Route::on_loads`]; then it pushes the up nodes'
+//!    loads' mean and population variance into a [`LoadSeries`], as the
+//!    cluster simulator does at each publication. One round runs before
+//!    the gateway accepts its first request.
+//! 6. Nodes join and leave while it serves (`PUT` and `DELETE
+//!    /nodes/{HOST:PORT}`, under the same lock as a decision); when the
+//!    up nodes change so, the router is told at once with
+//!    [`Route::on_loads`], so what it derived from the last view never
+//!    outlives the view.
+//! 7. Shutdown drains like the node ingress ([`crate::http::serve`]).
 //!
 //! [`DOWN_AFTER_MISSES`]: super::table::DOWN_AFTER_MISSES
 
-use super::table::NodeTable;
+use super::table::{Membership, Missed, NodeTable};
 use crate::http::{self, Service};
 use crate::node::ingress::metrics::family;
 use crate::node::ingress::request::{self, Malformed, RouteKind};
@@ -48,6 +62,7 @@ use crate::node::ingress::{
     self, Counted, ERROR_HEADER, LABEL_HEADER, LoadReport, json, read_body, refusal, text,
 };
 use bytes::Bytes;
+use faasched_model::cluster::loads::{LoadSeries, spread};
 use faasched_model::cluster::{
     Choice, FunctionProfile, InvocationId, InvocationInfo, InvocationOutcome, Route,
 };
@@ -88,6 +103,14 @@ pub const NODE_HEADER: &str = "x-faasched-node";
 /// The error kind of a node that failed before its answer.
 pub const NODE_UNREACHABLE: &str = "node-unreachable";
 
+/// The error kind of a `DELETE /nodes/{HOST:PORT}` of a node the gateway's
+/// table does not have.
+pub const UNKNOWN_NODE: &str = "unknown-node";
+
+/// The longest node address a registration may give, bytes: a DNS name
+/// (253) and a port, with room to spare.
+const MAX_ADDRESS: usize = 300;
+
 /// The error kind of a function the workload's table does not have, as
 /// the node runtime names its unknown functions.
 const UNKNOWN_FUNCTION: &str = "unknown-function";
@@ -109,12 +132,12 @@ const HISTOGRAM_MAX: u64 = 60_000_000_000;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum GatewayError {
-    /// No `--node`.
-    #[error("a gateway needs at least one node")]
-    NoNodes,
     /// A node address that is not `HOST:PORT`.
     #[error("node address {0:?} is not HOST:PORT")]
     BadNode(String),
+    /// A gateway address (a node's `--register`) that is not `HOST:PORT`.
+    #[error("gateway address {0:?} is not HOST:PORT")]
+    BadGateway(String),
     /// The same node twice.
     #[error("node {0} is given twice")]
     Repeated(String),
@@ -137,7 +160,8 @@ pub struct GatewayConfig {
 pub const DEFAULT_FORWARD_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl GatewayConfig {
-    /// A gateway over `nodes` (`HOST:PORT` each), polling every 5 s (the
+    /// A gateway over `nodes` (`HOST:PORT` each, [`Membership::Static`];
+    /// none if every node registers itself), polling every 5 s (the
     /// nodes' default load period), keeping [`DEFAULT_POOL`] idle
     /// connections per node, draining for the node ingress's
     /// [`ingress::DEFAULT_DRAIN_TIMEOUT`].
@@ -205,11 +229,27 @@ pub struct GatewayServed {
     pub overhead_p50: Nanos,
     /// Connections still open at the drain timeout, closed.
     pub connections_cut: usize,
+    /// Poll rounds run.
+    pub polls: u64,
+    /// The mean over the poll rounds (those with a node up) of the
+    /// population variance of the up nodes' reported loads, load average
+    /// over cores: the cluster simulator's `load_variance`, live.
+    pub load_variance: f64,
+    /// Nodes that joined by registering.
+    pub registrations: u64,
+    /// Registered nodes dropped from the table after their missed polls.
+    pub drops: u64,
+    /// Nodes that said they left (`DELETE /nodes/{HOST:PORT}`).
+    pub leaves: u64,
 }
 
 impl std::fmt::Debug for Gateway {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let nodes: Vec<&str> = self.inner.links.iter().map(|l| l.addr.as_str()).collect();
+        let nodes: Vec<String> = lock(&self.inner.state)
+            .links
+            .values()
+            .map(|l| l.addr.clone())
+            .collect();
         f.debug_struct("Gateway")
             .field("policy", &self.inner.policy)
             .field("nodes", &nodes)
@@ -220,35 +260,20 @@ impl std::fmt::Debug for Gateway {
 impl Gateway {
     /// A gateway over `config`'s nodes routing with `router`, the
     /// functions it knows by name in `functions`. Errs naming a bad or
-    /// repeated node address, or on no nodes or no functions.
+    /// repeated node address, or on no functions. With no nodes it
+    /// answers 503 until one registers.
     pub fn new(
         config: &GatewayConfig,
         router: Box<dyn Route + Send>,
         functions: impl IntoIterator<Item = (String, FunctionProfile)>,
     ) -> Result<Gateway, GatewayError> {
-        if config.nodes.is_empty() {
-            return Err(GatewayError::NoNodes);
-        }
-        let mut links = Vec::with_capacity(config.nodes.len());
-        for addr in &config.nodes {
-            let valid = addr
-                .rsplit_once(':')
-                .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
-            let authority = HeaderValue::from_str(addr).ok().filter(|_| valid);
-            let Some(authority) = authority else {
-                return Err(GatewayError::BadNode(addr.clone()));
-            };
-            if links.iter().any(|l: &NodeLink| &l.addr == addr) {
+        let mut links = BTreeMap::new();
+        for (id, addr) in config.nodes.iter().enumerate() {
+            let link = NodeLink::new(addr).ok_or_else(|| GatewayError::BadNode(addr.clone()))?;
+            if links.values().any(|l: &Arc<NodeLink>| &l.addr == addr) {
                 return Err(GatewayError::Repeated(addr.clone()));
             }
-            links.push(NodeLink {
-                addr: addr.clone(),
-                authority,
-                idle: Mutex::new(Vec::new()),
-                requests: AtomicU64::new(0),
-                errors: AtomicU64::new(0),
-                cold: AtomicU64::new(0),
-            });
+            links.insert(id, Arc::new(link));
         }
         let profiles: HashMap<String, FunctionProfile> = functions.into_iter().collect();
         if profiles.is_empty() {
@@ -259,10 +284,12 @@ impl Gateway {
             inner: Arc::new(Inner {
                 state: Mutex::new(State {
                     table: NodeTable::new(links.len()),
+                    links,
                     router,
                     next_id: 0,
+                    loads: LoadSeries::default(),
+                    polls: 0,
                 }),
-                links,
                 profiles,
                 policy,
                 started: Instant::now(),
@@ -290,6 +317,10 @@ impl Gateway {
         let cut = http::serve(listener, service, shutdown, self.inner.drain_timeout).await;
         poller.abort();
         let m = &self.inner.metrics;
+        let (polls, load_variance) = {
+            let state = lock(&self.inner.state);
+            (state.polls, state.loads.mean_variance)
+        };
         Ok(GatewayServed {
             received: m.received.load(Ordering::SeqCst),
             answered: m.answered.load(Ordering::SeqCst),
@@ -298,6 +329,11 @@ impl Gateway {
             decision_p50: lock(&m.decision).value_at_quantile(0.5),
             overhead_p50: lock(&m.overhead).value_at_quantile(0.5),
             connections_cut: cut,
+            polls,
+            load_variance,
+            registrations: m.registrations.load(Ordering::Relaxed),
+            drops: m.node_drops.load(Ordering::Relaxed),
+            leaves: m.leaves.load(Ordering::Relaxed),
         })
     }
 }
@@ -305,7 +341,6 @@ impl Gateway {
 /// What the gateway's connections share.
 struct Inner {
     state: Mutex<State>,
-    links: Vec<NodeLink>,
     profiles: HashMap<String, FunctionProfile>,
     policy: String,
     started: Instant,
@@ -320,8 +355,32 @@ struct Inner {
 /// What one decision reads and changes.
 struct State {
     table: NodeTable,
+    /// Every node of the table, by its id there.
+    links: BTreeMap<usize, Arc<NodeLink>>,
     router: Box<dyn Route + Send>,
     next_id: u64,
+    /// The up nodes' loads at every poll round (invariant 5).
+    loads: LoadSeries,
+    /// Poll rounds run.
+    polls: u64,
+}
+
+impl State {
+    /// Tells the router of the up nodes now if they changed since
+    /// `epoch` (invariant 6).
+    fn changed_since(&mut self, epoch: u64, now: Time) {
+        if self.table.epoch() != epoch {
+            self.router.on_loads(now, self.table.servers());
+        }
+    }
+
+    /// The id of the node at `addr`, if it is in the table.
+    fn find(&self, addr: &str) -> Option<usize> {
+        self.links
+            .iter()
+            .find(|(_, l)| l.addr == addr)
+            .map(|(&id, _)| id)
+    }
 }
 
 /// One node: its address and kept-alive connections.
@@ -335,6 +394,23 @@ struct NodeLink {
     cold: AtomicU64,
 }
 
+impl NodeLink {
+    /// A link to `addr`, if it is `HOST:PORT` ([`is_address`]).
+    fn new(addr: &str) -> Option<NodeLink> {
+        if !is_address(addr) {
+            return None;
+        }
+        Some(NodeLink {
+            addr: addr.to_owned(),
+            authority: HeaderValue::from_str(addr).ok()?,
+            idle: Mutex::new(Vec::new()),
+            requests: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
+            cold: AtomicU64::new(0),
+        })
+    }
+}
+
 /// The gateway's own counters and timings.
 struct Metrics {
     received: AtomicU64,
@@ -342,6 +418,9 @@ struct Metrics {
     unreachable: AtomicU64,
     dropped: AtomicU64,
     malformed: AtomicU64,
+    registrations: AtomicU64,
+    node_drops: AtomicU64,
+    leaves: AtomicU64,
     responses: Mutex<BTreeMap<(u16, &'static str), u64>>,
     decision: Mutex<Histogram<u64>>,
     overhead: Mutex<Histogram<u64>>,
@@ -360,6 +439,9 @@ impl Default for Metrics {
             unreachable: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
             malformed: AtomicU64::new(0),
+            registrations: AtomicU64::new(0),
+            node_drops: AtomicU64::new(0),
+            leaves: AtomicU64::new(0),
             responses: Mutex::new(BTreeMap::new()),
             decision: Mutex::new(histogram()),
             overhead: Mutex::new(histogram()),
@@ -429,13 +511,16 @@ impl Inner {
 
     async fn respond(&self, request: Request<Incoming>) -> Result<Counted, Malformed> {
         let path = request.uri().path();
+        if path == "/nodes" || path.starts_with("/nodes/") {
+            return self.membership(request).await;
+        }
         match RouteKind::of(path) {
             RouteKind::Invoke | RouteKind::Metrics | RouteKind::Status => {}
             RouteKind::Register | RouteKind::Load | RouteKind::Other => {
                 return Err(Malformed {
                     status: StatusCode::NOT_FOUND,
                     what: format!(
-                        "no route {}: the gateway's routes are POST /invoke/NAME, GET /metrics and GET /status",
+                        "no route {}: the gateway's routes are POST /invoke/NAME, PUT and DELETE /nodes/HOST:PORT, GET /metrics and GET /status",
                         request::shown(path)
                     ),
                     allow: None,
@@ -457,6 +542,89 @@ impl Inner {
                 unreachable!("refused above by their route kind")
             }
         }
+    }
+
+    /// `PUT` or `DELETE /nodes/{HOST:PORT}` (invariant 6).
+    async fn membership(&self, request: Request<Incoming>) -> Result<Counted, Malformed> {
+        const ALLOW: &str = "PUT, DELETE";
+        let (parts, body) = request.into_parts();
+        let path = parts.uri.path();
+        let method = &parts.method;
+        if method != Method::PUT && method != Method::DELETE {
+            return Err(Malformed {
+                status: StatusCode::METHOD_NOT_ALLOWED,
+                what: format!(
+                    "{} takes {ALLOW}, not {}",
+                    request::shown(path),
+                    request::shown(method.as_str())
+                ),
+                allow: Some(ALLOW),
+            });
+        }
+        if parts.uri.query().is_some() {
+            return Err(Malformed::bad(format!("{method} /nodes takes no query")));
+        }
+        read_body(body, 0, "a node registration's body").await?;
+        let addr = path.strip_prefix("/nodes/").unwrap_or("");
+        if addr.is_empty() {
+            return Err(Malformed::bad(format!(
+                "{method} /nodes/HOST:PORT: the path names no node"
+            )));
+        }
+        let Some(link) = NodeLink::new(addr) else {
+            return Err(Malformed::bad(format!(
+                "node address {} is not HOST:PORT",
+                request::shown(addr)
+            )));
+        };
+        let mut state = lock(&self.state);
+        let state = &mut *state;
+        let epoch = state.table.epoch();
+        let known = state.find(addr);
+        let (status, body, kind) = if method == Method::PUT {
+            match known {
+                Some(_) => (
+                    StatusCode::OK,
+                    format!("node {addr} is in the table\n"),
+                    "ok",
+                ),
+                None => {
+                    let id = state.table.add(Membership::Registered);
+                    state.links.insert(id, Arc::new(link));
+                    self.metrics.registrations.fetch_add(1, Ordering::Relaxed);
+                    (
+                        StatusCode::CREATED,
+                        format!("node {addr} registered\n"),
+                        "ok",
+                    )
+                }
+            }
+        } else {
+            match known {
+                Some(id) => {
+                    state.table.leave(id);
+                    if !state.table.contains(id) {
+                        state.links.remove(&id);
+                    }
+                    self.metrics.leaves.fetch_add(1, Ordering::Relaxed);
+                    (StatusCode::OK, format!("node {addr} left\n"), "ok")
+                }
+                None => (
+                    StatusCode::NOT_FOUND,
+                    format!("node {addr} is not in the gateway's table\n"),
+                    UNKNOWN_NODE,
+                ),
+            }
+        };
+        state.changed_since(epoch, self.now());
+        let mut response = text(status, body);
+        if kind == UNKNOWN_NODE {
+            response.headers_mut().insert(
+                HeaderName::from_static(ERROR_HEADER),
+                HeaderValue::from_static(UNKNOWN_NODE),
+            );
+        }
+        Ok((response, kind))
     }
 
     /// Invariants 1 to 4 for one invocation.
@@ -494,7 +662,7 @@ impl Inner {
             node: None,
         };
 
-        let (choice, info, epoch) = {
+        let (choice, info, epoch, no_node) = {
             let mut state = lock(&self.state);
             let state = &mut *state;
             let now = self.now();
@@ -515,19 +683,22 @@ impl Inner {
                 Choice::Server(s) if (s.0 as usize) < state.table.servers().len() => {
                     let node = state.table.node_of(s);
                     state.table.start(node);
-                    Some(node)
+                    Some((node, Arc::clone(&state.links[&node])))
                 }
                 _ => None,
             };
-            (choice, info, state.table.epoch())
+            let no_node = state.table.servers().is_empty();
+            (choice, info, state.table.epoch(), no_node)
         };
-        let Some(node) = choice else {
+        let Some((node, link)) = choice else {
             self.metrics.dropped.fetch_add(1, Ordering::Relaxed);
             self.drop_outcome(info);
-            let mut response = text(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the gateway's router dropped the invocation: overloaded\n".to_owned(),
-            );
+            let why = if no_node {
+                "the gateway has no node up: overloaded\n"
+            } else {
+                "the gateway's router dropped the invocation: overloaded\n"
+            };
+            let mut response = text(StatusCode::SERVICE_UNAVAILABLE, why.to_owned());
             response.headers_mut().insert(
                 HeaderName::from_static(ERROR_HEADER),
                 HeaderValue::from_static("overloaded"),
@@ -536,7 +707,7 @@ impl Inner {
         };
         answering.node = Some((node, epoch, info));
 
-        let link = &self.links[node];
+        let link = &*link;
         link.requests.fetch_add(1, Ordering::Relaxed);
         let forwarded = tokio::time::timeout(self.forward_timeout, self.forward(link, &parts))
             .await
@@ -727,21 +898,33 @@ impl Inner {
     /// One poll of every node's load, all at once, each bounded by the
     /// period or [`MIN_POLL_TIMEOUT`]; then the table and the router learn the results.
     async fn poll_round(self: &Arc<Self>) {
+        let links: Vec<(usize, Arc<NodeLink>)> = lock(&self.state)
+            .links
+            .iter()
+            .map(|(&id, link)| (id, Arc::clone(link)))
+            .collect();
         let mut polls = tokio::task::JoinSet::new();
-        for node in 0..self.links.len() {
+        for (node, link) in links {
             let inner = Arc::clone(self);
             polls.spawn(async move {
                 let bound = inner.period.max(MIN_POLL_TIMEOUT);
-                let report = tokio::time::timeout(bound, inner.load(node)).await;
+                let report = tokio::time::timeout(bound, inner.load(&link)).await;
                 (node, report.ok().and_then(Result::ok))
             });
         }
-        let mut results = Vec::with_capacity(self.links.len());
+        let mut results = Vec::new();
         while let Some(joined) = polls.join_next().await {
             if let Ok(result) = joined {
                 results.push(result);
             }
         }
+        self.apply_round(results);
+    }
+
+    /// What a poll round learned, `None` for a missed poll, applied to
+    /// the table, the router and the load series (invariant 5). A node
+    /// that left during the round is left out.
+    fn apply_round(&self, results: Vec<(usize, Option<LoadReport>)>) {
         let mut state = lock(&self.state);
         let state = &mut *state;
         let now = self.now();
@@ -751,16 +934,23 @@ impl Inner {
                     state.table.report(node, &report, now);
                 }
                 None => {
-                    state.table.miss(node);
+                    if state.table.miss(node) == Some(Missed::Dropped) {
+                        state.links.remove(&node);
+                        self.metrics.node_drops.fetch_add(1, Ordering::Relaxed);
+                    }
                 }
             }
         }
         state.router.on_loads(now, state.table.servers());
+        state.polls += 1;
+        let loads: Vec<f64> = state.table.servers().iter().map(|(_, v)| v.load).collect();
+        if let Some((mean, variance)) = spread(&loads) {
+            state.loads.push(now, mean, variance);
+        }
     }
 
-    /// `GET /load` of `node`.
-    async fn load(&self, node: usize) -> Result<LoadReport, String> {
-        let link = &self.links[node];
+    /// `GET /load` of `link`'s node.
+    async fn load(&self, link: &NodeLink) -> Result<LoadReport, String> {
         let request = Request::builder()
             .method(Method::GET)
             .uri("/load")
@@ -783,15 +973,20 @@ impl Inner {
     }
 
     fn status(&self) -> serde_json::Value {
-        let nodes: Vec<serde_json::Value> = {
+        let (nodes, polls, load_variance) = {
             let state = lock(&self.state);
-            self.links
+            let nodes: Vec<serde_json::Value> = state
+                .links
                 .iter()
-                .enumerate()
-                .map(|(i, link)| {
+                .map(|(&i, link)| {
                     let view = state.table.view(i);
+                    let membership = match state.table.membership(i) {
+                        Membership::Static => "static",
+                        Membership::Registered => "registered",
+                    };
                     serde_json::json!({
                         "node": link.addr,
+                        "membership": membership,
                         "up": state.table.is_up(i),
                         "misses": state.table.misses(i),
                         "cores": view.cores,
@@ -804,7 +999,8 @@ impl Inner {
                         "cold_starts": link.cold.load(Ordering::Relaxed),
                     })
                 })
-                .collect()
+                .collect();
+            (nodes, state.polls, state.loads.mean_variance)
         };
         let m = &self.metrics;
         let (decision, overhead) = (lock(&m.decision).clone(), lock(&m.overhead).clone());
@@ -822,6 +1018,15 @@ impl Inner {
                 "dropped": m.dropped.load(Ordering::Relaxed),
                 "malformed": m.malformed.load(Ordering::Relaxed),
             },
+            "membership": {
+                "registrations": m.registrations.load(Ordering::Relaxed),
+                "drops": m.node_drops.load(Ordering::Relaxed),
+                "leaves": m.leaves.load(Ordering::Relaxed),
+            },
+            "loads": {
+                "polls": polls,
+                "variance_mean": load_variance,
+            },
             "decision_ns": quantiles(&decision),
             "overhead_ns": quantiles(&overhead),
             "nodes": nodes,
@@ -838,7 +1043,7 @@ impl Inner {
                         kind: &str,
                         value: &dyn Fn(usize) -> String| {
             family(out, name, help, kind);
-            for (i, link) in self.links.iter().enumerate() {
+            for (&i, link) in &state.links {
                 let _ = writeln!(out, "{name}{{node=\"{}\"}} {}", link.addr, value(i));
             }
         };
@@ -847,21 +1052,21 @@ impl Inner {
             "faasched_gateway_node_requests_total",
             "Invocations forwarded to the node.",
             "counter",
-            &|i| self.links[i].requests.load(Ordering::Relaxed).to_string(),
+            &|i| state.links[&i].requests.load(Ordering::Relaxed).to_string(),
         );
         per_node(
             &mut out,
             "faasched_gateway_node_errors_total",
             "Invocations whose node failed before its answer (answered 502 node-unreachable).",
             "counter",
-            &|i| self.links[i].errors.load(Ordering::Relaxed).to_string(),
+            &|i| state.links[&i].errors.load(Ordering::Relaxed).to_string(),
         );
         per_node(
             &mut out,
             "faasched_gateway_node_cold_starts_total",
             "Invocations the node answered from a container it started cold.",
             "counter",
-            &|i| self.links[i].cold.load(Ordering::Relaxed).to_string(),
+            &|i| state.links[&i].cold.load(Ordering::Relaxed).to_string(),
         );
         per_node(
             &mut out,
@@ -884,6 +1089,7 @@ impl Inner {
             "gauge",
             &|i| state.table.view(i).running.to_string(),
         );
+        let (polls, load_variance) = (state.polls, state.loads.mean_variance);
         drop(state);
         for (name, help, value) in [
             (
@@ -906,10 +1112,37 @@ impl Inner {
                 "Requests refused 4xx before any node saw them.",
                 m.malformed.load(Ordering::Relaxed),
             ),
+            (
+                "faasched_gateway_node_registrations_total",
+                "Nodes that joined the table by registering (PUT /nodes/HOST:PORT).",
+                m.registrations.load(Ordering::Relaxed),
+            ),
+            (
+                "faasched_gateway_node_drops_total",
+                "Registered nodes dropped from the table once down after 3 missed polls.",
+                m.node_drops.load(Ordering::Relaxed),
+            ),
+            (
+                "faasched_gateway_node_leaves_total",
+                "Nodes that said they left (DELETE /nodes/HOST:PORT).",
+                m.leaves.load(Ordering::Relaxed),
+            ),
+            (
+                "faasched_gateway_polls_total",
+                "Rounds of load polls of every node.",
+                polls,
+            ),
         ] {
             family(&mut out, name, help, "counter");
             let _ = writeln!(out, "{name} {value}");
         }
+        family(
+            &mut out,
+            "faasched_gateway_load_variance_mean",
+            "The mean over the poll rounds of the population variance of the up nodes' reported loads (load average over cores).",
+            "gauge",
+        );
+        let _ = writeln!(out, "faasched_gateway_load_variance_mean {load_variance}");
         family(
             &mut out,
             "faasched_gateway_responses_total",
@@ -986,8 +1219,23 @@ fn hop_by_hop(name: &HeaderName) -> bool {
     )
 }
 
+/// Whether `addr` is `HOST:PORT`: a host of ASCII letters, digits, `.`,
+/// `-`, `_`, `:`, `[` and `]` (a name, an IPv4 or a bracketed IPv6
+/// address), a port that is a number, at most [`MAX_ADDRESS`] bytes, so
+/// that it is a valid `Host`, path segment and metrics label as it is.
+pub(super) fn is_address(addr: &str) -> bool {
+    let Some((host, port)) = addr.rsplit_once(':') else {
+        return false;
+    };
+    let host_ok = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']'));
+    host_ok && addr.len() <= MAX_ADDRESS && port.parse::<u16>().is_ok()
+}
+
 /// A new HTTP/1.1 connection to `addr`, its driver spawned.
-async fn connect(addr: &str) -> Result<SendRequest<Full<Bytes>>, String> {
+pub(super) async fn connect(addr: &str) -> Result<SendRequest<Full<Bytes>>, String> {
     let stream = tokio::net::TcpStream::connect(addr)
         .await
         .map_err(|e| format!("connecting: {e}"))?;
@@ -1010,5 +1258,75 @@ async fn poll(inner: Arc<Inner>) {
     loop {
         ticks.tick().await;
         inner.poll_round().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faasched_model::FunctionId;
+    use faasched_policy::cluster::LeastLoaded;
+
+    fn gateway(nodes: &[&str]) -> Gateway {
+        let profile = FunctionProfile {
+            function: FunctionId(0),
+            memory_mb: 128,
+            warm: 1_000_000,
+            cold: 2_000_000,
+        };
+        Gateway::new(
+            &GatewayConfig::new(nodes.iter().map(|n| n.to_string()).collect()),
+            Box::new(LeastLoaded::new()),
+            [("f".to_owned(), profile)],
+        )
+        .unwrap()
+    }
+
+    fn report(load: f64) -> Option<LoadReport> {
+        Some(LoadReport {
+            cores: 2,
+            memory_mb: 1024,
+            load,
+            published_ms: 0,
+            seq: 1,
+        })
+    }
+
+    /// The load series holds, per round, the mean and population variance
+    /// of the loads the router sees: the up nodes' last reports, a missed
+    /// poll's stale one included, a down node's left out.
+    #[test]
+    fn every_poll_round_pushes_the_up_nodes_load_mean_and_variance() {
+        let g = gateway(&["a:1", "b:2", "c:3"]);
+        let inner = &g.inner;
+        // Loads 0, 1, 0.5: mean 0.5, variance (0.25 + 0.25 + 0) / 3 = 1/6.
+        inner.apply_round(vec![(0, report(0.0)), (1, report(1.0)), (2, report(0.5))]);
+        // Node c misses twice, still up at its last 0.5: loads 0.25, 0.75,
+        // 0.5, variance (0.0625 + 0.0625 + 0) / 3 = 1/24, twice.
+        for _ in 0..2 {
+            inner.apply_round(vec![(0, report(0.25)), (1, report(0.75)), (2, None)]);
+        }
+        // Its third miss takes it down: loads 0 and 1, variance 1/4.
+        inner.apply_round(vec![(0, report(0.0)), (1, report(1.0)), (2, None)]);
+        let state = lock(&inner.state);
+        let loads = &state.loads;
+        assert_eq!((state.polls, loads.publications), (4, 4));
+        let variances: Vec<f64> = loads.samples.iter().map(|s| s.variance).collect();
+        let expected = [1.0 / 6.0, 1.0 / 24.0, 1.0 / 24.0, 0.25];
+        for (got, want) in variances.iter().zip(expected) {
+            assert!((got - want).abs() < 1e-12, "{variances:?}");
+        }
+        assert!(loads.samples.iter().all(|s| s.mean == 0.5), "{loads:?}");
+        // (4 + 1 + 1 + 6) / 24 / 4 rounds.
+        assert!((loads.mean_variance - 0.125).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_round_with_no_node_up_counts_but_pushes_nothing() {
+        let g = gateway(&[]);
+        g.inner.apply_round(Vec::new());
+        let state = lock(&g.inner.state);
+        assert_eq!((state.polls, state.loads.publications), (1, 0));
+        assert_eq!(state.loads.mean_variance, 0.0);
     }
 }

@@ -4,10 +4,13 @@
 //! load (`GET /load`, [`crate::node::ingress::load`]); the gateway keeps
 //! the last reports in a [`table::NodeTable`], stale, as a router expects.
 //! [`load`]'s closed-loop clients load such a cluster as the paper's
-//! Locust threads did.
+//! Locust threads did. A node may register itself with a gateway
+//! ([`registration::Registration`]) instead of being given to it.
 
 pub mod gateway;
 pub mod load;
+pub mod registration;
 pub mod table;
 
 pub use gateway::{DEFAULT_FORWARD_TIMEOUT, Gateway, GatewayConfig, GatewayError, GatewayServed};
+pub use registration::Registration;

@@ -11,9 +11,12 @@
 //! cold − warm time; a server's **load** is its Linux 1-minute load average
 //! over its cores, published every few seconds, so a router reads it
 //! **stale**. [`loadavg`] computes that average the kernel's way, for the
-//! simulated servers and the live nodes alike.
+//! simulated servers and the live nodes alike; [`loads`] summarises how
+//! evenly the published loads spread, for the simulator and the live
+//! gateway alike.
 
 pub mod loadavg;
+pub mod loads;
 
 mod pool;
 

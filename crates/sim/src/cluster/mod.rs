@@ -70,9 +70,9 @@ pub use config::{
 };
 // The load average is the model's, shared with the live nodes' reports.
 pub use faasched_model::cluster::loadavg::{EXP_1, FIXED_1, FSHIFT, LOAD_FREQ, LoadAvg, calc_load};
-pub use outcome::{
-    ClusterError, ClusterSink, ClusterStats, LoadSample, LoadSeries, MAX_LOAD_SAMPLES, ServerStats,
-};
+// The load series is the model's, shared with the live gateway's.
+pub use faasched_model::cluster::loads::{LoadSample, LoadSeries, MAX_LOAD_SAMPLES};
+pub use outcome::{ClusterError, ClusterSink, ClusterStats, ServerStats};
 
 use engine::Engine;
 use faasched_model::cluster::{FunctionProfile, Invocation, KeepAlive, Route, ServerId};
