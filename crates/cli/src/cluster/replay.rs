@@ -124,9 +124,15 @@ impl Args {
             },
         };
         eprintln!(
-            "time scale {}: the functions' times and the think time are {} of the paper's; \
+            "time scale {}: the functions' times and the {} are {} of the paper's; \
              loads every {period_ms} ms",
-            self.time_scale, self.time_scale
+            self.time_scale,
+            if open.is_some() {
+                "invocations' times"
+            } else {
+                "think time"
+            },
+            self.time_scale
         );
         interrupt::catch()?;
         let loads = replay(&spec, &interrupt::requested, |load| {

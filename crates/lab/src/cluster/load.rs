@@ -170,7 +170,7 @@ impl LiveLoadSpec {
             timeout: self.timeout,
             ..LoadConfig::new(self.target.clone(), mode, duration)
         };
-        let (run, workload) = match &setup.workload {
+        let (run, workload, late) = match &setup.workload {
             ClusterWorkload::Closed { clients, .. } => {
                 let sampler = Locust::new(clients.clone(), &scaled, self.time_scale, self.seed);
                 let mode = Mode::Closed {
@@ -183,7 +183,7 @@ impl LiveLoadSpec {
                     "clients": clients.threads(),
                     "think_max_s": clients.think() as f64 / SEC as f64,
                 });
-                (run, workload)
+                (run, workload, None)
             }
             _ => {
                 let mut schedule = Schedule::new(setup.invocations()?, &scaled, self.time_scale);
@@ -194,20 +194,16 @@ impl LiveLoadSpec {
                 if let Some(e) = schedule.error {
                     return Err(e).context(format!("--workload {}", self.workload));
                 }
-                let mut workload = setup.describe()["workload"].clone();
-                workload["functions"] = json!(scaled.len());
-                (run, workload)
+                let late = Lateness::of(
+                    run.records
+                        .iter()
+                        .filter(|r| r.failure != Some(Failure::Unsent))
+                        .map(|r| r.sent.saturating_sub(r.intended))
+                        .collect(),
+                );
+                (run, setup.describe()["workload"].take(), Some(late))
             }
         };
-        let late = (!matches!(setup.workload, ClusterWorkload::Closed { .. })).then(|| {
-            Lateness::of(
-                run.records
-                    .iter()
-                    .filter(|r| r.failure != Some(Failure::Unsent))
-                    .map(|r| r.sent.saturating_sub(r.intended))
-                    .collect(),
-            )
-        });
         let (collector, nodes) =
             outcomes(&run.records, scaled.profiles(), &self.label, &self.target);
         let summary = collector.finish();
@@ -253,12 +249,18 @@ impl LiveLoadSpec {
                 json!({"server": i, "node": node, "invocations": invocations, "cold_starts": cold})
             })
             .collect();
+        // The open loop's clients are connections.
+        let clients = if late.is_some() {
+            "connections"
+        } else {
+            "clients"
+        };
         let mut settings = json!({
             "live": true,
             "target": self.target,
             "workload": workload,
             "time_scale": self.time_scale,
-            "clients": self.clients,
+            clients: self.clients,
             "seconds": self.seconds,
             "seed": self.seed,
             "drain_s": self.drain as f64 / SEC as f64,
@@ -269,13 +271,9 @@ impl LiveLoadSpec {
             "nodes": per_node,
         });
         if let Some(late) = late {
-            // The open loop's: its clients are connections, and how late
-            // they sent says how much of the latency is the sender's.
+            // How late the open loop sent says how much of the latency is
+            // the sender's.
             let us = |ns: Nanos| ns as f64 / US as f64;
-            settings["connections"] = settings["clients"].take();
-            if let Some(map) = settings.as_object_mut() {
-                map.remove("clients");
-            }
             settings["sent_late_us"] =
                 json!({"p50": us(late.p50), "p99": us(late.p99), "max": us(late.max)});
         }
