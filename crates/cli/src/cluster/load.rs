@@ -1,6 +1,7 @@
 //! `faasched cluster load`: CH-RLU's Locust clients (or Fig. 10's
-//! open-loop rising burst) against a live cluster; the table of `cluster simulate` and (with `--out`) its
-//! summary.json, summary.csv and report.html, plus requests.csv.
+//! open-loop rising burst) against a live cluster; the table of `cluster
+//! simulate` and (with `--out`) its summary.json, summary.csv and
+//! report.html, plus requests.csv.
 
 use super::publish::publish;
 use anyhow::{Context, Result, bail};

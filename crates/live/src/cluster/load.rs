@@ -47,7 +47,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until, timeout};
 
-/// What a client sends next.
+/// What a client sends next, or the open loop's schedule holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Call {
     /// The function's index in its table.
