@@ -1,6 +1,7 @@
 //! `faasched cluster load` as a user runs it: two real `faasched node
 //! serve` processes and a gateway in front of them on loopback ports,
-//! loaded by four closed-loop clients for 2 s. Every assertion is a count
+//! loaded by four closed-loop clients for 2 s, or by the open loop of
+//! Fig. 10's rising burst for its first 0.3 s. Every assertion is a count
 //! that holds however slow the machine is.
 
 mod common;
@@ -10,22 +11,7 @@ use common::{ok, stderr_of_failure};
 
 #[test]
 fn clients_load_a_live_cluster_and_write_the_simulators_outputs() {
-    let nodes = [cluster_node(), cluster_node()];
-    let names: Vec<String> = nodes.iter().map(|n| n.addr.to_string()).collect();
-    let gateway = Server::start(&[
-        "cluster",
-        "gateway",
-        "--listen",
-        "127.0.0.1:0",
-        "--policy",
-        "ch-rlu",
-        "--period-ms",
-        "20",
-        "--node",
-        &names[0],
-        "--node",
-        &names[1],
-    ]);
+    let (nodes, names, gateway) = cluster();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let target = gateway.addr.to_string();
@@ -101,6 +87,114 @@ fn clients_load_a_live_cluster_and_write_the_simulators_outputs() {
     drop(nodes);
 }
 
+/// Two nodes behind a CH-RLU gateway: the nodes, their addresses and the
+/// gateway.
+fn cluster() -> ([Server; 2], Vec<String>, Server) {
+    let nodes = [cluster_node(), cluster_node()];
+    let names: Vec<String> = nodes.iter().map(|n| n.addr.to_string()).collect();
+    let gateway = Server::start(&[
+        "cluster",
+        "gateway",
+        "--listen",
+        "127.0.0.1:0",
+        "--policy",
+        "ch-rlu",
+        "--period-ms",
+        "20",
+        "--node",
+        &names[0],
+        "--node",
+        &names[1],
+    ]);
+    (nodes, names, gateway)
+}
+
+#[test]
+fn the_rising_burst_is_sent_open_loop_and_every_call_counted() {
+    let (nodes, names, gateway) = cluster();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rising");
+    let target = gateway.addr.to_string();
+    let printed = ok(&[
+        "cluster",
+        "load",
+        "--target",
+        &target,
+        "--workload",
+        "functionbench-rising",
+        "--clients",
+        "4",
+        "--seconds",
+        "0.3",
+        "--time-scale",
+        "0.01",
+        "--label",
+        "ch-rlu",
+        "--drain-ms",
+        "120000",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8(printed.stderr).unwrap();
+    assert!(stderr.contains("over 4 connections"), "{stderr}");
+    assert!(
+        stderr.contains("ch-rlu: calls sent late by p50"),
+        "{stderr}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let settings = &summary["settings"];
+    assert_eq!(settings["workload"]["name"], "functionbench-rising");
+    assert_eq!(settings["connections"], 4);
+    assert!(settings.get("clients").is_none(), "{settings}");
+    assert_eq!(settings["end"], "completed");
+    assert!(settings["sent_late_us"]["max"].is_number(), "{settings}");
+    let row = &summary["policies"][0];
+    let invocations = row["invocations"].as_u64().unwrap();
+    let finished = row["finished"].as_u64().unwrap();
+    let errors: u64 = settings["errors"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    // At 2 invocations/s of the paper's time, the first 30 s of it (0.3 s
+    // here) hold calls; every one is answered or an error.
+    assert!(invocations >= 1, "{summary}");
+    assert_eq!(invocations, finished + errors, "{summary}");
+    let per_node: u64 = settings["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            assert!(
+                names.contains(&n["node"].as_str().unwrap().to_string()),
+                "{n}"
+            );
+            n["invocations"].as_u64().unwrap()
+        })
+        .sum();
+    assert_eq!(per_node, finished);
+    let requests = std::fs::read_to_string(out.join("requests.csv")).unwrap();
+    let mut lines = requests.lines();
+    assert_eq!(
+        lines.next(),
+        Some("id,client,function,sent_us,done_us,status,node,cold,runtime_us,error,intended_us")
+    );
+    let mut rows = 0;
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(cells.len(), 11, "{line}");
+        // Sent at or after its time in the schedule, which is before 0.3 s.
+        let (sent, intended): (u64, u64) = (cells[3].parse().unwrap(), cells[10].parse().unwrap());
+        assert!(sent >= intended && intended < 300_000, "{line}");
+        rows += 1;
+    }
+    assert_eq!(rows, invocations);
+    drop(gateway);
+    drop(nodes);
+}
+
 #[test]
 fn bad_options_are_named() {
     for (args, option) in [
@@ -117,6 +211,28 @@ fn bad_options_are_named() {
             "--workload",
         ),
         (&["--target", "nowhere"][..], "--target"),
+        (
+            &[
+                "--target",
+                "127.0.0.1:1",
+                "--workload",
+                "functionbench-rising",
+                "--clients",
+                "0",
+            ][..],
+            "--clients",
+        ),
+        (
+            &[
+                "--target",
+                "127.0.0.1:1",
+                "--workload",
+                "functionbench-rising",
+                "--time-scale",
+                "0",
+            ][..],
+            "--time-scale",
+        ),
     ] {
         let mut all = vec!["cluster", "load", "--seconds", "1"];
         all.extend_from_slice(args);
@@ -175,4 +291,50 @@ fn cluster_replay_runs_each_router_over_fresh_nodes() {
     for file in ["summary.csv", "report.html"] {
         assert!(out.join(file).is_file(), "{file}");
     }
+}
+
+/// `cluster replay --workload functionbench-rising` sends each router the
+/// same open-loop calls.
+#[test]
+fn cluster_replay_sends_the_rising_burst() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("replay");
+    let printed = ok(&[
+        "cluster",
+        "replay",
+        "-p",
+        "ch-rlu",
+        "--workload",
+        "functionbench-rising",
+        "--clients",
+        "4",
+        "--seconds",
+        "0.3",
+        "--time-scale",
+        "0.01",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8(printed.stderr).unwrap();
+    assert!(
+        stderr.contains("ch-rlu: calls sent late by p50"),
+        "{stderr}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let settings = &summary["settings"];
+    assert_eq!(settings["workload"]["name"], "functionbench-rising");
+    let run = &settings["per_router"][0];
+    assert_eq!(run["end"], "completed", "{run}");
+    assert!(run["sent_late_us"]["p99"].is_number(), "{run}");
+    let row = &summary["policies"][0];
+    let invocations = row["invocations"].as_u64().unwrap();
+    let errors: u64 = run["errors"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert!(invocations >= 1, "{row}");
+    assert_eq!(invocations, row["finished"].as_u64().unwrap() + errors);
 }

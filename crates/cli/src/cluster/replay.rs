@@ -2,18 +2,25 @@
 //! machine, driven by CH-RLU's clients; the outputs of `cluster simulate`.
 
 use super::gateway::router;
+use super::load::report_lateness;
 use super::publish::publish;
 use super::up::NodeArgs;
 use anyhow::{Result, bail};
 use clap::Args as ClapArgs;
 use faasched_lab::cluster::live::GatewaySpec;
-use faasched_lab::cluster::load::{LiveLoad, LiveLoadSpec};
+use faasched_lab::cluster::load::{LiveLoad, LiveLoadSpec, open_loop};
 use faasched_lab::cluster::replay::{ReplaySpec, replay};
 use faasched_lab::interrupt;
 use faasched_model::MS;
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// Closed-loop clients per run unless --clients says.
+const CLIENTS: u32 = 4;
+
+/// Seconds of a closed loop's sending unless --seconds says.
+const SECONDS: f64 = 60.0;
 
 /// Run each router live, one after another, each over fresh nodes started
 /// here (`cluster up`'s) with CH-RLU's clients against it (`cluster
@@ -23,7 +30,8 @@ use std::time::Duration;
 ///
 /// Every router starts from cold nodes and sees the same clients (the same
 /// seed draws the same functions and think times, though what the answers'
-/// times make of them is the machine's).
+/// times make of them is the machine's; with functionbench-rising, the same
+/// invocations at the same times).
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     #[command(flatten)]
@@ -52,7 +60,9 @@ pub struct ReplayArgs {
     pub policy: Vec<String>,
     #[command(flatten)]
     pub nodes: NodeArgs,
-    /// `functionbench` or `functionbench-bursts` (Fig. 9's bursts).
+    /// `functionbench`, `functionbench-bursts` (Fig. 9's bursts) or
+    /// `functionbench-rising` (Fig. 10's open-loop rising burst, `cluster
+    /// load`'s).
     #[arg(long, short = 'w', default_value = "functionbench")]
     workload: String,
     /// The function table's times and the clients' think time multiplied
@@ -63,12 +73,14 @@ pub struct ReplayArgs {
     /// them, ms (the kernel's 5 s scaled by --time-scale by default).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     period_ms: Option<u64>,
-    /// Closed-loop clients per run.
-    #[arg(long, default_value_t = 4)]
-    clients: u32,
-    /// Seconds each router's clients send.
-    #[arg(long, default_value_t = 60.0)]
-    seconds: f64,
+    /// Closed-loop clients per run (by default 4); in the open loop, the
+    /// connections (by default `cluster load`'s).
+    #[arg(long)]
+    clients: Option<u32>,
+    /// Seconds each router's clients send (by default 60; in the open
+    /// loop, the whole burst: its 30 minutes × --time-scale).
+    #[arg(long)]
+    seconds: Option<f64>,
     /// Seed of the routers' and the clients' draws.
     #[arg(long, short = 's', default_value_t = 1)]
     seed: u64,
@@ -89,6 +101,7 @@ impl ReplayArgs {
         }
         let period_ms = self.period_ms();
         let drain = Duration::from_secs(10);
+        let open = open_loop(&self.workload, self.time_scale);
         let mut node_args = self.nodes.serve_args(
             &self.workload,
             self.time_scale,
@@ -97,9 +110,15 @@ impl ReplayArgs {
         );
         node_args.extend_from_slice(node_extra);
         eprintln!(
-            "time scale {}: the functions' times and the think time are {} of the paper's; \
+            "time scale {}: the functions' times and the {} are {} of the paper's; \
              loads every {period_ms} ms",
-            self.time_scale, self.time_scale
+            self.time_scale,
+            if open.is_some() {
+                "invocations' times"
+            } else {
+                "think time"
+            },
+            self.time_scale
         );
         Ok(ReplaySpec {
             routers: self.policy.clone(),
@@ -119,8 +138,11 @@ impl ReplayArgs {
             load: LiveLoadSpec {
                 target: String::new(),
                 workload: self.workload.clone(),
-                clients: self.clients,
-                seconds: self.seconds,
+                clients: self
+                    .clients
+                    .or(open.map(|o| o.connections))
+                    .unwrap_or(CLIENTS),
+                seconds: self.seconds.or(open.map(|o| o.seconds)).unwrap_or(SECONDS),
                 time_scale: self.time_scale,
                 seed: self.seed,
                 label: String::new(),
@@ -139,7 +161,14 @@ impl ReplayArgs {
             .map_or_else(|| json!({}), |l| l.settings.clone());
         if let Some(map) = settings.as_object_mut() {
             // One router's run's own: each row has its own.
-            for key in ["target", "nodes", "errors", "end", "elapsed_s"] {
+            for key in [
+                "target",
+                "nodes",
+                "errors",
+                "end",
+                "elapsed_s",
+                "sent_late_us",
+            ] {
                 map.remove(key);
             }
         }
@@ -150,13 +179,17 @@ impl ReplayArgs {
         settings["per_router"] = loads
             .iter()
             .map(|l| {
-                json!({
+                let mut run = json!({
                     "router": l.row.policy,
                     "end": l.settings.get("end"),
                     "elapsed_s": l.settings.get("elapsed_s"),
                     "errors": l.settings.get("errors"),
                     "nodes": l.settings.get("nodes"),
-                })
+                });
+                if let Some(late) = l.settings.get("sent_late_us") {
+                    run["sent_late_us"] = late.clone();
+                }
+                run
             })
             .collect();
         settings
@@ -166,6 +199,7 @@ impl ReplayArgs {
 /// Tells of each router's run as it ends.
 pub fn each_run(load: &LiveLoad) {
     eprintln!("{}: {} calls", load.row.policy, load.run.records.len());
+    report_lateness(load);
 }
 
 impl Args {

@@ -1,25 +1,33 @@
-//! CH-RLU's Locust clients against a live cluster (`faasched cluster
-//! load`): the simulator's [`ClosedLoop`] sampler drives
-//! [`faasched_live::cluster::load`]'s clients, and each answer becomes an
-//! [`InvocationOutcome`] for the simulator's [`Collector`], so a live run
-//! has the same summary as `cluster simulate`'s.
+//! CH-RLU's load against a live cluster (`faasched cluster load`): the
+//! simulator's [`ClosedLoop`] sampler drives
+//! [`faasched_live::cluster::load`]'s closed-loop clients, or the
+//! simulator's open-loop stream (Fig. 10's rising burst) its open loop;
+//! each answer becomes an [`InvocationOutcome`] for the simulator's
+//! [`Collector`], so a live run has the same summary as `cluster
+//! simulate`'s.
 //!
 //! The run is the paper's sped up uniformly by the time scale: the function
 //! table's warm and cold times (as `node serve --time-scale` scales them)
 //! and the clients' think time shrink alike, and so do the bursts of
-//! `functionbench-bursts` (every 30 s of the paper's time). Each call asks
-//! for its function's scaled warm time of work.
+//! `functionbench-bursts` (every 30 s of the paper's time) and the arrival
+//! times of `functionbench-rising` (its 30 minutes). Each call asks for its
+//! function's scaled warm time of work.
 
-use super::run::{ClusterOptions, ClusterWorkload, FUNCTIONBENCH, FUNCTIONBENCH_BURSTS};
+use super::run::{
+    ClusterOptions, ClusterWorkload, FUNCTIONBENCH, FUNCTIONBENCH_BURSTS, FUNCTIONBENCH_RISING,
+};
+use crate::node::replay::Lateness;
 use anyhow::{Context, Result, bail};
-use faasched_live::cluster::load::{Call, CallRecord, ClientRun, Sampler, run_clients};
-use faasched_live::node::load::{LoadConfig, LoadError, MAX_CONNECTIONS, Mode};
+use faasched_live::cluster::load::{
+    Call, CallRecord, ClientRun, Sampler, run_clients, run_schedule,
+};
+use faasched_live::node::load::{Failure, LoadConfig, LoadError, MAX_CONNECTIONS, Mode};
 use faasched_model::cluster::{
-    FunctionProfile, InvocationId, InvocationInfo, InvocationOutcome, ServerId,
+    FunctionProfile, Invocation, InvocationId, InvocationInfo, InvocationOutcome, ServerId,
 };
 use faasched_model::{FunctionId, Nanos, SEC, Time, US};
 use faasched_report::cluster::{ClusterRow, ClusterUsage, Collector};
-use faasched_workload::cluster::{ClosedLoop, FunctionTable};
+use faasched_workload::cluster::{ClosedLoop, FunctionTable, RateProfile};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 use serde_json::{Value, json};
@@ -31,14 +39,57 @@ use std::sync::Arc;
 pub const REQUESTS_CSV_HEADER: &str =
     "id,client,function,sent_us,done_us,status,node,cold,runtime_us,error";
 
+/// requests.csv's header in the open loop: the closed loop's, `client` the
+/// connection, and each call's time in the schedule after it.
+pub const OPEN_REQUESTS_CSV_HEADER: &str =
+    "id,client,function,sent_us,done_us,status,node,cold,runtime_us,error,intended_us";
+
+/// An open-loop call is given this long, at the stream's peak rate, before
+/// the connections run out: the connections by default are the calls sent
+/// in this time (the functions' warm times scaled by 0.01 are 0.3 to
+/// 20 ms, so a tenth of a second leaves room for queueing on the nodes).
+const OPEN_LOOP_CALL_BUDGET: f64 = 0.1;
+
+/// The defaults of an open-loop workload, on the run's clock.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OpenLoop {
+    /// Connections: one per [`OPEN_LOOP_CALL_BUDGET`] of calls at the
+    /// peak rate, from 16 to [`MAX_CONNECTIONS`].
+    pub connections: u32,
+    /// Seconds of sending: the whole stream (the rising burst's 30 minutes
+    /// times the time scale).
+    pub seconds: f64,
+}
+
+/// `workload`'s open-loop defaults at `time_scale`; `None` for a
+/// closed-loop workload (or one the live load does not know).
+pub fn open_loop(workload: &str, time_scale: f64) -> Option<OpenLoop> {
+    (workload == FUNCTIONBENCH_RISING).then(|| {
+        let profile = RateProfile::fig10();
+        let peak = profile.peak() / time_scale;
+        let wanted = (peak * OPEN_LOOP_CALL_BUDGET).ceil();
+        let connections = if wanted.is_nan() {
+            16
+        } else {
+            (wanted.min(MAX_CONNECTIONS as f64) as u32).clamp(16, MAX_CONNECTIONS as u32)
+        };
+        OpenLoop {
+            connections,
+            seconds: profile.end() as f64 / SEC as f64 * time_scale,
+        }
+    })
+}
+
 /// A live load run as the user gives it.
 #[derive(Clone, Debug)]
 pub struct LiveLoadSpec {
     /// The gateway (or a node), `HOST:PORT`.
     pub target: String,
-    /// `functionbench` or `functionbench-bursts`.
+    /// `functionbench`, `functionbench-bursts` (closed loop) or
+    /// `functionbench-rising` (open loop).
     pub workload: String,
-    /// Closed-loop clients, one connection each.
+    /// Closed-loop clients, one connection each; in the open loop, the
+    /// connections the calls share ([`open_loop`] has its default).
     pub clients: u32,
     /// Seconds of sending, on the run's (the wall) clock.
     pub seconds: f64,
@@ -66,16 +117,20 @@ pub struct LiveLoad {
     pub row: ClusterRow,
     /// The settings and counts summary.json records.
     pub settings: Value,
+    /// In the open loop, how late the calls were sent (of those sent).
+    pub late: Option<Lateness>,
 }
 
 impl LiveLoadSpec {
     /// Checks the options (errors name the option), then runs the clients
     /// until `seconds` have passed or `stop` says so, and summarises them.
     pub fn run(&self, stop: &dyn Fn() -> bool) -> Result<LiveLoad> {
-        if ![FUNCTIONBENCH, FUNCTIONBENCH_BURSTS].contains(&self.workload.as_str()) {
+        if ![FUNCTIONBENCH, FUNCTIONBENCH_BURSTS, FUNCTIONBENCH_RISING]
+            .contains(&self.workload.as_str())
+        {
             bail!(
                 "--workload {}: give {FUNCTIONBENCH} or {FUNCTIONBENCH_BURSTS} (closed-loop \
-                 clients)",
+                 clients), or {FUNCTIONBENCH_RISING} (open loop)",
                 self.workload
             );
         }
@@ -85,16 +140,16 @@ impl LiveLoadSpec {
                 self.clients
             );
         }
-        if !(self.seconds.is_finite() && self.seconds > 0.0 && self.seconds <= 86_400.0) {
-            bail!(
-                "--seconds {}: give a duration above 0 and at most a day",
-                self.seconds
-            );
-        }
         if !(self.time_scale.is_finite() && self.time_scale > 0.0 && self.time_scale <= 1.0) {
             bail!(
                 "--time-scale {}: give a factor above 0 and at most 1",
                 self.time_scale
+            );
+        }
+        if !(self.seconds.is_finite() && self.seconds > 0.0 && self.seconds <= 86_400.0) {
+            bail!(
+                "--seconds {}: give a duration above 0 and at most a day",
+                self.seconds
             );
         }
         let options = ClusterOptions {
@@ -104,36 +159,62 @@ impl LiveLoadSpec {
             seed: self.seed,
             ..ClusterOptions::default()
         };
-        let ClusterWorkload::Closed { table, clients, .. } = options.setup()?.workload else {
-            bail!("--workload {}: not closed-loop clients", self.workload);
-        };
-        let scaled = table.scaled(self.time_scale).context("--time-scale")?;
-        let sampler = Locust::new(clients.clone(), &scaled, self.time_scale, self.seed);
-        let config = LoadConfig {
+        let setup = options.setup()?;
+        let scaled = setup
+            .table()
+            .scaled(self.time_scale)
+            .context("--time-scale")?;
+        let duration = (self.seconds * SEC as f64).round() as Nanos;
+        let config = |mode| LoadConfig {
             drain: self.drain,
             timeout: self.timeout,
-            ..LoadConfig::new(
-                self.target.clone(),
-                Mode::Closed {
-                    clients: self.clients as usize,
-                },
-                (self.seconds * SEC as f64).round() as Nanos,
-            )
+            ..LoadConfig::new(self.target.clone(), mode, duration)
         };
-        let run = run_clients(&config, sampler, stop).map_err(|e| match e {
-            LoadError::Invalid { field, why } => anyhow::anyhow!("--{field}: {why}"),
-            e => anyhow::anyhow!("--target: {e}"),
-        })?;
+        let (run, workload, late) = match &setup.workload {
+            ClusterWorkload::Closed { clients, .. } => {
+                let sampler = Locust::new(clients.clone(), &scaled, self.time_scale, self.seed);
+                let mode = Mode::Closed {
+                    clients: self.clients as usize,
+                };
+                let run = run_clients(&config(mode), sampler, stop).map_err(option_error)?;
+                let workload = json!({
+                    "name": self.workload,
+                    "functions": scaled.len(),
+                    "clients": clients.threads(),
+                    "think_max_s": clients.think() as f64 / SEC as f64,
+                });
+                (run, workload, None)
+            }
+            _ => {
+                let mut schedule = Schedule::new(setup.invocations()?, &scaled, self.time_scale);
+                let mode = Mode::Open {
+                    connections: self.clients as usize,
+                };
+                let run = run_schedule(&config(mode), &mut schedule, stop).map_err(option_error)?;
+                if let Some(e) = schedule.error {
+                    return Err(e).context(format!("--workload {}", self.workload));
+                }
+                let late = Lateness::of(
+                    run.records
+                        .iter()
+                        .filter(|r| r.failure != Some(Failure::Unsent))
+                        .map(|r| r.sent.saturating_sub(r.intended))
+                        .collect(),
+                );
+                (run, setup.describe()["workload"].take(), Some(late))
+            }
+        };
         let (collector, nodes) =
             outcomes(&run.records, scaled.profiles(), &self.label, &self.target);
         let summary = collector.finish();
         let row = ClusterRow::new(&summary, &ClusterUsage::default());
-        let settings = self.settings(&clients, &table, &run, &nodes);
+        let settings = self.settings(workload, &run, &nodes, late);
         Ok(LiveLoad {
             run,
             nodes,
             row,
             settings,
+            late,
         })
     }
 
@@ -141,10 +222,10 @@ impl LiveLoadSpec {
     /// failures by kind and each node's counts.
     fn settings(
         &self,
-        clients: &ClosedLoop,
-        table: &FunctionTable,
+        workload: Value,
         run: &ClientRun,
         nodes: &[String],
+        late: Option<Lateness>,
     ) -> Value {
         let mut errors = BTreeMap::<&str, u64>::new();
         for r in &run.records {
@@ -168,17 +249,18 @@ impl LiveLoadSpec {
                 json!({"server": i, "node": node, "invocations": invocations, "cold_starts": cold})
             })
             .collect();
-        json!({
+        // The open loop's clients are connections.
+        let clients = if late.is_some() {
+            "connections"
+        } else {
+            "clients"
+        };
+        let mut settings = json!({
             "live": true,
             "target": self.target,
-            "workload": {
-                "name": self.workload,
-                "functions": table.len(),
-                "clients": clients.threads(),
-                "think_max_s": clients.think() as f64 / SEC as f64,
-            },
+            "workload": workload,
             "time_scale": self.time_scale,
-            "clients": self.clients,
+            clients: self.clients,
             "seconds": self.seconds,
             "seed": self.seed,
             "drain_s": self.drain as f64 / SEC as f64,
@@ -187,7 +269,24 @@ impl LiveLoadSpec {
             "elapsed_s": run.elapsed as f64 / SEC as f64,
             "errors": errors,
             "nodes": per_node,
-        })
+        });
+        if let Some(late) = late {
+            // How late the open loop sent says how much of the latency is
+            // the sender's.
+            let us = |ns: Nanos| ns as f64 / US as f64;
+            settings["sent_late_us"] =
+                json!({"p50": us(late.p50), "p99": us(late.p99), "max": us(late.max)});
+        }
+        settings
+    }
+}
+
+/// A live run's error as the user reads it: a bad field as the option that
+/// gave it, anything else as the target's.
+fn option_error(e: LoadError) -> anyhow::Error {
+    match e {
+        LoadError::Invalid { field, why } => anyhow::anyhow!("--{field}: {why}"),
+        e => anyhow::anyhow!("--target: {e}"),
     }
 }
 
@@ -226,7 +325,7 @@ fn outcomes(
         collector.record(&InvocationOutcome {
             info: InvocationInfo {
                 id: InvocationId(r.id),
-                arrival: r.sent,
+                arrival: r.intended,
                 profile: *profile,
             },
             work: profile.warm,
@@ -238,29 +337,65 @@ fn outcomes(
     (collector, nodes)
 }
 
-/// [`ClosedLoop`] on the run's clock: times go to the paper's clock (÷
-/// scale) for the sampler and back (× scale), so think time and bursts
-/// shrink with the table.
-struct Locust {
-    clients: ClosedLoop,
+/// The calls of a scaled function table on the run's clock: each
+/// function's name and scaled warm time (whole µs, at least 1), and the
+/// time scale between the paper's clock and the run's.
+struct Calls {
     names: Vec<Arc<str>>,
     work_us: Vec<u64>,
     scale: f64,
-    rng: Pcg64,
 }
 
-impl Locust {
-    fn new(clients: ClosedLoop, scaled: &FunctionTable, scale: f64, seed: u64) -> Locust {
+impl Calls {
+    fn new(scaled: &FunctionTable, scale: f64) -> Calls {
         let (names, work_us) = scaled
             .iter()
             .map(|(f, p)| (Arc::from(&*f.name), (p.warm + US / 2) / US))
             .map(|(n, us): (Arc<str>, u64)| (n, us.max(1)))
             .unzip();
-        Locust {
-            clients,
+        Calls {
             names,
             work_us,
             scale,
+        }
+    }
+
+    /// A time of the paper's clock on the run's.
+    fn to_run(&self, paper: Time) -> Time {
+        (paper as f64 * self.scale).min(Time::MAX as f64) as Time
+    }
+
+    /// A time of the run's clock on the paper's.
+    fn to_paper(&self, run: Time) -> Time {
+        (run as f64 / self.scale).min(Time::MAX as f64) as Time
+    }
+
+    /// A call of `function` at `paper` on the paper's clock; `None` for a
+    /// function not in the table.
+    fn call(&self, FunctionId(function): FunctionId, paper: Time) -> Option<Call> {
+        Some(Call {
+            function,
+            name: self.names.get(function as usize)?.clone(),
+            send: self.to_run(paper),
+            work_us: *self.work_us.get(function as usize)?,
+        })
+    }
+}
+
+/// [`ClosedLoop`] on the run's clock: times go to the paper's clock (÷
+/// scale) for the sampler and back (× scale), so think time and bursts
+/// shrink with the table.
+struct Locust {
+    clients: ClosedLoop,
+    calls: Calls,
+    rng: Pcg64,
+}
+
+impl Locust {
+    fn new(clients: ClosedLoop, scaled: &FunctionTable, scale: f64, seed: u64) -> Locust {
+        Locust {
+            clients,
+            calls: Calls::new(scaled, scale),
             rng: Pcg64::seed_from_u64(seed),
         }
     }
@@ -268,41 +403,87 @@ impl Locust {
 
 impl Sampler for Locust {
     fn next(&mut self, _client: u32, finish: Time) -> Option<Call> {
-        let paper = (finish as f64 / self.scale).min(Time::MAX as f64) as Time;
-        let (FunctionId(function), send) = self.clients.next_after(paper, &mut self.rng);
-        Some(Call {
-            function,
-            name: self.names.get(function as usize)?.clone(),
-            send: (send as f64 * self.scale).min(Time::MAX as f64) as Time,
-            work_us: *self.work_us.get(function as usize)?,
-        })
+        let paper = self.calls.to_paper(finish);
+        let (function, send) = self.clients.next_after(paper, &mut self.rng);
+        self.calls.call(function, send)
+    }
+}
+
+/// The simulator's open-loop stream on the run's clock: each invocation
+/// becomes a call at its arrival × scale, of its function's scaled warm
+/// time (the stream's own work is the unscaled warm time). It ends at the
+/// stream's end or its first error, kept in `error`.
+struct Schedule<I> {
+    invocations: I,
+    calls: Calls,
+    error: Option<faasched_workload::Error>,
+}
+
+impl<I> Schedule<I> {
+    fn new(invocations: I, scaled: &FunctionTable, scale: f64) -> Schedule<I> {
+        Schedule {
+            invocations,
+            calls: Calls::new(scaled, scale),
+            error: None,
+        }
+    }
+}
+
+impl<I> Iterator for Schedule<I>
+where
+    I: Iterator<Item = faasched_workload::Result<Invocation>>,
+{
+    type Item = Call;
+
+    fn next(&mut self) -> Option<Call> {
+        if self.error.is_some() {
+            return None;
+        }
+        match self.invocations.next()? {
+            Ok(inv) => self.calls.call(inv.function, inv.arrival),
+            Err(e) => {
+                self.error = Some(e);
+                None
+            }
+        }
     }
 }
 
 impl LiveLoad {
-    /// requests.csv: [`REQUESTS_CSV_HEADER`], then one row per call in the
-    /// order sent; times in µs from the start, empty cells for what is not
-    /// known.
+    /// requests.csv: [`REQUESTS_CSV_HEADER`] (in the open loop
+    /// [`OPEN_REQUESTS_CSV_HEADER`]), then one row per call in the order
+    /// sent; times in µs from the start, empty cells for what is not known.
     pub fn write_csv(&self, out: &mut dyn Write) -> csv::Result<()> {
         let mut csv = csv::Writer::from_writer(out);
-        csv.write_record(REQUESTS_CSV_HEADER.split(','))?;
+        let open = self.late.is_some();
+        let header = if open {
+            OPEN_REQUESTS_CSV_HEADER
+        } else {
+            REQUESTS_CSV_HEADER
+        };
+        csv.write_record(header.split(','))?;
         let opt = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
         for r in &self.run.records {
-            csv.write_record([
-                r.id.to_string(),
-                r.client.to_string(),
-                r.name.to_string(),
-                (r.sent / US).to_string(),
-                opt(r.done.map(|d| d / US)),
-                opt(r.status.map(u64::from)),
-                r.node.clone().unwrap_or_default(),
-                opt(r.cold.map(u64::from)),
-                opt(r.runtime_us),
-                r.failure
-                    .as_ref()
-                    .map(|f| f.kind().to_string())
-                    .unwrap_or_default(),
-            ])?;
+            let intended = open.then(|| (r.intended / US).to_string());
+            csv.write_record(
+                [
+                    r.id.to_string(),
+                    r.client.to_string(),
+                    r.name.to_string(),
+                    (r.sent / US).to_string(),
+                    opt(r.done.map(|d| d / US)),
+                    opt(r.status.map(u64::from)),
+                    r.node.clone().unwrap_or_default(),
+                    opt(r.cold.map(u64::from)),
+                    opt(r.runtime_us),
+                    r.failure
+                        .as_ref()
+                        .map(|f| f.kind().to_string())
+                        .unwrap_or_default(),
+                ]
+                .into_iter()
+                .chain(intended),
+            )?;
         }
         csv.flush()?;
         Ok(())
@@ -312,7 +493,6 @@ impl LiveLoad {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use faasched_live::node::load::Failure;
     use faasched_model::MS;
 
     fn record(id: u64, function: u32, node: Option<&str>, cold: bool, status: u16) -> CallRecord {
@@ -322,6 +502,7 @@ mod tests {
             function,
             name: format!("f-{function}").into(),
             work_us: 1,
+            intended: id * MS,
             sent: id * MS,
             done: Some(id * MS + 3 * MS),
             status: Some(status),
@@ -391,6 +572,78 @@ mod tests {
     }
 
     #[test]
+    fn the_schedule_is_the_simulators_rising_stream_scaled() {
+        let options = ClusterOptions {
+            workload: FUNCTIONBENCH_RISING.into(),
+            seed: 7,
+            ..ClusterOptions::default()
+        };
+        let setup = options.setup().unwrap();
+        let table = setup.table();
+        let scaled = table.scaled(0.01).unwrap();
+        let stream: Vec<Invocation> = setup
+            .invocations()
+            .unwrap()
+            .take(200)
+            .map(Result::unwrap)
+            .collect();
+        let calls: Vec<Call> = Schedule::new(setup.invocations().unwrap(), &scaled, 0.01)
+            .take(200)
+            .collect();
+        assert_eq!(calls.len(), 200);
+        for (inv, call) in stream.iter().zip(&calls) {
+            let (f, p) = table.iter().nth(inv.function.0 as usize).unwrap();
+            assert_eq!((call.function, &*call.name), (inv.function.0, &*f.name));
+            // A hundredth of the paper's arrival and of the warm time
+            // the stream asks (whole µs), up to a ns of rounding.
+            assert!(
+                call.send.abs_diff(inv.arrival / 100) <= 1,
+                "{call:?} {inv:?}"
+            );
+            assert_eq!(inv.work, p.warm);
+            assert_eq!(call.work_us, (inv.work + 50 * US) / (100 * US));
+        }
+        // The first three, by hand: the paper's 0.278 s, 0.293 s and
+        // 1.788 s, a hundredth of each (truncated to the ns); matrix-multiply's
+        // 117 ms, sklearn-regression's 53.57 s and disk-bench-dd's 1.068 s
+        // of warm time, a hundredth of each.
+        let first: Vec<(&str, Time, u64)> = calls[..3]
+            .iter()
+            .map(|c| (&*c.name, c.send, c.work_us))
+            .collect();
+        assert_eq!(
+            first,
+            [
+                ("matrix-multiply-8", 2_782_794, 1_170),
+                ("sklearn-regression-6", 2_929_144, 535_700),
+                ("disk-bench-dd-7", 17_877_495, 10_680),
+            ]
+        );
+        assert_eq!(
+            stream[..3].iter().map(|i| i.arrival).collect::<Vec<_>>(),
+            [278_279_464, 292_914_493, 1_787_749_510]
+        );
+    }
+
+    #[test]
+    fn the_rising_burst_by_default_runs_whole_over_a_connection_per_100_ms_at_its_peak() {
+        let o = open_loop(FUNCTIONBENCH_RISING, 0.01).unwrap();
+        // 18 invocations/s of the paper's is 1,800/s here.
+        assert_eq!(o.connections, 180);
+        assert!((o.seconds - 18.0).abs() < 1e-9, "{o:?}");
+        assert_eq!(
+            open_loop(FUNCTIONBENCH_RISING, 1.0).unwrap().connections,
+            16
+        );
+        assert_eq!(
+            open_loop(FUNCTIONBENCH_RISING, 1e-6).unwrap().connections,
+            MAX_CONNECTIONS as u32
+        );
+        assert_eq!(open_loop(FUNCTIONBENCH, 0.01), None);
+        assert_eq!(open_loop(FUNCTIONBENCH_BURSTS, 0.01), None);
+    }
+
+    #[test]
     fn bad_options_are_named() {
         let spec = LiveLoadSpec {
             target: "127.0.0.1:1".into(),
@@ -435,6 +688,22 @@ mod tests {
             ),
             (
                 LiveLoadSpec {
+                    target: "nowhere".into(),
+                    ..spec.clone()
+                },
+                "--target",
+            ),
+            (
+                LiveLoadSpec {
+                    workload: FUNCTIONBENCH_RISING.into(),
+                    clients: 513,
+                    ..spec.clone()
+                },
+                "--clients",
+            ),
+            (
+                LiveLoadSpec {
+                    workload: FUNCTIONBENCH_RISING.into(),
                     target: "nowhere".into(),
                     ..spec.clone()
                 },

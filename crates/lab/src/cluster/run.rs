@@ -410,7 +410,7 @@ impl ClusterSetup {
 
     /// An open-loop workload's invocations, from their start (a closed
     /// loop's come from its clients, as each one's last ends).
-    fn invocations(
+    pub(crate) fn invocations(
         &self,
     ) -> Result<Box<dyn Iterator<Item = faasched_workload::Result<Invocation>> + '_>> {
         Ok(match &self.workload {

@@ -60,7 +60,7 @@ pub struct Lateness {
 }
 
 impl Lateness {
-    fn of(mut late: Vec<Nanos>) -> Lateness {
+    pub(crate) fn of(mut late: Vec<Nanos>) -> Lateness {
         late.sort_unstable();
         let at = |q: f64| match late.len() {
             0 => 0,

@@ -1,7 +1,10 @@
-//! Closed-loop clients against a live cluster (`faasched cluster load`):
-//! CH-RLU's Locust threads, each one task with one kept-alive connection,
-//! sending its next invocation when a [`Sampler`] says, a think time after
-//! its last answer came.
+//! Clients against a live cluster (`faasched cluster load`): closed-loop
+//! ones, CH-RLU's Locust threads ([`run_clients`]), and an open loop that
+//! sends a schedule's calls at their times ([`run_schedule`]).
+//!
+//! The closed loop: each client is one task with one kept-alive
+//! connection, sending its next invocation when a [`Sampler`] says, a
+//! think time after its last answer came.
 //!
 //! 1. every connection is opened before the clock starts (a target that
 //!    refuses one is [`LoadError::Connect`]);
@@ -24,8 +27,12 @@
 //! current-thread runtime), leaving the other cores to the cluster when
 //! both share the machine.
 
+mod open;
+
+pub use open::run_schedule;
+
 use crate::node::load::{
-    Answer, End, FUNCTION_HEADER, Failure, LoadConfig, LoadError, attempt, stopped,
+    Answer, End, FUNCTION_HEADER, Failure, HttpSender, LoadConfig, LoadError, attempt, stopped,
 };
 use faasched_model::{Nanos, Time};
 use http_body_util::Empty;
@@ -40,7 +47,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until, timeout};
 
-/// What a client sends next.
+/// What a client sends next, or the open loop's schedule holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Call {
     /// The function's index in its table.
@@ -66,7 +73,7 @@ pub trait Sampler: Send + 'static {
 pub struct CallRecord {
     /// Its number, in the order the calls were sent, from 0.
     pub id: u64,
-    /// The client that sent it, from 0.
+    /// The client that sent it, from 0; in the open loop, the connection.
     pub client: u32,
     /// The function's index in its table.
     pub function: u32,
@@ -74,7 +81,12 @@ pub struct CallRecord {
     pub name: Arc<str>,
     /// The work asked for, µs.
     pub work_us: u64,
-    /// When it was sent.
+    /// When it was due, what its latency counts from: in the open loop its
+    /// time in the schedule, however late it went out; in the closed loop
+    /// when it was sent (a client's call is due when the client sends it).
+    pub intended: Time,
+    /// When it was sent; one never sent ([`Failure::Unsent`]) has the time
+    /// sending stopped.
     pub sent: Time,
     /// When its whole answer had come; `None` without one.
     pub done: Option<Time>,
@@ -91,6 +103,26 @@ pub struct CallRecord {
 }
 
 impl CallRecord {
+    /// `call`, due (and sent) at `at`, with no outcome yet; its id and
+    /// client 0.
+    fn new(call: Call, at: Time) -> CallRecord {
+        CallRecord {
+            id: 0,
+            client: 0,
+            function: call.function,
+            name: call.name,
+            work_us: call.work_us,
+            intended: at,
+            sent: at,
+            done: None,
+            status: None,
+            node: None,
+            cold: None,
+            runtime_us: None,
+            failure: None,
+        }
+    }
+
     /// Whether it was answered with a 2xx.
     pub fn answered(&self) -> bool {
         self.done.is_some() && self.failure.is_none()
@@ -100,7 +132,8 @@ impl CallRecord {
 /// What a run measured.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClientRun {
-    /// One per call sent, by id.
+    /// One per call sent (and, in the open loop, per call due but not
+    /// sent when sending stopped), by id.
     pub records: Vec<CallRecord>,
     /// How it ended.
     pub end: End,
@@ -161,18 +194,7 @@ async fn drive<S: Sampler>(
     stop: &dyn Fn() -> bool,
 ) -> Result<ClientRun, LoadError> {
     let per_call = Duration::from_nanos(config.timeout);
-    let mut senders = Vec::new();
-    for _ in 0..config.mode.connections() {
-        let sender = match timeout(per_call, crate::node::load::http_connect(addr)).await {
-            Ok(connected) => connected,
-            Err(_) => Err(std::io::Error::from(std::io::ErrorKind::TimedOut)),
-        }
-        .map_err(|source| LoadError::Connect {
-            target: config.target.clone(),
-            source,
-        })?;
-        senders.push(sender);
-    }
+    let senders = connect_all(config, addr).await?;
     let shared = Arc::new(Shared {
         sampler: Mutex::new(sampler),
         ids: AtomicU64::new(0),
@@ -222,10 +244,29 @@ async fn drive<S: Sampler>(
     })
 }
 
+/// Opens `config.mode.connections()` connections to `addr`, each given
+/// the config's timeout.
+async fn connect_all(config: &LoadConfig, addr: SocketAddr) -> Result<Vec<HttpSender>, LoadError> {
+    let per_call = Duration::from_nanos(config.timeout);
+    let mut senders = Vec::new();
+    for _ in 0..config.mode.connections() {
+        let sender = match timeout(per_call, crate::node::load::http_connect(addr)).await {
+            Ok(connected) => connected,
+            Err(_) => Err(std::io::Error::from(std::io::ErrorKind::TimedOut)),
+        }
+        .map_err(|source| LoadError::Connect {
+            target: config.target.clone(),
+            source,
+        })?;
+        senders.push(sender);
+    }
+    Ok(senders)
+}
+
 /// One client: calls until the sampler, the duration or `stop` ends it.
 async fn client<S: Sampler>(
     index: u32,
-    sender: crate::node::load::HttpSender,
+    sender: HttpSender,
     shared: Arc<Shared<S>>,
     mut stop: watch::Receiver<bool>,
 ) -> Vec<CallRecord> {
@@ -246,19 +287,11 @@ async fn client<S: Sampler>(
             _ = stop.wait_for(|s| *s) => break,
         }
         let message = request(&shared.target, &call);
+        let sent = shared.now();
         let mut record = CallRecord {
             id: shared.ids.fetch_add(1, Ordering::Relaxed),
             client: index,
-            function: call.function,
-            name: call.name,
-            work_us: call.work_us,
-            sent: shared.now(),
-            done: None,
-            status: None,
-            node: None,
-            cold: None,
-            runtime_us: None,
-            failure: None,
+            ..CallRecord::new(call, sent)
         };
         let outcome = tokio::select! {
             outcome = timeout(shared.timeout, attempt(slot.take(), shared.addr, message)) => {

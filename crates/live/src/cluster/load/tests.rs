@@ -230,3 +230,98 @@ fn a_target_that_refuses_or_is_no_address_is_an_error_naming_it() {
         "{e}"
     );
 }
+
+/// `n` calls of the table's functions in turn, the i-th due at `i * gap`.
+fn schedule(n: u64, gap: Time) -> Vec<Call> {
+    (0..n)
+        .map(|i| {
+            let function = (i % TABLE.len() as u64) as u32;
+            Call {
+                function,
+                name: TABLE[function as usize].into(),
+                send: i * gap,
+                work_us: 5,
+            }
+        })
+        .collect()
+}
+
+fn open(target: String, connections: usize, duration: Time) -> LoadConfig {
+    LoadConfig {
+        drain: 60 * SEC,
+        timeout: 60 * SEC,
+        ..LoadConfig::new(target, Mode::Open { connections }, duration)
+    }
+}
+
+#[test]
+fn the_open_loop_sends_every_call_of_the_schedule_at_or_after_its_time() {
+    let gateway = Gateway::start();
+    // Twelve calls all due at once over two connections: most queue for
+    // a connection, and still each is sent and counted from its time.
+    let calls = schedule(12, 0)
+        .into_iter()
+        .chain(schedule(8, MS).into_iter().map(|c| Call {
+            send: c.send + MS,
+            ..c
+        }))
+        .collect::<Vec<_>>();
+    let run = run_schedule(
+        &open(gateway.addr.to_string(), 2, SEC),
+        calls.clone(),
+        &|| false,
+    )
+    .unwrap();
+    assert_eq!(run.end, End::Completed);
+    assert_eq!(run.records.len(), calls.len());
+    let answered = gateway.answered.lock().unwrap().clone();
+    assert_eq!(answered.len(), calls.len());
+    for (r, (i, call)) in run.records.iter().zip(calls.iter().enumerate()) {
+        assert_eq!(r.id, i as u64);
+        assert!(r.client < 2, "{r:?}");
+        assert_eq!((&r.name, r.function), (&call.name, call.function));
+        assert_eq!(r.intended, call.send);
+        assert!(r.sent >= r.intended, "{r:?}");
+        assert!(r.done.is_some_and(|d| d >= r.sent), "{r:?}");
+        let dropped = &*r.name == "drop-me";
+        assert_eq!(r.answered(), !dropped, "{r:?}");
+        assert_eq!(r.status, Some(if dropped { 503 } else { 200 }));
+    }
+}
+
+#[test]
+fn the_open_loop_leaves_out_the_calls_due_after_the_duration() {
+    let gateway = Gateway::start();
+    // Due at 0, 100 ms, ..., 900 ms: the five before 500 ms are the run.
+    let run = run_schedule(
+        &open(gateway.addr.to_string(), 1, 500 * MS),
+        schedule(10, 100 * MS),
+        &|| false,
+    )
+    .unwrap();
+    assert_eq!(run.end, End::Completed);
+    let due: Vec<Time> = run.records.iter().map(|r| r.intended).collect();
+    assert_eq!(due, [0, 100 * MS, 200 * MS, 300 * MS, 400 * MS]);
+    assert_eq!(gateway.answered.lock().unwrap().len(), 5);
+}
+
+#[test]
+fn stop_ends_the_open_loop_and_counts_every_call_due() {
+    let gateway = Gateway::start();
+    let run = run_schedule(
+        &open(gateway.addr.to_string(), 1, 3_600 * SEC),
+        schedule(1_000, 0),
+        &|| true,
+    )
+    .unwrap();
+    assert_eq!(run.end, End::Interrupted);
+    // Every call was due at once: each is sent and answered, in flight
+    // when stopped, or never sent; none is lost.
+    assert_eq!(run.records.len(), 1_000);
+    for r in &run.records {
+        assert!(
+            r.done.is_some() || matches!(r.failure, Some(Failure::Interrupted | Failure::Unsent)),
+            "{r:?}"
+        );
+    }
+}
