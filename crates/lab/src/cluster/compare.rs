@@ -32,11 +32,11 @@ use anyhow::{Context, Result, bail};
 use faasched_model::{Nanos, US};
 use faasched_report::cluster::ClusterRow;
 use faasched_sim::cluster::ColdStart;
+use faasched_sys::clock;
 use faasched_workload::cluster::FunctionTable;
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
-use faasched_sys::clock;
 
 /// How many times each cost measured here is sampled; the median is kept.
 pub const COST_SAMPLES: usize = 9;
@@ -101,9 +101,8 @@ pub fn measure_here(spin_steps_per_ms: u64, work: Nanos) -> Result<(f64, Nanos)>
         let start = clock::thread_cpu();
         let image = runtime.image(&call.function).context("compiling spin")?;
         compiles.push(clock::thread_cpu().saturating_sub(start));
-        let mut sandbox =
-            faasched_wasm::Sandbox::start_image(&runtime, &preempt, &image, call.arg)
-                .context("starting spin")?;
+        let mut sandbox = faasched_wasm::Sandbox::start_image(&runtime, &preempt, &image, call.arg)
+            .context("starting spin")?;
         let cpu = loop {
             match sandbox.resume() {
                 faasched_wasm::Step::Done(done) => break done.context("running spin")?.stats.cpu,
