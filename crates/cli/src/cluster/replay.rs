@@ -107,7 +107,7 @@ impl ReplayArgs {
             self.time_scale,
             period_ms,
             drain.as_secs_f64(),
-        );
+        )?;
         node_args.extend_from_slice(node_extra);
         eprintln!(
             "time scale {}: the functions' times and the {} are {} of the paper's; \

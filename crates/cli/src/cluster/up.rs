@@ -4,6 +4,7 @@
 use super::gateway::GatewayArgs;
 use anyhow::{Context, Result, bail};
 use clap::Args as ClapArgs;
+use faasched_lab::cluster::live::cpu_limit_ms;
 use faasched_lab::cluster::up::Nodes;
 use std::time::Duration;
 
@@ -58,19 +59,23 @@ pub struct NodeArgs {
 
 impl NodeArgs {
     /// What each `node serve` is given: these options, with the workload's
-    /// functions in containers at `time_scale`, publishing its load every
-    /// `period_ms` (as often as the gateway polls) and draining `drain_s`.
+    /// functions in containers at `time_scale` (and a CPU limit that lets
+    /// the longest of them run), publishing its load every `period_ms` (as
+    /// often as the gateway polls) and draining `drain_s`. Errs on an
+    /// unknown workload or a bad scale.
     pub fn serve_args(
         &self,
         workload: &str,
         time_scale: f64,
         period_ms: u64,
         drain_s: f64,
-    ) -> Vec<String> {
-        [
+    ) -> Result<Vec<String>> {
+        let cpu_limit_ms = cpu_limit_ms(workload, time_scale)?;
+        Ok([
             ("--policy", self.node_policy.clone()),
             ("--functions", workload.to_string()),
             ("--time-scale", time_scale.to_string()),
+            ("--cpu-limit-ms", cpu_limit_ms.to_string()),
             ("--memory-mb", self.memory_mb.to_string()),
             ("--keep-alive", self.keep_alive.clone()),
             ("--cold-wait", self.cold_wait.to_string()),
@@ -79,7 +84,7 @@ impl NodeArgs {
         ]
         .into_iter()
         .flat_map(|(k, v)| [k.to_string(), v])
-        .collect()
+        .collect())
     }
 }
 
@@ -88,7 +93,7 @@ impl Args {
         let g = &self.gateway;
         let node_args = self
             .nodes
-            .serve_args(&g.workload, g.time_scale, g.period_ms, g.drain_s);
+            .serve_args(&g.workload, g.time_scale, g.period_ms, g.drain_s)?;
         let nodes = Nodes::start(self.nodes.nodes, self.nodes.cores_per_node, &node_args)
             .context("starting the nodes")?;
         for (i, ((pid, cpus), addr)) in nodes.placement().into_iter().zip(nodes.addrs()).enumerate()

@@ -393,7 +393,7 @@ impl Comparison {
             let f = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"));
             format!("{} / {}", f(s), f(l))
         };
-        let lines: Vec<[String; 7]> = self
+        let lines: Vec<[String; 8]> = self
             .rows
             .iter()
             .map(|r| {
@@ -401,6 +401,7 @@ impl Comparison {
                 [
                     r.router.clone(),
                     format!("{} / {}", s.invocations, l.invocations),
+                    format!("{} / {}", s.dropped, l.dropped),
                     pair(s.cold_pct, l.cold_pct, 2),
                     pair(s.global_increase_pct, l.global_increase_pct, 1),
                     pair(s.slowdown_p50, l.slowdown_p50, 2),

@@ -59,6 +59,20 @@ pub fn function_table(workload: &str) -> Result<FunctionTable> {
     Ok(FunctionTable::functionbench().copies(FUNCTIONBENCH_COPIES)?)
 }
 
+/// The CPU limit a node of `workload` at `time_scale` gives one request,
+/// ms: twice the table's longest scaled warm time (a warm run's spin with
+/// room for preemption and a slow machine), and never below the node's
+/// own default of 1 s. Without it, a scale that makes a function's warm
+/// time longer than a second (video encoding at 0.1) would have every
+/// call of it stopped as a runaway.
+pub fn cpu_limit_ms(workload: &str, time_scale: f64) -> Result<f64> {
+    let table = function_table(workload)?
+        .scaled(time_scale)
+        .context("the time scale")?;
+    let longest = table.profiles().iter().map(|p| p.warm).max().unwrap_or(0);
+    Ok((2.0 * longest as f64 / 1e6).max(1_000.0))
+}
+
 /// The functions a gateway knows for `workload`, by name
 /// ([`function_table`]'s, times multiplied by `time_scale`).
 pub fn gateway_functions(
@@ -164,6 +178,16 @@ impl RunningGateway {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_nodes_cpu_limit_lets_the_longest_function_run_twice_over() {
+        // sklearn-regression, 53.57 s warm: 535.7 ms at 0.01, 5.357 s at 0.1.
+        assert!((cpu_limit_ms("functionbench", 0.01).unwrap() - 1_071.4).abs() < 1e-9);
+        assert!((cpu_limit_ms("functionbench-rising", 0.1).unwrap() - 10_714.0).abs() < 1e-9);
+        // Never below the node's default.
+        assert_eq!(cpu_limit_ms("functionbench", 0.001).unwrap(), 1_000.0);
+        assert!(cpu_limit_ms("nope", 0.01).is_err());
+    }
 
     #[test]
     fn the_functionbench_table_is_the_simulators_and_others_are_refused() {
