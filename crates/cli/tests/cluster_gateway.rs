@@ -24,6 +24,15 @@ fn a_gateway_routes_over_two_node_runtimes_and_sigterm_drains_it() {
         report["load"].is_f64() && report["seq"].is_u64(),
         "{report}"
     );
+    // Several workers sharing a core report their load over the core.
+    let shared = cluster_node_with(&["--workers", "4", "--load-cores", "1"]);
+    let report: serde_json::Value =
+        serde_json::from_str(&call(shared.addr, "GET", "/load", &[]).body).unwrap();
+    assert_eq!(report["cores"].as_u64(), Some(1), "{report}");
+    let unshared = cluster_node_with(&["--workers", "4"]);
+    let report: serde_json::Value =
+        serde_json::from_str(&call(unshared.addr, "GET", "/load", &[]).body).unwrap();
+    assert_eq!(report["cores"].as_u64(), Some(4), "{report}");
 
     let names: Vec<String> = nodes.iter().map(|n| n.addr.to_string()).collect();
     let gateway = Server::start(&[

@@ -45,6 +45,8 @@ pub struct Args {
 
 impl Args {
     pub fn execute(self) -> Result<()> {
+        // The options checked before anything is measured or started.
+        self.run.spec(&[])?;
         let spin = measure_spin()?;
         eprintln!("spin: {spin} steps per ms here, given to every node");
         let nodes = &self.run.nodes;
@@ -57,6 +59,7 @@ impl Args {
             cold_wait: nodes.cold_wait,
             spin_steps_per_ms: spin,
         };
+        self.run.announce();
         interrupt::catch()?;
         let compared = compare(&spec, &interrupt::requested, each_run)?;
         interrupt::check()?;

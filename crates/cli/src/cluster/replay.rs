@@ -93,8 +93,8 @@ impl ReplayArgs {
             .unwrap_or(((5_000.0 * self.time_scale).round() as u64).max(1))
     }
 
-    /// The replay, its nodes given `node_extra` beyond the node options;
-    /// prints the scale. Errors name the option.
+    /// The replay, its nodes given `node_extra` beyond the node options.
+    /// Errors name the option.
     pub fn spec(&self, node_extra: &[String]) -> Result<ReplaySpec> {
         if !(self.time_scale.is_finite() && self.time_scale > 0.0 && self.time_scale <= 1.0) {
             bail!("--time-scale {}: give a factor in (0, 1]", self.time_scale);
@@ -109,21 +109,11 @@ impl ReplayArgs {
             drain.as_secs_f64(),
         )?;
         node_args.extend_from_slice(node_extra);
-        eprintln!(
-            "time scale {}: the functions' times and the {} are {} of the paper's; \
-             loads every {period_ms} ms",
-            self.time_scale,
-            if open.is_some() {
-                "invocations' times"
-            } else {
-                "think time"
-            },
-            self.time_scale
-        );
         Ok(ReplaySpec {
             routers: self.policy.clone(),
             nodes: self.nodes.nodes,
             cores_per_node: self.nodes.cores_per_node,
+            workers_per_node: self.nodes.workers(),
             node_args,
             gateway: GatewaySpec {
                 nodes: Vec::new(),
@@ -152,6 +142,23 @@ impl ReplayArgs {
         })
     }
 
+    /// Says on stderr what the time scale shrinks and how often loads
+    /// are published.
+    pub fn announce(&self) {
+        eprintln!(
+            "time scale {}: the functions' times and the {} are {} of the paper's; \
+             loads every {} ms",
+            self.time_scale,
+            if open_loop(&self.workload, self.time_scale).is_some() {
+                "invocations' times"
+            } else {
+                "think time"
+            },
+            self.time_scale,
+            self.period_ms()
+        );
+    }
+
     /// summary.json's settings of the runs `loads`: the first run's, less
     /// what each run has of its own, with the routers, the nodes' shape and
     /// each run's end, errors and per-node counts.
@@ -175,6 +182,7 @@ impl ReplayArgs {
         settings["routers"] = json!(self.policy);
         settings["nodes"] = json!(self.nodes.nodes);
         settings["cores_per_node"] = json!(self.nodes.cores_per_node);
+        settings["workers_per_node"] = json!(self.nodes.workers());
         settings["period_ms"] = json!(self.period_ms());
         settings["per_router"] = loads
             .iter()
@@ -205,6 +213,7 @@ pub fn each_run(load: &LiveLoad) {
 impl Args {
     pub fn execute(self) -> Result<()> {
         let spec = self.run.spec(&[])?;
+        self.run.announce();
         interrupt::catch()?;
         let loads = replay(&spec, &interrupt::requested, each_run)?;
         interrupt::check()?;

@@ -37,13 +37,23 @@ pub struct NodeArgs {
     /// Node runtimes to start.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub nodes: u32,
-    /// Workers of each node, each on a CPU of its own (the dispatcher
-    /// shares the first).
+    /// CPUs of each node, its own where the machine has them (the
+    /// dispatcher shares the first); its load is reported over them.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub cores_per_node: u32,
-    /// The node policy every node runs among its workers (`rr`: round robin
-    /// with a 1 ms quantum, the way a kernel shares cores among containers).
-    #[arg(long, default_value = "rr")]
+    /// Worker threads of each node per core. While a node has fewer
+    /// invocations in flight than workers, each runs on a thread of its
+    /// own and the kernel shares the node's cores among them, as it shares
+    /// a server's cores among containers (OpenWhisk runs each invocation in
+    /// a container of its own, capped at one core): processor sharing, as
+    /// `cluster simulate` models a server. One worker per core queues
+    /// instead.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub workers_per_core: u32,
+    /// The node policy every node runs among its workers (`jsq`: each
+    /// invocation to the worker with the fewest unfinished, so a thread of
+    /// its own while there are enough).
+    #[arg(long, default_value = "jsq")]
     node_policy: String,
     /// Memory for containers of each node, MB.
     #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u32).range(1..))]
@@ -58,6 +68,11 @@ pub struct NodeArgs {
 }
 
 impl NodeArgs {
+    /// Workers of each node.
+    pub fn workers(&self) -> u32 {
+        self.cores_per_node.saturating_mul(self.workers_per_core)
+    }
+
     /// What each `node serve` is given: these options, with the workload's
     /// functions in containers at `time_scale` (and a CPU limit that lets
     /// the longest of them run), publishing its load every `period_ms` (as
@@ -70,7 +85,8 @@ impl NodeArgs {
         period_ms: u64,
         drain_s: f64,
     ) -> Result<Vec<String>> {
-        let cpu_limit_ms = cpu_limit_ms(workload, time_scale)?;
+        let cpu_limit_ms =
+            cpu_limit_ms(workload, time_scale).with_context(|| format!("--workload {workload}"))?;
         Ok([
             ("--policy", self.node_policy.clone()),
             ("--functions", workload.to_string()),
@@ -94,8 +110,13 @@ impl Args {
         let node_args = self
             .nodes
             .serve_args(&g.workload, g.time_scale, g.period_ms, g.drain_s)?;
-        let nodes = Nodes::start(self.nodes.nodes, self.nodes.cores_per_node, &node_args)
-            .context("starting the nodes")?;
+        let nodes = Nodes::start(
+            self.nodes.nodes,
+            self.nodes.cores_per_node,
+            self.nodes.workers(),
+            &node_args,
+        )
+        .context("starting the nodes")?;
         for (i, ((pid, cpus), addr)) in nodes.placement().into_iter().zip(nodes.addrs()).enumerate()
         {
             eprintln!(

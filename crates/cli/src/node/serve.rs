@@ -22,7 +22,8 @@ use std::time::Duration;
 ///
 ///   curl 127.0.0.1:8080/metrics
 ///
-/// GET /load reports the node's 1-minute load average over its workers,
+/// GET /load reports the node's 1-minute load average over its workers
+/// (or --load-cores),
 /// the kernel's, of its requests running and queued, for a cluster gateway.
 /// With --register the node registers with that gateway itself.
 ///
@@ -71,6 +72,11 @@ pub struct Args {
     /// queued, ms (the kernel's 5 s by default).
     #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     load_period_ms: u64,
+    /// The cores GET /load averages the load over, as the kernel's load
+    /// average is read over a machine's cores; by default the workers
+    /// (dispatchers × workers). Give it where several workers share a core.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    load_cores: Option<u32>,
     /// A cluster gateway (`faasched cluster gateway`) to register with,
     /// HOST:PORT: at start and every --load-period-ms after, so that a
     /// gateway that restarted learns the node again; before draining on
@@ -106,7 +112,7 @@ impl Args {
             containers: self.containers.containers(u64::from(self.memory_mb))?,
         };
         let mut load = LoadConfig::new();
-        load.cores(node.dispatchers * node.workers)
+        load.cores(self.load_cores.unwrap_or(node.dispatchers * node.workers))
             .memory_mb(self.memory_mb)
             .period(Duration::from_millis(self.load_period_ms));
         let register = self.register.map(|gateway| Register {

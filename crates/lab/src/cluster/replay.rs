@@ -17,8 +17,10 @@ pub struct ReplaySpec {
     pub routers: Vec<String>,
     /// Node processes per run.
     pub nodes: u32,
-    /// Workers (cores) per node.
+    /// Cores per node.
     pub cores_per_node: u32,
+    /// Workers per node, over its cores.
+    pub workers_per_node: u32,
     /// What each `node serve` is given beyond its address, workers and
     /// CPUs (`--functions`, `--time-scale`, ...).
     pub node_args: Vec<String>,
@@ -41,8 +43,13 @@ pub fn replay(
         if stop() {
             break;
         }
-        let nodes = Nodes::start(spec.nodes, spec.cores_per_node, &spec.node_args)
-            .with_context(|| format!("{router}: starting the nodes"))?;
+        let nodes = Nodes::start(
+            spec.nodes,
+            spec.cores_per_node,
+            spec.workers_per_node,
+            &spec.node_args,
+        )
+        .with_context(|| format!("{router}: starting the nodes"))?;
         let gateway = RunningGateway::start(&GatewaySpec {
             nodes: nodes.addrs().iter().map(|a| a.to_string()).collect(),
             policy: router.clone(),

@@ -46,12 +46,14 @@ pub struct NodeExit {
 }
 
 impl Nodes {
-    /// Starts `count` nodes of `cores` workers each: node i pinned to CPUs
-    /// `i·cores .. (i+1)·cores` where the machine has that many, unpinned
-    /// otherwise; `args` go to each `node serve` as given.
-    pub fn start(count: u32, cores: u32, args: &[String]) -> Result<Nodes> {
-        if count == 0 || cores == 0 {
-            bail!("a cluster needs at least one node of at least one core");
+    /// Starts `count` nodes of `cores` cores and `workers` workers each
+    /// (the workers wrap over the cores, and the load is reported over the
+    /// cores): node i pinned to CPUs `i·cores .. (i+1)·cores` where the
+    /// machine has that many, unpinned otherwise; `args` go to each `node
+    /// serve` as given.
+    pub fn start(count: u32, cores: u32, workers: u32, args: &[String]) -> Result<Nodes> {
+        if count == 0 || cores == 0 || workers == 0 {
+            bail!("a cluster needs at least one node of at least one core and one worker");
         }
         let exe = std::env::current_exe().context("this program's path, to start its nodes")?;
         let pin = faasched_sys::sched::online_cpus() >= (count * cores) as usize;
@@ -64,7 +66,8 @@ impl Nodes {
             let mut command = Command::new(&exe);
             command
                 .args(["node", "serve", "--listen", "127.0.0.1:0"])
-                .args(["--workers", &cores.to_string()])
+                .args(["--workers", &workers.to_string()])
+                .args(["--load-cores", &cores.to_string()])
                 .args(cpus.iter().flat_map(|c| ["--cpus", c.as_str()]))
                 .args(args)
                 .stdin(Stdio::null())
