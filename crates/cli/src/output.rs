@@ -10,7 +10,7 @@ use faasched_report::{
     InvocationsWriter, REPORT_HTML, Report, Staged, Summary, render_table, write_outputs,
     write_report,
 };
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Where a run's results go.
 #[derive(ClapArgs, Debug)]
@@ -92,4 +92,42 @@ pub fn counted(n: usize, noun: &str) -> String {
         _ => "s",
     };
     format!("{n} {noun}{plural}")
+}
+
+/// What a `compare` command (node or cluster) publishes: with `dir`, the
+/// two worlds' outputs in sim/ and live/ (`world` stages one), compare.json
+/// and compare.csv, together; then compare.json on stdout (`json`) or the
+/// table and what was written.
+pub fn publish_comparison(
+    dir: Option<&Path>,
+    json: bool,
+    compare_json: &str,
+    compare_csv: &str,
+    table: &str,
+    world: impl Fn(&str, &Path, &mut Staged) -> Result<()>,
+) -> Result<()> {
+    if let Some(dir) = dir {
+        let mut staged = Staged::new();
+        staged.create_dir(dir)?;
+        for name in ["sim", "live"] {
+            let sub = dir.join(name);
+            staged.create_dir(&sub)?;
+            world(name, &sub, &mut staged)?;
+        }
+        staged.write(&dir.join("compare.json"), compare_json.as_bytes())?;
+        staged.write(&dir.join("compare.csv"), compare_csv.as_bytes())?;
+        interrupt::check()?;
+        staged.commit()?;
+    }
+    match json {
+        true => out!("{compare_json}")?,
+        false => out!("{table}")?,
+    }
+    if let (Some(dir), false) = (dir, json) {
+        outln!(
+            "wrote compare.json, compare.csv, sim/ and live/ to {}",
+            dir.display()
+        )?;
+    }
+    Ok(())
 }

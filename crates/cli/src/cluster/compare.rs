@@ -4,12 +4,11 @@
 
 use super::publish::publish_files;
 use super::replay::{ReplayArgs, each_run};
-use crate::stdout::{out, outln};
+use crate::output::publish_comparison;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::cluster::compare::{CompareSpec, compare, live_settings, measure_spin};
 use faasched_lab::interrupt;
-use faasched_report::Staged;
 use std::path::PathBuf;
 
 /// Run each router live, as `cluster replay` does, then simulate the same
@@ -83,41 +82,29 @@ impl Args {
             "costs": compared.costs,
             "comparison": compared.comparison,
         }))? + "\n";
-        if let Some(dir) = &self.out {
-            let mut staged = Staged::new();
-            staged.create_dir(dir)?;
-            let live_rows: Vec<_> = compared.live.iter().map(|l| l.row.clone()).collect();
-            for (world, settings, rows, title) in [
-                (
-                    "sim",
+        let live_rows: Vec<_> = compared.live.iter().map(|l| l.row.clone()).collect();
+        publish_comparison(
+            self.out.as_deref(),
+            self.json,
+            &json,
+            &compared.comparison.to_csv(),
+            &compared.comparison.render(),
+            |world, sub, staged| match world {
+                "sim" => publish_files(
+                    sub,
+                    "faasched cluster compare: simulated",
                     &compared.sim_settings,
                     &compared.sim,
-                    "faasched cluster compare: simulated",
+                    staged,
                 ),
-                ("live", &live, &live_rows, "faasched cluster compare: live"),
-            ] {
-                let sub = dir.join(world);
-                staged.create_dir(&sub)?;
-                publish_files(&sub, title, settings, rows, &mut staged)?;
-            }
-            staged.write(&dir.join("compare.json"), json.as_bytes())?;
-            staged.write(
-                &dir.join("compare.csv"),
-                compared.comparison.to_csv().as_bytes(),
-            )?;
-            interrupt::check()?;
-            staged.commit()?;
-        }
-        match self.json {
-            true => out!("{json}")?,
-            false => out!("{}", compared.comparison.render())?,
-        }
-        if let (Some(dir), false) = (&self.out, self.json) {
-            outln!(
-                "wrote compare.json, compare.csv, sim/ and live/ to {}",
-                dir.display()
-            )?;
-        }
-        Ok(())
+                _ => publish_files(
+                    sub,
+                    "faasched cluster compare: live",
+                    &live,
+                    &live_rows,
+                    staged,
+                ),
+            },
+        )
     }
 }

@@ -5,12 +5,10 @@ use super::args::NodeArgs;
 use super::host::HostArgs;
 use super::replay::{live_settings, measured_spin, replayed};
 use super::simulate::Sweep;
-use crate::stdout::{out, outln};
+use crate::output::publish_comparison;
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::interrupt;
 use faasched_lab::node::compare::compare;
-use faasched_report::Staged;
 use faasched_report::node::{write_outputs, write_report};
 use std::path::PathBuf;
 
@@ -60,33 +58,21 @@ impl Args {
             "live_settings": live.settings,
             "comparison": comparison,
         }))? + "\n";
-        if let Some(dir) = &self.out {
-            let mut staged = Staged::new();
-            staged.create_dir(dir)?;
-            for (world, summary, title) in [
-                ("sim", &sim, "faasched node compare: simulated"),
-                ("live", &live, "faasched node compare: live"),
-            ] {
-                let sub = dir.join(world);
-                staged.create_dir(&sub)?;
-                write_outputs(&sub, summary, &mut staged)?;
-                write_report(&sub, title, summary, &mut staged)?;
-            }
-            staged.write(&dir.join("compare.json"), json.as_bytes())?;
-            staged.write(&dir.join("compare.csv"), comparison.to_csv().as_bytes())?;
-            interrupt::check()?;
-            staged.commit()?;
-        }
-        match self.json {
-            true => out!("{json}")?,
-            false => out!("{}", comparison.render())?,
-        }
-        if let (Some(dir), false) = (&self.out, self.json) {
-            outln!(
-                "wrote compare.json, compare.csv, sim/ and live/ to {}",
-                dir.display()
-            )?;
-        }
-        Ok(())
+        publish_comparison(
+            self.out.as_deref(),
+            self.json,
+            &json,
+            &comparison.to_csv(),
+            &comparison.render(),
+            |world, sub, staged| {
+                let (summary, title) = match world {
+                    "sim" => (&sim, "faasched node compare: simulated"),
+                    _ => (&live, "faasched node compare: live"),
+                };
+                write_outputs(sub, summary, staged)?;
+                write_report(sub, title, summary, staged)?;
+                Ok(())
+            },
+        )
     }
 }

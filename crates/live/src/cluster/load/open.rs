@@ -25,7 +25,7 @@
 //! latency counts from its time all the same.
 
 use super::{Call, CallRecord, ClientRun, Failure, HttpSender, apply, connect_all, request};
-use crate::node::load::{Answer, End, LoadConfig, LoadError, attempt, stopped};
+use crate::node::load::{Answer, End, LoadConfig, LoadError, attempt, drain, stopped};
 use faasched_model::Time;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -164,30 +164,10 @@ async fn drive(
         }
     }
     drop(done_tx);
-    if end != End::Interrupted {
-        while in_flight > 0 {
-            tokio::select! {
-                done = done_rx.recv() => match done {
-                    Some(done) => {
-                        apply_done(&mut records, done);
-                        in_flight -= 1;
-                    }
-                    None => break,
-                },
-                _ = sleep_until(at(hard_end)) => {
-                    end = End::DrainTimeout;
-                    break;
-                }
-                _ = stopped(stop) => {
-                    end = End::Interrupted;
-                    break;
-                }
-            }
-        }
-    }
-    while let Ok(done) = done_rx.try_recv() {
-        apply_done(&mut records, done);
-    }
+    let end = drain(&mut done_rx, in_flight, at(hard_end), stop, end, |done| {
+        apply_done(&mut records, done)
+    })
+    .await;
     let left = match end {
         End::Interrupted => Failure::Interrupted,
         _ => Failure::Unfinished,

@@ -51,7 +51,7 @@ pub use http::{
     RUNTIME_HEADER, invoke_path,
 };
 pub use run::{End, Failure, LoadError, LoadRun, Record, run};
-pub(crate) use run::{attempt, stopped};
+pub(crate) use run::{attempt, drain, stopped};
 pub use summary::{
     LatencySummary, LoadSummary, REQUESTS_CSV_HEADER, ScopeSummary, SlowdownSummary,
 };

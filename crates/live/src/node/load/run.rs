@@ -344,30 +344,10 @@ async fn drive(
         }
     }
     drop(done_tx);
-    if end != End::Interrupted {
-        while in_flight > 0 {
-            tokio::select! {
-                done = done_rx.recv() => match done {
-                    Some(done) => {
-                        apply(&mut records, done);
-                        in_flight -= 1;
-                    }
-                    None => break,
-                },
-                _ = sleep_until(at(hard_end)) => {
-                    end = End::DrainTimeout;
-                    break;
-                }
-                _ = stopped(stop) => {
-                    end = End::Interrupted;
-                    break;
-                }
-            }
-        }
-    }
-    while let Ok(done) = done_rx.try_recv() {
-        apply(&mut records, done);
-    }
+    let end = drain(&mut done_rx, in_flight, at(hard_end), stop, end, |done| {
+        apply(&mut records, done)
+    })
+    .await;
     let left = match end {
         End::Interrupted => Failure::Interrupted,
         _ => Failure::Unfinished,
@@ -447,6 +427,46 @@ async fn wait_until(when: Instant, stop: &dyn Fn() -> bool) -> bool {
 }
 
 /// Ends once `stop` says so, asking every [`STOP_POLL`].
+/// Gives `apply` each of the `in_flight` answers still out as it comes
+/// (unless the run ended `Interrupted`), until all are in, `hard_end`
+/// passes or `stop` says so; then whatever had already come. Returns how
+/// the run ended: `end`, or `DrainTimeout` or `Interrupted` if the wait
+/// was cut short.
+pub(crate) async fn drain<D>(
+    done: &mut mpsc::UnboundedReceiver<D>,
+    mut in_flight: usize,
+    hard_end: Instant,
+    stop: &dyn Fn() -> bool,
+    mut end: End,
+    mut apply: impl FnMut(D),
+) -> End {
+    if end != End::Interrupted {
+        while in_flight > 0 {
+            tokio::select! {
+                came = done.recv() => match came {
+                    Some(d) => {
+                        apply(d);
+                        in_flight -= 1;
+                    }
+                    None => break,
+                },
+                _ = sleep_until(hard_end) => {
+                    end = End::DrainTimeout;
+                    break;
+                }
+                _ = stopped(stop) => {
+                    end = End::Interrupted;
+                    break;
+                }
+            }
+        }
+    }
+    while let Ok(d) = done.try_recv() {
+        apply(d);
+    }
+    end
+}
+
 pub(crate) async fn stopped(stop: &dyn Fn() -> bool) {
     while !stop() {
         sleep(STOP_POLL).await;
