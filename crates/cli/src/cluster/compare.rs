@@ -7,7 +7,7 @@ use super::replay::{ReplayArgs, each_run};
 use crate::output::publish_comparison;
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::cluster::compare::{CompareSpec, compare, live_settings, measure_spin};
+use faasched_lab::cluster::compare::{CompareSpec, compare, measure_spin};
 use faasched_lab::interrupt;
 use std::path::PathBuf;
 
@@ -72,10 +72,10 @@ impl Args {
             c.transport_calls
         );
         let mut live = self.run.settings(&compared.live);
-        let extra = live_settings(&compared, &spec);
-        for key in ["spin_steps_per_ms", "transport_calls", "seconds_paper"] {
-            live[key] = extra[key].clone();
-        }
+        live["spin_steps_per_ms"] = serde_json::json!(spin);
+        live["transport_calls"] = serde_json::json!(c.transport_calls);
+        live["seconds_paper"] =
+            serde_json::json!(spec.replay.load.seconds / spec.replay.load.time_scale);
         let json = serde_json::to_string_pretty(&serde_json::json!({
             "sim_settings": compared.sim_settings,
             "live_settings": live,

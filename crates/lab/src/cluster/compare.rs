@@ -186,7 +186,11 @@ pub fn compare(
     let (warm_ratio, compile) = measure_here(spec.spin_steps_per_ms, typical)?;
     let live = replay(r, stop, each)?;
     if live.len() < r.routers.len() {
-        bail!("interrupted");
+        bail!(
+            "interrupted after {} of {} routers: nothing to compare",
+            live.len(),
+            r.routers.len()
+        );
     }
     let (transport, transport_calls) = transport(&live)
         .context("no call was answered live: nothing to measure the transport on")?;
@@ -458,19 +462,6 @@ fn rank(rows: &[Row], key: impl Fn(&Row) -> Option<f64>) -> Vec<String> {
         .collect();
     order.sort_by(|a, b| a.0.total_cmp(&b.0));
     order.into_iter().map(|(_, n)| n.to_string()).collect()
-}
-
-/// The live replay's settings with what the comparison measured.
-pub fn live_settings(compared: &Compared, spec: &CompareSpec) -> Value {
-    let first = compared
-        .live
-        .first()
-        .map_or_else(|| json!({}), |l| l.settings.clone());
-    let mut settings = first;
-    settings["spin_steps_per_ms"] = json!(spec.spin_steps_per_ms);
-    settings["transport_calls"] = json!(compared.costs.transport_calls);
-    settings["seconds_paper"] = json!(spec.replay.load.seconds / spec.replay.load.time_scale);
-    settings
 }
 
 #[cfg(test)]
