@@ -68,6 +68,9 @@ impl Nodes {
                 .args(["node", "serve", "--listen", "127.0.0.1:0"])
                 .args(["--workers", &workers.to_string()])
                 .args(["--load-cores", &cores.to_string()])
+                // A sandbox for every worker's invocation at least, beyond
+                // the node's default of 128.
+                .args(["--max-sandboxes", &workers.max(128).to_string()])
                 .args(cpus.iter().flat_map(|c| ["--cpus", c.as_str()]))
                 .args(args)
                 .stdin(Stdio::null())
