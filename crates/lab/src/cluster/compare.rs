@@ -176,7 +176,7 @@ pub fn compare(
     };
     let contenders = contenders(&r.routers)?;
     // Checked before anything runs live.
-    let setup = options.setup()?;
+    let mut setup = options.setup()?;
     let ClusterWorkload::Closed { table, .. } = &setup.workload else {
         bail!("--workload {}: not closed-loop clients", r.load.workload);
     };
@@ -200,11 +200,11 @@ pub fn compare(
         transport,
         transport_calls,
     };
-    let mut setup = ClusterOptions {
-        transport_ms: transport as f64 / scale / 1e6,
-        ..options
-    }
-    .setup()?;
+    setup.config.transport = (transport as f64 / scale).round() as Nanos;
+    setup
+        .config
+        .validate()
+        .map_err(|e| anyhow::anyhow!("the measured transport: {e}"))?;
     if let ClusterWorkload::Closed { table, .. } = &mut setup.workload {
         *table = measured_table(table, &costs, spec.cold_wait, scale)?;
     }
