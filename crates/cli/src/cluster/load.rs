@@ -6,7 +6,7 @@
 use super::publish::publish;
 use anyhow::{Context, Result, bail};
 use clap::Args as ClapArgs;
-use faasched_lab::cluster::load::{LiveLoad, LiveLoadSpec, open_loop};
+use faasched_lab::cluster::load::{LiveLoad, LiveLoadSpec, OpenLoop, open_loop};
 use faasched_lab::interrupt;
 use faasched_live::node::load::End;
 use faasched_model::MS;
@@ -89,14 +89,18 @@ pub struct Args {
 impl Args {
     pub fn execute(self) -> Result<()> {
         let open = open_loop(&self.workload, self.time_scale);
+        let (clients, seconds) = OpenLoop::sized(
+            &self.workload,
+            self.time_scale,
+            self.clients,
+            self.seconds,
+            (CLIENTS, SECONDS),
+        );
         let spec = LiveLoadSpec {
             target: self.target.clone(),
             workload: self.workload.clone(),
-            clients: self
-                .clients
-                .or(open.map(|o| o.connections))
-                .unwrap_or(CLIENTS),
-            seconds: self.seconds.or(open.map(|o| o.seconds)).unwrap_or(SECONDS),
+            clients,
+            seconds,
             time_scale: self.time_scale,
             seed: self.seed,
             label: self.label.clone(),

@@ -8,7 +8,7 @@ use super::up::NodeArgs;
 use anyhow::{Result, bail};
 use clap::Args as ClapArgs;
 use faasched_lab::cluster::live::GatewaySpec;
-use faasched_lab::cluster::load::{LiveLoad, LiveLoadSpec, open_loop};
+use faasched_lab::cluster::load::{LiveLoad, LiveLoadSpec, OpenLoop, open_loop};
 use faasched_lab::cluster::replay::{ReplaySpec, replay};
 use faasched_lab::interrupt;
 use faasched_model::MS;
@@ -101,7 +101,13 @@ impl ReplayArgs {
         }
         let period_ms = self.period_ms();
         let drain = Duration::from_secs(10);
-        let open = open_loop(&self.workload, self.time_scale);
+        let (clients, seconds) = OpenLoop::sized(
+            &self.workload,
+            self.time_scale,
+            self.clients,
+            self.seconds,
+            (CLIENTS, SECONDS),
+        );
         let mut node_args = self.nodes.serve_args(
             &self.workload,
             self.time_scale,
@@ -128,11 +134,8 @@ impl ReplayArgs {
             load: LiveLoadSpec {
                 target: String::new(),
                 workload: self.workload.clone(),
-                clients: self
-                    .clients
-                    .or(open.map(|o| o.connections))
-                    .unwrap_or(CLIENTS),
-                seconds: self.seconds.or(open.map(|o| o.seconds)).unwrap_or(SECONDS),
+                clients,
+                seconds,
                 time_scale: self.time_scale,
                 seed: self.seed,
                 label: String::new(),

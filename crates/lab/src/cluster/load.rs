@@ -80,6 +80,25 @@ pub fn open_loop(workload: &str, time_scale: f64) -> Option<OpenLoop> {
     })
 }
 
+impl OpenLoop {
+    /// The clients (connections, in an open loop) and seconds of a run of
+    /// `workload` at `time_scale`: as given, else the open loop's defaults,
+    /// else `closed`'s.
+    pub fn sized(
+        workload: &str,
+        time_scale: f64,
+        clients: Option<u32>,
+        seconds: Option<f64>,
+        closed: (u32, f64),
+    ) -> (u32, f64) {
+        let open = open_loop(workload, time_scale);
+        (
+            clients.or(open.map(|o| o.connections)).unwrap_or(closed.0),
+            seconds.or(open.map(|o| o.seconds)).unwrap_or(closed.1),
+        )
+    }
+}
+
 /// A live load run as the user gives it.
 #[derive(Clone, Debug)]
 pub struct LiveLoadSpec {
