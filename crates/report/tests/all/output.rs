@@ -1,7 +1,5 @@
 //! The output files: schema, row order, streaming CSV, determinism, the table.
 
-mod common;
-
 use faasched_report::{
     Collector, Error, InvocationsWriter, Metric, PolicySummary, SUMMARY_SCHEMA_VERSION, Scope,
     Staged, Summary, read_summary_rows, render_table, write_outputs,
@@ -13,7 +11,7 @@ use std::path::Path;
 
 fn policy(name: &str, sim_only: bool, skip: usize) -> PolicySummary {
     let mut c = Collector::new(name, sim_only);
-    for o in common::five().iter().skip(skip) {
+    for o in crate::common::five().iter().skip(skip) {
         c.record(o);
     }
     c.finish(0.5)
@@ -180,7 +178,7 @@ fn invocations_csv_streams_one_row_per_outcome_and_policy() {
     let mut staged = Staged::new();
     let mut w = InvocationsWriter::create(&path, &mut staged).unwrap();
     for p in ["srpt", "cfs"] {
-        for o in common::five() {
+        for o in crate::common::five() {
             w.write(p, &o).unwrap();
         }
     }
@@ -215,7 +213,7 @@ fn invocations_csv_replaces_the_file_only_when_committed() {
     fs::write(&path, "earlier\n").unwrap();
     let mut staged = Staged::new();
     let mut w = InvocationsWriter::create(&path, &mut staged).unwrap();
-    w.write("cfs", &common::five()[0]).unwrap();
+    w.write("cfs", &crate::common::five()[0]).unwrap();
     drop((w, staged)); // the run failed
     assert_eq!(fs::read_to_string(&path).unwrap(), "earlier\n");
     assert_eq!(
@@ -226,7 +224,7 @@ fn invocations_csv_replaces_the_file_only_when_committed() {
 
     let mut staged = Staged::new();
     let mut w = InvocationsWriter::create(&path, &mut staged).unwrap();
-    w.write("cfs", &common::five()[0]).unwrap();
+    w.write("cfs", &crate::common::five()[0]).unwrap();
     w.finish().unwrap();
     assert_eq!(fs::read_to_string(&path).unwrap(), "earlier\n");
     staged.commit().unwrap();
@@ -248,7 +246,7 @@ fn invocations_csv_truncates_ns_to_us_and_has_a_header_when_empty() {
     staged.commit().unwrap();
     assert_eq!(fs::read_to_string(&path).unwrap().lines().count(), 1);
 
-    let mut o = common::five().remove(0);
+    let mut o = crate::common::five().remove(0);
     o.finish += 999; // 11 ms + 999 ns: still 11000 µs
     let mut staged = Staged::new();
     let mut w = InvocationsWriter::create(&path, &mut staged).unwrap();

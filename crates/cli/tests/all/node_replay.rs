@@ -3,9 +3,7 @@
 //! same outputs. No assertion depends on timing: the tests check what was
 //! sent, answered and written, never how fast.
 
-mod common;
-
-use common::{interrupt, ok, stderr_of_failure};
+use crate::common::{interrupt, ok, stderr_of_failure};
 use serde_json::Value;
 
 /// 100 µs requests (`fixed` stretched ten times) at 200 a second for half a

@@ -1,9 +1,7 @@
 //! `faasched node simulate` and `node capacity` as a user runs them: their
 //! outputs, determinism, a request file, and errors on bad input.
 
-mod common;
-
-use common::{ok, stderr_of_failure, workload_csv};
+use crate::common::{ok, stderr_of_failure, workload_csv};
 use serde_json::Value;
 
 /// `field` of the `all` row of `policy` in a summary.json.

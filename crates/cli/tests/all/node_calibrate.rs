@@ -4,9 +4,7 @@
 //! assertion depends on what the machine measured beyond every cost being
 //! positive.
 
-mod common;
-
-use common::{ok, stderr_of_failure};
+use crate::common::{ok, stderr_of_failure};
 use serde_json::Value;
 
 /// Samples per cost: enough to exercise every measurement, few enough for a

@@ -1,9 +1,7 @@
 //! `faasched cluster simulate` as a user runs it: its outputs, determinism,
 //! a hand-computed workload CSV, and errors on bad input.
 
-mod common;
-
-use common::{ok, stderr_of_failure, workload_csv};
+use crate::common::{ok, stderr_of_failure, workload_csv};
 use serde_json::Value;
 
 /// The row of `policy` in a summary.json.

@@ -1,9 +1,7 @@
 //! The `faasched` binary as a user runs it: defaults, outputs, determinism, and
 //! errors on bad input.
 
-mod common;
-
-use common::{ok, stderr_of_failure, workload_csv};
+use crate::common::{ok, stderr_of_failure, workload_csv};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,9 +2,7 @@
 //! whose numbers would mislead; in a release build, the shape of its JSON
 //! on a tiny run.
 
-mod common;
-
-use common::{faasched, ok, stderr_of_failure};
+use crate::common::{faasched, ok, stderr_of_failure};
 use serde_json::Value;
 
 /// Every router of the cluster catalogue, in its order.

@@ -3,9 +3,7 @@
 //! a run short enough for a test. Every assertion holds however slow the
 //! machine is.
 
-mod common;
-
-use common::{ok, stderr_of_failure};
+use crate::common::{ok, stderr_of_failure};
 
 #[test]
 fn compare_sets_each_routers_live_run_beside_its_simulation() {

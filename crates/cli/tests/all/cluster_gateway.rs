@@ -4,9 +4,7 @@
 //! assertion depends on timing; a process that never answers fails the
 //! test after a generous cap instead of hanging it.
 
-mod common;
-
-use common::server::{CAP, Server, call, cluster_node, cluster_node_with};
+use crate::common::server::{CAP, Server, call, cluster_node, cluster_node_with};
 use std::process::Command;
 use std::time::{Duration, Instant};
 

@@ -1,9 +1,6 @@
 //! What the `faasched` binary's test files share: running it, and the
 //! inputs they write.
 
-// Each test file is its own crate and uses part of this.
-#![allow(dead_code)]
-
 pub mod server;
 
 use std::path::{Path, PathBuf};

@@ -1,9 +1,7 @@
 //! `faasched node load` against a minimal HTTP/1.1 server in the test: its
 //! outputs, its errors and its help.
 
-mod common;
-
-use common::{faasched, interrupt, ok, stderr_of_failure};
+use crate::common::{faasched, interrupt, ok, stderr_of_failure};
 use faasched_model::SEC;
 use faasched_workload::node::{Deadlines, Estimate, Length, Params, Workload};
 use serde_json::Value;

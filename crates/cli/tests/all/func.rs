@@ -1,15 +1,13 @@
 //! `faasched fn`: the function suite from the command line, as the launcher
 //! and a user run it.
 
-mod common;
-
-use common::stderr_of_failure;
+use crate::common::stderr_of_failure;
 use serde_json::Value;
 use std::process::Command;
 
 /// Runs `faasched` with `args`, which must succeed; its stdout.
 fn ok(args: &[&str]) -> String {
-    String::from_utf8(common::ok(args).stdout).unwrap()
+    String::from_utf8(crate::common::ok(args).stdout).unwrap()
 }
 
 #[test]

@@ -3,9 +3,7 @@
 //! assertion depends on timing; a serve that never answers fails the test
 //! after a generous cap instead of hanging it.
 
-mod common;
-
-use common::server::Server;
+use crate::common::server::Server;
 use std::process::Command;
 use std::time::Duration;
 

@@ -4,10 +4,8 @@
 //! Fig. 10's rising burst for its first 0.3 s. Every assertion is a count
 //! that holds however slow the machine is.
 
-mod common;
-
-use common::server::{Server, cluster_node};
-use common::{ok, stderr_of_failure};
+use crate::common::server::{Server, cluster_node};
+use crate::common::{ok, stderr_of_failure};
 
 #[test]
 fn clients_load_a_live_cluster_and_write_the_simulators_outputs() {

@@ -1,7 +1,5 @@
 //! The collector on five hand-made outcomes, against values computed by hand.
 
-mod common;
-
 use faasched_model::Group;
 use faasched_report::{Collector, Metric, PolicySummary, Scope, USD_PER_GB_SECOND};
 
@@ -15,7 +13,7 @@ fn close(got: f64, want: f64, rel: f64, what: &str) {
 
 fn summary() -> PolicySummary {
     let mut c = Collector::new("cfs", false);
-    for o in common::five() {
+    for o in crate::common::five() {
         c.record(&o);
     }
     assert_eq!(c.count(), 5);
