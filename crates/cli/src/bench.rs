@@ -5,7 +5,7 @@ mod agent;
 mod gateway;
 mod runtime;
 
-use crate::args::count;
+use crate::os::args::count;
 use crate::stdout::outln;
 use anyhow::Result;
 use clap::{Args as ClapArgs, Subcommand};
@@ -94,8 +94,8 @@ pub struct Watch {
 
 impl Watch {
     fn execute(self) -> Result<()> {
-        let realtime = faasched_live::privilege::probe().realtime;
-        let m = faasched_live::watchbench::run(self.trials as usize, realtime)?;
+        let realtime = faasched_live::os::privilege::probe().realtime;
+        let m = faasched_live::os::watchbench::run(self.trials as usize, realtime)?;
         if self.json {
             outln!("{}", serde_json::to_string_pretty(&m)?)?;
             return Ok(());

@@ -1,6 +1,6 @@
 //! `faasched experiment NAME`: the papers' experiments as canned, seeded runs.
 
-use crate::args::count;
+use crate::os::args::count;
 use crate::stdout::{out, outln};
 use anyhow::Result;
 use clap::Args as ClapArgs;

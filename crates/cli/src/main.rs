@@ -1,21 +1,16 @@
 //! `faasched`: schedule serverless functions. Simulate scheduling policies on
 //! production-like traces with a model of the Linux scheduler, and compare them.
 
-mod agent;
-mod args;
 mod bench;
 mod cluster;
-mod compare;
-mod exec;
 mod experiment;
-mod func;
 mod node;
+mod os;
 mod output;
-mod replay;
-mod simulate;
 mod stdout;
-mod tuning;
 mod workload;
+
+use os::{agent, compare, exec, func, replay, simulate};
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::process::ExitCode;

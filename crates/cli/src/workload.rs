@@ -47,7 +47,7 @@ pub struct Generate {
     load: f64,
     /// Number of invocations.
     #[arg(long, short = 'n', default_value_t = DEFAULT_INVOCATIONS,
-          value_parser = crate::args::count)]
+          value_parser = crate::os::args::count)]
     invocations: u64,
     /// Seed.
     #[arg(long, short = 's', default_value_t = 1)]
@@ -114,7 +114,7 @@ impl From<ArrivalsArg> for Arrivals {
 pub struct Common {
     /// Keep this many functions (at least 1), sampled uniformly with the
     /// seed (default: every function).
-    #[arg(long, value_parser = crate::args::count)]
+    #[arg(long, value_parser = crate::os::args::count)]
     functions: Option<u64>,
     /// Seed of every random choice.
     #[arg(long, short = 's', default_value_t = 1)]

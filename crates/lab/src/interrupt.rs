@@ -4,7 +4,7 @@
 //! them in place, nor leave an earlier run's files replaced by half of its
 //! own. Once [`catch`] was called, SIGINT and SIGTERM only raise a flag:
 //! the simulator asks [`requested`] between events (every few milliseconds
-//! of work, `faasched_sim::POLL_EVENTS`), a run then fails with
+//! of work, `faasched_sim::os::POLL_EVENTS`), a run then fails with
 //! [`Interrupted`], and its staged files are removed on the way out. A
 //! second Ctrl-C while the first is being handled ends the process at once.
 

@@ -1,11 +1,7 @@
 //! faasched's lab: everything the `faasched` commands do, as a library.
 //!
-//! - [`catalog`]: every policy as a typed spec, looked up once;
-//! - [`run`]: one policy over a workload on a simulated [`run::Machine`],
-//!   once or in parts;
-//! - `replay`: the same for real on this machine, policies in turns or
-//!   rounds;
-//! - `compare`: both, and how far the simulation is from the measurement;
+//! - [`os`], [`node`], [`cluster`]: each level's policy catalogue, runs,
+//!   live replays and sim-against-live comparison;
 //! - [`experiment`]: the papers' experiments as data, run in parallel;
 //! - [`bench`]: what `faasched bench` times;
 //! - [`interrupt`], [`progress`], [`output`]: what the runs share.
@@ -20,15 +16,10 @@
 //! typed errors).
 
 pub mod bench;
-pub mod catalog;
 pub mod cluster;
-#[cfg(feature = "live")]
-pub mod compare;
 pub mod experiment;
 pub mod interrupt;
 pub mod node;
+pub mod os;
 pub mod output;
 pub mod progress;
-#[cfg(feature = "live")]
-pub mod replay;
-pub mod run;

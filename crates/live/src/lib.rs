@@ -1,22 +1,21 @@
-//! Live: run and steer real function processes on a stock Linux kernel.
+//! Live: the policies of every level run for real on this machine.
 //!
 //! The simulator answers "what would happen"; this crate answers "what happens".
-//! It holds the function suite (real programs the `faasched` binary runs as
-//! `faasched fn NAME`), their calibration against this machine's CPU, the
-//! launcher that replays a workload, and the agent; the system calls under
-//! them are faasched-sys's.
+//!
+//! - [`os`]: real function processes on the stock kernel (the function suite,
+//!   the launcher that replays a workload, steering, the agent);
+//! - [`node`]: the WebAssembly node runtime (dispatchers, workers, HTTP
+//!   ingress, containers, the load generator);
+//! - [`cluster`]: the gateway that routes over node runtimes, and the clients
+//!   that drive it;
+//! - [`http`]: the HTTP server every live service shares.
+//!
+//! The system calls under them are faasched-sys's.
 
-pub mod agent;
-pub mod calibration;
 pub mod cluster;
 pub mod http;
 pub mod node;
-pub mod observe;
-pub mod privilege;
-pub mod replay;
-pub mod steering;
-pub mod suite;
-pub mod watchbench;
+pub mod os;
 
 // The system calls, as `crate::sys::...`, private: faasched-sys is the one
 // crate that offers them.

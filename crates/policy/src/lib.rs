@@ -1,23 +1,18 @@
-//! Steering policies.
+//! The policies of every level, pure: each gets plain values and the time,
+//! and answers with a decision; none reads a clock, sleeps or does I/O, so
+//! the simulators and the live runtimes drive the same code.
 //!
-//! A steering policy implements [`faasched_model::Steer`]: it sets the stock
-//! kernel's knobs on each task and nothing else, so the same code runs in the
-//! simulator and live. The sim-only mechanisms (SRPT, PS, global FIFO, the
-//! ALPS paper's patched CFS) are kernel-model disciplines; the catalogue
-//! (`faasched_lab::catalog`) names every policy and pairs each sim-only
-//! discipline with the policy that steers it (one that sets nothing, or ALPS).
+//! - [`os`]: steering policies over a stock kernel's knobs (ALPS, SFS, the
+//!   hybrid FIFO+CFS scheduler and the baselines), the `Steer` seam's;
+//! - [`node`]: dispatch policies binding requests to worker threads
+//!   (SledgeScale and its baselines), the `Dispatch` seam's;
+//! - [`cluster`]: routers and keep-alive policies over servers (CH-RLU and
+//!   its baselines), the `Route` and `KeepAlive` seams';
+//! - [`BadParam`]: the error a parameter out of range gives, at every level.
 
-pub mod alps;
-pub mod attained;
-mod baseline;
 pub mod cluster;
-pub mod hybrid;
 pub mod node;
+pub mod os;
 mod param;
-pub mod sfs;
-#[cfg(test)]
-mod testkit;
-pub mod wait_guard;
 
-pub use baseline::{BASELINE_RT_PRIO, Uniform};
 pub use param::BadParam;

@@ -1,6 +1,6 @@
 //! `faasched bench gateway`: what the cluster gateway adds to an invocation.
 
-use crate::args::count;
+use crate::os::args::count;
 use crate::stdout::outln;
 use anyhow::Result;
 use clap::Args as ClapArgs;

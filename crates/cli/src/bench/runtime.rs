@@ -1,6 +1,6 @@
 //! `faasched bench runtime`: the live node runtime's costs.
 
-use crate::args::count;
+use crate::os::args::count;
 use crate::stdout::outln;
 use anyhow::Result;
 use clap::Args as ClapArgs;

@@ -77,7 +77,7 @@ pub struct Args {
     #[arg(long, default_value_t = 600.0)]
     seconds: f64,
     /// Invocations of `azure-functions`, instead of --seconds
-    #[arg(long, short = 'n', value_parser = crate::args::count)]
+    #[arg(long, short = 'n', value_parser = crate::os::args::count)]
     invocations: Option<u64>,
     /// Seed of the workload and of the routers' random draws
     #[arg(long, short = 's', default_value_t = 1)]

@@ -7,8 +7,8 @@
 //! second user, real-time classes) say so and pass without it; CI runs as
 //! root.
 
-use faasched_live::agent::protocol::datagram_path;
-use faasched_live::privilege;
+use faasched_live::os::agent::protocol::datagram_path;
+use faasched_live::os::privilege;
 use faasched_sys::{dgram, process};
 use serde_json::Value;
 use std::fs;

@@ -538,7 +538,7 @@ fn every_command_has_help() {
     // Each command's long help is its own, not the one line that lists it.
     let help = |args: &[&str]| String::from_utf8_lossy(&ok(args).stdout).into_owned();
     let simulate = help(&["simulate", "--help"]);
-    for spec in faasched_lab::catalog::CATALOG {
+    for spec in faasched_lab::os::catalog::CATALOG {
         let policy = spec.name;
         assert!(
             simulate.contains(&format!("  {policy}: ")),

@@ -85,7 +85,7 @@ fn calibrate_writes_a_loadable_file() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("[8/8] io"));
-    let c = faasched_live::calibration::Calibration::load(&path).unwrap();
+    let c = faasched_live::os::unit_cpu::Calibration::load(&path).unwrap();
     assert!(
         stdout.contains(&format!("calibration {} saved to", c.id)),
         "{stdout}"

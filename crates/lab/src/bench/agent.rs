@@ -5,8 +5,8 @@
 
 use super::median;
 use anyhow::{Context, Result, anyhow, bail};
-use faasched_live::agent::protocol::Client;
-use faasched_live::observe::Schedstat;
+use faasched_live::os::agent::protocol::Client;
+use faasched_live::os::observe::Schedstat;
 use faasched_sys::{clock, process};
 use serde::Serialize;
 use std::path::Path;

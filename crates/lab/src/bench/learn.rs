@@ -5,7 +5,7 @@
 use super::median_wall;
 use anyhow::Result;
 use faasched_model::{Phase, Phases};
-use faasched_policy::alps::{self, Record};
+use faasched_policy::os::alps::{self, Record};
 use faasched_workload::{Choice, Source};
 use serde::Serialize;
 

@@ -2,8 +2,8 @@
 //! and engine (metrics aggregation excluded).
 
 use super::{BUILD, median_wall, peak_rss_mib};
-use crate::catalog::{Policy, Tuning};
-use crate::run::{Kernel, Machine};
+use crate::os::catalog::{Policy, Tuning};
+use crate::os::run::{Kernel, Machine};
 use anyhow::{Result, bail};
 use faasched_workload::{Choice, Source};
 use serde::Serialize;

@@ -8,10 +8,10 @@
 use super::stats::{GROUPS, find, label, mean, mean_change, means, p99, preemptions, stat};
 use super::table::{Table, fixed};
 use super::{Case, Ran, Settings, Variant};
-use crate::catalog::Tuning;
-use crate::run::Kernel;
+use crate::os::catalog::Tuning;
+use crate::os::run::Kernel;
 use faasched_model::SEC;
-use faasched_policy::alps::Trainer;
+use faasched_policy::os::alps::Trainer;
 use faasched_report::{Metric, Scope, Stats};
 
 /// The paper's sample size (§7.1).
@@ -104,7 +104,7 @@ pub fn load_table(ran: &[Ran]) -> Table {
 }
 
 /// ALPS's parameters with `edit` applied.
-fn alps(edit: impl FnOnce(&mut faasched_policy::alps::Params)) -> Tuning {
+fn alps(edit: impl FnOnce(&mut faasched_policy::os::alps::Params)) -> Tuning {
     let mut t = Tuning::default();
     edit(&mut t.alps);
     t

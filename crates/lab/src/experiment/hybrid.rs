@@ -12,8 +12,8 @@
 use super::stats::{find, label, mean, preemptions, stat};
 use super::table::{Table, change, fixed};
 use super::{Case, Ran, Settings, Variant};
-use crate::catalog::Tuning;
-use crate::run::Kernel;
+use crate::os::catalog::Tuning;
+use crate::os::run::Kernel;
 use anyhow::{Context, Result};
 use faasched_model::{MS, Phase};
 use faasched_report::{Metric, Scope};

@@ -8,7 +8,7 @@
 use super::stats::{find, label, mean, p99, preemptions};
 use super::table::{Table, change, fixed};
 use super::{Case, Ran, Settings, Variant};
-use crate::run::{Fair, Kernel};
+use crate::os::run::{Fair, Kernel};
 use faasched_report::{PolicySummary, Scope};
 
 /// The study's machine.

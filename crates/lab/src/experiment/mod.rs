@@ -24,9 +24,9 @@ mod real;
 mod stats;
 pub mod table;
 
-use crate::catalog::{Policy, Tuning};
+use crate::os::catalog::{Policy, Tuning};
+use crate::os::run::{Kernel, Machine};
 use crate::progress;
-use crate::run::{Kernel, Machine};
 use anyhow::{Context, Result, bail};
 use faasched_model::Nanos;
 use faasched_report::{

@@ -15,8 +15,8 @@
 use super::stats::{find, label, mean, stat};
 use super::table::{Table, change, fixed};
 use super::{Case, Ran, Settings, Variant};
+use crate::os::run::Kernel;
 use crate::output::write_workload;
-use crate::run::Kernel;
 use anyhow::{Context, Result, bail};
 use faasched_model::{Group, MS, Nanos};
 use faasched_report::{Metric, Scope, Staged};

@@ -5,15 +5,15 @@
 //!
 //! Every value is the median of many samples (a shared machine's noise
 //! moves a median far less than a mean); the timings themselves are
-//! [`faasched_live::node::calibrate`]'s.
+//! [`faasched_live::node::mechanism_costs`]'s.
 
 use super::Costs;
 use super::catalog::{Knowledge, node_policies};
 use crate::bench::runtime::{long, node, noop, setups};
 use anyhow::{Context, Result, bail};
-use faasched_live::calibration::Machine;
 use faasched_live::node::bench::preemptions;
-use faasched_live::node::calibrate::{self as live, Idle, median};
+use faasched_live::node::mechanism_costs::{self as live, Idle, median};
+use faasched_live::os::unit_cpu::Machine;
 use faasched_model::node::Dispatch;
 use faasched_model::{MS, Nanos, SEC};
 use faasched_policy::node::PreemptTest;

@@ -2,10 +2,10 @@
 //! run the node simulator's policies, and what drives and measures it.
 
 pub mod bench;
-pub mod calibrate;
 pub mod containers;
 pub mod ingress;
 pub mod invoke;
 pub mod load;
+pub mod mechanism_costs;
 pub mod runtime;
 pub mod wasm;

@@ -2,8 +2,10 @@
 //! and finishes exactly once, and the attributes a policy asks for are the
 //! ones the kernel applied (read back by the process itself with `chrt`).
 
-use faasched_live::privilege;
-use faasched_live::replay::{self, Config, DEFAULT_MAX_IN_FLIGHT, DEFAULT_OVERRUN, ReplayError};
+use faasched_live::os::privilege;
+use faasched_live::os::replay::{
+    self, Config, DEFAULT_MAX_IN_FLIGHT, DEFAULT_OVERRUN, ReplayError,
+};
 use faasched_model::{
     Attrs, Class, CpuSet, Function, FunctionId, Invocation, MS, Nanos, Outcome, Phase, Phases,
     Steer, TaskId, TaskInfo, Time,

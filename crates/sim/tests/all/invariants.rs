@@ -5,7 +5,7 @@
 
 use super::*;
 use faasched_model::US;
-use faasched_sim::{FairClass, Prediction};
+use faasched_sim::os::{FairClass, Prediction};
 use proptest::prelude::*;
 
 fn phases() -> impl Strategy<Value = Vec<Phase>> {
@@ -156,7 +156,8 @@ proptest! {
 #[test]
 fn the_clock_runs_to_its_limit_and_no_further() {
     use faasched_model::TIME_LIMIT;
-    use faasched_sim::{RUN_LIMIT, RunError};
+    use faasched_sim::RUN_LIMIT;
+    use faasched_sim::os::RunError;
     let longest = |n: u64| -> Vec<Invocation> {
         (0..n)
             .map(|id| inv(id, 0, 0, &[Phase::Cpu(TIME_LIMIT)]))
@@ -194,7 +195,7 @@ struct StopAfter<'a> {
     outcomes: &'a Cell<u64>,
 }
 
-impl faasched_sim::Sink for StopAfter<'_> {
+impl faasched_sim::os::Sink for StopAfter<'_> {
     fn outcome(&mut self, _: Outcome) {
         self.outcomes.set(self.outcomes.get() + 1);
     }
@@ -206,10 +207,10 @@ impl faasched_sim::Sink for StopAfter<'_> {
 
 /// Two 5-minute invocations sharing a core under EEVDF: 150,000 ticks and
 /// the preemptions between them before the first outcome; the engine still asks whether to stop every
-/// [`faasched_sim::POLL_EVENTS`] events, and stops when told.
+/// [`faasched_sim::os::POLL_EVENTS`] events, and stops when told.
 #[test]
 fn a_run_without_outcomes_still_asks_whether_to_stop() {
-    use faasched_sim::{POLL_EVENTS, RunError};
+    use faasched_sim::os::{POLL_EVENTS, RunError};
     let hour = || {
         let long = [Phase::Cpu(300_000 * MS)];
         let invs = vec![inv(0, 0, 0, &long), inv(1, 1, 0, &long)];

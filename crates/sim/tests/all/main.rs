@@ -19,7 +19,7 @@ use faasched_model::{
     Attrs, Class, CpuSet, Function, FunctionId, Invocation, Load, MS, Nanos, Outcome, Phase,
     Phases, Steer, TaskId, TaskInfo, Time,
 };
-use faasched_sim::{Config, Discipline, run};
+use faasched_sim::os::{Config, Discipline, run};
 use std::convert::Infallible;
 use std::sync::Arc;
 

@@ -4,7 +4,7 @@
 
 use super::*;
 use faasched_model::US;
-use faasched_sim::{FairClass, Prediction};
+use faasched_sim::os::{FairClass, Prediction};
 use rand::SeedableRng;
 use rand_distr::{Distribution, Exp, LogNormal};
 use rand_pcg::Pcg64Mcg;

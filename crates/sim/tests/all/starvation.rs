@@ -4,8 +4,8 @@
 
 use super::*;
 use faasched_model::{SEC, US};
-use faasched_policy::wait_guard::{TICK, WAIT_LIMIT, WaitGuard};
-use faasched_sim::DEFAULT_ALPS_WAIT_LIMIT;
+use faasched_policy::os::wait_guard::{TICK, WAIT_LIMIT, WaitGuard};
+use faasched_sim::os::DEFAULT_ALPS_WAIT_LIMIT;
 use proptest::prelude::*;
 
 /// The ALPS paper's kernel on `cores` cores with free context switches and

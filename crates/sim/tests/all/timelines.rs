@@ -2,7 +2,7 @@
 
 use super::*;
 use faasched_model::{SEC, US};
-use faasched_sim::{FairClass, Prediction};
+use faasched_sim::os::{FairClass, Prediction};
 
 /// A (0 ms, 10 ms), B (1, 5), C (2, 1) on one core.
 fn abc() -> Vec<Invocation> {

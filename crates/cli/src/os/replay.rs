@@ -1,0 +1,117 @@
+//! `faasched replay`: run a workload for real on this machine, each policy in
+//! turn, every invocation a process of the function suite, and write the
+//! simulator's outputs marked live.
+
+use crate::os::args::WorkloadArgs;
+use crate::os::tuning::TuningArgs;
+use crate::output::{OutputArgs, section_title};
+use anyhow::Result;
+use clap::Args as ClapArgs;
+use faasched_lab::os::catalog::{Policy, policies};
+use faasched_lab::os::replay::{DEFAULT_LIVE_INVOCATIONS, Live, replay_policies};
+use faasched_lab::os::run::overload_warning;
+use faasched_report::{Staged, Summary};
+use faasched_workload::Source;
+use std::path::{Path, PathBuf};
+
+/// Run a workload for real on this machine under one or more policies.
+///
+/// Every invocation becomes a process at its arrival time (open loop: a late
+/// launch is measured and reported, and counts in the invocation's times),
+/// running a function of the suite (`faasched fn list`) for the CPU time and
+/// I/O waits the workload gives it, mapped to real work by this machine's
+/// calibration (`faasched fn calibrate`; measured once and saved if missing).
+/// Each process starts under the attributes its policy gives it, set in the
+/// child before exec, and is steered until it exits: demotion at slice
+/// expiry (sfs, hybrid) or CPU-time bounds (las, alps-las), core groups by
+/// affinity (hybrid), the ALPS learner retraining from finished invocations
+/// (alps, alps-io, alps-las).
+///
+/// Policies: cfs, fifo, rr, sfs, hybrid (and its variants), alps, alps-io,
+/// las, alps-las. fifo, rr, sfs and hybrid need the privilege for
+/// SCHED_FIFO/SCHED_RR, alps, alps-io and alps-las for negative nice values
+/// (root, or CAP_SYS_NICE); without it the command says which policies need
+/// it and runs none. Sim-only policies
+/// (srpt, ps, alps-kernel, ...) are refused.
+///
+/// Outputs as `simulate`'s, marked live: each policy in summary.json carries
+/// `live` (launch lateness, the launcher's and steering's CPU, how promptly
+/// CPU watches acted, the calibration used).
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// Policies to run, comma-separated, one after the other on the same
+    /// invocations.
+    #[arg(long, short = 'p', value_delimiter = ',', default_value = "cfs")]
+    policy: Vec<String>,
+    #[command(flatten)]
+    tuning: TuningArgs,
+    /// Calibration file to map CPU time to work (default: the one `faasched
+    /// fn calibrate` saves; measured now if there is none).
+    #[arg(long, value_name = "FILE")]
+    calibration: Option<PathBuf>,
+    #[command(flatten)]
+    rounds: Rounds,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+/// How the policies take turns on the machine.
+#[derive(ClapArgs, Debug, Clone, Copy)]
+pub struct Rounds {
+    /// Replay in this many rounds: the invocations are split into as many
+    /// consecutive parts, and each part is replayed under every policy in
+    /// turn before the next (the order rotating by one each round), so that
+    /// the minutes when this shared machine runs slower fall on every policy
+    /// alike. A policy keeps its state (ALPS's lessons) from one round to
+    /// the next. With 1, each policy replays the whole workload in turn.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub rounds: u32,
+}
+
+impl Args {
+    pub fn execute(self) -> Result<()> {
+        let policies = policies(&self.policy, &self.tuning.tuning()?)?;
+        let (live, source) = prepare(&policies, &self.workload, self.calibration.as_deref())?;
+        let mut staged = Staged::new();
+        let mut invocations = self.output.invocations(&mut staged)?;
+        let replayed = replay_policies(
+            &policies,
+            &source.invocations()?,
+            &live,
+            self.rounds.rounds,
+            |i, o| match invocations.as_mut() {
+                Some(w) => Ok(w.write(policies[i].name(), o)?),
+                None => Ok(()),
+            },
+        )?;
+        if let Some(w) = invocations {
+            w.finish()?;
+        }
+        let summary = Summary {
+            policies: replayed.into_iter().map(|r| r.summary).collect(),
+            workload: source.describe(),
+            machine: live.machine(),
+        };
+        let title = format!("{} (live)", section_title(&summary));
+        self.output.emit(summary, "faasched replay", &title, staged)
+    }
+}
+
+/// Gets ready to replay `policies` on this machine (`Live::prepare`), and
+/// resolves `workload` with the live defaults: the cores the replay runs on
+/// and [`DEFAULT_LIVE_INVOCATIONS`]. `replay` and `compare` start here.
+pub fn prepare(
+    policies: &[Policy],
+    workload: &WorkloadArgs,
+    calibration: Option<&Path>,
+) -> Result<(Live, Source)> {
+    let live = Live::prepare(policies, workload.cores.map(usize::from), calibration)?;
+    let choice = workload.choice(Some(live.cores()), Some(DEFAULT_LIVE_INVOCATIONS));
+    let source = Source::resolve(&choice)?;
+    if let Some(warning) = overload_warning(&source) {
+        eprintln!("{warning}");
+    }
+    Ok((live, source))
+}

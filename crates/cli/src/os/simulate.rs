@@ -1,0 +1,102 @@
+//! `faasched simulate`: one workload, several policies, one table and (with
+//! `--out`) summary.json, summary.csv, invocations.csv and report.html.
+
+use crate::os::args::{KernelArgs, WorkloadArgs};
+use crate::os::tuning::TuningArgs;
+use crate::output::{OutputArgs, section_title};
+use anyhow::Result;
+use clap::Args as ClapArgs;
+use faasched_lab::os::catalog::{CATALOG, policies};
+use faasched_lab::os::run::{Machine, overload_warning};
+use faasched_lab::{interrupt, progress};
+use faasched_report::{Staged, Summary};
+use faasched_workload::Source;
+
+/// Run a workload through the simulated kernel under one or more policies.
+///
+/// With no options: the Huawei-like workload of the ALPS paper (15,000
+/// invocations, 56 cores, 90% load) under cfs, fifo, rr and srpt, as a table.
+/// Every policy is listed under `--policy` below. Ctrl-C (or SIGTERM) stops
+/// a run within milliseconds and leaves an earlier run's files in `--out` as
+/// they were.
+#[derive(ClapArgs, Debug)]
+// The workload options' help, shared with `replay` and `compare`, told in
+// this command's terms.
+#[command(
+    mut_arg("cores", |a| a.help("Cores of the simulated machine, 1 to 256 [default: 56]")),
+    mut_arg("invocations", |a| a.help(
+        "Invocations to generate (built-ins) or to take from the start of a file \
+         [default: 15000 of a built-in, all of a file]"
+    ))
+)]
+pub struct Args {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// Policies to compare, comma-separated, each run on the same invocations.
+    #[arg(
+        long,
+        short = 'p',
+        value_delimiter = ',',
+        default_value = "cfs,fifo,rr,srpt",
+        long_help = policy_help()
+    )]
+    policy: Vec<String>,
+    #[command(flatten)]
+    kernel: KernelArgs,
+    #[command(flatten)]
+    tuning: TuningArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+impl Args {
+    pub fn execute(self) -> Result<()> {
+        let policies = policies(&self.policy, &self.tuning.tuning()?)?;
+        let source = Source::resolve(&self.workload.choice(None, None))?;
+        if let Some(warning) = overload_warning(&source) {
+            eprintln!("{warning}");
+        }
+        let machine = Machine {
+            kernel: self.kernel.kernel(),
+            cores: source.cores(),
+            seed: self.workload.seed,
+        };
+        interrupt::catch()?;
+        let mut staged = Staged::new();
+        let mut invocations = self.output.invocations(&mut staged)?;
+        let mut summaries = Vec::new();
+        for policy in &policies {
+            let bar = progress::bar(policy.name(), Some(source.len()));
+            let summary = machine.run(policy, &source, |o| {
+                bar.inc(1);
+                if let Some(w) = invocations.as_mut() {
+                    w.write(policy.name(), o)?;
+                }
+                Ok(())
+            })?;
+            bar.finish_and_clear();
+            summaries.push(summary);
+        }
+        if let Some(w) = invocations {
+            w.finish()?;
+        }
+        let summary = Summary {
+            policies: summaries,
+            workload: source.describe(),
+            machine: machine.describe(),
+        };
+        let title = section_title(&summary);
+        self.output
+            .emit(summary, "faasched simulate", &title, staged)
+    }
+}
+
+/// `--policy`'s long help: every policy of the catalogue, with what it does.
+fn policy_help() -> String {
+    let mut help =
+        "Policies to compare, comma-separated, each run on the same invocations:\n".to_string();
+    for spec in CATALOG {
+        help.push_str(&format!("\n  {}: {}", spec.name, spec.about));
+    }
+    help
+}

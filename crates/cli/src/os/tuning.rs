@@ -1,0 +1,113 @@
+//! Policy parameters from the command line: a TOML file, then flags on top.
+
+use anyhow::{Context, Result, anyhow};
+use clap::Args as ClapArgs;
+use faasched_lab::os::catalog::Tuning;
+use faasched_policy::os::alps::{Trainer, window_ns};
+use std::path::PathBuf;
+
+/// The learning policies' parameters.
+#[derive(ClapArgs, Debug, Clone, Default)]
+pub struct TuningArgs {
+    /// TOML file of policy parameters: `[alps]` with `window_ms`,
+    /// `window_min_invocations`, `trainer`, `alpha`, `beta`, `gamma`, `theta`,
+    /// `ewma_weight`, `unpredictability`, `overload`; `[hybrid]` with `time_limit_ms`, `adaptive`, `percentile`,
+    /// `rightsizing`, `threshold`, `fifo_share`. Flags below override it.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// ALPS: retrain every this many ms from the invocations finished in it
+    /// (the sliding window W) [default: 5000].
+    #[arg(long, value_name = "MS")]
+    pub alps_window_ms: Option<f64>,
+    /// ALPS: learn only once this many invocations finished since the last
+    /// lesson; until then the window keeps filling [default: 250].
+    #[arg(long, value_name = "N")]
+    pub alps_window_min: Option<usize>,
+    /// ALPS: slice trainer, average, linear-regression or ewma [default: average].
+    #[arg(long, value_name = "NAME", value_parser = parse_trainer)]
+    pub alps_trainer: Option<Trainer>,
+    /// ALPS: α, reward on the trained slice (Eq. 2) [default: 2].
+    #[arg(long, value_name = "X")]
+    pub alps_alpha: Option<f64>,
+    /// ALPS: β, penalty per standard deviation of the slices (Eq. 2) [default: 1].
+    #[arg(long, value_name = "X")]
+    pub alps_beta: Option<f64>,
+    /// ALPS: γ, reaction to load (Eq. 3) [default: 1].
+    #[arg(long, value_name = "X")]
+    pub alps_gamma: Option<f64>,
+    /// ALPS: θ, the utilisation in percent from which slices shrink (Eq. 3)
+    /// [default: 50].
+    #[arg(long, value_name = "PERCENT")]
+    pub alps_theta: Option<f64>,
+    /// ALPS: switch off the unpredictability fine-tuning (Eq. 2).
+    #[arg(long)]
+    pub alps_no_unpredictability: bool,
+    /// ALPS: switch off the overload fine-tuning (Eq. 3).
+    #[arg(long)]
+    pub alps_no_overload: bool,
+    /// Hybrid: the FIFO group's time limit in ms, fixed or the adaptive one's
+    /// start [default: 1633].
+    #[arg(long, value_name = "MS")]
+    pub hybrid_time_limit_ms: Option<f64>,
+    /// Hybrid: the percentile of recent CPU times the adaptive limit follows
+    /// [default: 95].
+    #[arg(long, value_name = "P")]
+    pub hybrid_percentile: Option<f64>,
+}
+
+fn parse_trainer(s: &str) -> Result<Trainer, String> {
+    Trainer::parse(s).ok_or_else(|| {
+        let names: Vec<&str> = Trainer::ALL.iter().map(|t| t.0).collect();
+        format!("unknown trainer `{s}` (known: {})", names.join(", "))
+    })
+}
+
+impl TuningArgs {
+    /// The parameters: defaults, then the file, then the flags; validated.
+    pub fn tuning(&self) -> Result<Tuning> {
+        let mut t = match &self.config {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading {}", path.display()))?;
+                toml::from_str::<Tuning>(&text)
+                    .map_err(|e| anyhow!("{}: {}", path.display(), e.to_string().trim_end()))?
+            }
+            None => Tuning::default(),
+        };
+        let a = &mut t.alps;
+        if let Some(ms) = self.alps_window_ms {
+            a.window = window_ns(ms).map_err(|e| anyhow!("in flags: {e}"))?;
+        }
+        if let Some(n) = self.alps_window_min {
+            a.min_invocations = n;
+        }
+        if let Some(x) = self.alps_trainer {
+            a.trainer = x;
+        }
+        for (flag, field) in [
+            (self.alps_alpha, &mut a.alpha),
+            (self.alps_beta, &mut a.beta),
+            (self.alps_gamma, &mut a.gamma),
+            (self.alps_theta, &mut a.theta),
+        ] {
+            if let Some(x) = flag {
+                *field = x;
+            }
+        }
+        a.unpredictability &= !self.alps_no_unpredictability;
+        a.overload &= !self.alps_no_overload;
+        let source = self.config.as_ref().map_or("flags".to_string(), |p| {
+            format!("{} and flags", p.display())
+        });
+        a.validate().with_context(|| format!("in {source}"))?;
+        let h = &mut t.hybrid;
+        if let Some(ms) = self.hybrid_time_limit_ms {
+            h.time_limit_ms = ms;
+        }
+        if let Some(p) = self.hybrid_percentile {
+            h.percentile = p;
+        }
+        h.validate().with_context(|| format!("in {source}"))?;
+        Ok(t)
+    }
+}
