@@ -6,10 +6,10 @@ mod gateway;
 mod runtime;
 
 use crate::os::args::count;
-use crate::stdout::outln;
 use anyhow::Result;
 use clap::{Args as ClapArgs, Subcommand};
 use faasched_lab::bench::{BUILD, cluster, learn, node, release_only, sim};
+use faasched_lab::outln;
 use std::path::PathBuf;
 
 #[derive(Subcommand, Debug)]

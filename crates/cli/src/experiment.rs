@@ -1,7 +1,6 @@
 //! `faasched experiment NAME`: the papers' experiments as canned, seeded runs.
 
 use crate::os::args::count;
-use crate::stdout::{out, outln};
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
@@ -12,6 +11,7 @@ use faasched_lab::node::experiment::{
     run_capacity_cases, run_node_cases, write_capacity_files, write_node_files,
 };
 use faasched_lab::node::figures::capacity_table;
+use faasched_lab::{out, outln};
 use faasched_report::{REPORT_HTML, Staged};
 use std::path::PathBuf;
 

@@ -7,7 +7,6 @@ mod experiment;
 mod node;
 mod os;
 mod output;
-mod stdout;
 mod workload;
 
 use os::{agent, compare, exec, func, replay, simulate};
@@ -93,7 +92,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         // Its reader had what it wanted (`faasched fn list | head -1`).
-        Err(e) if e.downcast_ref::<stdout::Closed>().is_some() => ExitCode::SUCCESS,
+        Err(e) if e.downcast_ref::<faasched_lab::stdout::Closed>().is_some() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", chain(&e));
             ExitCode::FAILURE

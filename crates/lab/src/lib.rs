@@ -4,7 +4,8 @@
 //!   live replays and sim-against-live comparison;
 //! - [`experiment`]: the papers' experiments as data, run in parallel;
 //! - [`bench`]: what `faasched bench` times;
-//! - [`interrupt`], [`progress`], [`output`]: what the runs share.
+//! - [`interrupt`], [`progress`], [`output`], [`stdout`]: what the runs
+//!   share.
 //!
 //! `replay`, `compare` and the agent's bench run real processes; they come
 //! with the `live` feature (on by default). Without it nothing here links
@@ -16,6 +17,7 @@
 //! typed errors).
 
 pub mod bench;
+pub mod catalogue;
 pub mod cluster;
 pub mod experiment;
 pub mod interrupt;
@@ -23,3 +25,4 @@ pub mod node;
 pub mod os;
 pub mod output;
 pub mod progress;
+pub mod stdout;

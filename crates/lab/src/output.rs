@@ -1,11 +1,134 @@
-//! Output files the commands share: a run's invocations, a workload CSV.
+//! Output the commands share: where a run's results go (`--out`, `--json`)
+//! and how they are published, a run's invocations, a workload CSV, a
+//! comparison's two worlds, and the words a summary line is made of.
 
+use crate::interrupt;
+use crate::{out, outln};
 use anyhow::{Context, Result};
 use faasched_model::Invocation;
-use faasched_report::{InvocationsWriter, Staged};
+use faasched_report::{
+    InvocationsWriter, REPORT_HTML, Report, Staged, Summary, render_table, write_outputs,
+    write_report,
+};
 use faasched_workload::csv;
 use std::borrow::Borrow;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Where a run's results go: the directory of its files (`--out`), and
+/// whether standard output gets summary.json (`--json`) or the table.
+#[derive(Clone, Debug, Default)]
+pub struct Outputs {
+    /// The directory of the run's files, if any.
+    pub dir: Option<PathBuf>,
+    /// summary.json on standard output instead of the table.
+    pub json: bool,
+}
+
+impl Outputs {
+    /// With a directory, creates it and the invocations.csv writer, staged
+    /// in `staged`: an earlier run's file is replaced only once this run
+    /// has written all its files ([`Outputs::emit`]).
+    pub fn invocations(&self, staged: &mut Staged) -> Result<Option<InvocationsWriter>> {
+        self.dir
+            .as_deref()
+            .map(|dir| invocations_in(dir, staged))
+            .transpose()
+    }
+
+    /// Prints the table (or summary.json) and, with a directory, writes
+    /// summary.json, summary.csv and report.html headed by `command` and
+    /// `title`, then puts them in place with the files `staged` holds.
+    pub fn emit(
+        &self,
+        summary: Summary,
+        command: &str,
+        title: &str,
+        mut staged: Staged,
+    ) -> Result<()> {
+        let text = if self.json {
+            format!("{}\n", serde_json::to_string_pretty(&summary.to_json())?)
+        } else {
+            render_table(&summary)
+        };
+        if let Some(dir) = &self.dir {
+            write_outputs(dir, &summary, &mut staged)?;
+            write_report(dir, &Report::single(command, title, summary), &mut staged)?;
+            // A signal caught while the files were written: none replaces
+            // an earlier run's.
+            interrupt::check()?;
+            staged.commit()?;
+        }
+        out!("{text}")?;
+        if let (Some(dir), false) = (&self.dir, self.json) {
+            outln!(
+                "wrote summary.json, summary.csv, invocations.csv, {REPORT_HTML} to {}",
+                dir.display()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The report's heading for a run: workload, load and cores, as described.
+pub fn section_title(summary: &Summary) -> String {
+    let workload = summary.workload["name"].as_str().unwrap_or("workload");
+    let mut title = workload.to_string();
+    if let Some(load) = summary.workload["load"].as_f64() {
+        title.push_str(&format!(" at {}% load", (load * 100.0).round()));
+    }
+    if let Some(cores) = summary.machine["cores"].as_u64() {
+        title.push_str(&format!(" on {}", counted(cores as usize, "core")));
+    }
+    title
+}
+
+/// `n` and `noun`, plural unless `n` is 1 (`process` → `processes`).
+pub fn counted(n: usize, noun: &str) -> String {
+    let plural = match n {
+        1 => "",
+        _ if noun.ends_with('s') => "es",
+        _ => "s",
+    };
+    format!("{n} {noun}{plural}")
+}
+
+/// What a `compare` command (node or cluster) publishes: with `dir`, the
+/// two worlds' outputs in sim/ and live/ (`world` stages one), compare.json
+/// and compare.csv, together; then compare.json on stdout (`json`) or the
+/// table and what was written.
+pub fn publish_comparison(
+    dir: Option<&Path>,
+    json: bool,
+    compare_json: &str,
+    compare_csv: &str,
+    table: &str,
+    world: impl Fn(&str, &Path, &mut Staged) -> Result<()>,
+) -> Result<()> {
+    if let Some(dir) = dir {
+        let mut staged = Staged::new();
+        staged.create_dir(dir)?;
+        for name in ["sim", "live"] {
+            let sub = dir.join(name);
+            staged.create_dir(&sub)?;
+            world(name, &sub, &mut staged)?;
+        }
+        staged.write(&dir.join("compare.json"), compare_json.as_bytes())?;
+        staged.write(&dir.join("compare.csv"), compare_csv.as_bytes())?;
+        interrupt::check()?;
+        staged.commit()?;
+    }
+    match json {
+        true => out!("{compare_json}")?,
+        false => out!("{table}")?,
+    }
+    if let (Some(dir), false) = (dir, json) {
+        outln!(
+            "wrote compare.json, compare.csv, sim/ and live/ to {}",
+            dir.display()
+        )?;
+    }
+    Ok(())
+}
 
 /// The writer of `dir/invocations.csv`, staged in `staged`, creating `dir`
 /// (removed again if the run stops and leaves it empty).
@@ -34,4 +157,17 @@ pub fn write_workload<I: Borrow<Invocation>>(
     w.finish()
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_read_well() {
+        assert_eq!(counted(1, "function"), "1 function");
+        assert_eq!(counted(0, "function"), "0 functions");
+        assert_eq!(counted(12, "invocation"), "12 invocations");
+        assert_eq!(counted(2, "process"), "2 processes");
+    }
 }

@@ -1,9 +1,9 @@
 //! `faasched bench agent`: the agent's CPU per invocation.
 
-use crate::stdout::outln;
 use anyhow::{Context, Result};
 use clap::Args as ClapArgs;
 use faasched_lab::bench::{agent, release_only};
+use faasched_lab::outln;
 
 /// The agent's CPU cost: it starts an agent on a socket of its own and,
 /// each run, hands it `--rate` short processes a second for `--seconds`

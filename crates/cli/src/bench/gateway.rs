@@ -1,13 +1,13 @@
 //! `faasched bench gateway`: what the cluster gateway adds to an invocation.
 
 use crate::os::args::count;
-use crate::stdout::outln;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::bench::gateway::{self, Routed};
 use faasched_lab::bench::runtime::Latency;
 use faasched_lab::bench::{BUILD, release_only};
 use faasched_lab::cluster::catalog::contenders;
+use faasched_lab::outln;
 
 /// The cluster gateway on this machine: two node runtimes (sledgescale, one
 /// dispatcher x one worker each) on loopback, and a client sending no-ops

@@ -1,11 +1,11 @@
 //! `faasched bench runtime`: the live node runtime's costs.
 
 use crate::os::args::count;
-use crate::stdout::outln;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::bench::runtime::{self, LONG_US, Latency, Settings};
 use faasched_lab::bench::{BUILD, release_only};
+use faasched_lab::outln;
 
 /// The WebAssembly node runtime on this machine, sledgescale on one
 /// dispatcher and one worker (pinned to CPUs 0 and 1 where there are more

@@ -4,11 +4,11 @@
 
 use super::publish::publish_files;
 use super::replay::{ReplayArgs, each_run};
-use crate::output::publish_comparison;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::cluster::compare::{CompareSpec, compare, measure_spin};
 use faasched_lab::interrupt;
+use faasched_lab::output::publish_comparison;
 use std::path::PathBuf;
 
 /// Run each router live, as `cluster replay` does, then simulate the same

@@ -77,12 +77,10 @@ pub struct GatewayArgs {
 
 /// `--policy`: a router of the catalogue.
 pub(super) fn router(name: &str) -> Result<String, String> {
-    if ROUTERS.iter().any(|r| r.name == name) {
-        Ok(name.to_owned())
-    } else {
-        let known: Vec<&str> = ROUTERS.iter().map(|r| r.name).collect();
-        Err(format!("the routers are {}", known.join(", ")))
-    }
+    ROUTERS
+        .lookup(name)
+        .map(|r| r.name.to_owned())
+        .map_err(|e| e.to_string())
 }
 
 impl Args {

@@ -1,8 +1,8 @@
 //! What the live cluster commands (`cluster load`, `cluster replay`) do
 //! with their rows: `cluster simulate`'s files and table.
 
-use crate::stdout::{out, outln};
 use anyhow::Result;
+use faasched_lab::{out, outln};
 use faasched_report::Staged;
 use faasched_report::cluster::{
     ClusterRow, cluster_json, render_cluster_table, write_cluster_outputs, write_cluster_report,

@@ -3,12 +3,12 @@
 //! summary.json, summary.csv, report.html and timing.json; the routers'
 //! decision times on stderr.
 
-use crate::stdout::{out, outln};
 use anyhow::Result;
 use clap::{Args as ClapArgs, ValueEnum};
 use faasched_lab::cluster::catalog::{KEEP_ALIVES, ROUTERS, contenders};
 use faasched_lab::cluster::run::{ClusterOptions, ColdStart};
 use faasched_lab::{interrupt, progress};
+use faasched_lab::{out, outln};
 use faasched_report::Staged;
 use faasched_report::cluster::{
     cluster_json, render_cluster_table, render_decision_times, write_cluster_outputs,
@@ -135,21 +135,14 @@ enum ColdStartArg {
 }
 
 fn router_help() -> String {
-    let mut help = "Routers, comma-separated, each run on the same invocations; \
-                    ROUTER:KEEP-ALIVE runs one with its own keep-alive policy (openwhisk:ttl):\n"
-        .to_string();
-    for spec in ROUTERS {
-        help.push_str(&format!("\n  {}: {}", spec.name, spec.about));
-    }
-    help
+    ROUTERS.help(
+        "Routers, comma-separated, each run on the same invocations; \
+         ROUTER:KEEP-ALIVE runs one with its own keep-alive policy (openwhisk:ttl):\n",
+    )
 }
 
 fn keep_alive_help() -> String {
-    let mut help = "Every server's keep-alive policy:\n".to_string();
-    for spec in KEEP_ALIVES {
-        help.push_str(&format!("\n  {}: {}", spec.name, spec.about));
-    }
-    help
+    KEEP_ALIVES.help("Every server's keep-alive policy:\n")
 }
 
 impl Args {

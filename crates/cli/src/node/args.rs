@@ -92,11 +92,7 @@ pub enum PreemptArg {
 
 /// `--policy`'s long help: every node policy, with what it does.
 pub fn policy_help() -> String {
-    let mut help = "Node policies, comma-separated, each run on the same requests:\n".to_string();
-    for spec in NODE_CATALOG {
-        help.push_str(&format!("\n  {}: {}", spec.name, spec.about));
-    }
-    help
+    NODE_CATALOG.help("Node policies, comma-separated, each run on the same requests:\n")
 }
 
 impl NodeArgs {

@@ -1,10 +1,10 @@
 //! `faasched node calibrate`: the node simulator's costs measured on this
 //! machine, as a table and (with `--out`) the `--costs` file.
 
-use crate::stdout::outln;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::node::calibrate::{self, CostsFile, DEFAULT_SAMPLES, Settings};
+use faasched_lab::outln;
 use std::path::PathBuf;
 
 /// Measure the node simulator's costs on this machine and write the file

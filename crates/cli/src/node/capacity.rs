@@ -3,12 +3,12 @@
 //! summary.json and summary.csv.
 
 use super::args::{NodeArgs, policy_help};
-use crate::stdout::{out, outln};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args as ClapArgs;
 use faasched_lab::interrupt;
 use faasched_lab::node::capacity::{DEFAULT_MIN_REQUESTS, Search, Target, capacities};
 use faasched_lab::node::catalog::node_policies;
+use faasched_lab::{out, outln};
 use faasched_report::Staged;
 use std::path::PathBuf;
 

@@ -5,10 +5,10 @@ use super::args::NodeArgs;
 use super::host::HostArgs;
 use super::replay::{live_settings, measured_spin, replayed};
 use super::simulate::Sweep;
-use crate::output::publish_comparison;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::node::compare::compare;
+use faasched_lab::output::publish_comparison;
 use faasched_report::node::{write_outputs, write_report};
 use std::path::PathBuf;
 

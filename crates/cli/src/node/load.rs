@@ -2,10 +2,10 @@
 //! workload's requests and measure them; a table and (with `--out`)
 //! requests.csv and summary.json.
 
-use crate::stdout::{out, outln};
 use anyhow::{Context, Result, bail};
 use clap::Args as ClapArgs;
 use faasched_lab::interrupt;
+use faasched_lab::{out, outln};
 use faasched_live::node::load::{
     self, End, LoadConfig, LoadRun, LoadSummary, MAX_CONNECTIONS, Mode, ScopeSummary,
 };

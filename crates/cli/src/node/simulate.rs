@@ -3,13 +3,13 @@
 //! summary.json, summary.csv and report.html.
 
 use super::args::{NodeArgs, policy_help};
-use crate::stdout::{out, outln};
 use anyhow::{Result, bail};
 use clap::Args as ClapArgs;
 use faasched_lab::node::catalog::{NodePolicy, node_policies};
 use faasched_lab::node::run::{NodeSetup, NodeWorkload};
 use faasched_lab::progress::ProgressBar;
 use faasched_lab::{interrupt, progress};
+use faasched_lab::{out, outln};
 use faasched_report::Staged;
 use faasched_report::node::{
     Load, PolicySummary, REPORT_HTML, Summary, render_table, write_outputs, write_report,

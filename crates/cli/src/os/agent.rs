@@ -2,11 +2,11 @@
 //! clients `agent status`, `agent register` and `agent unregister`.
 
 use crate::os::tuning::TuningArgs;
-use crate::stdout::{out, outln};
 use anyhow::{Context, Result};
 use clap::{Args as ClapArgs, Subcommand};
 use faasched_lab::os::catalog::Policy;
 use faasched_lab::os::replay::check_policies;
+use faasched_lab::{out, outln};
 use faasched_live::os::agent::protocol::Client;
 use faasched_live::os::agent::{self, Config, DEFAULT_SOCKET, Event};
 use faasched_live::os::privilege::{self, Realtime};
@@ -207,7 +207,7 @@ impl GuardArgs {
                  steered; gave {} back their attributes (an agent started on {} re-adopts \
                  them)",
                 self.pid,
-                crate::output::counted(given_back, "process"),
+                faasched_lab::output::counted(given_back, "process"),
                 self.socket.socket.display()
             );
         }

@@ -5,12 +5,12 @@
 use crate::os::args::{KernelArgs, WorkloadArgs};
 use crate::os::replay::{self, Rounds};
 use crate::os::tuning::TuningArgs;
-use crate::stdout::{out, outln};
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::os::catalog::policies;
 use faasched_lab::os::compare::{self, render};
 use faasched_lab::os::run::Machine;
+use faasched_lab::{out, outln};
 use faasched_model::US;
 use std::path::PathBuf;
 

@@ -2,10 +2,10 @@
 //! parameter, run a plan (how the launcher runs every invocation, one process
 //! each), list the suite, or calibrate it on this machine.
 
-use crate::stdout::outln;
 use anyhow::{Context, Result, bail};
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args as ClapArgs, Subcommand};
+use faasched_lab::outln;
 use faasched_live::os::suite::timed::{self, Job};
 use faasched_live::os::suite::{Kind, Plan};
 use faasched_live::os::unit_cpu::{Calibration, Effort};

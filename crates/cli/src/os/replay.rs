@@ -4,12 +4,13 @@
 
 use crate::os::args::WorkloadArgs;
 use crate::os::tuning::TuningArgs;
-use crate::output::{OutputArgs, section_title};
+use crate::output::OutputArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::os::catalog::{Policy, policies};
 use faasched_lab::os::replay::{DEFAULT_LIVE_INVOCATIONS, Live, replay_policies};
 use faasched_lab::os::run::overload_warning;
+use faasched_lab::output::section_title;
 use faasched_report::{Staged, Summary};
 use faasched_workload::Source;
 use std::path::{Path, PathBuf};
@@ -75,7 +76,7 @@ impl Args {
         let policies = policies(&self.policy, &self.tuning.tuning()?)?;
         let (live, source) = prepare(&policies, &self.workload, self.calibration.as_deref())?;
         let mut staged = Staged::new();
-        let mut invocations = self.output.invocations(&mut staged)?;
+        let mut invocations = self.output.outputs().invocations(&mut staged)?;
         let replayed = replay_policies(
             &policies,
             &source.invocations()?,
@@ -95,7 +96,9 @@ impl Args {
             machine: live.machine(),
         };
         let title = format!("{} (live)", section_title(&summary));
-        self.output.emit(summary, "faasched replay", &title, staged)
+        self.output
+            .outputs()
+            .emit(summary, "faasched replay", &title, staged)
     }
 }
 

@@ -3,11 +3,12 @@
 
 use crate::os::args::{KernelArgs, WorkloadArgs};
 use crate::os::tuning::TuningArgs;
-use crate::output::{OutputArgs, section_title};
+use crate::output::OutputArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::os::catalog::{CATALOG, policies};
 use faasched_lab::os::run::{Machine, overload_warning};
+use faasched_lab::output::section_title;
 use faasched_lab::{interrupt, progress};
 use faasched_report::{Staged, Summary};
 use faasched_workload::Source;
@@ -63,7 +64,7 @@ impl Args {
         };
         interrupt::catch()?;
         let mut staged = Staged::new();
-        let mut invocations = self.output.invocations(&mut staged)?;
+        let mut invocations = self.output.outputs().invocations(&mut staged)?;
         let mut summaries = Vec::new();
         for policy in &policies {
             let bar = progress::bar(policy.name(), Some(source.len()));
@@ -87,16 +88,12 @@ impl Args {
         };
         let title = section_title(&summary);
         self.output
+            .outputs()
             .emit(summary, "faasched simulate", &title, staged)
     }
 }
 
 /// `--policy`'s long help: every policy of the catalogue, with what it does.
 fn policy_help() -> String {
-    let mut help =
-        "Policies to compare, comma-separated, each run on the same invocations:\n".to_string();
-    for spec in CATALOG {
-        help.push_str(&format!("\n  {}: {}", spec.name, spec.about));
-    }
-    help
+    CATALOG.help("Policies to compare, comma-separated, each run on the same invocations:\n")
 }

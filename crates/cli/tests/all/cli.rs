@@ -476,8 +476,18 @@ fn malformed_trace_names_file_line_and_field() {
 fn unknown_names_are_errors_that_list_the_choices() {
     let err = stderr_of_failure(&["simulate", "-p", "cfs,nope", "-n", "10"]);
     assert!(err.contains("nope") && err.contains("srpt"), "{err}");
+    // A misspelt name is told the one it is closest to, at every level.
+    let err = stderr_of_failure(&["simulate", "-p", "cfss", "-n", "10"]);
+    assert!(
+        err.contains("unknown policy `cfss` (did you mean `cfs`?)"),
+        "{err}"
+    );
+    let err = stderr_of_failure(&["node", "simulate", "-p", "sledgescal", "-n", "10"]);
+    assert!(err.contains("(did you mean `sledgescale`?)"), "{err}");
+    let err = stderr_of_failure(&["cluster", "simulate", "-p", "chrlu", "-n", "10"]);
+    assert!(err.contains("(did you mean `ch-rlu`?)"), "{err}");
     let err = stderr_of_failure(&["simulate", "-p", "cfs,fifo,cfs", "-n", "10"]);
-    assert!(err.contains("names cfs twice"), "{err}");
+    assert!(err.contains("policy `cfs` is listed twice"), "{err}");
     let err = stderr_of_failure(&["simulate", "-w", "no-such-workload", "-n", "10"]);
     assert!(
         err.contains("no-such-workload") && err.contains("huawei"),
@@ -538,7 +548,7 @@ fn every_command_has_help() {
     // Each command's long help is its own, not the one line that lists it.
     let help = |args: &[&str]| String::from_utf8_lossy(&ok(args).stdout).into_owned();
     let simulate = help(&["simulate", "--help"]);
-    for spec in faasched_lab::os::catalog::CATALOG {
+    for spec in faasched_lab::os::catalog::CATALOG.iter() {
         let policy = spec.name;
         assert!(
             simulate.contains(&format!("  {policy}: ")),

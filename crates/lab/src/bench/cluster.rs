@@ -537,7 +537,7 @@ pub fn measure(
 
     let summary = setup.functions.summary();
     let mut routers = Vec::new();
-    for spec in ROUTERS {
+    for spec in ROUTERS.iter() {
         let (wall_s, stats) = median_wall(runs, || setup.run(spec, invocations))?;
         let m = Measured {
             router: spec.name,
@@ -582,7 +582,7 @@ pub fn decisions(
     let v = describe(&servers, FUNCTIONS);
     view(&v)?;
     let mut decisions = Vec::new();
-    for spec in ROUTERS {
+    for spec in ROUTERS.iter() {
         let d = time_decisions(&setup, spec, &servers, samples)?;
         each(&d)?;
         decisions.push(d);
@@ -616,7 +616,7 @@ mod tests {
         .unwrap();
         assert_eq!(memory, Some(8_000));
         assert_eq!(r.memory.router, HEADLINE);
-        let names: Vec<&str> = ROUTERS.iter().map(|s| s.name).collect();
+        let names: Vec<&str> = ROUTERS.names().collect();
         assert_eq!(seen, names);
         assert_eq!(r.routers[0].router, HEADLINE);
         for m in &r.routers {
@@ -651,7 +651,7 @@ mod tests {
             },
         )
         .unwrap();
-        let names: Vec<&str> = ROUTERS.iter().map(|s| s.name).collect();
+        let names: Vec<&str> = ROUTERS.names().collect();
         assert_eq!(timed, names);
         assert_eq!(r.view.servers, SERVERS as usize);
         assert!(r.view.mean_load > 0.0, "{:?}", r.view);

@@ -198,7 +198,7 @@ pub fn measure(
     memory(&m)?;
 
     let mut policies = Vec::new();
-    for spec in NODE_CATALOG {
+    for spec in NODE_CATALOG.iter() {
         let p = NodePolicy { spec };
         let (wall_s, stats) = median_wall(runs, || setup.run(p, requests))?;
         let m = Measured {
@@ -253,7 +253,7 @@ mod tests {
         .unwrap();
         assert_eq!(memory, Some(8_000));
         assert_eq!(r.memory.policy, HEADLINE);
-        let names: Vec<&str> = NODE_CATALOG.iter().map(|s| s.name).collect();
+        let names: Vec<&str> = NODE_CATALOG.names().collect();
         assert_eq!(seen, names);
         assert_eq!(r.policies[0].policy, HEADLINE);
         for m in &r.policies {

@@ -2,7 +2,8 @@
 //! outputs use. A `--policy` list is looked up once into [`RouterSpec`]s;
 //! each builds a fresh [`Route`] per run, seeded by the run's seed.
 
-use anyhow::{Result, bail};
+use crate::catalogue::{Catalogue, Entry};
+use anyhow::Result;
 use faasched_model::cluster::{KeepAlive, Route};
 use faasched_policy::cluster::{
     ChBl, ChRlu, ChRluParams, Greedy, GreedyDual, LeastLoaded, Lru, OpenWhisk, PowerOfTwo, Random,
@@ -46,7 +47,13 @@ fn ablated(
 }
 
 /// Every router, with a line each (for `--help` and errors).
-pub static ROUTERS: &[RouterSpec] = &[
+pub static ROUTERS: Catalogue<RouterSpec> = Catalogue {
+    kind: "cluster policy",
+    note: Some("each may name its servers' keep-alive as ROUTER:KEEP-ALIVE"),
+    entries: ROUTER_SPECS,
+};
+
+static ROUTER_SPECS: &[RouterSpec] = &[
     RouterSpec {
         name: "ch-rlu",
         about: "CH-RLU (Alg. 2): home server on a hash ring, forwarded while the stale load (plus noise for popular functions) passes min(cold/warm x 1.2, 6); after 3 forwards the least loaded, or drop",
@@ -141,7 +148,13 @@ impl KeepAliveSpec {
 }
 
 /// Every keep-alive policy, with a line each.
-pub static KEEP_ALIVES: &[KeepAliveSpec] = &[
+pub static KEEP_ALIVES: Catalogue<KeepAliveSpec> = Catalogue {
+    kind: "keep-alive policy",
+    note: None,
+    entries: KEEP_ALIVE_SPECS,
+};
+
+static KEEP_ALIVE_SPECS: &[KeepAliveSpec] = &[
     KeepAliveSpec {
         name: "greedy-dual",
         about: "FaasCache's GreedyDual: evict the lowest clock + frequency x cold cost / memory",
@@ -181,49 +194,47 @@ impl Contender {
     }
 }
 
+impl Entry for RouterSpec {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn about(&self) -> &'static str {
+        self.about
+    }
+}
+
+impl Entry for KeepAliveSpec {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn about(&self) -> &'static str {
+        self.about
+    }
+}
+
 /// The contenders of a `--policy` list (`ROUTER` or `ROUTER:KEEP-ALIVE`),
 /// in its order; an unknown name or a repeat is refused, naming it and the
 /// catalogue.
 pub fn contenders(names: &[String]) -> Result<Vec<Contender>> {
-    let mut out: Vec<Contender> = Vec::with_capacity(names.len());
-    for given in names {
-        let (name, keep) = match given.split_once(':') {
-            Some((r, k)) => (r, Some(keep_alive(k)?)),
-            None => (given.as_str(), None),
+    let lookup = |given: &str| {
+        let (name, keep_alive) = match given.split_once(':') {
+            Some((r, k)) => (r, Some(KEEP_ALIVES.lookup(k)?)),
+            None => (given, None),
         };
-        let Some(router) = ROUTERS.iter().find(|s| s.name == name) else {
-            let known: Vec<&str> = ROUTERS.iter().map(|s| s.name).collect();
-            bail!(
-                "unknown cluster policy `{name}`; the cluster policies are {} (each may name \
-                 its servers' keep-alive as ROUTER:KEEP-ALIVE)",
-                known.join(", ")
-            );
-        };
-        let c = Contender {
-            router,
-            keep_alive: keep,
-        };
-        if out.iter().any(|p| p.name() == c.name()) {
-            bail!("cluster policy `{given}` is listed twice");
-        }
-        out.push(c);
-    }
-    if out.is_empty() {
-        bail!("no cluster policy given");
-    }
-    Ok(out)
+        Ok(Contender {
+            router: ROUTERS.lookup(name)?,
+            keep_alive,
+        })
+    };
+    Ok(ROUTERS.list(names, lookup, Contender::name)?)
 }
 
 /// The keep-alive policy named `name`; an unknown name is refused, naming
 /// the catalogue.
 pub fn keep_alive(name: &str) -> Result<&'static KeepAliveSpec> {
-    KEEP_ALIVES.iter().find(|s| s.name == name).ok_or_else(|| {
-        let known: Vec<&str> = KEEP_ALIVES.iter().map(|s| s.name).collect();
-        anyhow::anyhow!(
-            "unknown keep-alive policy `{name}`; the keep-alive policies are {}",
-            known.join(", ")
-        )
-    })
+    Ok(KEEP_ALIVES.lookup(name)?)
 }
 
 #[cfg(test)]
@@ -232,10 +243,10 @@ mod tests {
 
     #[test]
     fn every_name_builds_the_policy_that_answers_to_it() {
-        for spec in ROUTERS {
+        for spec in ROUTERS.iter() {
             assert_eq!(spec.build(1).unwrap().name(), spec.name);
         }
-        for spec in KEEP_ALIVES {
+        for spec in KEEP_ALIVES.iter() {
             assert_eq!(spec.build().name(), spec.name);
         }
     }

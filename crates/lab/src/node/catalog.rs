@@ -4,6 +4,7 @@
 //! fresh [`Dispatch`] per dispatcher, from what the run knows in advance
 //! ([`Knowledge`]: the group's size, the workload's profile for DARC).
 
+use crate::catalogue::{Catalogue, Entry};
 use anyhow::{Result, bail};
 use faasched_model::node::Dispatch;
 use faasched_model::{FunctionId, Nanos};
@@ -39,7 +40,13 @@ enum Kind {
 }
 
 /// Every node policy, with a line each (for `--help` and errors).
-pub static NODE_CATALOG: &[NodeSpec] = &[
+pub static NODE_CATALOG: Catalogue<NodeSpec> = Catalogue {
+    kind: "node policy",
+    note: None,
+    entries: SPECS,
+};
+
+static SPECS: &[NodeSpec] = &[
     NodeSpec {
         name: "sledgescale",
         about: "SledgeScale (Alg. 1 + 2): early binding by expected wait, EDF workers, preempting only when slack allows",
@@ -106,6 +113,16 @@ pub static NODE_CATALOG: &[NodeSpec] = &[
         kind: Kind::DarcPaper,
     },
 ];
+
+impl Entry for NodeSpec {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn about(&self) -> &'static str {
+        self.about
+    }
+}
 
 /// What a run knows in advance, from which each dispatcher's policy is built.
 #[derive(Clone, Debug)]
@@ -218,24 +235,8 @@ impl NodePolicy {
 /// The policies of a `--policy` list, in its order; an unknown name or a
 /// repeat is refused, naming it and the catalogue.
 pub fn node_policies(names: &[String]) -> Result<Vec<NodePolicy>> {
-    let mut out: Vec<NodePolicy> = Vec::with_capacity(names.len());
-    for name in names {
-        let Some(spec) = NODE_CATALOG.iter().find(|s| s.name == name) else {
-            let known: Vec<&str> = NODE_CATALOG.iter().map(|s| s.name).collect();
-            bail!(
-                "unknown node policy `{name}`; the node policies are {}",
-                known.join(", ")
-            );
-        };
-        if out.iter().any(|p| p.name() == spec.name) {
-            bail!("node policy `{name}` is listed twice");
-        }
-        out.push(NodePolicy { spec });
-    }
-    if out.is_empty() {
-        bail!("no node policy given");
-    }
-    Ok(out)
+    let lookup = |name: &str| NODE_CATALOG.lookup(name).map(|spec| NodePolicy { spec });
+    Ok(NODE_CATALOG.list(names, lookup, |p| p.name().to_string())?)
 }
 
 /// The workers of the paper's node (§4.3–4.5), which its reservations
@@ -340,7 +341,7 @@ mod tests {
 
     #[test]
     fn every_policy_builds_and_names_itself_as_listed() {
-        for spec in NODE_CATALOG {
+        for spec in NODE_CATALOG.iter() {
             let w = Workload::builtin("sd-vbs").unwrap();
             let k = Knowledge::of_builtin(&w, 6, PreemptTest::Paper);
             let p = NodePolicy { spec }.build(&k).unwrap();

@@ -287,7 +287,7 @@ mod tests {
     fn every_catalogued_policy_serves_a_bimodal_mix() {
         let workload = Workload::builtin("bimodal-high").unwrap();
         let labels: Vec<&str> = workload.functions.iter().map(|f| f.name).collect();
-        for spec in NODE_CATALOG {
+        for spec in NODE_CATALOG.iter() {
             let node = LiveNode {
                 policy: spec.name.to_string(),
                 dispatchers: 1,

@@ -6,6 +6,7 @@
 //! attributes need on a real kernel) and the parameters it runs with. Every
 //! later step asks the `Policy`, never the name again.
 
+use crate::catalogue::{BadList, Catalogue, Entry, Unknown};
 use faasched_model::{Privileges, Steer};
 use faasched_policy::os::Uniform;
 use faasched_policy::os::alps::{self, Alps, Enforcement};
@@ -15,7 +16,6 @@ use faasched_policy::os::sfs::Sfs;
 use faasched_policy::os::wait_guard::WaitGuard;
 use faasched_sim::os::{Discipline, Prediction};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 /// Where a policy schedules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -38,7 +38,13 @@ pub struct Spec {
 }
 
 /// Every policy, with a one-line description each (for `--help` and errors).
-pub static CATALOG: &[Spec] = &[
+pub static CATALOG: Catalogue<Spec> = Catalogue {
+    kind: "policy",
+    note: None,
+    entries: SPECS,
+};
+
+static SPECS: &[Spec] = &[
     Spec {
         name: "cfs",
         about: "kernel defaults: SCHED_NORMAL under the fair class (EEVDF, or CFS with --fair cfs)",
@@ -195,15 +201,17 @@ enum Family {
     Oracle(Discipline),
 }
 
-impl Spec {
-    /// The policy named `name`.
-    pub fn lookup(name: &str) -> Result<&'static Spec, UnknownPolicy> {
-        CATALOG
-            .iter()
-            .find(|s| s.name == name)
-            .ok_or_else(|| UnknownPolicy(name.to_string()))
+impl Entry for Spec {
+    fn name(&self) -> &'static str {
+        self.name
     }
 
+    fn about(&self) -> &'static str {
+        self.about
+    }
+}
+
+impl Spec {
     /// The machine-wide discipline the kernel model runs under it.
     pub fn discipline(&self) -> Discipline {
         match self.family {
@@ -309,9 +317,9 @@ pub struct Policy {
 
 impl Policy {
     /// Policy `name` under `tuning`.
-    pub fn new(name: &str, tuning: &Tuning) -> Result<Policy, UnknownPolicy> {
+    pub fn new(name: &str, tuning: &Tuning) -> Result<Policy, Unknown> {
         Ok(Policy {
-            spec: Spec::lookup(name)?,
+            spec: CATALOG.lookup(name)?,
             tuning: *tuning,
         })
     }
@@ -339,54 +347,18 @@ impl Policy {
 /// named twice (its runs would be the same, and the summaries, keyed by
 /// policy, would keep only one), is refused.
 pub fn policies(names: &[String], tuning: &Tuning) -> Result<Vec<Policy>, BadList> {
-    let mut out: Vec<Policy> = Vec::new();
-    for name in names {
-        let p = Policy::new(name, tuning).map_err(BadList::Unknown)?;
-        if out.iter().any(|q| q.name() == p.name()) {
-            return Err(BadList::Repeated(p.name()));
-        }
-        out.push(p);
-    }
-    Ok(out)
-}
-
-/// Why a list of policy names was refused.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum BadList {
-    /// A name the catalogue does not know.
-    #[error(transparent)]
-    Unknown(UnknownPolicy),
-    /// A name given twice.
-    #[error("--policy names {0} twice")]
-    Repeated(&'static str),
+    CATALOG.list(names, |n| Policy::new(n, tuning), |p| p.name().to_string())
 }
 
 /// The policies that can run live, by name.
 pub fn live_names() -> Vec<&'static str> {
     CATALOG
+        .entries
         .iter()
         .filter(|s| !s.sim_only())
         .map(|s| s.name)
         .collect()
 }
-
-/// A policy name the catalogue does not know.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UnknownPolicy(pub String);
-
-impl fmt::Display for UnknownPolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = CATALOG.iter().map(|p| p.name).collect();
-        write!(
-            f,
-            "unknown policy `{}` (known: {})",
-            self.0,
-            names.join(", ")
-        )
-    }
-}
-
-impl std::error::Error for UnknownPolicy {}
 
 /// The parameters a policy runs with, as the TOML table that sets them:
 /// `{"alps": {...}}` or `{"hybrid": {...}}`. A run's summary records them,
@@ -407,7 +379,7 @@ mod tests {
     #[test]
     fn parameters_are_the_tables_a_policy_runs_with() {
         let tuning = Tuning::default();
-        for spec in CATALOG {
+        for spec in CATALOG.iter() {
             let params = spec.parameters(&tuning);
             match spec.name {
                 n if n.starts_with("alps") => {
@@ -430,10 +402,11 @@ mod tests {
 
     #[test]
     fn every_listed_policy_builds_and_says_if_it_is_sim_only() {
-        for (i, spec) in CATALOG.iter().enumerate() {
+        let specs = CATALOG.entries;
+        for (i, spec) in specs.iter().enumerate() {
             let name = spec.name;
             assert!(
-                CATALOG[..i].iter().all(|s| s.name != name),
+                specs[..i].iter().all(|s| s.name != name),
                 "{name} listed twice"
             );
             let p = Policy::new(name, &Tuning::default()).unwrap();
@@ -462,11 +435,14 @@ mod tests {
         );
         assert_eq!(
             policies(&names(&["cfs", "sfs", "cfs"]), &t).unwrap_err(),
-            BadList::Repeated("cfs")
+            BadList::Repeated {
+                kind: "policy",
+                name: "cfs".into()
+            }
         );
         assert!(matches!(
             policies(&names(&["cfs", "nope"]), &t),
-            Err(BadList::Unknown(UnknownPolicy(n))) if n == "nope"
+            Err(BadList::Unknown(u)) if u.name == "nope"
         ));
     }
 }
@@ -549,7 +525,7 @@ mod privilege_tests {
             invocations: 3000,
             seed: 1,
         };
-        for spec in CATALOG {
+        for spec in CATALOG.iter() {
             let mut steer = spec.steer(&Tuning::default());
             let mut config = Config::new(params.cores);
             config.discipline = spec.discipline();

@@ -29,6 +29,7 @@ pub fn write(args: fmt::Arguments) -> anyhow::Result<()> {
 }
 
 /// `print!` that returns [`write`]'s result.
+#[macro_export]
 macro_rules! out {
     ($($arg:tt)*) => {
         $crate::stdout::write(format_args!($($arg)*))
@@ -36,10 +37,9 @@ macro_rules! out {
 }
 
 /// `println!` that returns [`write`]'s result.
+#[macro_export]
 macro_rules! outln {
     ($($arg:tt)*) => {
         $crate::stdout::write(format_args!("{}\n", format_args!($($arg)*)))
     };
 }
-
-pub(crate) use {out, outln};
