@@ -95,6 +95,14 @@ impl<E: Entry> Catalogue<E> {
     }
 }
 
+/// `kind` in the plural: `policy` → `policies`, `router` → `routers`.
+fn plural(kind: &str) -> String {
+    match kind.strip_suffix('y') {
+        Some(stem) => format!("{stem}ies"),
+        None => format!("{kind}s"),
+    }
+}
+
 /// A name a catalogue does not know.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Unknown {
@@ -116,7 +124,12 @@ impl fmt::Display for Unknown {
         if let Some(s) = self.suggestion {
             write!(f, " (did you mean `{s}`?)")?;
         }
-        write!(f, "; the {}s are {}", self.kind, self.known.join(", "))?;
+        write!(
+            f,
+            "; the {} are {}",
+            plural(self.kind),
+            self.known.join(", ")
+        )?;
         if let Some(note) = self.note {
             write!(f, " ({note})")?;
         }
@@ -224,6 +237,8 @@ mod tests {
         );
         assert_eq!(CATALOGUE.lookup("fifo").unwrap_err().suggestion, None);
         assert_eq!(CATALOGUE.lookup("ch-bl").unwrap().0, "ch-bl");
+        assert_eq!(plural("node policy"), "node policies");
+        assert_eq!(plural("router"), "routers");
     }
 
     #[test]

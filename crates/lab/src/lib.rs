@@ -26,3 +26,4 @@ pub mod os;
 pub mod output;
 pub mod progress;
 pub mod stdout;
+pub mod text;

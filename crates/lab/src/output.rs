@@ -69,6 +69,50 @@ impl Outputs {
     }
 }
 
+/// What a command publishes of its run: the table a person reads, the JSON
+/// a script reads, and the files of a directory. One [`Outputs::publish`]
+/// then prints and writes every level's summaries the same way.
+pub trait Publish {
+    /// The files [`Publish::write`] puts in a directory, as the line that
+    /// says where they went lists them.
+    const FILES: &'static str;
+    /// The table printed without `--json`.
+    fn table(&self) -> String;
+    /// summary.json, printed with `--json`.
+    fn json(&self) -> serde_json::Value;
+    /// Writes the files into `dir` (created if missing), staged, the
+    /// report headed `title`.
+    fn write(&self, dir: &Path, title: &str, staged: &mut Staged) -> Result<()>;
+}
+
+impl Outputs {
+    /// Prints `summary`'s table (or its JSON) and, with a directory, writes
+    /// its files, the report headed `title`, putting them in place with
+    /// those `staged` holds once all are written.
+    pub fn publish<P: Publish>(&self, summary: &P, title: &str, mut staged: Staged) -> Result<()> {
+        let text = match self.json {
+            true => format!(
+                "{}
+",
+                serde_json::to_string_pretty(&summary.json())?
+            ),
+            false => summary.table(),
+        };
+        if let Some(dir) = &self.dir {
+            summary.write(dir, title, &mut staged)?;
+            // A signal caught while the files were written: none replaces
+            // an earlier run's.
+            interrupt::check()?;
+            staged.commit()?;
+        }
+        out!("{text}")?;
+        if let (Some(dir), false) = (&self.dir, self.json) {
+            outln!("wrote {} to {}", P::FILES, dir.display())?;
+        }
+        Ok(())
+    }
+}
+
 /// The report's heading for a run: workload, load and cores, as described.
 pub fn section_title(summary: &Summary) -> String {
     let workload = summary.workload["name"].as_str().unwrap_or("workload");

@@ -4,7 +4,7 @@
 use anyhow::Result;
 use clap::{Args as ClapArgs, ValueEnum};
 use faasched_lab::node::catalog::NODE_CATALOG;
-use faasched_lab::node::run::NodeOptions;
+use faasched_lab::node::run::{Deadlines, Estimates, NodeOptions, PreemptTest, Spread};
 use faasched_lab::node::{Costs, read_costs};
 use std::path::PathBuf;
 
@@ -45,14 +45,14 @@ pub struct NodeArgs {
     /// paper's default), or a time (`1.13ms`, `500us`), per function
     /// (`sift=1.13ms,segmentation=2x`) and for the rest (`*=10x`).
     #[arg(long, value_name = "SPEC")]
-    pub deadline: Option<String>,
+    pub deadline: Option<Deadlines>,
     /// What policies are told of a request's work: `exact` (the paper's
     /// oracle for synthetic workloads), `median` (the median of the
     /// function's last 256 finished requests, the paper's estimator for
     /// real functions), or `noisy=E` (the work times a factor drawn
     /// uniformly from [1 − E, 1 + E), E from 0 to 1).
     #[arg(long, value_name = "exact|median|noisy=E", default_value = "exact")]
-    pub estimate: String,
+    pub estimate: Estimates,
     /// `sledgescale`'s preemption test: `paper` (Alg. 1: the running
     /// request's slack exceeds the new one's estimate) or `code` (its slack
     /// is above 0, as SledgeScale's code tests).
@@ -90,6 +90,15 @@ pub enum PreemptArg {
     Code,
 }
 
+impl From<PreemptArg> for PreemptTest {
+    fn from(p: PreemptArg) -> PreemptTest {
+        match p {
+            PreemptArg::Paper => PreemptTest::Paper,
+            PreemptArg::Code => PreemptTest::Code,
+        }
+    }
+}
+
 /// `--policy`'s long help: every node policy, with what it does.
 pub fn policy_help() -> String {
     NODE_CATALOG.help("Node policies, comma-separated, each run on the same requests:\n")
@@ -102,17 +111,16 @@ impl NodeArgs {
             workload: self.workload.clone(),
             workers: self.workers,
             dispatchers: self.dispatchers,
-            random_assign: matches!(self.assign, AssignArg::Random),
+            spread: match self.assign {
+                AssignArg::Equal => Spread::Equal,
+                AssignArg::Random => Spread::Random,
+            },
             requests: self.requests,
             seconds: self.seconds,
             seed: self.seed,
             deadline: self.deadline.clone(),
-            estimate: self.estimate.clone(),
-            preempt_test: match self.preempt_test {
-                PreemptArg::Paper => "paper",
-                PreemptArg::Code => "code",
-            }
-            .to_string(),
+            estimate: self.estimate,
+            preempt_test: self.preempt_test.into(),
             costs: match &self.costs {
                 Some(path) => read_costs(path)?,
                 None => Costs::default(),

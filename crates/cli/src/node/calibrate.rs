@@ -3,8 +3,7 @@
 
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::node::calibrate::{self, CostsFile, DEFAULT_SAMPLES, Settings};
-use faasched_lab::outln;
+use faasched_lab::node::calibrate::{DEFAULT_SAMPLES, Settings, calibrate};
 use std::path::PathBuf;
 
 /// Measure the node simulator's costs on this machine and write the file
@@ -47,69 +46,10 @@ pub struct Args {
 
 impl Args {
     pub fn execute(self) -> Result<()> {
-        let file = self.out.as_deref().map(CostsFile::create).transpose()?;
-        if cfg!(debug_assertions) {
-            eprintln!(
-                "debug build: its own code runs several times slower; calibrate with cargo run --release -- node calibrate"
-            );
-        }
-        let c = calibrate::measure(Settings {
+        let settings = Settings {
             samples: usize::try_from(self.samples)?,
             poll: self.poll,
-        })?;
-        if let Some(file) = file {
-            file.write(&c)?;
-        }
-        if self.json {
-            outln!("{}", serde_json::to_string_pretty(&c)?)?;
-            return Ok(());
-        }
-        let m = &c.machine;
-        outln!(
-            "{} build, {} samples per cost (medians); {}, {} cores, kernel {}",
-            c.build,
-            c.settings.samples,
-            m.cpu_model,
-            m.cores,
-            m.kernel
-        )?;
-        outln!(
-            "{:<20} {:>11} {:>10}  how measured",
-            "cost",
-            "measured",
-            "default"
-        )?;
-        for row in &c.rows {
-            outln!(
-                "{:<20} {:>8} ns {:>7} ns  {}",
-                row.cost,
-                row.measured_ns,
-                row.default_ns,
-                row.how
-            )?;
-            if row.cost == "wake" {
-                let how = match c.costs.poll {
-                    true => "idle workers spin (--poll)",
-                    false => "idle workers sleep (--poll: they spin)",
-                };
-                outln!("{:<20} {:>11} {:>10}  {how}", "poll", c.costs.poll, false)?;
-            }
-        }
-        let fit: Vec<String> = c
-            .decisions
-            .iter()
-            .map(|p| format!("{} workers {} ns", p.workers, p.ns))
-            .collect();
-        outln!("decisions: {}", fit.join(", "))?;
-        outln!(
-            "check: the runtime's own switch (ask to the next request's start) p50 {} ns over {} preemptions; preempt_latency + the re-pick {} ns",
-            c.check.runtime_p50_ns,
-            c.check.preemptions,
-            c.check.costs_ns
-        )?;
-        if let Some(path) = &self.out {
-            outln!("wrote {}", path.display())?;
-        }
-        Ok(())
+        };
+        calibrate(self.out.as_deref(), self.json, settings)
     }
 }

@@ -3,14 +3,12 @@
 //! summary.json and summary.csv.
 
 use super::args::{NodeArgs, policy_help};
-use anyhow::{Context, Result, anyhow, bail};
+use super::simulate::OutputArgs;
+use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::interrupt;
-use faasched_lab::node::capacity::{DEFAULT_MIN_REQUESTS, Search, Target, capacities};
-use faasched_lab::node::catalog::node_policies;
-use faasched_lab::{out, outln};
-use faasched_report::Staged;
-use std::path::PathBuf;
+use faasched_lab::node::capacity::{
+    CapacityOptions, DEFAULT_MIN_REQUESTS, Target, capacity, percent,
+};
 
 /// Find the highest offered rate each node policy sustains at a tail target.
 ///
@@ -31,12 +29,12 @@ pub struct Args {
     /// p99.9-latency=T, p99-latency=T (T with a unit: 10ms, 200us) or
     /// miss-rate=P% (late or dropped requests).
     #[arg(long, short = 't', value_name = "TARGET")]
-    target: String,
+    target: Target,
     /// Largest share of a run's requests the dispatcher may drop for its
     /// rate to hold, in percent: a p99.9 target forgives 0.1% of the
     /// requests, so by default a policy may drop no more.
-    #[arg(long, value_name = "P%", default_value = "0.1%")]
-    max_dropped: String,
+    #[arg(long, value_name = "P%", default_value = "0.1%", value_parser = percent)]
+    max_dropped: f64,
     /// Seeds per policy, from --seed on; the capacity is their median.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=1000))]
     seeds: u64,
@@ -57,67 +55,20 @@ pub struct Args {
         long_help = policy_help()
     )]
     policy: Vec<String>,
-    /// Write summary.json, summary.csv and report.html into this directory,
-    /// together, once all are written.
-    #[arg(long, short = 'o', value_name = "DIR")]
-    out: Option<PathBuf>,
-    /// Print summary.json to stdout instead of the table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    outputs: OutputArgs,
 }
 
 impl Args {
     pub fn execute(self) -> Result<()> {
-        let target: Target = self.target.parse().context("--target")?;
-        let max_dropped = percent(&self.max_dropped).context("--max-dropped")?;
-        let policies = node_policies(&self.policy)?;
-        let options = self.node.options()?;
-        let Some(workers_capacity) = options.capacity() else {
-            bail!(
-                "--workload {}: capacity needs a built-in workload (a file's arrivals fix its rate)",
-                self.node.workload
-            );
-        };
-        let setup = options.setup(None)?;
-        let search = Search {
-            max_dropped,
+        let search = CapacityOptions {
+            target: self.target,
+            max_dropped: self.max_dropped,
+            seeds: self.seeds,
             precision: self.precision,
             min_requests: self.min_requests,
-            ..Search::new(target, workers_capacity)
+            policies: self.policy,
         };
-        search.validate()?;
-        interrupt::catch()?;
-        let found = capacities(&setup, &policies, self.seeds, &search)?;
-        let json = found.to_json();
-        let text = if self.json {
-            format!("{}\n", serde_json::to_string_pretty(&json)?)
-        } else {
-            found.render_table()
-        };
-        if let Some(dir) = &self.out {
-            let mut staged = Staged::new();
-            found.write(dir, "faasched node capacity", &mut staged)?;
-            interrupt::check()?;
-            staged.commit()?;
-        }
-        out!("{text}")?;
-        if let (Some(dir), false) = (&self.out, self.json) {
-            outln!(
-                "wrote summary.json, summary.csv, report.html to {}",
-                dir.display()
-            )?;
-        }
-        Ok(())
-    }
-}
-
-/// `P%`, P from 0 to 100, as a share.
-fn percent(text: &str) -> Result<f64> {
-    let p = text
-        .strip_suffix('%')
-        .ok_or_else(|| anyhow!("`{text}`: give a percentage, like `0.1%`"))?;
-    match p.parse::<f64>() {
-        Ok(p) if (0.0..=100.0).contains(&p) => Ok(p / 100.0),
-        _ => bail!("`{text}`: give a percentage from 0% to 100%"),
+        capacity(&self.node.options()?, &search, &self.outputs.outputs())
     }
 }

@@ -3,13 +3,10 @@
 
 use super::args::NodeArgs;
 use super::host::HostArgs;
-use super::replay::{live_settings, measured_spin, replayed};
-use super::simulate::Sweep;
+use super::simulate::SweepArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::node::compare::compare;
-use faasched_lab::output::publish_comparison;
-use faasched_report::node::{write_outputs, write_report};
+use faasched_lab::node::compare::compare_sweep;
 use std::path::PathBuf;
 
 /// Simulate a node run and replay it live under each policy, and set the
@@ -29,7 +26,7 @@ pub struct Args {
     #[command(flatten)]
     node: NodeArgs,
     #[command(flatten)]
-    sweep: Sweep,
+    sweep: SweepArgs,
     #[command(flatten)]
     host: HostArgs,
     /// Write compare.json and compare.csv, and each world's summary.json,
@@ -44,35 +41,12 @@ pub struct Args {
 
 impl Args {
     pub fn execute(self) -> Result<()> {
-        let host = measured_spin(self.host.host()?)?;
-        let sim = self.sweep.run(&self.node, &mut |setup, policy, bar| {
-            setup.run(policy, |_| bar.inc(1))
-        })?;
-        let mut live = self.sweep.run(&self.node, &mut |setup, policy, bar| {
-            replayed(setup, policy, &host, bar)
-        })?;
-        live_settings(&mut live.settings, &host);
-        let comparison = compare(&sim, &live)?;
-        let json = serde_json::to_string_pretty(&serde_json::json!({
-            "sim_settings": sim.settings,
-            "live_settings": live.settings,
-            "comparison": comparison,
-        }))? + "\n";
-        publish_comparison(
+        compare_sweep(
+            &self.node.options()?,
+            &self.sweep.sweep(),
+            self.host.host()?,
             self.out.as_deref(),
             self.json,
-            &json,
-            &comparison.to_csv(),
-            &comparison.render(),
-            |world, sub, staged| {
-                let (summary, title) = match world {
-                    "sim" => (&sim, "faasched node compare: simulated"),
-                    _ => (&live, "faasched node compare: live"),
-                };
-                write_outputs(sub, summary, staged)?;
-                write_report(sub, title, summary, staged)?;
-                Ok(())
-            },
         )
     }
 }

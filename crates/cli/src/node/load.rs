@@ -2,24 +2,11 @@
 //! workload's requests and measure them; a table and (with `--out`)
 //! requests.csv and summary.json.
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::interrupt;
-use faasched_lab::{out, outln};
-use faasched_live::node::load::{
-    self, End, LoadConfig, LoadRun, LoadSummary, MAX_CONNECTIONS, Mode, ScopeSummary,
-};
-use faasched_model::{MS, SEC, TIME_LIMIT};
-use faasched_report::Staged;
-use faasched_workload::node::{
-    Deadlines, Estimate, Length, MAX_RATE_PER_S, Params, Requests, Workload,
-};
-use serde_json::{Value, json};
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
-
-/// The version of summary.json's layout, its `schema_version` key.
-const SUMMARY_SCHEMA_VERSION: u32 = 1;
+use faasched_lab::node::load::{LoadOptions, connections};
+use faasched_lab::node::run::Deadlines;
+use std::path::PathBuf;
 
 /// Drive a live node runtime (`faasched node serve`) with a workload's
 /// requests over HTTP, and measure each one's latency from when it was meant
@@ -78,7 +65,7 @@ pub struct Args {
     /// them: `10x` of the work (the default), a time (`500us`), per function
     /// (`sift=1.13ms,*=10x`).
     #[arg(long, value_name = "SPEC")]
-    deadline: Option<String>,
+    deadline: Option<Deadlines>,
     /// How long a request waits for its whole response once sent, ms.
     #[arg(long, value_name = "MS", default_value_t = 10_000,
           value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
@@ -96,223 +83,22 @@ pub struct Args {
     json: bool,
 }
 
-/// `--connections` and `--closed`: 1 to [`MAX_CONNECTIONS`].
-fn connections(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(n) if (1..=MAX_CONNECTIONS).contains(&n) => Ok(n),
-        _ => Err(format!("give a number from 1 to {MAX_CONNECTIONS}")),
-    }
-}
-
 impl Args {
     pub fn execute(self) -> Result<()> {
-        let workload = Workload::builtin(&self.workload).context("--workload")?;
-        if !(self.seconds.is_finite() && self.seconds > 0.0 && self.seconds <= 86_400.0) {
-            bail!(
-                "--seconds {}: give a duration above 0 and at most a day",
-                self.seconds
-            );
-        }
-        let duration = (self.seconds * SEC as f64).round() as u64;
-        let deadlines = match &self.deadline {
-            Some(spec) => Deadlines::parse(spec).context("--deadline")?,
-            None => Deadlines::default(),
-        };
-        let (mode, requests) = match (self.closed, self.rate) {
-            (Some(clients), _) => {
-                // The arrivals are not used: the densest stream that does
-                // not end before the run does. Functions and work are drawn
-                // as at any rate, so they are those of `node simulate`'s
-                // stream with the same seed.
-                let params = self.params(MAX_RATE_PER_S, Length::Duration(TIME_LIMIT), deadlines);
-                (Mode::Closed { clients }, self.stream(&workload, &params)?)
-            }
-            (None, Some(rate)) => {
-                if !(rate.is_finite() && rate > 0.0 && rate <= MAX_RATE_PER_S) {
-                    bail!("--rate {rate}: give requests per second above 0");
-                }
-                let connections = self
-                    .connections
-                    .unwrap_or_else(|| load::default_connections(rate));
-                let params = self.params(rate, Length::Duration(duration), deadlines);
-                (Mode::Open { connections }, self.stream(&workload, &params)?)
-            }
-            (None, None) => bail!("give --rate (open loop) or --closed N"),
-        };
-        let config = LoadConfig {
-            drain: self.drain_ms * MS,
-            timeout: self.timeout_ms * MS,
-            ..LoadConfig::new(self.target.clone(), mode, duration)
-        };
-        interrupt::catch()?;
-        let run = load::run(&config, requests, &interrupt::requested)?;
-        let summary = run.summary();
-        let file = self.summary_json(&config, &summary);
-        if let Some(dir) = &self.out {
-            write_outputs(dir, &run, &file)?;
-        }
-        if self.json {
-            out!("{}\n", serde_json::to_string_pretty(&file)?)?;
-        } else {
-            out!("{}", render_table(&summary))?;
-            if let Some(dir) = &self.out {
-                outln!("wrote requests.csv, summary.json to {}", dir.display())?;
-            }
-        }
-        // What was measured is out; the status tells a script (a sweep's
-        // loop) that the run did not go its whole length.
-        if run.end == End::Interrupted {
-            let signal = interrupt::requested_by().unwrap_or(0);
-            bail!(
-                "interrupted by signal {signal} after {} requests were due; what was \
-                 measured is {}",
-                summary.all.requests,
-                match &self.out {
-                    Some(dir) => format!("in {}", dir.display()),
-                    None => "printed above".to_string(),
-                }
-            );
-        }
-        Ok(())
-    }
-
-    fn params(&self, rate_per_s: f64, length: Length, deadlines: Deadlines) -> Params {
-        Params {
-            rate_per_s,
-            length,
+        LoadOptions {
+            target: self.target,
+            workload: self.workload,
+            rate: self.rate,
+            seconds: self.seconds,
+            connections: self.connections,
+            closed: self.closed,
             seed: self.seed,
-            deadlines,
-            // Not sent: the runtime estimates for itself.
-            estimate: Estimate::Exact,
+            deadline: self.deadline,
+            timeout_ms: self.timeout_ms,
+            drain_ms: self.drain_ms,
+            out: self.out,
+            json: self.json,
         }
+        .run()
     }
-
-    fn stream(&self, workload: &Workload, params: &Params) -> Result<Requests> {
-        workload
-            .requests(params)
-            .with_context(|| format!("--workload {}", self.workload))
-    }
-
-    /// summary.json: its layout's version, the settings, what was measured.
-    fn summary_json(&self, config: &LoadConfig, summary: &LoadSummary) -> Value {
-        let mut file = json!({
-            "schema_version": SUMMARY_SCHEMA_VERSION,
-            "faasched_version": env!("CARGO_PKG_VERSION"),
-            "settings": {
-                "target": self.target,
-                "workload": self.workload,
-                "rate_rps": self.rate,
-                "seconds": self.seconds,
-                "closed_clients": self.closed,
-                "connections": config.mode.connections(),
-                "seed": self.seed,
-                "deadlines": self.deadline.as_deref().unwrap_or("10x"),
-                "timeout_ms": self.timeout_ms,
-                "drain_ms": self.drain_ms,
-            },
-        });
-        let measured = serde_json::to_value(summary).expect("a summary is plain data");
-        if let (Value::Object(file), Value::Object(measured)) = (&mut file, measured) {
-            file.extend(measured);
-        }
-        file
-    }
-}
-
-/// Writes requests.csv and summary.json into `dir`, staged: an earlier
-/// run's files are replaced only once both are written.
-fn write_outputs(dir: &Path, run: &LoadRun, file: &Value) -> Result<()> {
-    let mut staged = Staged::new();
-    staged.create_dir(dir)?;
-    let path = dir.join("requests.csv");
-    let mut csv = BufWriter::new(staged.create(&path)?);
-    run.write_csv(&mut csv)
-        .with_context(|| format!("writing {}", path.display()))?;
-    csv.flush()
-        .with_context(|| format!("writing {}", path.display()))?;
-    drop(csv);
-    let path = dir.join("summary.json");
-    let mut text = serde_json::to_vec_pretty(file)?;
-    text.push(b'\n');
-    staged.write(&path, &text)?;
-    staged.commit()?;
-    Ok(())
-}
-
-/// The legend printed above the table.
-const LEGEND: &str = "\
-p50/p90/p99/p999/max: latency in µs (completion − intended send) over answered requests;
-sd_p99: p99 slowdown (latency / work); errors: requests not answered with a 2xx
-";
-
-/// The table: one line for all requests and one per function, then what
-/// was sent, how fast it was answered, and the errors by kind.
-fn render_table(s: &LoadSummary) -> String {
-    const HEADER: [&str; 10] = [
-        "function", "requests", "answered", "errors", "p50_us", "p90_us", "p99_us", "p999_us",
-        "max_us", "sd_p99",
-    ];
-    let cells = |name: &str, scope: &ScopeSummary| -> [String; 10] {
-        let l = scope.latency_us.as_ref();
-        let us = |f: fn(&load::LatencySummary) -> u64| l.map_or("-".into(), |l| f(l).to_string());
-        [
-            name.to_string(),
-            scope.requests.to_string(),
-            scope.answered.to_string(),
-            scope.errors.values().sum::<u64>().to_string(),
-            us(|l| l.p50),
-            us(|l| l.p90),
-            us(|l| l.p99),
-            us(|l| l.p999),
-            us(|l| l.max),
-            scope
-                .slowdown
-                .as_ref()
-                .map_or("-".into(), |sd| format!("{:.2}", sd.p99)),
-        ]
-    };
-    let mut rows = vec![HEADER.map(String::from), cells("all", &s.all)];
-    rows.extend(s.functions.iter().map(|(name, scope)| cells(name, scope)));
-    let mut widths = [0; 10];
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::from(LEGEND);
-    for row in &rows {
-        let line: Vec<String> = row
-            .iter()
-            .zip(widths)
-            .enumerate()
-            .map(|(i, (cell, w))| match i {
-                0 => format!("{cell:<w$}"),
-                _ => format!("{cell:>w$}"),
-            })
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
-    }
-    out.push_str(&format!(
-        "{} loop over {} connections: sent {} of {} due ({} late by over 1 ms); {} in {:.3} s; ended: {}\n",
-        s.mode,
-        s.connections,
-        s.sent,
-        s.all.requests,
-        s.late_sends,
-        s.achieved_rps
-            .map_or("nothing answered".into(), |r| format!("{r:.1} answered/s")),
-        s.elapsed_s,
-        s.end,
-    ));
-    if !s.all.errors.is_empty() {
-        let kinds: Vec<String> = s
-            .all
-            .errors
-            .iter()
-            .map(|(k, n)| format!("{k} {n}"))
-            .collect();
-        out.push_str(&format!("errors: {}\n", kinds.join(", ")));
-    }
-    out
 }

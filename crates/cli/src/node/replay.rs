@@ -3,16 +3,10 @@
 
 use super::args::NodeArgs;
 use super::host::HostArgs;
-use super::simulate::{Outputs, Sweep};
-use anyhow::{Result, bail};
+use super::simulate::{OutputArgs, SweepArgs};
+use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::node::catalog::NodePolicy;
-use faasched_lab::node::live::Host;
-use faasched_lab::node::replay::replay;
-use faasched_lab::node::run::NodeSetup;
-use faasched_lab::progress::ProgressBar;
-use faasched_report::node::PolicySummary;
-use serde_json::{Value, json};
+use faasched_lab::node::replay::replay_sweep;
 
 /// Run requests through a live node under one or more dispatch policies,
 /// as `node simulate` runs them through a simulated one.
@@ -35,74 +29,21 @@ pub struct Args {
     #[command(flatten)]
     node: NodeArgs,
     #[command(flatten)]
-    sweep: Sweep,
+    sweep: SweepArgs,
     #[command(flatten)]
     host: HostArgs,
     #[command(flatten)]
-    outputs: Outputs,
+    outputs: OutputArgs,
 }
 
 impl Args {
     pub fn execute(self) -> Result<()> {
-        if self.node.costs.is_some() {
-            bail!("--costs sets what the simulator charges; a live node pays its own");
-        }
-        let host = measured_spin(self.host.host()?)?;
-        let mut summary = self.sweep.run(&self.node, &mut |setup, policy, bar| {
-            replayed(setup, policy, &host, bar)
-        })?;
-        live_settings(&mut summary.settings, &host);
-        self.outputs.write(&summary, "faasched node replay")
-    }
-}
-
-/// `host` with `spin` measured once for every policy's run, said on
-/// stderr.
-pub fn measured_spin(host: Host) -> Result<Host> {
-    let host = host.with_spin_measured()?;
-    if let Some(steps) = host.spin_steps_per_ms {
-        eprintln!("spin: {steps} steps per ms of CPU, the same for every policy");
-    }
-    Ok(host)
-}
-
-/// `policy` replayed live with a progress bar; says on stderr how late the
-/// requests were sent.
-pub fn replayed(
-    setup: &NodeSetup,
-    policy: &NodePolicy,
-    host: &Host,
-    bar: &ProgressBar,
-) -> Result<(PolicySummary, f64)> {
-    let r = replay(setup, policy, host, |_| bar.inc(1))?;
-    bar.suspend(|| {
-        eprintln!(
-            "{}: requests sent late by p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; \
-             sandboxes used {} of the work asked",
-            policy.name(),
-            r.late.p50 as f64 / 1e3,
-            r.late.p99 as f64 / 1e3,
-            r.late.max as f64 / 1e3,
-            r.cpu_over_work
-                .map_or_else(|| "none".to_string(), |x| format!("{:.1}%", x * 100.0))
+        replay_sweep(
+            &self.node.options()?,
+            self.node.costs.is_some(),
+            &self.sweep.sweep(),
+            self.host.host()?,
+            &self.outputs.outputs(),
         )
-    });
-    Ok((r.summary, r.rate))
-}
-
-/// What summary.json records of a live run: the host instead of the
-/// simulator's costs.
-pub fn live_settings(settings: &mut Value, host: &Host) {
-    if let Some(map) = settings.as_object_mut() {
-        map.remove("costs");
     }
-    settings["live"] = json!({
-        "cpus": host.cpus,
-        "poll": host.poll,
-        "cpu_limit_ns": host.cpu_limit,
-        "memory_limit_bytes": host.memory_limit,
-        "max_sandboxes": host.max_sandboxes,
-        "spin_steps_per_ms": host.spin_steps_per_ms,
-        "online_cpus": faasched_sys::sched::online_cpus(),
-    });
 }

@@ -479,11 +479,14 @@ fn unknown_names_are_errors_that_list_the_choices() {
     // A misspelt name is told the one it is closest to, at every level.
     let err = stderr_of_failure(&["simulate", "-p", "cfss", "-n", "10"]);
     assert!(
-        err.contains("unknown policy `cfss` (did you mean `cfs`?)"),
+        err.contains("unknown policy `cfss` (did you mean `cfs`?); the policies are cfs,"),
         "{err}"
     );
     let err = stderr_of_failure(&["node", "simulate", "-p", "sledgescal", "-n", "10"]);
-    assert!(err.contains("(did you mean `sledgescale`?)"), "{err}");
+    assert!(
+        err.contains("(did you mean `sledgescale`?); the node policies are"),
+        "{err}"
+    );
     let err = stderr_of_failure(&["cluster", "simulate", "-p", "chrlu", "-n", "10"]);
     assert!(err.contains("(did you mean `ch-rlu`?)"), "{err}");
     let err = stderr_of_failure(&["simulate", "-p", "cfs,fifo,cfs", "-n", "10"]);

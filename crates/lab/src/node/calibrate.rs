@@ -10,6 +10,7 @@
 use super::Costs;
 use super::catalog::{Knowledge, node_policies};
 use crate::bench::runtime::{long, node, noop, setups};
+use crate::outln;
 use anyhow::{Context, Result, bail};
 use faasched_live::node::bench::preemptions;
 use faasched_live::node::mechanism_costs::{self as live, Idle, median};
@@ -22,6 +23,72 @@ use faasched_sim::node::MAX_COST;
 use serde::Serialize;
 use std::path::Path;
 use std::time::Duration;
+
+/// `node calibrate`: the costs measured with `settings`, printed as a
+/// table (or everything as JSON) and, with `out`, written to that file.
+pub fn calibrate(out: Option<&Path>, json: bool, settings: Settings) -> Result<()> {
+    let file = out.map(CostsFile::create).transpose()?;
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "debug build: its own code runs several times slower; calibrate with cargo run --release -- node calibrate"
+        );
+    }
+    let c = measure(settings)?;
+    if let Some(file) = file {
+        file.write(&c)?;
+    }
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&c)?)?;
+        return Ok(());
+    }
+    let m = &c.machine;
+    outln!(
+        "{} build, {} samples per cost (medians); {}, {} cores, kernel {}",
+        c.build,
+        c.settings.samples,
+        m.cpu_model,
+        m.cores,
+        m.kernel
+    )?;
+    outln!(
+        "{:<20} {:>11} {:>10}  how measured",
+        "cost",
+        "measured",
+        "default"
+    )?;
+    for row in &c.rows {
+        outln!(
+            "{:<20} {:>8} ns {:>7} ns  {}",
+            row.cost,
+            row.measured_ns,
+            row.default_ns,
+            row.how
+        )?;
+        if row.cost == "wake" {
+            let how = match c.costs.poll {
+                true => "idle workers spin (--poll)",
+                false => "idle workers sleep (--poll: they spin)",
+            };
+            outln!("{:<20} {:>11} {:>10}  {how}", "poll", c.costs.poll, false)?;
+        }
+    }
+    let fit: Vec<String> = c
+        .decisions
+        .iter()
+        .map(|p| format!("{} workers {} ns", p.workers, p.ns))
+        .collect();
+    outln!("decisions: {}", fit.join(", "))?;
+    outln!(
+        "check: the runtime's own switch (ask to the next request's start) p50 {} ns over {} preemptions; preempt_latency + the re-pick {} ns",
+        c.check.runtime_p50_ns,
+        c.check.preemptions,
+        c.check.costs_ns
+    )?;
+    if let Some(path) = out {
+        outln!("wrote {}", path.display())?;
+    }
+    Ok(())
+}
 
 /// Group sizes the decision cost is timed on, one worker to many.
 pub const FIT_WORKERS: [usize; 5] = [1, 2, 4, 8, 16];

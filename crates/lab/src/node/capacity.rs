@@ -42,11 +42,13 @@
 //! Runs are of a request count, not a duration: past capacity the queue
 //! grows for as long as requests arrive, and the tail with it.
 
-use super::catalog::NodePolicy;
-use super::run::{NodeSetup, NodeWorkload};
+use super::catalog::{NodePolicy, node_policies};
+use super::run::{NodeOptions, NodeSetup, NodeWorkload};
+use crate::output::{Outputs, Publish};
 use crate::{interrupt, progress};
 use anyhow::{Context, Result, anyhow, bail};
 use faasched_model::{MS, Nanos, SEC, US};
+use faasched_report::Staged;
 use faasched_report::node::{
     Axis, CapacityCurve, CapacityPage, CapacityProbe, ScopeSummary, write_capacity_report,
 };
@@ -510,6 +512,74 @@ pub struct Capacities {
     pub policies: Vec<PolicyCapacity>,
 }
 
+/// `node capacity` as a user asks for it: what a rate must meet, how the
+/// search goes, which policies it searches.
+#[derive(Clone, Debug)]
+pub struct CapacityOptions {
+    /// What a rate must meet.
+    pub target: Target,
+    /// Largest share of a run's requests that may be dropped.
+    pub max_dropped: f64,
+    /// Seeds per policy; the capacity is their median.
+    pub seeds: u64,
+    /// Relative width at which bisection stops.
+    pub precision: f64,
+    /// Fewest requests a probe runs.
+    pub min_requests: u64,
+    /// The node policies, as the catalogue names them.
+    pub policies: Vec<String>,
+}
+
+/// `node capacity`: every policy's capacity on the node of `options`,
+/// published.
+pub fn capacity(options: &NodeOptions, c: &CapacityOptions, outputs: &Outputs) -> Result<()> {
+    let policies = node_policies(&c.policies)?;
+    let Some(workers_capacity) = options.capacity() else {
+        bail!(
+            "--workload {}: capacity needs a built-in workload (a file's arrivals fix its rate)",
+            options.workload
+        );
+    };
+    let setup = options.setup(None)?;
+    let search = Search {
+        max_dropped: c.max_dropped,
+        precision: c.precision,
+        min_requests: c.min_requests,
+        ..Search::new(c.target, workers_capacity)
+    };
+    search.validate()?;
+    interrupt::catch()?;
+    let found = capacities(&setup, &policies, c.seeds, &search)?;
+    outputs.publish(&found, "faasched node capacity", Staged::new())
+}
+
+/// `P%`, P from 0 to 100, as a share (`--max-dropped`).
+pub fn percent(text: &str) -> Result<f64> {
+    let p = text
+        .strip_suffix('%')
+        .ok_or_else(|| anyhow!("`{text}`: give a percentage, like `0.1%`"))?;
+    match p.parse::<f64>() {
+        Ok(p) if (0.0..=100.0).contains(&p) => Ok(p / 100.0),
+        _ => bail!("`{text}`: give a percentage from 0% to 100%"),
+    }
+}
+
+impl Publish for Capacities {
+    const FILES: &'static str = "summary.json, summary.csv, report.html";
+
+    fn table(&self) -> String {
+        self.render_table()
+    }
+
+    fn json(&self) -> Value {
+        self.to_json()
+    }
+
+    fn write(&self, dir: &std::path::Path, title: &str, staged: &mut Staged) -> Result<()> {
+        Capacities::write(self, dir, title, staged)
+    }
+}
+
 /// Searches the capacity of every policy for each of `seeds` seeds from
 /// `base.seed` on, the searches in parallel on rayon's pool (each probe
 /// of a search follows the last), gathered in policy then seed order.
@@ -658,12 +728,7 @@ impl Capacities {
     /// Writes `summary.json`, `summary.csv` and `report.html` (headed
     /// `title`) into `dir` (created if missing), staged: they take their
     /// places at `staged`'s commit.
-    pub fn write(
-        &self,
-        dir: &std::path::Path,
-        title: &str,
-        staged: &mut faasched_report::Staged,
-    ) -> Result<()> {
+    pub fn write(&self, dir: &std::path::Path, title: &str, staged: &mut Staged) -> Result<()> {
         staged.create_dir(dir)?;
         let json = format!("{}\n", serde_json::to_string_pretty(&self.to_json())?);
         staged.write(&dir.join("summary.json"), json.as_bytes())?;

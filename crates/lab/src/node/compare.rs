@@ -119,6 +119,46 @@ pub fn compare(sim: &Summary, live: &Summary) -> Result<Comparison> {
     })
 }
 
+/// `node compare`: the sweep simulated, then replayed live, and the two
+/// set side by side; published with each world's files in sim/ and live/
+/// of `dir`.
+#[cfg(feature = "live")]
+pub fn compare_sweep(
+    options: &super::run::NodeOptions,
+    sweep: &super::sweep::Sweep,
+    host: super::live::Host,
+    dir: Option<&std::path::Path>,
+    json: bool,
+) -> Result<()> {
+    use super::replay::{live_settings, measured_spin, replayed};
+    use crate::output::Publish;
+    let host = measured_spin(host)?;
+    let sim = sweep.run(options, &mut |setup, policy, bar| {
+        setup.run(policy, |_| bar.inc(1))
+    })?;
+    let mut live = sweep.run(options, &mut |setup, policy, bar| {
+        replayed(setup, policy, &host, bar)
+    })?;
+    live_settings(&mut live.settings, &host);
+    let comparison = compare(&sim, &live)?;
+    let text = serde_json::to_string_pretty(&serde_json::json!({
+        "sim_settings": sim.settings,
+        "live_settings": live.settings,
+        "comparison": comparison,
+    }))? + "\n";
+    crate::output::publish_comparison(
+        dir,
+        json,
+        &text,
+        &comparison.to_csv(),
+        &comparison.render(),
+        |world, sub, staged| match world {
+            "sim" => sim.write(sub, "faasched node compare: simulated", staged),
+            _ => live.write(sub, "faasched node compare: live", staged),
+        },
+    )
+}
+
 /// The policies by p99.9 slowdown, lowest first; ties keep their order,
 /// and a policy with nothing finished comes last.
 fn rank(policies: &[PolicySummary]) -> Vec<String> {

@@ -3,10 +3,12 @@
 
 use super::Costs;
 use super::experiment::{NodeCase, NodeRan, Offered, percent, ratio};
-use super::run::NodeOptions;
+use super::run::{Estimates, NodeOptions, Spread};
 use crate::experiment::Table;
 use crate::experiment::table::fixed;
+use faasched_policy::node::PreemptTest;
 use faasched_report::node::{ALL, ScopeSummary};
+use faasched_workload::node::Deadlines;
 
 /// Seconds of arrivals per run: the paper's runs are "20 seconds each" (§4).
 const SECONDS: f64 = 20.0;
@@ -18,16 +20,21 @@ fn options(workload: &str, seed: u64) -> NodeOptions {
         workload: workload.to_string(),
         workers: 6,
         dispatchers: 1,
-        random_assign: false,
+        spread: Spread::Equal,
         requests: None,
         seconds: SECONDS,
         seed,
         deadline: None,
-        estimate: "exact".to_string(),
-        preempt_test: "paper".to_string(),
+        estimate: Estimates::Exact,
+        preempt_test: PreemptTest::Paper,
         costs: Costs::default(),
         stretch: 1,
     }
+}
+
+/// A deadline spec of a case, written here and known good.
+fn deadlines(spec: &str) -> Deadlines {
+    Deadlines::parse(spec).expect("a case's deadline spec parses")
 }
 
 fn policies(names: &[&str]) -> Vec<String> {
@@ -42,7 +49,7 @@ pub fn deadline_cases(seed: u64) -> Vec<NodeCase> {
             title: format!("bimodal-extreme, long requests due in {ms} ms"),
             slug: format!("long-{ms}ms"),
             options: NodeOptions {
-                deadline: Some(format!("long={ms}ms")),
+                deadline: Some(deadlines(&format!("long={ms}ms"))),
                 ..options("bimodal-extreme", seed)
             },
             offered: Offered::Loads(vec![0.9, 0.95]),
@@ -154,8 +161,10 @@ pub fn sdvbs_cases(seed: u64) -> Vec<NodeCase> {
             slug: format!("sift-{us}us"),
             // The paper's estimator for its real-world functions (§4).
             options: NodeOptions {
-                deadline: Some(format!("sift={us}us,segmentation=2x,classification=2x")),
-                estimate: "median".to_string(),
+                deadline: Some(deadlines(&format!(
+                    "sift={us}us,segmentation=2x,classification=2x"
+                ))),
+                estimate: Estimates::Median,
                 ..options("sd-vbs", seed)
             },
             offered: Offered::Rates(vec![14_400.0]),
@@ -212,22 +221,28 @@ pub fn beyond_cases(seed: u64) -> Vec<NodeCase> {
             policies: policies(&["sledgescale", "sledgescale+", "srpt", "lld"]),
         });
     }
-    for error in ["0", "0.25", "0.5", "0.75", "1"] {
+    for error in [0.0, 0.25, 0.5, 0.75, 1.0] {
         cases.push(NodeCase {
             title: format!("bimodal-high at 80% load, estimates off by up to {error}"),
             slug: format!("noisy-{error}"),
             options: NodeOptions {
-                estimate: format!("noisy={error}"),
+                estimate: Estimates::Noisy(error),
                 ..options("bimodal-high", seed)
             },
             offered: Offered::Loads(vec![0.8]),
             policies: policies(&["sledgescale", "srpt", "lld"]),
         });
     }
-    for (dispatchers, workers, random) in
-        [(1, 6, false), (2, 3, false), (3, 2, false), (3, 2, true)]
-    {
-        let how = if random { "-random" } else { "" };
+    for (dispatchers, workers, spread) in [
+        (1, 6, Spread::Equal),
+        (2, 3, Spread::Equal),
+        (3, 2, Spread::Equal),
+        (3, 2, Spread::Random),
+    ] {
+        let how = match spread {
+            Spread::Random => "-random",
+            Spread::Equal => "",
+        };
         cases.push(NodeCase {
             title: format!(
                 "exponential at 80% load, {dispatchers} dispatcher(s) of {workers} workers{how}"
@@ -236,7 +251,7 @@ pub fn beyond_cases(seed: u64) -> Vec<NodeCase> {
             options: NodeOptions {
                 dispatchers,
                 workers,
-                random_assign: random,
+                spread,
                 ..options("exponential", seed)
             },
             offered: Offered::Loads(vec![0.8]),
@@ -351,7 +366,7 @@ pub fn bimodal_cases(seed: u64) -> Vec<CapacityCase> {
         &[("darc", 1.16), ("shinjuku-mq", 18.35)],
         seed,
     );
-    case.options.estimate = "median".to_string();
+    case.options.estimate = Estimates::Median;
     vec![case]
 }
 

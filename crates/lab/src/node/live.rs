@@ -10,7 +10,7 @@ use faasched_live::node::containers::{ColdStart, Containers};
 use faasched_live::node::ingress::{self, Drained, Ingress, LoadConfig, StopSignal};
 use faasched_live::node::runtime::{Policies, Runtime, RuntimeConfig};
 use faasched_live::node::wasm::WasmExecutor;
-use faasched_model::Nanos;
+use faasched_model::{MS, Nanos};
 use faasched_policy::node::PreemptTest;
 use faasched_workload::cluster::FunctionTable;
 use faasched_workload::node::Workload;
@@ -91,6 +91,44 @@ impl Host {
     }
 }
 
+/// A positive, finite number of ms (`--cpu-limit-ms`) as ns.
+pub fn positive_ms(text: &str) -> Result<Nanos> {
+    match text.parse::<f64>() {
+        Ok(ms) if ms.is_finite() && ms > 0.0 => Ok((ms * MS as f64).round() as Nanos),
+        _ => bail!("{text} is not a positive number of ms"),
+    }
+}
+
+/// CPUs given as a list of CPUs and ranges (`--cpus 2-4,7`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuList(pub Vec<usize>);
+
+impl std::str::FromStr for CpuList {
+    type Err = anyhow::Error;
+
+    /// `2-4,7` as [2, 3, 4, 7].
+    fn from_str(text: &str) -> Result<CpuList> {
+        let mut cpus = Vec::new();
+        for part in text.split(',') {
+            let bad = || anyhow::anyhow!("`{part}` is not a CPU or a range like 2-5");
+            match part.split_once('-') {
+                Some((lo, hi)) => {
+                    let (lo, hi): (usize, usize) = (
+                        lo.parse().map_err(|_| bad())?,
+                        hi.parse().map_err(|_| bad())?,
+                    );
+                    if lo > hi {
+                        return Err(bad());
+                    }
+                    cpus.extend(lo..=hi);
+                }
+                None => cpus.push(part.parse().map_err(|_| bad())?),
+            }
+        }
+        Ok(CpuList(cpus))
+    }
+}
+
 /// A node's containers: the functions that run in them, the memory they
 /// share and the keep-alive that keeps them ([`Containers`]).
 #[derive(Clone, Debug)]
@@ -107,6 +145,35 @@ pub struct NodeContainers {
 }
 
 impl NodeContainers {
+    /// The containers of `functions` (a live cluster workload's name, or a
+    /// table CSV's path) with `memory_mb` for them: the table's times
+    /// multiplied by `time_scale`, kept by the keep-alive policy named
+    /// `keep_alive`, a cold start waiting `cold_wait` of the function's
+    /// cold − warm time after compiling. Errors name the option.
+    pub fn new(
+        functions: &str,
+        time_scale: f64,
+        keep_alive: &str,
+        cold_wait: f64,
+        memory_mb: u64,
+    ) -> Result<NodeContainers> {
+        if !(cold_wait.is_finite() && cold_wait >= 0.0) {
+            bail!("--cold-wait {cold_wait}: give a share of 0 or more");
+        }
+        let table = if std::path::Path::new(functions).is_file() {
+            FunctionTable::read_csv(std::path::Path::new(functions))
+                .with_context(|| format!("--functions {functions}"))?
+        } else {
+            crate::cluster::live::function_table(functions).context("--functions")?
+        };
+        Ok(NodeContainers {
+            table: table.scaled(time_scale).context("--time-scale")?,
+            memory_mb,
+            keep_alive: crate::cluster::catalog::keep_alive(keep_alive).context("--keep-alive")?,
+            cold_start: ColdStart { scale: cold_wait },
+        })
+    }
+
     fn build(&self) -> Containers {
         Containers::new(
             self.memory_mb,
@@ -273,6 +340,25 @@ pub fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_lists_read_ranges_and_refuse_nonsense() {
+        let cpus = |text: &str| text.parse::<CpuList>().map(|l| l.0);
+        assert_eq!(cpus("2-4,7").unwrap(), [2, 3, 4, 7]);
+        assert_eq!(cpus("0").unwrap(), [0]);
+        for bad in ["", "a", "4-2", "1-", "1,,2"] {
+            assert!(cpus(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_cpu_limit_is_a_positive_number_of_ms() {
+        assert_eq!(positive_ms("1000").unwrap(), 1_000 * MS);
+        assert_eq!(positive_ms("0.5").unwrap(), MS / 2);
+        for bad in ["0", "-1", "NaN", "inf", "x"] {
+            assert!(positive_ms(bad).is_err(), "{bad}");
+        }
+    }
     use crate::node::catalog::NODE_CATALOG;
     use faasched_live::node::invoke::{Answer, Invoke};
     use faasched_model::{MS, SEC};

@@ -11,8 +11,11 @@ pub mod figures;
 #[cfg(feature = "live")]
 pub mod live;
 #[cfg(feature = "live")]
+pub mod load;
+#[cfg(feature = "live")]
 pub mod replay;
 pub mod run;
+pub mod sweep;
 
 /// What the node's mechanisms cost, as the engine takes them.
 pub use faasched_sim::node::Costs;

@@ -14,18 +14,23 @@
 
 use super::catalog::NodePolicy;
 use super::live::Host;
-use super::run::NodeSetup;
+use super::run::{NodeOptions, NodeSetup};
+use super::sweep::Sweep;
 use crate::interrupt;
+use crate::output::Outputs;
 use anyhow::{Context, Result, anyhow, bail};
 use faasched_live::node::invoke::{Answer, Cancel, Failure, Invoke};
 use faasched_live::node::runtime::{Runtime, RuntimeConfig};
 use faasched_live::node::wasm::WasmExecutor;
 use faasched_model::node::{Request, RequestInfo, RequestOutcome, WorkerId};
 use faasched_model::{Nanos, SEC, US};
+use faasched_report::Staged;
 use faasched_report::node::{Collector, PolicySummary, Usage};
 use faasched_sim::node::{Assign, Estimate as Estimator};
 use faasched_sys::clock::FineTimerSlack;
 use faasched_workload::node::Estimate;
+use indicatif::ProgressBar;
+use serde_json::{Value, json};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -342,6 +347,78 @@ fn outcome(r: &Request, answer: Answer) -> Result<RequestOutcome, Failure> {
         },
         Err(failure) => return Err(failure),
     })
+}
+
+/// `node replay`: the sweep replayed live, published as `node simulate`
+/// publishes its own. `--costs` is refused: it sets what the simulator
+/// charges, and a live node pays its own.
+pub fn replay_sweep(
+    options: &NodeOptions,
+    costs_given: bool,
+    sweep: &Sweep,
+    host: Host,
+    outputs: &Outputs,
+) -> Result<()> {
+    if costs_given {
+        bail!("--costs sets what the simulator charges; a live node pays its own");
+    }
+    let host = measured_spin(host)?;
+    let mut summary = sweep.run(options, &mut |setup, policy, bar| {
+        replayed(setup, policy, &host, bar)
+    })?;
+    live_settings(&mut summary.settings, &host);
+    outputs.publish(&summary, "faasched node replay", Staged::new())
+}
+
+/// `host` with `spin` measured once for every policy's run, said on
+/// stderr.
+pub fn measured_spin(host: Host) -> Result<Host> {
+    let host = host.with_spin_measured()?;
+    if let Some(steps) = host.spin_steps_per_ms {
+        eprintln!("spin: {steps} steps per ms of CPU, the same for every policy");
+    }
+    Ok(host)
+}
+
+/// `policy` replayed live with a progress bar; says on stderr how late the
+/// requests were sent.
+pub fn replayed(
+    setup: &NodeSetup,
+    policy: &NodePolicy,
+    host: &Host,
+    bar: &ProgressBar,
+) -> Result<(PolicySummary, f64)> {
+    let r = replay(setup, policy, host, |_| bar.inc(1))?;
+    bar.suspend(|| {
+        eprintln!(
+            "{}: requests sent late by p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; \
+             sandboxes used {} of the work asked",
+            policy.name(),
+            r.late.p50 as f64 / 1e3,
+            r.late.p99 as f64 / 1e3,
+            r.late.max as f64 / 1e3,
+            r.cpu_over_work
+                .map_or_else(|| "none".to_string(), |x| format!("{:.1}%", x * 100.0))
+        )
+    });
+    Ok((r.summary, r.rate))
+}
+
+/// What summary.json records of a live run: the host instead of the
+/// simulator's costs.
+pub fn live_settings(settings: &mut Value, host: &Host) {
+    if let Some(map) = settings.as_object_mut() {
+        map.remove("costs");
+    }
+    settings["live"] = json!({
+        "cpus": host.cpus,
+        "poll": host.poll,
+        "cpu_limit_ns": host.cpu_limit,
+        "memory_limit_bytes": host.memory_limit,
+        "max_sandboxes": host.max_sandboxes,
+        "spin_steps_per_ms": host.spin_steps_per_ms,
+        "online_cpus": faasched_sys::sched::online_cpus(),
+    });
 }
 
 #[cfg(test)]

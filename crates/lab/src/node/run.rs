@@ -6,15 +6,22 @@ use crate::interrupt;
 use anyhow::{Context, Result, anyhow, bail};
 use faasched_model::node::{Request, RequestOutcome};
 use faasched_model::{Functions, SEC};
-use faasched_policy::node::PreemptTest;
+/// `sledgescale`'s preemption tests, as options hold them.
+pub use faasched_policy::node::PreemptTest;
 use faasched_report::node::{Collector, PolicySummary, Usage};
 use faasched_sim::node::{Assign, Costs, Estimate as Estimator, NodeConfig, NodeError, NodeSink};
-use faasched_workload::node::{Deadlines, Estimate, Length, Params, RequestFile, Workload};
+/// Relative deadlines, as options hold them.
+pub use faasched_workload::node::Deadlines;
+use faasched_workload::node::{Estimate, Length, Params, RequestFile, Workload};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use std::fmt;
+use std::str::FromStr;
 
 /// A node run's settings as a user gives them (flags, an experiment's
 /// case): what [`NodeOptions::setup`] checks and turns into a [`NodeSetup`].
+/// Every choice is parsed where it enters; a plan file spells each as its
+/// flag does (`"estimate": "noisy=0.2"`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NodeOptions {
@@ -24,8 +31,9 @@ pub struct NodeOptions {
     pub workers: u32,
     /// Dispatchers.
     pub dispatchers: u32,
-    /// Arrivals to dispatchers at random (seeded), else in turn.
-    pub random_assign: bool,
+    /// Which dispatcher an arrival reaches.
+    #[serde(rename = "random_assign", with = "spread_as_flag")]
+    pub spread: Spread,
     /// A built-in's requests; else `seconds` of arrivals.
     pub requests: Option<u64>,
     /// A built-in's seconds of arrivals, when `requests` is not given.
@@ -33,11 +41,14 @@ pub struct NodeOptions {
     /// Seed of the arrivals, work and noisy estimates.
     pub seed: u64,
     /// Relative deadlines (`sift=1.13ms,*=10x`); `None`: 10 times the work.
-    pub deadline: Option<String>,
-    /// `exact`, `median` or `noisy=E`.
-    pub estimate: String,
-    /// `sledgescale`'s preemption test: `paper` or `code`.
-    pub preempt_test: String,
+    #[serde(with = "crate::text::option")]
+    pub deadline: Option<Deadlines>,
+    /// What policies are told of a request's work.
+    #[serde(with = "crate::text")]
+    pub estimate: Estimates,
+    /// `sledgescale`'s preemption test.
+    #[serde(with = "crate::text")]
+    pub preempt_test: PreemptTest,
     /// What the node's mechanisms cost.
     pub costs: Costs,
     /// Every time of the workload (work, deadlines, the gaps between
@@ -45,6 +56,78 @@ pub struct NodeOptions {
     /// node whose threads cannot keep µs; the node's costs stay as they are.
     #[serde(default = "no_stretch")]
     pub stretch: u32,
+}
+
+/// Which dispatcher an arrival reaches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spread {
+    /// In turn, as the paper's runs do.
+    Equal,
+    /// At random, seeded, as RSS spreads packets over queues.
+    Random,
+}
+
+/// [`Spread`] as plan files have always spelled it: `random_assign`, true
+/// for [`Spread::Random`].
+mod spread_as_flag {
+    use super::Spread;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(spread: &Spread, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bool(*spread == Spread::Random)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Spread, D::Error> {
+        Ok(match bool::deserialize(d)? {
+            true => Spread::Random,
+            false => Spread::Equal,
+        })
+    }
+}
+
+/// What policies are told of a request's work (`--estimate`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Estimates {
+    /// Its work: the paper's oracle for synthetic workloads.
+    Exact,
+    /// The median of the function's last 256 finished requests: the
+    /// paper's estimator for real functions.
+    Median,
+    /// Its work times a factor drawn uniformly from [1 − E, 1 + E), E from
+    /// 0 to 1.
+    Noisy(f64),
+}
+
+impl FromStr for Estimates {
+    type Err = anyhow::Error;
+
+    /// `exact`, `median` or `noisy=E`.
+    fn from_str(s: &str) -> Result<Estimates> {
+        Ok(match s {
+            "exact" => Estimates::Exact,
+            "median" => Estimates::Median,
+            _ => match s.strip_prefix("noisy=") {
+                Some(e) => {
+                    let e: f64 = e
+                        .parse()
+                        .with_context(|| format!("`{s}`: `{e}` is not a number"))?;
+                    Estimate::noisy(e).with_context(|| format!("`{s}`"))?;
+                    Estimates::Noisy(e)
+                }
+                None => bail!("`{s}`: give exact, median or noisy=E"),
+            },
+        })
+    }
+}
+
+impl fmt::Display for Estimates {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Estimates::Exact => f.write_str("exact"),
+            Estimates::Median => f.write_str("median"),
+            Estimates::Noisy(e) => write!(f, "noisy={e}"),
+        }
+    }
 }
 
 fn no_stretch() -> u32 {
@@ -78,30 +161,22 @@ impl NodeOptions {
         let config = NodeConfig {
             dispatchers: self.dispatchers as usize,
             workers: self.workers as usize,
-            assign: match self.random_assign {
-                false => Assign::Equal,
-                true => Assign::Random { seed: self.seed },
+            assign: match self.spread {
+                Spread::Equal => Assign::Equal,
+                Spread::Random => Assign::Random { seed: self.seed },
             },
             estimate: estimator,
             costs: self.costs,
         };
         config.validate()?;
-        let deadlines = match &self.deadline {
-            Some(spec) => Deadlines::parse(spec).context("--deadline")?,
-            None => Deadlines::default(),
-        };
         Ok(NodeSetup {
             workload,
             config,
             seed: self.seed,
             stretch: self.stretch,
-            deadlines,
+            deadlines: self.deadline.clone().unwrap_or_default(),
             estimate,
-            preempt_test: match self.preempt_test.as_str() {
-                "paper" => PreemptTest::Paper,
-                "code" => PreemptTest::Code,
-                t => bail!("--preempt-test {t}: give paper or code"),
-            },
+            preempt_test: self.preempt_test,
         })
     }
 
@@ -125,23 +200,15 @@ impl NodeOptions {
         Ok(Length::Duration((self.seconds * SEC as f64).round() as u64))
     }
 
+    /// The estimates the workload gives, and the estimator the node runs.
     fn estimates(&self) -> Result<(Estimate, Estimator)> {
-        let s = self.estimate.as_str();
-        Ok(match s {
-            "exact" => (Estimate::Exact, Estimator::Given),
-            "median" => (Estimate::Exact, Estimator::PAPER_MEDIAN),
-            _ => match s.strip_prefix("noisy=") {
-                Some(e) => {
-                    let e: f64 = e
-                        .parse()
-                        .with_context(|| format!("--estimate {s}: `{e}` is not a number"))?;
-                    (
-                        Estimate::noisy(e).with_context(|| format!("--estimate {s}"))?,
-                        Estimator::Given,
-                    )
-                }
-                None => bail!("--estimate {s}: give exact, median or noisy=E"),
-            },
+        Ok(match self.estimate {
+            Estimates::Exact => (Estimate::Exact, Estimator::Given),
+            Estimates::Median => (Estimate::Exact, Estimator::PAPER_MEDIAN),
+            Estimates::Noisy(e) => (
+                Estimate::noisy(e).with_context(|| format!("--estimate {}", self.estimate))?,
+                Estimator::Given,
+            ),
         })
     }
 }
@@ -276,10 +343,7 @@ impl NodeSetup {
                 e => format!("noisy={}", e.error()),
             },
             "estimator": c.estimate,
-            "preempt_test": match self.preempt_test {
-                PreemptTest::Paper => "paper",
-                PreemptTest::Code => "code",
-            },
+            "preempt_test": self.preempt_test.to_string(),
             "dispatchers": c.dispatchers,
             "workers_per_dispatcher": c.workers,
             "assign": c.assign,
@@ -419,15 +483,52 @@ mod tests {
             workload: "bimodal-high".into(),
             workers: 2,
             dispatchers: 1,
-            random_assign: false,
+            spread: Spread::Equal,
             requests: None,
             seconds,
             seed: 7,
             deadline: None,
-            estimate: "exact".into(),
-            preempt_test: "paper".into(),
+            estimate: Estimates::Exact,
+            preempt_test: PreemptTest::Paper,
             costs: Costs::zero(),
             stretch: rate_stretch,
+        }
+    }
+
+    /// A plan file spells each choice as its flag does, and reads back as
+    /// it was written; a bad choice is an error naming it.
+    #[test]
+    fn options_read_back_as_their_flags_spell_them() {
+        let o = NodeOptions {
+            spread: Spread::Random,
+            deadline: Some("long=100ms,*=10x".parse().unwrap()),
+            estimate: "noisy=0.25".parse().unwrap(),
+            preempt_test: PreemptTest::Code,
+            ..options(1, 1.0)
+        };
+        let json = serde_json::to_value(&o).unwrap();
+        assert_eq!(json["random_assign"], true);
+        assert_eq!(json["deadline"], "long=100ms,*=10x");
+        assert_eq!(json["estimate"], "noisy=0.25");
+        assert_eq!(json["preempt_test"], "code");
+        assert_eq!(serde_json::from_value::<NodeOptions>(json).unwrap(), o);
+        let plain = serde_json::to_value(options(1, 1.0)).unwrap();
+        assert_eq!(plain["deadline"], serde_json::Value::Null);
+        assert_eq!(plain["estimate"], "exact");
+        let mut bad = plain.clone();
+        bad["estimate"] = "noisy=2".into();
+        let err = serde_json::from_value::<NodeOptions>(bad).unwrap_err();
+        assert!(err.to_string().contains("noisy=2"), "{err}");
+        for (text, estimates) in [
+            ("exact", Estimates::Exact),
+            ("median", Estimates::Median),
+            ("noisy=0.5", Estimates::Noisy(0.5)),
+        ] {
+            assert_eq!(text.parse::<Estimates>().unwrap(), estimates);
+            assert_eq!(estimates.to_string(), text);
+        }
+        for bad in ["", "noisy", "noisy=x", "noisy=-1", "guess"] {
+            assert!(bad.parse::<Estimates>().is_err(), "{bad}");
         }
     }
 

@@ -72,6 +72,33 @@ impl PreemptTest {
     }
 }
 
+impl std::fmt::Display for PreemptTest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PreemptTest::Paper => "paper",
+            PreemptTest::Code => "code",
+        })
+    }
+}
+
+/// A preemption test that is neither `paper` nor `code`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}`: give paper or code")]
+pub struct UnknownPreemptTest(pub String);
+
+impl std::str::FromStr for PreemptTest {
+    type Err = UnknownPreemptTest;
+
+    /// `paper` or `code`, as [`Display`](std::fmt::Display) writes them.
+    fn from_str(s: &str) -> Result<PreemptTest, UnknownPreemptTest> {
+        match s {
+            "paper" => Ok(PreemptTest::Paper),
+            "code" => Ok(PreemptTest::Code),
+            _ => Err(UnknownPreemptTest(s.to_string())),
+        }
+    }
+}
+
 /// How GetWaitTime tells an empty worker from a busy one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Scan {

@@ -1,0 +1,270 @@
+//! `node load`: a live node runtime driven over HTTP with a workload's
+//! requests (open loop at the stream's times, or a closed loop of
+//! clients), measured from each request's intended send time; a table and
+//! requests.csv and summary.json.
+
+use crate::{interrupt, out, outln};
+use anyhow::{Context, Result, bail};
+use faasched_live::node::load::{self, End, LoadConfig, LoadRun, LoadSummary, Mode, ScopeSummary};
+use faasched_model::{MS, SEC, TIME_LIMIT};
+use faasched_report::Staged;
+use faasched_workload::node::{
+    Deadlines, Estimate, Length, MAX_RATE_PER_S, Params, Requests, Workload,
+};
+use serde_json::{Value, json};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+pub use faasched_live::node::load::MAX_CONNECTIONS;
+
+/// The version of summary.json's layout, its `schema_version` key.
+const SUMMARY_SCHEMA_VERSION: u32 = 1;
+
+/// A load run as a user asks for it.
+#[derive(Clone, Debug)]
+pub struct LoadOptions {
+    /// The node runtime, HOST:PORT.
+    pub target: String,
+    /// A built-in node workload's name.
+    pub workload: String,
+    /// Offered requests per second (open loop).
+    pub rate: Option<f64>,
+    /// Seconds of sending.
+    pub seconds: f64,
+    /// Connections kept alive for the open loop; `None`: by the rate.
+    pub connections: Option<usize>,
+    /// Closed loop with this many clients.
+    pub closed: Option<usize>,
+    /// Seed of the request stream.
+    pub seed: u64,
+    /// Relative deadlines sent with each request; `None`: 10× the work.
+    pub deadline: Option<Deadlines>,
+    /// How long a request waits for its whole response, ms.
+    pub timeout_ms: u64,
+    /// How long the requests in flight get after the sending, ms.
+    pub drain_ms: u64,
+    /// The directory of requests.csv and summary.json, if any.
+    pub out: Option<PathBuf>,
+    /// summary.json on standard output instead of the table.
+    pub json: bool,
+}
+
+/// `--connections` and `--closed`: 1 to [`MAX_CONNECTIONS`].
+pub fn connections(s: &str) -> Result<usize> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=MAX_CONNECTIONS).contains(&n) => Ok(n),
+        _ => bail!("give a number from 1 to {MAX_CONNECTIONS}"),
+    }
+}
+
+impl LoadOptions {
+    /// Drives the node, prints what was measured and writes the files;
+    /// an error after the output if a signal cut the run short.
+    pub fn run(&self) -> Result<()> {
+        let workload = Workload::builtin(&self.workload).context("--workload")?;
+        if !(self.seconds.is_finite() && self.seconds > 0.0 && self.seconds <= 86_400.0) {
+            bail!(
+                "--seconds {}: give a duration above 0 and at most a day",
+                self.seconds
+            );
+        }
+        let duration = (self.seconds * SEC as f64).round() as u64;
+        let deadlines = self.deadline.clone().unwrap_or_default();
+        let (mode, requests) = match (self.closed, self.rate) {
+            (Some(clients), _) => {
+                // The arrivals are not used: the densest stream that does
+                // not end before the run does. Functions and work are drawn
+                // as at any rate, so they are those of `node simulate`'s
+                // stream with the same seed.
+                let params = self.params(MAX_RATE_PER_S, Length::Duration(TIME_LIMIT), deadlines);
+                (Mode::Closed { clients }, self.stream(&workload, &params)?)
+            }
+            (None, Some(rate)) => {
+                if !(rate.is_finite() && rate > 0.0 && rate <= MAX_RATE_PER_S) {
+                    bail!("--rate {rate}: give requests per second above 0");
+                }
+                let connections = self
+                    .connections
+                    .unwrap_or_else(|| load::default_connections(rate));
+                let params = self.params(rate, Length::Duration(duration), deadlines);
+                (Mode::Open { connections }, self.stream(&workload, &params)?)
+            }
+            (None, None) => bail!("give --rate (open loop) or --closed N"),
+        };
+        let config = LoadConfig {
+            drain: self.drain_ms * MS,
+            timeout: self.timeout_ms * MS,
+            ..LoadConfig::new(self.target.clone(), mode, duration)
+        };
+        interrupt::catch()?;
+        let run = load::run(&config, requests, &interrupt::requested)?;
+        let summary = run.summary();
+        let file = self.summary_json(&config, &summary);
+        if let Some(dir) = &self.out {
+            write_outputs(dir, &run, &file)?;
+        }
+        if self.json {
+            out!("{}\n", serde_json::to_string_pretty(&file)?)?;
+        } else {
+            out!("{}", render_table(&summary))?;
+            if let Some(dir) = &self.out {
+                outln!("wrote requests.csv, summary.json to {}", dir.display())?;
+            }
+        }
+        // What was measured is out; the status tells a script (a sweep's
+        // loop) that the run did not go its whole length.
+        if run.end == End::Interrupted {
+            let signal = interrupt::requested_by().unwrap_or(0);
+            bail!(
+                "interrupted by signal {signal} after {} requests were due; what was \
+                 measured is {}",
+                summary.all.requests,
+                match &self.out {
+                    Some(dir) => format!("in {}", dir.display()),
+                    None => "printed above".to_string(),
+                }
+            );
+        }
+        Ok(())
+    }
+
+    fn params(&self, rate_per_s: f64, length: Length, deadlines: Deadlines) -> Params {
+        Params {
+            rate_per_s,
+            length,
+            seed: self.seed,
+            deadlines,
+            // Not sent: the runtime estimates for itself.
+            estimate: Estimate::Exact,
+        }
+    }
+
+    fn stream(&self, workload: &Workload, params: &Params) -> Result<Requests> {
+        workload
+            .requests(params)
+            .with_context(|| format!("--workload {}", self.workload))
+    }
+
+    /// summary.json: its layout's version, the settings, what was measured.
+    fn summary_json(&self, config: &LoadConfig, summary: &LoadSummary) -> Value {
+        let mut file = json!({
+            "schema_version": SUMMARY_SCHEMA_VERSION,
+            "faasched_version": env!("CARGO_PKG_VERSION"),
+            "settings": {
+                "target": self.target,
+                "workload": self.workload,
+                "rate_rps": self.rate,
+                "seconds": self.seconds,
+                "closed_clients": self.closed,
+                "connections": config.mode.connections(),
+                "seed": self.seed,
+                "deadlines": self.deadline.as_ref().map_or("10x".to_string(), Deadlines::to_string),
+                "timeout_ms": self.timeout_ms,
+                "drain_ms": self.drain_ms,
+            },
+        });
+        let measured = serde_json::to_value(summary).expect("a summary is plain data");
+        if let (Value::Object(file), Value::Object(measured)) = (&mut file, measured) {
+            file.extend(measured);
+        }
+        file
+    }
+}
+
+/// Writes requests.csv and summary.json into `dir`, staged: an earlier
+/// run's files are replaced only once both are written.
+fn write_outputs(dir: &Path, run: &LoadRun, file: &Value) -> Result<()> {
+    let mut staged = Staged::new();
+    staged.create_dir(dir)?;
+    let path = dir.join("requests.csv");
+    let mut csv = BufWriter::new(staged.create(&path)?);
+    run.write_csv(&mut csv)
+        .with_context(|| format!("writing {}", path.display()))?;
+    csv.flush()
+        .with_context(|| format!("writing {}", path.display()))?;
+    drop(csv);
+    let path = dir.join("summary.json");
+    let mut text = serde_json::to_vec_pretty(file)?;
+    text.push(b'\n');
+    staged.write(&path, &text)?;
+    staged.commit()?;
+    Ok(())
+}
+
+/// The legend printed above the table.
+const LEGEND: &str = "\
+p50/p90/p99/p999/max: latency in µs (completion − intended send) over answered requests;
+sd_p99: p99 slowdown (latency / work); errors: requests not answered with a 2xx
+";
+
+/// The table: one line for all requests and one per function, then what
+/// was sent, how fast it was answered, and the errors by kind.
+fn render_table(s: &LoadSummary) -> String {
+    const HEADER: [&str; 10] = [
+        "function", "requests", "answered", "errors", "p50_us", "p90_us", "p99_us", "p999_us",
+        "max_us", "sd_p99",
+    ];
+    let cells = |name: &str, scope: &ScopeSummary| -> [String; 10] {
+        let l = scope.latency_us.as_ref();
+        let us = |f: fn(&load::LatencySummary) -> u64| l.map_or("-".into(), |l| f(l).to_string());
+        [
+            name.to_string(),
+            scope.requests.to_string(),
+            scope.answered.to_string(),
+            scope.errors.values().sum::<u64>().to_string(),
+            us(|l| l.p50),
+            us(|l| l.p90),
+            us(|l| l.p99),
+            us(|l| l.p999),
+            us(|l| l.max),
+            scope
+                .slowdown
+                .as_ref()
+                .map_or("-".into(), |sd| format!("{:.2}", sd.p99)),
+        ]
+    };
+    let mut rows = vec![HEADER.map(String::from), cells("all", &s.all)];
+    rows.extend(s.functions.iter().map(|(name, scope)| cells(name, scope)));
+    let mut widths = [0; 10];
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::from(LEGEND);
+    for row in &rows {
+        let line: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .enumerate()
+            .map(|(i, (cell, w))| match i {
+                0 => format!("{cell:<w$}"),
+                _ => format!("{cell:>w$}"),
+            })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "{} loop over {} connections: sent {} of {} due ({} late by over 1 ms); {} in {:.3} s; ended: {}\n",
+        s.mode,
+        s.connections,
+        s.sent,
+        s.all.requests,
+        s.late_sends,
+        s.achieved_rps
+            .map_or("nothing answered".into(), |r| format!("{r:.1} answered/s")),
+        s.elapsed_s,
+        s.end,
+    ));
+    if !s.all.errors.is_empty() {
+        let kinds: Vec<String> = s
+            .all
+            .errors
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        out.push_str(&format!("errors: {}\n", kinds.join(", ")));
+    }
+    out
+}
