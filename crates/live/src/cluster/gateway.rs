@@ -13,9 +13,9 @@
 //! The invariants:
 //!
 //! 1. A malformed request (the node ingress's rules: a bad name, query,
-//!    [`LABEL_HEADER`] or deadline, a body) is answered 4xx and reaches no
+//!    [`FUNCTION_HEADER`] or deadline, a body) is answered 4xx and reaches no
 //!    node. A function the workload's table does not have (by
-//!    [`LABEL_HEADER`] if given, else the path's name) is answered 404
+//!    [`FUNCTION_HEADER`] if given, else the path's name) is answered 404
 //!    `unknown-function`, naming it.
 //! 2. Every invocation is decided once under one lock: the router reads
 //!    the [`NodeTable`]'s up nodes, their last reported loads (stale) and
@@ -56,10 +56,11 @@
 
 use super::table::{Membership, Missed, NodeTable};
 use crate::http::{self, Service};
-use crate::node::ingress::metrics::family;
-use crate::node::ingress::request::{self, Malformed, RouteKind};
-use crate::node::ingress::{
-    self, Counted, ERROR_HEADER, LABEL_HEADER, LoadReport, json, read_body, refusal, text,
+use crate::node::ingress;
+use crate::wire::request::{self, Malformed, RouteKind, read_body};
+use crate::wire::response::{Counted, family, json, refusal, text};
+use crate::wire::{
+    COLD_HEADER, ERROR_HEADER, FUNCTION_HEADER, LoadReport, NODE_HEADER, RUNTIME_HEADER,
 };
 use bytes::Bytes;
 use faasched_model::cluster::loads::{LoadSeries, spread};
@@ -84,10 +85,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 
-/// The node's header saying the invocation started its container cold
-/// (`1`).
-pub const COLD_HEADER: &str = "x-faasched-cold";
-
 /// How a node answered an invocation.
 #[derive(Clone, Copy, Debug)]
 struct Answered {
@@ -96,9 +93,6 @@ struct Answered {
     /// It started its container cold.
     cold: bool,
 }
-
-/// The header naming the node that answered.
-pub const NODE_HEADER: &str = "x-faasched-node";
 
 /// The error kind of a node that failed before its answer.
 pub const NODE_UNREACHABLE: &str = "node-unreachable";
@@ -114,9 +108,6 @@ const MAX_ADDRESS: usize = 300;
 /// The error kind of a function the workload's table does not have, as
 /// the node runtime names its unknown functions.
 const UNKNOWN_FUNCTION: &str = "unknown-function";
-
-/// The header a node states its own time for a request in, µs.
-const RUNTIME_HEADER: &str = "x-faasched-runtime-us";
 
 /// Idle kept-alive connections per node by default: 8, more than a
 /// 2-core machine's gateway has requests in flight to one node at once.
@@ -639,9 +630,9 @@ impl Inner {
         let invoke = request::invoke(function, parts.uri.query(), &parts.headers)?;
         let Some(&profile) = self.profiles.get(invoke.label()) else {
             let how = if invoke.label.is_some() {
-                LABEL_HEADER.to_owned()
+                FUNCTION_HEADER.to_owned()
             } else {
-                format!("the path (or name one in {LABEL_HEADER})")
+                format!("the path (or name one in {FUNCTION_HEADER})")
             };
             let mut response = text(
                 StatusCode::NOT_FOUND,
