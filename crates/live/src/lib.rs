@@ -8,7 +8,9 @@
 //!   ingress, containers, the load generator);
 //! - [`cluster`]: the gateway that routes over node runtimes, and the clients
 //!   that drive it;
-//! - [`http`]: the HTTP server every live service shares.
+//! - [`http`]: the HTTP server every live service shares;
+//! - [`wire`]: the HTTP protocol they and their clients speak (header
+//!   names, the load report, requests' parsing).
 //!
 //! The system calls under them are faasched-sys's.
 
@@ -16,6 +18,7 @@ pub mod cluster;
 pub mod http;
 pub mod node;
 pub mod os;
+pub mod wire;
 
 // The system calls, as `crate::sys::...`, private: faasched-sys is the one
 // crate that offers them.

@@ -11,6 +11,7 @@ use super::runtime::{Latency, http_sequence, node};
 use crate::cluster::live::{GatewaySpec, RunningGateway};
 use anyhow::{Context, Result, anyhow};
 use faasched_live::node::ingress::{self, Ingress, LoadConfig};
+use faasched_live::wire::FUNCTION_HEADER;
 use serde::Serialize;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -117,7 +118,7 @@ pub fn measure(
         let direct = Latency::of(http_sequence(addrs[0], noop, round_trips)?);
         direct_done(&direct)?;
         let through = format!(
-            "POST /invoke/noop HTTP/1.1\r\nhost: bench\r\nx-faasched-function: {LABEL}\r\ncontent-length: 0\r\n\r\n"
+            "POST /invoke/noop HTTP/1.1\r\nhost: bench\r\n{FUNCTION_HEADER}: {LABEL}\r\ncontent-length: 0\r\n\r\n"
         );
         let mut routed = Vec::with_capacity(policies.len());
         for policy in policies {

@@ -32,8 +32,9 @@ mod open;
 pub use open::run_schedule;
 
 use crate::node::load::{
-    Answer, End, FUNCTION_HEADER, Failure, HttpSender, LoadConfig, LoadError, attempt, stopped,
+    Answer, End, Failure, HttpSender, LoadConfig, LoadError, attempt, stopped,
 };
+use crate::wire::FUNCTION_HEADER;
 use faasched_model::{Nanos, Time};
 use http_body_util::Empty;
 use hyper::Method;

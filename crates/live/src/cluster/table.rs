@@ -25,8 +25,8 @@
 //! 5. Requests in flight on a node that left finish on nothing: the table
 //!    forgets them with the node.
 
-use crate::node::ingress::LoadReport;
 use crate::node::ingress::load::DEFAULT_MEMORY_MB;
+use crate::wire::LoadReport;
 use faasched_model::Time;
 use faasched_model::cluster::{ServerId, ServerView, Servers};
 use std::collections::BTreeMap;

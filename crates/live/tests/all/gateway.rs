@@ -11,7 +11,7 @@
 use bytes::Bytes;
 use faasched_live::cluster::{Gateway, GatewayConfig, GatewayServed};
 use faasched_live::http::{self, Service};
-use faasched_live::node::ingress::LoadReport;
+use faasched_live::wire::LoadReport;
 use faasched_model::FunctionId;
 use faasched_model::cluster::FunctionProfile;
 use faasched_policy::cluster::LeastLoaded;

@@ -10,6 +10,7 @@
 
 use faasched_live::node::ingress::{self, Drained, Ingress, StopSignal};
 use faasched_live::node::invoke::{Backend, Completed, Failure, Invoke, Reply};
+use faasched_live::wire::LoadReport;
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -976,7 +977,7 @@ fn load_reports_the_sampled_average_over_the_configured_cores() {
         let answer = client.request(&get("/load")).unwrap();
         assert_eq!(answer.status, 200, "{}", answer.body);
         assert_eq!(answer.header("content-type"), Some("application/json"));
-        let report: ingress::LoadReport = serde_json::from_str(&answer.body).unwrap();
+        let report: LoadReport = serde_json::from_str(&answer.body).unwrap();
         assert_eq!((report.cores, report.memory_mb), (4, 512));
         // The kernel's average of 2 active tasks reaches 2.00, over 4 cores.
         if report.load == 0.5 {

@@ -5,9 +5,9 @@
 //! is exact and holds however slow the machine is.
 
 use super::*;
-use crate::cluster::gateway::{COLD_HEADER, NODE_HEADER};
 use crate::http;
-use crate::node::load::{ERROR_HEADER, Mode, RUNTIME_HEADER};
+use crate::node::load::Mode;
+use crate::wire::{COLD_HEADER, ERROR_HEADER, NODE_HEADER, RUNTIME_HEADER};
 use faasched_model::{MS, SEC};
 use http_body_util::Full;
 use hyper::{Response, StatusCode};

@@ -1,5 +1,6 @@
-//! The node's load report (`GET /load`): what a cluster gateway routes on,
-//! published the way the CH-RLU paper's invokers publish theirs.
+//! The node's load report (`GET /load`, a [`LoadReport`]): what a cluster
+//! gateway routes on, published the way the CH-RLU paper's invokers
+//! publish theirs.
 //!
 //! A sampler task in the ingress takes the node's active invocations
 //! (accepted and not yet answered: the runtime's running and queued ones,
@@ -9,8 +10,8 @@
 //! and two atomic loads a period, and needs nothing of the backend but
 //! what the ingress already counts.
 
+use crate::wire::LoadReport;
 use faasched_model::cluster::loadavg::{LOAD_FREQ, LoadAvg};
-use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// The memory a node reports by default, MB: 2 GiB, a small invoker's.
@@ -67,22 +68,6 @@ impl LoadConfig {
     pub fn sampling_period(&self) -> Duration {
         self.period
     }
-}
-
-/// The JSON body of `GET /load`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct LoadReport {
-    /// The cores the load is over.
-    pub cores: u32,
-    /// Memory for containers, MB.
-    pub memory_mb: u32,
-    /// The 1-minute load average as `uptime` prints it, over `cores`.
-    pub load: f64,
-    /// When `load` was last sampled, ms since the ingress started (0
-    /// before the first sample).
-    pub published_ms: u64,
-    /// Samples taken so far: a gateway sees a node's reports advance.
-    pub seq: u64,
 }
 
 /// The sampler's state: the average and when it last moved.

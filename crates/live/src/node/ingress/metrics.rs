@@ -6,7 +6,8 @@
 //! counted when the backend calls the reply, whether or not the client is
 //! still there to read it.
 
-use super::request::RouteKind;
+use crate::wire::request::RouteKind;
+use crate::wire::response::family;
 use faasched_model::Nanos;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -258,12 +259,6 @@ impl Metrics {
             self.accept_errors.load(Ordering::Relaxed),
         );
     }
-}
-
-/// A metric family's `# HELP` and `# TYPE` lines.
-pub(crate) fn family(out: &mut String, name: &str, help: &str, kind: &str) {
-    let _ = writeln!(out, "# HELP {name} {help}");
-    let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
 #[cfg(test)]

@@ -8,13 +8,13 @@
 //! | `POST /register/{name}`, the module as the body | 201, or the failure's status |
 //! | `GET /metrics` | the ingress's counters, then the backend's, in Prometheus text |
 //! | `GET /status` | `{"ingress": {"listen", "uptime_ms"}, "backend": ...}` |
-//! | `GET /load` | a [`LoadReport`]: the node's load average over its cores, sampled every [`LoadConfig::period`] ([`load`]) |
+//! | `GET /load` | a [`LoadReport`](crate::wire::LoadReport): the node's load average over its cores, sampled every [`LoadConfig::period`] ([`load`]) |
 //!
 //! The invariants:
 //!
 //! 1. A malformed request (an unknown route, a method the route does not
 //!    take, a bad name, a query other than one `name=integer`, a bad
-//!    [`LABEL_HEADER`] or [`DEADLINE_HEADER`], a body past its limit) is
+//!    [`FUNCTION_HEADER`] or [`DEADLINE_HEADER`], a body past its limit) is
 //!    answered 4xx with `x-faasched-error: bad-request` and never reaches
 //!    the backend.
 //! 2. Every invocation handed to [`Backend::invoke`] is answered exactly
@@ -56,24 +56,27 @@
 //! })
 //! # }
 //! ```
+//!
+//! [`FUNCTION_HEADER`]: crate::wire::FUNCTION_HEADER
+//! [`DEADLINE_HEADER`]: crate::wire::DEADLINE_HEADER
 
 pub mod load;
-pub(crate) mod metrics;
-pub(crate) mod request;
+mod metrics;
 
-pub use load::{LoadConfig, LoadReport};
-pub use request::{DEADLINE_HEADER, LABEL_HEADER, MAX_NAME};
+pub use load::LoadConfig;
 
 use crate::http::{self, Service};
 use crate::node::invoke::{Answer, Backend, Cancel, Completed, Failure, Invoke};
+use crate::wire::request::{self, Malformed, Route, RouteKind, read_body};
+use crate::wire::response::{self, Counted, OK, json, refusal, text};
+use crate::wire::{COLD_HEADER, PREEMPTIONS_HEADER, RUNTIME_CPU_HEADER, RUNTIME_HEADER};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
-use hyper::body::{Body, Incoming};
-use hyper::header::{self, HeaderName, HeaderValue};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use load::Sampled;
 use metrics::Metrics;
-use request::{Malformed, Route, RouteKind};
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
@@ -91,12 +94,6 @@ pub const DEFAULT_MAX_MODULE_BYTES: usize = 16 << 20;
 /// answered: 10 s, past the function suite's default CPU-time limits, and
 /// short enough for a service manager's stop timeout (systemd: 90 s).
 pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The error kind a response without one is counted under.
-const OK: &str = "ok";
-
-/// The header naming a failure's kind.
-pub const ERROR_HEADER: &str = "x-faasched-error";
 
 /// An HTTP ingress in front of a backend, with its knobs.
 #[derive(Clone)]
@@ -312,9 +309,6 @@ async fn handle(shared: &Shared, request: Request<Incoming>) -> Response<Full<By
     response
 }
 
-/// A response and the error kind it is counted under.
-pub(crate) type Counted = (Response<Full<Bytes>>, &'static str);
-
 /// Routes a request to its answer.
 async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted, Malformed> {
     match request::route(request.method(), request.uri().path())? {
@@ -352,12 +346,7 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
             let mut out = String::new();
             shared.metrics.render(&mut out);
             shared.backend.metrics(&mut out);
-            let mut response = text(StatusCode::OK, out);
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
-            );
-            Ok((response, OK))
+            Ok((response::prometheus(out), OK))
         }
         Route::Load => {
             let report = lock(&shared.sampled).report(&shared.load);
@@ -373,23 +362,6 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
             });
             Ok((json(&status), OK))
         }
-    }
-}
-
-/// Reads a body of at most `limit` bytes (`what` it is, for the error).
-pub(crate) async fn read_body(
-    body: Incoming,
-    limit: usize,
-    what: &str,
-) -> Result<Bytes, Malformed> {
-    // A declared length past the limit is refused before a byte is read.
-    if body.size_hint().lower() > limit as u64 {
-        return Err(Malformed::too_large(what, limit));
-    }
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) if error.is::<LengthLimitError>() => Err(Malformed::too_large(what, limit)),
-        Err(error) => Err(Malformed::bad(format!("reading {what}: {error}"))),
     }
 }
 
@@ -483,10 +455,10 @@ fn invoke_answer(answer: Answer) -> Counted {
             let mut response = text(StatusCode::OK, format!("{value}\n"));
             let headers = response.headers_mut();
             for (name, value) in [
-                ("x-faasched-runtime-us", runtime / 1_000),
-                ("x-faasched-cpu-us", cpu / 1_000),
-                ("x-faasched-preemptions", u64::from(preemptions)),
-                ("x-faasched-cold", u64::from(cold)),
+                (RUNTIME_HEADER, runtime / 1_000),
+                (RUNTIME_CPU_HEADER, cpu / 1_000),
+                (PREEMPTIONS_HEADER, u64::from(preemptions)),
+                (COLD_HEADER, u64::from(cold)),
             ] {
                 headers.insert(HeaderName::from_static(name), HeaderValue::from(value));
             }
@@ -497,52 +469,8 @@ fn invoke_answer(answer: Answer) -> Counted {
 }
 
 /// The response carrying `failure`.
-pub(crate) fn failure_answer(failure: &Failure) -> Counted {
+fn failure_answer(failure: &Failure) -> Counted {
     let status =
         StatusCode::from_u16(failure.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut response = text(status, format!("{failure}\n"));
-    response.headers_mut().insert(
-        HeaderName::from_static(ERROR_HEADER),
-        HeaderValue::from_static(failure.kind()),
-    );
-    (response, failure.kind())
-}
-
-/// The response refusing a malformed request.
-pub(crate) fn refusal(malformed: Malformed) -> Counted {
-    let failure = Failure::BadRequest(malformed.what);
-    let mut response = text(malformed.status, format!("{failure}\n"));
-    let headers = response.headers_mut();
-    headers.insert(
-        HeaderName::from_static(ERROR_HEADER),
-        HeaderValue::from_static(failure.kind()),
-    );
-    if let Some(allow) = malformed.allow {
-        headers.insert(header::ALLOW, HeaderValue::from_static(allow));
-    }
-    (response, failure.kind())
-}
-
-/// A JSON response of `value`, one line.
-pub(crate) fn json(value: &impl serde::Serialize) -> Response<Full<Bytes>> {
-    let mut body =
-        serde_json::to_string(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-    body.push('\n');
-    let mut response = text(StatusCode::OK, body);
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
-}
-
-/// A plain-text response.
-pub(crate) fn text(status: StatusCode, body: String) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::from(body)));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
+    response::error(status, format!("{failure}\n"), failure.kind())
 }

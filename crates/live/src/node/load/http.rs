@@ -2,7 +2,10 @@
 //! and what the runtime's answer says (docs/RUNTIME.md, "HTTP API").
 
 use super::run::Failure;
-use crate::cluster::gateway::{COLD_HEADER, NODE_HEADER};
+use crate::wire::{
+    COLD_HEADER, DEADLINE_HEADER, ERROR_HEADER, FUNCTION_HEADER, NODE_HEADER, PREEMPTIONS_HEADER,
+    RUNTIME_CPU_HEADER, RUNTIME_HEADER,
+};
 use faasched_model::node::Request;
 use faasched_model::{Nanos, US};
 use http_body_util::{BodyExt, Empty};
@@ -14,21 +17,6 @@ use hyper_util::rt::TokioIo;
 use std::io;
 use std::net::SocketAddr;
 use tokio::net::TcpStream;
-
-/// Request header: the workload function the request stands for (the
-/// runtime keeps its estimates per function).
-pub const FUNCTION_HEADER: &str = "x-faasched-function";
-/// Request header: the request's relative deadline, µs (for EDF).
-pub const DEADLINE_HEADER: &str = "x-faasched-deadline-us";
-/// Response header: from the request's arrival at the runtime to its
-/// completion, µs.
-pub const RUNTIME_HEADER: &str = "x-faasched-runtime-us";
-/// Response header: the sandbox's CPU time, µs.
-pub const RUNTIME_CPU_HEADER: &str = "x-faasched-cpu-us";
-/// Response header: how often the request was preempted.
-pub const PREEMPTIONS_HEADER: &str = "x-faasched-preemptions";
-/// Response header of an error: its kind (`overloaded`, `trap`, ...).
-pub const ERROR_HEADER: &str = "x-faasched-error";
 
 /// The longest error kind kept from [`ERROR_HEADER`]: the runtime's are a
 /// word or two; a longer one is not the runtime's.

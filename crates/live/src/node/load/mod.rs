@@ -45,11 +45,8 @@ mod summary;
 pub use config::{
     DEFAULT_DRAIN, DEFAULT_TIMEOUT, LoadConfig, MAX_CONNECTIONS, Mode, default_connections,
 };
+pub use http::invoke_path;
 pub(crate) use http::{Answer, Sender as HttpSender, connect as http_connect};
-pub use http::{
-    DEADLINE_HEADER, ERROR_HEADER, FUNCTION_HEADER, PREEMPTIONS_HEADER, RUNTIME_CPU_HEADER,
-    RUNTIME_HEADER, invoke_path,
-};
 pub use run::{End, Failure, LoadError, LoadRun, Record, run};
 pub(crate) use run::{attempt, drain, stopped};
 pub use summary::{

@@ -4,6 +4,10 @@
 //! a count or a bound that holds however slow the machine is.
 
 use super::*;
+use crate::wire::{
+    DEADLINE_HEADER, ERROR_HEADER, FUNCTION_HEADER, PREEMPTIONS_HEADER, RUNTIME_CPU_HEADER,
+    RUNTIME_HEADER,
+};
 use faasched_model::node::Request;
 use faasched_model::{MS, SEC};
 use faasched_workload::node::{Deadlines, Estimate, Length, Params, Workload};

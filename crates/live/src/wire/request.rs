@@ -1,9 +1,15 @@
-//! From an HTTP request's method, path, query and headers to a [`Route`]
-//! and an [`Invoke`], or a [`Malformed`] saying what was wrong. No I/O:
-//! everything here is checked before the backend sees anything.
+//! From an HTTP request's method, path, query, headers and body to a
+//! [`Route`] and an [`Invoke`], or a [`Malformed`] saying what was wrong:
+//! the node ingress's rules, which the cluster gateway applies too before
+//! it forwards. No I/O but reading the body ([`read_body`]): everything
+//! here is checked before a backend, or a gateway's node, sees anything.
 
+use super::{DEADLINE_HEADER, FUNCTION_HEADER};
 use crate::node::invoke::Invoke;
+use bytes::Bytes;
 use faasched_model::Nanos;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use hyper::body::{Body, Incoming};
 use hyper::header::{HeaderMap, HeaderName};
 use hyper::{Method, StatusCode};
 use std::time::Instant;
@@ -11,11 +17,6 @@ use std::time::Instant;
 /// The longest function or module name, bytes: a name is a key, not data,
 /// and an error message quotes it.
 pub const MAX_NAME: usize = 128;
-
-/// The header naming the workload function an invocation stands for.
-pub const LABEL_HEADER: &str = "x-faasched-function";
-/// The header carrying an invocation's relative deadline, µs.
-pub const DEADLINE_HEADER: &str = "x-faasched-deadline-us";
 
 /// What a request asks for, known from its path alone: the label its
 /// counters are kept under, even when the rest of it is malformed.
@@ -206,10 +207,10 @@ pub fn invoke(
     headers: &HeaderMap,
 ) -> Result<Invoke, Malformed> {
     let query = arguments(query)?;
-    let label = match header(headers, LABEL_HEADER)? {
+    let label = match header(headers, FUNCTION_HEADER)? {
         Some(label) => {
             check_name(label, "function")
-                .map_err(|what| Malformed::bad(format!("{LABEL_HEADER}: {what}")))?;
+                .map_err(|what| Malformed::bad(format!("{FUNCTION_HEADER}: {what}")))?;
             Some(label.to_owned())
         }
         None => None,
@@ -312,6 +313,19 @@ fn header<'h>(headers: &'h HeaderMap, name: &'static str) -> Result<Option<&'h s
     Ok(Some(value))
 }
 
+/// Reads a body of at most `limit` bytes (`what` it is, for the error).
+pub async fn read_body(body: Incoming, limit: usize, what: &str) -> Result<Bytes, Malformed> {
+    // A declared length past the limit is refused before a byte is read.
+    if body.size_hint().lower() > limit as u64 {
+        return Err(Malformed::too_large(what, limit));
+    }
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.is::<LengthLimitError>() => Err(Malformed::too_large(what, limit)),
+        Err(error) => Err(Malformed::bad(format!("reading {what}: {error}"))),
+    }
+}
+
 /// `text` quoted for an error message, cut to its first 64 characters: a
 /// message names what was wrong without echoing a whole hostile request.
 pub fn shown(text: &str) -> String {
@@ -411,7 +425,7 @@ mod tests {
     #[test]
     fn headers_give_label_and_deadline_in_ns() {
         let mut headers = HeaderMap::new();
-        headers.insert(LABEL_HEADER, HeaderValue::from_static("resize"));
+        headers.insert(FUNCTION_HEADER, HeaderValue::from_static("resize"));
         headers.insert(DEADLINE_HEADER, HeaderValue::from_static("2500"));
         let parsed = invoke("fib".into(), Some("n=3"), &headers).unwrap();
         assert_eq!(parsed.function, "fib");
@@ -440,7 +454,7 @@ mod tests {
         );
         let mut odd = HeaderMap::new();
         odd.insert(
-            LABEL_HEADER,
+            FUNCTION_HEADER,
             HeaderValue::from_bytes(b"caf\xc3\xa9").unwrap(),
         );
         assert!(
@@ -450,7 +464,7 @@ mod tests {
                 .contains("visible ASCII")
         );
         let mut spaced = HeaderMap::new();
-        spaced.insert(LABEL_HEADER, HeaderValue::from_static("a b"));
+        spaced.insert(FUNCTION_HEADER, HeaderValue::from_static("a b"));
         assert!(invoke("f".into(), None, &spaced).is_err());
     }
 

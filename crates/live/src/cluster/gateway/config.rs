@@ -1,0 +1,87 @@
+//! The gateway's knobs, and why a gateway cannot be built from them.
+
+use crate::node::ingress;
+use std::time::Duration;
+
+/// Idle kept-alive connections per node by default: 8, more than a
+/// 2-core machine's gateway has requests in flight to one node at once.
+pub const DEFAULT_POOL: usize = 8;
+
+/// How long the gateway waits for a node's answer by default.
+pub const DEFAULT_FORWARD_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Why a gateway cannot be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GatewayError {
+    /// A node address that is not `HOST:PORT`.
+    #[error("node address {0:?} is not HOST:PORT")]
+    BadNode(String),
+    /// A gateway address (a node's `--register`) that is not `HOST:PORT`.
+    #[error("gateway address {0:?} is not HOST:PORT")]
+    BadGateway(String),
+    /// The same node twice.
+    #[error("node {0} is given twice")]
+    Repeated(String),
+    /// A function table with no function.
+    #[error("the gateway's function table is empty")]
+    NoFunctions,
+}
+
+/// The gateway's knobs. Build with [`GatewayConfig::new`] and its setters.
+#[derive(Clone, Debug)]
+pub struct GatewayConfig {
+    pub(super) nodes: Vec<String>,
+    pub(super) period: Duration,
+    pub(super) pool: usize,
+    pub(super) drain_timeout: Duration,
+    pub(super) forward_timeout: Duration,
+}
+
+impl GatewayConfig {
+    /// A gateway over `nodes` (`HOST:PORT` each,
+    /// [`Membership::Static`](crate::cluster::table::Membership::Static);
+    /// none if every node registers itself), polling every 5 s (the
+    /// nodes' default load period), keeping [`DEFAULT_POOL`] idle
+    /// connections per node, draining for the node ingress's
+    /// [`ingress::DEFAULT_DRAIN_TIMEOUT`].
+    pub fn new(nodes: Vec<String>) -> GatewayConfig {
+        GatewayConfig {
+            nodes,
+            period: Duration::from_secs(5),
+            pool: DEFAULT_POOL,
+            drain_timeout: ingress::DEFAULT_DRAIN_TIMEOUT,
+            forward_timeout: DEFAULT_FORWARD_TIMEOUT,
+        }
+    }
+
+    /// How often every node's load is polled. By default 5 s; a zero
+    /// period counts as 1 ms.
+    pub fn period(&mut self, period: Duration) -> &mut GatewayConfig {
+        self.period = period.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Idle kept-alive connections kept per node. By default
+    /// [`DEFAULT_POOL`].
+    pub fn pool(&mut self, pool: usize) -> &mut GatewayConfig {
+        self.pool = pool;
+        self
+    }
+
+    /// How long a shutdown waits for the requests in flight. By default
+    /// the node ingress's.
+    pub fn drain_timeout(&mut self, timeout: Duration) -> &mut GatewayConfig {
+        self.drain_timeout = timeout;
+        self
+    }
+
+    /// How long an invocation waits for its node's answer before the
+    /// gateway gives up on the node (502 `node-unreachable`), so that a
+    /// node that hangs without closing holds nothing for ever. By default
+    /// [`DEFAULT_FORWARD_TIMEOUT`].
+    pub fn forward_timeout(&mut self, timeout: Duration) -> &mut GatewayConfig {
+        self.forward_timeout = timeout;
+        self
+    }
+}

@@ -1,0 +1,193 @@
+//! An invocation's way to its node and back (invariants 3 and 4): its
+//! request forwarded over the node's kept-alive connections within the
+//! forward timeout, the node's answer passed on whole with
+//! [`NODE_HEADER`] added, or a 502 if the node fails first. Never a retry:
+//! an invocation is not idempotent.
+
+use super::decision::{Answered, Decision, Started};
+use super::link::NodeLink;
+use super::metrics::record;
+use super::{Inner, nanos};
+use crate::wire::response::{self, Counted, OK};
+use crate::wire::{COLD_HEADER, ERROR_HEADER, NODE_HEADER, RUNTIME_HEADER};
+use bytes::Bytes;
+use faasched_model::cluster::FunctionProfile;
+use http_body_util::{BodyExt, Full};
+use hyper::header::{self, HeaderName};
+use hyper::http::request::Parts;
+use hyper::{Method, Request, Response, StatusCode};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// The error kind of a node that failed before its answer.
+pub const NODE_UNREACHABLE: &str = "node-unreachable";
+
+/// Counts an invocation answered when dropped, on every path: a client
+/// that leaves drops the request's future, and the answer it never reads
+/// is still counted (invariant 4).
+struct Answering<'a> {
+    inner: &'a Inner,
+    /// Set while its node has it.
+    started: Option<Started>,
+}
+
+impl Drop for Answering<'_> {
+    fn drop(&mut self) {
+        if let Some(started) = self.started.take() {
+            // Left before the node answered: the node's time is lost, the
+            // router learns nothing of the outcome but its end.
+            self.inner.finish(started, None);
+        }
+        self.inner.metrics.answered.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl Inner {
+    /// Invariants 2 to 4 for one invocation of `profile`, well-formed,
+    /// `parts` its request, `received` when it came.
+    pub(super) async fn forward(
+        &self,
+        profile: FunctionProfile,
+        parts: &Parts,
+        received: Instant,
+    ) -> Counted {
+        self.metrics.received.fetch_add(1, Ordering::SeqCst);
+        let mut answering = Answering {
+            inner: self,
+            started: None,
+        };
+        let (started, link) = match self.decide(profile) {
+            Decision::Forward(started, link) => (started, link),
+            Decision::Drop { info, no_node } => return self.dropped(info, no_node),
+        };
+        answering.started = Some(started);
+        link.requests.fetch_add(1, Ordering::Relaxed);
+        let sent = tokio::time::timeout(self.forward_timeout, send(&link, parts))
+            .await
+            .unwrap_or_else(|_| {
+                // Its connection is dropped with the future: in an unknown
+                // state, it is not reused.
+                Err(format!("no answer within {:?}", self.forward_timeout))
+            });
+        answering.started = None;
+        let (mut response, kind) = match sent {
+            Ok(response) => self.answered(started, &link, response, received),
+            Err(error) => self.unreachable(started, &link, &error),
+        };
+        response
+            .headers_mut()
+            .insert(HeaderName::from_static(NODE_HEADER), link.authority.clone());
+        drop(answering);
+        (response, kind)
+    }
+
+    /// The node's answer, as it is: its cold start counted, its outcome
+    /// told, the gateway's time less the node's own recorded as the
+    /// forwarding overhead.
+    fn answered(
+        &self,
+        started: Started,
+        link: &NodeLink,
+        response: Response<Full<Bytes>>,
+        received: Instant,
+    ) -> Counted {
+        let cold = response
+            .headers()
+            .get(COLD_HEADER)
+            .is_some_and(|v| v.as_bytes() == b"1");
+        if cold {
+            link.cold.fetch_add(1, Ordering::Relaxed);
+        }
+        let ok = response.status().is_success();
+        self.finish(started, Some(Answered { ok, cold }));
+        let runtime_us = response
+            .headers()
+            .get(RUNTIME_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if let Some(us) = runtime_us {
+            let gateway = nanos(received.elapsed());
+            record(
+                &self.metrics.overhead,
+                gateway.saturating_sub(us.saturating_mul(1_000)),
+            );
+        }
+        let kind = match response.headers().get(ERROR_HEADER) {
+            None => OK,
+            Some(_) => "node-error",
+        };
+        (response, kind)
+    }
+
+    /// The 502 of a node that failed before its answer, counted against
+    /// it.
+    fn unreachable(&self, started: Started, link: &NodeLink, error: &str) -> Counted {
+        self.finish(started, None);
+        link.errors.fetch_add(1, Ordering::Relaxed);
+        self.metrics.unreachable.fetch_add(1, Ordering::Relaxed);
+        response::error(
+            StatusCode::BAD_GATEWAY,
+            format!("node {} failed before its answer: {error}\n", link.addr),
+            NODE_UNREACHABLE,
+        )
+    }
+}
+
+/// Sends the invocation `parts` describe to `link`'s node and reads its
+/// answer whole, adding nothing.
+async fn send(link: &NodeLink, parts: &Parts) -> Result<Response<Full<Bytes>>, String> {
+    let path = parts
+        .uri
+        .path_and_query()
+        .map_or_else(|| parts.uri.path(), |p| p.as_str());
+    let mut request = Request::builder()
+        .method(Method::POST)
+        .uri(path)
+        .body(Full::new(Bytes::new()))
+        .map_err(|e| format!("building the request: {e}"))?;
+    let headers = request.headers_mut();
+    for (name, value) in &parts.headers {
+        if !hop_by_hop(name) {
+            headers.append(name.clone(), value.clone());
+        }
+    }
+    headers.insert(header::HOST, link.authority.clone());
+    let (response, sender) = link.exchange(request).await?;
+    let (mut head, body) = response.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map_err(|e| format!("reading the answer: {e}"))?
+        .to_bytes();
+    // The connection is reused only once its answer was read whole.
+    link.give_back(sender);
+    // The node's connection headers (a `connection: close` as it stops)
+    // are its connection's, not the client's.
+    let headers = std::mem::take(&mut head.headers);
+    let mut name = None;
+    for (next, value) in headers {
+        name = next.or(name);
+        if let Some(name) = name.as_ref().filter(|n| !hop_by_hop(n)) {
+            head.headers.append(name.clone(), value);
+        }
+    }
+    Ok(Response::from_parts(head, Full::new(body)))
+}
+
+/// Whether `name` is a hop-by-hop header, which a proxy does not forward
+/// (RFC 9110 §7.6.1), or one the forwarded request sets itself.
+fn hop_by_hop(name: &HeaderName) -> bool {
+    matches!(
+        name.as_str(),
+        "connection"
+            | "keep-alive"
+            | "proxy-connection"
+            | "proxy-authorization"
+            | "te"
+            | "trailer"
+            | "transfer-encoding"
+            | "upgrade"
+            | "host"
+            | "content-length"
+    )
+}

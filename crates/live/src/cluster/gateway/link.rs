@@ -1,0 +1,117 @@
+//! One node as the gateway reaches it: its address, its kept-alive
+//! connections (invariant 3's pool, which forwarding and polling share)
+//! and its counters.
+
+use super::lock;
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::client::conn::http1::{self as client, SendRequest};
+use hyper::header::HeaderValue;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use std::sync::Mutex;
+use std::sync::atomic::AtomicU64;
+
+/// The longest node address a registration may give, bytes: a DNS name
+/// (253) and a port, with room to spare.
+const MAX_ADDRESS: usize = 300;
+
+/// One node: its address and kept-alive connections.
+pub(super) struct NodeLink {
+    pub(super) addr: String,
+    pub(super) authority: HeaderValue,
+    idle: Mutex<Vec<SendRequest<Full<Bytes>>>>,
+    /// The most idle connections kept.
+    pool: usize,
+    pub(super) requests: AtomicU64,
+    pub(super) errors: AtomicU64,
+    /// Invocations it answered from a container it started cold.
+    pub(super) cold: AtomicU64,
+}
+
+impl NodeLink {
+    /// A link to `addr`, if it is `HOST:PORT` ([`is_address`]), keeping
+    /// at most `pool` idle connections.
+    pub(super) fn new(addr: &str, pool: usize) -> Option<NodeLink> {
+        if !is_address(addr) {
+            return None;
+        }
+        Some(NodeLink {
+            addr: addr.to_owned(),
+            authority: HeaderValue::from_str(addr).ok()?,
+            idle: Mutex::new(Vec::new()),
+            pool,
+            requests: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
+            cold: AtomicU64::new(0),
+        })
+    }
+
+    /// Sends `request` on a kept-alive connection to the node, or a new
+    /// one.
+    pub(super) async fn exchange(
+        &self,
+        request: Request<Full<Bytes>>,
+    ) -> Result<(Response<Incoming>, SendRequest<Full<Bytes>>), String> {
+        let mut sender = loop {
+            let kept = lock(&self.idle).pop();
+            match kept {
+                Some(mut kept) => {
+                    if !kept.is_closed() && kept.ready().await.is_ok() {
+                        break kept;
+                    }
+                }
+                None => break connect(&self.addr).await?,
+            }
+        };
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|e| format!("sending the request: {e}"))?;
+        Ok((response, sender))
+    }
+
+    /// Keeps `sender` for the next request, once its answer was read
+    /// whole, unless it is closed or the pool is full.
+    pub(super) fn give_back(&self, sender: SendRequest<Full<Bytes>>) {
+        if sender.is_closed() {
+            return;
+        }
+        let mut idle = lock(&self.idle);
+        if idle.len() < self.pool {
+            idle.push(sender);
+        }
+    }
+}
+
+/// Whether `addr` is `HOST:PORT`: a host of ASCII letters, digits, `.`,
+/// `-`, `_`, `:`, `[` and `]` (a name, an IPv4 or a bracketed IPv6
+/// address), a port that is a number, at most [`MAX_ADDRESS`] bytes, so
+/// that it is a valid `Host`, path segment and metrics label as it is.
+pub(in crate::cluster) fn is_address(addr: &str) -> bool {
+    let Some((host, port)) = addr.rsplit_once(':') else {
+        return false;
+    };
+    let host_ok = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':' | '[' | ']'));
+    host_ok && addr.len() <= MAX_ADDRESS && port.parse::<u16>().is_ok()
+}
+
+/// A new HTTP/1.1 connection to `addr`, its driver spawned.
+pub(in crate::cluster) async fn connect(addr: &str) -> Result<SendRequest<Full<Bytes>>, String> {
+    let stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .map_err(|e| format!("connecting: {e}"))?;
+    let _ = stream.set_nodelay(true);
+    let (sender, connection) = client::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| format!("connecting: {e}"))?;
+    tokio::spawn(async move {
+        // Its end (the node closed it, or failed) shows on the sender.
+        let _ = connection.await;
+    });
+    Ok(sender)
+}

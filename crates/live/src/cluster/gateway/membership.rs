@@ -1,0 +1,129 @@
+//! Nodes joining and leaving while the gateway serves (invariant 6):
+//! `PUT /nodes/{HOST:PORT}` registers a node, `DELETE` says it left, each
+//! under the lock a decision takes, the router told at once when the up
+//! nodes change.
+
+use super::link::NodeLink;
+use super::{Inner, State, lock};
+use crate::cluster::table::Membership;
+use crate::wire::request::{self, Malformed, read_body};
+use crate::wire::response::{self, Counted, OK, text};
+use faasched_model::Time;
+use hyper::body::Incoming;
+use hyper::{Method, Request, StatusCode};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// The error kind of a `DELETE /nodes/{HOST:PORT}` of a node the gateway's
+/// table does not have.
+pub const UNKNOWN_NODE: &str = "unknown-node";
+
+impl Inner {
+    /// `PUT` or `DELETE /nodes/{HOST:PORT}` (invariant 6).
+    pub(super) async fn membership(
+        &self,
+        request: Request<Incoming>,
+    ) -> Result<Counted, Malformed> {
+        let (method, link) = self.node_request(request).await?;
+        let mut state = lock(&self.state);
+        let epoch = state.table.epoch();
+        let answer = if method == Method::PUT {
+            self.join(&mut state, link)
+        } else {
+            self.leave(&mut state, &link.addr)
+        };
+        state.changed_since(epoch, self.now());
+        Ok(answer)
+    }
+
+    /// A membership request's method and node, checked: `PUT` or
+    /// `DELETE`, no query, no body, a path naming a `HOST:PORT`.
+    async fn node_request(
+        &self,
+        request: Request<Incoming>,
+    ) -> Result<(Method, NodeLink), Malformed> {
+        const ALLOW: &str = "PUT, DELETE";
+        let (parts, body) = request.into_parts();
+        let path = parts.uri.path();
+        let method = &parts.method;
+        if method != Method::PUT && method != Method::DELETE {
+            return Err(Malformed {
+                status: StatusCode::METHOD_NOT_ALLOWED,
+                what: format!(
+                    "{} takes {ALLOW}, not {}",
+                    request::shown(path),
+                    request::shown(method.as_str())
+                ),
+                allow: Some(ALLOW),
+            });
+        }
+        if parts.uri.query().is_some() {
+            return Err(Malformed::bad(format!("{method} /nodes takes no query")));
+        }
+        read_body(body, 0, "a node registration's body").await?;
+        let addr = path.strip_prefix("/nodes/").unwrap_or("");
+        if addr.is_empty() {
+            return Err(Malformed::bad(format!(
+                "{method} /nodes/HOST:PORT: the path names no node"
+            )));
+        }
+        let Some(link) = NodeLink::new(addr, self.pool) else {
+            return Err(Malformed::bad(format!(
+                "node address {} is not HOST:PORT",
+                request::shown(addr)
+            )));
+        };
+        Ok((method.clone(), link))
+    }
+
+    /// A `PUT`: `link`'s node joins the table as
+    /// [`Membership::Registered`], unless it is in it already (a
+    /// heartbeat, which changes nothing).
+    fn join(&self, state: &mut State, link: NodeLink) -> Counted {
+        if state.find(&link.addr).is_some() {
+            let body = format!("node {} is in the table\n", link.addr);
+            return (text(StatusCode::OK, body), OK);
+        }
+        let body = format!("node {} registered\n", link.addr);
+        let id = state.table.add(Membership::Registered);
+        state.links.insert(id, Arc::new(link));
+        self.metrics.registrations.fetch_add(1, Ordering::Relaxed);
+        (text(StatusCode::CREATED, body), OK)
+    }
+
+    /// A `DELETE`: the node at `addr` leaves the table (a static one stays
+    /// in it, down), or is answered 404 [`UNKNOWN_NODE`].
+    fn leave(&self, state: &mut State, addr: &str) -> Counted {
+        let Some(id) = state.find(addr) else {
+            return response::error(
+                StatusCode::NOT_FOUND,
+                format!("node {addr} is not in the gateway's table\n"),
+                UNKNOWN_NODE,
+            );
+        };
+        state.table.leave(id);
+        if !state.table.contains(id) {
+            state.links.remove(&id);
+        }
+        self.metrics.leaves.fetch_add(1, Ordering::Relaxed);
+        (text(StatusCode::OK, format!("node {addr} left\n")), OK)
+    }
+}
+
+impl State {
+    /// Tells the router of the up nodes now if they changed since
+    /// `epoch` (invariant 6).
+    fn changed_since(&mut self, epoch: u64, now: Time) {
+        if self.table.epoch() != epoch {
+            self.router.on_loads(now, self.table.servers());
+        }
+    }
+
+    /// The id of the node at `addr`, if it is in the table.
+    fn find(&self, addr: &str) -> Option<usize> {
+        self.links
+            .iter()
+            .find(|(_, l)| l.addr == addr)
+            .map(|(&id, _)| id)
+    }
+}

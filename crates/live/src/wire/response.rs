@@ -1,0 +1,84 @@
+//! The answers the node ingress and the cluster gateway both give, built
+//! the same way so that a client reads one protocol: plain text, JSON and
+//! Prometheus text, a failure naming its kind in [`ERROR_HEADER`], a
+//! malformed request's refusal. Each answer comes [`Counted`]: with the
+//! error kind its server's response counter keeps it under.
+
+use super::ERROR_HEADER;
+use super::request::Malformed;
+use crate::node::invoke::Failure;
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::header::{self, HeaderName, HeaderValue};
+use hyper::{Response, StatusCode};
+use std::fmt::Write as _;
+
+/// A response and the error kind it is counted under.
+pub type Counted = (Response<Full<Bytes>>, &'static str);
+
+/// The error kind a response without one is counted under.
+pub const OK: &str = "ok";
+
+/// A plain-text response.
+pub fn text(status: StatusCode, body: String) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+/// A JSON response of `value`, one line.
+pub fn json(value: &impl serde::Serialize) -> Response<Full<Bytes>> {
+    let mut body =
+        serde_json::to_string(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    body.push('\n');
+    let mut response = text(StatusCode::OK, body);
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// A `GET /metrics` response of `body`, Prometheus text.
+pub fn prometheus(body: String) -> Response<Full<Bytes>> {
+    let mut response = text(StatusCode::OK, body);
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    response
+}
+
+/// A metric family's `# HELP` and `# TYPE` lines.
+pub fn family(out: &mut String, name: &str, help: &str, kind: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+}
+
+/// A plain-text failure: `body` under `status`, its `kind` in
+/// [`ERROR_HEADER`], counted under that kind.
+pub fn error(status: StatusCode, body: String, kind: &'static str) -> Counted {
+    let mut response = text(status, body);
+    response.headers_mut().insert(
+        HeaderName::from_static(ERROR_HEADER),
+        HeaderValue::from_static(kind),
+    );
+    (response, kind)
+}
+
+/// The response refusing a malformed request: a [`Failure::BadRequest`]
+/// saying what was wrong, with the route's methods in `Allow` for a 405.
+pub fn refusal(malformed: Malformed) -> Counted {
+    let failure = Failure::BadRequest(malformed.what);
+    let (mut response, kind) = error(malformed.status, format!("{failure}\n"), failure.kind());
+    if let Some(allow) = malformed.allow {
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static(allow));
+    }
+    (response, kind)
+}
