@@ -6,10 +6,10 @@ use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::interrupt;
 use faasched_lab::output::invocations_in;
-use faasched_report::{
-    InvocationsWriter, REPORT_HTML, Report, Staged, Summary, render_table, write_outputs,
-    write_report,
+use faasched_report::os::{
+    InvocationsWriter, Report, Summary, render_table, write_outputs, write_report,
 };
+use faasched_report::{REPORT_HTML, Staged};
 use std::path::{Path, PathBuf};
 
 /// Where a run's results go.

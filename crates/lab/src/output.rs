@@ -2,7 +2,8 @@
 
 use anyhow::{Context, Result};
 use faasched_model::Invocation;
-use faasched_report::{InvocationsWriter, Staged};
+use faasched_report::Staged;
+use faasched_report::os::InvocationsWriter;
 use faasched_workload::csv;
 use std::borrow::Borrow;
 use std::path::Path;

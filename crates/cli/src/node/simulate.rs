@@ -10,10 +10,10 @@ use faasched_lab::node::catalog::{NodePolicy, node_policies};
 use faasched_lab::node::run::{NodeSetup, NodeWorkload};
 use faasched_lab::progress::ProgressBar;
 use faasched_lab::{interrupt, progress};
-use faasched_report::Staged;
 use faasched_report::node::{
-    Load, PolicySummary, REPORT_HTML, Summary, render_table, write_outputs, write_report,
+    Load, PolicySummary, Summary, render_table, write_outputs, write_report,
 };
+use faasched_report::{REPORT_HTML, Staged};
 use faasched_workload::node::{LOGNORMAL_CAP, LOGNORMAL_FLOOR};
 use std::path::PathBuf;
 

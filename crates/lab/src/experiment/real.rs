@@ -19,7 +19,8 @@ use crate::os::run::Kernel;
 use crate::output::write_workload;
 use anyhow::{Context, Result, bail};
 use faasched_model::{Group, MS, Nanos};
-use faasched_report::{Metric, Scope, Staged};
+use faasched_report::Staged;
+use faasched_report::os::{Metric, Scope};
 use faasched_workload::traces::azure2019;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -194,7 +195,7 @@ pub fn table(ran: &[Ran]) -> Table {
     for r in ran {
         let cfs = find(&r.summary.policies, "cfs");
         for p in &r.summary.policies {
-            let response = |pick: fn(&faasched_report::Stats) -> f64| {
+            let response = |pick: fn(&faasched_report::os::Stats) -> f64| {
                 fixed(stat(p, Scope::All, Metric::Response, pick), 2)
             };
             t.push(vec![

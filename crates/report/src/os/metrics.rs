@@ -15,9 +15,9 @@
 //! an invocation with no demand, as [`Outcome::slowdown`]), and reported as a
 //! ratio. Both therefore divide the recorded integer by [`REPORT_SCALE`] (10⁶).
 
-use crate::cost::Cost;
+use super::cost::Cost;
+use super::timeline::Completions;
 use crate::histogram::Histogram;
-use crate::timeline::Completions;
 use faasched_model::{Group, Outcome};
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
