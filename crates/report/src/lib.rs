@@ -7,7 +7,8 @@
 //! its own, in memory independent of their number, and writes its own
 //! `summary.json`, `summary.csv` and `report.html`. What the levels share sits
 //! at this crate's root: the log-bucketed [`Histogram`] their percentiles come
-//! from (nearest-rank; exact below 2048, within 0.049% above), the staged
+//! from (nearest-rank; exact below 2048, within 0.049% above) and the
+//! [`Stats`] they report, the fixed point slowdowns are recorded in, the staged
 //! writing of a run's files, the terminal table's alignment, and the
 //! reports' page skeleton, palette and SVG primitives, which each level
 //! fills with its own panels.
@@ -24,12 +25,14 @@ pub mod os;
 mod output;
 mod page;
 mod staged;
+mod stats;
 mod svg;
 mod table;
 
 pub use histogram::{EXACT_BELOW, Histogram, SUB_BITS};
 pub use page::REPORT_HTML;
 pub use staged::Staged;
+pub use stats::Stats;
 
 use std::path::{Path, PathBuf};
 

@@ -195,7 +195,7 @@ pub fn table(ran: &[Ran]) -> Table {
     for r in ran {
         let cfs = find(&r.summary.policies, "cfs");
         for p in &r.summary.policies {
-            let response = |pick: fn(&faasched_report::os::Stats) -> f64| {
+            let response = |pick: fn(&faasched_report::Stats) -> f64| {
                 fixed(stat(p, Scope::All, Metric::Response, pick), 2)
             };
             t.push(vec![

@@ -111,6 +111,6 @@ pub use capacity::{
     CapacityCurve, CapacityPage, CapacityProbe, render_capacity_html, write_capacity_report,
 };
 pub use html::{Axis, ChartMetric, METRICS, render_html, write_report};
-pub use metrics::{ALL, Collector, PolicySummary, ScopeSummary, Stats, Usage};
+pub use metrics::{ALL, Collector, PolicySummary, ScopeSummary, Usage};
 pub use output::{Load, Row, SUMMARY_CSV_HEADER, SUMMARY_SCHEMA_VERSION, Summary, write_outputs};
 pub use table::render_table;

@@ -12,8 +12,9 @@
 //! Every element of a policy carries the classes `pol p<i>` (its [`Palette`]
 //! index), which the page's legend uses to hide it.
 
-use super::metrics::{Metric, PolicySummary, Scope, ScopeSummary, Stats};
+use super::metrics::{Metric, PolicySummary, Scope, ScopeSummary};
 use super::output::Summary;
+use crate::Stats;
 use crate::chart::{MARGIN, PANEL, Palette, WIDE_PANEL, Y_TICK_GAP};
 use crate::svg::{
     Frame, Scale, Tick, count, duration_ms, escape, put, significant, tick_labels, trim, truncate,

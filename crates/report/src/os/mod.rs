@@ -39,7 +39,7 @@ pub use cost::{
 pub use html::{Report, Section, render_html, write_report};
 pub use metrics::{
     CDF_STEPS_PER_OCTAVE, CdfPoint, Collector, Metric, PolicySummary, REPORT_SCALE, Scope,
-    ScopeSummary, Stats,
+    ScopeSummary,
 };
 pub use output::{
     INVOCATIONS_CSV_HEADER, InvocationsWriter, Row, SUMMARY_CSV_HEADER, SUMMARY_SCHEMA_VERSION,

@@ -22,12 +22,12 @@
 //! policy with no invocations at all).
 
 use super::cost::BILLED_DURATION;
-use super::metrics::{Metric, PolicySummary, Scope, Stats};
-use crate::output::{write_csv, write_json};
+use super::metrics::{Metric, PolicySummary, Scope};
+use crate::Stats;
+use crate::output::{ByPolicy, FAASCHED_VERSION, distinct, write_summary};
 use crate::staged::Staged;
 use crate::{Error, Result};
 use faasched_model::{Group, Outcome, US};
-use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
@@ -156,26 +156,13 @@ impl<'a> From<&'a PolicySummary> for PolicyEntry<'a> {
     }
 }
 
-/// The policies as a JSON object, keys in the order given.
-struct Policies<'a>(&'a [PolicySummary]);
-
-impl Serialize for Policies<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(self.0.len()))?;
-        for p in self.0 {
-            map.serialize_entry(&p.policy, &PolicyEntry::from(p))?;
-        }
-        map.end()
-    }
-}
-
 /// `summary.json` as written.
 #[derive(Serialize)]
 struct SummaryFile<'a> {
     schema_version: u32,
     faasched_version: &'static str,
     rows: Vec<Row>,
-    policies: Policies<'a>,
+    policies: ByPolicy<'a, PolicySummary, PolicyEntry<'a>>,
     workload: &'a serde_json::Value,
     machine: &'a serde_json::Value,
 }
@@ -193,16 +180,8 @@ struct SummaryRows {
 /// Fails with [`Error::DuplicatePolicy`] before writing anything if two policies
 /// share a name.
 pub fn write_outputs(dir: &Path, summary: &Summary, staged: &mut Staged) -> Result<()> {
-    for (i, p) in summary.policies.iter().enumerate() {
-        if summary.policies[..i].iter().any(|q| q.policy == p.policy) {
-            return Err(Error::DuplicatePolicy {
-                policy: p.policy.clone(),
-            });
-        }
-    }
-    staged.create_dir(dir)?;
-    write_json(&dir.join("summary.json"), &summary.to_json(), staged)?;
-    write_csv(&dir.join("summary.csv"), summary.rows(), staged)
+    distinct(summary.policies.iter().map(|p| p.policy.as_str()))?;
+    write_summary(dir, &summary.to_json(), summary.rows(), staged)
 }
 
 impl Summary {
@@ -210,10 +189,12 @@ impl Summary {
     pub fn to_json(&self) -> serde_json::Value {
         let file = SummaryFile {
             schema_version: SUMMARY_SCHEMA_VERSION,
-            // The workspace's version, which the `faasched` binary shares.
-            faasched_version: env!("CARGO_PKG_VERSION"),
+            faasched_version: FAASCHED_VERSION,
             rows: self.rows().collect(),
-            policies: Policies(&self.policies),
+            policies: ByPolicy {
+                policies: &self.policies,
+                entry: |p| (&p.policy, PolicyEntry::from(p)),
+            },
             workload: &self.workload,
             machine: &self.machine,
         };
