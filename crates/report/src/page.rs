@@ -8,8 +8,10 @@
 //!    per policy of the page's [`Palette`] (sim-only policies dashed and
 //!    badged), with a checkbox each that hides the policy in every chart and
 //!    table (CSS `:has`, no script; without it every policy shows);
-//! 2. the level's panels: its settings ([`Page::settings`]), headings, tables
-//!    and charts, written into [`Page::body`];
+//! 2. the level's panels: its settings ([`Page::settings`]: a line per
+//!    setting, nested objects as indented lists, floats to four significant
+//!    digits, long values wrapped), headings, tables and charts, written into
+//!    [`Page::body`];
 //! 3. a footer: the terms the level's panels use, and where the numbers come
 //!    from.
 //!
@@ -20,7 +22,8 @@
 use crate::Result;
 use crate::chart::Palette;
 use crate::staged::Staged;
-use crate::svg::{escape, put};
+use crate::svg::{escape, put, significant};
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// The file every level's report is written to.
@@ -43,10 +46,14 @@ footer{color:var(--muted);font-size:12.5px;margin:32px auto 40px;border-top:1px 
 .legend .hint{color:var(--muted);font-size:12px}
 .badge{display:inline-block;font-size:11px;line-height:16px;padding:0 6px;border-radius:8px;background:#fff3cd;border:1px solid #d4a72c;color:#6b4b00;font-weight:600;white-space:nowrap}
 .desc{display:flex;flex-wrap:wrap;gap:12px 40px;align-items:flex-start}
+.desc>table{min-width:0}
 section{scroll-margin-top:96px}
 table{border-collapse:collapse;font-variant-numeric:tabular-nums}
+table.kv{max-width:100%}
 table.kv td,table.kv th{padding:1px 10px 1px 0;text-align:left;vertical-align:top}
-table.kv th{color:var(--muted);font-weight:500}
+table.kv th{color:var(--muted);font-weight:500;white-space:nowrap}
+table.kv td{overflow-wrap:anywhere}
+table.kv table.kv{border-collapse:separate;border-spacing:0;border-left:2px solid var(--line);padding-left:8px;margin:0 0 3px}
 table.kv caption{text-align:left;font-weight:600;padding-bottom:2px}
 .numbers{overflow-x:auto}
 table.main th,table.main td{padding:4px 7px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
@@ -110,7 +117,7 @@ impl Page {
     }
 
     /// The run's settings under their heading, as [`description`] lists them.
-    pub(crate) fn settings(&mut self, settings: &serde_json::Value) {
+    pub(crate) fn settings(&mut self, settings: &Value) {
         self.out.push_str("<h2>Settings</h2>\n");
         description(&mut self.out, None, settings);
         self.out.push('\n');
@@ -183,38 +190,89 @@ fn legend(out: &mut String, palette: &Palette) {
     );
 }
 
-/// A JSON value as table text: strings bare, numbers and booleans as JSON,
-/// `null` as a dash, arrays and objects as compact JSON.
-fn json_text(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Null => "–".to_string(),
-        other => other.to_string(),
-    }
-}
-
 /// A free-form description (a run's settings, a workload, a machine) as a
 /// key/value table, under `caption` if given: a row per key of an object,
-/// or one cell holding any other value.
-pub(crate) fn description(out: &mut String, caption: Option<&str>, value: &serde_json::Value) {
+/// nested objects as indented tables of their own, so that every setting
+/// reads as a line rather than a run of JSON; any other value is one cell.
+pub(crate) fn description(out: &mut String, caption: Option<&str>, value: &Value) {
     out.push_str("<table class=\"kv\">");
     if let Some(caption) = caption {
         put!(out, "<caption>{}</caption>", escape(caption));
     }
-    match value.as_object() {
-        Some(map) => {
-            for (k, v) in map {
-                put!(
-                    out,
-                    "<tr><th>{}</th><td>{}</td></tr>",
-                    escape(k),
-                    escape(&json_text(v))
-                );
-            }
+    match value {
+        Value::Object(map) if !map.is_empty() => rows(out, map),
+        other => {
+            out.push_str("<tr><td>");
+            cell(out, other);
+            out.push_str("</td></tr>");
         }
-        None => put!(out, "<tr><td>{}</td></tr>", escape(&json_text(value))),
     }
     out.push_str("</table>");
+}
+
+/// A row per key of `map`: the key, then its value as [`cell`] writes it.
+fn rows(out: &mut String, map: &serde_json::Map<String, Value>) {
+    for (k, v) in map {
+        put!(out, "<tr><th>{}</th><td>", escape(k));
+        cell(out, v);
+        out.push_str("</td></tr>");
+    }
+}
+
+/// A value in a key/value table: an object as a nested table, an array
+/// holding objects as a nested table per element, anything else as
+/// [`text`].
+fn cell(out: &mut String, value: &Value) {
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            out.push_str("<table class=\"kv\">");
+            rows(out, map);
+            out.push_str("</table>");
+        }
+        Value::Array(items) if items.iter().any(Value::is_object) => {
+            for item in items {
+                match item {
+                    Value::Object(_) => cell(out, item),
+                    other => put!(out, "<div>{}</div>", escape(&text(other))),
+                }
+            }
+        }
+        other => out.push_str(&escape(&text(other))),
+    }
+}
+
+/// Significant digits a setting's float is shown to: enough to tell
+/// settings apart, few enough to read (`0.3333`, not `0.3333333333333333`).
+const SETTING_DIGITS: i32 = 4;
+
+/// A value as text: strings bare, integers and booleans as they are, floats
+/// to [`SETTING_DIGITS`] significant digits (never fewer than their integer
+/// digits), `null` as a dash, an empty array or object as `none`, an array
+/// as its items comma-separated (nested arrays bracketed), an object inside
+/// one as braced `key: value` pairs.
+fn text(value: &Value) -> String {
+    let nested = |v: &Value| match v {
+        Value::Array(items) if !items.is_empty() => format!("[{}]", text(v)),
+        Value::Object(map) if !map.is_empty() => format!("{{{}}}", text(v)),
+        _ => text(v),
+    };
+    match value {
+        Value::Null => "–".to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() => significant(f, SETTING_DIGITS),
+            _ => n.to_string(),
+        },
+        Value::String(s) => s.clone(),
+        Value::Array(items) if items.is_empty() => "none".to_string(),
+        Value::Object(map) if map.is_empty() => "none".to_string(),
+        Value::Array(items) => items.iter().map(nested).collect::<Vec<_>>().join(", "),
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| format!("{k}: {}", nested(v)))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
 }
 
 #[cfg(test)]
@@ -253,6 +311,59 @@ mod tests {
         assert!(html.contains("dashed lines: sim-only policies"));
         assert!(page(&Palette::default()).contains("</html>"));
         assert!(!Page::open("t", &palette).finish("").contains("Terms."));
+    }
+
+    /// The markup `description` gives `value`.
+    fn described(value: &Value) -> String {
+        let mut out = String::new();
+        description(&mut out, None, value);
+        out
+    }
+
+    #[test]
+    fn settings_read_as_key_value_lines_with_nested_objects_indented() {
+        let html = described(&json!({
+            "workload": {"name": "azure <functions>", "length": {"seconds": 600.0}},
+            "seed": 12345,
+            "load": 0.333333333,
+            "cost_usd": 0.0000166667,
+            "capacity_rps": 123456.789,
+            "minutes": [480, 540],
+            "rate_per_s": [[0.0, 1.5], [60.0, 2.25]],
+            "nodes": [{"node": "a:1", "cold_starts": 3}, {"node": "b:2", "cold_starts": 0}],
+            "errors": {},
+            "memory_wait_s": null,
+            "fresh": true,
+        }));
+        assert!(html.starts_with(
+            "<table class=\"kv\"><tr><th>workload</th><td>\
+             <table class=\"kv\"><tr><th>name</th><td>azure &lt;functions&gt;</td></tr>\
+             <tr><th>length</th><td><table class=\"kv\"><tr><th>seconds</th><td>600</td>"
+        ));
+        for line in [
+            "<th>seed</th><td>12345</td>",
+            "<th>load</th><td>0.3333</td>",
+            "<th>cost_usd</th><td>0.00001667</td>",
+            "<th>capacity_rps</th><td>123457</td>",
+            "<th>minutes</th><td>480, 540</td>",
+            "<th>rate_per_s</th><td>[0, 1.5], [60, 2.25]</td>",
+            "<th>node</th><td>b:2</td>",
+            "<th>errors</th><td>none</td>",
+            "<th>memory_wait_s</th><td>–</td>",
+            "<th>fresh</th><td>true</td>",
+        ] {
+            assert!(html.contains(line), "{line} in {html}");
+        }
+        assert_eq!(html.matches("<table class=\"kv\">").count(), 5);
+        assert!(
+            !html.contains('{') && !html.contains("\":"),
+            "no JSON: {html}"
+        );
+        assert_eq!(
+            described(&json!(null)),
+            "<table class=\"kv\"><tr><td>–</td></tr></table>"
+        );
+        assert_eq!(text(&json!([{"a": [1.0, {}]}, 2])), "{a: [1, none]}, 2");
     }
 
     #[test]

@@ -132,7 +132,7 @@ fn axis_title(title: &str, log: bool) -> String {
 }
 
 /// Horizontal room per router in a bar chart, px: a bar and its value
-/// label; seven routers fit the node page's panel width, three to a row.
+/// label; seven routers fit a panel's width, three to a row.
 const BAND: f64 = 44.0;
 
 /// Margins (left, right, top, bottom) of a bar chart, px: the bottom one
@@ -171,7 +171,7 @@ pub fn write_cluster_report(
 pub fn render_cluster_html(title: &str, settings: &Value, rows: &[ClusterRow]) -> String {
     let policies = Palette::of(rows.iter().map(|r| r.policy.as_str()));
     let mut page = Page::open(title, &policies);
-    page.settings(&flattened(settings));
+    page.settings(settings);
     let out = page.body();
     out.push_str("<h2>Routers</h2>\n");
     table(out, rows, &policies);
@@ -214,36 +214,6 @@ pub fn render_cluster_html(title: &str, settings: &Value, rows: &[ClusterRow]) -
          publications. Percentiles are nearest-rank from log-bucketed histograms \
          (within 0.05%).",
     )
-}
-
-/// `settings` with nested objects spread into dotted keys
-/// (`workload.length.seconds`), in their order, so that each setting is a
-/// line of the table rather than a run of JSON; anything not an object is
-/// kept as it is.
-fn flattened(settings: &Value) -> Value {
-    fn spread(prefix: &str, value: &Value, into: &mut serde_json::Map<String, Value>) {
-        match value.as_object() {
-            Some(map) if !map.is_empty() => {
-                for (k, v) in map {
-                    let key = if prefix.is_empty() {
-                        k.clone()
-                    } else {
-                        format!("{prefix}.{k}")
-                    };
-                    spread(&key, v, into);
-                }
-            }
-            _ => {
-                into.insert(prefix.to_string(), value.clone());
-            }
-        }
-    }
-    if !settings.is_object() {
-        return settings.clone();
-    }
-    let mut map = serde_json::Map::new();
-    spread("", settings, &mut map);
-    Value::Object(map)
 }
 
 fn table(out: &mut String, rows: &[ClusterRow], policies: &Palette) {
@@ -582,14 +552,20 @@ mod tests {
     }
 
     #[test]
-    fn nested_settings_are_a_line_each() {
+    fn nested_settings_are_indented_lists() {
         let settings = json!({"workload": {"name": "azure-functions", "length": {"seconds": 600}},
                               "servers": 8, "empty": {}});
         let html = render_cluster_html("t", &settings, &[]);
-        assert!(html.contains("<th>workload.name</th><td>azure-functions</td>"));
-        assert!(html.contains("<th>workload.length.seconds</th><td>600</td>"));
+        assert!(html.contains(
+            "<th>workload</th><td><table class=\"kv\"><tr><th>name</th><td>azure-functions</td>"
+        ));
+        assert!(
+            html.contains(
+                "<th>length</th><td><table class=\"kv\"><tr><th>seconds</th><td>600</td>"
+            )
+        );
         assert!(html.contains("<th>servers</th><td>8</td>"));
-        assert!(html.contains("<th>empty</th><td>{}</td>"));
+        assert!(html.contains("<th>empty</th><td>none</td>"));
     }
 
     #[test]

@@ -81,7 +81,8 @@
 //! 1. a header: the title and the legend, one colour per policy in order of
 //!    first appearance, each with a checkbox that hides the policy in every
 //!    chart and table (CSS `:has`);
-//! 2. the run's settings;
+//! 2. the run's settings, a line each, nested objects (the workload, the
+//!    costs) as indented lists;
 //! 3. for a sweep (two or more distinct offered rates), per scope one chart
 //!    per [`METRICS`] entry against the offered load, a line per policy, as
 //!    the SledgeScale paper's Figs 8–12 draw them: p99.9 latency and p99.9
