@@ -6,10 +6,10 @@ use crate::interrupt;
 use crate::{out, outln};
 use anyhow::{Context, Result};
 use faasched_model::Invocation;
-use faasched_report::{
-    InvocationsWriter, REPORT_HTML, Report, Staged, Summary, render_table, write_outputs,
-    write_report,
+use faasched_report::os::{
+    InvocationsWriter, Report, Summary, render_table, write_outputs, write_report,
 };
+use faasched_report::{REPORT_HTML, Staged};
 use faasched_workload::csv;
 use std::borrow::Borrow;
 use std::path::{Path, PathBuf};

@@ -1,58 +1,38 @@
-//! Metrics, percentiles, per-group summaries, cost, and the output files of a run.
+//! Metrics, percentiles, cost, and the output files of a run, for each level
+//! of faasched: [`os`] (steering policies over one machine's cores), [`node`]
+//! (dispatch policies over a node's workers) and [`cluster`] (routers and
+//! keep-alive policies over servers).
 //!
-//! The flow for one run:
-//!
-//! 1. per policy, a [`Collector`] takes every [`Outcome`](faasched_model::Outcome)
-//!    ([`Collector::record`], constant memory) and, if asked, an
-//!    [`InvocationsWriter`] streams them to `invocations.csv`;
-//! 2. [`Collector::finish`] turns the collector into a [`PolicySummary`];
-//! 3. the summaries, with free-form workload and machine descriptions, form a
-//!    [`Summary`], which [`write_outputs`] writes as `summary.json` and
-//!    `summary.csv` and [`render_table`] shows on a terminal;
-//! 4. one or more summaries, each a [`Section`] of a [`Report`], become one
-//!    self-contained `report.html` ([`render_html`], [`write_report`]): turnaround
-//!    CDFs and percentiles per group, context switches, cost and completions
-//!    over time, one colour per policy.
+//! Each level turns its outcomes into per-policy summaries with a collector of
+//! its own, in memory independent of their number, and writes its own
+//! `summary.json`, `summary.csv` and `report.html`. What the levels share sits
+//! at this crate's root: the log-bucketed [`Histogram`] their percentiles come
+//! from (nearest-rank; exact below 2048, within 0.049% above) and the
+//! [`Stats`] they report, the fixed point slowdowns are recorded in, the staged
+//! writing of a run's files, the terminal table's alignment, and the
+//! reports' page skeleton, palette and SVG primitives, which each level
+//! fills with its own panels.
 //!
 //! The files of one run are written under hidden names and put in place
 //! together ([`Staged`]), so a run that fails leaves an earlier run's files
 //! as they were.
-//!
-//! Vocabulary (turnaround, response, execution, waiting, slowdown, groups, cost)
-//! follows docs/OUTPUTS.md. Percentiles are nearest-rank, from a log-bucketed
-//! [`Histogram`] (exact below 2048, within 0.049% above).
 
-mod charts;
+mod chart;
 pub mod cluster;
-mod cost;
-pub mod fidelity;
 mod histogram;
-mod html;
-mod metrics;
 pub mod node;
+pub mod os;
 mod output;
+mod page;
 mod staged;
+mod stats;
 mod svg;
 mod table;
-mod timeline;
 
-pub use cost::{
-    BILLED_DURATION, BILLING_GRANULARITY, Cost, USD_PER_GB_SECOND, USD_PER_MILLION_REQUESTS,
-    billed_ms,
-};
 pub use histogram::{EXACT_BELOW, Histogram, SUB_BITS};
-pub use html::{REPORT_HTML, Report, Section, render_html, write_report};
-pub use metrics::{
-    CDF_STEPS_PER_OCTAVE, CdfPoint, Collector, Metric, PolicySummary, REPORT_SCALE, Scope,
-    ScopeSummary, Stats,
-};
-pub use output::{
-    INVOCATIONS_CSV_HEADER, InvocationsWriter, Row, SUMMARY_CSV_HEADER, SUMMARY_SCHEMA_VERSION,
-    Summary, read_summary_rows, write_outputs,
-};
+pub use page::REPORT_HTML;
 pub use staged::Staged;
-pub use table::render_table;
-pub use timeline::{COMPLETION_BUCKETS, Completions, FIRST_BUCKET_WIDTH};
+pub use stats::Stats;
 
 use std::path::{Path, PathBuf};
 

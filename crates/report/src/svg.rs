@@ -187,6 +187,13 @@ impl Scale {
         Scale::Log { lo, hi }
     }
 
+    /// The value at the start of the axis: a bar chart's base.
+    pub(crate) fn start(&self) -> f64 {
+        match *self {
+            Scale::Linear { lo, .. } | Scale::Log { lo, .. } => lo,
+        }
+    }
+
     /// Where `v` falls, 0 at the start of the axis and 1 at the end, clamped.
     pub(crate) fn unit(&self, v: f64) -> f64 {
         let u = match *self {
@@ -287,6 +294,18 @@ impl Frame {
              <title>{title}</title>\
              <text class=\"ct\" x=\"{x:.1}\" y=\"16\">{title}</text>",
             x = self.margin.0,
+        );
+    }
+
+    /// `what` (escaped) in the middle of the chart: why its plot area is
+    /// empty.
+    pub(crate) fn no_data(&self, out: &mut String, what: &str) {
+        put!(
+            out,
+            "<text class=\"empty\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            self.width / 2.0,
+            self.height / 2.0,
+            escape(what)
         );
     }
 

@@ -11,7 +11,8 @@ use faasched_lab::os::catalog::{Policy, policies};
 use faasched_lab::os::replay::{DEFAULT_LIVE_INVOCATIONS, Live, replay_policies};
 use faasched_lab::os::run::overload_warning;
 use faasched_lab::output::section_title;
-use faasched_report::{Staged, Summary};
+use faasched_report::Staged;
+use faasched_report::os::Summary;
 use faasched_workload::Source;
 use std::path::{Path, PathBuf};
 

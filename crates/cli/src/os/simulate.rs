@@ -10,7 +10,8 @@ use faasched_lab::os::catalog::{CATALOG, policies};
 use faasched_lab::os::run::{Machine, overload_warning};
 use faasched_lab::output::section_title;
 use faasched_lab::{interrupt, progress};
-use faasched_report::{Staged, Summary};
+use faasched_report::Staged;
+use faasched_report::os::Summary;
 use faasched_workload::Source;
 
 /// Run a workload through the simulated kernel under one or more policies.

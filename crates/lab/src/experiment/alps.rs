@@ -12,7 +12,8 @@ use crate::os::catalog::Tuning;
 use crate::os::run::Kernel;
 use faasched_model::SEC;
 use faasched_policy::os::alps::Trainer;
-use faasched_report::{Metric, Scope, Stats};
+use faasched_report::Stats;
+use faasched_report::os::{Metric, Scope};
 
 /// The paper's sample size (§7.1).
 const INVOCATIONS: u64 = 15_000;

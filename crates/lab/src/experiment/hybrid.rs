@@ -16,7 +16,7 @@ use crate::os::catalog::Tuning;
 use crate::os::run::Kernel;
 use anyhow::{Context, Result};
 use faasched_model::{MS, Phase};
-use faasched_report::{Metric, Scope};
+use faasched_report::os::{Metric, Scope};
 use faasched_workload::Source;
 
 /// The paper's sample: the first 12,442 invocations of its trace.

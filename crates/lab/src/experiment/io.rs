@@ -9,7 +9,7 @@ use super::stats::{find, label, mean, p99, preemptions};
 use super::table::{Table, change, fixed};
 use super::{Case, Ran, Settings, Variant};
 use crate::os::run::{Fair, Kernel};
-use faasched_report::{PolicySummary, Scope};
+use faasched_report::os::{PolicySummary, Scope};
 
 /// The study's machine.
 const CORES: usize = 16;

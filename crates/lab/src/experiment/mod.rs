@@ -29,8 +29,9 @@ use crate::os::run::{Kernel, Machine};
 use crate::progress;
 use anyhow::{Context, Result, bail};
 use faasched_model::Nanos;
-use faasched_report::{
-    Collector, PolicySummary, Report, Section, Staged, Summary, write_outputs, write_report,
+use faasched_report::Staged;
+use faasched_report::os::{
+    Collector, PolicySummary, Report, Section, Summary, write_outputs, write_report,
 };
 use faasched_workload::{Choice, Source};
 use rayon::prelude::*;

@@ -2,7 +2,8 @@
 
 use super::table::{change, fixed};
 use faasched_model::Group;
-use faasched_report::{Metric, PolicySummary, Scope, Stats};
+use faasched_report::Stats;
+use faasched_report::os::{Metric, PolicySummary, Scope};
 
 /// The duration groups, in order.
 pub const GROUPS: [Scope; 4] = [

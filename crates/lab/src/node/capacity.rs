@@ -137,7 +137,7 @@ impl Target {
     /// latency, a ratio for slowdown, a share for misses); `None` when
     /// there is nothing to read (nothing finished, no requests).
     pub fn measure(&self, all: &ScopeSummary) -> Option<f64> {
-        let pick = |stats: Option<faasched_report::node::Stats>, p: Percentile| {
+        let pick = |stats: Option<faasched_report::Stats>, p: Percentile| {
             stats.map(|s| match p {
                 Percentile::P99 => s.p99,
                 Percentile::P999 => s.p999,
@@ -817,7 +817,7 @@ mod tests {
     use crate::node::Costs;
     use crate::node::catalog::node_policies;
     use faasched_policy::node::PreemptTest;
-    use faasched_report::node::Stats;
+    use faasched_report::Stats;
     use faasched_sim::node::{Assign, Estimate as Estimator, NodeConfig};
     use faasched_workload::node::{Deadlines, Estimate, Workload};
 

@@ -72,9 +72,8 @@ pub fn deadline_table(ran: &[NodeRan]) -> Table {
                 let Some(s) = r.scope(l, "sledgescale", scope) else {
                     continue;
                 };
-                let lat = |f: fn(&faasched_report::node::Stats) -> f64| {
-                    fixed(s.latency.as_ref().map(f), 1)
-                };
+                let lat =
+                    |f: fn(&faasched_report::Stats) -> f64| fixed(s.latency.as_ref().map(f), 1);
                 t.push(vec![
                     r.case.slug.clone(),
                     format!("{:.0}", load.rate),

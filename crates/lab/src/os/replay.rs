@@ -9,7 +9,7 @@ use faasched_live::os::replay::{self, Config};
 use faasched_live::os::suite::Kind;
 use faasched_live::os::unit_cpu::{Calibration, Effort};
 use faasched_model::{CpuSet, Invocation, MS, Outcome, Privileges};
-use faasched_report::{Collector, PolicySummary};
+use faasched_report::os::{Collector, PolicySummary};
 use faasched_sys::sched::{affinity, online_cpus};
 use serde_json::{Value, json};
 use std::convert::Infallible;

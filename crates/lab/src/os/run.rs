@@ -4,7 +4,7 @@ use crate::interrupt;
 use crate::os::catalog::Policy;
 use anyhow::{Result, anyhow};
 use faasched_model::{Invocation, Nanos, Outcome, US};
-use faasched_report::{Collector, PolicySummary};
+use faasched_report::os::{Collector, PolicySummary};
 use faasched_sim::os::{Config, FairClass, RunError, RunStats, Sink};
 use faasched_workload::Source;
 use serde::{Deserialize, Serialize};

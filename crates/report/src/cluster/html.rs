@@ -3,9 +3,8 @@
 
 use super::output::{ClusterRow, LoadPoint};
 use crate::Result;
-use crate::charts::no_data;
-use crate::html::{self, REPORT_HTML};
-use crate::node::html::{MARGIN, PANEL, Policies, Y_TICK_GAP, legend, settings};
+use crate::chart::{MARGIN, PANEL, Palette, WIDE_PANEL, Y_TICK_GAP};
+use crate::page::{self, Page};
 use crate::staged::Staged;
 use crate::svg::{Frame, Scale, Tick, count, escape, put, significant, tick_labels, truncate};
 use serde_json::Value;
@@ -123,13 +122,6 @@ fn value_ticks(scale: &Scale, plot_height: f64, suffix: &str) -> Vec<Tick> {
         .collect()
 }
 
-/// The value at the bottom of a value axis.
-fn bottom(scale: &Scale) -> f64 {
-    match *scale {
-        Scale::Linear { lo, .. } | Scale::Log { lo, .. } => lo,
-    }
-}
-
 /// An axis title, marked when the axis is logarithmic.
 fn axis_title(title: &str, log: bool) -> String {
     if log {
@@ -140,7 +132,7 @@ fn axis_title(title: &str, log: bool) -> String {
 }
 
 /// Horizontal room per router in a bar chart, px: a bar and its value
-/// label; seven routers fit the node page's panel width, three to a row.
+/// label; seven routers fit a panel's width, three to a row.
 const BAND: f64 = 44.0;
 
 /// Margins (left, right, top, bottom) of a bar chart, px: the bottom one
@@ -150,9 +142,6 @@ const BAR_MARGIN: (f64, f64, f64, f64) = (MARGIN.0, MARGIN.1, 34.0, 72.0);
 /// Characters of a router's name under its bar (the full name is in the
 /// tooltip, the table and the legend).
 const NAME_CHARS: usize = 14;
-
-/// Size of a load chart (width, height), px: two fit in a row of 1280 px.
-const LOAD_PANEL: (f64, f64) = (600.0, 300.0);
 
 /// Margins (left, right, top, bottom) of a load chart, px: the right one
 /// holds half the last time label (`100000`).
@@ -173,37 +162,26 @@ pub fn write_cluster_report(
     rows: &[ClusterRow],
     staged: &mut Staged,
 ) -> Result<PathBuf> {
-    staged.create_dir(dir)?;
-    let path = dir.join(REPORT_HTML);
-    staged.write(&path, render_cluster_html(title, settings, rows).as_bytes())?;
-    Ok(path)
+    page::write(dir, &render_cluster_html(title, settings, rows), staged)
 }
 
 /// Renders the cluster page (see the [`cluster`](super) module's docs):
 /// `settings` as summary.json records them, `rows` one per router in the
 /// order given, each with its [`ClusterRow::load_series`].
-pub fn render_cluster_html(title: &str, settings_json: &Value, rows: &[ClusterRow]) -> String {
-    let mut names: Vec<String> = Vec::new();
-    for r in rows {
-        if !names.contains(&r.policy) {
-            names.push(r.policy.clone());
-        }
-    }
-    let policies = Policies(names);
-    let mut out = String::with_capacity(64 * 1024);
-    html::open_page(&mut out, title, "", policies.0.len());
-    legend(&mut out, &policies);
-    out.push_str("</header>\n<main>\n<h2>Settings</h2>\n");
-    settings(&mut out, &flattened(settings_json));
+pub fn render_cluster_html(title: &str, settings: &Value, rows: &[ClusterRow]) -> String {
+    let policies = Palette::of(rows.iter().map(|r| r.policy.as_str()));
+    let mut page = Page::open(title, &policies);
+    page.settings(settings);
+    let out = page.body();
     out.push_str("<h2>Routers</h2>\n");
-    table(&mut out, rows, &policies);
+    table(out, rows, &policies);
     out.push_str(
         "<h2>Across routers</h2>\n<p class=\"note\">One bar per router (hover a bar \
          for its full name and value); lower is better in every chart.</p>\n\
          <div class=\"charts\">\n",
     );
     for metric in &BARS {
-        bars(&mut out, rows, metric, &policies);
+        bars(out, rows, metric, &policies);
     }
     out.push_str(
         "</div>\n<h2>Published loads over time</h2>\n<p class=\"note\">What the \
@@ -212,56 +190,33 @@ pub fn render_cluster_html(title: &str, settings_json: &Value, rows: &[ClusterRo
          Flat and low variance is an even spread.</p>\n<div class=\"charts\">\n",
     );
     load_chart(
-        &mut out,
+        out,
         rows,
         &policies,
         ("load-variance-time", "load variance across servers"),
         |p| p.variance,
     );
     load_chart(
-        &mut out,
+        out,
         rows,
         &policies,
         ("load-mean-time", "mean load across servers"),
         |p| p.mean,
     );
-    out.push_str("</div>\n</main>\n");
-    footer(&mut out);
-    out.push_str("</body>\n</html>\n");
-    out
+    out.push_str("</div>\n");
+    page.finish(
+        "latency = finish − arrival; slowdown = latency / the function's warm time \
+         alone on an idle server; global latency increase = mean slowdown − 1 over the \
+         finished invocations (CH-RLU §6.1); median function slowdown: the median over \
+         functions of each one's mean slowdown; cold-start ratio: cold starts over \
+         finished invocations; dropped: over all invocations; load variance: the \
+         population variance across servers of the published load, averaged over the \
+         publications. Percentiles are nearest-rank from log-bucketed histograms \
+         (within 0.05%).",
+    )
 }
 
-/// `settings` with nested objects spread into dotted keys
-/// (`workload.length.seconds`), in their order, so that each setting is a
-/// line of the table rather than a run of JSON; anything not an object is
-/// kept as it is.
-fn flattened(settings: &Value) -> Value {
-    fn spread(prefix: &str, value: &Value, into: &mut serde_json::Map<String, Value>) {
-        match value.as_object() {
-            Some(map) if !map.is_empty() => {
-                for (k, v) in map {
-                    let key = if prefix.is_empty() {
-                        k.clone()
-                    } else {
-                        format!("{prefix}.{k}")
-                    };
-                    spread(&key, v, into);
-                }
-            }
-            _ => {
-                into.insert(prefix.to_string(), value.clone());
-            }
-        }
-    }
-    if !settings.is_object() {
-        return settings.clone();
-    }
-    let mut map = serde_json::Map::new();
-    spread("", settings, &mut map);
-    Value::Object(map)
-}
-
-fn table(out: &mut String, rows: &[ClusterRow], policies: &Policies) {
+fn table(out: &mut String, rows: &[ClusterRow], policies: &Palette) {
     out.push_str(
         "<div class=\"numbers\"><table class=\"main\"><thead><tr><th>router</th>\
          <th>invocations</th><th>dropped</th><th>cold<br>starts</th>\
@@ -278,7 +233,7 @@ fn table(out: &mut String, rows: &[ClusterRow], policies: &Policies) {
             out,
             "<tr class=\"p{i}\"><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
              <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td></tr>",
-            html::swatch(i, false),
+            policies.swatch(&r.policy),
             escape(&r.policy),
             count(r.invocations as f64),
             count(r.dropped as f64),
@@ -302,7 +257,7 @@ fn table(out: &mut String, rows: &[ClusterRow], policies: &Policies) {
 
 /// `metric` across routers: a bar per row, its value above it, a dash
 /// where the row has none.
-fn bars(out: &mut String, rows: &[ClusterRow], metric: &BarMetric, policies: &Policies) {
+fn bars(out: &mut String, rows: &[ClusterRow], metric: &BarMetric, policies: &Palette) {
     let values: Vec<Option<f64>> = rows
         .iter()
         .map(|r| (metric.value)(r).filter(|v| v.is_finite()))
@@ -343,12 +298,12 @@ fn bars(out: &mut String, rows: &[ClusterRow], metric: &BarMetric, policies: &Po
         &axis_title(metric.title, log),
     );
     if rows.is_empty() {
-        no_data(out, &frame, "no router");
+        frame.no_data(out, "no router");
     } else if values.iter().all(Option::is_none) {
-        no_data(out, &frame, "no value");
+        frame.no_data(out, "no value");
     }
     let band = frame.px(1.0) - frame.px(0.0);
-    let base = frame.py(bottom(&frame.y));
+    let base = frame.py(frame.y.start());
     for (k, (r, v)) in rows.iter().zip(&values).enumerate() {
         let i = policies.index(&r.policy);
         let centre = frame.px(k as f64 + 0.5);
@@ -418,7 +373,7 @@ fn thinned(series: &[LoadPoint]) -> (Vec<LoadPoint>, usize) {
 fn load_chart(
     out: &mut String,
     rows: &[ClusterRow],
-    policies: &Policies,
+    policies: &Palette,
     (kind, title): (&str, &str),
     value: fn(&LoadPoint) -> f64,
 ) {
@@ -442,8 +397,8 @@ fn load_chart(
         .reduce(f64::min);
     let (y, log) = value_scale(least.map(|m| m / 10.0), top);
     let frame = Frame {
-        width: LOAD_PANEL.0,
-        height: LOAD_PANEL.1,
+        width: WIDE_PANEL.0,
+        height: WIDE_PANEL.1,
         margin: LOAD_MARGIN,
         x: Scale::zero_to(end),
         y,
@@ -467,7 +422,7 @@ fn load_chart(
         &axis_title(title, log),
     );
     if empty {
-        no_data(out, &frame, "no load publication recorded");
+        frame.no_data(out, "no load publication recorded");
     }
     for (r, points, _) in &series {
         let name = escape(&r.policy);
@@ -510,21 +465,6 @@ fn load_chart(
         put!(out, "<figcaption>{}</figcaption>", escape(&notes.join(" ")));
     }
     out.push_str("</figure>\n");
-}
-
-fn footer(out: &mut String) {
-    out.push_str(
-        "<footer><p><strong>Terms.</strong> latency = finish − arrival; slowdown = \
-         latency / the function's warm time alone on an idle server; global latency \
-         increase = mean slowdown − 1 over the finished invocations (CH-RLU §6.1); \
-         median function slowdown: the median over functions of each one's mean \
-         slowdown; cold-start ratio: cold starts over finished invocations; dropped: \
-         over all invocations; load variance: the population variance across servers \
-         of the published load, averaged over the publications. Percentiles are \
-         nearest-rank from log-bucketed histograms (within 0.05%).</p>\
-         <p>Written by faasched from the same data as summary.json; the same inputs \
-         give the same bytes.</p></footer>\n",
-    );
 }
 
 #[cfg(test)]
@@ -612,14 +552,20 @@ mod tests {
     }
 
     #[test]
-    fn nested_settings_are_a_line_each() {
+    fn nested_settings_are_indented_lists() {
         let settings = json!({"workload": {"name": "azure-functions", "length": {"seconds": 600}},
                               "servers": 8, "empty": {}});
         let html = render_cluster_html("t", &settings, &[]);
-        assert!(html.contains("<th>workload.name</th><td>azure-functions</td>"));
-        assert!(html.contains("<th>workload.length.seconds</th><td>600</td>"));
+        assert!(html.contains(
+            "<th>workload</th><td><table class=\"kv\"><tr><th>name</th><td>azure-functions</td>"
+        ));
+        assert!(
+            html.contains(
+                "<th>length</th><td><table class=\"kv\"><tr><th>seconds</th><td>600</td>"
+            )
+        );
         assert!(html.contains("<th>servers</th><td>8</td>"));
-        assert!(html.contains("<th>empty</th><td>{}</td>"));
+        assert!(html.contains("<th>empty</th><td>none</td>"));
     }
 
     #[test]

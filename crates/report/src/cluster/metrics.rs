@@ -3,16 +3,13 @@
 //! [`cluster`](super) module's documentation.
 
 use crate::histogram::Histogram;
-use crate::node::Stats;
+use crate::stats::{SLOWDOWN_ONE, Stats, slowdown_fixed};
 use faasched_model::FunctionId;
 use faasched_model::cluster::InvocationOutcome;
 use std::collections::BTreeMap;
 
 /// Latency is recorded in µs and reported in ms: divided by this.
 const US_PER_MS: f64 = 1e3;
-
-/// Slowdown fixed point: a slowdown of 1.0 is recorded as this.
-const SLOWDOWN_ONE: u64 = 1_000_000;
 
 /// One function's running totals: its finished invocations and the sum of
 /// their slowdowns.
@@ -98,10 +95,8 @@ impl Collector {
         };
         self.cold += u64::from(o.cold);
         self.latency.record(latency / 1_000);
-        let warm = o.info.profile.warm.max(1);
-        let fixed = u128::from(latency) * u128::from(SLOWDOWN_ONE) / u128::from(warm);
         self.slowdown
-            .record(u64::try_from(fixed).unwrap_or(u64::MAX));
+            .record(slowdown_fixed(latency, o.info.profile.warm));
         self.slowdown_sum += slowdown;
         let f = self.functions.entry(o.info.profile.function).or_default();
         f.finished += 1;
@@ -131,25 +126,9 @@ impl Collector {
             latency: Stats::of(&self.latency, US_PER_MS),
             slowdown: Stats::of(&self.slowdown, SLOWDOWN_ONE as f64),
             global_increase: (finished > 0).then(|| self.slowdown_sum / finished as f64 - 1.0),
-            function_slowdown: exact_stats(&per_function),
+            function_slowdown: Stats::of_sorted(&per_function),
         }
     }
-}
-
-/// Mean, nearest-rank percentiles and max of `sorted` (ascending); `None`
-/// if it is empty.
-fn exact_stats(sorted: &[f64]) -> Option<Stats> {
-    let n = sorted.len();
-    let max = *sorted.last()?;
-    let rank = |per_mille: usize| sorted[(per_mille * n).div_ceil(1000).max(1) - 1];
-    Some(Stats {
-        mean: sorted.iter().sum::<f64>() / n as f64,
-        p50: rank(500),
-        p90: rank(900),
-        p99: rank(990),
-        p999: rank(999),
-        max,
-    })
 }
 
 #[cfg(test)]
@@ -220,13 +199,5 @@ mod tests {
         assert!(s.global_increase.is_none() && s.function_slowdown.is_none());
         assert_eq!(s.cold_ratio(), None);
         assert_eq!(Collector::new("x").finish().drop_ratio(), None);
-    }
-
-    #[test]
-    fn function_percentiles_are_nearest_rank() {
-        let values: Vec<f64> = (1..=200).map(f64::from).collect();
-        let s = exact_stats(&values).unwrap();
-        assert_eq!((s.p50, s.p99, s.p999, s.max), (100.0, 198.0, 200.0, 200.0));
-        assert_eq!(s.mean, 100.5);
     }
 }

@@ -36,15 +36,15 @@
 //!
 //! # report.html
 //!
-//! [`write_cluster_report`] writes one self-contained page (inline CSS and
-//! SVG, no script, no external resource; the same rows give the same
-//! bytes):
+//! [`write_cluster_report`] writes the page every level shares,
+//! self-contained (inline CSS and SVG, no script, no external resource; the
+//! same rows give the same bytes):
 //!
-//! 1. a header: the title and the legend, one colour per router (the OS
-//!    level's palette, in the rows' order), each with a checkbox that hides
-//!    the router in every chart and table (CSS `:has`);
-//! 2. the run's settings, as summary.json records them, nested objects
-//!    spread into dotted keys (`workload.name`), a line each;
+//! 1. a header: the title and the legend, one colour per router in the
+//!    rows' order, each with a checkbox that hides the router in every chart
+//!    and table (CSS `:has`);
+//! 2. the run's settings, as summary.json records them, a line each, nested
+//!    objects as indented lists;
 //! 3. a table of every [`ClusterRow`]: invocations, dropped, cold-start
 //!    ratio, global latency increase, slowdown p50 and p99, median function
 //!    slowdown, mean load variance, utilisation;

@@ -3,7 +3,7 @@
 
 use super::metrics::ClusterSummary;
 use crate::Result;
-use crate::output::{write_csv, write_json};
+use crate::output::{FAASCHED_VERSION, write_summary};
 use crate::staged::Staged;
 use crate::table;
 use serde::Serialize;
@@ -145,7 +145,7 @@ impl ClusterRow {
 pub fn cluster_json(settings: &Value, rows: &[ClusterRow]) -> Value {
     json!({
         "schema_version": CLUSTER_SCHEMA_VERSION,
-        "faasched_version": env!("CARGO_PKG_VERSION"),
+        "faasched_version": FAASCHED_VERSION,
         "settings": settings,
         "policies": rows,
     })
@@ -159,13 +159,7 @@ pub fn write_cluster_outputs(
     rows: &[ClusterRow],
     staged: &mut Staged,
 ) -> Result<()> {
-    staged.create_dir(dir)?;
-    write_json(
-        &dir.join("summary.json"),
-        &cluster_json(settings, rows),
-        staged,
-    )?;
-    write_csv(&dir.join("summary.csv"), rows, staged)
+    write_summary(dir, &cluster_json(settings, rows), rows, staged)
 }
 
 const COLUMNS: usize = 11;

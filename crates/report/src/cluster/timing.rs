@@ -13,7 +13,7 @@
 
 use crate::Result;
 use crate::histogram::Histogram;
-use crate::output::write_json;
+use crate::output::{FAASCHED_VERSION, write_json};
 use crate::staged::Staged;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -85,7 +85,7 @@ impl DecisionTimes {
 pub fn timing_json(rows: &[(&str, &DecisionTimes)]) -> Value {
     json!({
         "schema_version": TIMING_SCHEMA_VERSION,
-        "faasched_version": env!("CARGO_PKG_VERSION"),
+        "faasched_version": FAASCHED_VERSION,
         "timed_every": TIMED_EVERY,
         "policies": rows.iter().map(|(p, t)| t.json(p)).collect::<Vec<_>>(),
     })

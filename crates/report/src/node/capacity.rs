@@ -3,13 +3,11 @@
 //! across, the shape of SledgeScale's Figs. 9–12 (a tail metric against the
 //! offered load); and the capacities found, in a table.
 
-use super::html::{
-    MARGIN, NODE_CSS, PANEL, Policies, legend, no_data, plotted, rate_axes, settings, shown,
-    value_axis,
-};
-use super::{Axis, REPORT_HTML};
+use super::Axis;
+use super::html::{plotted, rate_axes, shown, value_axis};
 use crate::Result;
-use crate::html;
+use crate::chart::{MARGIN, PANEL, Palette};
+use crate::page::{self, Page};
 use crate::staged::Staged;
 use crate::svg::{Frame, Scale, count, escape, put, trim};
 use std::path::{Path, PathBuf};
@@ -68,38 +66,29 @@ pub fn write_capacity_report(
     page: &CapacityPage,
     staged: &mut Staged,
 ) -> Result<PathBuf> {
-    staged.create_dir(dir)?;
-    let path = dir.join(REPORT_HTML);
-    staged.write(&path, render_capacity_html(page).as_bytes())?;
-    Ok(path)
+    page::write(dir, &render_capacity_html(page), staged)
 }
 
 /// Renders the capacity page.
 pub fn render_capacity_html(page: &CapacityPage) -> String {
-    let policies = Policies(page.curves.iter().map(|c| c.policy.clone()).collect());
-    let mut out = String::with_capacity(32 * 1024);
-    html::open_page(&mut out, page.title, NODE_CSS, policies.0.len());
-    legend(&mut out, &policies);
-    out.push_str("</header>\n<main>\n<h2>Settings</h2>\n");
-    settings(&mut out, page.settings);
-    put!(&mut out, "<h2>Capacity at {}</h2>\n", escape(page.target));
-    table(&mut out, page, &policies);
+    let policies = Palette::of(page.curves.iter().map(|c| c.policy.as_str()));
+    let mut html = Page::open(page.title, &policies);
+    html.settings(page.settings);
+    let out = html.body();
+    put!(out, "<h2>Capacity at {}</h2>\n", escape(page.target));
+    table(out, page, &policies);
     out.push_str(
         "<h2>What each rate read</h2>\n<p class=\"note\">Every rate each seed's search \
          tried: a filled marker held, a hollow one failed (the target missed, or too \
          many requests dropped); the dashed line is the target's limit, a policy's \
          vertical line its capacity.</p>\n<div class=\"charts\">\n",
     );
-    chart(&mut out, page, &policies);
-    out.push_str("</div>\n</main>\n");
-    out.push_str(
-        "<footer><p>Written by faasched from the same data as summary.json; the same \
-         inputs give the same bytes.</p></footer>\n</body>\n</html>\n",
-    );
-    out
+    chart(out, page, &policies);
+    out.push_str("</div>\n");
+    html.finish("")
 }
 
-fn table(out: &mut String, page: &CapacityPage, policies: &Policies) {
+fn table(out: &mut String, page: &CapacityPage, policies: &Palette) {
     out.push_str(
         "<div class=\"numbers\"><table class=\"main\"><thead><tr><th>policy</th>\
          <th>capacity<br>requests/s</th><th>seeds' min – max</th>\
@@ -115,7 +104,7 @@ fn table(out: &mut String, page: &CapacityPage, policies: &Policies) {
         put!(
             out,
             "<tr class=\"p{i}\"><td>{}{}</td><td>{}</td><td>{} – {}</td><td>{load}</td></tr>",
-            html::swatch(i, false),
+            policies.swatch(&c.policy),
             escape(&c.policy),
             count(c.capacity.round()),
             count(c.min.round()),
@@ -125,7 +114,7 @@ fn table(out: &mut String, page: &CapacityPage, policies: &Policies) {
     out.push_str("</tbody></table></div>\n");
 }
 
-fn chart(out: &mut String, page: &CapacityPage, policies: &Policies) {
+fn chart(out: &mut String, page: &CapacityPage, policies: &Palette) {
     let mut values: Vec<f64> = page
         .curves
         .iter()
@@ -153,7 +142,7 @@ fn chart(out: &mut String, page: &CapacityPage, policies: &Policies) {
     frame.open(out, &format!("{} against the offered load", page.metric));
     rate_axes(out, &frame, page.axis, &y_ticks, page.metric);
     if max_rate <= 0.0 {
-        no_data(out, "no rate tried");
+        frame.no_data(out, "no rate tried");
     }
     let limit_y = frame.py(plotted(page.axis, page.limit));
     put!(
@@ -177,15 +166,13 @@ fn chart(out: &mut String, page: &CapacityPage, policies: &Policies) {
             count(c.capacity.round())
         );
         let i = policies.index(&c.policy);
+        let colour = policies.colour(&c.policy);
         for p in &c.probes {
             let Some(v) = p.value else { continue };
             let fill = if p.holds {
-                format!("fill=\"{}\"", crate::charts::Palette::colour(i))
+                format!("fill=\"{colour}\"")
             } else {
-                format!(
-                    "fill=\"none\" stroke=\"{}\"",
-                    crate::charts::Palette::colour(i)
-                )
+                format!("fill=\"none\" stroke=\"{colour}\"")
             };
             put!(
                 out,

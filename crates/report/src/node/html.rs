@@ -4,14 +4,11 @@
 use super::metrics::{ALL, PolicySummary, ScopeSummary};
 use super::output::Summary;
 use crate::Result;
-use crate::charts::Palette;
-use crate::html;
+use crate::chart::{MARGIN, PANEL, Palette, Y_TICK_GAP};
+use crate::page::{self, Page};
 use crate::staged::Staged;
 use crate::svg::{Frame, Scale, Tick, count, duration_ms, escape, put, tick_labels, trim};
 use std::path::{Path, PathBuf};
-
-/// The file [`write_report`] writes.
-pub const REPORT_HTML: &str = "report.html";
 
 /// How a metric's values are drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,20 +56,11 @@ pub const METRICS: [ChartMetric; 3] = [
     },
 ];
 
-/// Size of a chart (width, height), px: three fit in a row of 1280 px.
-pub(crate) const PANEL: (f64, f64) = (390.0, 280.0);
-
-/// Margins (left, right, top, bottom) around a chart's plot area, px.
-pub(crate) const MARGIN: (f64, f64, f64, f64) = (66.0, 16.0, 28.0, 40.0);
-
 /// The smallest latency a log axis shows, ms (100 ns).
 const LATENCY_FLOOR_MS: f64 = 1e-4;
 
 /// The smallest slowdown a log axis shows.
 const RATIO_FLOOR: f64 = 0.1;
-
-/// Least distance between labelled ticks on a vertical axis, px.
-pub(crate) const Y_TICK_GAP: f64 = 22.0;
 
 /// Writes `report.html` for `summary` into `dir` (created if missing, through
 /// [`Staged::create_dir`]), staged: it takes its place at `staged`'s commit.
@@ -83,54 +71,18 @@ pub fn write_report(
     summary: &Summary,
     staged: &mut Staged,
 ) -> Result<PathBuf> {
-    staged.create_dir(dir)?;
-    let path = dir.join(REPORT_HTML);
-    staged.write(&path, render_html(title, summary).as_bytes())?;
-    Ok(path)
+    page::write(dir, &render_html(title, summary), staged)
 }
 
-/// The rules the node page adds to the OS report's stylesheet
-/// (through [`html::open_page`]): a function's lines in the main table are muted and
-/// indented under their policy's.
-pub(super) const NODE_CSS: &str = "\
-table.main tr.fn td{color:var(--muted)}
-table.main tr.fn td:first-child{padding-left:28px}
-";
-
-/// The policies of a summary in order of first appearance: their palette
-/// indices.
-pub(crate) struct Policies(pub(crate) Vec<String>);
-
-impl Policies {
-    fn of(summary: &Summary) -> Policies {
-        let mut names: Vec<String> = Vec::new();
-        for p in summary.loads.iter().flat_map(|l| &l.policies) {
-            if !names.contains(&p.policy) {
-                names.push(p.policy.clone());
-            }
-        }
-        Policies(names)
-    }
-
-    pub(crate) fn index(&self, policy: &str) -> usize {
-        self.0.iter().position(|n| n == policy).unwrap_or(0)
-    }
-
-    /// Class and colour attributes of a line of `policy`.
-    pub(crate) fn line_attrs(&self, policy: &str) -> String {
-        let i = self.index(policy);
-        let mut a = format!("class=\"line pol p{i}\" stroke=\"{}\"", Palette::colour(i));
-        if let Some(d) = Palette::dash(i, false) {
-            put!(&mut a, " stroke-dasharray=\"{d}\"");
-        }
-        a
-    }
-
-    /// Class and fill attributes of a bar or marker of `policy`.
-    pub(crate) fn fill_attrs(&self, policy: &str) -> String {
-        let i = self.index(policy);
-        format!("class=\"pol p{i}\" fill=\"{}\"", Palette::colour(i))
-    }
+/// The policies of a summary in order of first appearance.
+fn palette(summary: &Summary) -> Palette {
+    Palette::of(
+        summary
+            .loads
+            .iter()
+            .flat_map(|l| &l.policies)
+            .map(|p| p.policy.as_str()),
+    )
 }
 
 /// The scopes of a summary: `all`, then each function in order of first
@@ -160,12 +112,10 @@ fn rates(summary: &Summary) -> Vec<f64> {
 
 /// Renders the whole page (see the module docs).
 pub fn render_html(title: &str, summary: &Summary) -> String {
-    let policies = Policies::of(summary);
-    let mut out = String::with_capacity(64 * 1024);
-    html::open_page(&mut out, title, NODE_CSS, policies.0.len());
-    legend(&mut out, &policies);
-    out.push_str("</header>\n<main>\n<h2>Settings</h2>\n");
-    settings(&mut out, &summary.settings);
+    let policies = palette(summary);
+    let mut page = Page::open(title, &policies);
+    page.settings(&summary.settings);
+    let out = page.body();
 
     let sweep = rates(summary).len() > 1;
     if sweep {
@@ -176,36 +126,35 @@ pub fn render_html(title: &str, summary: &Summary) -> String {
         );
         for scope in scopes(summary) {
             put!(
-                &mut out,
+                out,
                 "<h3>{}</h3>\n<div class=\"charts\">\n",
                 scope_heading(scope)
             );
             for metric in &METRICS {
-                curves(&mut out, summary, scope, metric, &policies);
+                curves(out, summary, scope, metric, &policies);
             }
             out.push_str("</div>\n");
         }
     }
     for load in &summary.loads {
-        put!(
-            &mut out,
-            "<h2>Offered {} requests/s</h2>\n",
-            count(load.rate)
-        );
-        main_table(&mut out, &load.policies, &policies);
+        put!(out, "<h2>Offered {} requests/s</h2>\n", count(load.rate));
+        main_table(out, &load.policies, &policies);
         if !sweep {
             out.push_str("<div class=\"charts\">\n");
             let scopes = scopes(summary);
             for metric in &METRICS {
-                bars(&mut out, &load.policies, &scopes, metric, &policies);
+                bars(out, &load.policies, &scopes, metric, &policies);
             }
             out.push_str("</div>\n");
         }
     }
-    out.push_str("</main>\n");
-    footer(&mut out);
-    out.push_str("</body>\n</html>\n");
-    out
+    page.finish(
+        "latency = response sent − request received; slowdown = latency / the \
+         request's work; a request misses its deadline when it finishes after arrival + \
+         relative deadline, or is dropped; the miss rate counts misses over all \
+         requests. Percentiles are nearest-rank from log-bucketed histograms (exact \
+         below 2048 ns, within 0.05% above).",
+    )
 }
 
 fn scope_heading(scope: &str) -> String {
@@ -216,30 +165,7 @@ fn scope_heading(scope: &str) -> String {
     }
 }
 
-pub(crate) fn legend(out: &mut String, policies: &Policies) {
-    out.push_str("<div class=\"legend\" role=\"group\" aria-label=\"policies\">");
-    for (i, name) in policies.0.iter().enumerate() {
-        put!(
-            out,
-            "<label><input type=\"checkbox\" id=\"show-p{i}\" checked>{}{}</label>",
-            html::swatch(i, false),
-            escape(name)
-        );
-    }
-    out.push_str(
-        "<span class=\"hint\">untick a policy to hide it in every chart and table</span>\
-         </div>\n",
-    );
-}
-
-/// The settings as a key/value table: strings bare, other values as JSON.
-pub(crate) fn settings(out: &mut String, value: &serde_json::Value) {
-    out.push_str("<table class=\"kv\">");
-    html::kv_rows(out, value);
-    out.push_str("</table>\n");
-}
-
-fn main_table(out: &mut String, loaded: &[PolicySummary], policies: &Policies) {
+fn main_table(out: &mut String, loaded: &[PolicySummary], policies: &Palette) {
     out.push_str(
         "<div class=\"numbers\"><table class=\"main\"><thead><tr><th>policy / function</th>\
          <th>requests</th><th>dropped</th><th>missed</th><th>mean<br>latency</th>\
@@ -260,7 +186,7 @@ fn main_table(out: &mut String, loaded: &[PolicySummary], policies: &Policies) {
             let (class, name, busy) = if k == 0 {
                 (
                     String::new(),
-                    format!("{}{}", html::swatch(i, false), escape(&p.policy)),
+                    format!("{}{}", policies.swatch(&p.policy), escape(&p.policy)),
                     format!(
                         "{} / {}",
                         percent(p.usage.mean_worker()),
@@ -352,17 +278,6 @@ pub(super) fn shown(axis: Axis, v: f64) -> String {
     }
 }
 
-/// Text in the middle of an empty plot area.
-pub(super) fn no_data(out: &mut String, what: &str) {
-    put!(
-        out,
-        "<text class=\"empty\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-        PANEL.0 / 2.0,
-        PANEL.1 / 2.0,
-        escape(what)
-    );
-}
-
 /// The axes of a chart against the offered rate: counts along the bottom,
 /// `y_ticks` up the side, titled `y_title` (with the scale when it is a log
 /// one).
@@ -403,22 +318,21 @@ fn curves(
     summary: &Summary,
     scope: &str,
     metric: &ChartMetric,
-    policies: &Policies,
+    policies: &Palette,
 ) {
     let series: Vec<Series> = policies
-        .0
         .iter()
-        .map(|name| {
+        .map(|(_, name, _)| {
             let mut points: Vec<(f64, Option<f64>)> = summary
                 .loads
                 .iter()
                 .filter_map(|l| {
-                    let p = l.policies.iter().find(|p| p.policy == *name)?;
+                    let p = l.policies.iter().find(|p| p.policy == name)?;
                     Some((l.rate, p.scope(scope).and_then(metric.value)))
                 })
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            (name.as_str(), points)
+            (name, points)
         })
         .collect();
     let values: Vec<f64> = series
@@ -443,7 +357,7 @@ fn curves(
     frame.open(out, &format!("{} · {}", metric.title, scope));
     rate_axes(out, &frame, metric.axis, &y_ticks, metric.title);
     if values.is_empty() {
-        no_data(out, "no value at any rate");
+        frame.no_data(out, "no value at any rate");
     }
     for (name, points) in &series {
         // One subpath per run of rates with a value.
@@ -489,7 +403,7 @@ fn bars(
     loaded: &[PolicySummary],
     scopes: &[&str],
     metric: &ChartMetric,
-    policies: &Policies,
+    policies: &Palette,
 ) {
     let value = |p: &PolicySummary, scope: &str| p.scope(scope).and_then(metric.value);
     let values: Vec<f64> = loaded
@@ -520,13 +434,11 @@ fn bars(
         .collect();
     frame.axes(out, (&x_ticks, false), &y_ticks, "function", metric.title);
     if values.is_empty() {
-        no_data(out, "no value");
+        frame.no_data(out, "no value");
     }
     let band = frame.px(1.0) - frame.px(0.0);
     let bar = band * 0.84 / loaded.len().max(1) as f64;
-    let base = frame.py(match frame.y {
-        Scale::Log { lo, .. } | Scale::Linear { lo, .. } => lo,
-    });
+    let base = frame.py(frame.y.start());
     for (k, scope) in scopes.iter().enumerate() {
         for (j, p) in loaded.iter().enumerate() {
             let Some(v) = value(p, scope) else { continue };
@@ -547,16 +459,4 @@ fn bars(
     }
     Frame::close(out);
     out.push_str("</figure>\n");
-}
-
-fn footer(out: &mut String) {
-    out.push_str(
-        "<footer><p><strong>Terms.</strong> latency = response sent − request received; \
-         slowdown = latency / the request's work; a request misses its deadline when it \
-         finishes after arrival + relative deadline, or is dropped; the miss rate counts \
-         misses over all requests. Percentiles are nearest-rank from log-bucketed \
-         histograms (exact below 2048 ns, within 0.05% above).</p>\
-         <p>Written by faasched from the same data as summary.json; the same inputs \
-         give the same bytes.</p></footer>\n",
-    );
 }

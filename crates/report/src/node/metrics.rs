@@ -3,6 +3,7 @@
 //! is in the [`node`](super) module's documentation.
 
 use crate::histogram::Histogram;
+use crate::stats::{SLOWDOWN_ONE, Stats, slowdown_fixed};
 use faasched_model::node::RequestOutcome;
 use faasched_model::{FunctionId, Functions, Nanos, SEC};
 use std::collections::BTreeMap;
@@ -10,47 +11,8 @@ use std::collections::BTreeMap;
 /// Latency is recorded in ns and reported in µs: divided by this.
 const NS_PER_US: f64 = 1e3;
 
-/// Slowdown fixed point: a slowdown of 1.0 is recorded as this.
-const SLOWDOWN_ONE: u64 = 1_000_000;
-
 /// The label of the scope that covers every request.
 pub const ALL: &str = "all";
-
-/// Statistics of one quantity over the finished requests of a scope: µs for
-/// latency, a ratio for slowdown.
-///
-/// Mean and max are exact (up to the f64 conversion); percentiles are
-/// nearest-rank (see the module docs).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Stats {
-    /// Arithmetic mean.
-    pub mean: f64,
-    /// 50th percentile.
-    pub p50: f64,
-    /// 90th percentile.
-    pub p90: f64,
-    /// 99th percentile.
-    pub p99: f64,
-    /// 99.9th percentile.
-    pub p999: f64,
-    /// Maximum.
-    pub max: f64,
-}
-
-impl Stats {
-    /// The statistics of `h` divided by `scale`; `None` if it is empty.
-    pub(crate) fn of(h: &Histogram, scale: f64) -> Option<Stats> {
-        let q = |pm| h.quantile_per_mille(pm).map(|v| v as f64 / scale);
-        Some(Stats {
-            mean: h.mean()? / scale,
-            p50: q(500)?,
-            p90: q(900)?,
-            p99: q(990)?,
-            p999: q(999)?,
-            max: h.max()? as f64 / scale,
-        })
-    }
-}
 
 /// Everything measured over one scope of one policy: every request, or one
 /// function's.
@@ -195,12 +157,6 @@ impl Acc {
     }
 }
 
-/// ⌊latency · 10⁶ / work⌋ with work at least 1 ns, saturating.
-fn slowdown_fixed(latency: Nanos, work: Nanos) -> u64 {
-    let fixed = u128::from(latency) * u128::from(SLOWDOWN_ONE) / u128::from(work.max(1));
-    u64::try_from(fixed).unwrap_or(u64::MAX)
-}
-
 /// Collects the outcomes of one policy's run at one offered load, in memory
 /// independent of their number (see the module docs).
 #[derive(Clone, Debug)]
@@ -290,13 +246,6 @@ mod tests {
         f.intern("short");
         f.intern("long");
         f
-    }
-
-    #[test]
-    fn slowdown_fixed_point_rounds_down_and_saturates() {
-        assert_eq!(slowdown_fixed(22, 15), 1_466_666);
-        assert_eq!(slowdown_fixed(5, 0), 5_000_000);
-        assert_eq!(slowdown_fixed(u64::MAX, 1), u64::MAX);
     }
 
     #[test]

@@ -75,13 +75,14 @@
 //!    `dispatcher_utilisation` (arrays) and `mean_worker_utilisation` and
 //!    `mean_dispatcher_utilisation`.
 //!
-//! `report.html` is one self-contained page (inline CSS and SVG, no script,
-//! no external resource):
+//! `report.html` is the page every level shares, self-contained (inline CSS
+//! and SVG, no script, no external resource):
 //!
-//! 1. a header: the title and the legend, one colour per policy (the OS
-//!    level's palette, in order of first appearance), each with a checkbox
-//!    that hides the policy in every chart and table (CSS `:has`);
-//! 2. the run's settings;
+//! 1. a header: the title and the legend, one colour per policy in order of
+//!    first appearance, each with a checkbox that hides the policy in every
+//!    chart and table (CSS `:has`);
+//! 2. the run's settings, a line each, nested objects (the workload, the
+//!    costs) as indented lists;
 //! 3. for a sweep (two or more distinct offered rates), per scope one chart
 //!    per [`METRICS`] entry against the offered load, a line per policy, as
 //!    the SledgeScale paper's Figs 8–12 draw them: p99.9 latency and p99.9
@@ -102,7 +103,7 @@
 //! [`Staged`]: crate::Staged
 
 mod capacity;
-pub(crate) mod html;
+mod html;
 mod metrics;
 mod output;
 mod table;
@@ -110,7 +111,7 @@ mod table;
 pub use capacity::{
     CapacityCurve, CapacityPage, CapacityProbe, render_capacity_html, write_capacity_report,
 };
-pub use html::{Axis, ChartMetric, METRICS, REPORT_HTML, render_html, write_report};
-pub use metrics::{ALL, Collector, PolicySummary, ScopeSummary, Stats, Usage};
+pub use html::{Axis, ChartMetric, METRICS, render_html, write_report};
+pub use metrics::{ALL, Collector, PolicySummary, ScopeSummary, Usage};
 pub use output::{Load, Row, SUMMARY_CSV_HEADER, SUMMARY_SCHEMA_VERSION, Summary, write_outputs};
 pub use table::render_table;

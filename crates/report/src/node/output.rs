@@ -1,12 +1,12 @@
 //! The node level's `summary.json` and `summary.csv`; their layout is in the
 //! [`node`](super) module's documentation.
 
-use super::metrics::{PolicySummary, ScopeSummary, Stats};
-use crate::output::{write_csv, write_json};
+use super::metrics::{PolicySummary, ScopeSummary};
+use crate::Result;
+use crate::Stats;
+use crate::output::{ByPolicy, FAASCHED_VERSION, distinct, write_summary};
 use crate::staged::Staged;
-use crate::{Error, Result};
 use faasched_model::MS;
-use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -137,8 +137,7 @@ impl Summary {
     pub fn to_json(&self) -> serde_json::Value {
         let file = SummaryFile {
             schema_version: SUMMARY_SCHEMA_VERSION,
-            // The workspace's version, which the `faasched` binary shares.
-            faasched_version: env!("CARGO_PKG_VERSION"),
+            faasched_version: FAASCHED_VERSION,
             settings: &self.settings,
             rows: self.rows().collect(),
             loads: self.loads.iter().map(LoadEntry::from).collect(),
@@ -146,18 +145,11 @@ impl Summary {
         serde_json::to_value(file).expect("summary fields are plain data and serialize")
     }
 
-    /// [`Error::DuplicatePolicy`] if a load names a policy twice.
+    /// [`Error::DuplicatePolicy`](crate::Error::DuplicatePolicy) if a load names a policy twice.
     fn check(&self) -> Result<()> {
-        for load in &self.loads {
-            for (i, p) in load.policies.iter().enumerate() {
-                if load.policies[..i].iter().any(|q| q.policy == p.policy) {
-                    return Err(Error::DuplicatePolicy {
-                        policy: p.policy.clone(),
-                    });
-                }
-            }
-        }
-        Ok(())
+        self.loads
+            .iter()
+            .try_for_each(|load| distinct(load.policies.iter().map(|p| p.policy.as_str())))
     }
 }
 
@@ -175,28 +167,18 @@ struct SummaryFile<'a> {
 #[derive(Serialize)]
 struct LoadEntry<'a> {
     rate_rps: f64,
-    policies: Policies<'a>,
+    policies: ByPolicy<'a, PolicySummary, PolicyEntry<'a>>,
 }
 
 impl<'a> From<&'a Load> for LoadEntry<'a> {
     fn from(load: &'a Load) -> LoadEntry<'a> {
         LoadEntry {
             rate_rps: load.rate,
-            policies: Policies(&load.policies),
+            policies: ByPolicy {
+                policies: &load.policies,
+                entry: |p| (&p.policy, PolicyEntry::from(p)),
+            },
         }
-    }
-}
-
-/// A load's policies as a JSON object, keys in the order given.
-struct Policies<'a>(&'a [PolicySummary]);
-
-impl Serialize for Policies<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(self.0.len()))?;
-        for p in self.0 {
-            map.serialize_entry(&p.policy, &PolicyEntry::from(p))?;
-        }
-        map.end()
     }
 }
 
@@ -226,11 +208,9 @@ impl<'a> From<&'a PolicySummary> for PolicyEntry<'a> {
 /// `summary.json` and `summary.csv` in it, staged: they take their places at
 /// `staged`'s commit.
 ///
-/// Fails with [`Error::DuplicatePolicy`] before writing anything if a load
+/// Fails with [`Error::DuplicatePolicy`](crate::Error::DuplicatePolicy) before writing anything if a load
 /// names a policy twice.
 pub fn write_outputs(dir: &Path, summary: &Summary, staged: &mut Staged) -> Result<()> {
     summary.check()?;
-    staged.create_dir(dir)?;
-    write_json(&dir.join("summary.json"), &summary.to_json(), staged)?;
-    write_csv(&dir.join("summary.csv"), summary.rows(), staged)
+    write_summary(dir, &summary.to_json(), summary.rows(), staged)
 }

@@ -4,10 +4,10 @@
 use faasched_model::node::{RequestId, RequestInfo, RequestOutcome, WorkerId};
 use faasched_model::{FunctionId, Functions, MS, US};
 use faasched_report::node::{
-    Collector, Load, METRICS, PolicySummary, REPORT_HTML, SUMMARY_CSV_HEADER,
-    SUMMARY_SCHEMA_VERSION, Summary, Usage, render_html, render_table, write_outputs, write_report,
+    Collector, Load, METRICS, PolicySummary, SUMMARY_CSV_HEADER, SUMMARY_SCHEMA_VERSION, Summary,
+    Usage, render_html, render_table, write_outputs, write_report,
 };
-use faasched_report::{Error, Staged};
+use faasched_report::{Error, REPORT_HTML, Staged};
 use serde_json::{Value, json};
 use std::fs;
 

@@ -1,9 +1,10 @@
 //! The output files: schema, row order, streaming CSV, determinism, the table.
 
-use faasched_report::{
-    Collector, Error, InvocationsWriter, Metric, PolicySummary, SUMMARY_SCHEMA_VERSION, Scope,
-    Staged, Summary, read_summary_rows, render_table, write_outputs,
+use faasched_report::os::{
+    Collector, InvocationsWriter, Metric, PolicySummary, SUMMARY_SCHEMA_VERSION, Scope, Summary,
+    read_summary_rows, render_table, write_outputs,
 };
+use faasched_report::{Error, Staged};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::fs;

@@ -2,7 +2,7 @@
 //! simulated and measured turnaround side by side, and the rankings.
 
 use faasched_model::{Group, Invocation, Nanos, Outcome, Phase};
-use faasched_report::fidelity::{ks_distance, mean};
+use faasched_report::os::fidelity::{ks_distance, mean};
 use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::HashMap;

@@ -1,33 +1,24 @@
-//! `report.html`: one self-contained page (inline CSS and SVG, no script, no
-//! external resource) with a section per run configuration.
+//! The operating-system level's `report.html`: the shared [`page`](crate::page)
+//! with a section per run configuration.
 //!
-//! A page is:
+//! After the header (title, legend) come:
 //!
-//! 1. a header: the title, a contents list when there are several sections, and
-//!    the legend: one colour and line style per policy (sim-only policies
-//!    dashed and badged), fixed for the whole page, with a checkbox each that
-//!    hides the policy in every chart (CSS `:has`, no script; without it every
-//!    policy shows);
+//! 1. a contents list when there are several sections;
 //! 2. per [`Section`]: the workload and machine descriptions, a table of the main
-//!    numbers, then the charts of [`crate::charts`]: turnaround CDFs and
+//!    numbers, then the charts of [`charts`](super::charts): turnaround CDFs and
 //!    percentile bars per scope (all, G1..G4), context switches, cost, and
 //!    completions over time;
-//! 3. a footer defining the terms.
-//!
-//! The same [`Report`] gives the same bytes: no clock, no hash-map order, and
-//! numbers printed at fixed precision. Text from user data (titles, policy
-//! names, descriptions) is escaped.
+//! 3. the footer, defining the terms.
 
+use super::charts;
+use super::metrics::{Metric, PolicySummary, Scope};
+use super::output::Summary;
 use crate::Result;
-use crate::charts::{self, Palette};
-use crate::metrics::{Metric, PolicySummary, Scope};
-use crate::output::Summary;
+use crate::chart::Palette;
+use crate::page::{self, Page, SIM_ONLY, description};
 use crate::staged::Staged;
 use crate::svg::{count, escape, put, trim};
 use std::path::{Path, PathBuf};
-
-/// The file [`write_report`] writes.
-pub const REPORT_HTML: &str = "report.html";
 
 /// A report: a title and one or more sections, each one run configuration.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,183 +56,28 @@ impl Report {
 /// [`Staged::create_dir`]), staged: it takes its place at `staged`'s commit.
 /// Returns the file's path. Errors name the file (or the directory).
 pub fn write_report(dir: &Path, report: &Report, staged: &mut Staged) -> Result<PathBuf> {
-    staged.create_dir(dir)?;
-    let path = dir.join(REPORT_HTML);
-    staged.write(&path, render_html(report).as_bytes())?;
-    Ok(path)
-}
-
-/// The page's stylesheet, which the node level's page shares. Policy colours
-/// are inline attributes; the rules that hide a policy are generated per
-/// policy by [`toggles`].
-const CSS: &str = "\
-:root{color-scheme:light;--fg:#1b1f24;--muted:#59636e;--line:#d0d7de;--bg:#fff;--soft:#f6f8fa}
-*{box-sizing:border-box}
-body{margin:0;font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;color:var(--fg);background:var(--bg)}
-header.top{position:sticky;top:0;z-index:2;background:rgba(255,255,255,.96);border-bottom:1px solid var(--line);padding:8px 16px}
-h1{font-size:20px;margin:0 0 6px}
-h2{font-size:18px;margin:28px 0 8px;padding-top:8px;border-top:2px solid var(--fg)}
-h3{font-size:15px;margin:22px 0 6px}
-main,footer{max-width:1296px;margin:0 auto;padding:0 16px}
-footer{color:var(--muted);font-size:12.5px;margin:32px auto 40px;border-top:1px solid var(--line);padding-top:10px}
-.legend{display:flex;flex-wrap:wrap;gap:4px 18px;align-items:center}
-.legend label{display:inline-flex;align-items:center;gap:6px;cursor:pointer;white-space:nowrap}
-.legend .hint{color:var(--muted);font-size:12px}
-.badge{display:inline-block;font-size:11px;line-height:16px;padding:0 6px;border-radius:8px;background:#fff3cd;border:1px solid #d4a72c;color:#6b4b00;font-weight:600;white-space:nowrap}
-.desc{display:flex;flex-wrap:wrap;gap:12px 40px;align-items:flex-start}
-section{scroll-margin-top:96px}
-table{border-collapse:collapse;font-variant-numeric:tabular-nums}
-table.kv td,table.kv th{padding:1px 10px 1px 0;text-align:left;vertical-align:top}
-table.kv th{color:var(--muted);font-weight:500}
-table.kv caption{text-align:left;font-weight:600;padding-bottom:2px}
-.numbers{overflow-x:auto}
-table.main th,table.main td{padding:4px 7px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
-table.main th:first-child,table.main td:first-child{text-align:left}
-table.main thead th{background:var(--soft);font-weight:600;vertical-align:bottom}
-.sw{display:inline-block;width:22px;height:10px;vertical-align:middle;margin-right:5px}
-.charts{display:flex;flex-wrap:wrap;gap:12px}
-figure.chart{margin:0;border:1px solid var(--line);border-radius:6px;padding:6px;background:#fff}
-figure.chart svg{display:block;max-width:100%;height:auto}
-figcaption{color:var(--muted);font-size:12px;max-width:580px;padding:2px 4px 0}
-svg text{font:11px system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;fill:#24292f}
-svg .ct{font-size:12.5px;font-weight:600}
-svg .at{font-size:11.5px;fill:#59636e}
-svg .empty{font-size:13px;fill:#8c959f}
-svg .val{font-size:11px}
-svg .grid line{stroke:#eaeef2}
-svg .axis line{stroke:#8c959f}
-svg .line{fill:none;stroke-width:2;stroke-linejoin:round}
-svg .vol{fill-opacity:.4}
-nav.toc a{margin-right:14px}
-.note{color:var(--muted);font-size:12.5px}
-";
-
-/// Opens a page (this one and the node level's): the document head with
-/// [`CSS`], then `extra_css`, then the rules hiding each of the first
-/// `policies` palette indices, and the top header up to its heading, `title`
-/// (escaped here). The header's legend comes next.
-pub(crate) fn open_page(out: &mut String, title: &str, extra_css: &str, policies: usize) {
-    let title = escape(title);
-    put!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{title}</title>\n<style>\n{CSS}{extra_css}"
-    );
-    toggles(out, policies);
-    put!(
-        out,
-        "</style>\n</head>\n<body>\n<header class=\"top\">\n<h1>{title}</h1>\n"
-    );
-}
-
-/// The CSS rules that hide policy `i` when its legend checkbox is unticked,
-/// for each of the first `policies` palette indices.
-fn toggles(out: &mut String, policies: usize) {
-    for i in 0..policies {
-        put!(
-            out,
-            "body:has(#show-p{i}:not(:checked)) .p{i}{{display:none}}\n"
-        );
-    }
+    page::write(dir, &render_html(report), staged)
 }
 
 /// Renders the whole page (see the module docs).
 pub fn render_html(report: &Report) -> String {
     let mut palette = Palette::default();
-    for s in &report.sections {
-        palette.add(&s.summary);
+    for p in report.sections.iter().flat_map(|s| &s.summary.policies) {
+        palette.add(&p.policy, p.sim_only);
     }
-    let mut out = String::with_capacity(256 * 1024);
-    open_page(&mut out, &report.title, "", palette.iter().count());
-    legend(&mut out, &palette);
-    out.push_str("</header>\n<main>\n");
+    let mut page = Page::open(&report.title, &palette);
+    let out = page.body();
     if report.sections.len() > 1 {
         out.push_str("<nav class=\"toc\"><strong>Sections:</strong> ");
         for (i, s) in report.sections.iter().enumerate() {
-            put!(&mut out, "<a href=\"#s{}\">{}</a>", i + 1, escape(&s.title));
+            put!(out, "<a href=\"#s{}\">{}</a>", i + 1, escape(&s.title));
         }
         out.push_str("</nav>\n");
     }
     for (i, s) in report.sections.iter().enumerate() {
-        section(&mut out, i + 1, s, &palette);
+        section(out, i + 1, s, &palette);
     }
-    out.push_str("</main>\n");
-    footer(
-        &mut out,
-        report.sections.iter().any(|s| s.summary.is_live()),
-    );
-    out.push_str("</body>\n</html>\n");
-    out
-}
-
-/// A small line sample in a policy's colour and dash (solid on the node
-/// page, which has no sim-only policies).
-pub(crate) fn swatch(i: usize, sim_only: bool) -> String {
-    let dash = Palette::dash(i, sim_only)
-        .map(|d| format!(" stroke-dasharray=\"{d}\""))
-        .unwrap_or_default();
-    format!(
-        "<svg class=\"sw\" width=\"22\" height=\"10\" viewBox=\"0 0 22 10\" aria-hidden=\"true\">\
-         <line x1=\"0\" y1=\"5\" x2=\"22\" y2=\"5\" stroke=\"{}\" stroke-width=\"3\"{dash}/></svg>",
-        Palette::colour(i)
-    )
-}
-
-/// The sim-only badge.
-const SIM_ONLY: &str = "<span class=\"badge\" title=\"needs a mechanism a stock Linux kernel \
-                        lacks; exists only in the simulator\">sim only</span>";
-
-fn legend(out: &mut String, palette: &Palette) {
-    out.push_str("<div class=\"legend\" role=\"group\" aria-label=\"policies\">");
-    for (i, name, sim_only) in palette.iter() {
-        put!(
-            out,
-            "<label><input type=\"checkbox\" id=\"show-p{i}\" checked>{}{}{}</label>",
-            swatch(i, sim_only),
-            escape(name),
-            if sim_only { SIM_ONLY } else { "" }
-        );
-    }
-    out.push_str(
-        "<span class=\"hint\">untick a policy to hide it in every chart; \
-         dashed lines: sim-only policies</span></div>\n",
-    );
-}
-
-/// A JSON value as table text: strings bare, numbers and booleans as JSON,
-/// `null` as a dash, arrays and objects as compact JSON.
-fn json_text(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Null => "–".to_string(),
-        other => other.to_string(),
-    }
-}
-
-/// A free-form description as a key/value table.
-fn description(out: &mut String, caption: &str, value: &serde_json::Value) {
-    put!(out, "<table class=\"kv\"><caption>{caption}</caption>");
-    kv_rows(out, value);
-    out.push_str("</table>");
-}
-
-/// The rows of a key/value table: one per key of an object, or one cell
-/// holding any other value (the node page's settings too).
-pub(crate) fn kv_rows(out: &mut String, value: &serde_json::Value) {
-    match value.as_object() {
-        Some(map) => {
-            for (k, v) in map {
-                put!(
-                    out,
-                    "<tr><th>{}</th><td>{}</td></tr>",
-                    escape(k),
-                    escape(&json_text(v))
-                );
-            }
-        }
-        None => put!(out, "<tr><td>{}</td></tr>", escape(&json_text(value))),
-    }
+    page.finish(&terms(report.sections.iter().any(|s| s.summary.is_live())))
 }
 
 fn section(out: &mut String, n: usize, s: &Section, palette: &Palette) {
@@ -251,8 +87,8 @@ fn section(out: &mut String, n: usize, s: &Section, palette: &Palette) {
         "<section id=\"s{n}\">\n<h2>{}</h2>\n<div class=\"desc\">",
         escape(&s.title)
     );
-    description(out, "Workload", &summary.workload);
-    description(out, "Machine", &summary.machine);
+    description(out, Some("Workload"), &summary.workload);
+    description(out, Some("Machine"), &summary.machine);
     out.push_str("</div>\n");
     let sim_only: Vec<String> = summary
         .policies
@@ -297,8 +133,8 @@ fn section(out: &mut String, n: usize, s: &Section, palette: &Palette) {
     out.push_str("</div>\n</section>\n");
 }
 
-/// Milliseconds to 2 decimals, or a dash.
-fn ms(v: Option<f64>) -> String {
+/// A number to 2 decimals, or a dash.
+fn decimals2(v: Option<f64>) -> String {
     v.map_or_else(|| "–".to_string(), |v| format!("{v:.2}"))
 }
 
@@ -325,12 +161,11 @@ fn row(out: &mut String, p: &PolicySummary, palette: &Palette) {
     let all = p.all();
     let t = all.stats(Metric::Turnaround);
     let slowdown = all.stats(Metric::Slowdown).map(|s| s.mean);
-    let per = |v: Option<f64>| v.map_or_else(|| "–".to_string(), |v| format!("{v:.2}"));
     put!(
         out,
-        "<tr><td>{}{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+        "<tr class=\"p{i}\"><td>{}{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
          <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}%</td><td>{}</td><td>{}</td></tr>",
-        swatch(i, p.sim_only),
+        palette.swatch(&p.policy),
         escape(&p.policy),
         if p.sim_only {
             format!(" {SIM_ONLY}")
@@ -338,14 +173,14 @@ fn row(out: &mut String, p: &PolicySummary, palette: &Palette) {
             String::new()
         },
         count(all.count as f64),
-        ms(t.map(|s| s.mean)),
-        ms(t.map(|s| s.p50)),
-        ms(t.map(|s| s.p90)),
-        ms(t.map(|s| s.p99)),
-        ms(t.map(|s| s.p999)),
-        per(slowdown),
-        per(all.voluntary_per_invocation()),
-        per(all.involuntary_per_invocation()),
+        decimals2(t.map(|s| s.mean)),
+        decimals2(t.map(|s| s.p50)),
+        decimals2(t.map(|s| s.p90)),
+        decimals2(t.map(|s| s.p99)),
+        decimals2(t.map(|s| s.p999)),
+        decimals2(slowdown),
+        decimals2(all.voluntary_per_invocation()),
+        decimals2(all.involuntary_per_invocation()),
         trim(p.utilisation * 100.0, 1),
         format!("{:.2}", all.cost.billed_gb_s()),
         charts::usd(all.cost.usd()),
@@ -354,32 +189,27 @@ fn row(out: &mut String, p: &PolicySummary, palette: &Palette) {
 
 /// The terms of the page, and where its times come from: the simulator,
 /// or also the machine when a section is `live`.
-fn footer(out: &mut String, live: bool) {
+fn terms(live: bool) -> String {
     let times = if live {
         "Times of live runs are measured on the machine; the others are simulated."
     } else {
         "Times are simulated, not measured on a machine."
     };
-    put!(
-        out,
-        "<footer><p><strong>Terms.</strong> turnaround = finish − arrival; \
-         execution = finish − first run (the billed duration); slowdown = turnaround / \
-         (CPU + I/O). Groups by CPU demand (ALPS Table 1): G1 ≤ 50 ms, G2 50–200 ms, \
-         G3 200–400 ms, G4 &gt; 400 ms. Percentiles are nearest-rank from log-bucketed \
-         histograms (within 0.05%); CDF curves are exact at their points, on a grid of \
-         1/16 of a power of two. {times}</p>\
-         <p>Written by faasched from the same data as summary.json; the same inputs \
-         give the same bytes.</p></footer>\n"
-    );
+    format!(
+        "turnaround = finish − arrival; execution = finish − first run (the billed \
+         duration); slowdown = turnaround / (CPU + I/O). Groups by CPU demand (ALPS \
+         Table 1): G1 ≤ 50 ms, G2 50–200 ms, G3 200–400 ms, G4 &gt; 400 ms. Percentiles \
+         are nearest-rank from log-bucketed histograms (within 0.05%); CDF curves are \
+         exact at their points, on a grid of 1/16 of a power of two. {times}"
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::Collector;
+    use crate::os::Collector;
     use faasched_model::{Function, FunctionId, Group, MS, Outcome};
     use serde_json::json;
-    use std::fs;
 
     fn outcome(id: u64, group: Group, arrival: u64, turnaround: u64, cpu: u64) -> Outcome {
         Outcome {
@@ -536,30 +366,6 @@ mod tests {
         let (a, b) = (render_html(&report()), render_html(&report()));
         assert!(a == b, "two renders differ");
         assert!(!a.contains("NaN") && !a.contains("inf"));
-    }
-
-    #[test]
-    fn writes_report_html_and_names_the_file_on_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut staged = Staged::new();
-        let path = write_report(&dir.path().join("out"), &report(), &mut staged).unwrap();
-        staged.commit().unwrap();
-        assert_eq!(path, dir.path().join("out").join(REPORT_HTML));
-        assert_eq!(fs::read_to_string(&path).unwrap(), render_html(&report()));
-        // A file where the directory should be.
-        let blocker = dir.path().join("file");
-        fs::write(&blocker, "x").unwrap();
-        let err = write_report(&blocker, &report(), &mut Staged::new())
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("file"), "{err}");
-        assert!(err.contains("not a directory"), "{err}");
-        fs::create_dir(dir.path().join("d")).unwrap();
-        fs::create_dir(dir.path().join("d").join(REPORT_HTML)).unwrap();
-        let err = write_report(&dir.path().join("d"), &report(), &mut Staged::new())
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains(REPORT_HTML), "{err}");
     }
 
     #[test]

@@ -12,24 +12,14 @@
 //! Every element of a policy carries the classes `pol p<i>` (its [`Palette`]
 //! index), which the page's legend uses to hide it.
 
-use crate::metrics::{Metric, PolicySummary, Scope, ScopeSummary, Stats};
-use crate::output::Summary;
+use super::metrics::{Metric, PolicySummary, Scope, ScopeSummary};
+use super::output::Summary;
+use crate::Stats;
+use crate::chart::{MARGIN, PANEL, Palette, WIDE_PANEL, Y_TICK_GAP};
 use crate::svg::{
     Frame, Scale, Tick, count, duration_ms, escape, put, significant, tick_labels, trim, truncate,
 };
 use faasched_model::MS;
-
-/// Okabe–Ito's colours (colour-blind safe), yellow swapped for Paul Tol's olive,
-/// which reads on white, then four more of Tol's colour-blind-safe "muted" set
-/// (wine, indigo, sand, grey); the order gives the first policies the most
-/// distinct colours. Policies past these reuse them, lines dotted.
-const COLOURS: [&str; 12] = [
-    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999933",
-    "#882255", "#332288", "#DDCC77", "#AAAAAA",
-];
-
-/// Size of a per-scope panel (width, height), px: three fit in a row of 1280 px.
-const PANEL: (f64, f64) = (380.0, 270.0);
 
 /// The smallest time a log axis shows, in ms (1 µs).
 const LOG_FLOOR_MS: f64 = 1e-3;
@@ -37,74 +27,6 @@ const LOG_FLOOR_MS: f64 = 1e-3;
 /// Characters of a policy name shown in an axis label (the full name is in the
 /// tooltip and the legend).
 const NAME_CHARS: usize = 14;
-
-/// Policies of a report in order of first appearance, each with a fixed colour
-/// and line style used by every chart and the legend.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Palette {
-    /// (name, sim only), distinct names.
-    policies: Vec<(String, bool)>,
-}
-
-impl Palette {
-    /// Adds the policies of `summary` not seen yet.
-    pub(crate) fn add(&mut self, summary: &Summary) {
-        for p in &summary.policies {
-            if !self.policies.iter().any(|(n, _)| *n == p.policy) {
-                self.policies.push((p.policy.clone(), p.sim_only));
-            }
-        }
-    }
-
-    /// Every policy, in palette order: (index, name, sim only).
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, &str, bool)> {
-        self.policies
-            .iter()
-            .enumerate()
-            .map(|(i, (n, s))| (i, n.as_str(), *s))
-    }
-
-    /// The palette index of `policy` (0 if unknown: a programmer error, drawn
-    /// in the first colour rather than failing the report).
-    pub(crate) fn index(&self, policy: &str) -> usize {
-        self.policies
-            .iter()
-            .position(|(n, _)| n == policy)
-            .unwrap_or(0)
-    }
-
-    /// The colour of palette index `i`.
-    pub(crate) fn colour(i: usize) -> &'static str {
-        COLOURS[i % COLOURS.len()]
-    }
-
-    /// The line dash of palette index `i`: dashed for sim-only policies, dotted
-    /// once colours repeat, both if both.
-    pub(crate) fn dash(i: usize, sim_only: bool) -> Option<&'static str> {
-        match (sim_only, i >= COLOURS.len()) {
-            (false, false) => None,
-            (true, false) => Some("7 4"),
-            (false, true) => Some("2 3"),
-            (true, true) => Some("9 3 2 3"),
-        }
-    }
-
-    /// The attributes of a line (class, stroke, dash) for `p`.
-    fn line_attrs(&self, p: &PolicySummary) -> String {
-        let i = self.index(&p.policy);
-        let mut a = format!("class=\"line pol p{i}\" stroke=\"{}\"", Palette::colour(i));
-        if let Some(d) = Palette::dash(i, p.sim_only) {
-            put!(&mut a, " stroke-dasharray=\"{d}\"");
-        }
-        a
-    }
-
-    /// The attributes of a bar (class, fill) for `p`.
-    fn bar_attrs(&self, p: &PolicySummary) -> String {
-        let i = self.index(&p.policy);
-        format!("class=\"pol p{i}\" fill=\"{}\"", Palette::colour(i))
-    }
-}
 
 /// A policy's name as an axis label: truncated, `*` marking sim-only.
 fn short_name(p: &PolicySummary) -> String {
@@ -156,21 +78,9 @@ fn close_figure(out: &mut String, caption: &str) {
     out.push_str("</figure>\n");
 }
 
-/// Text in the middle of an empty plot area.
-pub(crate) fn no_data(out: &mut String, frame: &Frame, what: &str) {
-    put!(
-        out,
-        "<text class=\"empty\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-        frame.width / 2.0,
-        frame.height / 2.0,
-        escape(what)
-    );
-}
-
-/// Least distance between labelled ticks, px: horizontal labels are wide,
-/// vertical ones need a line's height.
+/// Least distance between labelled ticks on a horizontal axis, px: time
+/// labels are wide.
 const X_TICK_GAP: f64 = 56.0;
-const Y_TICK_GAP: f64 = 22.0;
 
 /// Ticks of a time axis in ms, labelled with units, at least `gap` (a fraction
 /// of the axis) apart.
@@ -200,7 +110,7 @@ pub(crate) fn cdf(out: &mut String, summary: &Summary, scope: Scope, palette: &P
     let frame = Frame {
         width: PANEL.0,
         height: PANEL.1,
-        margin: (66.0, 24.0, 28.0, 40.0),
+        margin: (MARGIN.0, 24.0, MARGIN.2, MARGIN.3),
         x: Scale::log(lo, hi, LOG_FLOOR_MS),
         y: Scale::Linear { lo: 0.0, hi: 1.0 },
     };
@@ -225,14 +135,14 @@ pub(crate) fn cdf(out: &mut String, summary: &Summary, scope: Scope, palette: &P
         "share of invocations",
     );
     if empty {
-        no_data(out, &frame, "no invocations in this group");
+        frame.no_data(out, "no invocations in this group");
     }
     for (p, s) in scopes() {
         let d = frame.path(s.turnaround_cdf.iter().map(|c| (c.ms, c.fraction)));
         put!(
             out,
             "<path {} d=\"{d}\"><title>{}</title></path>",
-            palette.line_attrs(p),
+            palette.line_attrs(&p.policy),
             escape(&p.policy)
         );
     }
@@ -270,7 +180,7 @@ pub(crate) fn percentiles(out: &mut String, summary: &Summary, scope: Scope, pal
     let frame = Frame {
         width: PANEL.0,
         height: PANEL.1,
-        margin: (66.0, 12.0, 28.0, 40.0),
+        margin: (MARGIN.0, 12.0, MARGIN.2, MARGIN.3),
         x: Scale::Linear {
             lo: 0.0,
             hi: PERCENTILES.len() as f64,
@@ -298,14 +208,12 @@ pub(crate) fn percentiles(out: &mut String, summary: &Summary, scope: Scope, pal
         "turnaround (log scale)",
     );
     if stats.is_empty() {
-        no_data(out, &frame, "no invocations in this group");
+        frame.no_data(out, "no invocations in this group");
     }
     let n = summary.policies.len().max(1) as f64;
     let band = frame.px(1.0) - frame.px(0.0);
     let bar = band * 0.84 / n;
-    let base = frame.py(match frame.y {
-        Scale::Log { lo, .. } | Scale::Linear { lo, .. } => lo,
-    });
+    let base = frame.py(frame.y.start());
     for (k, (stat, f)) in PERCENTILES.iter().enumerate() {
         for (j, p) in summary.policies.iter().enumerate() {
             let Some(s) = p.scope(scope).stats(Metric::Turnaround) else {
@@ -318,7 +226,7 @@ pub(crate) fn percentiles(out: &mut String, summary: &Summary, scope: Scope, pal
                 out,
                 "<rect {} x=\"{x:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{:.1}\">\
                  <title>{} {stat}: {}</title></rect>",
-                palette.bar_attrs(p),
+                palette.fill_attrs(&p.policy),
                 (bar - 1.0).max(1.0),
                 (base - y).max(0.5),
                 escape(&p.policy),
@@ -346,9 +254,9 @@ pub(crate) fn switches(out: &mut String, summary: &Summary, palette: &Palette) {
         .map(|(v, i)| v + i)
         .fold(0.0, f64::max);
     let frame = Frame {
-        width: 600.0,
-        height: 300.0,
-        margin: (66.0, 12.0, 28.0, 40.0),
+        width: WIDE_PANEL.0,
+        height: WIDE_PANEL.1,
+        margin: (MARGIN.0, 12.0, MARGIN.2, MARGIN.3),
         x: Scale::Linear {
             lo: 0.0,
             hi: Scope::ALL.len() as f64,
@@ -389,7 +297,7 @@ pub(crate) fn switches(out: &mut String, summary: &Summary, palette: &Palette) {
                  height=\"{:.1}\"><title>{name} {scope}: {} voluntary</title></rect>\
                  <rect x=\"{x:.1}\" y=\"{y2:.1}\" width=\"{w:.1}\" height=\"{:.1}\">\
                  <title>{name} {scope}: {} involuntary</title></rect></g>",
-                palette.bar_attrs(p),
+                palette.fill_attrs(&p.policy),
                 y0 - y1,
                 trim(vol, 2),
                 y1 - y2,
@@ -407,7 +315,7 @@ pub(crate) fn switches(out: &mut String, summary: &Summary, palette: &Palette) {
 
 /// Dollars with a `$`, to four significant digits (as the terminal table).
 pub(crate) fn usd(v: f64) -> String {
-    format!("${}", crate::table::usd(v))
+    format!("${}", super::table::usd(v))
 }
 
 /// Total cost per policy: a horizontal bar each, labelled with dollars, billed
@@ -422,7 +330,7 @@ pub(crate) fn cost(out: &mut String, summary: &Summary, palette: &Palette) {
     let cheapest = costs.iter().copied().fold(f64::INFINITY, f64::min);
     let n = summary.policies.len().max(1) as f64;
     let frame = Frame {
-        width: 600.0,
+        width: WIDE_PANEL.0,
         height: (80.0 + 30.0 * n).max(150.0),
         margin: (128.0, 200.0, 28.0, 40.0),
         x: Scale::zero_to(max),
@@ -460,7 +368,7 @@ pub(crate) fn cost(out: &mut String, summary: &Summary, palette: &Palette) {
             "<rect {} x=\"{x0:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{:.1}\">\
              <title>{}: {}</title></rect>\
              <text class=\"val\" x=\"{:.1}\" y=\"{:.1}\">{} · {} GB-s · {vs}</text>",
-            palette.bar_attrs(p),
+            palette.fill_attrs(&p.policy),
             (x1 - x0).max(0.5),
             row * 0.6,
             escape(&p.policy),
@@ -477,10 +385,10 @@ pub(crate) fn cost(out: &mut String, summary: &Summary, palette: &Palette) {
         &escape(&format!(
             "Billed duration: {} (finish − first run), rounded up to {} ms, × memory, \
              at AWS Lambda's x86 price (${}/GB-s) plus ${} per million requests.",
-            crate::cost::BILLED_DURATION,
-            crate::cost::BILLING_GRANULARITY / MS,
-            crate::cost::USD_PER_GB_SECOND,
-            crate::cost::USD_PER_MILLION_REQUESTS
+            super::cost::BILLED_DURATION,
+            super::cost::BILLING_GRANULARITY / MS,
+            super::cost::USD_PER_GB_SECOND,
+            super::cost::USD_PER_MILLION_REQUESTS
         )),
     );
 }
@@ -504,9 +412,9 @@ pub(crate) fn completions(out: &mut String, summary: &Summary, palette: &Palette
         .map(|&(_, n)| n as f64)
         .fold(0.0, f64::max);
     let frame = Frame {
-        width: 600.0,
-        height: 300.0,
-        margin: (66.0, 16.0, 28.0, 40.0),
+        width: WIDE_PANEL.0,
+        height: WIDE_PANEL.1,
+        margin: MARGIN,
         x: Scale::zero_to(end_s),
         y: Scale::zero_to(total),
     };
@@ -538,7 +446,7 @@ pub(crate) fn completions(out: &mut String, summary: &Summary, palette: &Palette
         put!(
             out,
             "<path {} d=\"{d}\"><title>{}</title></path>",
-            palette.line_attrs(p),
+            palette.line_attrs(&p.policy),
             escape(&p.policy)
         );
     }
@@ -550,8 +458,8 @@ pub(crate) fn completions(out: &mut String, summary: &Summary, palette: &Palette
             Some(range.map_or((w, w), |(lo, hi)| (lo.min(w), hi.max(w))))
         })
         .unwrap_or((
-            crate::timeline::FIRST_BUCKET_WIDTH,
-            crate::timeline::FIRST_BUCKET_WIDTH,
+            super::timeline::FIRST_BUCKET_WIDTH,
+            super::timeline::FIRST_BUCKET_WIDTH,
         ));
     let ms = |ns: u64| duration_ms(ns as f64 / 1e6);
     let widths = if least == most {
@@ -564,7 +472,7 @@ pub(crate) fn completions(out: &mut String, summary: &Summary, palette: &Palette
         &escape(&format!(
             "Finishes counted in buckets of {widths} (the width doubles as a run grows, \
              to keep at most {} buckets).",
-            crate::timeline::COMPLETION_BUCKETS
+            super::timeline::COMPLETION_BUCKETS
         )),
     );
 }

@@ -15,9 +15,10 @@
 //! an invocation with no demand, as [`Outcome::slowdown`]), and reported as a
 //! ratio. Both therefore divide the recorded integer by [`REPORT_SCALE`] (10⁶).
 
-use crate::cost::Cost;
+use super::cost::Cost;
+use super::timeline::Completions;
 use crate::histogram::Histogram;
-use crate::timeline::Completions;
+use crate::stats::{SLOWDOWN_ONE, Stats, slowdown_fixed};
 use faasched_model::{Group, Outcome};
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
@@ -30,9 +31,6 @@ pub const REPORT_SCALE: f64 = 1e6;
 /// Grid of the turnaround CDFs: cells per power of two of the value, so one cell
 /// spans at most 1/16 ≈ 6% of its lower bound.
 pub const CDF_STEPS_PER_OCTAVE: u32 = 16;
-
-/// Slowdown fixed point: a slowdown of 1.0 is recorded as this.
-const SLOWDOWN_ONE: u64 = 1_000_000;
 
 /// A per-invocation quantity, in the order of the output rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -84,7 +82,7 @@ impl Metric {
             Metric::Response => o.response(),
             Metric::Execution => o.execution(),
             Metric::Waiting => o.waiting(),
-            Metric::Slowdown => slowdown_fixed(o),
+            Metric::Slowdown => slowdown(o),
         }
     }
 }
@@ -97,18 +95,10 @@ impl fmt::Display for Metric {
 
 /// ⌊turnaround · 10⁶ / (cpu + io)⌋, 10⁶ if there is no demand, saturating.
 #[inline]
-fn slowdown_fixed(o: &Outcome) -> u64 {
-    let demand = o.cpu + o.io;
-    if demand == 0 {
-        return SLOWDOWN_ONE;
-    }
-    match o.turnaround().checked_mul(SLOWDOWN_ONE) {
-        // Turnarounds below ~5 h: a plain u64 division, the hot path.
-        Some(scaled) => scaled / demand,
-        None => {
-            let fixed = u128::from(o.turnaround()) * u128::from(SLOWDOWN_ONE) / u128::from(demand);
-            u64::try_from(fixed).unwrap_or(u64::MAX)
-        }
+fn slowdown(o: &Outcome) -> u64 {
+    match o.cpu + o.io {
+        0 => SLOWDOWN_ONE,
+        demand => slowdown_fixed(o.turnaround(), demand),
     }
 }
 
@@ -177,41 +167,6 @@ impl<'de> Deserialize<'de> for Scope {
     }
 }
 
-/// Statistics of one metric over a non-empty scope, in ms (a ratio for slowdown).
-///
-/// Mean and max are exact (up to the f64 conversion); percentiles are
-/// nearest-rank, from the histogram (see [`Histogram::quantile_per_mille`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Stats {
-    /// Arithmetic mean.
-    pub mean: f64,
-    /// 50th percentile.
-    pub p50: f64,
-    /// 90th percentile.
-    pub p90: f64,
-    /// 99th percentile.
-    pub p99: f64,
-    /// 99.9th percentile.
-    pub p999: f64,
-    /// Maximum.
-    pub max: f64,
-}
-
-impl Stats {
-    /// The statistics of a histogram, scaled by [`REPORT_SCALE`]; `None` if empty.
-    fn of(h: &Histogram) -> Option<Stats> {
-        let q = |pm| h.quantile_per_mille(pm).map(|v| v as f64 / REPORT_SCALE);
-        Some(Stats {
-            mean: h.mean()? / REPORT_SCALE,
-            p50: q(500)?,
-            p90: q(900)?,
-            p99: q(990)?,
-            p999: q(999)?,
-            max: h.max()? as f64 / REPORT_SCALE,
-        })
-    }
-}
-
 /// One point of a cumulative distribution.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CdfPoint {
@@ -228,7 +183,8 @@ pub struct ScopeSummary {
     pub scope: Scope,
     /// How many invocations.
     pub count: u64,
-    /// Statistics per metric, indexed by [`Metric::index`]; `None` when `count` is 0.
+    /// Statistics per metric, indexed by [`Metric::index`], in ms (a ratio for
+    /// slowdown); `None` when `count` is 0.
     pub stats: [Option<Stats>; 5],
     /// Total voluntary context switches.
     pub voluntary_switches: u64,
@@ -328,7 +284,7 @@ impl Acc {
         ScopeSummary {
             scope,
             count,
-            stats: self.hists.each_ref().map(Stats::of),
+            stats: self.hists.each_ref().map(|h| Stats::of(h, REPORT_SCALE)),
             voluntary_switches: self.voluntary,
             involuntary_switches: self.involuntary,
             cost: self.cost,
@@ -400,7 +356,7 @@ impl Collector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use faasched_model::{Function, FunctionId, SEC};
+    use faasched_model::{Function, FunctionId};
 
     fn outcome(turnaround: u64, cpu: u64, io: u64) -> Outcome {
         Outcome {
@@ -422,17 +378,11 @@ mod tests {
     }
 
     #[test]
-    fn slowdown_fixed_point_on_both_paths() {
-        assert_eq!(slowdown_fixed(&outcome(3, 2, 1)), 1_000_000);
-        assert_eq!(slowdown_fixed(&outcome(22, 10, 5)), 1_466_666);
-        assert_eq!(slowdown_fixed(&outcome(0, 0, 0)), 1_000_000);
-        // 10 h over 1 h of demand overflows u64 when scaled: the u128 path.
-        let hour = 3600 * SEC;
-        assert_eq!(
-            slowdown_fixed(&outcome(10 * hour, hour / 2, hour / 2)),
-            10_000_000
-        );
-        assert_eq!(slowdown_fixed(&outcome(u64::MAX, 1, 0)), u64::MAX);
+    fn slowdown_is_over_cpu_and_io_and_one_without_demand() {
+        assert_eq!(slowdown(&outcome(3, 2, 1)), 1_000_000);
+        assert_eq!(slowdown(&outcome(22, 10, 5)), 1_466_666);
+        assert_eq!(slowdown(&outcome(0, 0, 0)), 1_000_000);
+        assert_eq!(slowdown(&outcome(5, 0, 0)), 1_000_000);
     }
 
     #[test]
