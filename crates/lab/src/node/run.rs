@@ -108,10 +108,11 @@ impl FromStr for Estimates {
             "median" => Estimates::Median,
             _ => match s.strip_prefix("noisy=") {
                 Some(e) => {
+                    // One message, not a chain: clap shows only the top.
                     let e: f64 = e
                         .parse()
-                        .with_context(|| format!("`{s}`: `{e}` is not a number"))?;
-                    Estimate::noisy(e).with_context(|| format!("`{s}`"))?;
+                        .map_err(|_| anyhow!("`{s}`: `{e}` is not a number"))?;
+                    Estimate::noisy(e).map_err(|why| anyhow!("`{s}`: {why}"))?;
                     Estimates::Noisy(e)
                 }
                 None => bail!("`{s}`: give exact, median or noisy=E"),
@@ -518,7 +519,10 @@ mod tests {
         let mut bad = plain.clone();
         bad["estimate"] = "noisy=2".into();
         let err = serde_json::from_value::<NodeOptions>(bad).unwrap_err();
-        assert!(err.to_string().contains("noisy=2"), "{err}");
+        assert!(
+            err.to_string().contains("noisy=2") && err.to_string().contains("[0, 1]"),
+            "{err}"
+        );
         for (text, estimates) in [
             ("exact", Estimates::Exact),
             ("median", Estimates::Median),

@@ -1,5 +1,5 @@
-//! The report's chart kinds, each drawn from a [`Summary`] as one inline SVG in a
-//! `<figure class="chart" data-kind="...">`:
+//! The operating-system report's chart kinds, each drawn from a [`Summary`]
+//! as one inline SVG in a `<figure class="chart" data-kind="...">`:
 //!
 //! | kind | what |
 //! |---|---|
