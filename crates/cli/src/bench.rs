@@ -8,8 +8,7 @@ mod runtime;
 use crate::os::args::count;
 use anyhow::Result;
 use clap::{Args as ClapArgs, Subcommand};
-use faasched_lab::bench::{BUILD, cluster, learn, node, release_only, sim};
-use faasched_lab::outln;
+use faasched_lab::bench::{cluster, learn, node, sim, watch};
 use std::path::PathBuf;
 
 #[derive(Subcommand, Debug)]
@@ -69,11 +68,34 @@ pub enum Command {
 impl Command {
     pub fn execute(self) -> Result<()> {
         match self {
-            Command::Sim(s) => s.execute(),
-            Command::Node(n) => n.execute(),
-            Command::Cluster(c) => c.execute(),
-            Command::Learn(l) => l.execute(),
-            Command::Watch(w) => w.execute(),
+            Command::Sim(s) => sim::run(sim::Options {
+                runs: s.runs,
+                invocations: s.invocations,
+                seed: s.seed,
+                json: s.json,
+            }),
+            Command::Node(n) => node::run(node::Options {
+                runs: n.runs,
+                requests: n.requests,
+                seed: n.seed,
+                json: n.json,
+            }),
+            Command::Cluster(c) => cluster::run(cluster::Options {
+                runs: c.runs,
+                invocations: c.invocations,
+                samples: c.samples,
+                seed: c.seed,
+                json: c.json,
+                export: c.export,
+            }),
+            Command::Learn(l) => learn::run(learn::Options {
+                runs: l.runs,
+                json: l.json,
+            }),
+            Command::Watch(w) => watch::run(watch::Options {
+                trials: w.trials,
+                json: w.json,
+            }),
             Command::Agent(a) => a.execute(),
             Command::Runtime(r) => r.execute(),
             Command::Gateway(g) => g.execute(),
@@ -92,52 +114,6 @@ pub struct Watch {
     json: bool,
 }
 
-impl Watch {
-    fn execute(self) -> Result<()> {
-        let realtime = faasched_live::os::privilege::probe().realtime;
-        let m = faasched_live::os::watchbench::run(self.trials as usize, realtime)?;
-        if self.json {
-            outln!("{}", serde_json::to_string_pretty(&m)?)?;
-            return Ok(());
-        }
-        outln!(
-            "spinning process: {} on the last CPU; targets 10 to 14 ms of its CPU apart",
-            if m.realtime {
-                "SCHED_FIFO"
-            } else {
-                "SCHED_OTHER"
-            },
-        )?;
-        outln!(
-            "{:<34} {:>7} {:>22} {:>14}",
-            "watch method",
-            "watches",
-            "overshoot µs p50/p99/max",
-            "CPU/watch µs"
-        )?;
-        for w in &m.watching {
-            let [p50, p99, max] = w.overshoot_us;
-            outln!(
-                "{:<34} {:>7} {:>22} {:>14.1}",
-                w.method,
-                w.watches,
-                format!("{p50:.0}/{p99:.0}/{max:.0}"),
-                w.watcher_cpu_us
-            )?;
-        }
-        outln!(
-            "{:<34} {:>7} {:>22}",
-            "class change",
-            "changes",
-            "median µs"
-        )?;
-        for c in &m.changing {
-            outln!("{:<34} {:>7} {:>22.1}", c.method, c.changes, c.median_us)?;
-        }
-        Ok(())
-    }
-}
-
 #[derive(ClapArgs, Debug)]
 pub struct Learn {
     /// Runs per window size; the median is reported.
@@ -146,25 +122,6 @@ pub struct Learn {
     /// Print `[{"records", "median_s"}]`.
     #[arg(long)]
     json: bool,
-}
-
-impl Learn {
-    fn execute(self) -> Result<()> {
-        release_only("learn")?;
-        let results = learn::measure(self.runs, |m| match self.json {
-            true => Ok(()),
-            false => outln!(
-                "window {:>5} records  {:>3} functions  median {:>10.6} s per lesson",
-                m.records,
-                m.functions,
-                m.median_s
-            ),
-        })?;
-        if self.json {
-            outln!("{}", serde_json::to_string_pretty(&results)?)?;
-        }
-        Ok(())
-    }
 }
 
 #[derive(ClapArgs, Debug)]
@@ -187,38 +144,6 @@ pub struct Sim {
     json: bool,
 }
 
-impl Sim {
-    fn execute(self) -> Result<()> {
-        release_only("sim")?;
-        if !self.json {
-            let hint = match BUILD {
-                "release" => " (scripts/pgo-build makes the faster profile-guided one)",
-                _ => "",
-            };
-            outln!("{BUILD} build{hint}, seed {}", self.seed)?;
-        }
-        let results = sim::measure(self.runs, self.invocations, self.seed, |m| {
-            match self.json {
-                true => Ok(()),
-                false => outln!(
-                    "{:<14} {:<5} {:>9} invocations  median {:>8.4} s  {:>10.0} invocations/s  {:>5.1} events/invocation  peak RSS {:.0} MiB",
-                    m.scenario,
-                    m.policy,
-                    m.invocations,
-                    m.wall_s,
-                    m.invocations_per_s,
-                    m.kernel_events as f64 / m.invocations as f64,
-                    m.peak_rss_mib.unwrap_or(f64::NAN)
-                ),
-            }
-        })?;
-        if self.json {
-            outln!("{}", serde_json::to_string_pretty(&results)?)?;
-        }
-        Ok(())
-    }
-}
-
 #[derive(ClapArgs, Debug)]
 pub struct Node {
     /// Runs per policy; the median is reported.
@@ -235,58 +160,6 @@ pub struct Node {
     /// "requests_per_s", ...}]}`.
     #[arg(long)]
     json: bool,
-}
-
-impl Node {
-    fn execute(self) -> Result<()> {
-        release_only("node")?;
-        let mib = |v: Option<f64>| v.unwrap_or(f64::NAN);
-        if !self.json {
-            outln!(
-                "{BUILD} build, seed {}, {} workload, {} dispatcher × {} workers at {:.0}% load",
-                self.seed,
-                node::WORKLOAD,
-                node::DISPATCHERS,
-                node::WORKERS,
-                node::LOAD * 100.0
-            )?;
-        }
-        let results = node::measure(
-            self.runs,
-            self.requests,
-            self.seed,
-            |m| match self.json {
-                true => Ok(()),
-                false => outln!(
-                    "memory: {} peak RSS {:.1} MiB after {} requests, {:.1} MiB after {} ({:+.1} MiB)",
-                    m.policy,
-                    mib(m.short_peak_rss_mib),
-                    m.short_requests,
-                    mib(m.long_peak_rss_mib),
-                    m.long_requests,
-                    mib(m.growth_mib)
-                ),
-            },
-            |m| match self.json {
-                true => Ok(()),
-                false => outln!(
-                    "{:<15} {:>9} requests at {:>6.0}/s  median {:>8.4} s  {:>10.0} requests/s  {:>5.2} events/request  {:>5.3} preemptions/request  peak RSS {:.0} MiB",
-                    m.policy,
-                    m.requests,
-                    m.rate_per_s,
-                    m.wall_s,
-                    m.requests_per_s,
-                    m.events as f64 / m.requests as f64,
-                    m.preemptions as f64 / m.requests as f64,
-                    mib(m.peak_rss_mib)
-                ),
-            },
-        )?;
-        if self.json {
-            outln!("{}", serde_json::to_string_pretty(&results)?)?;
-        }
-        Ok(())
-    }
 }
 
 #[derive(ClapArgs, Debug)]
@@ -317,111 +190,4 @@ pub struct Cluster {
     /// (servers, cores, memory, keep-alive).
     #[arg(long, value_name = "DIR", conflicts_with_all = ["runs", "samples", "json"])]
     export: Option<PathBuf>,
-}
-
-impl Cluster {
-    fn execute(self) -> Result<()> {
-        if let Some(dir) = &self.export {
-            let job = cluster::export(dir, self.invocations, self.seed)?;
-            eprintln!(
-                "wrote {} invocations of seed {} ({} functions on {} servers × {} cores, {} MB each) to {}: {}, {}, {}",
-                job.invocations,
-                job.seed,
-                job.functions,
-                job.servers,
-                job.cores,
-                job.memory_mb,
-                dir.display(),
-                cluster::EXPORT_FUNCTIONS,
-                cluster::EXPORT_INVOCATIONS,
-                cluster::EXPORT_CLUSTER
-            );
-            return Ok(());
-        }
-        release_only("cluster")?;
-        let mib = |v: Option<f64>| v.unwrap_or(f64::NAN);
-        if !self.json {
-            outln!(
-                "{BUILD} build, seed {}, azure-functions: {} functions on {} servers × {} cores ({} MB each) at {:.0}% load, {} keep-alive",
-                self.seed,
-                cluster::FUNCTIONS,
-                cluster::SERVERS,
-                cluster::CORES,
-                cluster::MEMORY_MB,
-                cluster::LOAD * 100.0,
-                cluster::KEEP_ALIVE
-            )?;
-        }
-        let speeds = cluster::measure(
-            self.runs,
-            self.invocations,
-            self.seed,
-            |m| match self.json {
-                true => Ok(()),
-                false => outln!(
-                    "memory: {} peak RSS {:.1} MiB after {} invocations, {:.1} MiB after {} ({:+.1} MiB)",
-                    m.router,
-                    mib(m.short_peak_rss_mib),
-                    m.short_invocations,
-                    mib(m.long_peak_rss_mib),
-                    m.long_invocations,
-                    mib(m.growth_mib)
-                ),
-            },
-            |m| match self.json {
-                true => Ok(()),
-                false => outln!(
-                    "{:<18} {:>9} invocations at {:>5.1}/s  median {:>8.4} s  {:>10.0} invocations/s  {:>5.2} events/invocation  {:>5.3} cold/invocation  {:>5.3} dropped/invocation ({:.3} by the router)  peak RSS {:.0} MiB",
-                    m.router,
-                    m.invocations,
-                    m.rate_per_s,
-                    m.wall_s,
-                    m.invocations_per_s,
-                    m.events as f64 / m.invocations as f64,
-                    m.cold_starts as f64 / m.invocations as f64,
-                    m.dropped as f64 / m.invocations as f64,
-                    m.dropped_by_router as f64 / m.invocations as f64,
-                    mib(m.peak_rss_mib)
-                ),
-            },
-        )?;
-        let decisions = cluster::decisions(
-            self.samples,
-            self.seed,
-            |v| match self.json {
-                true => Ok(()),
-                false => outln!(
-                    "route() on {} servers as {} saw them after {} invocations (mean load {:.2}, max {:.2}, {} idle warm containers, {} running), median of {} samples of {} decisions:",
-                    v.servers,
-                    v.router,
-                    v.after_invocations,
-                    v.mean_load,
-                    v.max_load,
-                    v.warm_containers,
-                    v.running,
-                    self.samples,
-                    cluster::PER_SAMPLE
-                ),
-            },
-            |d| match self.json {
-                true => Ok(()),
-                false => outln!(
-                    "{:<18} {:>10.1} ns/decision  {:>5.3} dropped/decision",
-                    d.router,
-                    d.median_ns,
-                    d.drops as f64 / (f64::from(d.samples) * f64::from(d.per_sample))
-                ),
-            },
-        )?;
-        if self.json {
-            let all = serde_json::json!({
-                "memory": speeds.memory,
-                "routers": speeds.routers,
-                "view": decisions.view,
-                "decisions": decisions.decisions,
-            });
-            outln!("{}", serde_json::to_string_pretty(&all)?)?;
-        }
-        Ok(())
-    }
 }

@@ -4,15 +4,8 @@ use crate::os::args::count;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use faasched_lab::cluster::experiment::{run_cluster_cases, write_cluster_files};
-use faasched_lab::experiment::{self, Cases, Name, Settings};
-use faasched_lab::interrupt;
-use faasched_lab::node::experiment::{
-    run_capacity_cases, run_node_cases, write_capacity_files, write_node_files,
-};
-use faasched_lab::node::figures::capacity_table;
-use faasched_lab::{out, outln};
-use faasched_report::{REPORT_HTML, Staged};
+use faasched_lab::experiment::command::{self, Action, Options};
+use faasched_lab::experiment::{Name, Settings};
 use std::path::PathBuf;
 
 /// Reproduce a paper's experiment: canned, seeded runs and their table.
@@ -71,81 +64,19 @@ fn names() -> impl TypedValueParser<Value = Name> {
 
 impl Args {
     pub fn execute(self) -> Result<()> {
-        let settings = Settings {
-            invocations: self.invocations,
-            seed: self.seed,
-            trace: self.trace.clone(),
-            cache: None,
-        };
-        let name = self.name.spelled();
-        let plan = match &self.cases {
-            Some(path) => match self.name.plan(&settings)? {
-                Cases::Os(_) => Cases::Os(experiment::read_cases(path)?),
-                Cases::Node(_) => Cases::Node(experiment::read_cases(path)?),
-                Cases::Capacity(_) => Cases::Capacity(experiment::read_cases(path)?),
-                Cases::Cluster(_) => Cases::Cluster(experiment::read_cases(path)?),
+        command::run(Options {
+            name: self.name,
+            settings: Settings {
+                invocations: self.invocations,
+                seed: self.seed,
+                trace: self.trace,
+                cache: None,
             },
-            None => self.name.plan(&settings)?,
-        };
-        if self.plan {
-            return outln!("{}", serde_json::to_string_pretty(&plan)?);
-        }
-        // A directory that cannot be made is found before the runs, not
-        // after them.
-        let mut staged = Staged::new();
-        if let Some(dir) = &self.out {
-            staged.create_dir(dir)?;
-        }
-        interrupt::catch()?;
-        let text = match plan {
-            Cases::Os(cases) => {
-                let ran = experiment::run_cases(cases)?;
-                let table = self.name.table(&ran);
-                let text = table.render();
-                if let Some(dir) = &self.out {
-                    interrupt::check()?;
-                    experiment::write_files(staged, dir, name, &ran, &table, &text)?;
-                }
-                text
-            }
-            Cases::Node(cases) => {
-                let ran = run_node_cases(cases)?;
-                let table = self.name.node_table(&ran);
-                let text = table.render();
-                if let Some(dir) = &self.out {
-                    interrupt::check()?;
-                    write_node_files(staged, dir, name, &ran, &table, &text)?;
-                }
-                text
-            }
-            Cases::Capacity(cases) => {
-                let ran = run_capacity_cases(cases)?;
-                let table = capacity_table(&ran);
-                let text = table.render();
-                if let Some(dir) = &self.out {
-                    interrupt::check()?;
-                    write_capacity_files(staged, dir, name, &ran, &table, &text)?;
-                }
-                text
-            }
-            Cases::Cluster(cases) => {
-                let ran = run_cluster_cases(cases)?;
-                let table = self.name.cluster_table(&ran);
-                let text = table.render();
-                if let Some(dir) = &self.out {
-                    interrupt::check()?;
-                    write_cluster_files(staged, dir, name, &ran, &table, &text)?;
-                }
-                text
-            }
-        };
-        out!("{text}")?;
-        if let Some(dir) = &self.out {
-            outln!(
-                "wrote table.txt, table.csv, {REPORT_HTML} and a summary per case to {}",
-                dir.display()
-            )?;
-        }
-        Ok(())
+            cases: self.cases,
+            action: match self.plan {
+                true => Action::Plan,
+                false => Action::Run { out: self.out },
+            },
+        })
     }
 }

@@ -1,18 +1,13 @@
 //! `faasched workload`: write workload CSV from a generator or a production trace.
 
-use anyhow::{Result, anyhow};
+use crate::os::args::count;
+use anyhow::Result;
 use clap::{Args as ClapArgs, Subcommand, ValueEnum};
-use faasched_lab::output::counted;
-use faasched_lab::output::write_workload;
-use faasched_report::Staged;
-use faasched_workload::scale;
-use faasched_workload::synthetic::{Generator, Params, Spec};
-use faasched_workload::traces::{Arrivals, Trace, azure2019, azure2021, huawei2023};
-use faasched_workload::{DEFAULT_INVOCATIONS, DEFAULT_LOAD};
-use std::cmp::Ordering;
-use std::ops::RangeInclusive;
+use faasched_lab::workload::{
+    self, Arrivals, DEFAULT_INVOCATIONS, DEFAULT_LOAD, TraceFiles, parse_range, parse_window,
+};
+use std::ops::{Range, RangeInclusive};
 use std::path::PathBuf;
-use std::str::FromStr;
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -26,8 +21,15 @@ pub enum Command {
 impl Command {
     pub fn execute(self) -> Result<()> {
         match self {
-            Command::Generate(g) => g.execute(),
-            Command::Import(i) => i.execute(),
+            Command::Generate(g) => workload::generate(workload::Generate {
+                workload: g.workload,
+                cores: usize::from(g.cores),
+                load: g.load,
+                invocations: g.invocations,
+                seed: g.seed,
+                output: g.output,
+            }),
+            Command::Import(i) => workload::import(i.options()),
         }
     }
 }
@@ -47,7 +49,7 @@ pub struct Generate {
     load: f64,
     /// Number of invocations.
     #[arg(long, short = 'n', default_value_t = DEFAULT_INVOCATIONS,
-          value_parser = crate::os::args::count)]
+          value_parser = count)]
     invocations: u64,
     /// Seed.
     #[arg(long, short = 's', default_value_t = 1)]
@@ -59,30 +61,6 @@ pub struct Generate {
     /// one was killed.
     #[arg(long, short = 'o', visible_alias = "out")]
     output: PathBuf,
-}
-
-impl Generate {
-    fn execute(self) -> Result<()> {
-        let params = Params {
-            spec: Spec::parse(&self.workload)?,
-            cores: usize::from(self.cores),
-            load: self.load,
-            invocations: self.invocations,
-            seed: self.seed,
-        };
-        let mut staged = Staged::new();
-        write_workload(&self.output, Generator::new(&params)?, &mut staged)?;
-        staged.commit()?;
-        eprintln!(
-            "wrote {} invocations of `{}` ({} cores, load {}) to {}",
-            self.invocations,
-            params.spec,
-            self.cores,
-            self.load,
-            self.output.display()
-        );
-        Ok(())
-    }
 }
 
 /// Arrival placement within a trace minute of k invocations of a function.
@@ -114,7 +92,7 @@ impl From<ArrivalsArg> for Arrivals {
 pub struct Common {
     /// Keep this many functions (at least 1), sampled uniformly with the
     /// seed (default: every function).
-    #[arg(long, value_parser = crate::os::args::count)]
+    #[arg(long, value_parser = count)]
     functions: Option<u64>,
     /// Seed of every random choice.
     #[arg(long, short = 's', default_value_t = 1)]
@@ -164,7 +142,7 @@ pub enum Import {
         /// keeps those starting from A up to, not including, B (like 0..3600
         /// for the first hour, or 0.5..1.25; default: all).
         #[arg(long, value_parser = parse_window)]
-        seconds: Option<RangeInclusive<f64>>,
+        seconds: Option<Range<f64>>,
         #[command(flatten)]
         common: Common,
     },
@@ -189,39 +167,10 @@ pub enum Import {
     },
 }
 
-/// Parses `A..B` (inclusive) or a single `A`.
-/// A window of trace seconds, `A..B`, half-open; `A..=B` would promise an
-/// end it does not keep, so it is refused.
-fn parse_window(s: &str) -> Result<RangeInclusive<f64>, String> {
-    if s.contains("..=") {
-        return Err(format!("`{s}`: a window of seconds is half-open, A..B"));
-    }
-    parse_range(s)
-}
-
-fn parse_range<T: FromStr + Copy + PartialOrd>(s: &str) -> Result<RangeInclusive<T>, String>
-where
-    T::Err: std::fmt::Display,
-{
-    let num = |x: &str| x.trim().parse::<T>().map_err(|e| format!("`{x}`: {e}"));
-    let (a, b) = match s.split_once("..") {
-        Some((a, b)) => (num(a)?, num(b.trim_start_matches('='))?),
-        None => {
-            let a = num(s)?;
-            (a, a)
-        }
-    };
-    // Not `a > b`: a NaN bound is no range either.
-    if !matches!(a.partial_cmp(&b), Some(Ordering::Less | Ordering::Equal)) {
-        return Err(format!("empty range `{s}`"));
-    }
-    Ok(a..=b)
-}
-
 impl Import {
-    fn execute(self) -> Result<()> {
-        // The flag that widens the window, for an empty selection's error.
-        let (trace, common, window) = match self {
+    /// The import these flags ask for.
+    fn options(self) -> workload::Import {
+        let (trace, common) = match self {
             Import::Azure2019 {
                 dir,
                 day,
@@ -229,24 +178,22 @@ impl Import {
                 arrivals,
                 common,
             } => {
-                let mut o = azure2019::Options::new(dir, day);
-                o.minutes = minutes;
-                o.arrivals = arrivals.into();
-                o.functions = common.functions();
-                o.seed = common.seed;
-                (azure2019::read(&o)?, common, "--minutes")
+                let arrivals = arrivals.into();
+                (
+                    TraceFiles::Azure2019 {
+                        dir,
+                        day,
+                        minutes,
+                        arrivals,
+                    },
+                    common,
+                )
             }
             Import::Azure2021 {
                 file,
                 seconds,
                 common,
-            } => {
-                let mut o = azure2021::Options::new(file);
-                o.window = seconds.map(|r| *r.start()..*r.end());
-                o.functions = common.functions();
-                o.seed = common.seed;
-                (azure2021::read(&o)?, common, "--seconds")
-            }
+            } => (TraceFiles::Azure2021 { file, seconds }, common),
             Import::Huawei2023 {
                 dir,
                 days,
@@ -254,189 +201,25 @@ impl Import {
                 arrivals,
                 common,
             } => {
-                let mut o = huawei2023::Options::new(dir, days);
-                o.minutes = minutes;
-                o.arrivals = arrivals.into();
-                o.functions = common.functions();
-                o.seed = common.seed;
-                (huawei2023::read(&o)?, common, "--days or --minutes")
+                let arrivals = arrivals.into();
+                (
+                    TraceFiles::Huawei2023 {
+                        dir,
+                        days,
+                        minutes,
+                        arrivals,
+                    },
+                    common,
+                )
             }
         };
-        write_trace(trace, &common, window)
-    }
-}
-
-impl Common {
-    /// `--functions`, as the readers count them.
-    fn functions(&self) -> Option<usize> {
-        self.functions
-            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
-    }
-}
-
-/// Writes an imported trace; `window` names the flag that widens its window.
-fn write_trace(trace: Trace, common: &Common, window: &str) -> Result<()> {
-    let Trace {
-        mut invocations,
-        functions,
-        skipped,
-        duplicates,
-        conflicts,
-        candidates,
-    } = trace;
-    if invocations.is_empty() {
-        return Err(if skipped > 0 {
-            anyhow!(
-                "the selection holds no invocations that can be timed: the {} invoked in it \
-                 {} no durations; widen {window} or sample more functions (--functions)",
-                counted(skipped, "function"),
-                if skipped == 1 { "has" } else { "have" }
-            )
-        } else {
-            anyhow!(
-                "the selection holds no invocations; widen {window} or sample more functions (--functions)"
-            )
-        });
-    }
-    let mut note = String::new();
-    let cores = common.cores.map(usize::from);
-    if let (Some(load), Some(cores)) = (common.load, cores) {
-        let factor = scale::rescale_to_load(&mut invocations, cores, load)?;
-        note = format!(
-            ", arrivals rescaled ×{factor:.4} to load {load} on {}",
-            counted(cores, "core")
-        );
-    } else if let Some(cores) = cores {
-        note = format!(
-            ", offered load {} on {}",
-            significant(scale::offered_load(&invocations, cores)),
-            counted(cores, "core")
-        );
-    }
-    note.push_str(&repeats_note(duplicates, conflicts));
-    let mut staged = Staged::new();
-    write_workload(&common.output, invocations.iter().map(Ok), &mut staged)?;
-    staged.commit()?;
-    if let Some(note) = sampling_note(common.functions, candidates) {
-        eprintln!("{note}");
-    }
-    eprintln!(
-        "wrote {} of {} to {}{} ({} skipped: no durations)",
-        counted(invocations.len(), "invocation"),
-        counted(functions.len(), "function"),
-        common.output.display(),
-        note,
-        counted(skipped, "function"),
-    );
-    Ok(())
-}
-
-/// The note for `--functions N` asking for more than the `candidates`
-/// functions the selection has: the import keeps them all, and a smaller
-/// workload than asked should not pass unnoticed.
-fn sampling_note(asked: Option<u64>, candidates: usize) -> Option<String> {
-    let asked = asked.filter(|&n| n > candidates as u64)?;
-    let kept = match candidates {
-        1 => "it".to_string(),
-        n => format!("all {n}"),
-    };
-    Some(format!(
-        "note: --functions {asked}, but the selection has only {} to sample from: keeping {kept}",
-        counted(candidates, "function")
-    ))
-}
-
-/// What the summary says of the `duplicates` rows ignored for their key, of
-/// which `conflicts` disagree with the row that counts: a repeat of the same
-/// values is harmless, a conflict is the trace saying two things.
-fn repeats_note(duplicates: usize, conflicts: usize) -> String {
-    let repeated = duplicates.saturating_sub(conflicts);
-    let mut note = String::new();
-    if repeated > 0 {
-        note.push_str(&format!(
-            "; {} ignored (same key and values as an earlier row of the same file: harmless)",
-            counted(repeated, "repeated row")
-        ));
-    }
-    if conflicts > 0 {
-        note.push_str(&format!(
-            "; {} ignored (same key as an earlier row of the same file but other values: \
-             the earlier row counts)",
-            counted(conflicts, "conflicting row")
-        ));
-    }
-    note
-}
-
-/// `x` to three significant digits, so that a small load still shows.
-fn significant(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() {
-        return format!("{x}");
-    }
-    let decimals = (2 - x.abs().log10().floor() as i32).max(0) as usize;
-    format!("{x:.decimals$}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn summary_numbers_read_well() {
-        assert_eq!(significant(0.91234), "0.912");
-        assert_eq!(significant(0.000123456), "0.000123");
-        assert_eq!(significant(12.345), "12.3");
-        assert_eq!(significant(1234.4), "1234");
-        assert_eq!(significant(0.0), "0");
-    }
-
-    #[test]
-    fn sampling_more_functions_than_there_are_is_noted() {
-        assert_eq!(sampling_note(None, 500), None);
-        assert_eq!(sampling_note(Some(500), 500), None);
-        assert_eq!(sampling_note(Some(20), 500), None);
-        assert_eq!(
-            sampling_note(Some(600), 500).as_deref(),
-            Some(
-                "note: --functions 600, but the selection has only 500 functions to sample \
-                 from: keeping all 500"
-            )
-        );
-        assert_eq!(
-            sampling_note(Some(2), 1).as_deref(),
-            Some(
-                "note: --functions 2, but the selection has only 1 function to sample from: keeping it"
-            )
-        );
-    }
-
-    #[test]
-    fn repeated_rows_are_told_from_conflicting_ones() {
-        assert_eq!(repeats_note(0, 0), "");
-        assert_eq!(
-            repeats_note(24, 0),
-            "; 24 repeated rows ignored (same key and values as an earlier row of the same \
-             file: harmless)"
-        );
-        assert_eq!(
-            repeats_note(3, 1),
-            "; 2 repeated rows ignored (same key and values as an earlier row of the same \
-             file: harmless); 1 conflicting row ignored (same key as an earlier row of the \
-             same file but other values: the earlier row counts)"
-        );
-    }
-
-    #[test]
-    fn ranges_parse_whole_or_fractional_bounds() {
-        assert_eq!(parse_range::<u32>("2..5"), Ok(2..=5));
-        assert_eq!(parse_range::<u32>("2..=5"), Ok(2..=5));
-        assert_eq!(parse_range::<u32>("7"), Ok(7..=7));
-        assert_eq!(parse_range::<f64>("0.5..1.25"), Ok(0.5..=1.25));
-        for bad in ["5..2", "NaN..1", "1..NaN", "a..2"] {
-            assert!(parse_range::<f64>(bad).is_err(), "{bad}");
+        workload::Import {
+            trace,
+            functions: common.functions,
+            seed: common.seed,
+            load: common.load,
+            cores: common.cores.map(usize::from),
+            output: common.output,
         }
-        // A window of seconds is half-open: `..=` would promise its end.
-        assert_eq!(parse_window("0..3600"), Ok(0.0..=3600.0));
-        assert!(parse_window("0..=3600").unwrap_err().contains("half-open"));
     }
 }

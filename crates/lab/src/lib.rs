@@ -4,6 +4,7 @@
 //!   live replays and sim-against-live comparison;
 //! - [`experiment`]: the papers' experiments as data, run in parallel;
 //! - [`bench`]: what `faasched bench` times;
+//! - [`workload`]: workload CSV generated or imported from a trace;
 //! - [`interrupt`], [`progress`], [`output`], [`stdout`]: what the runs
 //!   share.
 //!
@@ -27,3 +28,4 @@ pub mod output;
 pub mod progress;
 pub mod stdout;
 pub mod text;
+pub mod workload;

@@ -1,9 +1,8 @@
 //! `faasched bench agent`: the agent's CPU per invocation.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::bench::{agent, release_only};
-use faasched_lab::outln;
+use faasched_lab::bench::agent::{self, Settings};
 
 /// The agent's CPU cost: it starts an agent on a socket of its own and,
 /// each run, hands it `--rate` short processes a second for `--seconds`
@@ -35,46 +34,13 @@ pub struct Bench {
 
 impl Bench {
     pub fn execute(self) -> Result<()> {
-        release_only("agent")?;
-        let exe = std::env::current_exe().context("finding the faasched binary")?;
-        let settings = agent::Settings {
-            policy: self.policy.clone(),
+        let settings = Settings {
+            policy: self.policy,
             rate: self.rate,
             seconds: self.seconds,
             runs: self.runs,
             functions: self.functions,
         };
-        let m = agent::measure(&exe, settings, |run, r| {
-            if !self.json {
-                eprintln!(
-                    "run {}: {} invocations, agent {:.1} µs CPU each, {:.3}% of one core, {:.2} wake-ups each ({:.0}/s achieved, {} reaped before the last reading)",
-                    run + 1,
-                    r.invocations,
-                    r.cpu_per_invocation_us,
-                    r.core_percent,
-                    r.wakeups_per_invocation,
-                    r.achieved_rate,
-                    r.estimated
-                );
-            }
-        })?;
-        if self.json {
-            outln!("{}", serde_json::to_string_pretty(&m)?)?;
-        } else {
-            outln!(
-                "agent ({}) at {}/s for {} s, median of {} runs: {:.1} µs of CPU per invocation, \
-                 {:.3}% of one core, {:.2} wake-ups per invocation\n\
-                 a bare wake-up (a thread blocked in read, woken by a byte) costs {:.1} µs of CPU here",
-                self.policy,
-                self.rate,
-                self.seconds,
-                self.runs,
-                m.median_cpu_per_invocation_us,
-                m.median_core_percent,
-                m.median_wakeups_per_invocation,
-                m.bare_wakeup_us
-            )?;
-        }
-        Ok(())
+        agent::run(settings, self.json)
     }
 }

@@ -3,9 +3,7 @@
 use crate::os::args::count;
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::bench::runtime::{self, LONG_US, Latency, Settings};
-use faasched_lab::bench::{BUILD, release_only};
-use faasched_lab::outln;
+use faasched_lab::bench::runtime::{self, Settings};
 
 /// The WebAssembly node runtime on this machine, sledgescale on one
 /// dispatcher and one worker (pinned to CPUs 0 and 1 where there are more
@@ -36,58 +34,14 @@ pub struct Bench {
     json: bool,
 }
 
-fn latency(l: &Latency) -> String {
-    format!(
-        "p50 {:>7.1} us  p99 {:>8.1} us  max {:>9.1} us  ({} samples)",
-        l.p50_us, l.p99_us, l.max_us, l.count
-    )
-}
-
 impl Bench {
     pub fn execute(self) -> Result<()> {
-        release_only("runtime")?;
         let settings = Settings {
             round_trips: self.round_trips,
             requests: self.requests,
             window: self.window,
             preemptions: self.preemptions,
         };
-        if !self.json {
-            outln!("{BUILD} build, sledgescale, 1 dispatcher x 1 worker")?;
-        }
-        let measured = runtime::measure(settings, |m| {
-            if self.json {
-                return Ok(());
-            }
-            outln!("{} idle threads:", m.mode)?;
-            outln!("  no-op in process      {}", latency(&m.noop))?;
-            outln!("  no-op over HTTP       {}", latency(&m.noop_http))?;
-            outln!(
-                "  no-op throughput      {:.0} requests/s ({} in flight)",
-                m.noop_per_s,
-                self.window
-            )?;
-            outln!(
-                "  no-op preempting a {} ms spin  {}",
-                LONG_US / 1000,
-                latency(&m.preempting_noop)
-            )?;
-            outln!("    of which ask to switch  {}", latency(&m.switch))?;
-            Ok(())
-        })?;
-        if self.json {
-            outln!("{}", serde_json::to_string_pretty(&measured)?)?;
-            return Ok(());
-        }
-        outln!(
-            "fresh noop sandbox from the pool  {}",
-            latency(&measured.sandbox_setup)
-        )?;
-        if measured.cpus.is_empty() {
-            outln!("threads not pinned (2 CPUs or fewer)")?;
-        } else {
-            outln!("dispatcher and worker pinned to CPUs {:?}", measured.cpus)?;
-        }
-        Ok(())
+        runtime::run(settings, self.json)
     }
 }

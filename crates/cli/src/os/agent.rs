@@ -2,19 +2,10 @@
 //! clients `agent status`, `agent register` and `agent unregister`.
 
 use crate::os::tuning::TuningArgs;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args as ClapArgs, Subcommand};
-use faasched_lab::os::catalog::Policy;
-use faasched_lab::os::replay::check_policies;
-use faasched_lab::{out, outln};
-use faasched_live::os::agent::protocol::Client;
-use faasched_live::os::agent::{self, Config, DEFAULT_SOCKET, Event};
-use faasched_live::os::privilege::{self, Realtime};
-use faasched_model::{CpuSet, fmt_ms};
-use faasched_sys::sched;
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use faasched_lab::os::agent::{self, DEFAULT_SOCKET};
+use std::path::PathBuf;
 
 /// The agent's socket.
 #[derive(ClapArgs, Debug, Clone)]
@@ -77,11 +68,13 @@ enum AgentCommand {
 impl Args {
     pub fn execute(self) -> Result<()> {
         match self.command {
-            None => self.serve.execute(),
-            Some(AgentCommand::Status(a)) => a.execute(),
-            Some(AgentCommand::Register(a)) => a.execute(),
-            Some(AgentCommand::Unregister(a)) => a.execute(),
-            Some(AgentCommand::Guard(a)) => a.execute(),
+            None => agent::serve(self.serve.options()),
+            Some(AgentCommand::Status(a)) => agent::status(&a.socket.socket, a.json),
+            Some(AgentCommand::Register(a)) => {
+                agent::register(&a.socket.socket, a.pid, &a.function)
+            }
+            Some(AgentCommand::Unregister(a)) => agent::unregister(&a.socket.socket, a.pid),
+            Some(AgentCommand::Guard(a)) => agent::guard(&a.socket.socket, a.pid),
         }
     }
 }
@@ -112,78 +105,15 @@ struct Serve {
 }
 
 impl Serve {
-    fn execute(self) -> Result<()> {
-        let policy = Policy::new(&self.policy, &self.tuning.tuning()?)?;
-        check_policies(&[policy], privilege::probe())?;
-        let needs = policy.spec.privileges();
-        let mut steer = policy.steer();
-        // Under a policy with real-time classes, above every function, so
-        // exits and demotions are seen on time even when real-time functions
-        // hold every core. (Not otherwise: a real-time agent preempts at
-        // once on every event, waking up more often, and its wake-ups cost
-        // more.)
-        let _realtime = match needs.realtime {
-            true => Some(Realtime::enter().context("raising the agent to SCHED_FIFO")?),
-            false => None,
-        };
-        let config = Config {
+    fn options(self) -> agent::Serve {
+        agent::Serve {
+            policy: self.policy,
             socket: self.socket.socket,
-            cpus: CpuSet::first(sched::online_cpus()),
-            rt_time_limit_us: needs.realtime.then_some(self.rt_time_limit_ms * 1000),
-        };
-        let verbose = self.verbose;
-        let mut guard = None;
-        let summary = agent::serve(&config, steer.as_mut(), |event| {
-            if verbose || !event.routine() {
-                eprintln!("faasched agent: {event}");
-            }
-            // Once the socket is this agent's, and before any hand-over.
-            if let Event::Listening { socket, .. } = event
-                && guard.is_none()
-            {
-                guard = Some(start_guard(socket));
-            }
-        })?;
-        eprintln!(
-            "faasched agent: stopped by signal {}: {} processes handed over, {} invocations \
-             finished, {} requests refused; {:.1} ms of CPU; every process steered was given \
-             back its attributes",
-            summary.signal,
-            summary.registered,
-            summary.finished,
-            summary.refused,
-            fmt_ms(summary.cpu)
-        );
-        Ok(())
+            rt_time_limit_ms: self.rt_time_limit_ms,
+            verbose: self.verbose,
+            tuning: self.tuning.flags(),
+        }
     }
-}
-
-/// Starts `faasched agent guard` for this agent on `socket`, in a process
-/// group of its own (a terminal's Ctrl-C reaches the agent, which then
-/// gives everything back itself). It outlives the agent by design; it ends
-/// when the agent does.
-fn start_guard(socket: &Path) -> Result<Child, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("finding the faasched binary: {e}"))?;
-    let guard = Command::new(exe)
-        .args([
-            "agent",
-            "guard",
-            "--pid",
-            &std::process::id().to_string(),
-            "--socket",
-        ])
-        .arg(socket)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .process_group(0)
-        .spawn();
-    guard.map_err(|e| {
-        let e = format!("starting its guard: {e}");
-        eprintln!(
-            "faasched agent: warning: {e}; killed with SIGKILL, it would leave what it steers"
-        );
-        e
-    })
 }
 
 /// The hidden `agent guard`: see [`agent::guard`].
@@ -196,25 +126,6 @@ struct GuardArgs {
     socket: SocketArg,
 }
 
-impl GuardArgs {
-    fn execute(self) -> Result<()> {
-        let given_back = agent::guard(&self.socket.socket, self.pid, |pid, why| {
-            eprintln!("faasched agent guard: could not give pid {pid} back: {why}");
-        })?;
-        if given_back > 0 {
-            eprintln!(
-                "faasched agent guard: the agent (pid {}) ended without giving back what it \
-                 steered; gave {} back their attributes (an agent started on {} re-adopts \
-                 them)",
-                self.pid,
-                faasched_lab::output::counted(given_back, "process"),
-                self.socket.socket.display()
-            );
-        }
-        Ok(())
-    }
-}
-
 #[derive(ClapArgs, Debug)]
 struct StatusArgs {
     #[command(flatten)]
@@ -222,18 +133,6 @@ struct StatusArgs {
     /// Print the agent's answer as JSON (the protocol's `status` object).
     #[arg(long)]
     json: bool,
-}
-
-impl StatusArgs {
-    fn execute(self) -> Result<()> {
-        let status = Client::status(&self.socket.socket)?;
-        if self.json {
-            outln!("{}", serde_json::to_string_pretty(&status)?)?;
-        } else {
-            out!("{status}")?;
-        }
-        Ok(())
-    }
 }
 
 #[derive(ClapArgs, Debug)]
@@ -248,14 +147,6 @@ struct RegisterArgs {
     function: String,
 }
 
-impl RegisterArgs {
-    fn execute(self) -> Result<()> {
-        let task = Client::register(&self.socket.socket, self.pid, &self.function)?;
-        outln!("task {task}: pid {} ({})", self.pid, self.function)?;
-        Ok(())
-    }
-}
-
 #[derive(ClapArgs, Debug)]
 struct UnregisterArgs {
     #[command(flatten)]
@@ -263,12 +154,4 @@ struct UnregisterArgs {
     /// The process whose invocation is over.
     #[arg(long)]
     pid: i32,
-}
-
-impl UnregisterArgs {
-    fn execute(self) -> Result<()> {
-        let task = Client::unregister(&self.socket.socket, self.pid)?;
-        outln!("task {task}: pid {} given back", self.pid)?;
-        Ok(())
-    }
 }

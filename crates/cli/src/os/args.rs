@@ -1,12 +1,13 @@
 //! The options several commands share, and what they turn into: a workload
-//! ([`faasched_workload::Choice`]) and a simulated kernel
-//! ([`faasched_lab::os::run::Kernel`]).
+//! ([`WorkloadOptions`]) and a simulated kernel ([`Kernel`]).
 
 use clap::{Args as ClapArgs, ValueEnum};
 use faasched_lab::os::run::{
-    DEFAULT_CONTEXT_SWITCH_US, DEFAULT_CORES, DEFAULT_HZ, Fair, Kernel, MAX_HZ, MAX_KNOB_US,
+    DEFAULT_CONTEXT_SWITCH_US, DEFAULT_HZ, Fair, Kernel, MAX_HZ, MAX_KNOB_US, WorkloadOptions,
 };
-use faasched_workload::Choice;
+
+/// A number of invocations for a flag: a whole number, at least 1.
+pub use faasched_lab::workload::count;
 
 /// Which workload to run, on how many cores.
 #[derive(ClapArgs, Debug, Clone)]
@@ -38,25 +39,15 @@ pub struct WorkloadArgs {
 }
 
 impl WorkloadArgs {
-    /// The workload on `cores`, or on the cores asked for (the simulator's
-    /// default if none), taking `invocations` unless asked for a number.
-    pub fn choice(&self, cores: Option<usize>, invocations: Option<u64>) -> Choice {
-        Choice {
-            workload: self.workload.clone(),
-            cores: cores.unwrap_or(self.cores.map_or(DEFAULT_CORES, usize::from)),
+    /// The workload these flags ask for.
+    pub fn options(self) -> WorkloadOptions {
+        WorkloadOptions {
+            workload: self.workload,
+            cores: self.cores.map(usize::from),
             load: self.load,
-            invocations: self.invocations.or(invocations),
+            invocations: self.invocations,
             seed: self.seed,
         }
-    }
-}
-
-/// A number of invocations for a flag: a whole number, at least 1.
-pub fn count(s: &str) -> Result<u64, String> {
-    match s.parse::<u64>() {
-        Ok(0) => Err("must be at least 1".to_string()),
-        Ok(n) => Ok(n),
-        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -106,7 +97,7 @@ enum FairArg {
 
 impl KernelArgs {
     /// The kernel these flags ask for.
-    pub fn kernel(&self) -> Kernel {
+    pub fn kernel(self) -> Kernel {
         Kernel {
             fair: match self.fair {
                 FairArg::Eevdf => Fair::Eevdf,

@@ -3,15 +3,11 @@
 //! turnaround distribution is from the measured one.
 
 use crate::os::args::{KernelArgs, WorkloadArgs};
-use crate::os::replay::{self, Rounds};
+use crate::os::replay::Rounds;
 use crate::os::tuning::TuningArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::os::catalog::policies;
-use faasched_lab::os::compare::{self, render};
-use faasched_lab::os::run::Machine;
-use faasched_lab::{out, outln};
-use faasched_model::US;
+use faasched_lab::os::compare::{self, Options};
 use std::path::PathBuf;
 
 /// Simulate and replay the same workload and policies, and compare.
@@ -89,33 +85,15 @@ pub struct Args {
 
 impl Args {
     pub fn execute(self) -> Result<()> {
-        let policies = policies(&self.policy, &self.tuning.tuning()?)?;
-        let (live, source) =
-            replay::prepare(&policies, &self.workload, self.calibration.as_deref())?;
-        let mut kernel = self.kernel.kernel();
-        if kernel.base_slice_us.is_none() {
-            kernel.base_slice_us = faasched_sys::sched::base_slice().map(|s| s / US);
-        }
-        let machine = Machine {
-            kernel,
-            cores: live.cores(),
-            seed: self.workload.seed,
-        };
-        let out = self.out.as_deref();
-        let comparison =
-            compare::run(&policies, &source, &machine, &live, self.rounds.rounds, out)?;
-        if self.json {
-            outln!("{}", serde_json::to_string_pretty(&comparison)?)?;
-        } else {
-            out!("{}", render(&comparison))?;
-            if let Some(dir) = out {
-                outln!(
-                    "wrote compare.json, compare.csv, {}/ to {}",
-                    compare::WORLDS.join("/, "),
-                    dir.display()
-                )?;
-            }
-        }
-        Ok(())
+        compare::run(Options {
+            workload: self.workload.options(),
+            policies: self.policy,
+            kernel: self.kernel.kernel(),
+            tuning: self.tuning.flags(),
+            calibration: self.calibration,
+            rounds: self.rounds.rounds,
+            out: self.out,
+            json: self.json,
+        })
     }
 }

@@ -2,14 +2,10 @@
 //! parameter, run a plan (how the launcher runs every invocation, one process
 //! each), list the suite, or calibrate it on this machine.
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args as ClapArgs, Subcommand};
-use faasched_lab::outln;
-use faasched_live::os::suite::timed::{self, Job};
-use faasched_live::os::suite::{Kind, Plan};
-use faasched_live::os::unit_cpu::{Calibration, Effort};
-use faasched_model::fmt_ms;
+use faasched_lab::os::func::{self, Effort, Kind, Plan};
 use std::path::PathBuf;
 
 /// `faasched fn NAME [--n N | --plan PLAN]`, `faasched fn list` or
@@ -76,101 +72,18 @@ fn kinds() -> impl TypedValueParser<Value = Kind> {
 impl Args {
     pub fn execute(self) -> Result<()> {
         match self.command {
-            Some(Command::List) => list(),
-            Some(Command::Calibrate(c)) => c.execute(),
-            None => self.run.execute(),
+            Some(Command::List) => func::list(),
+            Some(Command::Calibrate(c)) => func::calibrate(func::Calibrate {
+                out: c.out,
+                effort: if c.quick { Effort::Quick } else { Effort::Full },
+                alone: c.alone,
+            }),
+            None => func::run(func::Run {
+                kind: self.run.name,
+                n: self.run.n,
+                plan: self.run.plan,
+                json: self.run.json,
+            }),
         }
-    }
-}
-
-impl Run {
-    fn execute(self) -> Result<()> {
-        let kind = self
-            .name
-            .context("name a function (see `faasched fn list`)")?;
-        let job = match self.plan {
-            Some(plan) => Job::Plan { plan },
-            None => {
-                let n = self.n.unwrap_or(kind.default_n());
-                if n > kind.max_n() {
-                    bail!(
-                        "--n {n} is too large for {kind} ({}): at most {}",
-                        kind.param(),
-                        kind.max_n()
-                    );
-                }
-                Job::At { n }
-            }
-        };
-        let ran = timed::run(kind, job);
-        if self.json {
-            outln!("{}", serde_json::to_string(&ran)?)?;
-        } else if let Job::At { n } = ran.job {
-            outln!(
-                "{} n={n} checksum={} cpu={:.3} ms wall={:.3} ms",
-                ran.function,
-                ran.checksum,
-                ran.cpu_ms,
-                ran.wall_ms
-            )?;
-        }
-        Ok(())
-    }
-}
-
-fn list() -> Result<()> {
-    for kind in Kind::ALL {
-        outln!("{:<9} {}", kind.name(), kind.description())?;
-        outln!(
-            "{:<9} n: {} (default {})",
-            "",
-            kind.param(),
-            kind.default_n()
-        )?;
-        outln!("{:<9} unit: {}", "", kind.unit_about())?;
-    }
-    Ok(())
-}
-
-impl Calibrate {
-    fn execute(self) -> Result<()> {
-        let path = match self.out {
-            Some(path) => path,
-            None => Calibration::default_path()?,
-        };
-        let program = std::env::current_exe().context("finding the faasched binary")?;
-        let effort = if self.quick {
-            Effort::Quick
-        } else {
-            Effort::Full
-        };
-        let steps = Kind::ALL.len() + 1;
-        let mut step = 0;
-        let calibration = Calibration::measure(&program, effort, !self.alone, |what| {
-            step += 1;
-            eprintln!("[{step}/{steps}] {what}");
-        })?;
-        outln!("{:<9} {:>8}  CPU ms at n", "function", "unit µs")?;
-        for f in &calibration.functions {
-            let points: Vec<String> = f
-                .points
-                .iter()
-                .map(|p| format!("{}: {:.3}", p.n, fmt_ms(p.cpu_ns)))
-                .collect();
-            outln!(
-                "{:<9} {:>8.1}  {}",
-                f.kind.name(),
-                f.unit_ns as f64 / 1e3,
-                points.join("  ")
-            )?;
-        }
-        outln!(
-            "startup   {:>8.1}  (CPU µs of a process that does no work)",
-            calibration.startup_ns as f64 / 1e3
-        )?;
-        outln!("measured with {} other CPU(s) busy", calibration.neighbours)?;
-        calibration.save(&path)?;
-        outln!("calibration {} saved to {}", calibration.id, path.display())?;
-        Ok(())
     }
 }

@@ -7,14 +7,8 @@ use crate::os::tuning::TuningArgs;
 use crate::output::OutputArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::os::catalog::{Policy, policies};
-use faasched_lab::os::replay::{DEFAULT_LIVE_INVOCATIONS, Live, replay_policies};
-use faasched_lab::os::run::overload_warning;
-use faasched_lab::output::section_title;
-use faasched_report::Staged;
-use faasched_report::os::Summary;
-use faasched_workload::Source;
-use std::path::{Path, PathBuf};
+use faasched_lab::os::replay::{self, Options};
+use std::path::PathBuf;
 
 /// Run a workload for real on this machine under one or more policies.
 ///
@@ -74,48 +68,13 @@ pub struct Rounds {
 
 impl Args {
     pub fn execute(self) -> Result<()> {
-        let policies = policies(&self.policy, &self.tuning.tuning()?)?;
-        let (live, source) = prepare(&policies, &self.workload, self.calibration.as_deref())?;
-        let mut staged = Staged::new();
-        let mut invocations = self.output.outputs().invocations(&mut staged)?;
-        let replayed = replay_policies(
-            &policies,
-            &source.invocations()?,
-            &live,
-            self.rounds.rounds,
-            |i, o| match invocations.as_mut() {
-                Some(w) => Ok(w.write(policies[i].name(), o)?),
-                None => Ok(()),
-            },
-        )?;
-        if let Some(w) = invocations {
-            w.finish()?;
-        }
-        let summary = Summary {
-            policies: replayed.into_iter().map(|r| r.summary).collect(),
-            workload: source.describe(),
-            machine: live.machine(),
-        };
-        let title = format!("{} (live)", section_title(&summary));
-        self.output
-            .outputs()
-            .emit(summary, "faasched replay", &title, staged)
+        replay::run(Options {
+            workload: self.workload.options(),
+            policies: self.policy,
+            tuning: self.tuning.flags(),
+            calibration: self.calibration,
+            rounds: self.rounds.rounds,
+            outputs: self.output.outputs(),
+        })
     }
-}
-
-/// Gets ready to replay `policies` on this machine (`Live::prepare`), and
-/// resolves `workload` with the live defaults: the cores the replay runs on
-/// and [`DEFAULT_LIVE_INVOCATIONS`]. `replay` and `compare` start here.
-pub fn prepare(
-    policies: &[Policy],
-    workload: &WorkloadArgs,
-    calibration: Option<&Path>,
-) -> Result<(Live, Source)> {
-    let live = Live::prepare(policies, workload.cores.map(usize::from), calibration)?;
-    let choice = workload.choice(Some(live.cores()), Some(DEFAULT_LIVE_INVOCATIONS));
-    let source = Source::resolve(&choice)?;
-    if let Some(warning) = overload_warning(&source) {
-        eprintln!("{warning}");
-    }
-    Ok((live, source))
 }

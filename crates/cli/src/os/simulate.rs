@@ -6,13 +6,8 @@ use crate::os::tuning::TuningArgs;
 use crate::output::OutputArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::os::catalog::{CATALOG, policies};
-use faasched_lab::os::run::{Machine, overload_warning};
-use faasched_lab::output::section_title;
-use faasched_lab::{interrupt, progress};
-use faasched_report::Staged;
-use faasched_report::os::Summary;
-use faasched_workload::Source;
+use faasched_lab::os::catalog::CATALOG;
+use faasched_lab::os::simulate::{self, Options};
 
 /// Run a workload through the simulated kernel under one or more policies.
 ///
@@ -53,44 +48,13 @@ pub struct Args {
 
 impl Args {
     pub fn execute(self) -> Result<()> {
-        let policies = policies(&self.policy, &self.tuning.tuning()?)?;
-        let source = Source::resolve(&self.workload.choice(None, None))?;
-        if let Some(warning) = overload_warning(&source) {
-            eprintln!("{warning}");
-        }
-        let machine = Machine {
+        simulate::run(Options {
+            workload: self.workload.options(),
+            policies: self.policy,
             kernel: self.kernel.kernel(),
-            cores: source.cores(),
-            seed: self.workload.seed,
-        };
-        interrupt::catch()?;
-        let mut staged = Staged::new();
-        let mut invocations = self.output.outputs().invocations(&mut staged)?;
-        let mut summaries = Vec::new();
-        for policy in &policies {
-            let bar = progress::bar(policy.name(), Some(source.len()));
-            let summary = machine.run(policy, &source, |o| {
-                bar.inc(1);
-                if let Some(w) = invocations.as_mut() {
-                    w.write(policy.name(), o)?;
-                }
-                Ok(())
-            })?;
-            bar.finish_and_clear();
-            summaries.push(summary);
-        }
-        if let Some(w) = invocations {
-            w.finish()?;
-        }
-        let summary = Summary {
-            policies: summaries,
-            workload: source.describe(),
-            machine: machine.describe(),
-        };
-        let title = section_title(&summary);
-        self.output
-            .outputs()
-            .emit(summary, "faasched simulate", &title, staged)
+            tuning: self.tuning.flags(),
+            outputs: self.output.outputs(),
+        })
     }
 }
 

@@ -1,9 +1,7 @@
 //! Policy parameters from the command line: a TOML file, then flags on top.
 
-use anyhow::{Context, Result, anyhow};
 use clap::Args as ClapArgs;
-use faasched_lab::os::catalog::Tuning;
-use faasched_policy::os::alps::{Trainer, window_ns};
+use faasched_lab::os::tuning::{Trainer, TuningFlags, parse_trainer};
 use std::path::PathBuf;
 
 /// The learning policies' parameters.
@@ -55,59 +53,22 @@ pub struct TuningArgs {
     pub hybrid_percentile: Option<f64>,
 }
 
-fn parse_trainer(s: &str) -> Result<Trainer, String> {
-    Trainer::parse(s).ok_or_else(|| {
-        let names: Vec<&str> = Trainer::ALL.iter().map(|t| t.0).collect();
-        format!("unknown trainer `{s}` (known: {})", names.join(", "))
-    })
-}
-
 impl TuningArgs {
-    /// The parameters: defaults, then the file, then the flags; validated.
-    pub fn tuning(&self) -> Result<Tuning> {
-        let mut t = match &self.config {
-            Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("reading {}", path.display()))?;
-                toml::from_str::<Tuning>(&text)
-                    .map_err(|e| anyhow!("{}: {}", path.display(), e.to_string().trim_end()))?
-            }
-            None => Tuning::default(),
-        };
-        let a = &mut t.alps;
-        if let Some(ms) = self.alps_window_ms {
-            a.window = window_ns(ms).map_err(|e| anyhow!("in flags: {e}"))?;
+    /// The file and flags given, which lab reads and validates.
+    pub fn flags(self) -> TuningFlags {
+        TuningFlags {
+            config: self.config,
+            alps_window_ms: self.alps_window_ms,
+            alps_window_min: self.alps_window_min,
+            alps_trainer: self.alps_trainer,
+            alps_alpha: self.alps_alpha,
+            alps_beta: self.alps_beta,
+            alps_gamma: self.alps_gamma,
+            alps_theta: self.alps_theta,
+            alps_no_unpredictability: self.alps_no_unpredictability,
+            alps_no_overload: self.alps_no_overload,
+            hybrid_time_limit_ms: self.hybrid_time_limit_ms,
+            hybrid_percentile: self.hybrid_percentile,
         }
-        if let Some(n) = self.alps_window_min {
-            a.min_invocations = n;
-        }
-        if let Some(x) = self.alps_trainer {
-            a.trainer = x;
-        }
-        for (flag, field) in [
-            (self.alps_alpha, &mut a.alpha),
-            (self.alps_beta, &mut a.beta),
-            (self.alps_gamma, &mut a.gamma),
-            (self.alps_theta, &mut a.theta),
-        ] {
-            if let Some(x) = flag {
-                *field = x;
-            }
-        }
-        a.unpredictability &= !self.alps_no_unpredictability;
-        a.overload &= !self.alps_no_overload;
-        let source = self.config.as_ref().map_or("flags".to_string(), |p| {
-            format!("{} and flags", p.display())
-        });
-        a.validate().with_context(|| format!("in {source}"))?;
-        let h = &mut t.hybrid;
-        if let Some(ms) = self.hybrid_time_limit_ms {
-            h.time_limit_ms = ms;
-        }
-        if let Some(p) = self.hybrid_percentile {
-            h.percentile = p;
-        }
-        h.validate().with_context(|| format!("in {source}"))?;
-        Ok(t)
     }
 }

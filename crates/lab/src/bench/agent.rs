@@ -3,7 +3,8 @@
 //! `seconds` through `faasched exec` (each runs `true`), then reads the
 //! agent's CPU time from /proc/PID/schedstat.
 
-use super::median;
+use super::{median, release_only};
+use crate::outln;
 use anyhow::{Context, Result, anyhow, bail};
 use faasched_live::os::agent::protocol::Client;
 use faasched_live::os::observe::Schedstat;
@@ -254,4 +255,42 @@ fn wait_until_up(socket: &Path, agent: &mut Reaped) -> Result<()> {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// Runs the bench ([`measure`]) with this binary in a release build and
+/// prints it: each run on stderr and the medians, or with `json` all of it.
+pub fn run(settings: Settings, json: bool) -> Result<()> {
+    release_only("agent")?;
+    let exe = std::env::current_exe().context("finding the faasched binary")?;
+    let m = measure(&exe, settings, |run, r| {
+        if !json {
+            eprintln!(
+                "run {}: {} invocations, agent {:.1} µs CPU each, {:.3}% of one core, {:.2} wake-ups each ({:.0}/s achieved, {} reaped before the last reading)",
+                run + 1,
+                r.invocations,
+                r.cpu_per_invocation_us,
+                r.core_percent,
+                r.wakeups_per_invocation,
+                r.achieved_rate,
+                r.estimated
+            );
+        }
+    })?;
+    if json {
+        return outln!("{}", serde_json::to_string_pretty(&m)?);
+    }
+    let s = &m.settings;
+    outln!(
+        "agent ({}) at {}/s for {} s, median of {} runs: {:.1} µs of CPU per invocation, \
+         {:.3}% of one core, {:.2} wake-ups per invocation\n\
+         a bare wake-up (a thread blocked in read, woken by a byte) costs {:.1} µs of CPU here",
+        s.policy,
+        s.rate,
+        s.seconds,
+        s.runs,
+        m.median_cpu_per_invocation_us,
+        m.median_core_percent,
+        m.median_wakeups_per_invocation,
+        m.bare_wakeup_us
+    )
 }

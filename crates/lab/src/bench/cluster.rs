@@ -5,8 +5,9 @@
 //! [`export`] writes the job itself as files, for another simulator to run
 //! the same invocations on the same cluster.
 
-use super::{BUILD, median, median_wall, memory_peaks, peak_rss_mib};
+use super::{BUILD, median, median_wall, memory_peaks, peak_rss_mib, release_only};
 use crate::cluster::catalog::{self, KeepAliveSpec, ROUTERS, RouterSpec};
+use crate::outln;
 use crate::output::write_workload;
 use anyhow::{Context, Result, anyhow, bail};
 use faasched_model::cluster::{
@@ -19,7 +20,7 @@ use faasched_workload::cluster::{AzureFunctions, AzureParams};
 use faasched_workload::node::Length;
 use serde::Serialize;
 use std::convert::Infallible;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Servers in the cluster timed.
@@ -588,6 +589,130 @@ pub fn decisions(
         decisions.push(d);
     }
     Ok(Decisions { view: v, decisions })
+}
+
+/// What `faasched bench cluster` times (or exports), and how it prints.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Runs per router.
+    pub runs: u32,
+    /// Invocations per run.
+    pub invocations: u64,
+    /// Samples of [`PER_SAMPLE`] decisions per router.
+    pub samples: u32,
+    /// Seed of the population, its arrivals and the routers.
+    pub seed: u64,
+    /// Print the results as JSON rather than a line each.
+    pub json: bool,
+    /// Time nothing: [`export`] the job into this directory.
+    pub export: Option<PathBuf>,
+}
+
+/// Everything `bench cluster --json` prints, in this order.
+#[derive(Serialize)]
+struct Printed<'a> {
+    memory: &'a Memory,
+    routers: &'a [Measured],
+    view: &'a View,
+    decisions: &'a [Decision],
+}
+
+/// Exports the job, or in a release build checks memory, times every
+/// router ([`measure`]) and its decisions ([`decisions`]), and prints them.
+pub fn run(o: Options) -> Result<()> {
+    if let Some(dir) = &o.export {
+        let job = export(dir, o.invocations, o.seed)?;
+        eprintln!(
+            "wrote {} invocations of seed {} ({} functions on {} servers × {} cores, {} MB each) to {}: {EXPORT_FUNCTIONS}, {EXPORT_INVOCATIONS}, {EXPORT_CLUSTER}",
+            job.invocations,
+            job.seed,
+            job.functions,
+            job.servers,
+            job.cores,
+            job.memory_mb,
+            dir.display(),
+        );
+        return Ok(());
+    }
+    release_only("cluster")?;
+    let mib = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    if !o.json {
+        outln!(
+            "{BUILD} build, seed {}, azure-functions: {FUNCTIONS} functions on {SERVERS} servers × {CORES} cores ({MEMORY_MB} MB each) at {:.0}% load, {KEEP_ALIVE} keep-alive",
+            o.seed,
+            LOAD * 100.0,
+        )?;
+    }
+    let speeds = measure(
+        o.runs,
+        o.invocations,
+        o.seed,
+        |m| match o.json {
+            true => Ok(()),
+            false => outln!(
+                "memory: {} peak RSS {:.1} MiB after {} invocations, {:.1} MiB after {} ({:+.1} MiB)",
+                m.router,
+                mib(m.short_peak_rss_mib),
+                m.short_invocations,
+                mib(m.long_peak_rss_mib),
+                m.long_invocations,
+                mib(m.growth_mib)
+            ),
+        },
+        |m| match o.json {
+            true => Ok(()),
+            false => outln!(
+                "{:<18} {:>9} invocations at {:>5.1}/s  median {:>8.4} s  {:>10.0} invocations/s  {:>5.2} events/invocation  {:>5.3} cold/invocation  {:>5.3} dropped/invocation ({:.3} by the router)  peak RSS {:.0} MiB",
+                m.router,
+                m.invocations,
+                m.rate_per_s,
+                m.wall_s,
+                m.invocations_per_s,
+                m.events as f64 / m.invocations as f64,
+                m.cold_starts as f64 / m.invocations as f64,
+                m.dropped as f64 / m.invocations as f64,
+                m.dropped_by_router as f64 / m.invocations as f64,
+                mib(m.peak_rss_mib)
+            ),
+        },
+    )?;
+    let decisions = decisions(
+        o.samples,
+        o.seed,
+        |v| match o.json {
+            true => Ok(()),
+            false => outln!(
+                "route() on {} servers as {} saw them after {} invocations (mean load {:.2}, max {:.2}, {} idle warm containers, {} running), median of {} samples of {PER_SAMPLE} decisions:",
+                v.servers,
+                v.router,
+                v.after_invocations,
+                v.mean_load,
+                v.max_load,
+                v.warm_containers,
+                v.running,
+                o.samples,
+            ),
+        },
+        |d| match o.json {
+            true => Ok(()),
+            false => outln!(
+                "{:<18} {:>10.1} ns/decision  {:>5.3} dropped/decision",
+                d.router,
+                d.median_ns,
+                d.drops as f64 / (f64::from(d.samples) * f64::from(d.per_sample))
+            ),
+        },
+    )?;
+    if o.json {
+        let printed = Printed {
+            memory: &speeds.memory,
+            routers: &speeds.routers,
+            view: &decisions.view,
+            decisions: &decisions.decisions,
+        };
+        outln!("{}", serde_json::to_string_pretty(&printed)?)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -8,7 +8,10 @@
 //! node's `x-faasched-runtime-us`).
 
 use super::runtime::{Latency, http_sequence, node};
+use super::{BUILD, release_only};
+use crate::cluster::catalog::contenders;
 use crate::cluster::live::{GatewaySpec, RunningGateway};
+use crate::outln;
 use anyhow::{Context, Result, anyhow};
 use faasched_live::node::ingress::{self, Ingress, LoadConfig};
 use faasched_live::wire::FUNCTION_HEADER;
@@ -148,6 +151,54 @@ pub fn measure(
         n.stop()?;
     }
     measured
+}
+
+/// What `faasched bench gateway` measures, and how it prints.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Sequential no-ops per measurement.
+    pub round_trips: u64,
+    /// The routers, each behind a gateway of its own.
+    pub policies: Vec<String>,
+    /// Print the results as JSON rather than a line each.
+    pub json: bool,
+}
+
+/// Runs the bench ([`measure`]) in a release build and prints it.
+pub fn run(o: Options) -> Result<()> {
+    release_only("gateway")?;
+    // Refuse an unknown router before starting anything.
+    contenders(&o.policies)?;
+    if !o.json {
+        outln!(
+            "{BUILD} build, 2 nodes of sledgescale 1 dispatcher x 1 worker, {} sequential no-ops each",
+            o.round_trips
+        )?;
+    }
+    let measured = measure(
+        o.round_trips,
+        &o.policies,
+        |r| match o.json {
+            true => Ok(()),
+            false => outln!(
+                "{:<14} via gateway  {}  decision p50 {:>5.2} us  overhead p50 {:>6.1} us  ({} received, {} answered)",
+                r.policy,
+                r.round_trip,
+                r.decision_p50_us,
+                r.overhead_p50_us,
+                r.received,
+                r.answered
+            ),
+        },
+        |direct| match o.json {
+            true => Ok(()),
+            false => outln!("{:<14} to a node    {direct}", "direct"),
+        },
+    )?;
+    if o.json {
+        outln!("{}", serde_json::to_string_pretty(&measured)?)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

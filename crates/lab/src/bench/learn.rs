@@ -2,7 +2,8 @@
 //! training) for windows of finished invocations of the Huawei-like
 //! workload on 56 cores.
 
-use super::median_wall;
+use super::{median_wall, release_only};
+use crate::outln;
 use anyhow::Result;
 use faasched_model::{Phase, Phases};
 use faasched_policy::os::alps::{self, Record};
@@ -62,4 +63,31 @@ pub fn measure(runs: u32, mut each: impl FnMut(&Learned) -> Result<()>) -> Resul
         results.push(m);
     }
     Ok(results)
+}
+
+/// What `faasched bench learn` times, and how it prints.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Lessons timed per window size.
+    pub runs: u32,
+    /// Print the results as JSON rather than a line each.
+    pub json: bool,
+}
+
+/// Times the lessons ([`measure`]) in a release build and prints them.
+pub fn run(o: Options) -> Result<()> {
+    release_only("learn")?;
+    let results = measure(o.runs, |m| match o.json {
+        true => Ok(()),
+        false => outln!(
+            "window {:>5} records  {:>3} functions  median {:>10.6} s per lesson",
+            m.records,
+            m.functions,
+            m.median_s
+        ),
+    })?;
+    if o.json {
+        outln!("{}", serde_json::to_string_pretty(&results)?)?;
+    }
+    Ok(())
 }

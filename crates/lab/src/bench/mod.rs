@@ -1,6 +1,7 @@
-//! What `faasched bench` measures: the simulator's speed, the ALPS
-//! learner's time per lesson, the agent's CPU per invocation, as medians of
-//! repeated runs, and the live node runtime's latencies.
+//! What `faasched bench` measures, and how it prints it: the simulator's
+//! speed, the ALPS learner's time per lesson, the agent's CPU per
+//! invocation, as medians of repeated runs, the live node runtime's and
+//! the gateway's latencies, and a CPU watch's promptness.
 
 #[cfg(feature = "live")]
 pub mod agent;
@@ -12,6 +13,8 @@ pub mod node;
 #[cfg(feature = "live")]
 pub mod runtime;
 pub mod sim;
+#[cfg(feature = "live")]
+pub mod watch;
 
 use anyhow::{Result, bail};
 use std::time::Instant;

@@ -3,8 +3,9 @@
 //! policy of the node catalogue; and whether the engine's memory grows with
 //! a run's length.
 
-use super::{BUILD, median_wall, memory_peaks, peak_rss_mib};
+use super::{BUILD, median_wall, memory_peaks, peak_rss_mib, release_only};
 use crate::node::catalog::{Knowledge, NODE_CATALOG, NodePolicy};
+use crate::outln;
 use anyhow::{Result, anyhow, bail};
 use faasched_policy::node::PreemptTest;
 use faasched_sim::node::{self, NodeConfig, NodeStats};
@@ -225,6 +226,68 @@ pub fn measure(
         memory: m,
         policies,
     })
+}
+
+/// What `faasched bench node` times, and how it prints.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Runs per policy.
+    pub runs: u32,
+    /// Requests per run.
+    pub requests: u64,
+    /// Seed of the workload.
+    pub seed: u64,
+    /// Print the results as JSON rather than a line each.
+    pub json: bool,
+}
+
+/// Checks memory and times every policy ([`measure`]) in a release build,
+/// and prints them.
+pub fn run(o: Options) -> Result<()> {
+    release_only("node")?;
+    let mib = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    if !o.json {
+        outln!(
+            "{BUILD} build, seed {}, {WORKLOAD} workload, {DISPATCHERS} dispatcher × {WORKERS} workers at {:.0}% load",
+            o.seed,
+            LOAD * 100.0
+        )?;
+    }
+    let results = measure(
+        o.runs,
+        o.requests,
+        o.seed,
+        |m| match o.json {
+            true => Ok(()),
+            false => outln!(
+                "memory: {} peak RSS {:.1} MiB after {} requests, {:.1} MiB after {} ({:+.1} MiB)",
+                m.policy,
+                mib(m.short_peak_rss_mib),
+                m.short_requests,
+                mib(m.long_peak_rss_mib),
+                m.long_requests,
+                mib(m.growth_mib)
+            ),
+        },
+        |m| match o.json {
+            true => Ok(()),
+            false => outln!(
+                "{:<15} {:>9} requests at {:>6.0}/s  median {:>8.4} s  {:>10.0} requests/s  {:>5.2} events/request  {:>5.3} preemptions/request  peak RSS {:.0} MiB",
+                m.policy,
+                m.requests,
+                m.rate_per_s,
+                m.wall_s,
+                m.requests_per_s,
+                m.events as f64 / m.requests as f64,
+                m.preemptions as f64 / m.requests as f64,
+                mib(m.peak_rss_mib)
+            ),
+        },
+    )?;
+    if o.json {
+        outln!("{}", serde_json::to_string_pretty(&results)?)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -9,7 +9,9 @@
 //! measuring thread keeps the rest); with sleeping workers (the default) and
 //! with polling ones.
 
+use super::{BUILD, release_only};
 use crate::node::live::{Host, LiveNode};
+use crate::outln;
 use anyhow::{Context, Result, bail};
 use faasched_live::node::bench::{preemptions, round_trips, throughput};
 use faasched_live::node::ingress::Ingress;
@@ -20,6 +22,7 @@ use faasched_model::{MS, Nanos, SEC};
 use faasched_policy::node::PreemptTest;
 use faasched_wasm::{Sandbox, Step};
 use serde::Serialize;
+use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
@@ -84,6 +87,24 @@ impl Latency {
             p99_us: at(0.99),
             max_us: ns.last().map_or(f64::NAN, |&v| v as f64 / 1e3),
         }
+    }
+}
+
+/// Its percentiles, aligned as the benches' tables show them.
+impl fmt::Display for Latency {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(
+            f,
+            "p50 {:>7.1} us  p99 {:>8.1} us  max {:>9.1} us",
+            self.p50_us, self.p99_us, self.max_us
+        )
+    }
+}
+
+impl Latency {
+    /// As shown, with its count of samples.
+    fn counted(&self) -> String {
+        format!("{self}  ({} samples)", self.count)
     }
 }
 
@@ -312,4 +333,45 @@ pub(crate) fn http_sequence(
         }
     }
     Ok(times)
+}
+
+/// Runs the bench ([`measure`]) in a release build and prints it: a block
+/// per mode of idle threads, or with `json` all of it.
+pub fn run(settings: Settings, json: bool) -> Result<()> {
+    release_only("runtime")?;
+    if !json {
+        outln!("{BUILD} build, sledgescale, 1 dispatcher x 1 worker")?;
+    }
+    let measured = measure(settings, |m| {
+        if json {
+            return Ok(());
+        }
+        outln!("{} idle threads:", m.mode)?;
+        outln!("  no-op in process      {}", m.noop.counted())?;
+        outln!("  no-op over HTTP       {}", m.noop_http.counted())?;
+        outln!(
+            "  no-op throughput      {:.0} requests/s ({} in flight)",
+            m.noop_per_s,
+            settings.window
+        )?;
+        outln!(
+            "  no-op preempting a {} ms spin  {}",
+            LONG_US / 1000,
+            m.preempting_noop.counted()
+        )?;
+        outln!("    of which ask to switch  {}", m.switch.counted())?;
+        Ok(())
+    })?;
+    if json {
+        return outln!("{}", serde_json::to_string_pretty(&measured)?);
+    }
+    outln!(
+        "fresh noop sandbox from the pool  {}",
+        measured.sandbox_setup.counted()
+    )?;
+    if measured.cpus.is_empty() {
+        outln!("threads not pinned (2 CPUs or fewer)")
+    } else {
+        outln!("dispatcher and worker pinned to CPUs {:?}", measured.cpus)
+    }
 }

@@ -1,9 +1,10 @@
 //! `bench sim`: simulated invocations per wall-second, workload generation
 //! and engine (metrics aggregation excluded).
 
-use super::{BUILD, median_wall, peak_rss_mib};
+use super::{BUILD, median_wall, peak_rss_mib, release_only};
 use crate::os::catalog::{Policy, Tuning};
 use crate::os::run::{Kernel, Machine};
+use crate::outln;
 use anyhow::{Result, bail};
 use faasched_workload::{Choice, Source};
 use serde::Serialize;
@@ -96,4 +97,46 @@ pub fn measure(
         results.push(m);
     }
     Ok(results)
+}
+
+/// What `faasched bench sim` times, and how it prints.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Runs per scenario (ten times as many for (a)).
+    pub runs: u32,
+    /// Invocations of the large scenarios.
+    pub invocations: u64,
+    /// Seed of the scenarios' workloads.
+    pub seed: u64,
+    /// Print the results as JSON rather than a line each.
+    pub json: bool,
+}
+
+/// Times the scenarios ([`measure`]) in a release build and prints them.
+pub fn run(o: Options) -> Result<()> {
+    release_only("sim")?;
+    if !o.json {
+        let hint = match BUILD {
+            "release" => " (scripts/pgo-build makes the faster profile-guided one)",
+            _ => "",
+        };
+        outln!("{BUILD} build{hint}, seed {}", o.seed)?;
+    }
+    let results = measure(o.runs, o.invocations, o.seed, |m| match o.json {
+        true => Ok(()),
+        false => outln!(
+            "{:<14} {:<5} {:>9} invocations  median {:>8.4} s  {:>10.0} invocations/s  {:>5.1} events/invocation  peak RSS {:.0} MiB",
+            m.scenario,
+            m.policy,
+            m.invocations,
+            m.wall_s,
+            m.invocations_per_s,
+            m.kernel_events as f64 / m.invocations as f64,
+            m.peak_rss_mib.unwrap_or(f64::NAN)
+        ),
+    })?;
+    if o.json {
+        outln!("{}", serde_json::to_string_pretty(&results)?)?;
+    }
+    Ok(())
 }

@@ -16,8 +16,12 @@
 //! - `report.html`: one section per case (and per function class, for
 //!   experiments that ask for it), with the CDFs, percentile bars, switches,
 //!   cost and completions over time.
+//!
+//! [`command`] is `faasched experiment` itself, for experiments of every
+//! level: their cases printed as a plan, or run and their table published.
 
 mod alps;
+pub mod command;
 mod hybrid;
 mod io;
 mod real;

@@ -1,18 +1,32 @@
 //! The operating-system level: steering policies over a machine's cores.
 //!
 //! - [`catalog`]: every steering policy as a typed spec, looked up once;
+//! - [`tuning`]: the learning policies' parameters from a file and flags;
 //! - [`run`]: one policy over a workload on a simulated [`run::Machine`],
 //!   once or in parts;
+//! - [`simulate`]: `faasched simulate`, several policies in turn;
 //! - `replay`: the same for real on this machine, policies in turns or
-//!   rounds;
-//! - `compare`: both, and how far the simulation is from the measurement.
+//!   rounds (`faasched replay`);
+//! - `compare`: both, and how far the simulation is from the measurement
+//!   (`faasched compare`);
+//! - `agent`, `exec`: the agent that steers processes a platform hands
+//!   over, and its clients;
+//! - `func`: the live runtime's function suite (`faasched fn`).
 //!
-//! `replay` and `compare` run real processes; they come with the `live`
-//! feature.
+//! All but `catalog`, `tuning`, `run` and `simulate` run real processes;
+//! they come with the `live` feature.
 
+#[cfg(feature = "live")]
+pub mod agent;
 pub mod catalog;
 #[cfg(feature = "live")]
 pub mod compare;
 #[cfg(feature = "live")]
+pub mod exec;
+#[cfg(feature = "live")]
+pub mod func;
+#[cfg(feature = "live")]
 pub mod replay;
 pub mod run;
+pub mod simulate;
+pub mod tuning;

@@ -1,7 +1,11 @@
 //! Replaying a workload for real on this machine under several policies,
-//! in turns or in rounds: the live counterpart of [`crate::os::run`].
+//! in turns or in rounds: the live counterpart of [`crate::os::run`], and
+//! `faasched replay`, which writes the simulator's outputs marked live.
 
-use crate::os::catalog::{Policy, live_names};
+use crate::os::catalog::{Policy, live_names, policies};
+use crate::os::run::WorkloadOptions;
+use crate::os::tuning::TuningFlags;
+use crate::output::{Outputs, section_title};
 use crate::progress;
 use anyhow::{Context, Result, bail};
 use faasched_live::os::privilege::{self, Pinned, Realtime};
@@ -9,12 +13,14 @@ use faasched_live::os::replay::{self, Config};
 use faasched_live::os::suite::Kind;
 use faasched_live::os::unit_cpu::{Calibration, Effort};
 use faasched_model::{CpuSet, Invocation, MS, Outcome, Privileges};
-use faasched_report::os::{Collector, PolicySummary};
+use faasched_report::Staged;
+use faasched_report::os::{Collector, PolicySummary, Summary};
 use faasched_sys::sched::{affinity, online_cpus};
+use faasched_workload::Source;
 use serde_json::{Value, json};
 use std::convert::Infallible;
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Default size of a replayed workload, built-in or file: a built-in's is
 /// about a minute at 80% load on two cores.
@@ -24,6 +30,66 @@ pub const DEFAULT_LIVE_INVOCATIONS: u64 = 1000;
 /// numbers are worth a warning: beyond it the policies ran on a machine
 /// they did not have to themselves.
 pub const BUSY_HOST_SHARE: f64 = 0.05;
+
+/// What `faasched replay` runs, and where its results go.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The workload, on the cores replayed on unless asked for others.
+    pub workload: WorkloadOptions,
+    /// The policies' names, replayed one after the other.
+    pub policies: Vec<String>,
+    /// The learning policies' parameters.
+    pub tuning: TuningFlags,
+    /// The calibration file (default: the saved one, measured if missing).
+    pub calibration: Option<PathBuf>,
+    /// Rounds the policies take turns in.
+    pub rounds: u32,
+    /// Where the results go.
+    pub outputs: Outputs,
+}
+
+/// Replays the workload under every policy and emits the summary, each
+/// policy's marked live.
+pub fn run(o: Options) -> Result<()> {
+    let policies = policies(&o.policies, &o.tuning.tuning()?)?;
+    let (live, source) = prepare(&policies, &o.workload, o.calibration.as_deref())?;
+    let mut staged = Staged::new();
+    let mut invocations = o.outputs.invocations(&mut staged)?;
+    let replayed = replay_policies(
+        &policies,
+        &source.invocations()?,
+        &live,
+        o.rounds,
+        |i, outcome| match invocations.as_mut() {
+            Some(w) => Ok(w.write(policies[i].name(), outcome)?),
+            None => Ok(()),
+        },
+    )?;
+    if let Some(w) = invocations {
+        w.finish()?;
+    }
+    let summary = Summary {
+        policies: replayed.into_iter().map(|r| r.summary).collect(),
+        workload: source.describe(),
+        machine: live.machine(),
+    };
+    let title = format!("{} (live)", section_title(&summary));
+    o.outputs.emit(summary, "faasched replay", &title, staged)
+}
+
+/// Gets ready to replay `policies` on this machine ([`Live::prepare`]),
+/// and resolves `workload` with the live defaults: the cores the replay
+/// runs on and [`DEFAULT_LIVE_INVOCATIONS`]. `replay` and `compare` start
+/// here.
+pub fn prepare(
+    policies: &[Policy],
+    workload: &WorkloadOptions,
+    calibration: Option<&Path>,
+) -> Result<(Live, Source)> {
+    let live = Live::prepare(policies, workload.cores, calibration)?;
+    let source = workload.resolve(Some(live.cores()), Some(DEFAULT_LIVE_INVOCATIONS))?;
+    Ok((live, source))
+}
 
 /// The consecutive parts `all` is replayed in, one per round of `rounds`.
 pub fn parts<T>(all: &[T], rounds: u32) -> impl Iterator<Item = &[T]> {

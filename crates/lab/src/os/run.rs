@@ -6,7 +6,7 @@ use anyhow::{Result, anyhow};
 use faasched_model::{Invocation, Nanos, Outcome, US};
 use faasched_report::os::{Collector, PolicySummary};
 use faasched_sim::os::{Config, FairClass, RunError, RunStats, Sink};
-use faasched_workload::Source;
+use faasched_workload::{Choice, Source};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -150,7 +150,7 @@ impl Kernel {
 /// A warning for a workload that offers more CPU demand than its cores
 /// can serve (a load above 1): its queues only grow, and its turnarounds
 /// measure the backlog more than the policy.
-pub fn overload_warning(source: &Source) -> Option<String> {
+fn overload_warning(source: &Source) -> Option<String> {
     let load = source.offered_load();
     let cores = source.cores();
     // One invocation, or all at one instant: no span to offer a load over,
@@ -166,6 +166,42 @@ pub fn overload_warning(source: &Source) -> Option<String> {
             if cores == 1 { "" } else { "s" }
         )
     })
+}
+
+/// The workload an operating-system command asks for: a built-in's name or
+/// a workload CSV file, and what its flags say of its cores, load, size and
+/// seed (`None`: the command's default).
+#[derive(Debug, Clone)]
+pub struct WorkloadOptions {
+    /// A built-in workload (with parameters) or a file's path.
+    pub workload: String,
+    /// Cores the load is relative to.
+    pub cores: Option<usize>,
+    /// Offered load.
+    pub load: Option<f64>,
+    /// Invocations to generate or to take from a file.
+    pub invocations: Option<u64>,
+    /// Seed of the generator (and of the kernel's random disciplines).
+    pub seed: u64,
+}
+
+impl WorkloadOptions {
+    /// The workload on `cores`, or on the cores asked for (the simulator's
+    /// default if none), taking `invocations` unless asked for a number;
+    /// resolved, with a warning on stderr if it overloads its cores.
+    pub fn resolve(&self, cores: Option<usize>, invocations: Option<u64>) -> Result<Source> {
+        let source = Source::resolve(&Choice {
+            workload: self.workload.clone(),
+            cores: cores.unwrap_or(self.cores.unwrap_or(DEFAULT_CORES)),
+            load: self.load,
+            invocations: self.invocations.or(invocations),
+            seed: self.seed,
+        })?;
+        if let Some(warning) = overload_warning(&source) {
+            eprintln!("{warning}");
+        }
+        Ok(source)
+    }
 }
 
 /// A simulated machine: the kernel's knobs, its cores, and the seed of its

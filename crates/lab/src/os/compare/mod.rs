@@ -15,27 +15,83 @@ mod render;
 pub use analysis::{Comparison, Row};
 pub use render::render;
 
-use crate::os::catalog::Policy;
+use crate::os::catalog::{Policy, policies};
 use crate::os::replay::{self, Live};
-use crate::os::run::Machine;
+use crate::os::run::{Kernel, Machine, WorkloadOptions};
+use crate::os::tuning::TuningFlags;
 use crate::output::invocations_in;
+use crate::{out, outln};
 use analysis::{LiveRuns, Samples, compare, in_planned_group, slowed, with_cpu};
 use anyhow::{Context, Result};
-use faasched_model::{Group, Invocation, Nanos};
+use faasched_model::{Group, Invocation, Nanos, US};
 use faasched_report::Staged;
 use faasched_report::os::{InvocationsWriter, PolicySummary, Summary, write_outputs};
 use faasched_workload::Source;
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The subdirectories `--out` gets, one per world, each with its
 /// invocations.csv (sim/ and live/ with their summaries too).
 pub const WORLDS: [&str; 4] = ["sim", "live", "sim-at-live-cpu", "sim-at-live-capacity"];
 
+/// What `faasched compare` simulates and replays, and where its results go.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The workload, as `replay` takes it.
+    pub workload: WorkloadOptions,
+    /// The policies' names (live-capable ones).
+    pub policies: Vec<String>,
+    /// The simulated kernel; without a base slice, the live kernel's.
+    pub kernel: Kernel,
+    /// The learning policies' parameters.
+    pub tuning: TuningFlags,
+    /// The calibration file, as for `replay`.
+    pub calibration: Option<PathBuf>,
+    /// Rounds the policies take turns in, in both worlds.
+    pub rounds: u32,
+    /// The directory of compare.json, compare.csv and the worlds' files.
+    pub out: Option<PathBuf>,
+    /// compare.json on standard output instead of the table.
+    pub json: bool,
+}
+
+/// Simulates and replays the workload, compares, and prints the table
+/// (or compare.json).
+pub fn run(o: Options) -> Result<()> {
+    let policies = policies(&o.policies, &o.tuning.tuning()?)?;
+    let (live, source) = replay::prepare(&policies, &o.workload, o.calibration.as_deref())?;
+    let mut kernel = o.kernel;
+    // Linux scales its base slice by the CPUs online, not by the cores a
+    // replay uses: the simulation takes the live kernel's.
+    if kernel.base_slice_us.is_none() {
+        kernel.base_slice_us = faasched_sys::sched::base_slice().map(|s| s / US);
+    }
+    let machine = Machine {
+        kernel,
+        cores: live.cores(),
+        seed: o.workload.seed,
+    };
+    let out = o.out.as_deref();
+    let comparison = comparison(&policies, &source, &machine, &live, o.rounds, out)?;
+    if o.json {
+        outln!("{}", serde_json::to_string_pretty(&comparison)?)?;
+    } else {
+        out!("{}", render(&comparison))?;
+        if let Some(dir) = out {
+            outln!(
+                "wrote compare.json, compare.csv, {}/ to {}",
+                WORLDS.join("/, "),
+                dir.display()
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// Simulates `source` on `machine` and replays it on `live` under each of
 /// `policies` in `rounds`, and compares; with `out`, writes compare.json,
 /// compare.csv and the [`WORLDS`]' files there, put in place together.
-pub fn run(
+fn comparison(
     policies: &[Policy],
     source: &Source,
     machine: &Machine,
