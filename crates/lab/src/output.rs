@@ -6,10 +6,10 @@ use crate::interrupt;
 use crate::{out, outln};
 use anyhow::{Context, Result};
 use faasched_model::Invocation;
+use faasched_report::Staged;
 use faasched_report::os::{
     InvocationsWriter, Report, Summary, render_table, write_outputs, write_report,
 };
-use faasched_report::{REPORT_HTML, Staged};
 use faasched_workload::csv;
 use std::borrow::Borrow;
 use std::path::{Path, PathBuf};
@@ -37,34 +37,39 @@ impl Outputs {
 
     /// Prints the table (or summary.json) and, with a directory, writes
     /// summary.json, summary.csv and report.html headed by `command` and
-    /// `title`, then puts them in place with the files `staged` holds.
-    pub fn emit(
-        &self,
-        summary: Summary,
-        command: &str,
-        title: &str,
-        mut staged: Staged,
-    ) -> Result<()> {
-        let text = if self.json {
-            format!("{}\n", serde_json::to_string_pretty(&summary.to_json())?)
-        } else {
-            render_table(&summary)
-        };
-        if let Some(dir) = &self.dir {
-            write_outputs(dir, &summary, &mut staged)?;
-            write_report(dir, &Report::single(command, title, summary), &mut staged)?;
-            // A signal caught while the files were written: none replaces
-            // an earlier run's.
-            interrupt::check()?;
-            staged.commit()?;
-        }
-        out!("{text}")?;
-        if let (Some(dir), false) = (&self.dir, self.json) {
-            outln!(
-                "wrote summary.json, summary.csv, invocations.csv, {REPORT_HTML} to {}",
-                dir.display()
-            )?;
-        }
+    /// `title`, then puts them in place with the files `staged` holds: an
+    /// operating-system run, through [`Outputs::publish`].
+    pub fn emit(&self, summary: Summary, command: &str, title: &str, staged: Staged) -> Result<()> {
+        let run = OsRun(Report::single(command, title, summary));
+        self.publish(&run, title, staged)
+    }
+}
+
+/// One operating-system run's report: its one section's summary is what
+/// the table, summary.json and summary.csv show.
+struct OsRun(Report);
+
+impl OsRun {
+    fn summary(&self) -> &Summary {
+        &self.0.sections[0].summary
+    }
+}
+
+impl Publish for OsRun {
+    const FILES: &'static str = "summary.json, summary.csv, invocations.csv, report.html";
+
+    fn table(&self) -> String {
+        render_table(self.summary())
+    }
+
+    fn json(&self) -> serde_json::Value {
+        self.summary().to_json()
+    }
+
+    /// The report is headed as it was built; `title` is its section's.
+    fn write(&self, dir: &Path, _title: &str, staged: &mut Staged) -> Result<()> {
+        write_outputs(dir, self.summary(), staged)?;
+        write_report(dir, &self.0, staged)?;
         Ok(())
     }
 }
