@@ -1,14 +1,8 @@
 //! `node serve`'s containers: which functions run in them, how their times
 //! scale, and what keeps them.
 
-use anyhow::{Context, Result, bail};
 use clap::Args as ClapArgs;
-use faasched_lab::cluster::catalog::keep_alive;
-use faasched_lab::cluster::live::function_table;
-use faasched_lab::node::live::NodeContainers;
-use faasched_live::node::containers::ColdStart;
-use faasched_workload::cluster::FunctionTable;
-use std::path::Path;
+use faasched_lab::node::serve::ContainerOptions;
 
 /// A node's containers, as a cluster's server keeps them.
 #[derive(ClapArgs, Debug)]
@@ -38,28 +32,13 @@ pub struct ContainerArgs {
 }
 
 impl ContainerArgs {
-    /// The containers of a node with `memory_mb` for them; `None` without
-    /// --functions. Errors name the option.
-    pub fn containers(&self, memory_mb: u64) -> Result<Option<NodeContainers>> {
-        let Some(functions) = &self.functions else {
-            return Ok(None);
-        };
-        if !(self.cold_wait.is_finite() && self.cold_wait >= 0.0) {
-            bail!("--cold-wait {}: give a share of 0 or more", self.cold_wait);
-        }
-        let table = if Path::new(functions).is_file() {
-            FunctionTable::read_csv(Path::new(functions))
-                .with_context(|| format!("--functions {functions}"))?
-        } else {
-            function_table(functions).context("--functions")?
-        };
-        Ok(Some(NodeContainers {
-            table: table.scaled(self.time_scale).context("--time-scale")?,
-            memory_mb,
-            keep_alive: keep_alive(&self.keep_alive).context("--keep-alive")?,
-            cold_start: ColdStart {
-                scale: self.cold_wait,
-            },
-        }))
+    /// The containers as the lab takes them; `None` without --functions.
+    pub fn options(self) -> Option<ContainerOptions> {
+        Some(ContainerOptions {
+            functions: self.functions?,
+            time_scale: self.time_scale,
+            keep_alive: self.keep_alive,
+            cold_wait: self.cold_wait,
+        })
     }
 }

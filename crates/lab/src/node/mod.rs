@@ -13,6 +13,8 @@ pub mod live;
 #[cfg(feature = "live")]
 pub mod replay;
 pub mod run;
+#[cfg(feature = "live")]
+pub mod serve;
 
 /// What the node's mechanisms cost, as the engine takes them.
 pub use faasched_sim::node::Costs;
