@@ -1,11 +1,10 @@
-//! `faasched cluster gateway`: the router in front of live node runtimes.
+//! `faasched cluster gateway`'s flags; the lab serves it
+//! ([`faasched_lab::cluster::gateway`]).
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::cluster::catalog::ROUTERS;
-use faasched_lab::cluster::live::{GatewaySpec, serve_gateway};
-use faasched_live::node::ingress::StopSignal;
-use std::time::Duration;
+use faasched_lab::cluster::gateway::GatewayOptions;
 
 /// Route invocations over live node runtimes (`faasched node serve`) with a
 /// cluster router, the simulator's, unchanged.
@@ -50,20 +49,20 @@ pub struct GatewayArgs {
     /// warm and cold time: functionbench (ten copies of each CH-RLU Table 1
     /// function, `aes-encryption-0` .. `-9`, ...).
     #[arg(long, short = 'w', default_value = "functionbench")]
-    pub workload: String,
+    workload: String,
     /// Address to listen on (port 0 picks a free one, printed on stderr).
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: String,
     /// How often every node's load is polled, ms (the nodes publish every
     /// --load-period-ms; 5 s, the kernel's, by default).
     #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
-    pub period_ms: u64,
+    period_ms: u64,
     /// Seed of the router's random draws.
     #[arg(long, short = 's', default_value_t = 1)]
     seed: u64,
     /// Seconds to answer the requests already read after SIGTERM.
     #[arg(long, default_value_t = 10.0)]
-    pub drain_s: f64,
+    drain_s: f64,
     /// Seconds an invocation waits for its node's answer; past them the
     /// client gets 502 node-unreachable, so a node that hangs holds nothing
     /// for ever.
@@ -72,7 +71,7 @@ pub struct GatewayArgs {
     /// The function table's warm and cold times multiplied by this: give
     /// the nodes' --time-scale.
     #[arg(long, default_value_t = 0.01)]
-    pub time_scale: f64,
+    time_scale: f64,
 }
 
 /// `--policy`: a router of the catalogue.
@@ -85,80 +84,22 @@ pub(super) fn router(name: &str) -> Result<String, String> {
 
 impl Args {
     pub fn execute(self) -> Result<()> {
-        self.gateway.serve(self.nodes)
+        self.gateway.options().serve(self.nodes)
     }
 }
 
 impl GatewayArgs {
-    /// Serves the gateway over `nodes` until SIGTERM or SIGINT, saying on
-    /// stderr where it listens and, at the end, what it did; an error if
-    /// an invocation was cut unanswered.
-    pub fn serve(&self, nodes: Vec<String>) -> Result<()> {
-        if !(self.drain_s.is_finite() && self.drain_s >= 0.0) {
-            bail!("--drain-s: {} is not a number of seconds", self.drain_s);
-        }
-        if !(self.forward_timeout_s.is_finite() && self.forward_timeout_s > 0.0) {
-            bail!(
-                "--forward-timeout-s: {} is not a number of seconds above 0",
-                self.forward_timeout_s
-            );
-        }
-        let spec = GatewaySpec {
-            nodes,
-            policy: self.policy.clone(),
-            workload: self.workload.clone(),
-            period: Duration::from_millis(self.period_ms),
+    /// The options as the lab takes them.
+    pub fn options(self) -> GatewayOptions {
+        GatewayOptions {
+            policy: self.policy,
+            workload: self.workload,
+            listen: self.listen,
+            period_ms: self.period_ms,
             seed: self.seed,
-            drain: Duration::from_secs_f64(self.drain_s),
-            forward_timeout: Duration::from_secs_f64(self.forward_timeout_s),
+            drain_s: self.drain_s,
+            forward_timeout_s: self.forward_timeout_s,
             time_scale: self.time_scale,
-        };
-        let run = serve_gateway(&spec, &self.listen, |addr| {
-            if spec.nodes.is_empty() {
-                eprintln!(
-                    "faasched cluster gateway: {} over the nodes that register \
-                     (PUT /nodes/HOST:PORT), listening on {addr}",
-                    spec.policy
-                );
-            } else {
-                eprintln!(
-                    "faasched cluster gateway: {} over {} node(s), listening on {addr}",
-                    spec.policy,
-                    spec.nodes.len()
-                );
-            }
-        })?;
-        let s = &run.served;
-        eprintln!(
-            "faasched cluster gateway: stopped by {}; {} invocations received, {} answered, \
-             {} node-unreachable, {} dropped, {} connections cut; decision p50 {:.2} us, \
-             forwarding overhead p50 {:.1} us",
-            match run.signal {
-                Some(StopSignal::Terminate) => "SIGTERM",
-                Some(StopSignal::Interrupt) => "SIGINT",
-                None => "the gateway",
-            },
-            s.received,
-            s.answered,
-            s.unreachable,
-            s.dropped,
-            s.connections_cut,
-            s.decision_p50 as f64 / 1e3,
-            s.overhead_p50 as f64 / 1e3,
-        );
-        if s.registrations + s.leaves > 0 {
-            eprintln!(
-                "faasched cluster gateway: {} node registrations, {} dropped after missed polls, \
-                 {} left",
-                s.registrations, s.drops, s.leaves
-            );
         }
-        if s.received != s.answered {
-            bail!(
-                "{} invocations were cut unanswered",
-                s.received - s.answered
-            );
-        }
-        Ok(())
     }
 }

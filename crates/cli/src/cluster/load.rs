@@ -1,18 +1,11 @@
-//! `faasched cluster load`: CH-RLU's Locust clients (or Fig. 10's
-//! open-loop rising burst) against a live cluster; the table of `cluster
-//! simulate` and (with `--out`) its summary.json, summary.csv and
-//! report.html, plus requests.csv.
+//! `faasched cluster load`'s flags; the lab runs it
+//! ([`faasched_lab::cluster::load`]).
 
-use super::publish::publish;
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::cluster::load::{LiveLoad, LiveLoadSpec, OpenLoop, open_loop};
-use faasched_lab::interrupt;
-use faasched_live::node::load::End;
-use faasched_model::MS;
-use faasched_report::Staged;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use faasched_lab::cluster::load;
+use faasched_lab::output::Outputs;
+use std::path::PathBuf;
 
 /// Run CH-RLU's closed-loop clients (its Locust threads) against a live
 /// cluster: `faasched cluster gateway` in front of `faasched node serve
@@ -88,92 +81,20 @@ pub struct Args {
 
 impl Args {
     pub fn execute(self) -> Result<()> {
-        let open = open_loop(&self.workload, self.time_scale);
-        let (clients, seconds) = OpenLoop::sized(
-            &self.workload,
-            self.time_scale,
-            self.clients,
-            self.seconds,
-            (CLIENTS, SECONDS),
-        );
-        let spec = LiveLoadSpec {
-            target: self.target.clone(),
-            workload: self.workload.clone(),
-            clients,
-            seconds,
+        load::run(load::Options {
+            target: self.target,
+            workload: self.workload,
+            clients: self.clients,
+            seconds: self.seconds,
             time_scale: self.time_scale,
             seed: self.seed,
-            label: self.label.clone(),
-            drain: self.drain_ms * MS,
-            timeout: self.timeout_ms * MS,
-        };
-        match open {
-            None => eprintln!(
-                "time scale {}: the functions' times and the think time are {} of the paper's",
-                self.time_scale, self.time_scale
-            ),
-            Some(_) => eprintln!(
-                "time scale {}: the functions' times and the invocations' times are {} of the \
-                 paper's; {} s of sending over {} connections",
-                self.time_scale, self.time_scale, spec.seconds, spec.clients
-            ),
-        }
-        interrupt::catch()?;
-        let load = spec.run(&interrupt::requested)?;
-        report_lateness(&load);
-        let rows = [load.row.clone()];
-        publish(
-            self.out.as_deref(),
-            self.json,
-            "faasched cluster load",
-            &load.settings,
-            &rows,
-            Some(("requests.csv", &|dir, staged| {
-                write_requests(dir, &load, staged)
-            })),
-        )?;
-        if load.run.end == End::Interrupted {
-            let signal = interrupt::requested_by().unwrap_or(0);
-            bail!(
-                "interrupted by signal {signal} after {} calls were sent; what was measured is {}",
-                load.run.records.len(),
-                match &self.out {
-                    Some(dir) => format!("in {}", dir.display()),
-                    None => "printed above".to_string(),
-                }
-            );
-        }
-        Ok(())
+            label: self.label,
+            drain_ms: self.drain_ms,
+            timeout_ms: self.timeout_ms,
+            outputs: Outputs {
+                dir: self.out,
+                json: self.json,
+            },
+        })
     }
-}
-
-/// Closed-loop clients unless --clients says.
-const CLIENTS: u32 = 20;
-
-/// Seconds of a closed loop's sending unless --seconds says.
-const SECONDS: f64 = 60.0;
-
-/// Says on stderr how late an open loop's calls were sent (a late call's
-/// latency counts from its time all the same: this is the sender's share).
-pub fn report_lateness(load: &LiveLoad) {
-    if let Some(late) = load.late {
-        eprintln!(
-            "{}: calls sent late by p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
-            load.row.policy,
-            late.p50 as f64 / 1e3,
-            late.p99 as f64 / 1e3,
-            late.max as f64 / 1e3,
-        );
-    }
-}
-
-/// Writes requests.csv into `dir`, staged with the other files.
-fn write_requests(dir: &Path, load: &LiveLoad, staged: &mut Staged) -> Result<()> {
-    let path = dir.join("requests.csv");
-    let mut csv = BufWriter::new(staged.create(&path)?);
-    load.write_csv(&mut csv)
-        .with_context(|| format!("writing {}", path.display()))?;
-    csv.flush()
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
 }

@@ -5,7 +5,6 @@
 mod compare;
 mod gateway;
 mod load;
-mod publish;
 mod replay;
 mod simulate;
 mod up;

@@ -1,26 +1,13 @@
-//! `faasched cluster replay`: each router live, over fresh nodes on this
-//! machine, driven by CH-RLU's clients; the outputs of `cluster simulate`.
+//! `faasched cluster replay`'s flags, and the replay's that `cluster
+//! compare` shares; the lab runs it ([`faasched_lab::cluster::replay`]).
 
 use super::gateway::router;
-use super::load::report_lateness;
-use super::publish::publish;
 use super::up::NodeArgs;
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::cluster::live::GatewaySpec;
-use faasched_lab::cluster::load::{LiveLoad, LiveLoadSpec, OpenLoop, open_loop};
-use faasched_lab::cluster::replay::{ReplaySpec, replay};
-use faasched_lab::interrupt;
-use faasched_model::MS;
-use serde_json::{Value, json};
+use faasched_lab::cluster::replay::{self, ReplayOptions};
+use faasched_lab::output::Outputs;
 use std::path::PathBuf;
-use std::time::Duration;
-
-/// Closed-loop clients per run unless --clients says.
-const CLIENTS: u32 = 4;
-
-/// Seconds of a closed loop's sending unless --seconds says.
-const SECONDS: f64 = 60.0;
 
 /// Run each router live, one after another, each over fresh nodes started
 /// here (`cluster up`'s) with CH-RLU's clients against it (`cluster
@@ -57,9 +44,9 @@ pub struct ReplayArgs {
         default_value = "ch-rlu,ch-bl,openwhisk,least-loaded",
         value_parser = router
     )]
-    pub policy: Vec<String>,
+    policy: Vec<String>,
     #[command(flatten)]
-    pub nodes: NodeArgs,
+    nodes: NodeArgs,
     /// `functionbench`, `functionbench-bursts` (Fig. 9's bursts) or
     /// `functionbench-rising` (Fig. 10's open-loop rising burst, `cluster
     /// load`'s).
@@ -87,148 +74,29 @@ pub struct ReplayArgs {
 }
 
 impl ReplayArgs {
-    /// The load period, ms: --period-ms, or the kernel's 5 s scaled.
-    fn period_ms(&self) -> u64 {
-        self.period_ms
-            .unwrap_or(((5_000.0 * self.time_scale).round() as u64).max(1))
-    }
-
-    /// The replay, its nodes given `node_extra` beyond the node options.
-    /// Errors name the option.
-    pub fn spec(&self, node_extra: &[String]) -> Result<ReplaySpec> {
-        if !(self.time_scale.is_finite() && self.time_scale > 0.0 && self.time_scale <= 1.0) {
-            bail!("--time-scale {}: give a factor in (0, 1]", self.time_scale);
+    /// The replay as the lab takes it.
+    pub fn options(self) -> ReplayOptions {
+        ReplayOptions {
+            policy: self.policy,
+            nodes: self.nodes.options(),
+            workload: self.workload,
+            time_scale: self.time_scale,
+            period_ms: self.period_ms,
+            clients: self.clients,
+            seconds: self.seconds,
+            seed: self.seed,
         }
-        let period_ms = self.period_ms();
-        let drain = Duration::from_secs(10);
-        let (clients, seconds) = OpenLoop::sized(
-            &self.workload,
-            self.time_scale,
-            self.clients,
-            self.seconds,
-            (CLIENTS, SECONDS),
-        );
-        let mut node_args = self.nodes.serve_args(
-            &self.workload,
-            self.time_scale,
-            period_ms,
-            drain.as_secs_f64(),
-        )?;
-        node_args.extend_from_slice(node_extra);
-        Ok(ReplaySpec {
-            routers: self.policy.clone(),
-            nodes: self.nodes.nodes,
-            cores_per_node: self.nodes.cores_per_node,
-            workers_per_node: self.nodes.workers(),
-            node_args,
-            gateway: GatewaySpec {
-                nodes: Vec::new(),
-                policy: String::new(),
-                workload: self.workload.clone(),
-                period: Duration::from_millis(period_ms),
-                seed: self.seed,
-                drain,
-                forward_timeout: Duration::from_secs(60),
-                time_scale: self.time_scale,
-            },
-            load: LiveLoadSpec {
-                target: String::new(),
-                workload: self.workload.clone(),
-                clients,
-                seconds,
-                time_scale: self.time_scale,
-                seed: self.seed,
-                label: String::new(),
-                drain: 10_000 * MS,
-                timeout: 60_000 * MS,
-            },
-        })
     }
-
-    /// Says on stderr what the time scale shrinks and how often loads
-    /// are published.
-    pub fn announce(&self) {
-        eprintln!(
-            "time scale {}: the functions' times and the {} are {} of the paper's; \
-             loads every {} ms",
-            self.time_scale,
-            if open_loop(&self.workload, self.time_scale).is_some() {
-                "invocations' times"
-            } else {
-                "think time"
-            },
-            self.time_scale,
-            self.period_ms()
-        );
-    }
-
-    /// summary.json's settings of the runs `loads`: the first run's, less
-    /// what each run has of its own, with the routers, the nodes' shape and
-    /// each run's end, errors and per-node counts.
-    pub fn settings(&self, loads: &[LiveLoad]) -> Value {
-        let mut settings = loads
-            .first()
-            .map_or_else(|| json!({}), |l| l.settings.clone());
-        if let Some(map) = settings.as_object_mut() {
-            // One router's run's own: each row has its own.
-            for key in [
-                "target",
-                "nodes",
-                "errors",
-                "end",
-                "elapsed_s",
-                "sent_late_us",
-            ] {
-                map.remove(key);
-            }
-        }
-        settings["routers"] = json!(self.policy);
-        settings["nodes"] = json!(self.nodes.nodes);
-        settings["cores_per_node"] = json!(self.nodes.cores_per_node);
-        settings["workers_per_node"] = json!(self.nodes.workers());
-        settings["period_ms"] = json!(self.period_ms());
-        settings["per_router"] = loads
-            .iter()
-            .map(|l| {
-                let mut run = json!({
-                    "router": l.row.policy,
-                    "end": l.settings.get("end"),
-                    "elapsed_s": l.settings.get("elapsed_s"),
-                    "errors": l.settings.get("errors"),
-                    "nodes": l.settings.get("nodes"),
-                });
-                if let Some(late) = l.settings.get("sent_late_us") {
-                    run["sent_late_us"] = late.clone();
-                }
-                run
-            })
-            .collect();
-        settings
-    }
-}
-
-/// Tells of each router's run as it ends.
-pub fn each_run(load: &LiveLoad) {
-    eprintln!("{}: {} calls", load.row.policy, load.run.records.len());
-    report_lateness(load);
 }
 
 impl Args {
     pub fn execute(self) -> Result<()> {
-        let spec = self.run.spec(&[])?;
-        self.run.announce();
-        interrupt::catch()?;
-        let loads = replay(&spec, &interrupt::requested, each_run)?;
-        interrupt::check()?;
-        let rows: Vec<_> = loads.iter().map(|l| l.row.clone()).collect();
-        publish(
-            self.out.as_deref(),
-            self.json,
-            "faasched cluster replay",
-            &self.run.settings(&loads),
-            &rows,
-            None,
-        )?;
-        Ok(())
+        replay::run(replay::Options {
+            replay: self.run.options(),
+            outputs: Outputs {
+                dir: self.out,
+                json: self.json,
+            },
+        })
     }
 }

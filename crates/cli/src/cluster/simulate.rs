@@ -1,20 +1,12 @@
-//! `faasched cluster simulate`: one invocation workload through the
-//! simulated cluster under several routers; a table and (with `--out`)
-//! summary.json, summary.csv, report.html and timing.json; the routers'
-//! decision times on stderr.
+//! `faasched cluster simulate`'s flags; the lab runs it
+//! ([`faasched_lab::cluster::simulate`]).
 
 use anyhow::Result;
 use clap::{Args as ClapArgs, ValueEnum};
-use faasched_lab::cluster::catalog::{KEEP_ALIVES, ROUTERS, contenders};
+use faasched_lab::cluster::catalog::{KEEP_ALIVES, ROUTERS};
 use faasched_lab::cluster::run::{ClusterOptions, ColdStart};
-use faasched_lab::{interrupt, progress};
-use faasched_lab::{out, outln};
-use faasched_report::Staged;
-use faasched_report::cluster::{
-    cluster_json, render_cluster_table, render_decision_times, write_cluster_outputs,
-    write_cluster_report, write_cluster_timing,
-};
-
+use faasched_lab::cluster::simulate;
+use faasched_lab::output::Outputs;
 use std::path::PathBuf;
 
 /// Run invocations through a simulated cluster (a router in front of
@@ -147,79 +139,37 @@ fn keep_alive_help() -> String {
 
 impl Args {
     pub fn execute(self) -> Result<()> {
-        let contenders = contenders(&self.policy)?;
-        let options = ClusterOptions {
-            workload: self.workload.clone(),
-            trace: self.trace.clone(),
-            day: self.day,
-            functions: self.functions,
-            table: self.table.clone(),
-            servers: self.servers,
-            cores: self.cores,
-            memory_gb: self.memory_gb,
-            load: self.load,
-            clients: self.clients,
-            seconds: self.seconds,
-            invocations: self.invocations,
-            seed: self.seed,
-            keep_alive: self.keep_alive.clone(),
-            publish_s: self.publish,
-            fresh: self.fresh_loads,
-            contention: self.contention,
-            cold_start: match self.cold_start {
-                ColdStartArg::Cpu => ColdStart::Cpu,
-                ColdStartArg::Wall => ColdStart::Wall,
+        simulate::run(simulate::Options {
+            cluster: ClusterOptions {
+                workload: self.workload,
+                trace: self.trace,
+                day: self.day,
+                functions: self.functions,
+                table: self.table,
+                servers: self.servers,
+                cores: self.cores,
+                memory_gb: self.memory_gb,
+                load: self.load,
+                clients: self.clients,
+                seconds: self.seconds,
+                invocations: self.invocations,
+                seed: self.seed,
+                keep_alive: self.keep_alive,
+                publish_s: self.publish,
+                fresh: self.fresh_loads,
+                contention: self.contention,
+                cold_start: match self.cold_start {
+                    ColdStartArg::Cpu => ColdStart::Cpu,
+                    ColdStartArg::Wall => ColdStart::Wall,
+                },
+                memory_wait_s: self.memory_wait,
+                transport_ms: self.transport_ms,
             },
-            memory_wait_s: self.memory_wait,
-            transport_ms: self.transport_ms,
-        };
-        let setup = options.setup()?;
-        interrupt::catch()?;
-        let mut rows = Vec::new();
-        let mut decisions = Vec::new();
-        for c in &contenders {
-            let bar = progress::bar(&c.name(), None);
-            let ran = setup.run(c)?;
-            bar.finish_and_clear();
-            rows.push(ran.row(self.cores));
-            decisions.push(ran.decisions);
-        }
-        let timing: Vec<_> = rows
-            .iter()
-            .map(|r| r.policy.as_str())
-            .zip(&decisions)
-            .collect();
-        let settings = setup.describe();
-        let text = if self.json {
-            format!(
-                "{}\n",
-                serde_json::to_string_pretty(&cluster_json(&settings, &rows))?
-            )
-        } else {
-            render_cluster_table(&rows)
-        };
-        if let Some(dir) = &self.out {
-            let mut staged = Staged::new();
-            write_cluster_outputs(dir, &settings, &rows, &mut staged)?;
-            write_cluster_report(
-                dir,
-                "faasched cluster simulate",
-                &settings,
-                &rows,
-                &mut staged,
-            )?;
-            write_cluster_timing(dir, &timing, &mut staged)?;
-            interrupt::check()?;
-            staged.commit()?;
-        }
-        out!("{text}")?;
-        eprint!("{}", render_decision_times(&timing));
-        if let (Some(dir), false) = (&self.out, self.json) {
-            outln!(
-                "wrote summary.json, summary.csv, report.html, timing.json to {}",
-                dir.display()
-            )?;
-        }
-        Ok(())
+            policies: self.policy,
+            outputs: Outputs {
+                dir: self.out,
+                json: self.json,
+            },
+        })
     }
 }

@@ -1,9 +1,8 @@
 //! `node serve`'s containers: which functions run in them, how their times
 //! scale, and what keeps them.
 
-use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::node::live::NodeContainers;
+use faasched_lab::node::serve::ContainerOptions;
 
 /// A node's containers, as a cluster's server keeps them.
 #[derive(ClapArgs, Debug)]
@@ -33,20 +32,13 @@ pub struct ContainerArgs {
 }
 
 impl ContainerArgs {
-    /// The containers of a node with `memory_mb` for them; `None` without
-    /// --functions.
-    pub fn containers(&self, memory_mb: u64) -> Result<Option<NodeContainers>> {
-        self.functions
-            .as_deref()
-            .map(|f| {
-                NodeContainers::new(
-                    f,
-                    self.time_scale,
-                    &self.keep_alive,
-                    self.cold_wait,
-                    memory_mb,
-                )
-            })
-            .transpose()
+    /// The containers as the lab takes them; `None` without --functions.
+    pub fn options(self) -> Option<ContainerOptions> {
+        Some(ContainerOptions {
+            functions: self.functions?,
+            time_scale: self.time_scale,
+            keep_alive: self.keep_alive,
+            cold_wait: self.cold_wait,
+        })
     }
 }

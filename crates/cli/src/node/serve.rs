@@ -1,14 +1,14 @@
-//! `faasched node serve`: the node runtime, live, over HTTP.
+//! `faasched node serve`'s flags, or the whole configuration as JSON; the
+//! lab serves it ([`faasched_lab::node::serve`]).
 
 use super::args::{PreemptArg, policy_help};
 use super::containers::ContainerArgs;
 use super::host::{HostArgs, ms};
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::node::live::{LiveNode, Register, serve};
-use faasched_live::node::ingress::{LoadConfig, StopSignal};
-use faasched_policy::node::PreemptTest;
-use std::time::Duration;
+use faasched_lab::node::live::Register;
+use faasched_lab::node::serve::{self, Announce, DEADLINE_MS, Estimate, PreemptTest, ServeOptions};
+use std::path::PathBuf;
 
 /// Serve WebAssembly functions over HTTP: dispatcher threads place each
 /// request on a worker thread by a node policy (the simulator's, unchanged),
@@ -49,7 +49,7 @@ pub struct Args {
     #[arg(long, short = 'w')]
     workload: Option<String>,
     /// Relative deadline of a request without x-faasched-deadline-us, ms.
-    #[arg(long, default_value_t = 100.0)]
+    #[arg(long, default_value_t = DEADLINE_MS)]
     deadline_ms: f64,
     /// What policies are told of a request's work: `exact` (spin's µs; for
     /// other functions, the median below) or `median` (the median of the
@@ -90,75 +90,50 @@ pub struct Args {
     advertise: Option<String>,
     #[command(flatten)]
     host: HostArgs,
+    /// Read the whole configuration from FILE (`-`: standard input) as
+    /// JSON instead of flags, one field per option (docs/RUNTIME.md shows
+    /// one); once listening, print `{"listening":"HOST:PORT"}` on stdout
+    /// instead of the "listening on" line on stderr: how `cluster up`
+    /// starts its nodes.
+    #[arg(long, value_name = "FILE", exclusive = true)]
+    config: Option<PathBuf>,
 }
 
 impl Args {
     pub fn execute(self) -> Result<()> {
-        if !(self.drain_s.is_finite() && self.drain_s >= 0.0) {
-            bail!("--drain-s: {} is not a number of seconds", self.drain_s);
+        match &self.config {
+            Some(file) => serve::run(&ServeOptions::read(file)?, Announce::Json),
+            None => serve::run(&self.options()?, Announce::Human),
         }
-        let node = LiveNode {
-            policy: self.policy.clone(),
+    }
+
+    /// The options as the lab takes them; errors name the flag.
+    fn options(self) -> Result<ServeOptions> {
+        Ok(ServeOptions {
+            listen: self.listen,
+            policy: self.policy,
             dispatchers: self.dispatchers,
             workers: self.workers,
-            workload: self.workload.clone(),
+            workload: self.workload,
             deadline: ms(self.deadline_ms, "--deadline-ms")?,
-            median_estimates: self.estimate == "median",
+            estimate: match self.estimate.as_str() {
+                "median" => Estimate::Median,
+                _ => Estimate::Exact,
+            },
             preempt_test: match self.preempt_test {
                 PreemptArg::Paper => PreemptTest::Paper,
                 PreemptArg::Code => PreemptTest::Code,
             },
+            drain_s: self.drain_s,
+            memory_mb: self.memory_mb,
+            containers: self.containers.options(),
+            load_period_ms: self.load_period_ms,
+            load_cores: self.load_cores,
+            register: self.register.map(|gateway| Register {
+                gateway,
+                advertise: self.advertise,
+            }),
             host: self.host.host()?,
-            containers: self.containers.containers(u64::from(self.memory_mb))?,
-        };
-        let mut load = LoadConfig::new();
-        load.cores(self.load_cores.unwrap_or(node.dispatchers * node.workers))
-            .memory_mb(self.memory_mb)
-            .period(Duration::from_millis(self.load_period_ms));
-        let register = self.register.map(|gateway| Register {
-            gateway,
-            advertise: self.advertise,
-        });
-        let served = serve(
-            &node,
-            &self.listen,
-            Duration::from_secs_f64(self.drain_s),
-            load,
-            register.as_ref(),
-            |addr, runtime| {
-                let spin = runtime.executor().with_runtime(|r| r.spin_steps_per_ms());
-                eprintln!(
-                    "faasched node serve: {} on {} dispatcher(s) x {} worker(s), listening on {addr} \
-                     (spin: {spin} steps per ms)",
-                    node.policy, node.dispatchers, node.workers
-                );
-                if let Some(c) = &node.containers {
-                    eprintln!(
-                        "faasched node serve: containers of {} functions in {} MB under {}; \
-                         a cold start compiles, then waits {} of cold - warm",
-                        c.table.len(),
-                        c.memory_mb,
-                        c.keep_alive.name,
-                        c.cold_start.scale
-                    );
-                }
-            },
-        )?;
-        let d = &served.drained;
-        eprintln!(
-            "faasched node serve: stopped by {}; {} invocations accepted, {} left unanswered, {} connections cut",
-            match served.signal {
-                Some(StopSignal::Terminate) => "SIGTERM",
-                Some(StopSignal::Interrupt) => "SIGINT",
-                None => "the ingress",
-            },
-            d.accepted,
-            d.unanswered,
-            d.connections_cut
-        );
-        if d.unanswered > 0 {
-            bail!("{} invocations were cut unanswered", d.unanswered);
-        }
-        Ok(())
+        })
     }
 }

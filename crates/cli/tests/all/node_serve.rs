@@ -3,8 +3,9 @@
 //! assertion depends on timing; a serve that never answers fails the test
 //! after a generous cap instead of hanging it.
 
-use crate::common::server::Server;
-use std::process::Command;
+use crate::common::server::{Server, call};
+use std::io::Write;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// `faasched node serve` on a free loopback port, with `args`.
@@ -193,6 +194,100 @@ fn a_node_with_containers_answers_cold_then_warm() {
     assert!(status.contains("\"keep_alive\":\"lru\""), "{status}");
     let (clean, rest) = serve.stop();
     assert!(clean, "{rest}");
+}
+
+/// `node serve --config -`, as `cluster up` starts its nodes: the whole
+/// configuration as JSON on stdin, every option named; once listening, one
+/// JSON line on stdout naming an address that answers, and no "listening
+/// on" line meant for people on stderr. JSON with a misspelt or missing
+/// option is refused, naming it; a flag beside `--config` is refused.
+#[test]
+fn a_node_configured_by_json_on_stdin_says_in_json_where_it_listens() {
+    let config = serde_json::json!({
+        "listen": "127.0.0.1:0",
+        "policy": "jsq",
+        "dispatchers": 1,
+        "workers": 2,
+        "workload": null,
+        "deadline_ns": 100_000_000,
+        "estimate": "exact",
+        "preempt_test": "paper",
+        "drain_s": 10.0,
+        "memory_mb": 512,
+        "containers": {
+            "functions": "functionbench",
+            "time_scale": 0.001,
+            "keep_alive": "lru",
+            "cold_wait": 1.0
+        },
+        "load_period_ms": 20,
+        "load_cores": 1,
+        "register": null,
+        "host": {
+            "cpus": [],
+            "poll": false,
+            "cpu_limit_ns": 1_000_000_000,
+            "memory_limit_bytes": 64 << 20,
+            "max_sandboxes": 128,
+            "spin_steps_per_ms": null
+        }
+    });
+    let serve = Server::configured(&config.to_string());
+    let label = [("x-faasched-function", "web-serving-0")];
+    let first = call(serve.addr, "POST", "/invoke/spin?us=100", &label);
+    assert_eq!(first.status, 200, "{}", first.body);
+    assert_eq!(first.header("x-faasched-cold"), Some("1"));
+    let status = call(serve.addr, "GET", "/status", &[]).body;
+    assert!(status.contains("\"keep_alive\":\"lru\""), "{status}");
+    let (clean, rest) = serve.stop();
+    assert!(clean, "{rest}");
+    assert!(!rest.contains("listening on"), "{rest}");
+    assert!(rest.contains("stopped by SIGTERM"), "{rest}");
+
+    let mut misspelt = config.clone();
+    misspelt["wrokers"] = misspelt["workers"].take();
+    misspelt.as_object_mut().unwrap().remove("workers");
+    let mut missing = config.clone();
+    missing["host"]
+        .as_object_mut()
+        .unwrap()
+        .remove("cpu_limit_ns");
+    for (bad, named) in [
+        (misspelt.to_string(), "unknown field `wrokers`"),
+        (missing.to_string(), "missing field `cpu_limit_ns`"),
+        ("{\"listen\": ".to_string(), "--config -"),
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_faasched"))
+            .args(["node", "serve", "--config", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(bad.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{bad}");
+        assert!(
+            err.contains("--config -") && err.contains(named),
+            "{bad}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{bad}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_faasched"))
+        .args(["node", "serve", "--config", "-", "--workers", "2"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("'--config <FILE>' cannot be used with"),
+        "{err}"
+    );
 }
 
 /// `bench runtime` refuses a debug build; a release build runs a tiny bench

@@ -27,8 +27,11 @@
 
 use super::catalog::contenders;
 use super::load::LiveLoad;
-use super::replay::{ReplaySpec, replay};
+use super::publish::stage;
+use super::replay::{ReplayOptions, ReplaySpec, each_run, replay};
 use super::run::{ClusterOptions, ClusterWorkload};
+use crate::interrupt;
+use crate::output::{Outputs, publish_comparison};
 use anyhow::{Context, Result, bail};
 use faasched_model::{Nanos, US};
 use faasched_report::cluster::ClusterRow;
@@ -229,6 +232,82 @@ pub fn compare(
         costs,
         comparison,
     })
+}
+
+/// What `faasched cluster compare` runs, and where its results go.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The live side, as `cluster replay` takes it.
+    pub replay: ReplayOptions,
+    /// Where the results go: compare.json and compare.csv, and each
+    /// world's summary in sim/ and live/.
+    pub outputs: Outputs,
+}
+
+/// Measures `spin` here for every node, compares the worlds ([`compare`])
+/// and publishes them side by side; a signal stops the live runs, and
+/// nothing is compared.
+pub fn run(o: Options) -> Result<()> {
+    // The options checked before anything is measured or started.
+    let mut replay = o.replay.spec()?;
+    let spin = measure_spin()?;
+    eprintln!("spin: {spin} steps per ms here, given to every node");
+    replay.node.host.spin_steps_per_ms = Some(spin);
+    let nodes = &o.replay.nodes;
+    let spec = CompareSpec {
+        replay,
+        memory_mb: nodes.memory_mb,
+        keep_alive: nodes.keep_alive.clone(),
+        cold_wait: nodes.cold_wait,
+        spin_steps_per_ms: spin,
+    };
+    o.replay.announce();
+    interrupt::catch()?;
+    let compared = compare(&spec, &interrupt::requested, each_run)?;
+    interrupt::check()?;
+    let c = &compared.costs;
+    eprintln!(
+        "costs measured: warm {:.3} of the work asked, compile {:.3} ms, transport {:.3} ms \
+         (median of {} calls)",
+        c.warm_ratio,
+        c.compile as f64 / 1e6,
+        c.transport as f64 / 1e6,
+        c.transport_calls
+    );
+    let mut live = o.replay.settings(&compared.live);
+    live["spin_steps_per_ms"] = json!(spin);
+    live["transport_calls"] = json!(c.transport_calls);
+    live["seconds_paper"] = json!(spec.replay.load.seconds / spec.replay.load.time_scale);
+    let json = serde_json::to_string_pretty(&json!({
+        "sim_settings": compared.sim_settings,
+        "live_settings": live,
+        "costs": compared.costs,
+        "comparison": compared.comparison,
+    }))? + "\n";
+    let live_rows: Vec<_> = compared.live.iter().map(|l| l.row.clone()).collect();
+    publish_comparison(
+        o.outputs.dir.as_deref(),
+        o.outputs.json,
+        &json,
+        &compared.comparison.to_csv(),
+        &compared.comparison.render(),
+        |world, sub, staged| match world {
+            "sim" => stage(
+                sub,
+                "faasched cluster compare: simulated",
+                &compared.sim_settings,
+                &compared.sim,
+                staged,
+            ),
+            _ => stage(
+                sub,
+                "faasched cluster compare: live",
+                &live,
+                &live_rows,
+                staged,
+            ),
+        },
+    )
 }
 
 /// `table` (the paper's times) as the live nodes ran it: warm times the

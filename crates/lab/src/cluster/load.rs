@@ -13,26 +13,31 @@
 //! times of `functionbench-rising` (its 30 minutes). Each call asks for its
 //! function's scaled warm time of work.
 
+use super::publish::publish;
 use super::run::{
     ClusterOptions, ClusterWorkload, FUNCTIONBENCH, FUNCTIONBENCH_BURSTS, FUNCTIONBENCH_RISING,
 };
+use crate::interrupt;
 use crate::node::replay::Lateness;
+use crate::output::Outputs;
 use anyhow::{Context, Result, bail};
 use faasched_live::cluster::load::{
     Call, CallRecord, ClientRun, Sampler, run_clients, run_schedule,
 };
-use faasched_live::node::load::{Failure, LoadConfig, LoadError, MAX_CONNECTIONS, Mode};
+use faasched_live::node::load::{End, Failure, LoadConfig, LoadError, MAX_CONNECTIONS, Mode};
 use faasched_model::cluster::{
     FunctionProfile, Invocation, InvocationId, InvocationInfo, InvocationOutcome, ServerId,
 };
-use faasched_model::{FunctionId, Nanos, SEC, Time, US};
+use faasched_model::{FunctionId, MS, Nanos, SEC, Time, US};
+use faasched_report::Staged;
 use faasched_report::cluster::{ClusterRow, ClusterUsage, Collector};
 use faasched_workload::cluster::{ClosedLoop, FunctionTable, RateProfile};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{BufWriter, Write};
+use std::path::Path;
 use std::sync::Arc;
 
 /// requests.csv's header.
@@ -507,6 +512,123 @@ impl LiveLoad {
         csv.flush()?;
         Ok(())
     }
+}
+
+/// What `faasched cluster load` runs, and where its results go.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The gateway (or a node), `HOST:PORT`.
+    pub target: String,
+    /// `functionbench`, `functionbench-bursts` or `functionbench-rising`.
+    pub workload: String,
+    /// Closed-loop clients; in the open loop, the connections; `None`:
+    /// [`CLIENTS`], or the open loop's default.
+    pub clients: Option<u32>,
+    /// Seconds of sending; `None`: [`SECONDS`], or the open loop's whole
+    /// stream.
+    pub seconds: Option<f64>,
+    /// What the table's times and the think time are multiplied by.
+    pub time_scale: f64,
+    /// Seed of the weights, bursts and clients' draws.
+    pub seed: u64,
+    /// The row's name in the outputs.
+    pub label: String,
+    /// How long the calls in flight at the end get to be answered, ms.
+    pub drain_ms: u64,
+    /// How long a call's answer is awaited at most, ms.
+    pub timeout_ms: u64,
+    /// Where the results go; with a directory, requests.csv too.
+    pub outputs: Outputs,
+}
+
+/// Closed-loop clients unless the options say.
+pub const CLIENTS: u32 = 20;
+
+/// Seconds of a closed loop's sending unless the options say.
+pub const SECONDS: f64 = 60.0;
+
+/// Runs the clients against the target and publishes the run as `cluster
+/// simulate` does, with requests.csv; a signal stops the sending, and what
+/// was measured is published before the error that says so.
+pub fn run(o: Options) -> Result<()> {
+    let (clients, seconds) = OpenLoop::sized(
+        &o.workload,
+        o.time_scale,
+        o.clients,
+        o.seconds,
+        (CLIENTS, SECONDS),
+    );
+    let spec = LiveLoadSpec {
+        target: o.target.clone(),
+        workload: o.workload.clone(),
+        clients,
+        seconds,
+        time_scale: o.time_scale,
+        seed: o.seed,
+        label: o.label.clone(),
+        drain: o.drain_ms * MS,
+        timeout: o.timeout_ms * MS,
+    };
+    match open_loop(&o.workload, o.time_scale) {
+        None => eprintln!(
+            "time scale {}: the functions' times and the think time are {} of the paper's",
+            o.time_scale, o.time_scale
+        ),
+        Some(_) => eprintln!(
+            "time scale {}: the functions' times and the invocations' times are {} of the \
+             paper's; {} s of sending over {} connections",
+            o.time_scale, o.time_scale, spec.seconds, spec.clients
+        ),
+    }
+    interrupt::catch()?;
+    let load = spec.run(&interrupt::requested)?;
+    report_lateness(&load);
+    publish(
+        &o.outputs,
+        "faasched cluster load",
+        &load.settings,
+        std::slice::from_ref(&load.row),
+        Some(("requests.csv", &|dir, staged| {
+            write_requests(dir, &load, staged)
+        })),
+    )?;
+    if load.run.end == End::Interrupted {
+        let signal = interrupt::requested_by().unwrap_or(0);
+        bail!(
+            "interrupted by signal {signal} after {} calls were sent; what was measured is {}",
+            load.run.records.len(),
+            match &o.outputs.dir {
+                Some(dir) => format!("in {}", dir.display()),
+                None => "printed above".to_string(),
+            }
+        );
+    }
+    Ok(())
+}
+
+/// Says on stderr how late an open loop's calls were sent (a late call's
+/// latency counts from its time all the same: this is the sender's share).
+pub fn report_lateness(load: &LiveLoad) {
+    if let Some(late) = load.late {
+        eprintln!(
+            "{}: calls sent late by p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+            load.row.policy,
+            late.p50 as f64 / 1e3,
+            late.p99 as f64 / 1e3,
+            late.max as f64 / 1e3,
+        );
+    }
+}
+
+/// Writes requests.csv into `dir`, staged with the other files.
+fn write_requests(dir: &Path, load: &LiveLoad, staged: &mut Staged) -> Result<()> {
+    let path = dir.join("requests.csv");
+    let mut csv = BufWriter::new(staged.create(&path)?);
+    load.write_csv(&mut csv)
+        .with_context(|| format!("writing {}", path.display()))?;
+    csv.flush()
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,14 +1,27 @@
-//! A cluster run, live, once per router: fresh nodes ([`Nodes`]), a
-//! gateway with the router in front ([`RunningGateway`]), CH-RLU's
-//! clients against it ([`LiveLoadSpec`]), then everything stopped before
-//! the next router's run, so each router starts from cold nodes. Each
-//! router's row takes its `load_variance` from its gateway's polls.
+//! A cluster run, live, once per router (`faasched cluster replay`): fresh
+//! nodes ([`Nodes`]), a gateway with the router in front
+//! ([`RunningGateway`]), CH-RLU's clients against it ([`LiveLoadSpec`]),
+//! then everything stopped before the next router's run, so each router
+//! starts from cold nodes. Each router's row takes its `load_variance`
+//! from its gateway's polls.
 
 use super::live::{GatewaySpec, RunningGateway};
-use super::load::{LiveLoad, LiveLoadSpec};
-use super::up::Nodes;
-use anyhow::{Context, Result};
+use super::load::{LiveLoad, LiveLoadSpec, OpenLoop, open_loop, report_lateness};
+use super::publish::publish;
+use super::up::{ClusterNodes, Nodes};
+use crate::interrupt;
+use crate::node::serve::ServeOptions;
+use crate::output::Outputs;
+use anyhow::{Context, Result, bail};
+use faasched_model::MS;
+use serde_json::{Value, json};
 use std::time::Duration;
+
+/// Closed-loop clients per run unless the options say.
+const CLIENTS: u32 = 4;
+
+/// Seconds of a closed loop's sending unless the options say.
+const SECONDS: f64 = 60.0;
 
 /// What a replay runs: the routers, the nodes and what drives them.
 #[derive(Clone, Debug)]
@@ -19,15 +32,187 @@ pub struct ReplaySpec {
     pub nodes: u32,
     /// Cores per node.
     pub cores_per_node: u32,
-    /// Workers per node, over its cores.
-    pub workers_per_node: u32,
-    /// What each `node serve` is given beyond its address, workers and
-    /// CPUs (`--functions`, `--time-scale`, ...).
-    pub node_args: Vec<String>,
+    /// What each node serves, bar the CPUs it is pinned to.
+    pub node: ServeOptions,
     /// The gateway; its nodes and router are set per run.
     pub gateway: GatewaySpec,
     /// The clients; their target and label are set per run.
     pub load: LiveLoadSpec,
+}
+
+/// What a live replay runs, as `cluster replay` and `cluster compare` take
+/// it.
+#[derive(Clone, Debug)]
+pub struct ReplayOptions {
+    /// The routers, each run over fresh nodes.
+    pub policy: Vec<String>,
+    /// The nodes.
+    pub nodes: ClusterNodes,
+    /// `functionbench`, `functionbench-bursts` or `functionbench-rising`.
+    pub workload: String,
+    /// The function table's times and the clients' think time multiplied
+    /// by this, on the nodes, the gateway and the clients alike.
+    pub time_scale: f64,
+    /// How often the nodes publish their loads and the gateway polls them,
+    /// ms; `None`: the kernel's 5 s scaled by the time scale.
+    pub period_ms: Option<u64>,
+    /// Closed-loop clients per run; in the open loop, the connections.
+    pub clients: Option<u32>,
+    /// Seconds each router's clients send.
+    pub seconds: Option<f64>,
+    /// Seed of the routers' and the clients' draws.
+    pub seed: u64,
+}
+
+/// What `faasched cluster replay` runs, and where its results go.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The replay.
+    pub replay: ReplayOptions,
+    /// Where the results go.
+    pub outputs: Outputs,
+}
+
+impl ReplayOptions {
+    /// The load period, ms: as given, or the kernel's 5 s scaled.
+    fn period_ms(&self) -> u64 {
+        self.period_ms
+            .unwrap_or(((5_000.0 * self.time_scale).round() as u64).max(1))
+    }
+
+    /// The replay; errors name the option.
+    pub fn spec(&self) -> Result<ReplaySpec> {
+        if !(self.time_scale.is_finite() && self.time_scale > 0.0 && self.time_scale <= 1.0) {
+            bail!("--time-scale {}: give a factor in (0, 1]", self.time_scale);
+        }
+        let period_ms = self.period_ms();
+        let drain = Duration::from_secs(10);
+        let (clients, seconds) = OpenLoop::sized(
+            &self.workload,
+            self.time_scale,
+            self.clients,
+            self.seconds,
+            (CLIENTS, SECONDS),
+        );
+        Ok(ReplaySpec {
+            routers: self.policy.clone(),
+            nodes: self.nodes.nodes,
+            cores_per_node: self.nodes.cores_per_node,
+            node: self.nodes.serve_options(
+                &self.workload,
+                self.time_scale,
+                period_ms,
+                drain.as_secs_f64(),
+            )?,
+            gateway: GatewaySpec {
+                nodes: Vec::new(),
+                policy: String::new(),
+                workload: self.workload.clone(),
+                period: Duration::from_millis(period_ms),
+                seed: self.seed,
+                drain,
+                forward_timeout: Duration::from_secs(60),
+                time_scale: self.time_scale,
+            },
+            load: LiveLoadSpec {
+                target: String::new(),
+                workload: self.workload.clone(),
+                clients,
+                seconds,
+                time_scale: self.time_scale,
+                seed: self.seed,
+                label: String::new(),
+                drain: 10_000 * MS,
+                timeout: 60_000 * MS,
+            },
+        })
+    }
+
+    /// Says on stderr what the time scale shrinks and how often loads
+    /// are published.
+    pub fn announce(&self) {
+        eprintln!(
+            "time scale {}: the functions' times and the {} are {} of the paper's; \
+             loads every {} ms",
+            self.time_scale,
+            if open_loop(&self.workload, self.time_scale).is_some() {
+                "invocations' times"
+            } else {
+                "think time"
+            },
+            self.time_scale,
+            self.period_ms()
+        );
+    }
+
+    /// summary.json's settings of the runs `loads`: the first run's, less
+    /// what each run has of its own, with the routers, the nodes' shape and
+    /// each run's end, errors and per-node counts.
+    pub fn settings(&self, loads: &[LiveLoad]) -> Value {
+        let mut settings = loads
+            .first()
+            .map_or_else(|| json!({}), |l| l.settings.clone());
+        if let Some(map) = settings.as_object_mut() {
+            // One router's run's own: each row has its own.
+            for key in [
+                "target",
+                "nodes",
+                "errors",
+                "end",
+                "elapsed_s",
+                "sent_late_us",
+            ] {
+                map.remove(key);
+            }
+        }
+        settings["routers"] = json!(self.policy);
+        settings["nodes"] = json!(self.nodes.nodes);
+        settings["cores_per_node"] = json!(self.nodes.cores_per_node);
+        settings["workers_per_node"] = json!(self.nodes.workers());
+        settings["period_ms"] = json!(self.period_ms());
+        settings["per_router"] = loads
+            .iter()
+            .map(|l| {
+                let mut run = json!({
+                    "router": l.row.policy,
+                    "end": l.settings.get("end"),
+                    "elapsed_s": l.settings.get("elapsed_s"),
+                    "errors": l.settings.get("errors"),
+                    "nodes": l.settings.get("nodes"),
+                });
+                if let Some(late) = l.settings.get("sent_late_us") {
+                    run["sent_late_us"] = late.clone();
+                }
+                run
+            })
+            .collect();
+        settings
+    }
+}
+
+/// Tells of each router's run on stderr as it ends.
+pub fn each_run(load: &LiveLoad) {
+    eprintln!("{}: {} calls", load.row.policy, load.run.records.len());
+    report_lateness(load);
+}
+
+/// Replays every router in turn and publishes their rows side by side as
+/// `cluster simulate` does; a signal stops it between runs, leaving an
+/// earlier run's files.
+pub fn run(o: Options) -> Result<()> {
+    let spec = o.replay.spec()?;
+    o.replay.announce();
+    interrupt::catch()?;
+    let loads = replay(&spec, &interrupt::requested, each_run)?;
+    interrupt::check()?;
+    let rows: Vec<_> = loads.iter().map(|l| l.row.clone()).collect();
+    publish(
+        &o.outputs,
+        "faasched cluster replay",
+        &o.replay.settings(&loads),
+        &rows,
+        None,
+    )
 }
 
 /// Runs every router of `spec` in turn, calling `each` with a router's
@@ -43,13 +228,8 @@ pub fn replay(
         if stop() {
             break;
         }
-        let nodes = Nodes::start(
-            spec.nodes,
-            spec.cores_per_node,
-            spec.workers_per_node,
-            &spec.node_args,
-        )
-        .with_context(|| format!("{router}: starting the nodes"))?;
+        let nodes = Nodes::start(spec.nodes, spec.cores_per_node, &spec.node)
+            .with_context(|| format!("{router}: starting the nodes"))?;
         let gateway = RunningGateway::start(&GatewaySpec {
             nodes: nodes.addrs().iter().map(|a| a.to_string()).collect(),
             policy: router.clone(),

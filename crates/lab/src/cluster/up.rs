@@ -1,33 +1,178 @@
-//! A live cluster on this machine: node runtimes as child processes of
-//! this one, each pinned to cores of its own, for a gateway to route over.
+//! A live cluster on this machine (`faasched cluster up`): node runtimes as
+//! child processes of this one, each pinned to cores of its own, and the
+//! gateway in front of them, stopped together.
 //!
-//! Each node is `faasched node serve` (this same binary) on a free loopback
-//! port, in a process group of its own (a Ctrl-C reaches the supervisor,
-//! which stops the nodes after its gateway has drained), told to die with
-//! its parent (SIGKILL if the supervisor dies outright). Its first line on
-//! stderr gives its address; the rest is passed on, prefixed with the
-//! node's number. Dropping [`Nodes`] kills whatever is still running, so
+//! Each node is `faasched node serve --config -` (this same binary) on a
+//! free loopback port, in a process group of its own (a Ctrl-C reaches the
+//! supervisor, which stops the nodes after its gateway has drained), told
+//! to die with its parent (SIGKILL if the supervisor dies outright). It is
+//! given its options as JSON on stdin ([`ServeOptions`]) and says where it
+//! listens in one JSON line on stdout ([`Ready`]); its stderr is passed
+//! on, prefixed with the node's number. Dropping [`Nodes`] kills whatever
+//! is still running, and a node that does not start is killed at once, so
 //! no exit path leaves a node behind.
 
+use super::gateway::GatewayOptions;
+use super::live::cpu_limit_ms;
+use crate::node::live::Host;
+use crate::node::serve::{
+    ContainerOptions, DEADLINE_MS, Estimate, MEMORY_LIMIT_MIB, PreemptTest, Ready, ServeOptions,
+};
 use anyhow::{Context, Result, anyhow, bail};
+use faasched_model::{MS, Nanos};
 use faasched_sys::process;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// How long a node may take past its own drain to exit after SIGTERM
 /// before it is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(5);
 
+/// How long a node may take to say it listens (it compiles the functions'
+/// modules and measures `spin` first) before it is killed.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What `faasched cluster up` runs.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The nodes.
+    pub nodes: ClusterNodes,
+    /// The gateway in front of them.
+    pub gateway: GatewayOptions,
+}
+
+/// A live cluster's nodes, as `cluster up` and `cluster replay` start them.
+#[derive(Clone, Debug)]
+pub struct ClusterNodes {
+    /// Node runtimes to start.
+    pub nodes: u32,
+    /// CPUs of each node; its load is reported over them.
+    pub cores_per_node: u32,
+    /// Worker threads of each node per core.
+    pub workers_per_core: u32,
+    /// The node policy every node runs among its workers.
+    pub node_policy: String,
+    /// Memory for containers of each node, MB.
+    pub memory_mb: u32,
+    /// The nodes' keep-alive policy.
+    pub keep_alive: String,
+    /// What a cold start waits after compiling, as a share of the
+    /// function's (scaled) cold − warm time.
+    pub cold_wait: f64,
+}
+
+impl ClusterNodes {
+    /// Workers of each node.
+    pub fn workers(&self) -> u32 {
+        self.cores_per_node.saturating_mul(self.workers_per_core)
+    }
+
+    /// What each `node serve` is given (bar the CPUs it is pinned to):
+    /// these options, with the workload's functions in containers at
+    /// `time_scale` (and a CPU limit that lets the longest of them run),
+    /// publishing its load over its cores every `period_ms` (as often as
+    /// the gateway polls) and draining `drain_s`. Errs on an unknown
+    /// workload or a bad scale.
+    pub fn serve_options(
+        &self,
+        workload: &str,
+        time_scale: f64,
+        period_ms: u64,
+        drain_s: f64,
+    ) -> Result<ServeOptions> {
+        let cpu_limit_ms =
+            cpu_limit_ms(workload, time_scale).with_context(|| format!("--workload {workload}"))?;
+        let workers = self.workers();
+        Ok(ServeOptions {
+            listen: "127.0.0.1:0".to_string(),
+            policy: self.node_policy.clone(),
+            dispatchers: 1,
+            workers,
+            workload: None,
+            deadline: (DEADLINE_MS * MS as f64).round() as Nanos,
+            estimate: Estimate::Exact,
+            preempt_test: PreemptTest::Paper,
+            drain_s,
+            memory_mb: self.memory_mb,
+            containers: Some(ContainerOptions {
+                functions: workload.to_string(),
+                time_scale,
+                keep_alive: self.keep_alive.clone(),
+                cold_wait: self.cold_wait,
+            }),
+            load_period_ms: period_ms,
+            load_cores: Some(self.cores_per_node),
+            register: None,
+            host: Host {
+                cpus: Vec::new(),
+                poll: false,
+                cpu_limit: (cpu_limit_ms * MS as f64).round() as Nanos,
+                memory_limit: MEMORY_LIMIT_MIB << 20,
+                // A sandbox for every worker's invocation at least, beyond
+                // the node's default of 128.
+                max_sandboxes: workers.max(128),
+                spin_steps_per_ms: None,
+            },
+        })
+    }
+}
+
+/// Starts the nodes, then the gateway in front of them in this process;
+/// once a signal has stopped the gateway, stops every node and says how
+/// they ended. An error if the gateway failed or a node did not stop
+/// cleanly.
+pub fn run(o: Options) -> Result<()> {
+    let g = &o.gateway;
+    // Checked before any node starts.
+    let drain = g.spec(Vec::new())?.drain;
+    let node = o
+        .nodes
+        .serve_options(&g.workload, g.time_scale, g.period_ms, g.drain_s)?;
+    let nodes =
+        Nodes::start(o.nodes.nodes, o.nodes.cores_per_node, &node).context("starting the nodes")?;
+    for (i, n) in nodes.nodes.iter().enumerate() {
+        eprintln!(
+            "faasched cluster up: node {i} (pid {}, {}) at {}",
+            n.child.id(),
+            match &n.cpus[..] {
+                [] => "unpinned".to_string(),
+                [c] => format!("CPUs {c}"),
+                [first, .., last] => format!("CPUs {first}-{last}"),
+            },
+            n.addr
+        );
+    }
+    let served = g.serve(nodes.addrs().iter().map(|a| a.to_string()).collect());
+    let exits = nodes.stop(drain);
+    let unclean: Vec<String> = exits
+        .iter()
+        .filter(|e| !e.clean)
+        .map(|e| e.addr.to_string())
+        .collect();
+    eprintln!(
+        "faasched cluster up: {} node(s) stopped, {} cleanly",
+        exits.len(),
+        exits.len() - unclean.len()
+    );
+    served?;
+    if !unclean.is_empty() {
+        bail!("nodes that did not stop cleanly: {}", unclean.join(", "));
+    }
+    Ok(())
+}
+
 /// One node process.
 struct Node {
     child: Child,
     pidfd: OwnedFd,
     addr: SocketAddr,
-    cpus: Option<String>,
+    cpus: Vec<usize>,
 }
 
 /// The node processes of a live cluster.
@@ -46,70 +191,32 @@ pub struct NodeExit {
 }
 
 impl Nodes {
-    /// Starts `count` nodes of `cores` cores and `workers` workers each
-    /// (the workers wrap over the cores, and the load is reported over the
-    /// cores): node i pinned to CPUs `i·cores .. (i+1)·cores` where the
-    /// machine has that many, unpinned otherwise; `args` go to each `node
-    /// serve` as given.
-    pub fn start(count: u32, cores: u32, workers: u32, args: &[String]) -> Result<Nodes> {
-        if count == 0 || cores == 0 || workers == 0 {
+    /// Starts `count` nodes of `cores` cores, each serving `node`: node i
+    /// pinned to CPUs `i·cores .. (i+1)·cores` where the machine has that
+    /// many, unpinned otherwise.
+    pub fn start(count: u32, cores: u32, node: &ServeOptions) -> Result<Nodes> {
+        if count == 0 || cores == 0 || node.workers == 0 {
             bail!("a cluster needs at least one node of at least one core and one worker");
         }
+        // The containers checked here, once, rather than
+        // by every node as it fails to start.
+        node.node()?;
         let exe = std::env::current_exe().context("this program's path, to start its nodes")?;
         let pin = faasched_sys::sched::online_cpus() >= (count * cores) as usize;
         let mut nodes = Nodes { nodes: Vec::new() };
         for i in 0..count {
-            let cpus = pin.then(|| match cores {
-                1 => format!("{i}"),
-                c => format!("{}-{}", i * c, (i + 1) * c - 1),
-            });
-            let mut command = Command::new(&exe);
-            command
-                .args(["node", "serve", "--listen", "127.0.0.1:0"])
-                .args(["--workers", &workers.to_string()])
-                .args(["--load-cores", &cores.to_string()])
-                // A sandbox for every worker's invocation at least, beyond
-                // the node's default of 128.
-                .args(["--max-sandboxes", &workers.max(128).to_string()])
-                .args(cpus.iter().flat_map(|c| ["--cpus", c.as_str()]))
-                .args(args)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .process_group(0);
-            process::dies_with_parent(&mut command, libc::SIGKILL);
-            let mut child = command
-                .spawn()
-                .with_context(|| format!("starting node {i}"))?;
-            let pidfd = process::pidfd_open(child.id() as libc::pid_t)
-                .with_context(|| format!("node {i}'s pidfd"))?;
-            let stderr = child
-                .stderr
-                .take()
-                .ok_or_else(|| anyhow!("node {i}: no stderr"))?;
-            // Held by `nodes` from here: an error below kills it.
-            let mut lines = BufReader::new(stderr);
-            let mut first = String::new();
-            lines.read_line(&mut first)?;
-            let addr = first
-                .split("listening on ")
-                .nth(1)
-                .and_then(|rest| rest.split_whitespace().next())
-                .and_then(|a| a.parse().ok());
-            nodes.nodes.push(Node {
-                child,
-                pidfd,
-                addr: addr.unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0))),
-                cpus,
-            });
-            if addr.is_none() {
-                bail!("node {i} did not start: {}", first.trim());
-            }
-            std::thread::spawn(move || {
-                for line in lines.lines().map_while(Result::ok) {
-                    eprintln!("node {i}: {line}");
-                }
-            });
+            let cpus = match pin {
+                true => (i * cores..(i + 1) * cores).map(|c| c as usize).collect(),
+                false => Vec::new(),
+            };
+            let options = ServeOptions {
+                host: Host {
+                    cpus,
+                    ..node.host.clone()
+                },
+                ..node.clone()
+            };
+            nodes.nodes.push(Node::start(i, &exe, &options)?);
         }
         Ok(nodes)
     }
@@ -117,14 +224,6 @@ impl Nodes {
     /// Each node's address, in order.
     pub fn addrs(&self) -> Vec<SocketAddr> {
         self.nodes.iter().map(|n| n.addr).collect()
-    }
-
-    /// Each node's process id and the CPUs it is pinned to, in order.
-    pub fn placement(&self) -> Vec<(u32, Option<&str>)> {
-        self.nodes
-            .iter()
-            .map(|n| (n.child.id(), n.cpus.as_deref()))
-            .collect()
     }
 
     /// Stops every node with SIGTERM (each answers what it accepted, for
@@ -170,4 +269,82 @@ impl Drop for Nodes {
             let _ = n.child.wait();
         }
     }
+}
+
+impl Node {
+    /// Starts node `i`, `exe node serve --config -` given `options`, and
+    /// waits until it says where it listens; one that fails to, or takes
+    /// longer than [`READY_TIMEOUT`], is killed, its last words on stderr
+    /// passed on before the error.
+    fn start(i: u32, exe: &Path, options: &ServeOptions) -> Result<Node> {
+        let mut command = Command::new(exe);
+        command
+            .args(["node", "serve", "--config", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        process::dies_with_parent(&mut command, libc::SIGKILL);
+        let mut child = command
+            .spawn()
+            .with_context(|| format!("starting node {i}"))?;
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let passed_on = std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                eprintln!("node {i}: {line}");
+            }
+        });
+        let ready = process::pidfd_open(child.id() as libc::pid_t)
+            .context("its pidfd")
+            .and_then(|pidfd| Ok((pidfd, ready(&mut child, options)?)));
+        match ready {
+            Ok((pidfd, addr)) => Ok(Node {
+                child,
+                pidfd,
+                addr,
+                cpus: options.host.cpus.clone(),
+            }),
+            Err(e) => {
+                let _ = child.kill();
+                let status = child.wait();
+                // Its stderr ends with it: what it said comes first.
+                let _ = passed_on.join();
+                let status = status.map_or_else(|e| e.to_string(), |s| s.to_string());
+                Err(e.context(format!("node {i} did not start ({status})")))
+            }
+        }
+    }
+}
+
+/// Writes `options` to a node's stdin, then reads its [`Ready`] line from
+/// its stdout, for [`READY_TIMEOUT`] at most: the address it listens on.
+fn ready(child: &mut Child, options: &ServeOptions) -> Result<SocketAddr> {
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    serde_json::to_writer(&mut stdin, options)
+        .map_err(anyhow::Error::from)
+        .and_then(|()| Ok(stdin.flush()?))
+        .context("giving it its options")?;
+    // Its end of the pipe reads to the end of the options.
+    drop(stdin);
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let (line, read) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut first = String::new();
+        let _ = line.send(BufReader::new(stdout).read_line(&mut first).map(|_| first));
+    });
+    let first = read
+        .recv_timeout(READY_TIMEOUT)
+        .map_err(|_| {
+            anyhow!(
+                "it did not say where it listens within {} s",
+                READY_TIMEOUT.as_secs()
+            )
+        })?
+        .context("reading its stdout")?;
+    if first.is_empty() {
+        bail!("it exited before saying where it listens");
+    }
+    let ready: Ready = serde_json::from_str(&first)
+        .with_context(|| format!("its readiness line `{}`", first.trim_end()))?;
+    Ok(ready.listening)
 }

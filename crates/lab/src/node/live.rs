@@ -14,13 +14,15 @@ use faasched_model::{MS, Nanos};
 use faasched_policy::node::PreemptTest;
 use faasched_workload::cluster::FunctionTable;
 use faasched_workload::node::Workload;
+use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 /// Where and within what limits a live node's threads and sandboxes run:
 /// what a node served and a replay share.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Host {
     /// CPUs to pin the threads to, dispatchers first; empty leaves them
     /// unpinned.
@@ -28,8 +30,10 @@ pub struct Host {
     /// Idle threads spin instead of sleeping.
     pub poll: bool,
     /// CPU time one request may use, ns.
+    #[serde(rename = "cpu_limit_ns")]
     pub cpu_limit: Nanos,
     /// Linear memory one sandbox may grow to, bytes.
+    #[serde(rename = "memory_limit_bytes")]
     pub memory_limit: u64,
     /// Sandboxes alive at once.
     pub max_sandboxes: u32,
@@ -265,7 +269,8 @@ pub struct Served {
 }
 
 /// Where a served node registers itself, if anywhere.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Register {
     /// The cluster gateway, `HOST:PORT`.
     pub gateway: String,

@@ -15,6 +15,8 @@ pub mod load;
 #[cfg(feature = "live")]
 pub mod replay;
 pub mod run;
+#[cfg(feature = "live")]
+pub mod serve;
 pub mod sweep;
 
 /// What the node's mechanisms cost, as the engine takes them.

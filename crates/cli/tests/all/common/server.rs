@@ -1,7 +1,9 @@
 //! A `faasched` server process for the tests that talk HTTP to one (`node
-//! serve`, `cluster gateway`): started on a loopback port it prints,
-//! stopped by SIGTERM, killed if a test fails first; and a bare HTTP/1.1
-//! client, so that what goes on the wire is what the test wrote.
+//! serve`, `cluster gateway`): started on a loopback port it prints (on
+//! stderr for people, or as the JSON line a `node serve --config` prints
+//! on stdout), stopped by SIGTERM, killed if a test fails first; and a
+//! bare HTTP/1.1 client, so that what goes on the wire is what the test
+//! wrote.
 
 use faasched_sys::process;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -48,6 +50,39 @@ impl Server {
             child,
             addr,
             preamble,
+            stderr,
+        }
+    }
+
+    /// Runs `faasched node serve --config -` with `config` on its stdin
+    /// and reads the address it listens on from the readiness line on its
+    /// stdout, which must be JSON: `{"listening":"HOST:PORT"}`.
+    pub fn configured(config: &str) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_faasched"))
+            .args(["node", "serve", "--config", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary runs");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(config.as_bytes())
+            .unwrap();
+        let stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let ready: serde_json::Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("readiness line {line:?}: {e}"));
+        let addr = ready["listening"].as_str().expect("an address").parse();
+        Server {
+            child,
+            addr: addr.unwrap_or_else(|e| panic!("{ready}: {e}")),
+            preamble: Vec::new(),
             stderr,
         }
     }

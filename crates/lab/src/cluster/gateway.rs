@@ -1,0 +1,103 @@
+//! `faasched cluster gateway`: the gateway's options as `cluster gateway`
+//! and `cluster up` take them, and serving one until a signal, saying on
+//! stderr where it listens and, at the end, what it did.
+
+use super::live::{GatewaySpec, serve_gateway};
+use crate::node::serve::{drain, stopped_by};
+use anyhow::{Result, bail};
+use std::time::Duration;
+
+/// The gateway's own options.
+#[derive(Clone, Debug)]
+pub struct GatewayOptions {
+    /// The router, as the catalogue names it.
+    pub policy: String,
+    /// The workload whose function table gives each function's memory,
+    /// warm and cold time.
+    pub workload: String,
+    /// Address to listen on (port 0 picks a free one).
+    pub listen: String,
+    /// How often every node's load is polled, ms.
+    pub period_ms: u64,
+    /// Seed of the router's random draws.
+    pub seed: u64,
+    /// Seconds to answer the requests already read after SIGTERM.
+    pub drain_s: f64,
+    /// Seconds an invocation waits for its node's answer.
+    pub forward_timeout_s: f64,
+    /// The function table's warm and cold times multiplied by this.
+    pub time_scale: f64,
+}
+
+impl GatewayOptions {
+    /// The gateway over `nodes` (`HOST:PORT` each); errors name the flag.
+    pub fn spec(&self, nodes: Vec<String>) -> Result<GatewaySpec> {
+        let drain = drain(self.drain_s)?;
+        if !(self.forward_timeout_s.is_finite() && self.forward_timeout_s > 0.0) {
+            bail!(
+                "--forward-timeout-s: {} is not a number of seconds above 0",
+                self.forward_timeout_s
+            );
+        }
+        Ok(GatewaySpec {
+            nodes,
+            policy: self.policy.clone(),
+            workload: self.workload.clone(),
+            period: Duration::from_millis(self.period_ms),
+            seed: self.seed,
+            drain,
+            forward_timeout: Duration::from_secs_f64(self.forward_timeout_s),
+            time_scale: self.time_scale,
+        })
+    }
+
+    /// Serves the gateway over `nodes` until SIGTERM or SIGINT, saying on
+    /// stderr where it listens and, at the end, what it did; an error if
+    /// an invocation was cut unanswered.
+    pub fn serve(&self, nodes: Vec<String>) -> Result<()> {
+        let spec = self.spec(nodes)?;
+        let run = serve_gateway(&spec, &self.listen, |addr| {
+            if spec.nodes.is_empty() {
+                eprintln!(
+                    "faasched cluster gateway: {} over the nodes that register \
+                     (PUT /nodes/HOST:PORT), listening on {addr}",
+                    spec.policy
+                );
+            } else {
+                eprintln!(
+                    "faasched cluster gateway: {} over {} node(s), listening on {addr}",
+                    spec.policy,
+                    spec.nodes.len()
+                );
+            }
+        })?;
+        let s = &run.served;
+        eprintln!(
+            "faasched cluster gateway: stopped by {}; {} invocations received, {} answered, \
+             {} node-unreachable, {} dropped, {} connections cut; decision p50 {:.2} us, \
+             forwarding overhead p50 {:.1} us",
+            stopped_by(run.signal, "the gateway"),
+            s.received,
+            s.answered,
+            s.unreachable,
+            s.dropped,
+            s.connections_cut,
+            s.decision_p50 as f64 / 1e3,
+            s.overhead_p50 as f64 / 1e3,
+        );
+        if s.registrations + s.leaves > 0 {
+            eprintln!(
+                "faasched cluster gateway: {} node registrations, {} dropped after missed polls, \
+                 {} left",
+                s.registrations, s.drops, s.leaves
+            );
+        }
+        if s.received != s.answered {
+            bail!(
+                "{} invocations were cut unanswered",
+                s.received - s.answered
+            );
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,65 @@
+//! `faasched cluster simulate`: one invocation workload through the
+//! simulated cluster under several routers; a table and (with a directory)
+//! summary.json, summary.csv, report.html and timing.json; the routers'
+//! decision times on stderr.
+
+use super::catalog::contenders;
+use super::publish::{shown, stage, wrote};
+use super::run::ClusterOptions;
+use crate::output::Outputs;
+use crate::{interrupt, out, progress};
+use anyhow::Result;
+use faasched_report::Staged;
+use faasched_report::cluster::{render_decision_times, write_cluster_timing};
+
+/// What `faasched cluster simulate` runs, and where its results go.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The workload and the cluster.
+    pub cluster: ClusterOptions,
+    /// The routers (`ROUTER` or `ROUTER:KEEP-ALIVE`), each run on the same
+    /// invocations, in order.
+    pub policies: Vec<String>,
+    /// Where the results go.
+    pub outputs: Outputs,
+}
+
+/// Runs every router over the workload in turn and publishes the rows; a
+/// signal stops it, leaving an earlier run's files.
+pub fn run(o: Options) -> Result<()> {
+    let contenders = contenders(&o.policies)?;
+    let setup = o.cluster.setup()?;
+    interrupt::catch()?;
+    let mut rows = Vec::new();
+    let mut decisions = Vec::new();
+    for c in &contenders {
+        let bar = progress::bar(&c.name(), None);
+        let ran = setup.run(c)?;
+        bar.finish_and_clear();
+        rows.push(ran.row(o.cluster.cores));
+        decisions.push(ran.decisions);
+    }
+    let timing: Vec<_> = rows
+        .iter()
+        .map(|r| r.policy.as_str())
+        .zip(&decisions)
+        .collect();
+    let settings = setup.describe();
+    let text = shown(o.outputs.json, &settings, &rows)?;
+    if let Some(dir) = &o.outputs.dir {
+        let mut staged = Staged::new();
+        stage(
+            dir,
+            "faasched cluster simulate",
+            &settings,
+            &rows,
+            &mut staged,
+        )?;
+        write_cluster_timing(dir, &timing, &mut staged)?;
+        interrupt::check()?;
+        staged.commit()?;
+    }
+    out!("{text}")?;
+    eprint!("{}", render_decision_times(&timing));
+    wrote(&o.outputs, ", timing.json")
+}

@@ -1,0 +1,349 @@
+//! `faasched node serve`: a live node over HTTP until a signal, its options
+//! as plain data. People give them as flags; a process that starts nodes
+//! (`cluster up`) gives them whole as JSON on the node's stdin (their serde
+//! form, [`ServeOptions::read`]) and learns where the node listens from one
+//! JSON line on its stdout ([`Ready`]), rather than writing flags and
+//! reading a line meant for people.
+
+use super::live::{Host, LiveNode, NodeContainers, Register, serve};
+use crate::cluster::catalog::keep_alive;
+use crate::cluster::live::function_table;
+use crate::outln;
+use anyhow::{Context, Result, bail};
+use faasched_live::node::containers::ColdStart;
+use faasched_live::node::ingress::{LoadConfig, StopSignal};
+use faasched_model::Nanos;
+pub use faasched_policy::node::PreemptTest;
+use faasched_workload::cluster::FunctionTable;
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+/// A request's relative deadline when it sends none, ms: `--deadline-ms`'s
+/// default, which the nodes `cluster up` starts keep too.
+pub const DEADLINE_MS: f64 = 100.0;
+
+/// Linear memory one sandbox may grow to, MiB: `--memory-limit-mib`'s
+/// default, which the nodes `cluster up` starts keep too.
+pub const MEMORY_LIMIT_MIB: u64 = 64;
+
+/// What `node serve` runs: its flags' values, or (`--config`) the JSON that
+/// gives them all at once, every field named as here (an unknown one is
+/// refused).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServeOptions {
+    /// Address to listen on, `HOST:PORT` (port 0 picks a free one).
+    pub listen: String,
+    /// The node policy every dispatcher runs, as the catalogue names it.
+    pub policy: String,
+    /// Dispatchers, each over its own group of workers.
+    pub dispatchers: u32,
+    /// Workers in each dispatcher's group.
+    pub workers: u32,
+    /// A built-in workload whose functions requests name in
+    /// `x-faasched-function`.
+    pub workload: Option<String>,
+    /// The relative deadline of a request that names none, ns.
+    #[serde(rename = "deadline_ns")]
+    pub deadline: Nanos,
+    /// What policies are told of a request's work.
+    pub estimate: Estimate,
+    /// `sledgescale`'s preemption test: `paper` or `code`.
+    #[serde(with = "PreemptTestName")]
+    pub preempt_test: PreemptTest,
+    /// Seconds to answer the requests already read after SIGTERM.
+    pub drain_s: f64,
+    /// Memory for containers, MB: what the containers share, and what
+    /// `GET /load` reports.
+    pub memory_mb: u32,
+    /// The containers, if the functions of a table run in them.
+    pub containers: Option<ContainerOptions>,
+    /// How often the load average samples the requests, ms.
+    pub load_period_ms: u64,
+    /// The cores `GET /load` averages the load over; `None`: the workers.
+    pub load_cores: Option<u32>,
+    /// The gateway the node registers with, if any.
+    pub register: Option<Register>,
+    /// Where its threads and sandboxes run.
+    pub host: Host,
+}
+
+/// What policies are told of a request's work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Estimate {
+    /// What the request asks (`spin`'s µs); for other functions, the
+    /// median.
+    Exact,
+    /// The median of the function's last 256 CPU times, SledgeScale's
+    /// estimator.
+    Median,
+}
+
+/// [`PreemptTest`]'s serde form, by name.
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "PreemptTest", rename_all = "lowercase")]
+enum PreemptTestName {
+    Paper,
+    Code,
+}
+
+/// A node's containers as its options give them.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContainerOptions {
+    /// A live cluster workload's function table (`functionbench`) or a
+    /// table CSV's path.
+    pub functions: String,
+    /// The table's warm and cold times multiplied by this.
+    pub time_scale: f64,
+    /// The keep-alive policy, as the catalogue names it.
+    pub keep_alive: String,
+    /// What a cold start waits after compiling, as a share of the
+    /// function's (scaled) cold − warm time.
+    pub cold_wait: f64,
+}
+
+/// How a served node says where it listens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Announce {
+    /// A line for people on stderr, "... listening on HOST:PORT ...".
+    Human,
+    /// One [`Ready`] line on stdout, for the process that started it.
+    Json,
+}
+
+/// The line a node started with [`Announce::Json`] prints on stdout once
+/// it listens: `{"listening":"127.0.0.1:41234"}`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ready {
+    /// Where it listens.
+    pub listening: SocketAddr,
+}
+
+impl ServeOptions {
+    /// The options as JSON from `source` (`-`: standard input); errors name
+    /// the source and the field.
+    pub fn read(source: &Path) -> Result<ServeOptions> {
+        let text = if source == Path::new("-") {
+            std::io::read_to_string(std::io::stdin()).context("reading standard input")?
+        } else {
+            std::fs::read_to_string(source)
+                .with_context(|| format!("cannot read {}", source.display()))?
+        };
+        serde_json::from_str(&text).with_context(|| format!("--config {}", source.display()))
+    }
+
+    /// The node these options describe; errors name the option.
+    pub(crate) fn node(&self) -> Result<LiveNode> {
+        Ok(LiveNode {
+            policy: self.policy.clone(),
+            dispatchers: self.dispatchers,
+            workers: self.workers,
+            workload: self.workload.clone(),
+            deadline: self.deadline,
+            median_estimates: self.estimate == Estimate::Median,
+            preempt_test: self.preempt_test,
+            host: self.host.clone(),
+            containers: self
+                .containers
+                .as_ref()
+                .map(|c| c.containers(u64::from(self.memory_mb)))
+                .transpose()?,
+        })
+    }
+}
+
+impl ContainerOptions {
+    /// The containers of a node with `memory_mb` for them. Errors name the
+    /// option.
+    fn containers(&self, memory_mb: u64) -> Result<NodeContainers> {
+        if !(self.cold_wait.is_finite() && self.cold_wait >= 0.0) {
+            bail!("--cold-wait {}: give a share of 0 or more", self.cold_wait);
+        }
+        let functions = &self.functions;
+        let table = if Path::new(functions).is_file() {
+            FunctionTable::read_csv(Path::new(functions))
+                .with_context(|| format!("--functions {functions}"))?
+        } else {
+            function_table(functions).context("--functions")?
+        };
+        Ok(NodeContainers {
+            table: table.scaled(self.time_scale).context("--time-scale")?,
+            memory_mb,
+            keep_alive: keep_alive(&self.keep_alive).context("--keep-alive")?,
+            cold_start: ColdStart {
+                scale: self.cold_wait,
+            },
+        })
+    }
+}
+
+/// A drain of `seconds` (`--drain-s`, a node's or a gateway's); an error
+/// naming the flag if it is not a number of seconds.
+pub fn drain(seconds: f64) -> Result<Duration> {
+    if !(seconds.is_finite() && seconds >= 0.0) {
+        bail!("--drain-s: {seconds} is not a number of seconds");
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// The signal that stopped a server, as its last lines name it;
+/// `otherwise` if it stopped of itself.
+pub fn stopped_by(signal: Option<StopSignal>, otherwise: &'static str) -> &'static str {
+    match signal {
+        Some(StopSignal::Terminate) => "SIGTERM",
+        Some(StopSignal::Interrupt) => "SIGINT",
+        None => otherwise,
+    }
+}
+
+/// Serves the node `options` describe until SIGTERM or SIGINT, saying where
+/// it listens as `announce` asks and, on stderr, its containers and, at the
+/// end, what it did; an error if an invocation was cut unanswered.
+pub fn run(options: &ServeOptions, announce: Announce) -> Result<()> {
+    let drain = drain(options.drain_s)?;
+    let node = options.node()?;
+    let mut load = LoadConfig::new();
+    load.cores(
+        options
+            .load_cores
+            .unwrap_or(node.dispatchers * node.workers),
+    )
+    .memory_mb(options.memory_mb)
+    .period(Duration::from_millis(options.load_period_ms));
+    // Printing the readiness line can only fail once the process that
+    // reads it has gone; the node serves all the same, and says so last.
+    let mut announced = Ok(());
+    let served = serve(
+        &node,
+        &options.listen,
+        drain,
+        load,
+        options.register.as_ref(),
+        |addr, runtime| {
+            match announce {
+                Announce::Human => {
+                    let spin = runtime.executor().with_runtime(|r| r.spin_steps_per_ms());
+                    eprintln!(
+                        "faasched node serve: {} on {} dispatcher(s) x {} worker(s), listening on \
+                         {addr} (spin: {spin} steps per ms)",
+                        node.policy, node.dispatchers, node.workers
+                    );
+                }
+                Announce::Json => {
+                    announced = serde_json::to_string(&Ready { listening: addr })
+                        .map_err(anyhow::Error::from)
+                        .and_then(|line| outln!("{line}"));
+                }
+            }
+            if let Some(c) = &node.containers {
+                eprintln!(
+                    "faasched node serve: containers of {} functions in {} MB under {}; \
+                     a cold start compiles, then waits {} of cold - warm",
+                    c.table.len(),
+                    c.memory_mb,
+                    c.keep_alive.name,
+                    c.cold_start.scale
+                );
+            }
+        },
+    )?;
+    let d = &served.drained;
+    eprintln!(
+        "faasched node serve: stopped by {}; {} invocations accepted, {} left unanswered, {} \
+         connections cut",
+        stopped_by(served.signal, "the ingress"),
+        d.accepted,
+        d.unanswered,
+        d.connections_cut
+    );
+    if d.unanswered > 0 {
+        bail!("{} invocations were cut unanswered", d.unanswered);
+    }
+    announced
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> ServeOptions {
+        ServeOptions {
+            listen: "127.0.0.1:0".into(),
+            policy: "jsq".into(),
+            dispatchers: 1,
+            workers: 2,
+            workload: None,
+            deadline: 100_000_000,
+            estimate: Estimate::Exact,
+            preempt_test: PreemptTest::Paper,
+            drain_s: 10.0,
+            memory_mb: 2048,
+            containers: Some(ContainerOptions {
+                functions: "functionbench".into(),
+                time_scale: 0.01,
+                keep_alive: "greedy-dual".into(),
+                cold_wait: 1.0,
+            }),
+            load_period_ms: 50,
+            load_cores: Some(1),
+            register: None,
+            host: Host {
+                cpus: vec![0],
+                poll: false,
+                cpu_limit: 1_000_000_000,
+                memory_limit: MEMORY_LIMIT_MIB << 20,
+                max_sandboxes: 128,
+                spin_steps_per_ms: None,
+            },
+        }
+    }
+
+    #[test]
+    fn the_options_go_through_json_and_back() {
+        let json = serde_json::to_value(options()).unwrap();
+        assert_eq!(json["preempt_test"], "paper");
+        assert_eq!(json["estimate"], "exact");
+        assert_eq!(json["deadline_ns"], 100_000_000);
+        assert_eq!(json["host"]["memory_limit_bytes"], 64 << 20);
+        let back: ServeOptions = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(serde_json::to_value(back).unwrap(), json);
+    }
+
+    #[test]
+    fn unknown_and_missing_fields_are_named() {
+        let mut json = serde_json::to_value(options()).unwrap();
+        json["wrokers"] = 3.into();
+        let e = serde_json::from_value::<ServeOptions>(json.clone())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("wrokers"), "{e}");
+        let map = json.as_object_mut().unwrap();
+        map.remove("wrokers");
+        map.remove("listen");
+        let e = serde_json::from_value::<ServeOptions>(json)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("listen"), "{e}");
+    }
+
+    #[test]
+    fn bad_containers_and_drains_are_refused_naming_the_flag() {
+        let mut o = options();
+        o.containers.as_mut().unwrap().cold_wait = -1.0;
+        assert!(format!("{:#}", o.node().unwrap_err()).contains("--cold-wait"));
+        o.containers.as_mut().unwrap().cold_wait = 1.0;
+        o.containers.as_mut().unwrap().keep_alive = "nope".into();
+        assert!(format!("{:#}", o.node().unwrap_err()).contains("--keep-alive"));
+        assert!(
+            drain(f64::NAN)
+                .unwrap_err()
+                .to_string()
+                .contains("--drain-s")
+        );
+        assert_eq!(drain(1.5).unwrap(), Duration::from_millis(1500));
+    }
+}
