@@ -1,11 +1,11 @@
 //! `faasched experiment NAME`: the papers' experiments as canned, seeded runs.
 
-use crate::os::args::count;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use faasched_lab::experiment::command::{self, Action, Options};
 use faasched_lab::experiment::{Name, Settings};
+use faasched_lab::workload::count;
 use std::path::PathBuf;
 
 /// Reproduce a paper's experiment: canned, seeded runs and their table.

@@ -1,8 +1,8 @@
 //! `faasched workload`: write workload CSV from a generator or a production trace.
 
-use crate::os::args::count;
 use anyhow::Result;
 use clap::{Args as ClapArgs, Subcommand, ValueEnum};
+use faasched_lab::workload::count;
 use faasched_lab::workload::{
     self, Arrivals, DEFAULT_INVOCATIONS, DEFAULT_LOAD, TraceFiles, parse_range, parse_window,
 };

@@ -47,6 +47,12 @@ impl<E: Entry> Catalogue<E> {
             })
     }
 
+    /// A flag's parser of one name of this catalogue (`value_parser =
+    /// ROUTERS.parser()`): the name, checked, or why it is not known.
+    pub fn parser(&'static self) -> impl Fn(&str) -> Result<String, Unknown> + Clone + Send + Sync {
+        move |name| self.lookup(name).map(|e| e.name().to_owned())
+    }
+
     /// The entries of a `--policy` list, in its order, each looked up with
     /// `lookup` (which may parse a qualified name): an unknown name, one
     /// named twice (its runs would be the same, and the summaries, keyed

@@ -55,3 +55,17 @@ pub mod option {
             .transpose()
     }
 }
+
+/// A flag's parser of one of `names`, each read as its serde form: for the
+/// enums of crates that do not depend on clap, which `--help` then lists
+/// (`[possible values: cpu, wall]`) and clap refuses others of, as it does
+/// a `ValueEnum`'s.
+pub fn choice<T>(names: &'static [&'static str]) -> impl clap::builder::TypedValueParser<Value = T>
+where
+    T: serde::de::DeserializeOwned + Clone + Send + Sync + 'static,
+{
+    use clap::builder::{PossibleValuesParser, TypedValueParser};
+    use serde::de::value::{Error as ValueError, StringDeserializer};
+    PossibleValuesParser::new(names)
+        .try_map(|name| T::deserialize(StringDeserializer::<ValueError>::new(name)))
+}

@@ -1,9 +1,9 @@
 //! `faasched bench gateway`: what the cluster gateway adds to an invocation.
 
-use crate::os::args::count;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::bench::gateway::{self, Options};
+use faasched_lab::workload::count;
 
 /// The cluster gateway on this machine: two node runtimes (sledgescale, one
 /// dispatcher x one worker each) on loopback, and a client sending no-ops

@@ -1,9 +1,9 @@
 //! `faasched bench runtime`: the live node runtime's costs.
 
-use crate::os::args::count;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::bench::runtime::{self, Settings};
+use faasched_lab::workload::count;
 
 /// The WebAssembly node runtime on this machine, sledgescale on one
 /// dispatcher and one worker (pinned to CPUs 0 and 1 where there are more

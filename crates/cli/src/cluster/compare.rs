@@ -1,10 +1,10 @@
 //! `faasched cluster compare`'s flags; the lab runs it
 //! ([`faasched_lab::cluster::compare`]).
 
-use super::replay::ReplayArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::cluster::compare;
+use faasched_lab::cluster::replay::ReplayOptions;
 use faasched_lab::output::Outputs;
 use std::path::PathBuf;
 
@@ -28,7 +28,7 @@ use std::path::PathBuf;
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     #[command(flatten)]
-    run: ReplayArgs,
+    run: ReplayOptions,
     /// Write compare.json and compare.csv, and each world's summary.json,
     /// summary.csv and report.html in sim/ and live/, into this directory,
     /// together, once all are written.
@@ -42,7 +42,7 @@ pub struct Args {
 impl Args {
     pub fn execute(self) -> Result<()> {
         compare::run(compare::Options {
-            replay: self.run.options(),
+            replay: self.run,
             outputs: Outputs {
                 dir: self.out,
                 json: self.json,

@@ -33,43 +33,8 @@ use std::path::PathBuf;
 /// out late, and how late the calls went out is printed on stderr.
 #[derive(ClapArgs, Debug)]
 pub struct Args {
-    /// The gateway (or a single node), HOST:PORT
-    #[arg(long, value_name = "HOST:PORT")]
-    target: String,
-    /// functionbench, functionbench-bursts (two of the ten most weighted
-    /// functions ten times as frequent every 30 s of the paper's time: its
-    /// Fig. 9), or functionbench-rising (open loop, 2 to 18 invocations/s
-    /// of the paper's time over 25 minutes, held to 30: its Fig. 10)
-    #[arg(long, short = 'w', default_value = "functionbench")]
-    workload: String,
-    /// Closed-loop clients, one connection each (the paper: 20 for low
-    /// load, 120 for heavy; by default 20); in the open loop, the
-    /// connections the calls share (by default one per 100 ms of calls at
-    /// the peak rate: 180 at --time-scale 0.01)
-    #[arg(long)]
-    clients: Option<u32>,
-    /// Seconds of sending, on the wall clock (by default 60; in the open
-    /// loop, the whole burst: its 30 minutes × --time-scale)
-    #[arg(long)]
-    seconds: Option<f64>,
-    /// What the function table's times and the think time are multiplied
-    /// by (the nodes' --time-scale)
-    #[arg(long, default_value_t = 0.01)]
-    time_scale: f64,
-    /// Seed of the functions' weights, the bursts and the clients' draws
-    #[arg(long, short = 's', default_value_t = 1)]
-    seed: u64,
-    /// The run's name in the outputs' policy column, e.g. the gateway's
-    /// router
-    #[arg(long, default_value = "live")]
-    label: String,
-    /// How long the calls in flight when sending stops get to be answered,
-    /// ms
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
-    drain_ms: u64,
-    /// How long a call's answer is awaited at most, ms
-    #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
-    timeout_ms: u64,
+    #[command(flatten)]
+    run: load::Options,
     /// Write summary.json, summary.csv, report.html and requests.csv (one
     /// row per call) into this directory, together, once all are written
     #[arg(long, short = 'o', value_name = "DIR")]
@@ -82,19 +47,11 @@ pub struct Args {
 impl Args {
     pub fn execute(self) -> Result<()> {
         load::run(load::Options {
-            target: self.target,
-            workload: self.workload,
-            clients: self.clients,
-            seconds: self.seconds,
-            time_scale: self.time_scale,
-            seed: self.seed,
-            label: self.label,
-            drain_ms: self.drain_ms,
-            timeout_ms: self.timeout_ms,
             outputs: Outputs {
                 dir: self.out,
                 json: self.json,
             },
+            ..self.run
         })
     }
 }

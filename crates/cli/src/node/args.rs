@@ -36,7 +36,7 @@ pub struct NodeArgs {
     #[arg(long, default_value_t = 10.0, conflicts_with = "requests")]
     pub seconds: f64,
     /// A built-in's requests, instead of --seconds.
-    #[arg(long, short = 'n', value_parser = crate::os::args::count)]
+    #[arg(long, short = 'n', value_parser = faasched_lab::workload::count)]
     pub requests: Option<u64>,
     /// Seed of the arrivals, the work and noisy estimates.
     #[arg(long, short = 's', default_value_t = 1)]

@@ -44,7 +44,7 @@ pub struct Args {
     precision: f64,
     /// Fewest requests a probe runs, whatever --seconds × rate gives (so
     /// that p99.9 rests on at least 20 requests by default).
-    #[arg(long, default_value_t = DEFAULT_MIN_REQUESTS, value_parser = crate::os::args::count)]
+    #[arg(long, default_value_t = DEFAULT_MIN_REQUESTS, value_parser = faasched_lab::workload::count)]
     min_requests: u64,
     /// Node policies to search, comma-separated.
     #[arg(

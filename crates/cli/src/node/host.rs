@@ -1,10 +1,9 @@
 //! Where a live node's threads and sandboxes run, and their limits: what
 //! `node serve`, `node replay` and `node compare` share.
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::node::live::{CpuList, Host, positive_ms};
-use faasched_model::{MS, Nanos};
 
 /// The live node's threads and sandboxes.
 #[derive(ClapArgs, Debug)]
@@ -46,12 +45,4 @@ impl HostArgs {
             spin_steps_per_ms: self.spin_steps_per_ms,
         })
     }
-}
-
-/// A positive, finite number of ms as ns.
-pub fn ms(value: f64, flag: &str) -> Result<Nanos> {
-    if !(value.is_finite() && value > 0.0) {
-        bail!("{flag}: {value} is not a positive number of ms");
-    }
-    Ok((value * MS as f64).round() as Nanos)
 }

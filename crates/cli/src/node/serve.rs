@@ -3,10 +3,10 @@
 
 use super::args::{PreemptArg, policy_help};
 use super::containers::ContainerArgs;
-use super::host::{HostArgs, ms};
+use super::host::HostArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::node::live::Register;
+use faasched_lab::node::live::{Register, ms};
 use faasched_lab::node::serve::{self, Announce, DEADLINE_MS, Estimate, PreemptTest, ServeOptions};
 use std::path::PathBuf;
 

@@ -1,10 +1,10 @@
 //! `faasched agent` (steer processes handed over on a Unix socket) and its
 //! clients `agent status`, `agent register` and `agent unregister`.
 
-use crate::os::tuning::TuningArgs;
 use anyhow::Result;
 use clap::{Args as ClapArgs, Subcommand};
 use faasched_lab::os::agent::{self, DEFAULT_SOCKET};
+use faasched_lab::os::tuning::TuningFlags;
 use std::path::PathBuf;
 
 /// The agent's socket.
@@ -101,7 +101,7 @@ struct Serve {
     #[arg(long, short = 'v')]
     verbose: bool,
     #[command(flatten)]
-    tuning: TuningArgs,
+    tuning: TuningFlags,
 }
 
 impl Serve {
@@ -111,7 +111,7 @@ impl Serve {
             socket: self.socket.socket,
             rt_time_limit_ms: self.rt_time_limit_ms,
             verbose: self.verbose,
-            tuning: self.tuning.flags(),
+            tuning: self.tuning,
         }
     }
 }

@@ -2,12 +2,12 @@
 //! policies, and report per policy and group how far the simulated
 //! turnaround distribution is from the measured one.
 
-use crate::os::args::{KernelArgs, WorkloadArgs};
 use crate::os::replay::Rounds;
-use crate::os::tuning::TuningArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::os::compare::{self, Options};
+use faasched_lab::os::run::{Kernel, WorkloadOptions};
+use faasched_lab::os::tuning::TuningFlags;
 use std::path::PathBuf;
 
 /// Simulate and replay the same workload and policies, and compare.
@@ -49,7 +49,7 @@ use std::path::PathBuf;
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     #[command(flatten)]
-    workload: WorkloadArgs,
+    workload: WorkloadOptions,
     /// Policies to compare, comma-separated (live-capable ones only).
     #[arg(
         long,
@@ -59,9 +59,9 @@ pub struct Args {
     )]
     policy: Vec<String>,
     #[command(flatten)]
-    kernel: KernelArgs,
+    kernel: Kernel,
     #[command(flatten)]
-    tuning: TuningArgs,
+    tuning: TuningFlags,
     /// Calibration file (as for `replay`).
     #[arg(long, value_name = "FILE")]
     calibration: Option<PathBuf>,
@@ -86,10 +86,10 @@ pub struct Args {
 impl Args {
     pub fn execute(self) -> Result<()> {
         compare::run(Options {
-            workload: self.workload.options(),
+            workload: self.workload,
             policies: self.policy,
-            kernel: self.kernel.kernel(),
-            tuning: self.tuning.flags(),
+            kernel: self.kernel,
+            tuning: self.tuning,
             calibration: self.calibration,
             rounds: self.rounds.rounds,
             out: self.out,

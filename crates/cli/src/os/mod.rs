@@ -2,10 +2,8 @@
 //! `agent`, `exec` and `fn`, and the options they share.
 
 pub mod agent;
-pub mod args;
 pub mod compare;
 pub mod exec;
 pub mod func;
 pub mod replay;
 pub mod simulate;
-pub mod tuning;

@@ -2,12 +2,12 @@
 //! turn, every invocation a process of the function suite, and write the
 //! simulator's outputs marked live.
 
-use crate::os::args::WorkloadArgs;
-use crate::os::tuning::TuningArgs;
 use crate::output::OutputArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::os::replay::{self, Options};
+use faasched_lab::os::run::WorkloadOptions;
+use faasched_lab::os::tuning::TuningFlags;
 use std::path::PathBuf;
 
 /// Run a workload for real on this machine under one or more policies.
@@ -36,13 +36,13 @@ use std::path::PathBuf;
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     #[command(flatten)]
-    workload: WorkloadArgs,
+    workload: WorkloadOptions,
     /// Policies to run, comma-separated, one after the other on the same
     /// invocations.
     #[arg(long, short = 'p', value_delimiter = ',', default_value = "cfs")]
     policy: Vec<String>,
     #[command(flatten)]
-    tuning: TuningArgs,
+    tuning: TuningFlags,
     /// Calibration file to map CPU time to work (default: the one `faasched
     /// fn calibrate` saves; measured now if there is none).
     #[arg(long, value_name = "FILE")]
@@ -69,9 +69,9 @@ pub struct Rounds {
 impl Args {
     pub fn execute(self) -> Result<()> {
         replay::run(Options {
-            workload: self.workload.options(),
+            workload: self.workload,
             policies: self.policy,
-            tuning: self.tuning.flags(),
+            tuning: self.tuning,
             calibration: self.calibration,
             rounds: self.rounds.rounds,
             outputs: self.output.outputs(),

@@ -1,13 +1,13 @@
 //! `faasched simulate`: one workload, several policies, one table and (with
 //! `--out`) summary.json, summary.csv, invocations.csv and report.html.
 
-use crate::os::args::{KernelArgs, WorkloadArgs};
-use crate::os::tuning::TuningArgs;
 use crate::output::OutputArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::os::catalog::CATALOG;
+use faasched_lab::os::run::{Kernel, WorkloadOptions};
 use faasched_lab::os::simulate::{self, Options};
+use faasched_lab::os::tuning::TuningFlags;
 
 /// Run a workload through the simulated kernel under one or more policies.
 ///
@@ -28,7 +28,7 @@ use faasched_lab::os::simulate::{self, Options};
 )]
 pub struct Args {
     #[command(flatten)]
-    workload: WorkloadArgs,
+    workload: WorkloadOptions,
     /// Policies to compare, comma-separated, each run on the same invocations.
     #[arg(
         long,
@@ -39,9 +39,9 @@ pub struct Args {
     )]
     policy: Vec<String>,
     #[command(flatten)]
-    kernel: KernelArgs,
+    kernel: Kernel,
     #[command(flatten)]
-    tuning: TuningArgs,
+    tuning: TuningFlags,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -49,10 +49,10 @@ pub struct Args {
 impl Args {
     pub fn execute(self) -> Result<()> {
         simulate::run(Options {
-            workload: self.workload.options(),
+            workload: self.workload,
             policies: self.policy,
-            kernel: self.kernel.kernel(),
-            tuning: self.tuning.flags(),
+            kernel: self.kernel,
+            tuning: self.tuning,
             outputs: self.output.outputs(),
         })
     }

@@ -592,19 +592,33 @@ pub fn decisions(
 }
 
 /// What `faasched bench cluster` times (or exports), and how it prints.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct Options {
-    /// Runs per router.
+    /// Runs per router; the median is reported.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub runs: u32,
-    /// Invocations per run.
+    /// Invocations per run (the memory check's long run has four times as
+    /// many).
+    #[arg(long, default_value_t = 1_000_000, value_parser = crate::workload::count)]
     pub invocations: u64,
-    /// Samples of [`PER_SAMPLE`] decisions per router.
+    /// Samples of 1,000 routing decisions per router; the median is
+    /// reported.
+    #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub samples: u32,
-    /// Seed of the population, its arrivals and the routers.
+    /// Seed of the population, its arrivals and the routers. Recorded
+    /// results use the default.
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Print the results as JSON rather than a line each.
+    /// Print `{"memory": {...}, "routers": [{"router", "invocations",
+    /// "wall_s", "invocations_per_s", ...}], "view": {...}, "decisions":
+    /// [{"router", "median_ns", ...}]}`.
+    #[arg(long)]
     pub json: bool,
-    /// Time nothing: [`export`] the job into this directory.
+    /// Time nothing: write the job a run times (--invocations, --seed) into
+    /// this directory for another simulator to run: functions.csv (the
+    /// function table), invocations.csv (a workload CSV) and cluster.json
+    /// (servers, cores, memory, keep-alive).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["runs", "samples", "json"])]
     pub export: Option<PathBuf>,
 }
 

@@ -66,11 +66,13 @@ pub fn measure(runs: u32, mut each: impl FnMut(&Learned) -> Result<()>) -> Resul
 }
 
 /// What `faasched bench learn` times, and how it prints.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct Options {
-    /// Lessons timed per window size.
+    /// Runs per window size; the median is reported.
+    #[arg(long, default_value_t = 21, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub runs: u32,
-    /// Print the results as JSON rather than a line each.
+    /// Print `[{"records", "median_s"}]`.
+    #[arg(long)]
     pub json: bool,
 }
 

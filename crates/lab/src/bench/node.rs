@@ -229,15 +229,21 @@ pub fn measure(
 }
 
 /// What `faasched bench node` times, and how it prints.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct Options {
-    /// Runs per policy.
+    /// Runs per policy; the median is reported.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub runs: u32,
-    /// Requests per run.
+    /// Requests per run (the memory check's long run has four times as
+    /// many).
+    #[arg(long, default_value_t = 1_000_000, value_parser = crate::workload::count)]
     pub requests: u64,
-    /// Seed of the workload.
+    /// Seed of the workload. Recorded results use the default.
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Print the results as JSON rather than a line each.
+    /// Print `{"memory": {...}, "policies": [{"policy", "requests", "wall_s",
+    /// "requests_per_s", ...}]}`.
+    #[arg(long)]
     pub json: bool,
 }
 

@@ -2,30 +2,45 @@
 //! and `cluster up` take them, and serving one until a signal, saying on
 //! stderr where it listens and, at the end, what it did.
 
+use super::catalog::ROUTERS;
 use super::live::{GatewaySpec, serve_gateway};
 use crate::node::serve::{drain, stopped_by};
 use anyhow::{Result, bail};
 use std::time::Duration;
 
-/// The gateway's own options.
-#[derive(Clone, Debug)]
+/// The gateway's own options, as `cluster gateway` and `cluster up` take
+/// them.
+#[derive(Clone, Debug, clap::Args)]
 pub struct GatewayOptions {
-    /// The router, as the catalogue names it.
+    /// The router (`faasched cluster simulate --help` lists them).
+    #[arg(long, short = 'p', default_value = "ch-rlu", value_parser = ROUTERS.parser())]
     pub policy: String,
     /// The workload whose function table gives each function's memory,
-    /// warm and cold time.
+    /// warm and cold time: functionbench (ten copies of each CH-RLU Table 1
+    /// function, `aes-encryption-0` .. `-9`, ...).
+    #[arg(long, short = 'w', default_value = "functionbench")]
     pub workload: String,
-    /// Address to listen on (port 0 picks a free one).
+    /// Address to listen on (port 0 picks a free one, printed on stderr).
+    #[arg(long, default_value = "127.0.0.1:8080")]
     pub listen: String,
-    /// How often every node's load is polled, ms.
+    /// How often every node's load is polled, ms (the nodes publish every
+    /// --load-period-ms; 5 s, the kernel's, by default).
+    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub period_ms: u64,
     /// Seed of the router's random draws.
+    #[arg(long, short = 's', default_value_t = 1)]
     pub seed: u64,
     /// Seconds to answer the requests already read after SIGTERM.
+    #[arg(long, default_value_t = 10.0)]
     pub drain_s: f64,
-    /// Seconds an invocation waits for its node's answer.
+    /// Seconds an invocation waits for its node's answer; past them the
+    /// client gets 502 node-unreachable, so a node that hangs holds nothing
+    /// for ever.
+    #[arg(long, default_value_t = 60.0)]
     pub forward_timeout_s: f64,
-    /// The function table's warm and cold times multiplied by this.
+    /// The function table's warm and cold times multiplied by this: give
+    /// the nodes' --time-scale.
+    #[arg(long, default_value_t = 0.01)]
     pub time_scale: f64,
 }
 

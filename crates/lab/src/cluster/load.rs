@@ -515,29 +515,48 @@ impl LiveLoad {
 }
 
 /// What `faasched cluster load` runs, and where its results go.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, clap::Args)]
 pub struct Options {
-    /// The gateway (or a node), `HOST:PORT`.
+    /// The gateway (or a single node), HOST:PORT
+    #[arg(long, value_name = "HOST:PORT")]
     pub target: String,
-    /// `functionbench`, `functionbench-bursts` or `functionbench-rising`.
+    /// functionbench, functionbench-bursts (two of the ten most weighted
+    /// functions ten times as frequent every 30 s of the paper's time: its
+    /// Fig. 9), or functionbench-rising (open loop, 2 to 18 invocations/s
+    /// of the paper's time over 25 minutes, held to 30: its Fig. 10)
+    #[arg(long, short = 'w', default_value = "functionbench")]
     pub workload: String,
-    /// Closed-loop clients; in the open loop, the connections; `None`:
-    /// [`CLIENTS`], or the open loop's default.
+    /// Closed-loop clients, one connection each (the paper: 20 for low
+    /// load, 120 for heavy; by default 20); in the open loop, the
+    /// connections the calls share (by default one per 100 ms of calls at
+    /// the peak rate: 180 at --time-scale 0.01)
+    #[arg(long)]
     pub clients: Option<u32>,
-    /// Seconds of sending; `None`: [`SECONDS`], or the open loop's whole
-    /// stream.
+    /// Seconds of sending, on the wall clock (by default 60; in the open
+    /// loop, the whole burst: its 30 minutes × --time-scale)
+    #[arg(long)]
     pub seconds: Option<f64>,
-    /// What the table's times and the think time are multiplied by.
+    /// What the function table's times and the think time are multiplied
+    /// by (the nodes' --time-scale)
+    #[arg(long, default_value_t = 0.01)]
     pub time_scale: f64,
-    /// Seed of the weights, bursts and clients' draws.
+    /// Seed of the functions' weights, the bursts and the clients' draws
+    #[arg(long, short = 's', default_value_t = 1)]
     pub seed: u64,
-    /// The row's name in the outputs.
+    /// The run's name in the outputs' policy column, e.g. the gateway's
+    /// router
+    #[arg(long, default_value = "live")]
     pub label: String,
-    /// How long the calls in flight at the end get to be answered, ms.
+    /// How long the calls in flight when sending stops get to be answered,
+    /// ms
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub drain_ms: u64,
-    /// How long a call's answer is awaited at most, ms.
+    /// How long a call's answer is awaited at most, ms
+    #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub timeout_ms: u64,
-    /// Where the results go; with a directory, requests.csv too.
+    /// Where the results go; with a directory, requests.csv too. The
+    /// command's own --out and --json give it (their help is its own).
+    #[arg(skip)]
     pub outputs: Outputs,
 }
 

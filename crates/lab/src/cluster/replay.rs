@@ -5,6 +5,7 @@
 //! starts from cold nodes. Each router's row takes its `load_variance`
 //! from its gateway's polls.
 
+use super::catalog::ROUTERS;
 use super::live::{GatewaySpec, RunningGateway};
 use super::load::{LiveLoad, LiveLoadSpec, OpenLoop, open_loop, report_lateness};
 use super::publish::publish;
@@ -42,25 +43,43 @@ pub struct ReplaySpec {
 
 /// What a live replay runs, as `cluster replay` and `cluster compare` take
 /// it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, clap::Args)]
 pub struct ReplayOptions {
-    /// The routers, each run over fresh nodes.
+    /// Routers to run, comma-separated, each over fresh nodes.
+    #[arg(
+        long,
+        short = 'p',
+        value_delimiter = ',',
+        default_value = "ch-rlu,ch-bl,openwhisk,least-loaded",
+        value_parser = ROUTERS.parser()
+    )]
     pub policy: Vec<String>,
-    /// The nodes.
+    /// The nodes each router runs over.
+    #[command(flatten)]
     pub nodes: ClusterNodes,
-    /// `functionbench`, `functionbench-bursts` or `functionbench-rising`.
+    /// `functionbench`, `functionbench-bursts` (Fig. 9's bursts) or
+    /// `functionbench-rising` (Fig. 10's open-loop rising burst, `cluster
+    /// load`'s).
+    #[arg(long, short = 'w', default_value = "functionbench")]
     pub workload: String,
     /// The function table's times and the clients' think time multiplied
     /// by this, on the nodes, the gateway and the clients alike.
+    #[arg(long, default_value_t = 0.01)]
     pub time_scale: f64,
-    /// How often the nodes publish their loads and the gateway polls them,
-    /// ms; `None`: the kernel's 5 s scaled by the time scale.
+    /// How often the nodes publish their loads and the gateway polls
+    /// them, ms (the kernel's 5 s scaled by --time-scale by default).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub period_ms: Option<u64>,
-    /// Closed-loop clients per run; in the open loop, the connections.
+    /// Closed-loop clients per run (by default 4); in the open loop, the
+    /// connections (by default `cluster load`'s).
+    #[arg(long)]
     pub clients: Option<u32>,
-    /// Seconds each router's clients send.
+    /// Seconds each router's clients send (by default 60; in the open
+    /// loop, the whole burst: its 30 minutes × --time-scale).
+    #[arg(long)]
     pub seconds: Option<f64>,
     /// Seed of the routers' and the clients' draws.
+    #[arg(long, short = 's', default_value_t = 1)]
     pub seed: u64,
 }
 

@@ -2,7 +2,7 @@
 //! under a router, every server keeping containers by one keep-alive
 //! policy, summarised.
 
-use super::catalog::{Contender, KeepAliveSpec, keep_alive};
+use super::catalog::{Contender, KEEP_ALIVES, KeepAliveSpec, keep_alive};
 use crate::interrupt;
 use anyhow::{Context, Result, anyhow, bail};
 use faasched_model::cluster::{
@@ -52,49 +52,92 @@ pub const FUNCTIONBENCH_COPIES: u32 = 10;
 /// [`ClusterOptions::setup`] checks and turns into a [`ClusterSetup`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[derive(clap::Args)]
 pub struct ClusterOptions {
-    /// [`AZURE_FUNCTIONS`], [`FUNCTIONBENCH`], or a workload CSV's path.
+    /// `azure-functions` (a synthetic Azure-like population, open loop,
+    /// scaled to --load), `functionbench` (the CH-RLU paper's live runs:
+    /// --clients closed-loop clients over ten copies of each of its Table 1
+    /// functions, thinking 0-1 s), `functionbench-bursts` (the same, two of
+    /// the top functions ten times as frequent every 30 s: its Fig. 9),
+    /// `functionbench-rising` (open loop, 2 to 18 invocations/s over 25
+    /// minutes, held to 30: its Fig. 10), or a workload CSV (rows are
+    /// invocations, their function in --table)
+    #[arg(long, short = 'w', default_value = "azure-functions")]
     pub workload: String,
-    /// A day of the Azure Functions 2019 trace to replay instead.
+    /// Replay a day of the Azure Functions 2019 trace from this directory
+    /// instead (its functions invoked at least twice, the --functions most
+    /// invoked)
+    #[arg(long, value_name = "DIR")]
     pub trace: Option<PathBuf>,
-    /// The trace's day; `None`: its first.
+    /// The trace's day [default: its first]
+    #[arg(long)]
     pub day: Option<u32>,
-    /// Functions: the population's size, or the trace's most invoked.
+    /// Functions: the population's size (1,000 by default), or the
+    /// trace's most invoked
+    #[arg(long)]
     pub functions: Option<u32>,
-    /// The function table of a workload CSV (`name,memory_mb,warm_ms,
-    /// cold_ms`); `None`: FunctionBench's.
+    /// The function table of a workload CSV (`name,memory_mb,warm_ms,cold_ms`)
+    /// [default: the CH-RLU paper's Table 1]
+    #[arg(long, value_name = "FILE")]
     pub table: Option<PathBuf>,
-    /// Servers.
+    /// Servers
+    #[arg(long, default_value_t = 8)]
     pub servers: u32,
-    /// Cores per server.
+    /// Cores per server, shared by the invocations, each capped at one
+    #[arg(long, default_value_t = 16)]
     pub cores: u32,
-    /// Memory per server for containers, GB.
+    /// Memory per server for containers, GB
+    #[arg(long, default_value_t = 32.0)]
     pub memory_gb: f64,
-    /// The offered CPU over the cluster's cores, for `azure-functions`.
+    /// Offered CPU of `azure-functions` over the cluster's cores
+    #[arg(long, default_value_t = 0.7)]
     pub load: f64,
-    /// Closed-loop clients, for `functionbench`.
+    /// Closed-loop clients of `functionbench` (the paper: 20 for low load,
+    /// 120 for heavy)
+    #[arg(long, default_value_t = 120)]
     pub clients: u32,
-    /// Seconds of arrivals (or of clients' sends), unless `invocations`.
+    /// Seconds of arrivals (or of the clients' sends)
+    #[arg(long, default_value_t = 600.0)]
     pub seconds: f64,
-    /// Invocations, instead of `seconds` (open loop only).
+    /// Invocations of `azure-functions`, instead of --seconds
+    #[arg(long, short = 'n', value_parser = crate::workload::count)]
     pub invocations: Option<u64>,
-    /// Seed of the workload and of the routers' draws.
+    /// Seed of the workload and of the routers' random draws
+    #[arg(long, short = 's', default_value_t = 1)]
     pub seed: u64,
-    /// Keep-alive policy of every server.
+    /// Every server's keep-alive policy
+    #[arg(long, default_value = "greedy-dual", long_help = KEEP_ALIVES.help("Every server's keep-alive policy:\n"))]
     pub keep_alive: String,
-    /// Seconds between load publications.
+    /// Seconds between the servers' load publications (the router reads
+    /// the last one)
+    #[arg(long = "publish", value_name = "PUBLISH", default_value_t = 5.0)]
     pub publish_s: f64,
-    /// Publish exact loads at every change instead.
+    /// Publish each server's exact load at every change instead: what
+    /// stale loads cost, measured
+    #[arg(long = "fresh-loads")]
     pub fresh: bool,
-    /// γ of the contention penalty.
+    /// γ of a contention penalty: with n invocations on a server each runs
+    /// 1 + γ·n times slower [default: 0, none]
+    #[arg(long, default_value_t = 0.0)]
     pub contention: f64,
-    /// What a cold start's extra is: CPU, or wall time.
+    /// What a cold start's extra time (cold - warm) is: CPU shared with
+    /// the server's other work, or a wait that takes no core
+    #[arg(long, default_value = "cpu", value_parser = crate::text::choice::<ColdStart>(&["cpu", "wall"]))]
     pub cold_start: ColdStart,
-    /// Seconds an invocation may wait for memory on its server before it
-    /// is dropped (0: dropped at once).
+    /// Seconds an invocation whose container does not fit waits on its
+    /// server for memory (containers ending, idle ones evicted) before it
+    /// is dropped; 0 drops it at once
+    #[arg(
+        long = "memory-wait",
+        value_name = "MEMORY_WAIT",
+        default_value_t = 300.0
+    )]
     pub memory_wait_s: f64,
-    /// How much later than its end each invocation's client has its
-    /// answer, ms ([`ClusterConfig::transport`]).
+    /// Milliseconds after its end (or drop) each invocation's client has
+    /// its answer: the platform's way in and out (gateway, network), which
+    /// takes no core and counts in the latency; `cluster compare` measures
+    /// a live cluster's
+    #[arg(long, default_value_t = 0.0)]
     #[serde(default)]
     pub transport_ms: f64,
 }

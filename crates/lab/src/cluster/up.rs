@@ -48,22 +48,38 @@ pub struct Options {
 }
 
 /// A live cluster's nodes, as `cluster up` and `cluster replay` start them.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, clap::Args)]
 pub struct ClusterNodes {
     /// Node runtimes to start.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub nodes: u32,
-    /// CPUs of each node; its load is reported over them.
+    /// CPUs of each node, its own where the machine has them (the
+    /// dispatcher shares the first); its load is reported over them.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub cores_per_node: u32,
-    /// Worker threads of each node per core.
+    /// Worker threads of each node per core. While a node has fewer
+    /// invocations in flight than workers, each runs on a thread of its
+    /// own and the kernel shares the node's cores among them, as it shares
+    /// a server's cores among containers (OpenWhisk runs each invocation in
+    /// a container of its own, capped at one core): processor sharing, as
+    /// `cluster simulate` models a server. One worker per core queues
+    /// instead.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub workers_per_core: u32,
-    /// The node policy every node runs among its workers.
+    /// The node policy every node runs among its workers (`jsq`: each
+    /// invocation to the worker with the fewest unfinished, so a thread of
+    /// its own while there are enough).
+    #[arg(long, default_value = "jsq")]
     pub node_policy: String,
     /// Memory for containers of each node, MB.
+    #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u32).range(1..))]
     pub memory_mb: u32,
-    /// The nodes' keep-alive policy.
+    /// The nodes' keep-alive policy: greedy-dual, ttl or lru.
+    #[arg(long, default_value = "greedy-dual")]
     pub keep_alive: String,
     /// What a cold start waits after compiling, as a share of the
     /// function's (scaled) cold − warm time.
+    #[arg(long, default_value_t = 1.0)]
     pub cold_wait: f64,
 }
 

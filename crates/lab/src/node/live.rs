@@ -97,10 +97,20 @@ impl Host {
 
 /// A positive, finite number of ms (`--cpu-limit-ms`) as ns.
 pub fn positive_ms(text: &str) -> Result<Nanos> {
-    match text.parse::<f64>() {
-        Ok(ms) if ms.is_finite() && ms > 0.0 => Ok((ms * MS as f64).round() as Nanos),
-        _ => bail!("{text} is not a positive number of ms"),
-    }
+    text.parse()
+        .ok()
+        .and_then(ns)
+        .ok_or_else(|| anyhow::anyhow!("{text} is not a positive number of ms"))
+}
+
+/// `value` ms, positive and finite, as ns; an error naming `flag`.
+pub fn ms(value: f64, flag: &str) -> Result<Nanos> {
+    ns(value).ok_or_else(|| anyhow::anyhow!("{flag}: {value} is not a positive number of ms"))
+}
+
+/// `ms` as ns, if it is a positive, finite number.
+fn ns(ms: f64) -> Option<Nanos> {
+    (ms.is_finite() && ms > 0.0).then(|| (ms * MS as f64).round() as Nanos)
 }
 
 /// CPUs given as a list of CPUs and ranges (`--cpus 2-4,7`).

@@ -21,31 +21,52 @@ pub use faasched_live::node::load::MAX_CONNECTIONS;
 const SUMMARY_SCHEMA_VERSION: u32 = 1;
 
 /// A load run as a user asks for it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, clap::Args)]
 pub struct LoadOptions {
-    /// The node runtime, HOST:PORT.
+    /// The node runtime to load, as HOST:PORT.
+    #[arg(long, value_name = "HOST:PORT")]
     pub target: String,
-    /// A built-in node workload's name.
+    /// A built-in node workload: fixed, bimodal-high, bimodal-extreme,
+    /// sd-vbs, exponential, lognormal (SledgeScale's Table 3), colocated
+    /// (its Fig. 1).
+    #[arg(long, short = 'w', value_name = "NAME", default_value = "exponential")]
     pub workload: String,
     /// Offered requests per second (open loop).
+    #[arg(long, required_unless_present = "closed", conflicts_with = "closed")]
     pub rate: Option<f64>,
-    /// Seconds of sending.
+    /// Seconds of sending (open loop: the stream's arrivals in that time).
+    #[arg(long, default_value_t = 10.0)]
     pub seconds: f64,
-    /// Connections kept alive for the open loop; `None`: by the rate.
+    /// Connections kept alive for the open loop [default: one per 10 ms of
+    /// requests at --rate, at least 16, at most 512].
+    #[arg(long, value_name = "C", value_parser = connections, conflicts_with = "closed")]
     pub connections: Option<usize>,
-    /// Closed loop with this many clients.
+    /// Closed loop with N clients, each on its own connection, sending back
+    /// to back.
+    #[arg(long, value_name = "N", value_parser = connections)]
     pub closed: Option<usize>,
-    /// Seed of the request stream.
+    /// Seed of the request stream (arrivals, functions, work).
+    #[arg(long, short = 's', default_value_t = 1)]
     pub seed: u64,
-    /// Relative deadlines sent with each request; `None`: 10× the work.
+    /// Relative deadlines sent with each request, as `node simulate` takes
+    /// them: `10x` of the work (the default), a time (`500us`), per function
+    /// (`sift=1.13ms,*=10x`).
+    #[arg(long, value_name = "SPEC")]
     pub deadline: Option<Deadlines>,
-    /// How long a request waits for its whole response, ms.
+    /// How long a request waits for its whole response once sent, ms.
+    #[arg(long, value_name = "MS", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     pub timeout_ms: u64,
-    /// How long the requests in flight get after the sending, ms.
+    /// How long the requests in flight get to finish after --seconds, ms.
+    #[arg(long, value_name = "MS", default_value_t = 5_000,
+          value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     pub drain_ms: u64,
-    /// The directory of requests.csv and summary.json, if any.
+    /// Write requests.csv (one row per request) and summary.json into this
+    /// directory, put in place together once both are written.
+    #[arg(long, short = 'o', value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// summary.json on standard output instead of the table.
+    /// Print summary.json to stdout instead of the table.
+    #[arg(long)]
     pub json: bool,
 }
 

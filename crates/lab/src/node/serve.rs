@@ -6,15 +6,11 @@
 //! reading a line meant for people.
 
 use super::live::{Host, LiveNode, NodeContainers, Register, serve};
-use crate::cluster::catalog::keep_alive;
-use crate::cluster::live::function_table;
 use crate::outln;
 use anyhow::{Context, Result, bail};
-use faasched_live::node::containers::ColdStart;
 use faasched_live::node::ingress::{LoadConfig, StopSignal};
 use faasched_model::Nanos;
 pub use faasched_policy::node::PreemptTest;
-use faasched_workload::cluster::FunctionTable;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::path::Path;
@@ -160,24 +156,13 @@ impl ContainerOptions {
     /// The containers of a node with `memory_mb` for them. Errors name the
     /// option.
     fn containers(&self, memory_mb: u64) -> Result<NodeContainers> {
-        if !(self.cold_wait.is_finite() && self.cold_wait >= 0.0) {
-            bail!("--cold-wait {}: give a share of 0 or more", self.cold_wait);
-        }
-        let functions = &self.functions;
-        let table = if Path::new(functions).is_file() {
-            FunctionTable::read_csv(Path::new(functions))
-                .with_context(|| format!("--functions {functions}"))?
-        } else {
-            function_table(functions).context("--functions")?
-        };
-        Ok(NodeContainers {
-            table: table.scaled(self.time_scale).context("--time-scale")?,
+        NodeContainers::new(
+            &self.functions,
+            self.time_scale,
+            &self.keep_alive,
+            self.cold_wait,
             memory_mb,
-            keep_alive: keep_alive(&self.keep_alive).context("--keep-alive")?,
-            cold_start: ColdStart {
-                scale: self.cold_wait,
-            },
-        })
+        )
     }
 }
 

@@ -25,17 +25,37 @@ pub const DEFAULT_CONTEXT_SWITCH_US: f64 = 3.5;
 /// command line's defaults.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[derive(clap::Args)]
 pub struct Kernel {
-    /// The fair class.
+    /// Fair class of the simulated kernel: eevdf (Linux ≥ 6.6, the default) or
+    /// cfs (legacy, the papers' 5.x kernels).
+    #[arg(long, value_enum, default_value_t = Fair::Eevdf)]
     pub fair: Fair,
-    /// Timer frequency, Hz.
+    /// Timer frequency of the simulated kernel, in Hz (ticks per second),
+    /// 1 to 10000.
+    #[arg(long, default_value_t = DEFAULT_HZ, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_HZ)))]
     pub hz: u32,
-    /// Core time each context switch costs, µs.
+    /// Core time each context switch costs, in µs (ALPS measured 3.5 µs); at
+    /// least 0 and shorter than a tick.
+    #[arg(
+        long,
+        default_value_t = DEFAULT_CONTEXT_SWITCH_US,
+        value_name = "US"
+    )]
     pub context_switch_us: f64,
-    /// Hear CPU watches at the first tick at or after they are reached,
-    /// plus this many µs; by default at the instant.
+    /// Hear CPU watches (sfs's and hybrid's demotions) as a live watcher
+    /// does on a stock kernel: at the first tick at or after the task's CPU
+    /// time reaches the watch, when the kernel accounts it, plus US µs to
+    /// act (`faasched replay` measures about 340 µs from the tick to the
+    /// demotion, at the median). By default a watch is heard at the instant
+    /// it is reached.
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=MAX_KNOB_US))]
     pub watch_at_tick_us: Option<u64>,
-    /// EEVDF's base slice, µs; by default Linux's scaling by the cores.
+    /// EEVDF's base slice, in µs. By default Linux's: 700 µs × (1 +
+    /// log2 of the cores, up to 8), so 1,400 on 2 cores and 2,800 on 8 or
+    /// more. (`compare` takes the live kernel's, which it scales by the CPUs
+    /// online, not by the cores a replay uses.)
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(1..=MAX_KNOB_US))]
     pub base_slice_us: Option<u64>,
 }
 
@@ -54,6 +74,7 @@ impl Default for Kernel {
 /// A fair class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[derive(clap::ValueEnum)]
 pub enum Fair {
     /// Earliest eligible virtual deadline first.
     Eevdf,
@@ -171,17 +192,31 @@ fn overload_warning(source: &Source) -> Option<String> {
 /// The workload an operating-system command asks for: a built-in's name or
 /// a workload CSV file, and what its flags say of its cores, load, size and
 /// seed (`None`: the command's default).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct WorkloadOptions {
-    /// A built-in workload (with parameters) or a file's path.
+    /// A built-in workload or a workload CSV file. Built-ins: huawei, azure,
+    /// lognormal[:scale=F], exponential[:mean-ms=F], fixed[:cpu-ms=F],
+    /// bimodal[:p=F,short-us=N,long-us=N], bimodal-high, bimodal-extreme,
+    /// mixed-io.
+    #[arg(long, short = 'w', default_value = "huawei", value_name = "NAME|FILE")]
     pub workload: String,
-    /// Cores the load is relative to.
+    /// Cores, 1 to 256: of the simulated machine (default 56), or for
+    /// `replay` and `compare` the first N CPUs of this one (default: all
+    /// online CPUs; `compare` simulates as many).
+    #[arg(long, short = 'c', value_name = "N", value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=256), usize::from))]
     pub cores: Option<usize>,
-    /// Offered load.
+    /// Offered load (CPU demand / core-time). Built-ins default to 0.9; a file
+    /// is used as it is unless this asks to rescale its arrivals.
+    #[arg(long, short = 'l', value_name = "FRACTION")]
     pub load: Option<f64>,
-    /// Invocations to generate or to take from a file.
+    /// Invocations to generate (built-ins) or to take from the start of a
+    /// file. Default: 15000 of a built-in and all of a file for `simulate`;
+    /// 1000 of either for `replay` and `compare`.
+    #[arg(long, short = 'n', value_parser = crate::workload::count)]
     pub invocations: Option<u64>,
-    /// Seed of the generator (and of the kernel's random disciplines).
+    /// Seed of every random choice: a simulation with the same seed and
+    /// inputs writes the same bytes (a live run draws the same workload).
+    #[arg(long, short = 's', default_value_t = 1)]
     pub seed: u64,
 }
 

@@ -11,31 +11,51 @@ pub use faasched_policy::os::alps::Trainer;
 
 /// The parameters a command was given: a file, and each flag that
 /// overrides it (`None`, `false`: left as the file or the default has it).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct TuningFlags {
-    /// TOML file of `[alps]` and `[hybrid]` parameters.
+    /// TOML file of policy parameters: `[alps]` with `window_ms`,
+    /// `window_min_invocations`, `trainer`, `alpha`, `beta`, `gamma`, `theta`,
+    /// `ewma_weight`, `unpredictability`, `overload`; `[hybrid]` with `time_limit_ms`, `adaptive`, `percentile`,
+    /// `rightsizing`, `threshold`, `fifo_share`. Flags below override it.
+    #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// ALPS's sliding window W, in ms.
+    /// ALPS: retrain every this many ms from the invocations finished in it
+    /// (the sliding window W) [default: 5000].
+    #[arg(long, value_name = "MS")]
     pub alps_window_ms: Option<f64>,
-    /// Invocations ALPS waits for before it learns.
+    /// ALPS: learn only once this many invocations finished since the last
+    /// lesson; until then the window keeps filling [default: 250].
+    #[arg(long, value_name = "N")]
     pub alps_window_min: Option<usize>,
-    /// ALPS's slice trainer.
+    /// ALPS: slice trainer, average, linear-regression or ewma [default: average].
+    #[arg(long, value_name = "NAME", value_parser = parse_trainer)]
     pub alps_trainer: Option<Trainer>,
-    /// ALPS's α (Eq. 2).
+    /// ALPS: α, reward on the trained slice (Eq. 2) [default: 2].
+    #[arg(long, value_name = "X")]
     pub alps_alpha: Option<f64>,
-    /// ALPS's β (Eq. 2).
+    /// ALPS: β, penalty per standard deviation of the slices (Eq. 2) [default: 1].
+    #[arg(long, value_name = "X")]
     pub alps_beta: Option<f64>,
-    /// ALPS's γ (Eq. 3).
+    /// ALPS: γ, reaction to load (Eq. 3) [default: 1].
+    #[arg(long, value_name = "X")]
     pub alps_gamma: Option<f64>,
-    /// ALPS's θ, in percent (Eq. 3).
+    /// ALPS: θ, the utilisation in percent from which slices shrink (Eq. 3)
+    /// [default: 50].
+    #[arg(long, value_name = "PERCENT")]
     pub alps_theta: Option<f64>,
-    /// Switch off ALPS's unpredictability fine-tuning.
+    /// ALPS: switch off the unpredictability fine-tuning (Eq. 2).
+    #[arg(long)]
     pub alps_no_unpredictability: bool,
-    /// Switch off ALPS's overload fine-tuning.
+    /// ALPS: switch off the overload fine-tuning (Eq. 3).
+    #[arg(long)]
     pub alps_no_overload: bool,
-    /// Hybrid's FIFO time limit, in ms.
+    /// Hybrid: the FIFO group's time limit in ms, fixed or the adaptive one's
+    /// start [default: 1633].
+    #[arg(long, value_name = "MS")]
     pub hybrid_time_limit_ms: Option<f64>,
-    /// The percentile hybrid's adaptive limit follows.
+    /// Hybrid: the percentile of recent CPU times the adaptive limit follows
+    /// [default: 95].
+    #[arg(long, value_name = "P")]
     pub hybrid_percentile: Option<f64>,
 }
 
