@@ -3,8 +3,9 @@
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use faasched_lab::experiment::Name;
 use faasched_lab::experiment::command::{self, Action, Options};
-use faasched_lab::experiment::{Name, Settings};
+use faasched_lab::level::Settings;
 use faasched_lab::workload::count;
 use std::path::PathBuf;
 

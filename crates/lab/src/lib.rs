@@ -2,7 +2,8 @@
 //!
 //! - [`os`], [`node`], [`cluster`]: each level's policy catalogue, runs,
 //!   live replays and sim-against-live comparison;
-//! - [`experiment`]: the papers' experiments as data, run in parallel;
+//! - [`experiment`]: the papers' experiments as data, of every level, and
+//!   [`level`]: the one runner of them, in parallel;
 //! - [`bench`]: what `faasched bench` times;
 //! - [`workload`]: workload CSV generated or imported from a trace;
 //! - [`interrupt`], [`progress`], [`output`], [`stdout`]: what the runs
@@ -22,10 +23,12 @@ pub mod catalogue;
 pub mod cluster;
 pub mod experiment;
 pub mod interrupt;
+pub mod level;
 pub mod node;
 pub mod os;
 pub mod output;
 pub mod progress;
 pub mod stdout;
+pub mod table;
 pub mod text;
 pub mod workload;

@@ -5,21 +5,18 @@
 //! prints them): a workload on a cluster, run under each policy. Every
 //! (case, policy) run is independent and deterministic, so they run in
 //! parallel on rayon's pool and the output does not depend on the thread
-//! count. [`write_cluster_files`] writes `table.txt`, `table.csv`, and per
-//! case `summary.json`, `summary.csv`, `report.html` and `timing.json` (as
+//! count. Each case's directory gets `summary.json`, `summary.csv`, `report.html` and `timing.json` (as
 //! `cluster simulate --out` writes them; the routers' decision times in
 //! `timing.json` are taken while the runs share the machine's cores).
 
 use super::catalog::contenders;
 use super::run::ClusterOptions;
-use crate::experiment::{Table, check_slug};
-use crate::progress;
-use anyhow::{Context, Result, bail};
+use crate::level::{Level, in_parallel};
+use anyhow::{Context, Result};
 use faasched_report::Staged;
 use faasched_report::cluster::{
     ClusterRow, DecisionTimes, write_cluster_outputs, write_cluster_report, write_cluster_timing,
 };
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::Path;
@@ -66,83 +63,75 @@ impl CaseRan {
     }
 }
 
-/// Runs every policy of every case, in parallel, and gathers the rows in
-/// case and policy order. Every case is checked before anything runs.
-pub fn run_cluster_cases(cases: Vec<ClusterCase>) -> Result<Vec<CaseRan>> {
-    if cases.is_empty() {
-        bail!("no cases to run");
-    }
-    let mut looked_up = Vec::new();
-    for (i, case) in cases.iter().enumerate() {
-        let slug = &case.slug;
-        check_slug(slug, cases[..i].iter().map(|c| c.slug.as_str()))?;
-        looked_up.push(contenders(&case.policies).with_context(|| format!("case {slug}"))?);
-    }
-    let mut settings = Vec::new();
-    for case in &cases {
-        let setup = case
-            .options
-            .setup()
-            .with_context(|| format!("case {}", case.slug))?;
-        settings.push(setup.describe());
-    }
-    let jobs: Vec<(usize, usize)> = cases
-        .iter()
-        .enumerate()
-        .flat_map(|(c, case)| (0..case.policies.len()).map(move |p| (c, p)))
-        .collect();
-    let bar = progress::runs("experiment", jobs.len() as u64);
-    let measured: Vec<Result<(ClusterRow, DecisionTimes)>> = jobs
-        .par_iter()
-        .map(|&(c, p)| {
-            let case = &cases[c];
-            bar.set_message(format!("{} {}", case.slug, case.policies[p]));
-            let r = case
-                .options
-                .setup()
-                .and_then(|setup| setup.run(&looked_up[c][p]))
-                .map(|ran| (ran.row(case.options.cores), ran.decisions))
-                .with_context(|| format!("case {}, {}", case.slug, case.policies[p]));
-            bar.inc(1);
-            r
-        })
-        .collect();
-    bar.finish_and_clear();
-    let mut measured = measured.into_iter();
-    let mut ran = Vec::new();
-    for (case, settings) in cases.into_iter().zip(settings) {
-        let (rows, decisions) = (0..case.policies.len())
-            .map(|_| measured.next().expect("a result per job"))
-            .collect::<Result<(Vec<_>, Vec<_>)>>()?;
-        ran.push(CaseRan {
-            case,
-            settings,
-            rows,
-            decisions,
-        });
-    }
-    Ok(ran)
-}
+/// The cluster level, as the experiment runner runs it: each case under
+/// each router.
+pub struct Cluster;
 
-/// Writes `table.txt`, `table.csv` and each case's summary.json,
-/// summary.csv, report.html and timing.json into `dir`, all put in place
-/// together once written.
-pub fn write_cluster_files(
-    mut staged: Staged,
-    dir: &Path,
-    name: &str,
-    ran: &[CaseRan],
-    table: &Table,
-    text: &str,
-) -> Result<()> {
-    staged.write(&dir.join("table.txt"), text.as_bytes())?;
-    table.write_csv(&dir.join("table.csv"), &mut staged)?;
-    for r in ran {
-        let d = dir.join(&r.case.slug);
-        write_cluster_outputs(&d, &r.settings, &r.rows, &mut staged)?;
-        let title = format!("faasched experiment {name}: {}", r.case.title);
-        write_cluster_report(&d, &title, &r.settings, &r.rows, &mut staged)?;
-        write_cluster_timing(&d, &r.timing_rows(), &mut staged)?;
+impl Level for Cluster {
+    type Case = ClusterCase;
+    type Ran = CaseRan;
+
+    fn slug(case: &ClusterCase) -> &str {
+        &case.slug
     }
-    Ok(staged.commit()?)
+
+    fn title(case: &ClusterCase) -> &str {
+        &case.title
+    }
+
+    fn case(ran: &CaseRan) -> &ClusterCase {
+        &ran.case
+    }
+
+    /// Runs every policy of every case, in parallel, and gathers the rows
+    /// in case and policy order. Every case is checked before anything
+    /// runs.
+    fn run(cases: Vec<ClusterCase>) -> Result<Vec<CaseRan>> {
+        let mut looked_up = Vec::new();
+        let mut settings = Vec::new();
+        for case in &cases {
+            let context = || format!("case {}", case.slug);
+            looked_up.push(contenders(&case.policies).with_context(context)?);
+            settings.push(case.options.setup().with_context(context)?.describe());
+        }
+        let jobs: Vec<(usize, usize)> = cases
+            .iter()
+            .enumerate()
+            .flat_map(|(c, case)| (0..case.policies.len()).map(move |p| (c, p)))
+            .collect();
+        let measured = in_parallel(
+            &jobs,
+            |&(c, p)| format!("{} {}", cases[c].slug, cases[c].policies[p]),
+            |&(c, p)| {
+                let case = &cases[c];
+                case.options
+                    .setup()
+                    .and_then(|setup| setup.run(&looked_up[c][p]))
+                    .map(|ran| (ran.row(case.options.cores), ran.decisions))
+                    .with_context(|| format!("case {}, {}", case.slug, case.policies[p]))
+            },
+        );
+        let mut measured = measured.into_iter();
+        let mut ran = Vec::new();
+        for (case, settings) in cases.into_iter().zip(settings) {
+            let (rows, decisions) = (0..case.policies.len())
+                .map(|_| measured.next().expect("a result per job"))
+                .collect::<Result<(Vec<_>, Vec<_>)>>()?;
+            ran.push(CaseRan {
+                case,
+                settings,
+                rows,
+                decisions,
+            });
+        }
+        Ok(ran)
+    }
+
+    /// The case's summary.json, summary.csv, report.html and timing.json.
+    fn write(ran: &CaseRan, dir: &Path, title: &str, staged: &mut Staged) -> Result<()> {
+        write_cluster_outputs(dir, &ran.settings, &ran.rows, staged)?;
+        write_cluster_report(dir, title, &ran.settings, &ran.rows, staged)?;
+        write_cluster_timing(dir, &ran.timing_rows(), staged)?;
+        Ok(())
+    }
 }

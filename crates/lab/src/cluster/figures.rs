@@ -5,8 +5,8 @@ use super::experiment::{CaseRan, ClusterCase};
 use super::run::{
     AZURE_FUNCTIONS, ClusterOptions, FUNCTIONBENCH, FUNCTIONBENCH_BURSTS, FUNCTIONBENCH_RISING,
 };
-use crate::experiment::Table;
-use crate::experiment::table::fixed;
+use crate::table::Table;
+use crate::table::fixed;
 use faasched_workload::cluster::{HEAVY_LOAD_THREADS, LOW_LOAD_THREADS};
 
 /// Seconds of the live figures' closed-loop runs: half an hour of

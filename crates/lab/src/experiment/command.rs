@@ -2,17 +2,12 @@
 //! printed as a plan or run, their table printed and (with a directory)
 //! written with every case's files.
 
-use super::{Cases, Name, Settings, Table, read_cases, run_cases, write_files};
-use crate::cluster::experiment::{run_cluster_cases, write_cluster_files};
-use crate::interrupt;
-use crate::node::experiment::{
-    run_capacity_cases, run_node_cases, write_capacity_files, write_node_files,
-};
-use crate::node::figures::capacity_table;
-use crate::{out, outln};
+use super::{Experiment, Name, Of};
+use crate::level::{self, Level, Settings, read_cases, write_files};
+use crate::{interrupt, out, outln};
 use anyhow::Result;
 use faasched_report::{REPORT_HTML, Staged};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Which experiment, with what, and what to do with it.
 #[derive(Debug, Clone)]
@@ -40,21 +35,25 @@ pub enum Action {
     },
 }
 
-/// Plans the experiment, then prints the plan or runs it.
+/// Plans the experiment (or reads a file's cases), then prints the plan
+/// or runs it.
 pub fn run(o: Options) -> Result<()> {
-    let plan = o.name.plan(&o.settings)?;
-    // A file's cases, of the level the experiment's own are.
-    let plan = match &o.cases {
-        Some(path) => match plan {
-            Cases::Os(_) => Cases::Os(read_cases(path)?),
-            Cases::Node(_) => Cases::Node(read_cases(path)?),
-            Cases::Capacity(_) => Cases::Capacity(read_cases(path)?),
-            Cases::Cluster(_) => Cases::Cluster(read_cases(path)?),
-        },
-        None => plan,
+    match o.name.experiment() {
+        Of::Os(e) => execute(&e, o),
+        Of::Node(e) => execute(&e, o),
+        Of::Capacity(e) => execute(&e, o),
+        Of::Cluster(e) => execute(&e, o),
+    }
+}
+
+/// [`run`] at the experiment's level.
+fn execute<L: Level>(e: &Experiment<L>, o: Options) -> Result<()> {
+    let cases: Vec<L::Case> = match &o.cases {
+        Some(path) => read_cases(path)?,
+        None => e.plan(&o.settings)?,
     };
     let out = match o.action {
-        Action::Plan => return outln!("{}", serde_json::to_string_pretty(&plan)?),
+        Action::Plan => return outln!("{}", serde_json::to_string_pretty(&cases)?),
         Action::Run { out } => out,
     };
     // A directory that cannot be made is found before the runs, not
@@ -64,29 +63,13 @@ pub fn run(o: Options) -> Result<()> {
         staged.create_dir(dir)?;
     }
     interrupt::catch()?;
-    let published = Published {
-        staged,
-        dir: out.as_deref(),
-        name: o.name.spelled(),
-    };
-    let text = match plan {
-        Cases::Os(cases) => published.table(run_cases(cases)?, |r| o.name.table(r), write_files),
-        Cases::Node(cases) => published.table(
-            run_node_cases(cases)?,
-            |r| o.name.node_table(r),
-            write_node_files,
-        ),
-        Cases::Capacity(cases) => published.table(
-            run_capacity_cases(cases)?,
-            capacity_table,
-            write_capacity_files,
-        ),
-        Cases::Cluster(cases) => published.table(
-            run_cluster_cases(cases)?,
-            |r| o.name.cluster_table(r),
-            write_cluster_files,
-        ),
-    }?;
+    let ran = level::run::<L>(cases)?;
+    let table = (e.table)(&ran);
+    let text = table.render();
+    if let Some(dir) = &out {
+        interrupt::check()?;
+        write_files::<L>(staged, dir, o.name.spelled(), &ran, &table, &text)?;
+    }
     out!("{text}")?;
     if let Some(dir) = &out {
         outln!(
@@ -95,37 +78,4 @@ pub fn run(o: Options) -> Result<()> {
         )?;
     }
     Ok(())
-}
-
-/// Writes an experiment's files (of any level): staged, into `dir`, headed
-/// by `name`, `ran` its cases' results.
-type WriteFiles<R> = fn(Staged, &Path, &str, &[R], &Table, &str) -> Result<()>;
-
-/// Where an experiment's results go.
-struct Published<'a> {
-    /// What is staged already (the directory).
-    staged: Staged,
-    /// The directory of the files, if any.
-    dir: Option<&'a Path>,
-    /// The experiment's name, which heads the report.
-    name: &'static str,
-}
-
-impl Published<'_> {
-    /// The table of what `ran`, rendered; written with every case's files
-    /// by `write` if there is a directory.
-    fn table<R>(
-        self,
-        ran: Vec<R>,
-        table: impl FnOnce(&[R]) -> Table,
-        write: WriteFiles<R>,
-    ) -> Result<String> {
-        let table = table(&ran);
-        let text = table.render();
-        if let Some(dir) = self.dir {
-            interrupt::check()?;
-            write(self.staged, dir, self.name, &ran, &table, &text)?;
-        }
-        Ok(text)
-    }
 }

@@ -5,21 +5,19 @@
 //! prints them): a workload on a node, run under each policy at each
 //! offered load. Every (case, load, policy) run is independent and
 //! deterministic, so they run in parallel on rayon's pool and the output
-//! does not depend on the thread count. [`write_node_files`] writes
-//! `table.txt`, `table.csv`, and per case `summary.json`, `summary.csv` and
-//! `report.html` (latency, slowdown and misses against the offered load).
+//! does not depend on the thread count. Each case's directory gets
+//! `summary.json`, `summary.csv` and `report.html` (latency, slowdown and
+//! misses against the offered load).
 
+use super::capacity::{Capacities, Search, Target, capacities};
 use super::catalog::{NodePolicy, node_policies};
 use super::run::NodeOptions;
-use crate::experiment::table::{NONE, fixed};
-use crate::experiment::{Table, check_slug};
-use crate::progress;
+use crate::level::{Level, in_parallel};
+use crate::output::Publish;
+use crate::table::{NONE, fixed};
 use anyhow::{Context, Result, bail};
 use faasched_report::Staged;
-use faasched_report::node::{
-    Load, PolicySummary, ScopeSummary, Summary, write_outputs, write_report,
-};
-use rayon::prelude::*;
+use faasched_report::node::{Load, ScopeSummary, Summary};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -65,6 +63,29 @@ impl Offered {
     }
 }
 
+/// A figure the paper draws as load sustained at a tail target: each
+/// policy's capacity there, searched as `faasched node capacity` does.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapacityCase {
+    /// The report's heading for it.
+    pub title: String,
+    /// Its directory under `--out`, and its key in the table.
+    pub slug: String,
+    /// The workload, the node and its costs; `seconds` sets each probe's
+    /// length (at least 20,000 requests).
+    pub options: NodeOptions,
+    /// The tail target, as `--target` spells it.
+    pub target: String,
+    /// Seeds searched per policy, from the options' seed on.
+    pub seeds: u64,
+    /// The node policies; the first is the one the others are set against.
+    pub policies: Vec<String>,
+    /// The paper's ratios of the first policy's capacity over each other's,
+    /// by policy (what the table sets ours beside).
+    pub paper: Vec<(String, f64)>,
+}
+
 /// What one case measured.
 pub struct NodeRan {
     /// The case.
@@ -84,74 +105,90 @@ impl NodeRan {
     }
 }
 
-/// Runs every policy of every case at every load, in parallel, and gathers
-/// the results in case, load and policy order.
-pub fn run_node_cases(cases: Vec<NodeCase>) -> Result<Vec<NodeRan>> {
-    let looked_up = check(&cases)?;
-    let jobs: Vec<(usize, usize, usize)> = cases
-        .iter()
-        .enumerate()
-        .flat_map(|(c, case)| {
-            (0..case.offered.len())
-                .flat_map(move |l| (0..case.policies.len()).map(move |p| (c, l, p)))
-        })
-        .collect();
-    let bar = progress::runs("experiment", jobs.len() as u64);
-    let measured: Vec<Result<(PolicySummary, f64)>> = jobs
-        .par_iter()
-        .map(|&(c, l, p)| {
-            let case = &cases[c];
-            let rate = case
-                .options
-                .capacity()
-                .map(|cap| case.offered.rates(cap)[l]);
-            bar.set_message(format!("{} {} {}", case.slug, l, case.policies[p]));
-            let r = case
-                .options
-                .setup(rate)
-                .and_then(|setup| setup.run(&looked_up[c][p], |_| {}))
-                .with_context(|| {
-                    format!("case {}, rate {rate:?}, {}", case.slug, case.policies[p])
-                });
-            bar.inc(1);
-            r
-        })
-        .collect();
-    bar.finish_and_clear();
-    let mut measured = measured.into_iter();
-    let mut ran = Vec::new();
-    for case in cases {
-        let settings = case.options.setup(None)?.describe();
-        let mut loads = Vec::new();
-        for _ in 0..case.offered.len() {
-            let mut policies = Vec::new();
-            let mut rate = 0.0;
-            for _ in &case.policies {
-                let (summary, r) = measured.next().expect("a result per job")?;
-                policies.push(summary);
-                rate = r;
-            }
-            loads.push(Load { rate, policies });
-        }
-        ran.push(NodeRan {
-            case,
-            summary: Summary { settings, loads },
-        });
+/// The node level, as the experiment runner runs it: each case under each
+/// policy at each load.
+pub struct Node;
+
+impl Level for Node {
+    type Case = NodeCase;
+    type Ran = NodeRan;
+
+    fn slug(case: &NodeCase) -> &str {
+        &case.slug
     }
-    Ok(ran)
+
+    fn title(case: &NodeCase) -> &str {
+        &case.title
+    }
+
+    fn case(ran: &NodeRan) -> &NodeCase {
+        &ran.case
+    }
+
+    /// Runs every policy of every case at every load, in parallel, and
+    /// gathers the results in case, load and policy order.
+    fn run(cases: Vec<NodeCase>) -> Result<Vec<NodeRan>> {
+        let looked_up = check(&cases)?;
+        let jobs: Vec<(usize, usize, usize)> = cases
+            .iter()
+            .enumerate()
+            .flat_map(|(c, case)| {
+                (0..case.offered.len())
+                    .flat_map(move |l| (0..case.policies.len()).map(move |p| (c, l, p)))
+            })
+            .collect();
+        let measured = in_parallel(
+            &jobs,
+            |&(c, l, p)| format!("{} {} {}", cases[c].slug, l, cases[c].policies[p]),
+            |&(c, l, p)| {
+                let case = &cases[c];
+                let rate = case
+                    .options
+                    .capacity()
+                    .map(|cap| case.offered.rates(cap)[l]);
+                case.options
+                    .setup(rate)
+                    .and_then(|setup| setup.run(&looked_up[c][p], |_| {}))
+                    .with_context(|| {
+                        format!("case {}, rate {rate:?}, {}", case.slug, case.policies[p])
+                    })
+            },
+        );
+        let mut measured = measured.into_iter();
+        let mut ran = Vec::new();
+        for case in cases {
+            let settings = case.options.setup(None)?.describe();
+            let mut loads = Vec::new();
+            for _ in 0..case.offered.len() {
+                let mut policies = Vec::new();
+                let mut rate = 0.0;
+                for _ in &case.policies {
+                    let (summary, r) = measured.next().expect("a result per job")?;
+                    policies.push(summary);
+                    rate = r;
+                }
+                loads.push(Load { rate, policies });
+            }
+            ran.push(NodeRan {
+                case,
+                summary: Summary { settings, loads },
+            });
+        }
+        Ok(ran)
+    }
+
+    /// The case's summary.json, summary.csv and report.html.
+    fn write(ran: &NodeRan, dir: &Path, title: &str, staged: &mut Staged) -> Result<()> {
+        ran.summary.write(dir, title, staged)
+    }
 }
 
-/// Each case's policies, looked up once; refuses, before anything runs, no
-/// cases, a slug that is no plain file name or is repeated, a case without
-/// loads, and options that do not make a run.
+/// Each case's policies, looked up once; refuses, before anything runs, a
+/// case without loads, and options that do not make a run.
 fn check(cases: &[NodeCase]) -> Result<Vec<Vec<NodePolicy>>> {
-    if cases.is_empty() {
-        bail!("no cases to run");
-    }
     let mut out = Vec::new();
-    for (i, case) in cases.iter().enumerate() {
+    for case in cases {
         let slug = &case.slug;
-        check_slug(slug, cases[..i].iter().map(|c| c.slug.as_str()))?;
         let (Offered::Loads(v) | Offered::Rates(v)) = &case.offered;
         if v.is_empty() || v.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
             bail!("case {slug}: give loads or rates above 0");
@@ -167,73 +204,53 @@ fn check(cases: &[NodeCase]) -> Result<Vec<Vec<NodePolicy>>> {
     Ok(out)
 }
 
-/// Searches every capacity case's policies' capacities (each case's
-/// searches in parallel), in case order; slugs are checked first, as
-/// [`run_node_cases`] checks them.
-pub fn run_capacity_cases(
-    cases: Vec<super::figures::CapacityCase>,
-) -> Result<Vec<(super::figures::CapacityCase, super::capacity::Capacities)>> {
-    use super::capacity::{Search, Target, capacities};
-    for (i, case) in cases.iter().enumerate() {
-        check_slug(&case.slug, cases[..i].iter().map(|c| c.slug.as_str()))?;
-    }
-    cases
-        .into_iter()
-        .map(|case| {
-            let context = || format!("case {}", case.slug);
-            let target: Target = case.target.parse().with_context(context)?;
-            let capacity = case
-                .options
-                .capacity()
-                .ok_or_else(|| anyhow::anyhow!("case {}: a built-in workload", case.slug))?;
-            let setup = case.options.setup(None).with_context(context)?;
-            let policies = node_policies(&case.policies).with_context(context)?;
-            let search = Search::new(target, capacity);
-            let found = capacities(&setup, &policies, case.seeds, &search).with_context(context)?;
-            Ok((case, found))
-        })
-        .collect()
-}
+/// The node level's capacity searches, as the experiment runner runs them:
+/// each case's policies' capacities at its tail target.
+pub struct Capacity;
 
-/// Writes `table.txt`, `table.csv` and each capacity case's summary.json,
-/// summary.csv and report.html (as `node capacity --out` writes them) into
-/// `dir`.
-pub fn write_capacity_files(
-    mut staged: Staged,
-    dir: &Path,
-    name: &str,
-    ran: &[(super::figures::CapacityCase, super::capacity::Capacities)],
-    table: &Table,
-    text: &str,
-) -> Result<()> {
-    staged.write(&dir.join("table.txt"), text.as_bytes())?;
-    table.write_csv(&dir.join("table.csv"), &mut staged)?;
-    for (case, found) in ran {
-        let title = format!("faasched experiment {name}: {}", case.title);
-        found.write(&dir.join(&case.slug), &title, &mut staged)?;
-    }
-    Ok(staged.commit()?)
-}
+impl Level for Capacity {
+    type Case = CapacityCase;
+    type Ran = (CapacityCase, Capacities);
 
-/// Writes `table.txt`, `table.csv` and each case's files into `dir`, all
-/// put in place together once written.
-pub fn write_node_files(
-    mut staged: Staged,
-    dir: &Path,
-    name: &str,
-    ran: &[NodeRan],
-    table: &Table,
-    text: &str,
-) -> Result<()> {
-    staged.write(&dir.join("table.txt"), text.as_bytes())?;
-    table.write_csv(&dir.join("table.csv"), &mut staged)?;
-    for r in ran {
-        let d = dir.join(&r.case.slug);
-        write_outputs(&d, &r.summary, &mut staged)?;
-        let title = format!("faasched experiment {name}: {}", r.case.title);
-        write_report(&d, &title, &r.summary, &mut staged)?;
+    fn slug(case: &CapacityCase) -> &str {
+        &case.slug
     }
-    Ok(staged.commit()?)
+
+    fn title(case: &CapacityCase) -> &str {
+        &case.title
+    }
+
+    fn case(ran: &Self::Ran) -> &CapacityCase {
+        &ran.0
+    }
+
+    /// Searches every case's policies' capacities (each case's searches in
+    /// parallel), in case order.
+    fn run(cases: Vec<CapacityCase>) -> Result<Vec<Self::Ran>> {
+        cases
+            .into_iter()
+            .map(|case| {
+                let context = || format!("case {}", case.slug);
+                let target: Target = case.target.parse().with_context(context)?;
+                let capacity = case
+                    .options
+                    .capacity()
+                    .ok_or_else(|| anyhow::anyhow!("case {}: a built-in workload", case.slug))?;
+                let setup = case.options.setup(None).with_context(context)?;
+                let policies = node_policies(&case.policies).with_context(context)?;
+                let search = Search::new(target, capacity);
+                let found =
+                    capacities(&setup, &policies, case.seeds, &search).with_context(context)?;
+                Ok((case, found))
+            })
+            .collect()
+    }
+
+    /// The case's summary.json, summary.csv and report.html, as `node
+    /// capacity --out` writes them.
+    fn write(ran: &Self::Ran, dir: &Path, title: &str, staged: &mut Staged) -> Result<()> {
+        ran.1.write(dir, title, staged)
+    }
 }
 
 /// A ratio cell: `v` with 2 decimals.
@@ -249,6 +266,7 @@ pub fn percent(v: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::level::run;
     use crate::node::figures;
 
     fn tiny(slug: &str) -> NodeCase {
@@ -263,7 +281,7 @@ mod tests {
 
     #[test]
     fn results_come_in_case_load_and_policy_order() {
-        let ran = run_node_cases(vec![tiny("a"), tiny("b")]).unwrap();
+        let ran = run::<Node>(vec![tiny("a"), tiny("b")]).unwrap();
         assert_eq!(ran.len(), 2);
         let loads = &ran[1].summary.loads;
         assert_eq!(loads.len(), 2);
@@ -281,13 +299,13 @@ mod tests {
         assert_eq!(names, ["sledgescale", "darc"]);
         assert_eq!(ran[0].scope(1, "darc", "all").unwrap().requests, 2_000);
         // Same cases, same results, whatever ran in parallel.
-        let again = run_node_cases(vec![tiny("a"), tiny("b")]).unwrap();
+        let again = run::<Node>(vec![tiny("a"), tiny("b")]).unwrap();
         assert_eq!(again[1].summary, ran[1].summary);
     }
 
     #[test]
     fn bad_cases_are_refused_before_anything_runs() {
-        let err = |cases: Vec<NodeCase>| run_node_cases(cases).err().unwrap().to_string();
+        let err = |cases: Vec<NodeCase>| run::<Node>(cases).err().unwrap().to_string();
         assert!(err(vec![]).contains("no cases"));
         assert!(err(vec![tiny("a/b")]).contains("slug"));
         assert!(err(vec![tiny("a"), tiny("a")]).contains("two cases"));
@@ -296,10 +314,10 @@ mod tests {
         assert!(err(vec![c]).contains("above 0"));
         let mut cap = figures::fixed_cases(1);
         cap[0].slug = "../x".into();
-        let err = run_capacity_cases(cap).err().unwrap().to_string();
+        let err = run::<Capacity>(cap).err().unwrap().to_string();
         assert!(err.contains("slug"), "{err}");
         let mut c = tiny("a");
         c.policies = vec!["nope".into()];
-        assert!(format!("{:#}", run_node_cases(vec![c]).err().unwrap()).contains("nope"));
+        assert!(format!("{:#}", run::<Node>(vec![c]).err().unwrap()).contains("nope"));
     }
 }

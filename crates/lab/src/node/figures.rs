@@ -2,10 +2,10 @@
 //! and the studies the paper left out.
 
 use super::Costs;
-use super::experiment::{NodeCase, NodeRan, Offered, percent, ratio};
+use super::experiment::{CapacityCase, NodeCase, NodeRan, Offered, percent, ratio};
 use super::run::{Estimates, NodeOptions, Spread};
-use crate::experiment::Table;
-use crate::experiment::table::fixed;
+use crate::table::Table;
+use crate::table::fixed;
 use faasched_policy::node::PreemptTest;
 use faasched_report::node::{ALL, ScopeSummary};
 use faasched_workload::node::Deadlines;
@@ -258,29 +258,6 @@ pub fn beyond_cases(seed: u64) -> Vec<NodeCase> {
         });
     }
     cases
-}
-
-/// A figure the paper draws as load sustained at a tail target: each
-/// policy's capacity there, searched as `faasched node capacity` does.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CapacityCase {
-    /// The report's heading for it.
-    pub title: String,
-    /// Its directory under `--out`, and its key in the table.
-    pub slug: String,
-    /// The workload, the node and its costs; `seconds` sets each probe's
-    /// length (at least 20,000 requests).
-    pub options: NodeOptions,
-    /// The tail target, as `--target` spells it.
-    pub target: String,
-    /// Seeds searched per policy, from the options' seed on.
-    pub seeds: u64,
-    /// The node policies; the first is the one the others are set against.
-    pub policies: Vec<String>,
-    /// The paper's ratios of the first policy's capacity over each other's,
-    /// by policy (what the table sets ours beside).
-    pub paper: Vec<(String, f64)>,
 }
 
 fn capacity_case(

@@ -5,6 +5,8 @@
 //! - [`run`]: one policy over a workload on a simulated [`run::Machine`],
 //!   once or in parts;
 //! - [`simulate`]: `faasched simulate`, several policies in turn;
+//! - [`experiment`]: the ALPS and hybrid papers' figures as experiment
+//!   cases;
 //! - `replay`: the same for real on this machine, policies in turns or
 //!   rounds (`faasched replay`);
 //! - `compare`: both, and how far the simulation is from the measurement
@@ -13,7 +15,8 @@
 //!   over, and its clients;
 //! - `func`: the live runtime's function suite (`faasched fn`).
 //!
-//! All but `catalog`, `tuning`, `run` and `simulate` run real processes;
+//! All but `catalog`, `tuning`, `run`, `simulate` and `experiment` run
+//! real processes;
 //! they come with the `live` feature.
 
 #[cfg(feature = "live")]
@@ -23,6 +26,7 @@ pub mod catalog;
 pub mod compare;
 #[cfg(feature = "live")]
 pub mod exec;
+pub mod experiment;
 #[cfg(feature = "live")]
 pub mod func;
 #[cfg(feature = "live")]

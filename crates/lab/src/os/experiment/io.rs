@@ -6,9 +6,10 @@
 //! experiments' 90% load, with the mixed-io workload of docs/WORKLOADS.md.
 
 use super::stats::{find, label, mean, p99, preemptions};
-use super::table::{Table, change, fixed};
-use super::{Case, Ran, Settings, Variant};
+use super::{Case, Ran, Variant};
+use crate::level::Settings;
 use crate::os::run::{Fair, Kernel};
+use crate::table::{Table, change, fixed};
 use faasched_report::os::{PolicySummary, Scope};
 
 /// The study's machine.

@@ -13,10 +13,11 @@
 //! finds again and a changed trace is imported anew; every case reads it.
 
 use super::stats::{find, label, mean, stat};
-use super::table::{Table, change, fixed};
-use super::{Case, Ran, Settings, Variant};
+use super::{Case, Ran, Variant};
+use crate::level::Settings;
 use crate::os::run::Kernel;
 use crate::output::write_workload;
+use crate::table::{Table, change, fixed};
 use anyhow::{Context, Result, bail};
 use faasched_model::{Group, MS, Nanos};
 use faasched_report::Staged;

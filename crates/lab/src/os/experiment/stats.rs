@@ -1,6 +1,6 @@
 //! The numbers experiment tables read from a policy's summary.
 
-use super::table::{change, fixed};
+use crate::table::{change, fixed};
 use faasched_model::Group;
 use faasched_report::Stats;
 use faasched_report::os::{Metric, PolicySummary, Scope};

@@ -10,10 +10,11 @@
 //! at the p90 of this workload's CPU demands, computed here from the workload.
 
 use super::stats::{find, label, mean, preemptions, stat};
-use super::table::{Table, change, fixed};
-use super::{Case, Ran, Settings, Variant};
+use super::{Case, Ran, Variant};
+use crate::level::Settings;
 use crate::os::catalog::Tuning;
 use crate::os::run::Kernel;
+use crate::table::{Table, change, fixed};
 use anyhow::{Context, Result};
 use faasched_model::{MS, Phase};
 use faasched_report::os::{Metric, Scope};

@@ -6,10 +6,11 @@
 //! of 15,000 invocations on 56 cores, the kernel model's defaults.
 
 use super::stats::{GROUPS, find, label, mean, mean_change, means, p99, preemptions, stat};
-use super::table::{Table, fixed};
-use super::{Case, Ran, Settings, Variant};
+use super::{Case, Ran, Variant};
+use crate::level::Settings;
 use crate::os::catalog::Tuning;
 use crate::os::run::Kernel;
+use crate::table::{Table, fixed};
 use faasched_model::SEC;
 use faasched_policy::os::alps::Trainer;
 use faasched_report::Stats;
