@@ -5,7 +5,7 @@
 //! [`export`] writes the job itself as files, for another simulator to run
 //! the same invocations on the same cluster.
 
-use super::{BUILD, median, median_wall, memory_peaks, peak_rss_mib, release_only};
+use super::{BUILD, Engine, Peaks, check_ended, median, peak_rss_mib, release_only, speeds};
 use crate::cluster::catalog::{self, KeepAliveSpec, ROUTERS, RouterSpec};
 use crate::outln;
 use crate::output::write_workload;
@@ -45,9 +45,6 @@ pub const KEEP_ALIVE: &str = "greedy-dual";
 /// The router whose speed and decision time are the headline, whose
 /// memory is checked, and whose run makes the view decisions are timed on.
 pub const HEADLINE: &str = "ch-rlu";
-/// How many times as many invocations the memory check's long run has as
-/// its short one.
-pub const LONGER: u64 = 4;
 /// Decisions timed together, one sample: one call to the clock per
 /// thousand keeps its own cost out of a decision's tens of nanoseconds.
 pub const PER_SAMPLE: u32 = 1000;
@@ -107,7 +104,7 @@ pub struct Measured {
 }
 
 /// Whether memory grows with a run's length: [`HEADLINE`] run once on
-/// `invocations` and once on [`LONGER`] times as many, before anything
+/// `invocations` and once on [`LONGER`](super::LONGER) times as many, before anything
 /// else in the process, the peak resident memory read after each.
 #[derive(Serialize, Debug)]
 pub struct Memory {
@@ -322,15 +319,15 @@ impl Setup {
             |_: InvocationOutcome| {},
         )
         .map_err(|e| anyhow!("{name}: {e}"))?;
-        let ended = stats.finished + stats.dropped();
-        if stats.invocations != invocations || ended != invocations {
-            bail!(
-                "{name}: of {invocations} invocations {} arrived, {} finished and {} were dropped",
-                stats.invocations,
-                stats.finished,
-                stats.dropped()
-            );
-        }
+        let (arrived, finished, dropped) = (stats.invocations, stats.finished, stats.dropped());
+        check_ended(
+            &name,
+            "invocations",
+            invocations,
+            arrived,
+            finished,
+            dropped,
+        )?;
         Ok(stats)
     }
 
@@ -338,7 +335,7 @@ impl Setup {
     /// [`WARMUP`] of a run arrived.
     fn view(&self) -> Result<Servers> {
         let mut taker = ViewTaker {
-            inner: router(HEADLINE)?.build(self.seed)?,
+            inner: ROUTERS.lookup(HEADLINE)?.build(self.seed)?,
             at: WARMUP,
             view: None,
         };
@@ -378,12 +375,27 @@ impl Route for ViewTaker {
     }
 }
 
-/// The catalogue's router named `name`.
-fn router(name: &str) -> Result<&'static RouterSpec> {
-    ROUTERS
-        .iter()
-        .find(|s| s.name == name)
-        .ok_or_else(|| anyhow!("the cluster catalogue has no router `{name}`"))
+impl Engine for Setup {
+    type Policy = &'static RouterSpec;
+    type Stats = ClusterStats;
+    const UNIT: &'static str = "invocations";
+
+    fn headline(&self) -> Result<&'static RouterSpec> {
+        Ok(ROUTERS.lookup(HEADLINE)?)
+    }
+
+    fn policies(&self) -> Vec<&'static RouterSpec> {
+        ROUTERS.iter().collect()
+    }
+
+    fn stream(&self, n: u64) -> Result<()> {
+        self.functions.invocations(Length::Count(n))?;
+        Ok(())
+    }
+
+    fn run(&self, router: &'static RouterSpec, n: u64) -> Result<ClusterStats> {
+        Setup::run(self, router, n)
+    }
 }
 
 /// Summarises `servers` for the report.
@@ -514,58 +526,53 @@ pub fn measure(
     mut each: impl FnMut(&Measured) -> Result<()>,
 ) -> Result<Speeds> {
     let setup = Setup::new(seed)?;
-    let long = invocations.checked_mul(LONGER).ok_or_else(|| {
-        anyhow!("the memory check's run of {LONGER} × {invocations} invocations overflows a count")
-    })?;
-    // Refused before anything runs, not after the short run.
-    setup
-        .functions
-        .invocations(Length::Count(long))
-        .map_err(|e| anyhow!("the memory check's run of {long} invocations: {e}"))?;
-    // First, while nothing else has raised this process's high-water mark:
-    // a later run's peak could otherwise hide under an earlier, larger one.
-    let headline = router(HEADLINE)?;
-    let peaks = memory_peaks(invocations, long, |n| setup.run(headline, n).map(|_| ()))?;
-    let m = Memory {
+    let memory_of = |p: &Peaks| Memory {
         router: HEADLINE,
-        short_invocations: invocations,
-        long_invocations: long,
-        short_peak_rss_mib: peaks.short,
-        long_peak_rss_mib: peaks.long,
-        growth_mib: peaks.growth,
+        short_invocations: p.short_n,
+        long_invocations: p.long_n,
+        short_peak_rss_mib: p.short,
+        long_peak_rss_mib: p.long,
+        growth_mib: p.growth,
     };
-    memory(&m)?;
-
     let summary = setup.functions.summary();
     let mut routers = Vec::new();
-    for spec in ROUTERS.iter() {
-        let (wall_s, stats) = median_wall(runs, || setup.run(spec, invocations))?;
-        let m = Measured {
-            router: spec.name,
-            keep_alive: KEEP_ALIVE,
-            functions: FUNCTIONS,
-            servers: SERVERS,
-            cores: CORES,
-            memory_mb: MEMORY_MB,
-            load: LOAD,
-            rate_per_s: summary.rate_per_s,
-            invocations,
-            build: BUILD,
-            seed,
-            wall_s,
-            invocations_per_s: invocations as f64 / wall_s,
-            simulated_s: stats.span as f64 / SEC as f64,
-            events: stats.events,
-            cold_starts: stats.cold_starts(),
-            dropped: stats.dropped(),
-            dropped_by_router: stats.dropped_by_router,
-            runs,
-            peak_rss_mib: peak_rss_mib(),
-        };
-        each(&m)?;
-        routers.push(m);
-    }
-    Ok(Speeds { memory: m, routers })
+    let peaks = speeds(
+        &setup,
+        runs,
+        invocations,
+        |p| memory(&memory_of(p)),
+        |spec, wall_s, stats| {
+            let m = Measured {
+                router: spec.name,
+                keep_alive: KEEP_ALIVE,
+                functions: FUNCTIONS,
+                servers: SERVERS,
+                cores: CORES,
+                memory_mb: MEMORY_MB,
+                load: LOAD,
+                rate_per_s: summary.rate_per_s,
+                invocations,
+                build: BUILD,
+                seed,
+                wall_s,
+                invocations_per_s: invocations as f64 / wall_s,
+                simulated_s: stats.span as f64 / SEC as f64,
+                events: stats.events,
+                cold_starts: stats.cold_starts(),
+                dropped: stats.dropped(),
+                dropped_by_router: stats.dropped_by_router,
+                runs,
+                peak_rss_mib: peak_rss_mib(),
+            };
+            each(&m)?;
+            routers.push(m);
+            Ok(())
+        },
+    )?;
+    Ok(Speeds {
+        memory: memory_of(&peaks),
+        routers,
+    })
 }
 
 /// Takes the view [`HEADLINE`] sees after [`WARMUP`] invocations of seed
@@ -832,34 +839,5 @@ mod tests {
         assert_eq!(n, 2_000);
         let json = std::fs::read_to_string(dir.join(EXPORT_CLUSTER)).unwrap();
         assert!(json.contains("\"keep_alive\": \"greedy-dual\""), "{json}");
-    }
-
-    /// A length whose memory check would outlast the simulated clock is
-    /// refused at once, naming that run, before the shorter runs start.
-    #[test]
-    fn a_memory_check_past_the_clock_is_refused_before_anything_runs() {
-        let refuse = |invocations| {
-            let mut ran = false;
-            let err = measure(
-                1,
-                invocations,
-                1,
-                |_| {
-                    ran = true;
-                    Ok(())
-                },
-                |_| Ok(()),
-            )
-            .unwrap_err()
-            .to_string();
-            assert!(!ran);
-            err
-        };
-        let err = refuse(200_000_000_000);
-        assert!(
-            err.contains("memory check") && err.contains("800000000000"),
-            "{err}"
-        );
-        assert!(refuse(u64::MAX).contains("overflows"));
     }
 }

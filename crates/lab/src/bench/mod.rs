@@ -16,7 +16,7 @@ pub mod sim;
 #[cfg(feature = "live")]
 pub mod watch;
 
-use anyhow::{Result, bail};
+use anyhow::{Result, anyhow, bail};
 use std::time::Instant;
 
 /// How this binary was built, as the benches report it: `release`, or
@@ -60,33 +60,215 @@ fn median(mut v: Vec<f64>) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
-/// VmHWM of this process from /proc/self/status, in MiB (Linux only).
-/// The peak resident memory (MiB) after a short and after a long run of
-/// the same job, and its growth: the engine benches' memory check, made
-/// first in the process (a high-water mark only rises, so a later check
-/// would read an earlier, larger run's peak).
+/// How many times as many as its short run the memory check's long run
+/// has.
+pub const LONGER: u64 = 4;
+
+/// An engine whose speed a bench times: the policies of its catalogue, and
+/// one run of one of them over a generated stream.
+trait Engine {
+    /// A policy of the catalogue.
+    type Policy: Copy;
+    /// What a run counted.
+    type Stats;
+    /// What a stream is counted in: `requests`, `invocations`.
+    const UNIT: &'static str;
+
+    /// The policy whose memory is checked: the headline.
+    fn headline(&self) -> Result<Self::Policy>;
+    /// Every policy, in catalogue order.
+    fn policies(&self) -> Vec<Self::Policy>;
+    /// Whether a stream of `n` can be generated.
+    fn stream(&self, n: u64) -> Result<()>;
+    /// One run of `policy` over a stream of `n`, every outcome dropped as
+    /// it comes; an error unless every one finished or was dropped.
+    fn run(&self, policy: Self::Policy, n: u64) -> Result<Self::Stats>;
+}
+
+/// The engine benches' memory check: the peak resident memory after a
+/// short and after a long run of the same job.
+#[derive(Debug)]
 struct Peaks {
+    /// The short run's length.
+    short_n: u64,
+    /// The long run's: [`LONGER`] times the short one's.
+    long_n: u64,
+    /// The peak after the short run, MiB; `None` where it cannot be read.
     short: Option<f64>,
+    /// The peak after the long run.
     long: Option<f64>,
+    /// The long run's peak over the short one's.
     growth: Option<f64>,
 }
 
-/// Runs `run(short)` then `run(long)`, reading the peak after each.
-fn memory_peaks(short: u64, long: u64, mut run: impl FnMut(u64) -> Result<()>) -> Result<Peaks> {
-    run(short)?;
+/// Checks memory on the headline policy (`memory` gets it), then times
+/// every policy `runs` times on a stream of `n`, handing each its median
+/// wall time and its last run's stats as they come. The memory check
+/// comes first in the process: a high-water mark only rises, so a later
+/// check would read an earlier, larger run's peak; a long run that cannot
+/// be made is refused before anything runs.
+fn speeds<E: Engine>(
+    engine: &E,
+    runs: u32,
+    n: u64,
+    memory: impl FnOnce(&Peaks) -> Result<()>,
+    mut each: impl FnMut(E::Policy, f64, E::Stats) -> Result<()>,
+) -> Result<Peaks> {
+    let unit = E::UNIT;
+    let long_n = n.checked_mul(LONGER).ok_or_else(|| {
+        anyhow!("the memory check's run of {LONGER} × {n} {unit} overflows a count")
+    })?;
+    engine
+        .stream(long_n)
+        .map_err(|e| anyhow!("the memory check's run of {long_n} {unit}: {e}"))?;
+    let headline = engine.headline()?;
+    engine.run(headline, n)?;
     let short = peak_rss_mib();
-    run(long)?;
+    engine.run(headline, long_n)?;
     let long = peak_rss_mib();
-    Ok(Peaks {
+    let peaks = Peaks {
+        short_n: n,
+        long_n,
         short,
         long,
         growth: short.zip(long).map(|(s, l)| l - s),
-    })
+    };
+    memory(&peaks)?;
+    for policy in engine.policies() {
+        let (wall_s, stats) = median_wall(runs, || engine.run(policy, n))?;
+        each(policy, wall_s, stats)?;
+    }
+    Ok(peaks)
 }
 
+/// Refuses a run of `name` over `n` of `unit` in which `arrived` arrived
+/// and not every one finished or was dropped.
+fn check_ended(
+    name: &str,
+    unit: &str,
+    n: u64,
+    arrived: u64,
+    finished: u64,
+    dropped: u64,
+) -> Result<()> {
+    if arrived != n || finished + dropped != n {
+        bail!(
+            "{name}: of {n} {unit} {arrived} arrived, {finished} finished and {dropped} were dropped"
+        );
+    }
+    Ok(())
+}
+
+/// VmHWM of this process from /proc/self/status, in MiB (Linux only).
 fn peak_rss_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb / 1024.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    /// An engine of two policies whose streams end at `longest`, recording
+    /// its runs.
+    struct Fake {
+        longest: u64,
+        runs: RefCell<Vec<(u8, u64)>>,
+    }
+
+    impl Engine for Fake {
+        type Policy = u8;
+        type Stats = u64;
+        const UNIT: &'static str = "things";
+
+        fn headline(&self) -> Result<u8> {
+            Ok(1)
+        }
+
+        fn policies(&self) -> Vec<u8> {
+            vec![1, 2]
+        }
+
+        fn stream(&self, n: u64) -> Result<()> {
+            if n > self.longest {
+                bail!("past the clock");
+            }
+            Ok(())
+        }
+
+        fn run(&self, policy: u8, n: u64) -> Result<u64> {
+            self.runs.borrow_mut().push((policy, n));
+            Ok(n)
+        }
+    }
+
+    fn fake(longest: u64) -> Fake {
+        Fake {
+            longest,
+            runs: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The headline runs short, then long, before every policy is timed,
+    /// each as many times as asked.
+    #[test]
+    fn memory_is_checked_on_the_headline_before_the_speeds() {
+        let e = fake(1_000);
+        let mut timed = Vec::new();
+        let peaks = speeds(
+            &e,
+            3,
+            10,
+            |_| Ok(()),
+            |p, _, n| {
+                timed.push((p, n));
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!((peaks.short_n, peaks.long_n), (10, 40));
+        let mut expected = vec![(1, 10), (1, 40)];
+        expected.extend([(1, 10); 3]);
+        expected.extend([(2, 10); 3]);
+        assert_eq!(*e.runs.borrow(), expected);
+        assert_eq!(timed, [(1, 10), (2, 10)]);
+    }
+
+    /// A length whose memory check could not be generated is refused at
+    /// once, naming that run, before the shorter runs start.
+    #[test]
+    fn a_memory_check_past_the_stream_is_refused_before_anything_runs() {
+        let e = fake(1_000);
+        let mut told = false;
+        let err = speeds(
+            &e,
+            1,
+            300,
+            |_| {
+                told = true;
+                Ok(())
+            },
+            |_, _, _| Ok(()),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(!told && e.runs.borrow().is_empty());
+        assert!(err.contains("memory check's run of 1200 things"), "{err}");
+        let err = speeds(&e, 1, u64::MAX, |_| Ok(()), |_, _, _| Ok(())).unwrap_err();
+        assert!(err.to_string().contains("overflows"), "{err}");
+    }
+
+    #[test]
+    fn a_run_that_lost_some_of_its_stream_is_refused() {
+        check_ended("p", "requests", 10, 10, 7, 3).unwrap();
+        let err = check_ended("p", "requests", 10, 10, 7, 2).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "p: of 10 requests 10 arrived, 7 finished and 2 were dropped"
+        );
+        assert!(check_ended("p", "requests", 10, 9, 7, 2).is_err());
+    }
 }

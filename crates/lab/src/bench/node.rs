@@ -3,10 +3,10 @@
 //! policy of the node catalogue; and whether the engine's memory grows with
 //! a run's length.
 
-use super::{BUILD, median_wall, memory_peaks, peak_rss_mib, release_only};
+use super::{BUILD, Engine, Peaks, check_ended, peak_rss_mib, release_only, speeds};
 use crate::node::catalog::{Knowledge, NODE_CATALOG, NodePolicy};
 use crate::outln;
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 use faasched_policy::node::PreemptTest;
 use faasched_sim::node::{self, NodeConfig, NodeStats};
 use faasched_workload::node::{Deadlines, Estimate, Length, Params, Workload};
@@ -25,9 +25,6 @@ pub const WORKERS: u32 = 6;
 pub const LOAD: f64 = 0.8;
 /// The policy whose speed is the headline, and whose memory is checked.
 pub const HEADLINE: &str = "sledgescale";
-/// How many times as many requests the memory check's long run has as its
-/// short one.
-pub const LONGER: u64 = 4;
 
 /// One policy's result.
 #[derive(Serialize, Debug)]
@@ -66,7 +63,7 @@ pub struct Measured {
 }
 
 /// Whether memory grows with a run's length: [`HEADLINE`] run once on
-/// `requests` and once on [`LONGER`] times as many, before anything else
+/// `requests` and once on [`LONGER`](super::LONGER) times as many, before anything else
 /// in the process, the peak resident memory read after each.
 #[derive(Serialize, Debug)]
 pub struct Memory {
@@ -144,25 +141,38 @@ impl Setup {
             |_| {},
         )
         .map_err(|e| anyhow!("{name}: {e}"))?;
-        if stats.requests != requests || stats.finished + stats.dropped != requests {
-            bail!(
-                "{name}: of {requests} requests {} arrived, {} finished and {} were dropped",
-                stats.requests,
-                stats.finished,
-                stats.dropped
-            );
-        }
+        let (arrived, finished, dropped) = (stats.requests, stats.finished, stats.dropped);
+        check_ended(name, "requests", requests, arrived, finished, dropped)?;
         Ok(stats)
     }
 }
 
-/// The catalogue's policy named `name`.
-fn policy(name: &str) -> Result<NodePolicy> {
-    NODE_CATALOG
-        .iter()
-        .find(|s| s.name == name)
-        .map(|spec| NodePolicy { spec })
-        .ok_or_else(|| anyhow!("the node catalogue has no policy `{name}`"))
+impl Engine for Setup {
+    type Policy = NodePolicy;
+    type Stats = NodeStats;
+    const UNIT: &'static str = "requests";
+
+    fn headline(&self) -> Result<NodePolicy> {
+        Ok(NodePolicy {
+            spec: NODE_CATALOG.lookup(HEADLINE)?,
+        })
+    }
+
+    fn policies(&self) -> Vec<NodePolicy> {
+        NODE_CATALOG
+            .iter()
+            .map(|spec| NodePolicy { spec })
+            .collect()
+    }
+
+    fn stream(&self, n: u64) -> Result<()> {
+        self.workload.requests(&self.params(n))?;
+        Ok(())
+    }
+
+    fn run(&self, policy: NodePolicy, n: u64) -> Result<NodeStats> {
+        Setup::run(self, policy, n)
+    }
 }
 
 /// Checks memory first (`memory` gets it), then times every node policy
@@ -176,54 +186,45 @@ pub fn measure(
     mut each: impl FnMut(&Measured) -> Result<()>,
 ) -> Result<Results> {
     let setup = Setup::new(seed)?;
-    let long = requests.checked_mul(LONGER).ok_or_else(|| {
-        anyhow!("the memory check's run of {LONGER} × {requests} requests overflows a count")
-    })?;
-    // Refused before anything runs, not after the short run.
-    setup
-        .workload
-        .requests(&setup.params(long))
-        .map_err(|e| anyhow!("the memory check's run of {long} requests: {e}"))?;
-    // First, while nothing else has raised this process's high-water mark:
-    // a later run's peak could otherwise hide under an earlier, larger one.
-    let headline = policy(HEADLINE)?;
-    let peaks = memory_peaks(requests, long, |n| setup.run(headline, n).map(|_| ()))?;
-    let m = Memory {
+    let memory_of = |p: &Peaks| Memory {
         policy: HEADLINE,
-        short_requests: requests,
-        long_requests: long,
-        short_peak_rss_mib: peaks.short,
-        long_peak_rss_mib: peaks.long,
-        growth_mib: peaks.growth,
+        short_requests: p.short_n,
+        long_requests: p.long_n,
+        short_peak_rss_mib: p.short,
+        long_peak_rss_mib: p.long,
+        growth_mib: p.growth,
     };
-    memory(&m)?;
-
     let mut policies = Vec::new();
-    for spec in NODE_CATALOG.iter() {
-        let p = NodePolicy { spec };
-        let (wall_s, stats) = median_wall(runs, || setup.run(p, requests))?;
-        let m = Measured {
-            policy: p.name(),
-            workload: WORKLOAD,
-            dispatchers: DISPATCHERS,
-            workers: WORKERS,
-            rate_per_s: setup.rate_per_s,
-            requests,
-            build: BUILD,
-            seed,
-            wall_s,
-            requests_per_s: requests as f64 / wall_s,
-            events: stats.events,
-            preemptions: stats.preemptions,
-            dropped: stats.dropped,
-            runs,
-            peak_rss_mib: peak_rss_mib(),
-        };
-        each(&m)?;
-        policies.push(m);
-    }
+    let peaks = speeds(
+        &setup,
+        runs,
+        requests,
+        |p| memory(&memory_of(p)),
+        |p, wall_s, stats| {
+            let m = Measured {
+                policy: p.name(),
+                workload: WORKLOAD,
+                dispatchers: DISPATCHERS,
+                workers: WORKERS,
+                rate_per_s: setup.rate_per_s,
+                requests,
+                build: BUILD,
+                seed,
+                wall_s,
+                requests_per_s: requests as f64 / wall_s,
+                events: stats.events,
+                preemptions: stats.preemptions,
+                dropped: stats.dropped,
+                runs,
+                peak_rss_mib: peak_rss_mib(),
+            };
+            each(&m)?;
+            policies.push(m);
+            Ok(())
+        },
+    )?;
     Ok(Results {
-        memory: m,
+        memory: memory_of(&peaks),
         policies,
     })
 }
@@ -331,31 +332,5 @@ mod tests {
             // 80% of the capacity of six workers of 100 µs on average.
             assert!((m.rate_per_s - 48_000.0).abs() < 1e-6, "{}", m.rate_per_s);
         }
-    }
-
-    /// A length whose memory check would outlast the simulated clock is
-    /// refused at once, naming that run, before the shorter runs start.
-    #[test]
-    fn a_memory_check_past_the_clock_is_refused_before_anything_runs() {
-        let mut ran = false;
-        let err = measure(
-            1,
-            200_000_000_000,
-            1,
-            |_| {
-                ran = true;
-                Ok(())
-            },
-            |_| Ok(()),
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(!ran);
-        assert!(
-            err.contains("memory check") && err.contains("800000000000"),
-            "{err}"
-        );
-        let err = measure(1, u64::MAX, 1, |_| Ok(()), |_| Ok(())).unwrap_err();
-        assert!(err.to_string().contains("overflows"), "{err}");
     }
 }
