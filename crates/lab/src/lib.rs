@@ -21,6 +21,7 @@
 pub mod bench;
 pub mod catalogue;
 pub mod cluster;
+pub mod compare;
 pub mod experiment;
 pub mod interrupt;
 pub mod level;

@@ -30,6 +30,7 @@ use super::load::LiveLoad;
 use super::publish::stage;
 use super::replay::{ReplayOptions, ReplaySpec, each_run, replay};
 use super::run::{ClusterOptions, ClusterWorkload};
+use crate::compare::{cell, pair, rank};
 use crate::interrupt;
 use crate::output::{Outputs, publish_comparison};
 use anyhow::{Context, Result, bail};
@@ -366,29 +367,25 @@ impl Side {
     }
 }
 
-/// One router in both worlds.
+/// What names a row: a router.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Row {
+pub struct Router {
     /// The router.
     pub router: String,
-    /// Simulated with the measured costs.
-    pub sim: Side,
-    /// Live.
-    pub live: Side,
 }
 
-/// How each world orders the routers by one metric, lowest first.
+/// What a ranking ranks by: one metric, lowest first.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Ranking {
+pub struct By {
     /// The metric.
     pub by: &'static str,
-    /// Simulated.
-    pub sim: Vec<String>,
-    /// Live.
-    pub live: Vec<String>,
-    /// Whether the two orders are the same.
-    pub same: bool,
 }
+
+/// One router in both worlds.
+pub type Row = crate::compare::Row<Router, Side>;
+
+/// How each world orders the routers by one metric, lowest first.
+pub type Ranking = crate::compare::Ranking<By>;
 
 /// The whole comparison, as compare.json holds it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -417,7 +414,9 @@ impl Comparison {
             .iter()
             .zip(live)
             .map(|(s, l)| Row {
-                router: s.policy.clone(),
+                key: Router {
+                    router: s.policy.clone(),
+                },
                 sim: Side::of(s, scale),
                 live: Side::of(l, 1.0),
             })
@@ -425,14 +424,10 @@ impl Comparison {
         let rankings = RANKED
             .iter()
             .map(|&(by, key)| {
-                let order = |world: fn(&Row) -> &Side| rank(&rows, |r| key(world(r)));
-                let (sim, live) = (order(|r| &r.sim), order(|r| &r.live));
-                Ranking {
-                    by,
-                    same: sim == live,
-                    sim,
-                    live,
-                }
+                let order = |world: fn(&Row) -> &Side| {
+                    rank(rows.iter().map(|r| (r.key.router.as_str(), key(world(r)))))
+                };
+                Ranking::new(By { by }, order(|r| &r.sim), order(|r| &r.live))
             })
             .collect();
         Comparison { rows, rankings }
@@ -441,13 +436,12 @@ impl Comparison {
     /// compare.csv: a row per router and world.
     pub fn to_csv(&self) -> String {
         let mut out = format!("{COMPARE_CSV_HEADER}\n");
-        let cell = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v}"));
         for r in &self.rows {
             for (world, s) in [("sim", &r.sim), ("live", &r.live)] {
                 let _ = writeln!(
                     out,
                     "{},{world},{},{},{},{},{},{},{}",
-                    r.router,
+                    r.key.router,
                     s.invocations,
                     s.dropped,
                     cell(s.cold_pct),
@@ -474,17 +468,13 @@ impl Comparison {
             "p99_ms",
             "load_var",
         ];
-        let pair = |s: Option<f64>, l: Option<f64>, digits: usize| {
-            let f = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"));
-            format!("{} / {}", f(s), f(l))
-        };
         let lines: Vec<[String; 8]> = self
             .rows
             .iter()
             .map(|r| {
                 let (s, l) = (&r.sim, &r.live);
                 [
-                    r.router.clone(),
+                    r.key.router.clone(),
                     format!("{} / {}", s.invocations, l.invocations),
                     format!("{} / {}", s.dropped, l.dropped),
                     pair(s.cold_pct, l.cold_pct, 2),
@@ -518,7 +508,7 @@ impl Comparison {
             let _ = writeln!(
                 out,
                 "by {}: simulated {}; live {}{}",
-                r.by,
+                r.key.by,
                 r.sim.join(" < "),
                 r.live.join(" < "),
                 if r.same { " (same)" } else { "" }
@@ -531,17 +521,6 @@ impl Comparison {
 /// compare.csv's header.
 pub const COMPARE_CSV_HEADER: &str = "router,world,invocations,dropped,cold_pct,\
                                       global_increase_pct,slowdown_p50,latency_p99_ms,load_variance";
-
-/// The routers by `key`, lowest first; ties keep their order, and a router
-/// without the metric comes last.
-fn rank(rows: &[Row], key: impl Fn(&Row) -> Option<f64>) -> Vec<String> {
-    let mut order: Vec<(f64, &str)> = rows
-        .iter()
-        .map(|r| (key(r).unwrap_or(f64::INFINITY), r.router.as_str()))
-        .collect();
-    order.sort_by(|a, b| a.0.total_cmp(&b.0));
-    order.into_iter().map(|(_, n)| n.to_string()).collect()
-}
 
 #[cfg(test)]
 mod tests {
@@ -575,7 +554,7 @@ mod tests {
         // The simulator's times are the paper's: shown on the live clock.
         assert_eq!(c.rows[0].sim.latency_p99_ms, Some(10.0));
         assert_eq!(c.rows[0].live.latency_p99_ms, Some(1_000.0));
-        let by = |name: &str| c.rankings.iter().find(|r| r.by == name).unwrap();
+        let by = |name: &str| c.rankings.iter().find(|r| r.key.by == name).unwrap();
         let increase = by("global_increase_pct");
         assert_eq!(increase.sim, ["least-loaded", "ch-rlu"]);
         assert_eq!(increase.live, ["ch-rlu", "least-loaded"]);

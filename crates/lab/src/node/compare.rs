@@ -2,6 +2,7 @@
 //! latency, slowdown, misses and preemptions in each world, and whether
 //! the two worlds rank the policies alike.
 
+use crate::compare::{cell, pair};
 use anyhow::{Result, bail};
 use faasched_report::node::{PolicySummary, Summary};
 use serde::Serialize;
@@ -42,31 +43,28 @@ impl Side {
     }
 }
 
-/// One policy at one rate, in both worlds.
+/// What names a row: a policy at a rate.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Row {
+pub struct At {
     /// Offered requests per second.
     pub rate_rps: f64,
     /// The policy.
     pub policy: String,
-    /// Simulated.
-    pub sim: Side,
-    /// Measured live.
-    pub live: Side,
 }
 
-/// How each world orders the policies at one rate.
+/// What a ranking ranks: the policies at one rate, by [`RANKED_BY`] (a
+/// policy with nothing finished last).
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Ranking {
+pub struct Rate {
     /// Offered requests per second.
     pub rate_rps: f64,
-    /// Best first, by [`RANKED_BY`] (a policy with nothing finished last).
-    pub sim: Vec<String>,
-    /// The same, live.
-    pub live: Vec<String>,
-    /// Whether the two orders are the same.
-    pub same: bool,
 }
+
+/// One policy at one rate, in both worlds.
+pub type Row = crate::compare::Row<At, Side>;
+
+/// How each world orders the policies at one rate.
+pub type Ranking = crate::compare::Ranking<Rate>;
 
 /// The whole comparison, as compare.json holds it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -98,19 +96,16 @@ pub fn compare(sim: &Summary, live: &Summary) -> Result<Comparison> {
         }
         for (sp, lp) in s.policies.iter().zip(&l.policies) {
             rows.push(Row {
-                rate_rps: s.rate,
-                policy: sp.policy.clone(),
+                key: At {
+                    rate_rps: s.rate,
+                    policy: sp.policy.clone(),
+                },
                 sim: Side::of(sp),
                 live: Side::of(lp),
             });
         }
-        let (sim, live) = (rank(&s.policies), rank(&l.policies));
-        rankings.push(Ranking {
-            rate_rps: s.rate,
-            same: sim == live,
-            sim,
-            live,
-        });
+        let rate = Rate { rate_rps: s.rate };
+        rankings.push(Ranking::new(rate, rank(&s.policies), rank(&l.policies)));
     }
     Ok(Comparison {
         ranked_by: RANKED_BY,
@@ -162,18 +157,11 @@ pub fn compare_sweep(
 /// The policies by p99.9 slowdown, lowest first; ties keep their order,
 /// and a policy with nothing finished comes last.
 fn rank(policies: &[PolicySummary]) -> Vec<String> {
-    let mut order: Vec<(f64, &str)> = policies
-        .iter()
-        .map(|p| {
-            let key = p.all().slowdown.map_or(f64::INFINITY, |s| s.p999);
-            (key, p.policy.as_str())
-        })
-        .collect();
-    order.sort_by(|a, b| a.0.total_cmp(&b.0));
-    order
-        .into_iter()
-        .map(|(_, name)| name.to_string())
-        .collect()
+    crate::compare::rank(
+        policies
+            .iter()
+            .map(|p| (p.policy.as_str(), p.all().slowdown.map(|s| s.p999))),
+    )
 }
 
 /// compare.csv's header: one row per rate and policy.
@@ -195,12 +183,12 @@ impl Comparison {
                     side.miss_pct,
                     side.preemptions,
                 ]
-                .map(|v| v.map_or_else(String::new, |v| format!("{v}")));
+                .map(cell);
                 let _ = writeln!(
                     out,
                     "{},{},{world},{}",
-                    r.rate_rps,
-                    r.policy,
+                    r.key.rate_rps,
+                    r.key.policy,
                     cells.join(",")
                 );
             }
@@ -214,22 +202,18 @@ impl Comparison {
         let header = [
             "policy", "p50_us", "p99_us", "p999_us", "sd_p999", "miss_%", "preempt",
         ];
-        let cell = |s: Option<f64>, l: Option<f64>, digits: usize| {
-            let f = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"));
-            format!("{} / {}", f(s), f(l))
-        };
         let mut lines: Vec<(Option<f64>, [String; 7])> = Vec::new();
         for r in &self.rows {
             lines.push((
-                Some(r.rate_rps),
+                Some(r.key.rate_rps),
                 [
-                    r.policy.clone(),
-                    cell(r.sim.p50_us, r.live.p50_us, 1),
-                    cell(r.sim.p99_us, r.live.p99_us, 1),
-                    cell(r.sim.p999_us, r.live.p999_us, 1),
-                    cell(r.sim.slowdown_p999, r.live.slowdown_p999, 2),
-                    cell(r.sim.miss_pct, r.live.miss_pct, 2),
-                    cell(r.sim.preemptions, r.live.preemptions, 2),
+                    r.key.policy.clone(),
+                    pair(r.sim.p50_us, r.live.p50_us, 1),
+                    pair(r.sim.p99_us, r.live.p99_us, 1),
+                    pair(r.sim.p999_us, r.live.p999_us, 1),
+                    pair(r.sim.slowdown_p999, r.live.slowdown_p999, 2),
+                    pair(r.sim.miss_pct, r.live.miss_pct, 2),
+                    pair(r.sim.preemptions, r.live.preemptions, 2),
                 ],
             ));
         }
@@ -270,7 +254,7 @@ impl Comparison {
             let _ = writeln!(
                 out,
                 "by {RANKED_BY} at {:.3} requests/s: simulated {}; live {}: {}",
-                k.rate_rps,
+                k.key.rate_rps,
                 k.sim.join(" < "),
                 k.live.join(" < "),
                 if k.same {

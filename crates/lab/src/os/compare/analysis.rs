@@ -228,18 +228,12 @@ pub(super) fn compare(policies: &[&str], sim: &mut [Samples], live: LiveRuns) ->
         }
     }
     let ranking = |runs: &[Samples]| {
-        let mut r: Vec<(f64, String)> = policies
-            .iter()
-            .zip(runs)
-            .map(|(p, t)| {
-                (
-                    mean(&t.turnaround[0]).unwrap_or(f64::INFINITY),
-                    p.to_string(),
-                )
-            })
-            .collect();
-        r.sort_by(|a, b| a.0.total_cmp(&b.0));
-        r.into_iter().map(|(_, p)| p).collect::<Vec<_>>()
+        crate::compare::rank(
+            policies
+                .iter()
+                .zip(runs)
+                .map(|(p, t)| (*p, mean(&t.turnaround[0]))),
+        )
     };
     let (ranking_sim, ranking_live) = (ranking(sim), ranking(live.measured));
     let ranking_sim_at_live_cpu = ranking(live.at_live_cpu);

@@ -1,0 +1,119 @@
+//! Both worlds side by side: what every level's `compare` is made of. A
+//! row is one run (its key: a policy, a rate) with a side of numbers per
+//! world; a ranking is each world's order of the policies by one metric,
+//! and whether the two agree. The sides, the keys and what is ranked are
+//! the level's; the shapes, the order and the cells are these.
+
+use serde::Serialize;
+
+/// One run, simulated and live.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Row<K, S> {
+    /// What names the run: its fields lead the row in compare.json.
+    #[serde(flatten)]
+    pub key: K,
+    /// Simulated.
+    pub sim: S,
+    /// Measured live.
+    pub live: S,
+}
+
+/// How each world orders the policies, best (lowest) first.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Ranking<K> {
+    /// What was ranked: its fields lead the ranking in compare.json.
+    #[serde(flatten)]
+    pub key: K,
+    /// Simulated.
+    pub sim: Vec<String>,
+    /// Live.
+    pub live: Vec<String>,
+    /// Whether the two orders are the same.
+    pub same: bool,
+}
+
+impl<K> Ranking<K> {
+    /// The two worlds' orders under `key`.
+    pub fn new(key: K, sim: Vec<String>, live: Vec<String>) -> Ranking<K> {
+        Ranking {
+            key,
+            same: sim == live,
+            sim,
+            live,
+        }
+    }
+}
+
+/// The names by their values, lowest first; ties keep their order, and a
+/// name without a value (nothing finished) comes last.
+pub fn rank<'a>(values: impl IntoIterator<Item = (&'a str, Option<f64>)>) -> Vec<String> {
+    let mut order: Vec<(f64, &str)> = values
+        .into_iter()
+        .map(|(name, v)| (v.unwrap_or(f64::INFINITY), name))
+        .collect();
+    order.sort_by(|a, b| a.0.total_cmp(&b.0));
+    order.into_iter().map(|(_, n)| n.to_string()).collect()
+}
+
+/// A table cell of both worlds, `sim / live`, each with `digits` decimals
+/// or `-`.
+pub fn pair(sim: Option<f64>, live: Option<f64>, digits: usize) -> String {
+    let f = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.digits$}"));
+    format!("{} / {}", f(sim), f(live))
+}
+
+/// A compare.csv cell: the value as Rust prints it, empty without one.
+pub fn cell(v: Option<f64>) -> String {
+    v.map_or_else(String::new, |v| format!("{v}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_lowest_first_ties_in_order_and_the_unmeasured_last() {
+        let ranked = rank([
+            ("a", Some(2.0)),
+            ("b", None),
+            ("c", Some(1.0)),
+            ("d", Some(2.0)),
+        ]);
+        assert_eq!(ranked, ["c", "a", "d", "b"]);
+    }
+
+    #[test]
+    fn a_row_and_a_ranking_lead_with_their_key() {
+        #[derive(Serialize)]
+        struct Key {
+            rate_rps: f64,
+            policy: &'static str,
+        }
+        let row = Row {
+            key: Key {
+                rate_rps: 10.0,
+                policy: "p",
+            },
+            sim: 1,
+            live: 2,
+        };
+        assert_eq!(
+            serde_json::to_string(&row).unwrap(),
+            r#"{"rate_rps":10.0,"policy":"p","sim":1,"live":2}"#
+        );
+        let r = Ranking::new(
+            Key {
+                rate_rps: 1.0,
+                policy: "x",
+            },
+            vec!["a".into()],
+            vec!["a".into()],
+        );
+        assert!(r.same);
+        assert_eq!(pair(Some(1.0), None, 2), "1.00 / -");
+        assert_eq!(
+            (cell(Some(0.5)), cell(None)),
+            ("0.5".to_string(), String::new())
+        );
+    }
+}
