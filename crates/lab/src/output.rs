@@ -56,7 +56,9 @@ impl OsRun {
 }
 
 impl Publish for OsRun {
-    const FILES: &'static str = "summary.json, summary.csv, invocations.csv, report.html";
+    fn files(&self) -> String {
+        "summary.json, summary.csv, invocations.csv, report.html".into()
+    }
 
     fn table(&self) -> String {
         render_table(self.summary())
@@ -80,7 +82,7 @@ impl Publish for OsRun {
 pub trait Publish {
     /// The files [`Publish::write`] puts in a directory, as the line that
     /// says where they went lists them.
-    const FILES: &'static str;
+    fn files(&self) -> String;
     /// The table printed without `--json`.
     fn table(&self) -> String;
     /// summary.json, printed with `--json`.
@@ -93,26 +95,44 @@ pub trait Publish {
 impl Outputs {
     /// Prints `summary`'s table (or its JSON) and, with a directory, writes
     /// its files, the report headed `title`, putting them in place with
-    /// those `staged` holds once all are written.
-    pub fn publish<P: Publish>(&self, summary: &P, title: &str, mut staged: Staged) -> Result<()> {
+    /// those `staged` holds once all are written; a signal caught by then
+    /// leaves an earlier run's files as they were.
+    pub fn publish<P: Publish>(&self, summary: &P, title: &str, staged: Staged) -> Result<()> {
+        self.publish_if(summary, title, staged, true)
+    }
+
+    /// [`Outputs::publish`] for what a run measured until a signal stopped
+    /// it: its files are put in place all the same.
+    pub fn publish_measured<P: Publish>(
+        &self,
+        summary: &P,
+        title: &str,
+        staged: Staged,
+    ) -> Result<()> {
+        self.publish_if(summary, title, staged, false)
+    }
+
+    fn publish_if<P: Publish>(
+        &self,
+        summary: &P,
+        title: &str,
+        mut staged: Staged,
+        unless_stopped: bool,
+    ) -> Result<()> {
         let text = match self.json {
-            true => format!(
-                "{}
-",
-                serde_json::to_string_pretty(&summary.json())?
-            ),
+            true => format!("{}\n", serde_json::to_string_pretty(&summary.json())?),
             false => summary.table(),
         };
         if let Some(dir) = &self.dir {
             summary.write(dir, title, &mut staged)?;
-            // A signal caught while the files were written: none replaces
-            // an earlier run's.
-            interrupt::check()?;
+            if unless_stopped {
+                interrupt::check()?;
+            }
             staged.commit()?;
         }
         out!("{text}")?;
         if let (Some(dir), false) = (&self.dir, self.json) {
-            outln!("wrote {} to {}", P::FILES, dir.display())?;
+            outln!("wrote {} to {}", summary.files(), dir.display())?;
         }
         Ok(())
     }

@@ -8,7 +8,6 @@
 //! when a sender's path fills `sun_path` without a NUL, into one.
 #![allow(unsafe_code)]
 
-use crate::dgram::Datagram;
 use crate::peercred::PeerCred;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
@@ -35,6 +34,20 @@ fn empty_sockaddr() -> libc::sockaddr_un {
 struct CredMessage {
     header: libc::cmsghdr,
     cred: libc::ucred,
+}
+
+/// A datagram read with [`crate::dgram::recv_with_cred`].
+pub struct Datagram {
+    /// Its bytes at the start of the buffer.
+    pub len: usize,
+    /// Whether it was longer than the buffer: the rest is lost, and it is
+    /// to be refused as too long.
+    pub too_long: bool,
+    /// Its sender's credentials, as the kernel attached them.
+    pub cred: PeerCred,
+    /// Where to answer: the sender's address, `None` if it has none (an
+    /// unbound socket without `SO_PASSCRED`).
+    pub from: Option<Address>,
 }
 
 /// See [`crate::dgram::recv_with_cred`].

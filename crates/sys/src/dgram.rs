@@ -14,7 +14,6 @@
 
 use crate::credmsg;
 use crate::io as errno;
-use crate::peercred::PeerCred;
 use rustix::net::SocketAddrUnix;
 use std::io;
 use std::os::fd::AsFd;
@@ -52,21 +51,7 @@ pub fn bind(path: &Path) -> io::Result<UnixDatagram> {
     Ok(socket)
 }
 
-pub use credmsg::Address;
-
-/// A datagram read with [`recv_with_cred`].
-pub struct Datagram {
-    /// Its bytes at the start of the buffer.
-    pub len: usize,
-    /// Whether it was longer than the buffer: the rest is lost, and it is
-    /// to be refused as too long.
-    pub too_long: bool,
-    /// Its sender's credentials, as the kernel attached them.
-    pub cred: PeerCred,
-    /// Where to answer: the sender's address, `None` if it has none (an
-    /// unbound socket without `SO_PASSCRED`).
-    pub from: Option<Address>,
-}
+pub use credmsg::{Address, Datagram};
 
 /// Reads the next datagram waiting on `socket` (a `WouldBlock` error if
 /// none does) into `buf`, with its sender's credentials and address.

@@ -10,15 +10,7 @@
 use std::io;
 use std::os::fd::BorrowedFd;
 
-/// What `PIDFD_GET_INFO` says of a process.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Info {
-    /// Its parent's pid, in the caller's pid namespace.
-    pub ppid: libc::pid_t,
-    /// Real, effective, saved and filesystem uid, in the caller's user
-    /// namespace.
-    pub uids: [u32; 4],
-}
+pub use crate::pidfd_info::Info;
 
 /// The credentials and parent of the process behind `pidfd`. Fails with
 /// ESRCH once it is reaped (a zombie still answers), and also when its

@@ -3,9 +3,18 @@
 //! nix wraps this one.
 #![allow(unsafe_code)]
 
-use crate::pidfd::Info;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
+
+/// What `PIDFD_GET_INFO` says of a process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Info {
+    /// Its parent's pid, in the caller's pid namespace.
+    pub ppid: libc::pid_t,
+    /// Real, effective, saved and filesystem uid, in the caller's user
+    /// namespace.
+    pub uids: [u32; 4],
+}
 
 // The first published `struct pidfd_info` (PIDFD_INFO_SIZE_VER0, Linux
 // 6.13): the ioctl's number carries the size, and a kernel copies out only

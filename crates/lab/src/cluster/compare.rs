@@ -27,11 +27,12 @@
 
 use super::catalog::contenders;
 use super::load::LiveLoad;
-use super::publish::stage;
+use super::publish::Rows;
 use super::replay::{ReplayOptions, ReplaySpec, each_run, replay};
 use super::run::{ClusterOptions, ClusterWorkload};
 use crate::compare::{cell, pair, rank};
 use crate::interrupt;
+use crate::output::Publish;
 use crate::output::{Outputs, publish_comparison};
 use anyhow::{Context, Result, bail};
 use faasched_model::{Nanos, US};
@@ -293,20 +294,12 @@ pub fn run(o: Options) -> Result<()> {
         &compared.comparison.to_csv(),
         &compared.comparison.render(),
         |world, sub, staged| match world {
-            "sim" => stage(
+            "sim" => Rows::new(&compared.sim_settings, &compared.sim).write(
                 sub,
                 "faasched cluster compare: simulated",
-                &compared.sim_settings,
-                &compared.sim,
                 staged,
             ),
-            _ => stage(
-                sub,
-                "faasched cluster compare: live",
-                &live,
-                &live_rows,
-                staged,
-            ),
+            _ => Rows::new(&live, &live_rows).write(sub, "faasched cluster compare: live", staged),
         },
     )
 }

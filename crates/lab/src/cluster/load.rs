@@ -13,7 +13,7 @@
 //! times of `functionbench-rising` (its 30 minutes). Each call asks for its
 //! function's scaled warm time of work.
 
-use super::publish::publish;
+use super::publish::Rows;
 use super::run::{
     ClusterOptions, ClusterWorkload, FUNCTIONBENCH, FUNCTIONBENCH_BURSTS, FUNCTIONBENCH_RISING,
 };
@@ -602,15 +602,14 @@ pub fn run(o: Options) -> Result<()> {
     interrupt::catch()?;
     let load = spec.run(&interrupt::requested)?;
     report_lateness(&load);
-    publish(
-        &o.outputs,
-        "faasched cluster load",
-        &load.settings,
-        std::slice::from_ref(&load.row),
-        Some(("requests.csv", &|dir, staged| {
+    let rows = Rows {
+        extra: Some(("requests.csv", &|dir, staged| {
             write_requests(dir, &load, staged)
         })),
-    )?;
+        ..Rows::new(&load.settings, std::slice::from_ref(&load.row))
+    };
+    o.outputs
+        .publish_measured(&rows, "faasched cluster load", Staged::new())?;
     if load.run.end == End::Interrupted {
         let signal = interrupt::requested_by().unwrap_or(0);
         bail!(

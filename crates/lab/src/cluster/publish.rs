@@ -1,10 +1,10 @@
-//! What the cluster commands do with their rows, `cluster simulate`'s
-//! files and table: summary.json, summary.csv and report.html written
-//! together into `--out`, then the table (or summary.json) on stdout and
-//! what was written.
+//! What the cluster commands publish of their rows: summary.json,
+//! summary.csv and report.html (and a command's own files beside them),
+//! and the table or summary.json on stdout, through [`Outputs::publish`].
+//!
+//! [`Outputs::publish`]: crate::output::Outputs::publish
 
-use crate::output::Outputs;
-use crate::{out, outln};
+use crate::output::Publish;
 use anyhow::Result;
 use faasched_report::Staged;
 use faasched_report::cluster::{
@@ -16,65 +16,50 @@ use std::path::Path;
 /// A file a command writes beside the summary: its name and how.
 pub type Extra<'a> = (&'a str, &'a dyn Fn(&Path, &mut Staged) -> Result<()>);
 
-/// Stages summary.json, summary.csv and report.html (titled `title`) in
-/// `dir`.
-pub fn stage(
-    dir: &Path,
-    title: &str,
-    settings: &Value,
-    rows: &[ClusterRow],
-    staged: &mut Staged,
-) -> Result<()> {
-    write_cluster_outputs(dir, settings, rows, staged)?;
-    write_cluster_report(dir, title, settings, rows, staged)?;
-    Ok(())
+/// A cluster run's rows, one per router, with the settings they ran under.
+pub struct Rows<'a> {
+    /// The settings, as summary.json records them.
+    pub settings: &'a Value,
+    /// A row per router.
+    pub rows: &'a [ClusterRow],
+    /// A command's own file, if it writes one.
+    pub extra: Option<Extra<'a>>,
 }
 
-/// What stdout shows of the rows: summary.json (`json`) or the table.
-pub fn shown(json: bool, settings: &Value, rows: &[ClusterRow]) -> Result<String> {
-    Ok(if json {
-        format!(
-            "{}\n",
-            serde_json::to_string_pretty(&cluster_json(settings, rows))?
-        )
-    } else {
-        render_cluster_table(rows)
-    })
-}
-
-/// Says on stdout, under the table, what was written into the outputs'
-/// directory: the summary's files, then `extra` (`, NAME` each).
-pub fn wrote(outputs: &Outputs, extra: &str) -> Result<()> {
-    if let (Some(dir), false) = (&outputs.dir, outputs.json) {
-        outln!(
-            "wrote summary.json, summary.csv, report.html{extra} to {}",
-            dir.display()
-        )?;
-    }
-    Ok(())
-}
-
-/// Writes summary.json, summary.csv, report.html (titled `title`) and
-/// `extra` into the outputs' directory, together, then prints summary.json
-/// or the table and what was written.
-pub fn publish(
-    outputs: &Outputs,
-    title: &str,
-    settings: &Value,
-    rows: &[ClusterRow],
-    extra: Option<Extra<'_>>,
-) -> Result<()> {
-    if let Some(dir) = &outputs.dir {
-        let mut staged = Staged::new();
-        stage(dir, title, settings, rows, &mut staged)?;
-        if let Some((_, write)) = &extra {
-            write(dir, &mut staged)?;
+impl<'a> Rows<'a> {
+    /// `rows` run under `settings`, with no file of the command's own.
+    pub fn new(settings: &'a Value, rows: &'a [ClusterRow]) -> Rows<'a> {
+        Rows {
+            settings,
+            rows,
+            extra: None,
         }
-        staged.commit()?;
     }
-    out!("{}", shown(outputs.json, settings, rows)?)?;
-    wrote(
-        outputs,
-        &extra.map_or_else(String::new, |(name, _)| format!(", {name}")),
-    )
+}
+
+impl Publish for Rows<'_> {
+    fn files(&self) -> String {
+        let extra = self.extra.map(|(name, _)| format!(", {name}"));
+        format!(
+            "summary.json, summary.csv, report.html{}",
+            extra.unwrap_or_default()
+        )
+    }
+
+    fn table(&self) -> String {
+        render_cluster_table(self.rows)
+    }
+
+    fn json(&self) -> Value {
+        cluster_json(self.settings, self.rows)
+    }
+
+    fn write(&self, dir: &Path, title: &str, staged: &mut Staged) -> Result<()> {
+        write_cluster_outputs(dir, self.settings, self.rows, staged)?;
+        write_cluster_report(dir, title, self.settings, self.rows, staged)?;
+        if let Some((_, write)) = self.extra {
+            write(dir, staged)?;
+        }
+        Ok(())
+    }
 }

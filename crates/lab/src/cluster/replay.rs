@@ -8,13 +8,14 @@
 use super::catalog::ROUTERS;
 use super::live::{GatewaySpec, RunningGateway};
 use super::load::{LiveLoad, LiveLoadSpec, OpenLoop, open_loop, report_lateness};
-use super::publish::publish;
+use super::publish::Rows;
 use super::up::{ClusterNodes, Nodes};
 use crate::interrupt;
 use crate::node::serve::ServeOptions;
 use crate::output::Outputs;
 use anyhow::{Context, Result, bail};
 use faasched_model::MS;
+use faasched_report::Staged;
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -225,12 +226,11 @@ pub fn run(o: Options) -> Result<()> {
     let loads = replay(&spec, &interrupt::requested, each_run)?;
     interrupt::check()?;
     let rows: Vec<_> = loads.iter().map(|l| l.row.clone()).collect();
-    publish(
-        &o.outputs,
+    let settings = o.replay.settings(&loads);
+    o.outputs.publish(
+        &Rows::new(&settings, &rows),
         "faasched cluster replay",
-        &o.replay.settings(&loads),
-        &rows,
-        None,
+        Staged::new(),
     )
 }
 

@@ -4,13 +4,14 @@
 //! decision times on stderr.
 
 use super::catalog::contenders;
-use super::publish::{shown, stage, wrote};
+use super::publish::Rows;
 use super::run::ClusterOptions;
 use crate::output::Outputs;
-use crate::{interrupt, out, progress};
+use crate::{interrupt, progress};
 use anyhow::Result;
 use faasched_report::Staged;
 use faasched_report::cluster::{render_decision_times, write_cluster_timing};
+use std::path::Path;
 
 /// What `faasched cluster simulate` runs, and where its results go.
 #[derive(Clone, Debug)]
@@ -45,21 +46,14 @@ pub fn run(o: Options) -> Result<()> {
         .zip(&decisions)
         .collect();
     let settings = setup.describe();
-    let text = shown(o.outputs.json, &settings, &rows)?;
-    if let Some(dir) = &o.outputs.dir {
-        let mut staged = Staged::new();
-        stage(
-            dir,
-            "faasched cluster simulate",
-            &settings,
-            &rows,
-            &mut staged,
-        )?;
-        write_cluster_timing(dir, &timing, &mut staged)?;
-        interrupt::check()?;
-        staged.commit()?;
-    }
-    out!("{text}")?;
+    let write_timing =
+        |dir: &Path, staged: &mut Staged| Ok(write_cluster_timing(dir, &timing, staged)?);
+    let published = Rows {
+        extra: Some(("timing.json", &write_timing)),
+        ..Rows::new(&settings, &rows)
+    };
+    o.outputs
+        .publish(&published, "faasched cluster simulate", Staged::new())?;
     eprint!("{}", render_decision_times(&timing));
-    wrote(&o.outputs, ", timing.json")
+    Ok(())
 }

@@ -565,7 +565,9 @@ pub fn percent(text: &str) -> Result<f64> {
 }
 
 impl Publish for Capacities {
-    const FILES: &'static str = "summary.json, summary.csv, report.html";
+    fn files(&self) -> String {
+        "summary.json, summary.csv, report.html".into()
+    }
 
     fn table(&self) -> String {
         self.render_table()

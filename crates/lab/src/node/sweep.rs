@@ -112,7 +112,9 @@ impl Sweep {
 }
 
 impl Publish for Summary {
-    const FILES: &'static str = "summary.json, summary.csv, report.html";
+    fn files(&self) -> String {
+        "summary.json, summary.csv, report.html".into()
+    }
 
     fn table(&self) -> String {
         faasched_report::node::render_table(self)
