@@ -16,6 +16,7 @@
 
 pub mod cluster;
 pub mod http;
+pub mod load;
 pub mod node;
 pub mod os;
 pub mod wire;

@@ -21,10 +21,8 @@ use crate::interrupt;
 use crate::node::replay::Lateness;
 use crate::output::Outputs;
 use anyhow::{Context, Result, bail};
-use faasched_live::cluster::load::{
-    Call, CallRecord, ClientRun, Sampler, run_clients, run_schedule,
-};
-use faasched_live::node::load::{End, Failure, LoadConfig, LoadError, MAX_CONNECTIONS, Mode};
+use faasched_live::cluster::load::{Call, CallRecord, ClientRun, run_clients, run_schedule};
+use faasched_live::load::{End, Failure, LoadConfig, LoadError, MAX_CONNECTIONS, Mode, Sampler};
 use faasched_model::cluster::{
     FunctionProfile, Invocation, InvocationId, InvocationInfo, InvocationOutcome, ServerId,
 };
@@ -425,7 +423,7 @@ impl Locust {
     }
 }
 
-impl Sampler for Locust {
+impl Sampler<Call> for Locust {
     fn next(&mut self, _client: u32, finish: Time) -> Option<Call> {
         let paper = self.calls.to_paper(finish);
         let (function, send) = self.clients.next_after(paper, &mut self.rng);

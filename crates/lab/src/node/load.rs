@@ -5,7 +5,8 @@
 
 use crate::{interrupt, out, outln};
 use anyhow::{Context, Result, bail};
-use faasched_live::node::load::{self, End, LoadConfig, LoadRun, LoadSummary, Mode, ScopeSummary};
+use faasched_live::load::{End, LoadConfig, Mode};
+use faasched_live::node::load::{self, LoadRun, LoadSummary, ScopeSummary};
 use faasched_model::{MS, SEC, TIME_LIMIT};
 use faasched_report::Staged;
 use faasched_workload::node::{
@@ -15,7 +16,7 @@ use serde_json::{Value, json};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-pub use faasched_live::node::load::MAX_CONNECTIONS;
+pub use faasched_live::load::MAX_CONNECTIONS;
 
 /// The version of summary.json's layout, its `schema_version` key.
 const SUMMARY_SCHEMA_VERSION: u32 = 1;
@@ -106,7 +107,7 @@ impl LoadOptions {
                 }
                 let connections = self
                     .connections
-                    .unwrap_or_else(|| load::default_connections(rate));
+                    .unwrap_or_else(|| faasched_live::load::default_connections(rate));
                 let params = self.params(rate, Length::Duration(duration), deadlines);
                 (Mode::Open { connections }, self.stream(&workload, &params)?)
             }

@@ -6,13 +6,17 @@
 
 use super::*;
 use crate::http;
-use crate::node::load::Mode;
-use crate::wire::{COLD_HEADER, ERROR_HEADER, NODE_HEADER, RUNTIME_HEADER};
+use crate::load::{End, Mode};
+use crate::wire::{COLD_HEADER, ERROR_HEADER, FUNCTION_HEADER, NODE_HEADER, RUNTIME_HEADER};
 use faasched_model::{MS, SEC};
 use http_body_util::Full;
+use hyper::body::Bytes;
 use hyper::{Response, StatusCode};
 use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::sync::Mutex;
 use std::thread::JoinHandle;
+use std::time::Duration;
 use tokio::sync::oneshot;
 
 const TABLE: [&str; 4] = ["aes-0", "chameleon-0", "drop-me", "video-0"];
@@ -110,7 +114,7 @@ struct RoundRobin {
     calls: u64,
 }
 
-impl Sampler for RoundRobin {
+impl Sampler<Call> for RoundRobin {
     fn next(&mut self, client: u32, finish: Time) -> Option<Call> {
         let function = ((self.calls + u64::from(client)) % TABLE.len() as u64) as u32;
         self.calls += 1;

@@ -1,57 +1,212 @@
-//! An open-loop HTTP load generator for the node runtime, free of
-//! coordinated omission.
+//! `faasched node load`'s calls: a workload's request stream sent to a
+//! node runtime by the [load driver](crate::load), open loop at the
+//! stream's arrival times (the one `node simulate` runs for the same
+//! workload, rate and seed) or closed loop back to back, and what became
+//! of each request.
 //!
-//! A workload's request stream (the one `node simulate` runs) fixes each
-//! request's intended send time in advance; [`run`] sends it then, over a
-//! fixed set of kept-alive HTTP/1.1 connections, and measures its latency
-//! from that intended time, never from when it actually went out:
-//!
-//! 1. all connections are opened before the clock starts (a target that
-//!    refuses the first is [`LoadError::Connect`]);
-//! 2. requests are taken in stream order; each waits for its intended time
-//!    (a sleep to 2 ms before it, then a spin), then for a free
-//!    connection: when every connection is busy it queues, and the
-//!    queueing counts in its latency, as it would for a client that is not
-//!    the load generator;
-//! 3. each request is answered, or fails with exactly one [`Failure`]: a
-//!    connection that breaks is opened again for the next request; a
-//!    response is awaited [`LoadConfig::timeout`] at most;
-//! 4. sending stops at the end of the stream, at [`LoadConfig::duration`],
-//!    or when `stop` says so (Ctrl-C); requests already due then but not
-//!    sent are [`Failure::Unsent`], later ones are left out of the run;
-//! 5. the requests in flight get until [`LoadConfig::drain`] past the
-//!    duration to finish, unless `stop` says so first: those left are
-//!    [`Failure::Unfinished`] or [`Failure::Interrupted`].
-//!
-//! In [`Mode::Closed`] the stream gives the requests but not their times:
-//! each connection is one client that sends the next request as soon as
-//! the previous one is answered, for throughput rather than latency.
-//!
-//! The HTTP protocol is docs/RUNTIME.md's "HTTP API": a request is `POST
-//! /invoke/spin?us={work in µs}` with its function and deadline in headers;
-//! see [`invoke_path`].
-//!
-//! Times are ns from the start of the run inside, µs in
-//! [`LoadRun::write_csv`]'s file. The run uses one thread (a tokio
-//! current-thread runtime): the sends are paced by one task, so one thread
-//! loses nothing, leaves the other cores to the server when both share the
-//! machine, and keeps the order of events on the client simple.
+//! A request is `POST /invoke/spin?us={work in µs}` with its workload
+//! function and deadline in headers (docs/RUNTIME.md, "HTTP API"); see
+//! [`invoke_path`]. Its latency counts from its arrival in the stream
+//! (open loop), however late it went out; in the closed loop from when its
+//! client sent it. The open loop spins the last 2 ms to a request's time
+//! ([`Pacing::Spin`]): the node's requests are µs long.
 
-mod config;
-mod http;
-mod run;
 mod summary;
 
-pub use config::{
-    DEFAULT_DRAIN, DEFAULT_TIMEOUT, LoadConfig, MAX_CONNECTIONS, Mode, default_connections,
-};
-pub use http::invoke_path;
-pub(crate) use http::{Answer, Sender as HttpSender, connect as http_connect};
-pub use run::{End, Failure, LoadError, LoadRun, Record, run};
-pub(crate) use run::{attempt, drain, stopped};
+use crate::load::{self, Answer, End, Failure, LoadConfig, LoadError, Mode, Pacing, Sampler};
+use faasched_model::node::Request;
+use faasched_model::{Nanos, Time, US};
+use std::sync::Arc;
+
 pub use summary::{
     LatencySummary, LoadSummary, REQUESTS_CSV_HEADER, ScopeSummary, SlowdownSummary,
 };
+
+/// The path a workload request is sent to: `/invoke/spin?us={work}`, the
+/// work in whole µs, rounded to the nearest.
+pub fn invoke_path(request: &Request) -> String {
+    format!("/invoke/spin?us={}", round_us(request.work))
+}
+
+fn round_us(ns: Nanos) -> u64 {
+    ns / US + u64::from(ns % US >= US / 2)
+}
+
+/// A workload request as the driver sends it: due at its arrival (open
+/// loop) or when its client was free (closed loop).
+pub struct NodeCall {
+    request: Request,
+    send: Time,
+}
+
+impl load::Call for NodeCall {
+    fn send(&self) -> Time {
+        self.send
+    }
+
+    fn request(&self, target: &str) -> hyper::Request<http_body_util::Empty<hyper::body::Bytes>> {
+        let r = &self.request;
+        let work = round_us(r.work);
+        load::invoke(target, work, &r.function.name, Some(round_us(r.deadline)))
+    }
+}
+
+/// What became of one request. Times are ns from the start of the run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// The request's id in its stream.
+    pub id: u64,
+    /// The workload function it stands for.
+    pub function: Arc<str>,
+    /// The work it asked for.
+    pub work: Nanos,
+    /// When it was to be sent: its arrival in the stream (open loop), or
+    /// when its client was free (closed loop).
+    pub intended: Time,
+    /// When it was handed to a free connection; `None` if never.
+    pub sent: Option<Time>,
+    /// When its whole response had come; `None` without a response.
+    pub done: Option<Time>,
+    /// The response's HTTP status.
+    pub status: Option<u16>,
+    /// The runtime's `x-faasched-runtime-us`.
+    pub runtime_us: Option<u64>,
+    /// The runtime's `x-faasched-cpu-us`.
+    pub cpu_us: Option<u64>,
+    /// The runtime's `x-faasched-preemptions`.
+    pub preemptions: Option<u64>,
+    /// Why it was not answered with a 2xx; `None` if it was.
+    pub failure: Option<Failure>,
+}
+
+impl Record {
+    fn new(request: &Request, intended: Time, sent: Option<Time>) -> Record {
+        Record {
+            id: request.id.0,
+            function: request.function.name.clone(),
+            work: request.work,
+            intended,
+            sent,
+            done: None,
+            status: None,
+            runtime_us: None,
+            cpu_us: None,
+            preemptions: None,
+            failure: None,
+        }
+    }
+
+    fn unsent(request: &Request) -> Record {
+        Record {
+            failure: Some(Failure::Unsent),
+            ..Record::new(request, request.arrival, None)
+        }
+    }
+
+    /// Whether it was answered with a 2xx.
+    pub fn answered(&self) -> bool {
+        self.done.is_some() && self.failure.is_none()
+    }
+
+    /// Completion − intended send time, for any response (2xx or not).
+    pub fn latency(&self) -> Option<Nanos> {
+        Some(self.done?.saturating_sub(self.intended))
+    }
+}
+
+impl load::Record for Record {
+    type Call = NodeCall;
+
+    fn sent(call: NodeCall, _id: u64, _slot: u32, intended: Time, sent: Time) -> Record {
+        Record::new(&call.request, intended, Some(sent))
+    }
+
+    fn unsent(call: NodeCall, _id: u64, _intended: Time, _stopped: Time) -> Record {
+        Record::unsent(&call.request)
+    }
+
+    fn apply(&mut self, outcome: Result<Answer, Failure>, done: Time) {
+        match outcome {
+            Ok(answer) => {
+                self.done = Some(done);
+                self.status = Some(answer.status);
+                self.runtime_us = answer.runtime_us;
+                self.cpu_us = answer.cpu_us;
+                self.preemptions = answer.preemptions;
+                self.failure = answer.failure;
+            }
+            Err(failure) => self.failure = Some(failure),
+        }
+    }
+
+    fn failure(&self) -> Option<&Failure> {
+        self.failure.as_ref()
+    }
+
+    fn fail(&mut self, failure: Failure) {
+        self.failure = Some(failure);
+    }
+
+    fn pending(&self) -> bool {
+        self.sent.is_some() && self.done.is_none() && self.failure.is_none()
+    }
+}
+
+/// What a run measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadRun {
+    /// The mode it ran in.
+    pub mode: Mode,
+    /// One per request that was due (open loop) or sent (closed loop), in
+    /// that order.
+    pub records: Vec<Record>,
+    /// How it ended.
+    pub end: End,
+    /// From the start to the end of the run.
+    pub elapsed: Nanos,
+}
+
+/// The closed loop's requests: the stream's, in its order, each due when
+/// the client that takes it is free.
+struct BackToBack<I>(I);
+
+impl<I: Iterator<Item = Request> + Send + 'static> Sampler<NodeCall> for BackToBack<I> {
+    fn next(&mut self, _client: u32, finish: Time) -> Option<NodeCall> {
+        let request = self.0.next()?;
+        Some(NodeCall {
+            request,
+            send: finish,
+        })
+    }
+}
+
+/// Sends `requests` to the node as `config` says, measuring each; asks
+/// `stop` (every 10 ms while waiting) whether to end early, as Ctrl-C
+/// does, and then still returns what was measured. Fails only before the
+/// first request: a bad config or a target that refuses to connect.
+pub fn run(
+    config: &LoadConfig,
+    requests: impl IntoIterator<Item = Request, IntoIter: Send + 'static>,
+    stop: &dyn Fn() -> bool,
+) -> Result<LoadRun, LoadError> {
+    let requests = requests.into_iter();
+    let run = match config.mode {
+        Mode::Open { .. } => {
+            let calls = requests.map(|request| NodeCall {
+                send: request.arrival,
+                request,
+            });
+            load::open::<Record>(config, calls, Pacing::Spin, stop)?
+        }
+        Mode::Closed { .. } => load::closed::<Record, _>(config, BackToBack(requests), stop)?,
+    };
+    Ok(LoadRun {
+        mode: config.mode,
+        records: run.records,
+        end: run.end,
+        elapsed: run.elapsed,
+    })
+}
 
 #[cfg(test)]
 mod tests;

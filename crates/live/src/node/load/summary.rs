@@ -1,8 +1,8 @@
 //! What a run's records add up to (summary.json's measurements) and its
 //! requests.csv.
 
-use super::config::Mode;
-use super::run::{LoadRun, Record};
+use super::{LoadRun, Record};
+use crate::load::Mode;
 use faasched_model::{MS, Nanos, SEC, US};
 use hdrhistogram::Histogram;
 use serde::Serialize;

@@ -1,6 +1,6 @@
 //! How a load run is shaped: its target, its mode and its bounds.
 
-use super::run::LoadError;
+use super::outcome::LoadError;
 use faasched_model::{MS, Nanos, SEC, TIME_LIMIT};
 use std::net::{SocketAddr, ToSocketAddrs};
 
@@ -47,7 +47,7 @@ impl Mode {
 /// Everything that shapes a run but its requests.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LoadConfig {
-    /// `HOST:PORT` of the node runtime.
+    /// `HOST:PORT` of the node runtime or the gateway.
     pub target: String,
     /// Open or closed loop.
     pub mode: Mode,

@@ -1,13 +1,12 @@
-//! The HTTP side of a request: what is sent, how the connection is made,
-//! and what the runtime's answer says (docs/RUNTIME.md, "HTTP API").
+//! The HTTP side of a call: what is sent, how the connection is made,
+//! and what the answer says (docs/RUNTIME.md, "HTTP API"; a gateway's
+//! answer names its node, docs/CLUSTER.md).
 
-use super::run::Failure;
+use super::outcome::Failure;
 use crate::wire::{
     COLD_HEADER, DEADLINE_HEADER, ERROR_HEADER, FUNCTION_HEADER, NODE_HEADER, PREEMPTIONS_HEADER,
     RUNTIME_CPU_HEADER, RUNTIME_HEADER,
 };
-use faasched_model::node::Request;
-use faasched_model::{Nanos, US};
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
 use hyper::client::conn::http1::{self, SendRequest};
@@ -25,21 +24,18 @@ const MAX_KIND: usize = 32;
 /// One open connection's sending half.
 pub(crate) type Sender = SendRequest<Empty<Bytes>>;
 
-/// The path a workload request is sent to: `/invoke/spin?us={work}`, the
-/// work in whole µs, rounded to the nearest.
-pub fn invoke_path(request: &Request) -> String {
-    format!("/invoke/spin?us={}", round_us(request.work))
-}
-
-fn round_us(ns: Nanos) -> u64 {
-    ns / US + u64::from(ns % US >= US / 2)
-}
-
-/// The HTTP request for a workload request.
-pub(super) fn build(target: &str, request: &Request) -> hyper::Request<Empty<Bytes>> {
+/// `POST /invoke/spin?us={work_us}` to `target`, the function named in
+/// `x-faasched-function` and, if given, the relative deadline in
+/// `x-faasched-deadline-us`.
+pub(crate) fn invoke(
+    target: &str,
+    work_us: u64,
+    function: &str,
+    deadline_us: Option<u64>,
+) -> hyper::Request<Empty<Bytes>> {
     let mut http = hyper::Request::new(Empty::new());
     *http.method_mut() = Method::POST;
-    *http.uri_mut() = invoke_path(request)
+    *http.uri_mut() = format!("/invoke/spin?us={work_us}")
         .parse()
         .expect("a path of ASCII digits and letters is a URI");
     let headers = http.headers_mut();
@@ -48,15 +44,14 @@ pub(super) fn build(target: &str, request: &Request) -> hyper::Request<Empty<Byt
     if let Ok(host) = HeaderValue::from_str(target) {
         headers.insert(HOST, host);
     }
-    // A workload function name that is no header value (a CSV's) is left
-    // out rather than sent mangled.
-    if let Ok(name) = HeaderValue::from_str(&request.function.name) {
+    // A function name that is no header value (a CSV's) is left out rather
+    // than sent mangled.
+    if let Ok(name) = HeaderValue::from_str(function) {
         headers.insert(FUNCTION_HEADER, name);
     }
-    headers.insert(
-        DEADLINE_HEADER,
-        HeaderValue::from(round_us(request.deadline)),
-    );
+    if let Some(deadline) = deadline_us {
+        headers.insert(DEADLINE_HEADER, HeaderValue::from(deadline));
+    }
     http
 }
 
@@ -77,10 +72,14 @@ pub(crate) async fn connect(addr: SocketAddr) -> io::Result<Sender> {
 
 /// What a response said.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Answer {
+pub struct Answer {
+    /// Its HTTP status.
     pub status: u16,
+    /// `x-faasched-runtime-us`.
     pub runtime_us: Option<u64>,
+    /// `x-faasched-cpu-us`.
     pub cpu_us: Option<u64>,
+    /// `x-faasched-preemptions`.
     pub preemptions: Option<u64>,
     /// The gateway's `x-faasched-node`: the node that answered.
     pub node: Option<String>,
@@ -152,34 +151,20 @@ fn error_kind(headers: &HeaderMap) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use faasched_model::{Function, FunctionId};
-
-    fn request(work: Nanos, name: &str) -> Request {
-        Request {
-            id: faasched_model::node::RequestId(0),
-            function: Function {
-                id: FunctionId(0),
-                name: name.into(),
-            },
-            arrival: 0,
-            work,
-            deadline: 10 * work,
-            estimate: work,
-        }
-    }
 
     #[test]
-    fn a_request_carries_work_function_and_deadline() {
-        let http = build("127.0.0.1:9", &request(26_499, "image-resize"));
+    fn a_call_carries_work_function_and_deadline() {
+        let http = invoke("127.0.0.1:9", 26, "image-resize", Some(265));
         assert_eq!(http.method(), Method::POST);
         assert_eq!(http.uri(), "/invoke/spin?us=26");
         assert_eq!(http.headers()[FUNCTION_HEADER], "image-resize");
         assert_eq!(http.headers()[DEADLINE_HEADER], "265");
         assert_eq!(http.headers()[HOST], "127.0.0.1:9");
-        assert_eq!(invoke_path(&request(500, "x")), "/invoke/spin?us=1");
-        // A name no header can carry is left out, not a panic.
-        let http = build("127.0.0.1:9", &request(1, "bad\nname"));
+        // A name no header can carry is left out, not a panic; no deadline,
+        // no header.
+        let http = invoke("127.0.0.1:9", 1, "bad\nname", None);
         assert!(!http.headers().contains_key(FUNCTION_HEADER));
+        assert!(!http.headers().contains_key(DEADLINE_HEADER));
     }
 
     #[test]

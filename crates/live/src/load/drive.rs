@@ -1,0 +1,485 @@
+//! The drivers: the open loop's pacing task and the closed loop's
+//! clients, over the connections, and what each call became (the steps
+//! are the [module](super)'s).
+
+use super::config::LoadConfig;
+use super::http::{self, Answer, Sender};
+use super::outcome::{End, Failure, LoadError};
+use super::{Call, Record, Run, Sampler};
+use faasched_model::Time;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinSet;
+use tokio::time::{Instant, sleep, sleep_until, timeout};
+
+/// How early the pacing task stops sleeping to spin up to a request's
+/// intended time: tokio's timer has a granularity of 1 ms and rounds a
+/// deadline up to its next tick, so a sleep ends up to 1 ms after it was
+/// due, and the wake-up itself takes a little more. Two ticks early, the
+/// spin starts before the intended time unless the machine holds the
+/// client back for over 1 ms. (At 1,000 requests/s under SCHED_FIFO, 1 ms
+/// early sent a tenth of the requests 0.3 ms or more late; 2 ms early,
+/// 99% within 29 µs.)
+const SPIN: Duration = Duration::from_millis(2);
+
+/// How often a wait asks `stop` whether to end the run.
+const STOP_POLL: Duration = Duration::from_millis(10);
+
+/// How the open loop waits for a call's time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pacing {
+    /// Tokio's timer to [`SPIN`] before, then a spin: a call goes out
+    /// within microseconds of its time, and the client holds a core while
+    /// it waits (a node's load, where µs matter).
+    Spin,
+    /// Tokio's timer alone (1 ms ticks): a call goes out up to a tick late
+    /// and its latency counts from its time all the same; the client holds
+    /// no core (a cluster's load, sharing the machine's cores with the
+    /// cluster's nodes).
+    Timer,
+}
+
+/// The instants of a run's clock, ns from its start.
+#[derive(Clone, Copy)]
+struct Clock {
+    start: Instant,
+}
+
+impl Clock {
+    fn at(self, t: Time) -> Instant {
+        self.start + Duration::from_nanos(t)
+    }
+
+    fn now(self) -> Time {
+        Instant::now()
+            .saturating_duration_since(self.start)
+            .as_nanos()
+            .try_into()
+            .unwrap_or(Time::MAX)
+    }
+}
+
+/// The current-thread runtime a run is driven on; dropping it at the end
+/// cancels what is still in flight.
+fn runtime() -> Result<tokio::runtime::Runtime, LoadError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(LoadError::Runtime)
+}
+
+/// Opens `config.mode.connections()` connections to `addr`, each given
+/// the config's timeout.
+async fn connect_all(config: &LoadConfig, addr: SocketAddr) -> Result<Vec<Sender>, LoadError> {
+    let per_call = Duration::from_nanos(config.timeout);
+    let mut senders = Vec::new();
+    for _ in 0..config.mode.connections() {
+        let sender = match timeout(per_call, http::connect(addr)).await {
+            Ok(connected) => connected,
+            Err(_) => Err(io::Error::from(io::ErrorKind::TimedOut)),
+        }
+        .map_err(|source| LoadError::Connect {
+            target: config.target.clone(),
+            source,
+        })?;
+        senders.push(sender);
+    }
+    Ok(senders)
+}
+
+/// A connection: its index, and its sender (`None`: to open again).
+type Slot = (u32, Option<Sender>);
+
+/// What a call's task reports: its record's index, the outcome, and when
+/// it came.
+type Done = (usize, Result<Answer, Failure>, Time);
+
+/// The open loop: sends `calls` (in the order of their send times) to
+/// `config.target` over `config.mode.connections()` connections, each at
+/// its [`Call::send`] as `pacing` waits for it, without waiting for the
+/// earlier ones' answers (the [module](super)'s steps); asks `stop` every
+/// 10 ms whether to end early, and then still returns what was measured.
+/// Fails only before the first call: a bad config or a target that
+/// refuses to connect.
+pub fn open<R: Record>(
+    config: &LoadConfig,
+    calls: impl IntoIterator<Item = R::Call>,
+    pacing: Pacing,
+    stop: &dyn Fn() -> bool,
+) -> Result<Run<R>, LoadError> {
+    let addr = config.validate()?;
+    runtime()?.block_on(drive_open(config, addr, calls.into_iter(), pacing, stop))
+}
+
+async fn drive_open<R: Record>(
+    config: &LoadConfig,
+    addr: SocketAddr,
+    mut calls: impl Iterator<Item = R::Call>,
+    pacing: Pacing,
+    stop: &dyn Fn() -> bool,
+) -> Result<Run<R>, LoadError> {
+    let senders = connect_all(config, addr).await?;
+    let per_call = Duration::from_nanos(config.timeout);
+    // Free connections; sized so that giving one back never waits.
+    let (free_tx, mut free_rx) = mpsc::channel::<Slot>(senders.len());
+    for (i, sender) in (0u32..).zip(senders) {
+        let _ = free_tx.try_send((i, Some(sender)));
+    }
+    let clock = Clock {
+        start: Instant::now(),
+    };
+    let hard_end = config.duration.saturating_add(config.drain);
+    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Done>();
+    let mut records: Vec<R> = Vec::new();
+    let mut in_flight = 0usize;
+    let mut end = End::Completed;
+    let unsent = |call: R::Call, records: &Vec<R>, stopped_at: Time| {
+        let intended = call.send();
+        R::unsent(call, records.len() as u64, intended, stopped_at)
+    };
+    loop {
+        while let Ok(done) = done_rx.try_recv() {
+            apply(&mut records, done);
+            in_flight -= 1;
+        }
+        let call = match calls.next() {
+            Some(c) if c.send() < config.duration => c,
+            _ => break,
+        };
+        if !wait_until(clock.at(call.send()), pacing, stop).await {
+            end = End::Interrupted;
+            // Not due yet, it is not part of the run; come due (the timer
+            // wakes a tick late), it was not sent.
+            let stopped_at = clock.now();
+            if call.send() <= stopped_at {
+                records.push(unsent(call, &records, stopped_at));
+            }
+            break;
+        }
+        let (connection, slot) = tokio::select! {
+            slot = free_rx.recv() => slot.expect("the pacing task keeps a sender"),
+            _ = sleep_until(clock.at(hard_end)) => {
+                end = End::DrainTimeout;
+                records.push(unsent(call, &records, clock.now()));
+                break;
+            }
+            _ = stopped(stop) => {
+                end = End::Interrupted;
+                records.push(unsent(call, &records, clock.now()));
+                break;
+            }
+        };
+        if clock.now() >= hard_end {
+            let _ = free_tx.try_send((connection, slot));
+            end = End::DrainTimeout;
+            records.push(unsent(call, &records, clock.now()));
+            break;
+        }
+        let message = call.request(&config.target);
+        let intended = call.send();
+        let sent = clock.now();
+        records.push(R::sent(
+            call,
+            records.len() as u64,
+            connection,
+            intended,
+            sent,
+        ));
+        let index = records.len() - 1;
+        in_flight += 1;
+        let (done_tx, free_tx) = (done_tx.clone(), free_tx.clone());
+        tokio::spawn(async move {
+            let (slot, result) = match timeout(per_call, attempt(slot, addr, message)).await {
+                Ok(outcome) => outcome,
+                // The connection is in an unknown state: the next call
+                // opens a new one.
+                Err(_) => (None, Err(Failure::ResponseTimeout)),
+            };
+            let _ = done_tx.send((index, result, clock.now()));
+            let _ = free_tx.try_send((connection, slot));
+        });
+    }
+    if end != End::Completed {
+        // Those due when sending stopped, queued behind the one it stopped
+        // at; the rest were never due.
+        let due = clock.now();
+        for call in calls.by_ref() {
+            if call.send() >= config.duration || call.send() > due {
+                break;
+            }
+            records.push(unsent(call, &records, due));
+        }
+    }
+    drop(done_tx);
+    let end = drain(
+        &mut done_rx,
+        in_flight,
+        clock.at(hard_end),
+        stop,
+        end,
+        |done| apply(&mut records, done),
+    )
+    .await;
+    let left = match end {
+        End::Interrupted => Failure::Interrupted,
+        _ => Failure::Unfinished,
+    };
+    for r in &mut records {
+        if r.pending() {
+            r.fail(left.clone());
+        }
+    }
+    Ok(Run {
+        records,
+        end,
+        elapsed: clock.now(),
+    })
+}
+
+/// Puts a call task's outcome into its record.
+fn apply<R: Record>(records: &mut [R], (index, result, done): Done) {
+    records[index].apply(result, done);
+}
+
+/// What every client of the closed loop shares.
+struct Clients<S> {
+    sampler: Mutex<S>,
+    ids: std::sync::atomic::AtomicU64,
+    target: String,
+    addr: SocketAddr,
+    clock: Clock,
+    duration: Time,
+    hard_end: Time,
+    timeout: Duration,
+}
+
+/// The closed loop: `config.mode.connections()` clients, each on a
+/// kept-alive connection of its own, sending the next call `sampler` gives
+/// it once its last was answered, at the call's send time, until
+/// `config.duration` (the [module](super)'s steps); asks `stop` every 10
+/// ms whether to end early, and then still returns what was measured.
+/// Fails only before the first call: a bad config or a target that
+/// refuses to connect.
+pub fn closed<R: Record, S: Sampler<R::Call>>(
+    config: &LoadConfig,
+    sampler: S,
+    stop: &dyn Fn() -> bool,
+) -> Result<Run<R>, LoadError> {
+    let addr = config.validate()?;
+    runtime()?.block_on(drive_closed(config, addr, sampler, stop))
+}
+
+async fn drive_closed<R: Record, S: Sampler<R::Call>>(
+    config: &LoadConfig,
+    addr: SocketAddr,
+    sampler: S,
+    stop: &dyn Fn() -> bool,
+) -> Result<Run<R>, LoadError> {
+    let senders = connect_all(config, addr).await?;
+    let clients = Arc::new(Clients {
+        sampler: Mutex::new(sampler),
+        ids: std::sync::atomic::AtomicU64::new(0),
+        target: config.target.clone(),
+        addr,
+        clock: Clock {
+            start: Instant::now(),
+        },
+        duration: config.duration,
+        hard_end: config.duration.saturating_add(config.drain),
+        timeout: Duration::from_nanos(config.timeout),
+    });
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut tasks = JoinSet::new();
+    for (i, sender) in (0u32..).zip(senders) {
+        tasks.spawn(client::<R, S>(i, sender, clients.clone(), stop_rx.clone()));
+    }
+    let mut records = Vec::new();
+    let mut interrupted = false;
+    loop {
+        tokio::select! {
+            joined = tasks.join_next() => match joined {
+                Some(Ok(done)) => records.extend(done),
+                Some(Err(e)) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Some(Err(_)) => {}
+                None => break,
+            },
+            _ = stopped(stop), if !interrupted => {
+                interrupted = true;
+                let _ = stop_tx.send(true);
+            }
+        }
+    }
+    records.sort_by_key(|r: &(u64, R)| r.0);
+    let records: Vec<R> = records.into_iter().map(|(_, r)| r).collect();
+    let end = if interrupted {
+        End::Interrupted
+    } else if records
+        .iter()
+        .any(|r| r.failure() == Some(&Failure::Unfinished))
+    {
+        End::DrainTimeout
+    } else {
+        End::Completed
+    };
+    Ok(Run {
+        records,
+        end,
+        elapsed: clients.clock.now(),
+    })
+}
+
+/// One client: calls until the sampler, the duration or `stop` ends it;
+/// its records with their ids, in the order it sent them.
+async fn client<R: Record, S: Sampler<R::Call>>(
+    index: u32,
+    sender: Sender,
+    clients: Arc<Clients<S>>,
+    mut stop: watch::Receiver<bool>,
+) -> Vec<(u64, R)> {
+    let c = &*clients;
+    let mut records = Vec::new();
+    let mut slot = Some(sender);
+    let mut finish = 0;
+    loop {
+        let next = c
+            .sampler
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .next(index, finish);
+        let Some(call) = next.filter(|call| call.send() < c.duration) else {
+            break;
+        };
+        // A call due already goes out without yielding, so that calls go
+        // out in the order the sampler gave them.
+        if call.send() > c.clock.now() {
+            tokio::select! {
+                _ = sleep_until(c.clock.at(call.send())) => {}
+                _ = stop.wait_for(|s| *s) => break,
+            }
+        }
+        let message = call.request(&c.target);
+        let sent = c.clock.now();
+        let id = c.ids.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // A client's call is due when the client sends it.
+        let mut record = R::sent(call, id, index, sent, sent);
+        let (kept, result) = tokio::select! {
+            outcome = timeout(c.timeout, attempt(slot.take(), c.addr, message)) => {
+                outcome.unwrap_or((None, Err(Failure::ResponseTimeout)))
+            }
+            _ = sleep_until(c.clock.at(c.hard_end)) => (None, Err(Failure::Unfinished)),
+            _ = stop.wait_for(|s| *s) => (None, Err(Failure::Interrupted)),
+        };
+        slot = kept;
+        finish = c.clock.now();
+        record.apply(result, finish);
+        let last = matches!(
+            record.failure(),
+            Some(Failure::Unfinished | Failure::Interrupted)
+        );
+        records.push((id, record));
+        if last {
+            break;
+        }
+    }
+    records
+}
+
+/// One request on `slot` (opened again if it is `None` or closed): the
+/// connection to give back (`None` if it broke) and the outcome.
+async fn attempt(
+    slot: Option<Sender>,
+    addr: SocketAddr,
+    message: hyper::Request<http_body_util::Empty<hyper::body::Bytes>>,
+) -> (Option<Sender>, Result<Answer, Failure>) {
+    let kept = match slot {
+        // A connection the server closed after its last response (`Connection:
+        // close`) fails `ready` at once and is opened again.
+        Some(mut sender) => match sender.ready().await {
+            Ok(()) => Some(sender),
+            Err(_) => None,
+        },
+        None => None,
+    };
+    let mut sender = match kept {
+        Some(sender) => sender,
+        None => match http::connect(addr).await {
+            Ok(sender) => sender,
+            Err(_) => return (None, Err(Failure::ConnectFailed)),
+        },
+    };
+    let result = http::exchange(&mut sender, message).await;
+    let keep = !matches!(result, Err(Failure::ConnectionLost));
+    (keep.then_some(sender), result)
+}
+
+/// Waits until `when` as `pacing` says: the timer alone, or the timer to
+/// [`SPIN`] before it and a spin (yielding to the connections' tasks) the
+/// rest; `false` if `stop` said to end first.
+async fn wait_until(when: Instant, pacing: Pacing, stop: &dyn Fn() -> bool) -> bool {
+    let early = match pacing {
+        Pacing::Timer => Some(when),
+        Pacing::Spin => when.checked_sub(SPIN),
+    };
+    if let Some(early) = early
+        && Instant::now() < early
+    {
+        tokio::select! {
+            _ = sleep_until(early) => {}
+            _ = stopped(stop) => return false,
+        }
+    }
+    while Instant::now() < when {
+        tokio::task::yield_now().await;
+    }
+    true
+}
+
+/// Gives `apply` each of the `in_flight` answers still out as it comes
+/// (unless the run ended `Interrupted`), until all are in, `hard_end`
+/// passes or `stop` says so; then whatever had already come. Returns how
+/// the run ended: `end`, or `DrainTimeout` or `Interrupted` if the wait
+/// was cut short.
+async fn drain<D>(
+    done: &mut mpsc::UnboundedReceiver<D>,
+    mut in_flight: usize,
+    hard_end: Instant,
+    stop: &dyn Fn() -> bool,
+    mut end: End,
+    mut apply: impl FnMut(D),
+) -> End {
+    if end != End::Interrupted {
+        while in_flight > 0 {
+            tokio::select! {
+                came = done.recv() => match came {
+                    Some(d) => {
+                        apply(d);
+                        in_flight -= 1;
+                    }
+                    None => break,
+                },
+                _ = sleep_until(hard_end) => {
+                    end = End::DrainTimeout;
+                    break;
+                }
+                _ = stopped(stop) => {
+                    end = End::Interrupted;
+                    break;
+                }
+            }
+        }
+    }
+    while let Ok(d) = done.try_recv() {
+        apply(d);
+    }
+    end
+}
+
+/// Ends once `stop` says so, asking every [`STOP_POLL`].
+async fn stopped(stop: &dyn Fn() -> bool) {
+    while !stop() {
+        sleep(STOP_POLL).await;
+    }
+}

@@ -1,0 +1,111 @@
+//! What a run can end as: why it could not start, why a call was not
+//! answered, and how it ended.
+
+use std::fmt;
+use std::io;
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// A field of the [`LoadConfig`] is out of range.
+    #[error("{field}: {why}")]
+    Invalid {
+        /// The field.
+        field: &'static str,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The target did not accept a connection before the run started.
+    #[error("cannot connect to {target}: {source}")]
+    Connect {
+        /// `HOST:PORT`.
+        target: String,
+        /// The system's answer.
+        source: io::Error,
+    },
+    /// The runtime the run uses could not start.
+    #[error("cannot start the load generator's runtime: {0}")]
+    Runtime(#[source] io::Error),
+}
+
+impl LoadError {
+    pub(crate) fn invalid(field: &'static str, why: impl Into<String>) -> LoadError {
+        LoadError::Invalid {
+            field,
+            why: why.into(),
+        }
+    }
+}
+
+/// Why a request was not answered with a 2xx. Each request that is not
+/// answered has exactly one.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Failure {
+    /// A connection for it could not be opened (`connect-failed`).
+    ConnectFailed,
+    /// Its connection broke before its response was whole: reset, closed
+    /// or not HTTP (`connection-lost`).
+    ConnectionLost,
+    /// Its whole response did not come within [`LoadConfig::timeout`] of
+    /// its sending (`response-timeout`).
+    ResponseTimeout,
+    /// The runtime answered with a status other than 2xx: `kind` is its
+    /// `x-faasched-error` (`overloaded`, `trap`, ...), or `http-STATUS`
+    /// without one.
+    Server {
+        /// The error's kind.
+        kind: String,
+    },
+    /// It was due but still waiting for a connection when sending stopped
+    /// (`unsent`).
+    Unsent,
+    /// It was in flight when the drain time ran out (`unfinished`).
+    Unfinished,
+    /// It was in flight when the run was stopped (`interrupted`).
+    Interrupted,
+}
+
+impl Failure {
+    /// Its kind, as requests.csv and summary.json spell it.
+    pub fn kind(&self) -> &str {
+        match self {
+            Failure::ConnectFailed => "connect-failed",
+            Failure::ConnectionLost => "connection-lost",
+            Failure::ResponseTimeout => "response-timeout",
+            Failure::Server { kind } => kind,
+            Failure::Unsent => "unsent",
+            Failure::Unfinished => "unfinished",
+            Failure::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.kind())
+    }
+}
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// Every request sent was answered or failed on its own.
+    Completed,
+    /// `stop` ended it.
+    Interrupted,
+    /// The drain time ran out with requests still queued or in flight.
+    DrainTimeout,
+}
+
+impl End {
+    /// As summary.json spells it.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            End::Completed => "completed",
+            End::Interrupted => "interrupted",
+            End::DrainTimeout => "drain-timeout",
+        }
+    }
+}
