@@ -62,6 +62,36 @@ pub fn pair(sim: Option<f64>, live: Option<f64>, digits: usize) -> String {
     format!("{} / {}", f(sim), f(live))
 }
 
+/// `header` and `rows` as lines of columns two spaces apart, each as wide
+/// as its widest cell: the first `right_from` columns left-aligned, the
+/// rest right-aligned; trailing spaces trimmed. The header's line first.
+pub fn aligned(header: &[&str], rows: &[Vec<String>], right_from: usize) -> Vec<String> {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (c, &w))| match i < right_from {
+                true => format!("{c:<w$}"),
+                false => format!("{c:>w$}"),
+            })
+            .collect();
+        padded.join("  ").trim_end().to_string()
+    };
+    std::iter::once(line(header.to_vec()))
+        .chain(
+            rows.iter()
+                .map(|r| line(r.iter().map(String::as_str).collect())),
+        )
+        .collect()
+}
+
 /// A compare.csv cell: the value as Rust prints it, empty without one.
 pub fn cell(v: Option<f64>) -> String {
     v.map_or_else(String::new, |v| format!("{v}"))
@@ -114,6 +144,22 @@ mod tests {
         assert_eq!(
             (cell(Some(0.5)), cell(None)),
             ("0.5".to_string(), String::new())
+        );
+    }
+
+    #[test]
+    fn columns_align_left_then_right() {
+        let rows = vec![
+            vec!["ab".to_string(), "1".into()],
+            vec!["a".into(), "123".into()],
+        ];
+        assert_eq!(
+            aligned(&["k", "v"], &rows, 1),
+            ["k     v", "ab    1", "a   123"]
+        );
+        assert_eq!(
+            aligned(&["k", "v"], &rows, 9),
+            ["k   v", "ab  1", "a   123"]
         );
     }
 }

@@ -30,7 +30,7 @@ use super::load::LiveLoad;
 use super::publish::Rows;
 use super::replay::{ReplayOptions, ReplaySpec, each_run, replay};
 use super::run::{ClusterOptions, ClusterWorkload};
-use crate::compare::{cell, pair, rank};
+use crate::compare::{aligned, cell, pair, rank};
 use crate::interrupt;
 use crate::output::Publish;
 use crate::output::{Outputs, publish_comparison};
@@ -461,12 +461,12 @@ impl Comparison {
             "p99_ms",
             "load_var",
         ];
-        let lines: Vec<[String; 8]> = self
+        let lines: Vec<Vec<String>> = self
             .rows
             .iter()
             .map(|r| {
                 let (s, l) = (&r.sim, &r.live);
-                [
+                vec![
                     r.key.router.clone(),
                     format!("{} / {}", s.invocations, l.invocations),
                     format!("{} / {}", s.dropped, l.dropped),
@@ -478,24 +478,9 @@ impl Comparison {
                 ]
             })
             .collect();
-        let mut widths = header.map(str::len);
-        for cells in &lines {
-            for (w, c) in widths.iter_mut().zip(cells) {
-                *w = (*w).max(c.chars().count());
-            }
-        }
         let mut out = String::from("each cell: simulated / live\n");
-        let mut line = |cells: &[&str]| {
-            let padded: Vec<String> = cells
-                .iter()
-                .zip(widths)
-                .map(|(c, w)| format!("{c:<w$}"))
-                .collect();
-            let _ = writeln!(out, "{}", padded.join("  ").trim_end());
-        };
-        line(&header);
-        for cells in &lines {
-            line(&cells.each_ref().map(String::as_str));
+        for line in aligned(&header, &lines, usize::MAX) {
+            let _ = writeln!(out, "{line}");
         }
         for r in &self.rankings {
             let _ = writeln!(

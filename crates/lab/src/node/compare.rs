@@ -2,7 +2,7 @@
 //! latency, slowdown, misses and preemptions in each world, and whether
 //! the two worlds rank the policies alike.
 
-use crate::compare::{cell, pair};
+use crate::compare::{aligned, cell, pair};
 use anyhow::{Result, bail};
 use faasched_report::node::{PolicySummary, Summary};
 use serde::Serialize;
@@ -202,11 +202,11 @@ impl Comparison {
         let header = [
             "policy", "p50_us", "p99_us", "p999_us", "sd_p999", "miss_%", "preempt",
         ];
-        let mut lines: Vec<(Option<f64>, [String; 7])> = Vec::new();
-        for r in &self.rows {
-            lines.push((
-                Some(r.key.rate_rps),
-                [
+        let cells: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .map(|r| {
+                vec![
                     r.key.policy.clone(),
                     pair(r.sim.p50_us, r.live.p50_us, 1),
                     pair(r.sim.p99_us, r.live.p99_us, 1),
@@ -214,41 +214,23 @@ impl Comparison {
                     pair(r.sim.slowdown_p999, r.live.slowdown_p999, 2),
                     pair(r.sim.miss_pct, r.live.miss_pct, 2),
                     pair(r.sim.preemptions, r.live.preemptions, 2),
-                ],
-            ));
-        }
-        let mut widths = header.map(str::len);
-        for (_, cells) in &lines {
-            for (w, c) in widths.iter_mut().zip(cells) {
-                *w = (*w).max(c.chars().count());
-            }
-        }
-        let row = |cells: &[String; 7]| {
-            let mut line = String::new();
-            for (i, (c, w)) in cells.iter().zip(widths).enumerate() {
-                let pad = w - c.chars().count();
-                match i {
-                    0 => line.push_str(&format!("{c}{}", " ".repeat(pad))),
-                    _ => line.push_str(&format!("  {}{c}", " ".repeat(pad))),
-                }
-            }
-            line.trim_end().to_string()
-        };
+                ]
+            })
+            .collect();
+        let lines = aligned(&header, &cells, 1);
         let mut out = String::from(
             "each cell: simulated / live; over all requests: p50/p99/p999 latency in µs, \
              sd_p999 the p99.9 slowdown (latency / work),\nmiss_% missed or dropped, preempt \
              preemptions per finished request\n",
         );
-        out.push_str(&row(&header.map(String::from)));
-        out.push('\n');
+        let _ = writeln!(out, "{}", lines[0]);
         let mut rate = None;
-        for (r, cells) in &lines {
-            if rate != *r {
-                rate = *r;
-                let _ = writeln!(out, "offered {:.3} requests/s", r.unwrap_or(0.0));
+        for (r, line) in self.rows.iter().zip(&lines[1..]) {
+            if rate != Some(r.key.rate_rps) {
+                rate = Some(r.key.rate_rps);
+                let _ = writeln!(out, "offered {:.3} requests/s", r.key.rate_rps);
             }
-            out.push_str(&row(cells));
-            out.push('\n');
+            let _ = writeln!(out, "{line}");
         }
         for k in &self.rankings {
             let _ = writeln!(

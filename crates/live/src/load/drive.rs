@@ -31,7 +31,7 @@ const STOP_POLL: Duration = Duration::from_millis(10);
 /// How the open loop waits for a call's time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pacing {
-    /// Tokio's timer to [`SPIN`] before, then a spin: a call goes out
+    /// Tokio's timer to 2 ms before, then a spin: a call goes out
     /// within microseconds of its time, and the client holds a core while
     /// it waits (a node's load, where µs matter).
     Spin,

@@ -8,7 +8,7 @@ use std::io;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LoadError {
-    /// A field of the [`LoadConfig`] is out of range.
+    /// A field of the [`LoadConfig`](super::LoadConfig) is out of range.
     #[error("{field}: {why}")]
     Invalid {
         /// The field.
@@ -48,7 +48,7 @@ pub enum Failure {
     /// Its connection broke before its response was whole: reset, closed
     /// or not HTTP (`connection-lost`).
     ConnectionLost,
-    /// Its whole response did not come within [`LoadConfig::timeout`] of
+    /// Its whole response did not come within [`LoadConfig::timeout`](super::LoadConfig::timeout) of
     /// its sending (`response-timeout`).
     ResponseTimeout,
     /// The runtime answered with a status other than 2xx: `kind` is its
