@@ -75,14 +75,17 @@
 
 mod config;
 mod fault;
+mod guest;
 mod runtime;
 mod sandbox;
+mod start;
 mod suite;
 
 pub use config::{
     Config, DEFAULT_CPU_LIMIT, DEFAULT_MAX_SANDBOXES, DEFAULT_MEMORY_LIMIT, DEFAULT_TICK,
 };
 pub use fault::{Fault, Result};
+pub use guest::Preempt;
 pub use runtime::{Image, Runtime};
-pub use sandbox::{Output, Preempt, Sandbox, Stats, Step};
+pub use sandbox::{Output, Sandbox, Stats, Step};
 pub use suite::{BUILTINS, Call, resize_arg};

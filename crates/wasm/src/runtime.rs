@@ -14,15 +14,9 @@ use wasmtime::{
 };
 
 use crate::config::Resolved;
-use crate::sandbox::{Guest, Preempt, Sandbox, Step};
+use crate::guest::{Guest, Preempt};
 use crate::suite::{self, Builtin, Call, SUITE};
 use crate::{Config, Fault, Result};
-
-/// `spin` steps one calibration run takes: a few ms of CPU, long enough
-/// that the clock's resolution and the sandbox's fixed cost are noise.
-const CALIBRATION_STEPS: i64 = 2_000_000;
-/// Calibration runs; the fastest counts, as the least disturbed.
-const CALIBRATION_RUNS: usize = 3;
 
 /// One registered function: checked, compiled and linked once, so that each
 /// request only instantiates it.
@@ -36,7 +30,7 @@ pub(crate) struct Function {
 /// A function compiled and linked anew, on its own: what a container of a
 /// serverless platform holds once it has started cold (the runtime's own
 /// copy of each function serves the requests that need no cold start).
-/// Sandboxes start from it with [`Sandbox::start_image`].
+/// Sandboxes start from it with [`Sandbox::start_image`](crate::Sandbox::start_image).
 pub struct Image {
     pub(crate) name: String,
     pub(crate) function: Function,
@@ -58,7 +52,7 @@ impl Image {
 }
 
 /// The sandbox runtime: built once, registered into, then shared (behind an
-/// `Arc`) by every worker thread, each of which starts [`Sandbox`]es on it.
+/// `Arc`) by every worker thread, each of which starts [`Sandbox`](crate::Sandbox)es on it.
 ///
 /// Dropping it stops and joins the epoch ticker. Sandboxes hold a reference
 /// to the engine, not to the runtime, so they may outlive it; they then
@@ -67,7 +61,7 @@ pub struct Runtime {
     pub(crate) engine: Engine,
     functions: BTreeMap<String, Function>,
     pub(crate) limits: Resolved,
-    spin_steps_per_ms: u64,
+    pub(crate) spin_steps_per_ms: u64,
     /// Only held: dropping it stops the thread.
     _ticker: Ticker,
 }
@@ -83,15 +77,14 @@ impl std::fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    /// Builds the engine and its pool, compiles the built-in suite, starts
-    /// the epoch ticker and, unless the configuration gives it, measures
-    /// `spin`'s steps per ms on the calling thread.
+    /// Builds the engine and its pool, compiles the built-in suite and
+    /// starts the epoch ticker; `spin`'s steps per ms are the
+    /// configuration's, or 1 until [`Runtime::new`] measures them.
     ///
     /// # Errors
     ///
-    /// [`Fault::Config`] for a knob out of range or an engine wasmtime
-    /// refuses (for example when the address space cannot hold the pool).
-    pub fn new(config: &Config) -> Result<Self> {
+    /// As [`Runtime::new`]'s.
+    pub(crate) fn build(config: &Config) -> Result<Self> {
         let limits = config.resolve()?;
         let mut pool = PoolingAllocationConfig::new();
         pool.total_core_instances(limits.max_sandboxes)
@@ -127,10 +120,7 @@ impl Runtime {
             function.builtin = Some(builtin);
             runtime.functions.insert(builtin.name.to_owned(), function);
         }
-        runtime.spin_steps_per_ms = match limits.spin_steps_per_ms {
-            Some(steps) => steps,
-            None => runtime.calibrate_spin()?,
-        };
+        runtime.spin_steps_per_ms = limits.spin_steps_per_ms.unwrap_or(1);
         Ok(runtime)
     }
 
@@ -230,23 +220,6 @@ impl Runtime {
             .ok_or_else(|| Fault::UnknownFunction(name.to_owned()))
     }
 
-    /// Measures `spin`'s steps per ms of this thread's CPU time.
-    fn calibrate_spin(&self) -> Result<u64> {
-        let preempt = self.preempt();
-        let mut best = 0;
-        for _ in 0..CALIBRATION_RUNS {
-            let mut sandbox = Sandbox::start(self, &preempt, "spin", CALIBRATION_STEPS)?;
-            let output = loop {
-                if let Step::Done(done) = sandbox.resume() {
-                    break done?;
-                }
-            };
-            let per_ms = CALIBRATION_STEPS as u64 * 1_000_000 / output.stats.cpu.max(1);
-            best = best.max(per_ms);
-        }
-        Ok(best.max(1))
-    }
-
     /// The registered names, built-ins included, in order.
     pub fn functions(&self) -> impl Iterator<Item = &str> {
         self.functions.keys().map(String::as_str)
@@ -271,7 +244,7 @@ impl Runtime {
     }
 
     /// A new preemption handle for one worker thread: the worker passes it
-    /// to every [`Sandbox::start`], the dispatcher keeps a clone and calls
+    /// to every [`Sandbox::start`](crate::Sandbox::start), the dispatcher keeps a clone and calls
     /// [`Preempt::request`].
     pub fn preempt(&self) -> Preempt {
         Preempt::new(self.engine.clone())
