@@ -1,12 +1,11 @@
 //! Requests carried out: hand-overs and their checks, re-adoption, ends,
 //! and the outcome each invocation gives the policy.
 
-use super::clients::Via;
+use super::core::{Agent, FunctionStats, Via};
 use super::event::Event;
 use super::pin::{self, Claim};
 use super::protocol::{self, Request, Response, Sched};
 use super::registry::{Steered, still_there};
-use super::serve::Agent;
 use super::state::Entry;
 use super::target;
 use crate::os::observe::SchedstatReading;
@@ -20,19 +19,6 @@ use std::os::fd::{AsFd, OwnedFd};
 
 /// Most distinct function names: each stays in the policy's tables.
 const MAX_FUNCTIONS: usize = 4096;
-
-/// One function, as `status` shows it.
-#[derive(Clone, Debug, Default)]
-pub(super) struct FunctionStats {
-    /// Processes steered now.
-    pub(super) live: u64,
-    /// Invocations finished.
-    pub(super) finished: u64,
-    /// Their CPU time, in all.
-    pub(super) cpu: Nanos,
-    /// The attributes its latest process got when handed over.
-    pub(super) latest: Option<Sched>,
-}
 
 impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
     /// Carries out one request (a line on the stream, or a datagram) from a

@@ -1,9 +1,10 @@
 //! The agent's clients: connections to the stream socket, datagrams on
 //! the datagram socket, and the refusals they earn.
 
+use super::core::{Agent, Conn, MAX_CLIENTS, Via};
 use super::event::{Event, REFUSALS_LOGGED_PER_SECOND};
 use super::protocol::{self, MAX_REQUEST, Response};
-use super::serve::{Agent, CLIENT};
+use super::tokens::CLIENT;
 use crate::sys::clock;
 use crate::sys::dgram;
 use crate::sys::peercred::{self, PeerCred, peer_cred};
@@ -13,31 +14,6 @@ use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
 use std::os::unix::net::{UnixDatagram, UnixListener, UnixStream};
 
-/// Which socket a request came on.
-#[derive(Clone, Copy)]
-pub(super) enum Via<'a> {
-    /// A line on this connection to the stream socket.
-    Stream(&'a UnixStream),
-    /// A datagram on the datagram socket.
-    Datagram,
-}
-
-/// A connected client.
-pub(super) struct Conn {
-    pub(super) stream: UnixStream,
-    pub(super) cred: PeerCred,
-    /// Bytes read and not yet a whole line.
-    pub(super) buf: Vec<u8>,
-    /// When it last sent something (or connected).
-    pub(super) active: Nanos,
-}
-
-/// Most clients connected at once. A client arriving when they are all
-/// connected takes the place of the one idle the longest, if that one has
-/// been idle [`IDLE_EVICTABLE`] or more, and is closed on arrival otherwise:
-/// connections held open and silent (any local user can open them) cannot
-/// lock everyone else out.
-pub(super) const MAX_CLIENTS: usize = 256;
 /// How long a connection must have been idle to make room for a new one.
 const IDLE_EVICTABLE: Nanos = SEC;
 /// Most datagrams answered in one wake-up: if more wait, the socket stays

@@ -54,6 +54,7 @@ pub mod protocol;
 
 mod admission;
 mod clients;
+mod core;
 mod event;
 mod guard;
 mod pin;
@@ -63,6 +64,7 @@ mod socket;
 mod state;
 mod status_text;
 mod target;
+mod tokens;
 
 pub use event::{Event, REFUSALS_LOGGED_PER_SECOND, Summary};
 pub use guard::guard;

@@ -1,12 +1,12 @@
 //! The serve loop: one thread, one wait (`epoll_pwait2`), as in replay.
 
-use super::admission::FunctionStats;
-use super::clients::{Conn, MAX_CLIENTS};
+use super::core::{Agent, MAX_CLIENTS};
 use super::event::{Event, Summary};
 use super::protocol::{self, FunctionStatus, ProcessStatus, Sched, Status};
 use super::registry::Registry;
 use super::socket::Socket;
 use super::state::StateFile;
+use super::tokens::{CLIENT, DATAGRAMS, LISTENER, SIGNALS};
 use super::{AgentError, Config, system, target};
 use crate::os::steering::{Steering, Timeline};
 use crate::sys::clock;
@@ -27,15 +27,6 @@ use std::os::unix::net::{UnixDatagram, UnixListener};
 const MAX_PROCESSES: usize = 8192;
 /// Descriptors kept for everything else (epoll, signalfd, socket, files).
 const SPARE_FDS: usize = 64;
-
-/// The epoll token of the signalfd.
-pub(super) const SIGNALS: u64 = u64::MAX;
-/// The epoll token of the stream socket's listener.
-pub(super) const LISTENER: u64 = u64::MAX - 1;
-/// The epoll token of the datagram socket.
-pub(super) const DATAGRAMS: u64 = u64::MAX - 2;
-/// Tokens with this bit are clients; the others below it are tasks.
-pub(super) const CLIENT: u64 = 1 << 62;
 
 /// Listens on `config.socket` and steers the processes handed over there
 /// with `policy` until a terminating signal (SIGINT, SIGTERM, SIGHUP,
@@ -133,31 +124,6 @@ fn check_kernel(pid: libc::pid_t) -> Result<(), AgentError> {
         )(e)),
         _ => Ok(()),
     }
-}
-
-/// The agent while it serves: what [`serve`] sets up, and the loop.
-pub(super) struct Agent<'c, 'p, P: Steer + ?Sized, L> {
-    pub(super) config: &'c Config,
-    pub(super) steering: Steering<'p, P>,
-    pub(super) poll: Poll,
-    pub(super) registry: Registry,
-    pub(super) clients: HashMap<u64, Conn>,
-    pub(super) next_client: u64,
-    pub(super) functions: Functions,
-    /// By function id.
-    pub(super) per_function: Vec<FunctionStats>,
-    pub(super) next_task: u64,
-    pub(super) summary: Summary,
-    pub(super) max_processes: usize,
-    pub(super) origin: Nanos,
-    /// The agent's own pid.
-    pub(super) pid: libc::pid_t,
-    /// The parent of every kernel thread ([`target::kthreadd`]).
-    pub(super) kthreadd: Option<libc::pid_t>,
-    pub(super) log: L,
-    /// The second refusals are being counted in: its start, the refusals
-    /// logged in it and those not.
-    pub(super) refusals: (Nanos, u64, u64),
 }
 
 impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {

@@ -21,8 +21,8 @@
 //! lets it go, what it ran under before the first agent took it.
 
 use super::protocol::check_function_name;
-use super::serve::CLIENT;
 use super::target::Before;
+use super::tokens::CLIENT;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::{self, Write};
