@@ -130,7 +130,7 @@ pub fn transport(loads: &[LiveLoad]) -> Option<(Nanos, usize)> {
         .flat_map(|l| &l.run.records)
         .filter(|r| r.answered())
         .filter_map(|r| {
-            let latency = r.done?.checked_sub(r.sent)?;
+            let latency = r.done?.checked_sub(r.sent?)?;
             Some(latency.saturating_sub(r.runtime_us? * US))
         })
         .collect();

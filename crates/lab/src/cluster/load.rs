@@ -22,7 +22,7 @@ use crate::node::replay::Lateness;
 use crate::output::Outputs;
 use anyhow::{Context, Result, bail};
 use faasched_live::cluster::load::{Call, CallRecord, ClientRun, run_clients, run_schedule};
-use faasched_live::load::{End, Failure, LoadConfig, LoadError, MAX_CONNECTIONS, Mode, Sampler};
+use faasched_live::load::{End, LoadConfig, LoadError, MAX_CONNECTIONS, Mode, Sampler};
 use faasched_model::cluster::{
     FunctionProfile, Invocation, InvocationId, InvocationInfo, InvocationOutcome, ServerId,
 };
@@ -219,8 +219,7 @@ impl LiveLoadSpec {
                 let late = Lateness::of(
                     run.records
                         .iter()
-                        .filter(|r| r.failure != Some(Failure::Unsent))
-                        .map(|r| r.sent.saturating_sub(r.intended))
+                        .filter_map(|r| Some(r.sent?.saturating_sub(r.intended)))
                         .collect(),
                 );
                 (run, setup.describe()["workload"].take(), Some(late))
@@ -330,7 +329,7 @@ fn outcomes(
     let mut collector = Collector::new(label);
     let mut nodes: Vec<String> = Vec::new();
     for r in records {
-        let Some(profile) = profiles.get(r.function as usize) else {
+        let Some(profile) = profiles.get(r.call.function as usize) else {
             continue;
         };
         let server = r.answered().then(|| {
@@ -491,8 +490,8 @@ impl LiveLoad {
                 [
                     r.id.to_string(),
                     r.client.to_string(),
-                    r.name.to_string(),
-                    (r.sent / US).to_string(),
+                    r.call.name.to_string(),
+                    opt(r.sent.map(|s| s / US)),
                     opt(r.done.map(|d| d / US)),
                     opt(r.status.map(u64::from)),
                     r.node.clone().unwrap_or_default(),
@@ -654,19 +653,24 @@ mod tests {
 
     fn record(id: u64, function: u32, node: Option<&str>, cold: bool, status: u16) -> CallRecord {
         CallRecord {
+            call: Call {
+                function,
+                name: format!("f-{function}").into(),
+                send: id * MS,
+                work_us: 1,
+            },
             id,
             client: 0,
-            function,
-            name: format!("f-{function}").into(),
-            work_us: 1,
             intended: id * MS,
-            sent: id * MS,
+            sent: Some(id * MS),
+            cpu_us: None,
+            preemptions: None,
             done: Some(id * MS + 3 * MS),
             status: Some(status),
             node: node.map(String::from),
             cold: node.map(|_| cold),
             runtime_us: Some(1),
-            failure: (status != 200).then(|| Failure::Server {
+            failure: (status != 200).then(|| faasched_live::load::Failure::Server {
                 kind: "overloaded".into(),
             }),
         }

@@ -13,7 +13,7 @@
 //! docs/CLUSTER.md "Live gateway") are kept in its [`CallRecord`]. Times
 //! are ns from the start of the run.
 
-use crate::load::{self, Answer, Failure, LoadConfig, LoadError, Pacing, Sampler};
+use crate::load::{self, LoadConfig, LoadError, Pacing, Sampler};
 use faasched_model::Time;
 use std::sync::Arc;
 
@@ -40,118 +40,15 @@ impl load::Call for Call {
     }
 }
 
-/// What became of one call that was sent.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CallRecord {
-    /// Its number, in the order the calls were sent, from 0.
-    pub id: u64,
-    /// The client that sent it, from 0; in the open loop, the connection.
-    pub client: u32,
-    /// The function's index in its table.
-    pub function: u32,
-    /// Its name.
-    pub name: Arc<str>,
-    /// The work asked for, µs.
-    pub work_us: u64,
-    /// When it was due, what its latency counts from: in the open loop its
-    /// time in the schedule, however late it went out; in the closed loop
-    /// when it was sent (a client's call is due when the client sends it).
-    pub intended: Time,
-    /// When it was sent; one never sent ([`Failure::Unsent`]) has the time
-    /// sending stopped.
-    pub sent: Time,
-    /// When its whole answer had come; `None` without one.
-    pub done: Option<Time>,
-    /// The answer's HTTP status.
-    pub status: Option<u16>,
-    /// The answer's `x-faasched-node`.
-    pub node: Option<String>,
-    /// The answer's `x-faasched-cold`.
-    pub cold: Option<bool>,
-    /// The answer's `x-faasched-runtime-us`.
-    pub runtime_us: Option<u64>,
-    /// Why it was not answered with a 2xx; `None` if it was.
-    pub failure: Option<Failure>,
-}
-
-impl CallRecord {
-    /// `call`, due (and sent) at `at`, with no outcome yet; its id and
-    /// client 0.
-    fn new(call: Call, at: Time) -> CallRecord {
-        CallRecord {
-            id: 0,
-            client: 0,
-            function: call.function,
-            name: call.name,
-            work_us: call.work_us,
-            intended: at,
-            sent: at,
-            done: None,
-            status: None,
-            node: None,
-            cold: None,
-            runtime_us: None,
-            failure: None,
-        }
-    }
-
-    /// Whether it was answered with a 2xx.
-    pub fn answered(&self) -> bool {
-        self.done.is_some() && self.failure.is_none()
-    }
-}
-
-impl load::Record for CallRecord {
-    type Call = Call;
-
-    fn sent(call: Call, id: u64, slot: u32, intended: Time, sent: Time) -> CallRecord {
-        CallRecord {
-            id,
-            client: slot,
-            intended,
-            ..CallRecord::new(call, sent)
-        }
-    }
-
-    fn unsent(call: Call, id: u64, intended: Time, stopped: Time) -> CallRecord {
-        CallRecord {
-            id,
-            intended,
-            failure: Some(Failure::Unsent),
-            ..CallRecord::new(call, stopped)
-        }
-    }
-
-    fn apply(&mut self, outcome: Result<Answer, Failure>, done: Time) {
-        match outcome {
-            Ok(answer) => {
-                self.done = Some(done);
-                self.status = Some(answer.status);
-                self.node = answer.node;
-                self.cold = answer.cold;
-                self.runtime_us = answer.runtime_us;
-                self.failure = answer.failure;
-            }
-            Err(failure) => self.failure = Some(failure),
-        }
-    }
-
-    fn failure(&self) -> Option<&Failure> {
-        self.failure.as_ref()
-    }
-
-    fn fail(&mut self, failure: Failure) {
-        self.failure = Some(failure);
-    }
-
-    fn pending(&self) -> bool {
-        self.done.is_none() && self.failure.is_none()
-    }
-}
+/// What became of one call: its id in the order the calls were sent (or,
+/// in the open loop, due), the client (in the open loop, the connection)
+/// that sent it, and the answer's `x-faasched-node` and
+/// `x-faasched-cold`.
+pub type CallRecord = load::Record<Call>;
 
 /// What a run measured: one record per call sent (and, in the open loop,
 /// per call due but not sent when sending stopped), by id.
-pub type ClientRun = load::Run<CallRecord>;
+pub type ClientRun = load::Run<Call>;
 
 /// Runs `config.mode.connections()` clients (give [`Mode::Closed`]) against
 /// `config.target` for `config.duration`, their calls from `sampler`; asks

@@ -104,23 +104,23 @@ type Done = (usize, Result<Answer, Failure>, Time);
 /// 10 ms whether to end early, and then still returns what was measured.
 /// Fails only before the first call: a bad config or a target that
 /// refuses to connect.
-pub fn open<R: Record>(
+pub fn open<C: Call>(
     config: &LoadConfig,
-    calls: impl IntoIterator<Item = R::Call>,
+    calls: impl IntoIterator<Item = C>,
     pacing: Pacing,
     stop: &dyn Fn() -> bool,
-) -> Result<Run<R>, LoadError> {
+) -> Result<Run<C>, LoadError> {
     let addr = config.validate()?;
     runtime()?.block_on(drive_open(config, addr, calls.into_iter(), pacing, stop))
 }
 
-async fn drive_open<R: Record>(
+async fn drive_open<C: Call>(
     config: &LoadConfig,
     addr: SocketAddr,
-    mut calls: impl Iterator<Item = R::Call>,
+    mut calls: impl Iterator<Item = C>,
     pacing: Pacing,
     stop: &dyn Fn() -> bool,
-) -> Result<Run<R>, LoadError> {
+) -> Result<Run<C>, LoadError> {
     let senders = connect_all(config, addr).await?;
     let per_call = Duration::from_nanos(config.timeout);
     // Free connections; sized so that giving one back never waits.
@@ -133,13 +133,10 @@ async fn drive_open<R: Record>(
     };
     let hard_end = config.duration.saturating_add(config.drain);
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<Done>();
-    let mut records: Vec<R> = Vec::new();
+    let mut records: Vec<Record<C>> = Vec::new();
     let mut in_flight = 0usize;
     let mut end = End::Completed;
-    let unsent = |call: R::Call, records: &Vec<R>, stopped_at: Time| {
-        let intended = call.send();
-        R::unsent(call, records.len() as u64, intended, stopped_at)
-    };
+    let unsent = |call: C, records: &Vec<Record<C>>| Record::unsent(call, records.len() as u64);
     loop {
         while let Ok(done) = done_rx.try_recv() {
             apply(&mut records, done);
@@ -155,7 +152,7 @@ async fn drive_open<R: Record>(
             // wakes a tick late), it was not sent.
             let stopped_at = clock.now();
             if call.send() <= stopped_at {
-                records.push(unsent(call, &records, stopped_at));
+                records.push(unsent(call, &records));
             }
             break;
         }
@@ -163,25 +160,25 @@ async fn drive_open<R: Record>(
             slot = free_rx.recv() => slot.expect("the pacing task keeps a sender"),
             _ = sleep_until(clock.at(hard_end)) => {
                 end = End::DrainTimeout;
-                records.push(unsent(call, &records, clock.now()));
+                records.push(unsent(call, &records));
                 break;
             }
             _ = stopped(stop) => {
                 end = End::Interrupted;
-                records.push(unsent(call, &records, clock.now()));
+                records.push(unsent(call, &records));
                 break;
             }
         };
         if clock.now() >= hard_end {
             let _ = free_tx.try_send((connection, slot));
             end = End::DrainTimeout;
-            records.push(unsent(call, &records, clock.now()));
+            records.push(unsent(call, &records));
             break;
         }
         let message = call.request(&config.target);
         let intended = call.send();
         let sent = clock.now();
-        records.push(R::sent(
+        records.push(Record::sent(
             call,
             records.len() as u64,
             connection,
@@ -210,7 +207,7 @@ async fn drive_open<R: Record>(
             if call.send() >= config.duration || call.send() > due {
                 break;
             }
-            records.push(unsent(call, &records, due));
+            records.push(unsent(call, &records));
         }
     }
     drop(done_tx);
@@ -229,7 +226,7 @@ async fn drive_open<R: Record>(
     };
     for r in &mut records {
         if r.pending() {
-            r.fail(left.clone());
+            r.failure = Some(left.clone());
         }
     }
     Ok(Run {
@@ -240,7 +237,7 @@ async fn drive_open<R: Record>(
 }
 
 /// Puts a call task's outcome into its record.
-fn apply<R: Record>(records: &mut [R], (index, result, done): Done) {
+fn apply<C>(records: &mut [Record<C>], (index, result, done): Done) {
     records[index].apply(result, done);
 }
 
@@ -263,21 +260,21 @@ struct Clients<S> {
 /// ms whether to end early, and then still returns what was measured.
 /// Fails only before the first call: a bad config or a target that
 /// refuses to connect.
-pub fn closed<R: Record, S: Sampler<R::Call>>(
+pub fn closed<C: Call, S: Sampler<C>>(
     config: &LoadConfig,
     sampler: S,
     stop: &dyn Fn() -> bool,
-) -> Result<Run<R>, LoadError> {
+) -> Result<Run<C>, LoadError> {
     let addr = config.validate()?;
     runtime()?.block_on(drive_closed(config, addr, sampler, stop))
 }
 
-async fn drive_closed<R: Record, S: Sampler<R::Call>>(
+async fn drive_closed<C: Call, S: Sampler<C>>(
     config: &LoadConfig,
     addr: SocketAddr,
     sampler: S,
     stop: &dyn Fn() -> bool,
-) -> Result<Run<R>, LoadError> {
+) -> Result<Run<C>, LoadError> {
     let senders = connect_all(config, addr).await?;
     let clients = Arc::new(Clients {
         sampler: Mutex::new(sampler),
@@ -294,7 +291,7 @@ async fn drive_closed<R: Record, S: Sampler<R::Call>>(
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut tasks = JoinSet::new();
     for (i, sender) in (0u32..).zip(senders) {
-        tasks.spawn(client::<R, S>(i, sender, clients.clone(), stop_rx.clone()));
+        tasks.spawn(client::<C, S>(i, sender, clients.clone(), stop_rx.clone()));
     }
     let mut records = Vec::new();
     let mut interrupted = false;
@@ -312,13 +309,12 @@ async fn drive_closed<R: Record, S: Sampler<R::Call>>(
             }
         }
     }
-    records.sort_by_key(|r: &(u64, R)| r.0);
-    let records: Vec<R> = records.into_iter().map(|(_, r)| r).collect();
+    records.sort_by_key(|r: &Record<C>| r.id);
     let end = if interrupted {
         End::Interrupted
     } else if records
         .iter()
-        .any(|r| r.failure() == Some(&Failure::Unfinished))
+        .any(|r| r.failure == Some(Failure::Unfinished))
     {
         End::DrainTimeout
     } else {
@@ -332,13 +328,13 @@ async fn drive_closed<R: Record, S: Sampler<R::Call>>(
 }
 
 /// One client: calls until the sampler, the duration or `stop` ends it;
-/// its records with their ids, in the order it sent them.
-async fn client<R: Record, S: Sampler<R::Call>>(
+/// its records, in the order it sent them.
+async fn client<C: Call, S: Sampler<C>>(
     index: u32,
     sender: Sender,
     clients: Arc<Clients<S>>,
     mut stop: watch::Receiver<bool>,
-) -> Vec<(u64, R)> {
+) -> Vec<Record<C>> {
     let c = &*clients;
     let mut records = Vec::new();
     let mut slot = Some(sender);
@@ -364,7 +360,7 @@ async fn client<R: Record, S: Sampler<R::Call>>(
         let sent = c.clock.now();
         let id = c.ids.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // A client's call is due when the client sends it.
-        let mut record = R::sent(call, id, index, sent, sent);
+        let mut record = Record::sent(call, id, index, sent, sent);
         let (kept, result) = tokio::select! {
             outcome = timeout(c.timeout, attempt(slot.take(), c.addr, message)) => {
                 outcome.unwrap_or((None, Err(Failure::ResponseTimeout)))
@@ -376,10 +372,10 @@ async fn client<R: Record, S: Sampler<R::Call>>(
         finish = c.clock.now();
         record.apply(result, finish);
         let last = matches!(
-            record.failure(),
+            record.failure,
             Some(Failure::Unfinished | Failure::Interrupted)
         );
-        records.push((id, record));
+        records.push(record);
         if last {
             break;
         }

@@ -3,8 +3,8 @@
 //! it `cluster replay`) send their calls with it.
 //!
 //! A level says what a call is ([`Call`]: when it is due, and its HTTP
-//! request) and what it keeps of one ([`Record`]); the driver sends and
-//! measures. Either loop:
+//! request); the driver sends it and measures what became of it
+//! ([`Record`]). Either loop:
 //!
 //! 1. opens every connection before the clock starts (a target that
 //!    refuses one is [`LoadError::Connect`]);
@@ -55,25 +55,105 @@ pub trait Call: Send + 'static {
     fn request(&self, target: &str) -> hyper::Request<http_body_util::Empty<hyper::body::Bytes>>;
 }
 
-/// What a level keeps of a call: made when the call is sent (or found
-/// unsent), then given its outcome.
-pub trait Record: Sized + Send + 'static {
-    /// The calls it records.
-    type Call: Call;
+/// What became of one call. Times are ns from the start of the run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record<C> {
+    /// The call, as its level made it.
+    pub call: C,
+    /// Its number in the run, from 0: in the order the calls were due
+    /// (open loop) or sent (closed loop).
+    pub id: u64,
+    /// The connection (open loop) or the client (closed loop) that sent
+    /// it, from 0.
+    pub client: u32,
+    /// When it was due, what its latency counts from: in the open loop its
+    /// time, however late it went out; in the closed loop when its client
+    /// sent it.
+    pub intended: Time,
+    /// When it was handed to a free connection; `None` if never.
+    pub sent: Option<Time>,
+    /// When its whole answer had come; `None` without one.
+    pub done: Option<Time>,
+    /// The answer's HTTP status.
+    pub status: Option<u16>,
+    /// The answer's `x-faasched-runtime-us`.
+    pub runtime_us: Option<u64>,
+    /// The answer's `x-faasched-cpu-us`.
+    pub cpu_us: Option<u64>,
+    /// The answer's `x-faasched-preemptions`.
+    pub preemptions: Option<u64>,
+    /// The gateway's `x-faasched-node`: the node that answered.
+    pub node: Option<String>,
+    /// The answer's `x-faasched-cold`.
+    pub cold: Option<bool>,
+    /// Why it was not answered with a 2xx; `None` if it was.
+    pub failure: Option<Failure>,
+}
+
+impl<C: Call> Record<C> {
     /// `call`, the run's `id`th, handed at `sent` to connection (or
-    /// client) `slot`, due at `intended`.
-    fn sent(call: Self::Call, id: u64, slot: u32, intended: Time, sent: Time) -> Self;
-    /// `call`, the run's `id`th, due at `intended` but never sent
-    /// ([`Failure::Unsent`]): sending stopped at `stopped`.
-    fn unsent(call: Self::Call, id: u64, intended: Time, stopped: Time) -> Self;
-    /// Its answer (or why there is none), come at `done`.
-    fn apply(&mut self, outcome: Result<Answer, Failure>, done: Time);
-    /// Why it was not answered with a 2xx, if it was not (or not yet).
-    fn failure(&self) -> Option<&Failure>;
-    /// Gives a call still in flight when the run ended its failure.
-    fn fail(&mut self, failure: Failure);
+    /// client) `client`, due at `intended`.
+    fn sent(call: C, id: u64, client: u32, intended: Time, sent: Time) -> Record<C> {
+        Record {
+            call,
+            id,
+            client,
+            intended,
+            sent: Some(sent),
+            done: None,
+            status: None,
+            runtime_us: None,
+            cpu_us: None,
+            preemptions: None,
+            node: None,
+            cold: None,
+            failure: None,
+        }
+    }
+
+    /// `call`, the run's `id`th, due at its time but never sent.
+    fn unsent(call: C, id: u64) -> Record<C> {
+        let intended = call.send();
+        Record {
+            sent: None,
+            failure: Some(Failure::Unsent),
+            ..Record::sent(call, id, 0, intended, intended)
+        }
+    }
+}
+
+impl<C> Record<C> {
+    /// Puts its answer (or why there is none), come at `done`, into it.
+    fn apply(&mut self, outcome: Result<Answer, Failure>, done: Time) {
+        match outcome {
+            Ok(answer) => {
+                self.done = Some(done);
+                self.status = Some(answer.status);
+                self.runtime_us = answer.runtime_us;
+                self.cpu_us = answer.cpu_us;
+                self.preemptions = answer.preemptions;
+                self.node = answer.node;
+                self.cold = answer.cold;
+                self.failure = answer.failure;
+            }
+            Err(failure) => self.failure = Some(failure),
+        }
+    }
+
     /// Whether it was sent and is still waiting for its answer.
-    fn pending(&self) -> bool;
+    fn pending(&self) -> bool {
+        self.sent.is_some() && self.done.is_none() && self.failure.is_none()
+    }
+
+    /// Whether it was answered with a 2xx.
+    pub fn answered(&self) -> bool {
+        self.done.is_some() && self.failure.is_none()
+    }
+
+    /// Completion − intended send time, for any answer (2xx or not).
+    pub fn latency(&self) -> Option<Nanos> {
+        Some(self.done?.saturating_sub(self.intended))
+    }
 }
 
 /// Where a closed loop's calls come from: shared by every client, asked in
@@ -86,11 +166,11 @@ pub trait Sampler<C>: Send + 'static {
 
 /// What a run measured.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Run<R> {
+pub struct Run<C> {
     /// In the open loop, one per call that was due, in the order they were
     /// due; in the closed loop, one per call sent, in the order they were
     /// sent.
-    pub records: Vec<R>,
+    pub records: Vec<Record<C>>,
     /// How it ended.
     pub end: End,
     /// From the start to the end of the run.

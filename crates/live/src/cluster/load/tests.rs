@@ -6,7 +6,7 @@
 
 use super::*;
 use crate::http;
-use crate::load::{End, Mode};
+use crate::load::{End, Failure, Mode};
 use crate::wire::{COLD_HEADER, ERROR_HEADER, FUNCTION_HEADER, NODE_HEADER, RUNTIME_HEADER};
 use faasched_model::{MS, SEC};
 use http_body_util::Full;
@@ -154,9 +154,9 @@ fn every_call_is_recorded_once_with_its_node_cold_start_and_drop() {
     let mut seen = Vec::new();
     for r in &run.records {
         assert!(r.client < 3, "{r:?}");
-        assert_eq!(&*r.name, TABLE[r.function as usize]);
-        assert!(r.done.is_some_and(|d| d >= r.sent), "{r:?}");
-        if &*r.name == "drop-me" {
+        assert_eq!(&*r.call.name, TABLE[r.call.function as usize]);
+        assert!(r.done.is_some_and(|d| Some(d) >= r.sent), "{r:?}");
+        if &*r.call.name == "drop-me" {
             assert_eq!(r.status, Some(503));
             assert_eq!(
                 r.failure,
@@ -173,7 +173,7 @@ fn every_call_is_recorded_once_with_its_node_cold_start_and_drop() {
             assert!(r.answered());
         }
         seen.push((
-            r.name.to_string(),
+            r.call.name.to_string(),
             r.status.unwrap(),
             r.node.clone(),
             r.cold,
@@ -184,7 +184,7 @@ fn every_call_is_recorded_once_with_its_node_cold_start_and_drop() {
     said.sort();
     seen.sort();
     assert_eq!(seen, said);
-    let names: BTreeSet<_> = run.records.iter().map(|r| &*r.name).collect();
+    let names: BTreeSet<_> = run.records.iter().map(|r| &*r.call.name).collect();
     let colds = run.records.iter().filter(|r| r.cold == Some(true)).count();
     assert_eq!(colds, names.iter().filter(|n| **n != "drop-me").count());
 }
@@ -283,11 +283,11 @@ fn the_open_loop_sends_every_call_of_the_schedule_at_or_after_its_time() {
     for (r, (i, call)) in run.records.iter().zip(calls.iter().enumerate()) {
         assert_eq!(r.id, i as u64);
         assert!(r.client < 2, "{r:?}");
-        assert_eq!((&r.name, r.function), (&call.name, call.function));
+        assert_eq!(&r.call, call);
         assert_eq!(r.intended, call.send);
-        assert!(r.sent >= r.intended, "{r:?}");
-        assert!(r.done.is_some_and(|d| d >= r.sent), "{r:?}");
-        let dropped = &*r.name == "drop-me";
+        assert!(r.sent.is_some_and(|s| s >= r.intended), "{r:?}");
+        assert!(r.done.is_some_and(|d| Some(d) >= r.sent), "{r:?}");
+        let dropped = &*r.call.name == "drop-me";
         assert_eq!(r.answered(), !dropped, "{r:?}");
         assert_eq!(r.status, Some(if dropped { 503 } else { 200 }));
     }

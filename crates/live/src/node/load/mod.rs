@@ -13,10 +13,9 @@
 
 mod summary;
 
-use crate::load::{self, Answer, End, Failure, LoadConfig, LoadError, Mode, Pacing, Sampler};
+use crate::load::{self, End, LoadConfig, LoadError, Mode, Pacing, Sampler};
 use faasched_model::node::Request;
 use faasched_model::{Nanos, Time, US};
-use std::sync::Arc;
 
 pub use summary::{
     LatencySummary, LoadSummary, REQUESTS_CSV_HEADER, ScopeSummary, SlowdownSummary,
@@ -34,9 +33,12 @@ fn round_us(ns: Nanos) -> u64 {
 
 /// A workload request as the driver sends it: due at its arrival (open
 /// loop) or when its client was free (closed loop).
+#[derive(Clone, Debug, PartialEq)]
 pub struct NodeCall {
-    request: Request,
-    send: Time,
+    /// The request.
+    pub request: Request,
+    /// When it is due.
+    pub send: Time,
 }
 
 impl load::Call for NodeCall {
@@ -51,106 +53,8 @@ impl load::Call for NodeCall {
     }
 }
 
-/// What became of one request. Times are ns from the start of the run.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Record {
-    /// The request's id in its stream.
-    pub id: u64,
-    /// The workload function it stands for.
-    pub function: Arc<str>,
-    /// The work it asked for.
-    pub work: Nanos,
-    /// When it was to be sent: its arrival in the stream (open loop), or
-    /// when its client was free (closed loop).
-    pub intended: Time,
-    /// When it was handed to a free connection; `None` if never.
-    pub sent: Option<Time>,
-    /// When its whole response had come; `None` without a response.
-    pub done: Option<Time>,
-    /// The response's HTTP status.
-    pub status: Option<u16>,
-    /// The runtime's `x-faasched-runtime-us`.
-    pub runtime_us: Option<u64>,
-    /// The runtime's `x-faasched-cpu-us`.
-    pub cpu_us: Option<u64>,
-    /// The runtime's `x-faasched-preemptions`.
-    pub preemptions: Option<u64>,
-    /// Why it was not answered with a 2xx; `None` if it was.
-    pub failure: Option<Failure>,
-}
-
-impl Record {
-    fn new(request: &Request, intended: Time, sent: Option<Time>) -> Record {
-        Record {
-            id: request.id.0,
-            function: request.function.name.clone(),
-            work: request.work,
-            intended,
-            sent,
-            done: None,
-            status: None,
-            runtime_us: None,
-            cpu_us: None,
-            preemptions: None,
-            failure: None,
-        }
-    }
-
-    fn unsent(request: &Request) -> Record {
-        Record {
-            failure: Some(Failure::Unsent),
-            ..Record::new(request, request.arrival, None)
-        }
-    }
-
-    /// Whether it was answered with a 2xx.
-    pub fn answered(&self) -> bool {
-        self.done.is_some() && self.failure.is_none()
-    }
-
-    /// Completion − intended send time, for any response (2xx or not).
-    pub fn latency(&self) -> Option<Nanos> {
-        Some(self.done?.saturating_sub(self.intended))
-    }
-}
-
-impl load::Record for Record {
-    type Call = NodeCall;
-
-    fn sent(call: NodeCall, _id: u64, _slot: u32, intended: Time, sent: Time) -> Record {
-        Record::new(&call.request, intended, Some(sent))
-    }
-
-    fn unsent(call: NodeCall, _id: u64, _intended: Time, _stopped: Time) -> Record {
-        Record::unsent(&call.request)
-    }
-
-    fn apply(&mut self, outcome: Result<Answer, Failure>, done: Time) {
-        match outcome {
-            Ok(answer) => {
-                self.done = Some(done);
-                self.status = Some(answer.status);
-                self.runtime_us = answer.runtime_us;
-                self.cpu_us = answer.cpu_us;
-                self.preemptions = answer.preemptions;
-                self.failure = answer.failure;
-            }
-            Err(failure) => self.failure = Some(failure),
-        }
-    }
-
-    fn failure(&self) -> Option<&Failure> {
-        self.failure.as_ref()
-    }
-
-    fn fail(&mut self, failure: Failure) {
-        self.failure = Some(failure);
-    }
-
-    fn pending(&self) -> bool {
-        self.sent.is_some() && self.done.is_none() && self.failure.is_none()
-    }
-}
+/// What became of one request.
+pub type Record = load::Record<NodeCall>;
 
 /// What a run measured.
 #[derive(Clone, Debug, PartialEq)]
@@ -196,9 +100,9 @@ pub fn run(
                 send: request.arrival,
                 request,
             });
-            load::open::<Record>(config, calls, Pacing::Spin, stop)?
+            load::open(config, calls, Pacing::Spin, stop)?
         }
-        Mode::Closed { .. } => load::closed::<Record, _>(config, BackToBack(requests), stop)?,
+        Mode::Closed { .. } => load::closed(config, BackToBack(requests), stop)?,
     };
     Ok(LoadRun {
         mode: config.mode,

@@ -105,7 +105,11 @@ pub struct SlowdownSummary {
 impl LoadRun {
     /// The run's measurements.
     pub fn summary(&self) -> LoadSummary {
-        let mut names: Vec<&str> = self.records.iter().map(|r| &*r.function).collect();
+        let mut names: Vec<&str> = self
+            .records
+            .iter()
+            .map(|r| &*r.call.request.function.name)
+            .collect();
         names.sort_unstable();
         names.dedup();
         let last_answer = self
@@ -139,7 +143,10 @@ impl LoadRun {
             functions: names
                 .into_iter()
                 .map(|name| {
-                    let of = self.records.iter().filter(|r| &*r.function == name);
+                    let of = self
+                        .records
+                        .iter()
+                        .filter(|r| &*r.call.request.function.name == name);
                     (name.to_string(), scope(of))
                 })
                 .collect(),
@@ -182,8 +189,9 @@ fn scope<'a>(records: impl Iterator<Item = &'a Record>) -> ScopeSummary {
         if let Some(us) = r.runtime_us {
             let _ = runtime.record(us);
         }
-        if r.work > 0 {
-            slowdowns.push(ns as f64 / r.work as f64);
+        let work = r.call.request.work;
+        if work > 0 {
+            slowdowns.push(ns as f64 / work as f64);
         }
     }
     let answered = latency.len();
@@ -225,8 +233,8 @@ fn row(r: &Record) -> [String; 10] {
     let us = |t: Option<Nanos>| t.map(|t| (t / US).to_string()).unwrap_or_default();
     let n = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
     [
-        r.id.to_string(),
-        r.function.to_string(),
+        r.call.request.id.0.to_string(),
+        r.call.request.function.name.to_string(),
         (r.intended / US).to_string(),
         us(r.sent),
         us(r.done),

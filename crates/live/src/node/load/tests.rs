@@ -235,9 +235,9 @@ fn every_request_is_answered_or_counted_once_and_follows_the_stream() {
     // One record per request of the stream, in its order, at its arrival.
     assert_eq!(run.records.len(), requests.len());
     for (r, q) in run.records.iter().zip(&requests) {
-        assert_eq!(r.id, q.id.0);
+        assert_eq!((r.id, r.call.request.id), (q.id.0, q.id));
         assert_eq!(r.intended, q.arrival);
-        assert_eq!((&*r.function, r.work), (&*q.function.name, q.work));
+        assert_eq!(&r.call.request, q);
         assert!(r.sent.unwrap() >= r.intended, "{r:?}");
     }
     // What the server did, exactly as the client counted it.
@@ -253,7 +253,10 @@ fn every_request_is_answered_or_counted_once_and_follows_the_stream() {
     for r in run.records.iter().filter(|r| r.answered()) {
         assert_eq!(r.status, Some(200));
         // The server slept the work: the latency is at least that.
-        assert!(r.latency().unwrap() >= r.work / 1_000 * 1_000, "{r:?}");
+        assert!(
+            r.latency().unwrap() >= r.call.request.work / 1_000 * 1_000,
+            "{r:?}"
+        );
         assert!(r.runtime_us.is_some() && r.cpu_us.is_some());
     }
     // Per function: the two of the workload, adding up to all.
