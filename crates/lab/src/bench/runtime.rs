@@ -176,7 +176,7 @@ pub(crate) fn node(poll: bool, cpus: Vec<usize>) -> LiveNode {
         workers: 1,
         workload: None,
         deadline: 100 * MS,
-        median_estimates: false,
+        estimator: faasched_model::node::Estimate::Given,
         preempt_test: PreemptTest::Paper,
         host: Host {
             cpus,

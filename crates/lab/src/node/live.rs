@@ -10,6 +10,7 @@ use faasched_live::node::containers::{ColdStart, Containers};
 use faasched_live::node::ingress::{self, Drained, Ingress, LoadConfig, StopSignal};
 use faasched_live::node::runtime::{Policies, Runtime, RuntimeConfig};
 use faasched_live::node::wasm::WasmExecutor;
+use faasched_model::node::Estimate;
 use faasched_model::{MS, Nanos};
 use faasched_policy::node::PreemptTest;
 use faasched_workload::cluster::FunctionTable;
@@ -212,9 +213,9 @@ pub struct LiveNode {
     pub workload: Option<String>,
     /// The relative deadline of a request that names none.
     pub deadline: Nanos,
-    /// Estimates from the median of each function's last runs, instead of
-    /// what the request asks (`spin`'s µs).
-    pub median_estimates: bool,
+    /// What policies are told of a request's work: what it asks (`spin`'s
+    /// µs), or the median of its function's last runs.
+    pub estimator: Estimate,
     /// `sledgescale`'s preemption test.
     pub preempt_test: PreemptTest,
     /// Its threads and sandboxes.
@@ -258,7 +259,7 @@ impl LiveNode {
             dispatchers: self.dispatchers as usize,
             workers: self.workers as usize,
             deadline: self.deadline,
-            median_estimates: self.median_estimates,
+            estimator: self.estimator,
             functions: workload
                 .iter()
                 .flat_map(|w| w.functions.iter().map(|f| f.name.to_string()))
@@ -395,7 +396,7 @@ mod tests {
                 workers: 6,
                 workload: Some("bimodal-high".into()),
                 deadline: 100 * MS,
-                median_estimates: false,
+                estimator: Estimate::Given,
                 preempt_test: PreemptTest::Paper,
                 host: Host {
                     cpus: Vec::new(),
@@ -453,7 +454,7 @@ mod tests {
             workers: 1,
             workload: None,
             deadline: 100 * MS,
-            median_estimates: false,
+            estimator: Estimate::Given,
             preempt_test: PreemptTest::Paper,
             host: Host {
                 cpus: Vec::new(),

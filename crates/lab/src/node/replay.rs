@@ -104,8 +104,8 @@ pub fn replay(
     host: &Host,
     mut each: impl FnMut(&RequestOutcome),
 ) -> Result<Replayed> {
-    let median = match setup.config.estimate {
-        Estimator::Given if setup.estimate == Estimate::Exact => false,
+    let estimator = match setup.config.estimate {
+        Estimator::Given if setup.estimate == Estimate::Exact => Estimator::Given,
         Estimator::Given => bail!(
             "--estimate {}: a live node takes exact or median estimates (a sandbox's spin is \
              its own exact estimate)",
@@ -114,7 +114,7 @@ pub fn replay(
                 e => format!("noisy={}", e.error()),
             }
         ),
-        Estimator::Median { .. } => true,
+        median @ Estimator::Median { .. } => median,
     };
     if !matches!(setup.config.assign, Assign::Equal) {
         bail!("--assign random: a live node hands requests to its dispatchers in turn");
@@ -131,7 +131,7 @@ pub fn replay(
     let config = RuntimeConfig {
         dispatchers: setup.config.dispatchers,
         workers: setup.config.workers,
-        median_estimates: median,
+        estimator,
         // Ids as the workload numbers them, for the policies planned from
         // it (DARC) and for the summary's names.
         functions: (0..functions.len() as u32)

@@ -140,7 +140,10 @@ impl ServeOptions {
             workers: self.workers,
             workload: self.workload.clone(),
             deadline: self.deadline,
-            median_estimates: self.estimate == Estimate::Median,
+            estimator: match self.estimate {
+                Estimate::Exact => faasched_model::node::Estimate::Given,
+                Estimate::Median => faasched_model::node::Estimate::PAPER_MEDIAN,
+            },
             preempt_test: self.preempt_test,
             host: self.host.clone(),
             containers: self

@@ -4,10 +4,38 @@
 //! clock, so the simulator and the live runtime predict alike.
 
 use crate::{FunctionId, IdMap, Nanos};
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// The window the paper uses: the last 256 finished requests of a function.
 pub const PAPER_WINDOW: usize = 256;
+
+/// What a policy is told of a request's work, in the simulator and on a
+/// live node alike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Estimate {
+    /// The request's own estimate: in the simulator the workload's,
+    /// `Request::estimate` (the paper's oracle for its synthetic
+    /// workloads); on a live node what the executor knows of the call
+    /// (`spin`'s µs).
+    Given,
+    /// The median work of the function's last `window` requests finished
+    /// at the node (any dispatcher), the given estimate before any
+    /// ([`MedianEstimator`]); the paper uses 256 for
+    /// its real-world functions (§4).
+    Median {
+        /// Requests remembered per function.
+        window: usize,
+    },
+}
+
+impl Estimate {
+    /// The paper's estimator for its real-world functions.
+    pub const PAPER_MEDIAN: Estimate = Estimate::Median {
+        window: PAPER_WINDOW,
+    };
+}
 
 /// The median work of each function's last `window` finished requests.
 ///

@@ -15,7 +15,7 @@
 mod estimate;
 mod workers;
 
-pub use estimate::{MedianEstimator, PAPER_WINDOW};
+pub use estimate::{Estimate, MedianEstimator, PAPER_WINDOW};
 pub use workers::{Queued, Running, WorkerState, Workers};
 
 use crate::{Function, FunctionId, Nanos, Time};

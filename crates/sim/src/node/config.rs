@@ -1,7 +1,7 @@
 //! What a node run is given: its shape, how arrivals reach dispatchers, what
 //! a policy is told of a request's work, and what each mechanism costs.
 
-use faasched_model::node::PAPER_WINDOW;
+pub use faasched_model::node::Estimate;
 use faasched_model::{Nanos, SEC};
 use serde::{Deserialize, Serialize};
 
@@ -92,30 +92,6 @@ pub enum Assign {
         /// The generator's seed.
         seed: u64,
     },
-}
-
-/// What a policy is told of a request's work.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub enum Estimate {
-    /// The workload's own estimate, `Request::estimate` (the paper's oracle
-    /// for its synthetic workloads).
-    Given,
-    /// The median work of the function's last `window` requests finished
-    /// at the node (any dispatcher), the given estimate before any
-    /// ([`faasched_model::node::MedianEstimator`]); the paper uses 256 for
-    /// its real-world functions (§4).
-    Median {
-        /// Requests remembered per function.
-        window: usize,
-    },
-}
-
-impl Estimate {
-    /// The paper's estimator for its real-world functions.
-    pub const PAPER_MEDIAN: Estimate = Estimate::Median {
-        window: PAPER_WINDOW,
-    };
 }
 
 /// What the node's mechanisms cost, in nanoseconds. The paper reports none

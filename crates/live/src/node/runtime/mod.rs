@@ -26,7 +26,7 @@ mod threads;
 
 use super::invoke::{Answer, Backend, Failure, Invoke, Reply};
 use faasched_model::Nanos;
-use faasched_model::node::{Dispatch, MedianEstimator, PAPER_WINDOW};
+use faasched_model::node::{Dispatch, Estimate, MedianEstimator};
 pub use threads::Runtime;
 
 /// What a request that ran to its end returns.
@@ -100,10 +100,10 @@ pub struct RuntimeConfig {
     /// The estimate of a request whose work the executor does not know and
     /// whose function has no finished run yet.
     pub estimate: Nanos,
-    /// Whether estimates are the median of the function's last
-    /// [`PAPER_WINDOW`] CPU times (SledgeScale's `perf_window`) instead of
-    /// the executor's knowledge.
-    pub median_estimates: bool,
+    /// What policies are told of a request's work: the executor's
+    /// knowledge, or the median of the function's last CPU times
+    /// ([`Estimate::PAPER_MEDIAN`]: SledgeScale's `perf_window` of 256).
+    pub estimator: Estimate,
     /// Function labels known in advance, ids 0, 1, ... in this order (a
     /// workload's functions, so that a policy planned from the workload,
     /// DARC, reads the same ids); other labels get the next ids as they
@@ -122,7 +122,7 @@ impl Default for RuntimeConfig {
             cpus: Vec::new(),
             deadline: 100 * faasched_model::MS,
             estimate: faasched_model::MS,
-            median_estimates: false,
+            estimator: Estimate::Given,
             functions: Vec::new(),
             poll: false,
         }
@@ -131,10 +131,9 @@ impl Default for RuntimeConfig {
 
 impl RuntimeConfig {
     fn estimator(&self) -> Option<MedianEstimator> {
-        if self.median_estimates {
-            MedianEstimator::new(PAPER_WINDOW)
-        } else {
-            None
+        match self.estimator {
+            Estimate::Given => None,
+            Estimate::Median { window } => MedianEstimator::new(window),
         }
     }
 }
