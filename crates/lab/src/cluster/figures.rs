@@ -4,6 +4,7 @@
 use super::experiment::{CaseRan, ClusterCase};
 use super::run::{
     AZURE_FUNCTIONS, ClusterOptions, FUNCTIONBENCH, FUNCTIONBENCH_BURSTS, FUNCTIONBENCH_RISING,
+    Loads,
 };
 use crate::table::Table;
 use crate::table::fixed;
@@ -172,13 +173,13 @@ pub fn beyond_cases(seed: u64) -> Vec<ClusterCase> {
             "ch-bl",
         ]),
     }];
-    for fresh in [false, true] {
-        let (slug, what) = match fresh {
-            false => ("stale", "loads published every 5 s"),
-            true => ("fresh", "exact loads at every change"),
+    for loads in [Loads::Published, Loads::Exact] {
+        let (slug, what) = match loads {
+            Loads::Published => ("stale", "loads published every 5 s"),
+            Loads::Exact => ("fresh", "exact loads at every change"),
         };
         let mut options = simulated(8, 300_000, 0.0, seed);
-        options.fresh = fresh;
+        options.loads = loads;
         cases.push(ClusterCase {
             title: format!("Staleness: {what}, azure-functions on 8 x 32 cores"),
             slug: slug.into(),

@@ -12,10 +12,10 @@ use faasched_model::{FunctionId, MS, SEC, Time};
 use faasched_report::cluster::{
     ClusterRow, ClusterSummary, ClusterUsage, Collector, DecisionTimes, LoadPoint,
 };
-pub use faasched_sim::cluster::ColdStart;
 use faasched_sim::cluster::{
     ClientCall, Clients, ClusterConfig, ClusterError, ClusterSink, ClusterStats,
 };
+pub use faasched_sim::cluster::{ColdStart, Loads};
 use faasched_workload::cluster::{
     AzureFunctions, AzureOptions, AzureParams, AzureTrace, BoostSpec, Boosts, ClosedLoop,
     FileInvocations, FunctionTable, Ramp, RateProfile, Weights, fitted_rates_per_minute,
@@ -114,8 +114,13 @@ pub struct ClusterOptions {
     pub publish_s: f64,
     /// Publish each server's exact load at every change instead: what
     /// stale loads cost, measured
-    #[arg(long = "fresh-loads")]
-    pub fresh: bool,
+    #[arg(
+        long = "fresh-loads",
+        action = clap::ArgAction::SetTrue,
+        value_parser = clap::builder::TypedValueParser::map(clap::builder::BoolValueParser::new(), loads_of_flag)
+    )]
+    #[serde(rename = "fresh", with = "loads_as_flag")]
+    pub loads: Loads,
     /// γ of a contention penalty: with n invocations on a server each runs
     /// 1 + γ·n times slower [default: 0, none]
     #[arg(long, default_value_t = 0.0)]
@@ -163,12 +168,35 @@ impl Default for ClusterOptions {
             seed: 1,
             keep_alive: "greedy-dual".to_string(),
             publish_s: c.publish as f64 / SEC as f64,
-            fresh: false,
+            loads: Loads::Published,
             contention: 0.0,
             cold_start: ColdStart::Cpu,
             memory_wait_s: c.memory_wait.unwrap_or(0) as f64 / SEC as f64,
             transport_ms: 0.0,
         }
+    }
+}
+
+/// `--fresh-loads` given or not.
+fn loads_of_flag(fresh: bool) -> Loads {
+    match fresh {
+        true => Loads::Exact,
+        false => Loads::Published,
+    }
+}
+
+/// [`Loads`] as plan files have always spelled it: `fresh`, true for
+/// [`Loads::Exact`].
+mod loads_as_flag {
+    use super::{Loads, loads_of_flag};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(loads: &Loads, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bool(*loads == Loads::Exact)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Loads, D::Error> {
+        Ok(loads_of_flag(bool::deserialize(d)?))
     }
 }
 
@@ -317,7 +345,7 @@ impl ClusterOptions {
             cores: self.cores,
             memory_mb: (self.memory_gb * 1024.0).round() as u32,
             publish: (self.publish_s * SEC as f64).round() as u64,
-            fresh: self.fresh,
+            loads: self.loads,
             contention: self.contention,
             cold_start: self.cold_start,
             memory_wait: Some((self.memory_wait_s * SEC as f64).round() as u64),
@@ -438,7 +466,7 @@ impl ClusterSetup {
             "memory_mb": c.memory_mb,
             "keep_alive": self.keep_alive.name,
             "publish_s": c.publish as f64 / SEC as f64,
-            "fresh_loads": c.fresh,
+            "fresh_loads": c.loads == Loads::Exact,
             "contention": c.contention,
             "cold_start": c.cold_start,
             "memory_wait_s": c.memory_wait.map(|w| w as f64 / SEC as f64),

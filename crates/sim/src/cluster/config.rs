@@ -15,7 +15,7 @@ pub const MAX_CORES: u32 = 1 << 12;
 
 /// The shortest publication period [`ClusterConfig::publish`] accepts: a
 /// millisecond (each publication costs a step per server; for loads with
-/// no delay at all, use [`ClusterConfig::fresh`]).
+/// no delay at all, use [`Loads::Exact`]).
 pub const MIN_PUBLISH: Nanos = MS;
 
 /// The longest publication period [`ClusterConfig::publish`] accepts: an
@@ -36,6 +36,20 @@ pub const DEFAULT_MEMORY_WAIT: Nanos = 300 * SEC;
 /// measured.
 pub const MAX_CONTENTION: f64 = 1.0;
 
+/// Which load of each server the router reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Loads {
+    /// Its 1-minute load average, published every
+    /// [`ClusterConfig::publish`]: stale between publications, as the
+    /// paper's invokers push theirs (§4.3).
+    #[default]
+    Published,
+    /// Its exact load (invocations in flight over cores), at every change:
+    /// the paper's "real-time loads" ablation (§6.3), which measures what
+    /// staleness costs.
+    Exact,
+}
+
 /// The cluster: identical servers behind one router.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClusterConfig {
@@ -52,11 +66,9 @@ pub struct ClusterConfig {
     /// default 5 s: invokers "periodically (every 5 seconds) push their
     /// load information" (§4.3).
     pub publish: Nanos,
-    /// Publish each server's exact load (invocations in flight over cores)
-    /// at every change instead of its 1-minute load average every
-    /// `publish`: the paper's "real-time loads" ablation (§6.3), which
-    /// measures what staleness costs. By default false.
-    pub fresh: bool,
+    /// Which load of each server the router reads. By default
+    /// [`Loads::Published`].
+    pub loads: Loads,
     /// γ of a service-rate penalty for contention on a busy server: with
     /// n invocations in flight (r of them running, the others starting
     /// cold in [`ColdStart::Wall`] mode), each running one runs at
@@ -119,7 +131,7 @@ impl Default for ClusterConfig {
             cores: 16,
             memory_mb: 32 * 1024,
             publish: 5 * SEC,
-            fresh: false,
+            loads: Loads::Published,
             contention: 0.0,
             cold_start: ColdStart::Cpu,
             memory_wait: Some(DEFAULT_MEMORY_WAIT),

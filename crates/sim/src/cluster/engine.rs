@@ -1,7 +1,7 @@
 //! The cluster engine's state and its reactions to arrivals and timers; the
 //! loops that feed it are [`super::run`] and [`super::run_closed`].
 
-use super::config::{ClusterConfig, ColdStart};
+use super::config::{ClusterConfig, ColdStart, Loads};
 use super::events::{Timer, Timers};
 use super::outcome::{ClusterError, ClusterSink, ClusterStats, ServerStats};
 use super::ps::Ps;
@@ -73,7 +73,7 @@ where
 /// Everything a run keeps, but the router, the clients and the sink.
 pub(crate) struct Engine<'p, K> {
     now: Time,
-    fresh: bool,
+    loads: Loads,
     cold_start: ColdStart,
     publish: Nanos,
     profiles: &'p [FunctionProfile],
@@ -149,7 +149,7 @@ where
         };
         Engine {
             now: start,
-            fresh: config.fresh,
+            loads: config.loads,
             cold_start: config.cold_start,
             publish: config.publish,
             profiles,
@@ -689,7 +689,7 @@ where
     /// Server `i`'s invocations in flight changed: with fresh loads, it
     /// publishes its exact load.
     fn changed<R: Route + ?Sized>(&mut self, i: usize, router: &mut R) {
-        if !self.fresh {
+        if self.loads == Loads::Published {
             return;
         }
         let srv = &self.servers[i];
@@ -703,7 +703,7 @@ where
     /// are fresh), and a sample of the loads' spread.
     fn publish_all<R: Route + ?Sized>(&mut self, router: &mut R) {
         let now = self.now;
-        if !self.fresh {
+        if self.loads == Loads::Published {
             for (i, srv) in self.servers.iter().enumerate() {
                 let view = self.views.get_mut(ServerId(i as u32));
                 view.load = srv.load.shown() / srv.cores as f64;
@@ -719,7 +719,7 @@ where
             .sum::<f64>()
             / n;
         self.stats.loads.push(now, mean, variance);
-        if !self.fresh {
+        if self.loads == Loads::Published {
             router.on_loads(now, &self.views);
         }
     }

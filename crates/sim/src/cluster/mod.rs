@@ -65,7 +65,7 @@ mod outcome;
 mod ps;
 
 pub use config::{
-    ClusterConfig, ColdStart, ConfigError, DEFAULT_MEMORY_WAIT, MAX_CONTENTION, MAX_CORES,
+    ClusterConfig, ColdStart, ConfigError, DEFAULT_MEMORY_WAIT, Loads, MAX_CONTENTION, MAX_CORES,
     MAX_PUBLISH, MAX_SERVERS, MAX_TRANSPORT, MIN_PUBLISH,
 };
 // The load average is the model's, shared with the live nodes' reports.

@@ -8,7 +8,7 @@ use faasched_model::cluster::{
     Choice, FunctionProfile, Invocation, InvocationId, InvocationOutcome, KeepAlive, ServerId,
 };
 use faasched_model::{FunctionId, MS, Nanos, US};
-use faasched_sim::cluster::{ClusterConfig, ClusterStats, ColdStart, DEFAULT_MEMORY_WAIT};
+use faasched_sim::cluster::{ClusterConfig, ClusterStats, ColdStart, DEFAULT_MEMORY_WAIT, Loads};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
@@ -66,7 +66,11 @@ fn random_run(
     let p = profiles(&mut rng);
     let invs = invocations(&mut rng, &p, 3_000);
     let config = ClusterConfig {
-        fresh,
+        loads: if fresh {
+            Loads::Exact
+        } else {
+            Loads::Published
+        },
         contention,
         cold_start,
         memory_wait,

@@ -7,7 +7,7 @@ use faasched_model::cluster::{
 };
 use faasched_model::{FunctionId, MS, SEC};
 use faasched_sim::cluster::{
-    ClusterConfig, ColdStart, EXP_1, FIXED_1, LoadAvg, MAX_TRANSPORT, calc_load, run_closed,
+    ClusterConfig, ColdStart, EXP_1, FIXED_1, LoadAvg, Loads, MAX_TRANSPORT, calc_load, run_closed,
 };
 
 #[test]
@@ -152,7 +152,7 @@ fn a_cold_start_in_wall_time_takes_no_core_but_counts_in_the_load() {
     // finish at that instant) and it runs 20–30.
     let config = ClusterConfig {
         cold_start: ColdStart::Wall,
-        fresh: true,
+        loads: Loads::Exact,
         ..cluster(1, 1, 1024)
     };
     let mut router = to_zero();
@@ -480,7 +480,7 @@ fn each_server_samples_at_its_own_phase() {
 #[test]
 fn fresh_loads_are_published_at_every_change() {
     let config = ClusterConfig {
-        fresh: true,
+        loads: Loads::Exact,
         ..cluster(2, 4, 1024)
     };
     let p = [profile(0, 128, 10, 10)];
