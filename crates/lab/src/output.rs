@@ -12,6 +12,8 @@ use faasched_report::os::{
 };
 use faasched_workload::csv;
 use std::borrow::Borrow;
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// Where a run's results go: the directory of its files (`--out`), and
@@ -207,6 +209,20 @@ pub fn invocations_in(dir: &Path, staged: &mut Staged) -> Result<InvocationsWrit
         &dir.join("invocations.csv"),
         staged,
     )?)
+}
+
+/// Writes the file `staged` puts at `path` through `write`, buffered; an
+/// error names the file.
+pub fn write_staged(
+    path: &Path,
+    staged: &mut Staged,
+    write: impl FnOnce(&mut BufWriter<File>) -> ::csv::Result<()>,
+) -> Result<()> {
+    let mut out = BufWriter::new(staged.create(path)?);
+    write(&mut out).with_context(|| format!("writing {}", path.display()))?;
+    out.flush()
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
 }
 
 /// Writes `invocations` as a workload CSV at `path`, staged in `staged`

@@ -19,7 +19,7 @@ use super::run::{
 };
 use crate::interrupt;
 use crate::node::replay::Lateness;
-use crate::output::Outputs;
+use crate::output::{Outputs, write_staged};
 use anyhow::{Context, Result, bail};
 use faasched_live::cluster::load::{Call, CallRecord, ClientRun, run_clients, run_schedule};
 use faasched_live::load::{End, LoadConfig, LoadError, MAX_CONNECTIONS, Mode, Sampler};
@@ -34,7 +34,7 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -637,13 +637,7 @@ pub fn report_lateness(load: &LiveLoad) {
 
 /// Writes requests.csv into `dir`, staged with the other files.
 fn write_requests(dir: &Path, load: &LiveLoad, staged: &mut Staged) -> Result<()> {
-    let path = dir.join("requests.csv");
-    let mut csv = BufWriter::new(staged.create(&path)?);
-    load.write_csv(&mut csv)
-        .with_context(|| format!("writing {}", path.display()))?;
-    csv.flush()
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    write_staged(&dir.join("requests.csv"), staged, |w| load.write_csv(w))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! clients), measured from each request's intended send time; a table and
 //! requests.csv and summary.json.
 
+use crate::output::write_staged;
 use crate::{interrupt, out, outln};
 use anyhow::{Context, Result, bail};
 use faasched_live::load::{End, LoadConfig, Mode};
@@ -13,7 +14,6 @@ use faasched_workload::node::{
     Deadlines, Estimate, Length, MAX_RATE_PER_S, Params, Requests, Workload,
 };
 use serde_json::{Value, json};
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 pub use faasched_live::load::MAX_CONNECTIONS;
@@ -198,13 +198,7 @@ impl LoadOptions {
 fn write_outputs(dir: &Path, run: &LoadRun, file: &Value) -> Result<()> {
     let mut staged = Staged::new();
     staged.create_dir(dir)?;
-    let path = dir.join("requests.csv");
-    let mut csv = BufWriter::new(staged.create(&path)?);
-    run.write_csv(&mut csv)
-        .with_context(|| format!("writing {}", path.display()))?;
-    csv.flush()
-        .with_context(|| format!("writing {}", path.display()))?;
-    drop(csv);
+    write_staged(&dir.join("requests.csv"), &mut staged, |w| run.write_csv(w))?;
     let path = dir.join("summary.json");
     let mut text = serde_json::to_vec_pretty(file)?;
     text.push(b'\n');

@@ -5,8 +5,8 @@
 //! of each request.
 //!
 //! A request is `POST /invoke/spin?us={work in µs}` with its workload
-//! function and deadline in headers (docs/RUNTIME.md, "HTTP API"); see
-//! [`invoke_path`]. Its latency counts from its arrival in the stream
+//! function and deadline in headers (docs/RUNTIME.md, "HTTP API"), both
+//! times in whole µs, rounded to the nearest. Its latency counts from its arrival in the stream
 //! (open loop), however late it went out; in the closed loop from when its
 //! client sent it. The open loop spins the last 2 ms to a request's time
 //! ([`Pacing::Spin`]): the node's requests are µs long.
@@ -21,12 +21,7 @@ pub use summary::{
     LatencySummary, LoadSummary, REQUESTS_CSV_HEADER, ScopeSummary, SlowdownSummary,
 };
 
-/// The path a workload request is sent to: `/invoke/spin?us={work}`, the
-/// work in whole µs, rounded to the nearest.
-pub fn invoke_path(request: &Request) -> String {
-    format!("/invoke/spin?us={}", round_us(request.work))
-}
-
+/// `ns` in whole µs, rounded to the nearest.
 fn round_us(ns: Nanos) -> u64 {
     ns / US + u64::from(ns % US >= US / 2)
 }

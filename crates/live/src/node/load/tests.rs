@@ -430,3 +430,27 @@ fn a_response_too_slow_times_out_and_the_drain_bounds_the_run() {
     assert!(unfinished <= 1, "{:?}", s.all.errors);
     assert_eq!(s.all.errors["unsent"] + unfinished, requests.len() as u64);
 }
+
+#[test]
+fn a_request_carries_its_work_and_deadline_rounded_to_the_us() {
+    use crate::load::Call;
+    let call = |work, deadline| NodeCall {
+        request: Request {
+            id: faasched_model::node::RequestId(0),
+            function: faasched_model::Function {
+                id: faasched_model::FunctionId(0),
+                name: "image-resize".into(),
+            },
+            arrival: 0,
+            work,
+            deadline,
+            estimate: work,
+        },
+        send: 0,
+    };
+    let http = call(26_499, 264_990).request("127.0.0.1:9");
+    assert_eq!(http.uri(), "/invoke/spin?us=26");
+    assert_eq!(http.headers()[FUNCTION_HEADER], "image-resize");
+    assert_eq!(http.headers()[DEADLINE_HEADER], "265");
+    assert_eq!(call(500, 5_000).request("x:1").uri(), "/invoke/spin?us=1");
+}
