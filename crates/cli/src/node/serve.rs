@@ -8,6 +8,7 @@ use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::node::live::{Register, ms};
 use faasched_lab::node::serve::{self, Announce, DEADLINE_MS, Estimate, PreemptTest, ServeOptions};
+use faasched_lab::text;
 use std::path::PathBuf;
 
 /// Serve WebAssembly functions over HTTP: dispatcher threads place each
@@ -54,8 +55,8 @@ pub struct Args {
     /// What policies are told of a request's work: `exact` (spin's µs; for
     /// other functions, the median below) or `median` (the median of the
     /// function's last 256 CPU times, SledgeScale's estimator).
-    #[arg(long, value_parser = ["exact", "median"], default_value = "exact")]
-    estimate: String,
+    #[arg(long, value_parser = text::choice::<Estimate>(&["exact", "median"]), default_value = "exact")]
+    estimate: Estimate,
     /// `sledgescale`'s preemption test.
     #[arg(long, value_enum, default_value_t = PreemptArg::Paper)]
     preempt_test: PreemptArg,
@@ -116,10 +117,7 @@ impl Args {
             workers: self.workers,
             workload: self.workload,
             deadline: ms(self.deadline_ms, "--deadline-ms")?,
-            estimate: match self.estimate.as_str() {
-                "median" => Estimate::Median,
-                _ => Estimate::Exact,
-            },
+            estimate: self.estimate,
             preempt_test: match self.preempt_test {
                 PreemptArg::Paper => PreemptTest::Paper,
                 PreemptArg::Code => PreemptTest::Code,
