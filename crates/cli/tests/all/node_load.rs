@@ -4,7 +4,7 @@
 use crate::common::{faasched, interrupt, ok, stderr_of_failure};
 use faasched_model::SEC;
 use faasched_workload::node::{Deadlines, Estimate, Length, Params, Workload};
-use serde_json::Value;
+use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Command, Stdio};
@@ -137,6 +137,36 @@ fn outputs_hold_one_row_per_request_of_the_stream() {
     assert_eq!(summary["settings"]["workload"], "bimodal-high");
     assert_eq!(summary["settings"]["connections"], 16);
     assert!(summary["latency_us"]["p99"].as_u64().is_some(), "{summary}");
+    assert_eq!(summary["schema_version"], 1);
+    // The simulator's metrics of the same run: every request answered, so
+    // finished, none dropped; `all` first, then each function, whose
+    // requests add up.
+    let metrics = summary["metrics"].as_array().unwrap();
+    let all = &metrics[0];
+    assert_eq!(
+        (&all["function"], &all["policy"]),
+        (&json!("all"), &json!("live"))
+    );
+    assert_eq!(all["rate_rps"], 500.0);
+    assert_eq!(all["requests"], arrivals.len());
+    assert_eq!(
+        (&all["finished"], &all["dropped"]),
+        (&all["requests"], &json!(0))
+    );
+    assert!(
+        all["latency_p99_us"].as_f64().is_some_and(|l| l > 0.0),
+        "{all}"
+    );
+    let names: Vec<&str> = metrics[1..]
+        .iter()
+        .map(|m| m["function"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["image-resize", "image-classify"]);
+    let per_function: u64 = metrics[1..]
+        .iter()
+        .map(|m| m["requests"].as_u64().unwrap())
+        .sum();
+    assert_eq!(per_function, arrivals.len() as u64);
 }
 
 #[test]

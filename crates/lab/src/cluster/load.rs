@@ -190,7 +190,7 @@ impl LiveLoadSpec {
         let config = |mode| LoadConfig {
             drain: self.drain,
             timeout: self.timeout,
-            ..LoadConfig::new(self.target.clone(), mode, duration)
+            ..LoadConfig::new(mode, duration)
         };
         let (run, workload, late) = match &setup.workload {
             ClusterWorkload::Closed { clients, .. } => {
@@ -198,7 +198,8 @@ impl LiveLoadSpec {
                 let mode = Mode::Closed {
                     clients: self.clients as usize,
                 };
-                let run = run_clients(&config(mode), sampler, stop).map_err(option_error)?;
+                let run = run_clients(&self.target, &config(mode), sampler, stop)
+                    .map_err(option_error)?;
                 let workload = json!({
                     "name": self.workload,
                     "functions": scaled.len(),
@@ -212,7 +213,8 @@ impl LiveLoadSpec {
                 let mode = Mode::Open {
                     connections: self.clients as usize,
                 };
-                let run = run_schedule(&config(mode), &mut schedule, stop).map_err(option_error)?;
+                let run = run_schedule(&self.target, &config(mode), &mut schedule, stop)
+                    .map_err(option_error)?;
                 if let Some(e) = schedule.error {
                     return Err(e).context(format!("--workload {}", self.workload));
                 }
@@ -667,6 +669,7 @@ mod tests {
             failure: (status != 200).then(|| faasched_live::load::Failure::Server {
                 kind: "overloaded".into(),
             }),
+            completed: None,
         }
     }
 

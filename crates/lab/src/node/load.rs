@@ -8,8 +8,10 @@ use crate::{interrupt, out, outln};
 use anyhow::{Context, Result, bail};
 use faasched_live::load::{End, LoadConfig, Mode};
 use faasched_live::node::load::{self, LoadRun, LoadSummary, ScopeSummary};
+use faasched_model::Functions;
 use faasched_model::{MS, SEC, TIME_LIMIT};
 use faasched_report::Staged;
+use faasched_report::node::{Collector, PolicySummary, Usage, policy_rows};
 use faasched_workload::node::{
     Deadlines, Estimate, Length, MAX_RATE_PER_S, Params, Requests, Workload,
 };
@@ -20,6 +22,10 @@ pub use faasched_live::load::MAX_CONNECTIONS;
 
 /// The version of summary.json's layout, its `schema_version` key.
 const SUMMARY_SCHEMA_VERSION: u32 = 1;
+
+/// The `policy` of summary.json's `metrics` rows: the node runs its own
+/// policy, which a load does not ask.
+const POLICY_LABEL: &str = "live";
 
 /// A load run as a user asks for it.
 #[derive(Clone, Debug, clap::Args)]
@@ -116,12 +122,14 @@ impl LoadOptions {
         let config = LoadConfig {
             drain: self.drain_ms * MS,
             timeout: self.timeout_ms * MS,
-            ..LoadConfig::new(self.target.clone(), mode, duration)
+            ..LoadConfig::new(mode, duration)
         };
         interrupt::catch()?;
-        let run = load::run(&config, requests, &interrupt::requested)?;
+        let run = load::run(&self.target, &config, requests, &interrupt::requested)?;
         let summary = run.summary();
-        let file = self.summary_json(&config, &summary);
+        let metrics = metrics(&run, &workload.function_table());
+        let rate = self.rate.or(summary.achieved_rps).unwrap_or(0.0);
+        let file = self.summary_json(&config, &summary, &metrics, rate);
         if let Some(dir) = &self.out {
             write_outputs(dir, &run, &file)?;
         }
@@ -167,8 +175,15 @@ impl LoadOptions {
             .with_context(|| format!("--workload {}", self.workload))
     }
 
-    /// summary.json: its layout's version, the settings, what was measured.
-    fn summary_json(&self, config: &LoadConfig, summary: &LoadSummary) -> Value {
+    /// summary.json: its layout's version, the settings, what was measured
+    /// (and, under `metrics`, the simulator's metrics of it at `rate`).
+    fn summary_json(
+        &self,
+        config: &LoadConfig,
+        summary: &LoadSummary,
+        metrics: &PolicySummary,
+        rate: f64,
+    ) -> Value {
         let mut file = json!({
             "schema_version": SUMMARY_SCHEMA_VERSION,
             "faasched_version": env!("CARGO_PKG_VERSION"),
@@ -189,8 +204,32 @@ impl LoadOptions {
         if let (Value::Object(file), Value::Object(measured)) = (&mut file, measured) {
             file.extend(measured);
         }
+        file["metrics"] = policy_rows(rate, metrics)
+            .map(|row| serde_json::to_value(row).expect("a row is plain data"))
+            .collect();
         file
     }
+}
+
+/// The run's outcomes through the simulator's [`Collector`], so that its
+/// numbers read as `node simulate`'s and `node replay`'s: a request not
+/// answered with a 2xx is dropped; the span runs from the start to the last
+/// answer; the workers' busy time is the node's, not seen from here.
+fn metrics(run: &LoadRun, functions: &Functions) -> PolicySummary {
+    let mut collector = Collector::new(POLICY_LABEL);
+    let mut span = 0;
+    for record in &run.records {
+        let outcome = record.outcome();
+        span = span.max(outcome.finish.unwrap_or(0));
+        collector.record(&outcome);
+    }
+    collector.finish(
+        functions,
+        Usage {
+            span,
+            ..Usage::default()
+        },
+    )
 }
 
 /// Writes requests.csv and summary.json into `dir`, staged: an earlier

@@ -2,15 +2,14 @@
 //! node runtime (WebAssembly sandboxes on worker threads) at their arrival
 //! times, and summarised as the simulation is.
 //!
-//! Each request becomes `spin?us=W` (W its work in µs, calibrated CPU
-//! time) labelled with its function, with its own deadline. A driver
-//! thread submits it in process, without a transport (the HTTP ingress's
-//! cost is measured apart, in `faasched bench runtime`), when it is due: it
-//! sleeps until the request's arrival and counts the request as received
-//! then, so a driver that wakes late delays the request's latency, never
-//! its schedule (no coordinated omission). The runtime reports when each
-//! request first ran and finished; the outcomes go to the same
-//! [`Collector`] as the simulator's.
+//! The [load driver](faasched_live::load)'s open loop hands each request
+//! to the runtime in process ([`InProcess`]: no transport; the HTTP
+//! ingress's cost is measured apart, in `faasched bench runtime`) when it
+//! is due, its thread asleep in between ([`Pacing::Sleep`]): a request is
+//! received when it was due, so a driver that wakes late delays its
+//! latency, never its schedule (no coordinated omission). The runtime
+//! reports when each request first ran and finished; the outcomes go to
+//! the same [`Collector`] as the simulator's.
 
 use super::catalog::NodePolicy;
 use super::live::Host;
@@ -18,37 +17,25 @@ use super::run::{NodeOptions, NodeSetup};
 use super::sweep::Sweep;
 use crate::interrupt;
 use crate::output::Outputs;
-use anyhow::{Context, Result, anyhow, bail};
-use faasched_live::node::invoke::{Answer, Cancel, Failure, Invoke};
-use faasched_live::node::runtime::{Runtime, RuntimeConfig};
-use faasched_live::node::wasm::WasmExecutor;
-use faasched_model::node::{Request, RequestInfo, RequestOutcome, WorkerId};
-use faasched_model::{Nanos, SEC, US};
+use anyhow::{Context, Result, bail};
+use faasched_live::load::{self, End, Failure, InProcess, LoadConfig, Mode, Pacing};
+use faasched_live::node::invoke::{self, Completed};
+use faasched_live::node::load::{NodeCall, Record, spin_us};
+use faasched_live::node::runtime::RuntimeConfig;
+use faasched_model::node::{Request, RequestOutcome};
+use faasched_model::{Nanos, SEC};
 use faasched_report::Staged;
 use faasched_report::node::{Collector, PolicySummary, Usage};
 use faasched_sim::node::{Assign, Estimate as Estimator};
-use faasched_sys::clock::FineTimerSlack;
 use faasched_workload::node::Estimate;
 use indicatif::ProgressBar;
 use serde_json::{Value, json};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::sync::{Mutex, PoisonError};
 
-/// Between the threads' start and the first arrival: the threads settle.
-const LEAD: Duration = Duration::from_millis(20);
-
-/// The longest a driver waiting for an arrival sleeps before it looks for
-/// answers and a Ctrl-C again.
-const TICK: Duration = Duration::from_millis(10);
-
-/// How long the run waits, after its last arrival, for an answer before it
-/// gives up on the rest: longer than any request of a sane run takes.
-const STALL: Duration = Duration::from_secs(60);
-
-/// `spin`'s argument for `work`: whole µs, at least 1.
-pub fn spin_us(work: Nanos) -> u64 {
-    ((work + US / 2) / US).max(1)
-}
+/// How long the run waits, after its last arrival, for the answers still
+/// out before it gives up on them: longer than any request of a sane run
+/// takes.
+const DRAIN: Nanos = 60 * SEC;
 
 /// How late the driver handed requests to the node: from each request's
 /// arrival time to its submission, ns. A late request's latency counts
@@ -96,13 +83,14 @@ pub struct Replayed {
 }
 
 /// Runs `policy` live on `host` over the setup's requests and summarises
-/// it as [`NodeSetup::run`] does, calling `each` on every outcome as its
-/// answer comes.
+/// it as [`NodeSetup::run`] does, calling `answered` (on the runtime's
+/// threads) as each answer comes. The run stops at the first failure
+/// other than a refusal (a refusal is a drop, as the simulator's).
 pub fn replay(
     setup: &NodeSetup,
     policy: &NodePolicy,
     host: &Host,
-    mut each: impl FnMut(&RequestOutcome),
+    answered: impl Fn() + Send + Sync + 'static,
 ) -> Result<Replayed> {
     let estimator = match setup.config.estimate {
         Estimator::Given if setup.estimate == Estimate::Exact => Estimator::Given,
@@ -146,6 +134,60 @@ pub fn replay(
     let runtime = host
         .launch(config, policies, None)
         .with_context(|| format!("{}: the live node", policy.name()))?;
+    // The first failure but a refusal, told as it came; it ends the run.
+    let failed: std::sync::Arc<Mutex<Option<String>>> = Default::default();
+    let first_failure = failed.clone();
+    let each = move |call: &NodeCall, answer: &invoke::Answer| {
+        answered();
+        if let Err(failure) = answer
+            && *failure != invoke::Failure::Overloaded
+        {
+            first_failure
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get_or_insert_with(|| failed_live(&call.request, failure));
+        }
+    };
+    let stop = || {
+        interrupt::requested()
+            || failed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_some()
+    };
+    let last = requests.last().map_or(0, |r| r.arrival);
+    let load = LoadConfig {
+        drain: DRAIN,
+        timeout: DRAIN,
+        // The connections an in-process run has none of.
+        ..LoadConfig::new(Mode::Open { connections: 1 }, last + 1)
+    };
+    let calls = requests.iter().map(|r| NodeCall {
+        request: r.clone(),
+        send: r.arrival,
+    });
+    let run = load::open(
+        &load,
+        InProcess::new(&runtime, each),
+        calls,
+        Pacing::Sleep,
+        &stop,
+    );
+    runtime.stop();
+    let run = run.with_context(|| format!("{}: the live run", policy.name()))?;
+    if let Some(failure) = failed.lock().unwrap_or_else(PoisonError::into_inner).take() {
+        bail!("{}: {failure}", policy.name());
+    }
+    match run.end {
+        End::Completed => {}
+        End::Interrupted => interrupt::check()?,
+        End::DrainTimeout => bail!(
+            "{}: {} requests unanswered {} s after the last arrival",
+            policy.name(),
+            run.records.iter().filter(|r| !r.answered()).count(),
+            DRAIN / SEC
+        ),
+    }
     let mut tally = Tally {
         collector: Collector::new(policy.name()),
         cpu: vec![0; setup.config.dispatchers * setup.config.workers],
@@ -153,40 +195,10 @@ pub fn replay(
         last: 0,
         used: (0, 0),
     };
-    let mut fold = |i: usize, answer: Answer| -> Result<()> {
-        let r = &requests[i];
-        if let Ok(done) = &answer {
-            tally.used.0 += u128::from(done.cpu);
-            tally.used.1 += u128::from(r.work);
-        }
-        let outcome = outcome(r, answer).map_err(|failure| {
-            anyhow!(
-                "{}: request {} ({}, {} µs) failed live: {failure}",
-                policy.name(),
-                r.id.0,
-                r.function.name,
-                spin_us(r.work)
-            )
-        })?;
-        tally.record(&outcome);
-        each(&outcome);
-        Ok(())
-    };
-    // Sleeps end when asked, not up to 50 µs later.
-    let _slack = FineTimerSlack::set();
-    let mut sent = Sent {
-        cancels: Vec::with_capacity(requests.len()),
-        late: Vec::with_capacity(requests.len()),
-    };
-    let driven = drive(&runtime, &requests, &mut sent, &mut fold);
-    if driven.is_err() {
-        // Ctrl-C or a failed request: what is still queued is not run.
-        for cancel in &sent.cancels {
-            cancel.cancel();
-        }
+    for record in &run.records {
+        let outcome = outcome(record).with_context(|| policy.name().to_string())?;
+        tally.record(&outcome, record.completed.as_ref());
     }
-    runtime.stop();
-    driven.with_context(|| format!("{}: the live run", policy.name()))?;
     let first = requests.first().map_or(0, |r| r.arrival);
     let span = tally.last.saturating_sub(first);
     let usage = Usage {
@@ -208,89 +220,21 @@ pub fn replay(
         }
         _ => 0.0,
     });
+    let late = run
+        .records
+        .iter()
+        .filter_map(|r| Some(r.sent?.saturating_sub(r.intended)))
+        .collect();
     Ok(Replayed {
         summary: tally.collector.finish(&functions, usage),
         rate,
-        late: Lateness::of(sent.late),
+        late: Lateness::of(late),
         cpu_over_work: (tally.used.1 > 0).then(|| tally.used.0 as f64 / tally.used.1 as f64),
     })
 }
 
-/// What the driver keeps of the requests it sent.
-struct Sent {
-    /// Each request's flag, to cancel what is left when the run stops
-    /// early.
-    cancels: Vec<Cancel>,
-    /// How late each was sent, ns.
-    late: Vec<Nanos>,
-}
-
-/// Sends each request to `runtime` at its arrival and hands every answer
-/// to `fold` as it comes, until all are answered; stops at Ctrl-C, at
-/// `fold`'s error, or when no answer has come for [`STALL`].
-fn drive(
-    runtime: &Runtime<WasmExecutor>,
-    requests: &[Request],
-    sent: &mut Sent,
-    fold: &mut dyn FnMut(usize, Answer) -> Result<()>,
-) -> Result<()> {
-    let (tx, rx) = mpsc::channel::<(usize, Answer)>();
-    let start = Instant::now() + LEAD;
-    for (i, r) in requests.iter().enumerate() {
-        let due = start + Duration::from_nanos(r.arrival);
-        loop {
-            while let Ok((i, answer)) = rx.try_recv() {
-                fold(i, answer)?;
-            }
-            interrupt::check()?;
-            let now = Instant::now();
-            if now >= due {
-                sent.late.push(now.duration_since(due).as_nanos() as Nanos);
-                break;
-            }
-            std::thread::sleep((due - now).min(TICK));
-        }
-        let tx = tx.clone();
-        let cancel = Cancel::new();
-        sent.cancels.push(cancel.clone());
-        runtime.submit(
-            Invoke {
-                function: "spin".into(),
-                query: Some(format!("us={}", spin_us(r.work))),
-                label: Some(r.function.name.to_string()),
-                deadline: Some(r.deadline),
-                received: due,
-                cancel,
-            },
-            Box::new(move |answer| {
-                let _ = tx.send((i, answer));
-            }),
-        );
-    }
-    drop(tx);
-    let mut answered = Instant::now();
-    loop {
-        match rx.recv_timeout(TICK) {
-            Ok((i, answer)) => {
-                fold(i, answer)?;
-                answered = Instant::now();
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                interrupt::check()?;
-                if answered.elapsed() > STALL {
-                    bail!(
-                        "{} requests unanswered {} s after the last answer",
-                        runtime.in_flight(),
-                        STALL.as_secs()
-                    );
-                }
-            }
-        }
-    }
-}
-
-/// What a replay keeps of its outcomes as they come.
+/// What a replay keeps of its outcomes: the simulator's [`Collector`], and
+/// what a live run measures besides.
 struct Tally {
     collector: Collector,
     /// The work of the requests each worker finished, numbered across the
@@ -306,47 +250,42 @@ struct Tally {
 }
 
 impl Tally {
-    fn record(&mut self, o: &RequestOutcome) {
+    fn record(&mut self, o: &RequestOutcome, completed: Option<&Completed>) {
         if let (Some(finish), Some(w)) = (o.finish, o.worker) {
             self.last = self.last.max(finish);
             self.cpu[o.dispatcher as usize * self.workers + w.0 as usize] += o.work;
+        }
+        if let Some(done) = completed {
+            self.used.0 += u128::from(done.cpu);
+            self.used.1 += u128::from(o.work);
         }
         self.collector.record(o);
     }
 }
 
-/// What became of `r` by its live answer, on the run's clock (its arrival
-/// is when it was due): a refusal is a drop, as the simulator's; any other
-/// failure is the run's error.
-fn outcome(r: &Request, answer: Answer) -> Result<RequestOutcome, Failure> {
-    let info = RequestInfo {
-        id: r.id,
-        function: r.function.id,
-        arrival: r.arrival,
-        deadline: r.deadline,
-        estimate: r.estimate,
-    };
-    Ok(match answer {
-        Ok(done) => RequestOutcome {
-            info,
-            work: r.work,
-            dispatcher: done.dispatcher,
-            worker: Some(WorkerId(done.worker)),
-            first_run: Some(r.arrival + done.started),
-            finish: Some(r.arrival + done.runtime),
-            preemptions: done.preemptions,
-        },
-        Err(Failure::Overloaded) => RequestOutcome {
-            info,
-            work: r.work,
-            dispatcher: 0,
-            worker: None,
-            first_run: None,
-            finish: None,
-            preemptions: 0,
-        },
-        Err(failure) => return Err(failure),
-    })
+/// What became of a request by its record: a refusal is a drop, as the
+/// simulator's; any other failure is the run's error.
+fn outcome(record: &Record) -> Result<RequestOutcome> {
+    match &record.failure {
+        Some(Failure::Server { kind }) if kind == invoke::Failure::Overloaded.kind() => {}
+        Some(failure) => bail!(failed_live(&record.call.request, failure)),
+        None if record.completed.is_none() => bail!(failed_live(
+            &record.call.request,
+            "answered without the runtime's account"
+        )),
+        None => {}
+    }
+    Ok(record.outcome())
+}
+
+/// Why the run failed at `r`.
+fn failed_live(r: &Request, why: impl std::fmt::Display) -> String {
+    format!(
+        "request {} ({}, {} µs) failed live: {why}",
+        r.id.0,
+        r.function.name,
+        spin_us(r.work)
+    )
 }
 
 /// `node replay`: the sweep replayed live, published as `node simulate`
@@ -388,7 +327,8 @@ pub fn replayed(
     host: &Host,
     bar: &ProgressBar,
 ) -> Result<(PolicySummary, f64)> {
-    let r = replay(setup, policy, host, |_| bar.inc(1))?;
+    let progress = bar.clone();
+    let r = replay(setup, policy, host, move || progress.inc(1))?;
     bar.suspend(|| {
         eprintln!(
             "{}: requests sent late by p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; \
@@ -430,13 +370,5 @@ mod tests {
         let l = Lateness::of((1..=100).rev().collect());
         assert_eq!((l.p50, l.p99, l.max), (51, 99, 100));
         assert_eq!(Lateness::of(Vec::new()), Lateness::default());
-    }
-
-    #[test]
-    fn spin_rounds_to_whole_microseconds_and_never_to_zero() {
-        assert_eq!(spin_us(26 * US), 26);
-        assert_eq!(spin_us(26 * US + 499), 26);
-        assert_eq!(spin_us(26 * US + 500), 27);
-        assert_eq!(spin_us(1), 1);
     }
 }

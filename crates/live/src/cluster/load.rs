@@ -13,7 +13,7 @@
 //! docs/CLUSTER.md "Live gateway") are kept in its [`CallRecord`]. Times
 //! are ns from the start of the run.
 
-use crate::load::{self, LoadConfig, LoadError, Pacing, Sampler};
+use crate::load::{self, Http, LoadConfig, LoadError, Pacing, Sampler};
 use faasched_model::Time;
 use std::sync::Arc;
 
@@ -34,7 +34,9 @@ impl load::Call for Call {
     fn send(&self) -> Time {
         self.send
     }
+}
 
+impl load::HttpCall for Call {
     fn request(&self, target: &str) -> hyper::Request<http_body_util::Empty<hyper::body::Bytes>> {
         load::invoke(target, self.work_us, &self.name, None)
     }
@@ -51,33 +53,35 @@ pub type CallRecord = load::Record<Call>;
 pub type ClientRun = load::Run<Call>;
 
 /// Runs `config.mode.connections()` clients (give [`Mode::Closed`]) against
-/// `config.target` for `config.duration`, their calls from `sampler`; asks
+/// `target` (`HOST:PORT`) for `config.duration`, their calls from `sampler`; asks
 /// `stop` every 10 ms whether to end early, and then still returns what
 /// was measured. Fails only before the first call: a bad config or a
 /// target that refuses to connect.
 ///
 /// [`Mode::Closed`]: crate::load::Mode::Closed
 pub fn run_clients<S: Sampler<Call>>(
+    target: &str,
     config: &LoadConfig,
     sampler: S,
     stop: &dyn Fn() -> bool,
 ) -> Result<ClientRun, LoadError> {
-    load::closed(config, sampler, stop)
+    load::closed(config, &Http::to(target)?, sampler, stop)
 }
 
 /// The open loop: sends `calls` (in the order of their send times) to
-/// `config.target` over `config.mode.connections()` connections, each at
+/// `target` over `config.mode.connections()` connections, each at
 /// its [`Call::send`], without waiting for the earlier ones' answers. A
 /// call waits for its time with tokio's timer ([`Pacing::Timer`]), not a
 /// spin: the client shares the machine's few cores with the cluster's
 /// nodes, and a spin before each of a thousand calls a second would hold
 /// a core.
 pub fn run_schedule(
+    target: &str,
     config: &LoadConfig,
     calls: impl IntoIterator<Item = Call>,
     stop: &dyn Fn() -> bool,
 ) -> Result<ClientRun, LoadError> {
-    load::open(config, calls, Pacing::Timer, stop)
+    load::open(config, Http::to(target)?, calls, Pacing::Timer, stop)
 }
 
 #[cfg(test)]

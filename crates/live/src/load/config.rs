@@ -1,8 +1,8 @@
-//! How a load run is shaped: its target, its mode and its bounds.
+//! How a load run is shaped: its mode and its bounds (where it goes is its
+//! [`Transport`](super::Transport)'s).
 
 use super::outcome::LoadError;
 use faasched_model::{MS, Nanos, SEC, TIME_LIMIT};
-use std::net::{SocketAddr, ToSocketAddrs};
 
 /// By default, how long the requests in flight at the end of the run get to
 /// finish: long enough for a request queued behind a few long functions
@@ -23,7 +23,8 @@ pub enum Mode {
     /// Each request at its arrival in the stream, over this many
     /// connections; its latency counts from then.
     Open {
-        /// Connections kept alive.
+        /// Connections kept alive (over HTTP; a runtime in process takes
+        /// every call as it comes).
         connections: usize,
     },
     /// This many clients, each on its own connection, sending back to
@@ -44,11 +45,9 @@ impl Mode {
     }
 }
 
-/// Everything that shapes a run but its requests.
+/// Everything that shapes a run but its requests and where they go.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LoadConfig {
-    /// `HOST:PORT` of the node runtime or the gateway.
-    pub target: String,
     /// Open or closed loop.
     pub mode: Mode,
     /// No request is sent at or past this time from the start (in the open
@@ -63,11 +62,9 @@ pub struct LoadConfig {
 }
 
 impl LoadConfig {
-    /// A run against `target` in `mode` for `duration`, with the default
-    /// drain and timeout.
-    pub fn new(target: impl Into<String>, mode: Mode, duration: Nanos) -> LoadConfig {
+    /// A run in `mode` for `duration`, with the default drain and timeout.
+    pub fn new(mode: Mode, duration: Nanos) -> LoadConfig {
         LoadConfig {
-            target: target.into(),
             mode,
             duration,
             drain: DEFAULT_DRAIN,
@@ -75,9 +72,8 @@ impl LoadConfig {
         }
     }
 
-    /// Checks every field and resolves the target to its first address;
-    /// errors name the field.
-    pub fn validate(&self) -> Result<SocketAddr, LoadError> {
+    /// Checks every field; errors name the field.
+    pub fn validate(&self) -> Result<(), LoadError> {
         let connections = self.mode.connections();
         if !(1..=MAX_CONNECTIONS).contains(&connections) {
             return Err(LoadError::invalid(
@@ -100,19 +96,7 @@ impl LoadConfig {
                 ));
             }
         }
-        let target = &self.target;
-        let bad = |why: String| LoadError::invalid("target", format!("`{target}`: {why}"));
-        if target
-            .rsplit_once(':')
-            .is_none_or(|(host, _)| host.is_empty())
-        {
-            return Err(bad("give HOST:PORT, e.g. 127.0.0.1:8080".into()));
-        }
-        target
-            .to_socket_addrs()
-            .map_err(|e| bad(e.to_string()))?
-            .next()
-            .ok_or_else(|| bad("names no address".into()))
+        Ok(())
     }
 }
 
@@ -142,7 +126,7 @@ mod tests {
 
     #[test]
     fn bad_fields_are_named() {
-        let ok = LoadConfig::new("127.0.0.1:8080", Mode::Open { connections: 4 }, SEC);
+        let ok = LoadConfig::new(Mode::Open { connections: 4 }, SEC);
         assert!(ok.validate().is_ok());
         let mut c = ok.clone();
         c.mode = Mode::Closed { clients: 0 };
@@ -155,11 +139,5 @@ mod tests {
         let mut c = ok.clone();
         c.drain = 0;
         assert!(c.validate().unwrap_err().to_string().contains("drain"));
-        for target in ["127.0.0.1", ":80", "127.0.0.1:http-ish"] {
-            let mut c = ok.clone();
-            c.target = target.into();
-            let e = c.validate().unwrap_err().to_string();
-            assert!(e.contains("target") && e.contains(target), "{e}");
-        }
     }
 }

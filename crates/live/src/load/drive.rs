@@ -3,11 +3,12 @@
 //! are the [module](super)'s).
 
 use super::config::LoadConfig;
-use super::http::{self, Answer, Sender};
-use super::outcome::{End, Failure, LoadError};
-use super::{Call, Record, Run, Sampler};
+use super::http::{Http, Sender, attempt};
+use super::outcome::{Answer, End, Failure, LoadError};
+use super::transport::Transport;
+use super::{Call, HttpCall, Record, Run, Sampler};
 use faasched_model::Time;
-use std::io;
+use faasched_sys::clock::FineTimerSlack;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -40,6 +41,13 @@ pub enum Pacing {
     /// no core (a cluster's load, sharing the machine's cores with the
     /// cluster's nodes).
     Timer,
+    /// The thread asleep to the call's time (at most 10 ms at a time, the
+    /// answers come in between), its timer slack at 1 ns so that a sleep
+    /// ends within microseconds: no spin, no tick, and the driver's
+    /// thread is blocked meanwhile. For a runtime in this process, whose
+    /// workers need the cores and whose calls wait on no socket of the
+    /// driver's.
+    Sleep,
 }
 
 /// The instants of a run's clock, ns from its start.
@@ -54,8 +62,11 @@ impl Clock {
     }
 
     fn now(self) -> Time {
-        Instant::now()
-            .saturating_duration_since(self.start)
+        self.of(Instant::now())
+    }
+
+    fn of(self, at: Instant) -> Time {
+        at.saturating_duration_since(self.start)
             .as_nanos()
             .try_into()
             .unwrap_or(Time::MAX)
@@ -71,63 +82,44 @@ fn runtime() -> Result<tokio::runtime::Runtime, LoadError> {
         .map_err(LoadError::Runtime)
 }
 
-/// Opens `config.mode.connections()` connections to `addr`, each given
-/// the config's timeout.
-async fn connect_all(config: &LoadConfig, addr: SocketAddr) -> Result<Vec<Sender>, LoadError> {
-    let per_call = Duration::from_nanos(config.timeout);
-    let mut senders = Vec::new();
-    for _ in 0..config.mode.connections() {
-        let sender = match timeout(per_call, http::connect(addr)).await {
-            Ok(connected) => connected,
-            Err(_) => Err(io::Error::from(io::ErrorKind::TimedOut)),
-        }
-        .map_err(|source| LoadError::Connect {
-            target: config.target.clone(),
-            source,
-        })?;
-        senders.push(sender);
-    }
-    Ok(senders)
-}
-
-/// A connection: its index, and its sender (`None`: to open again).
-type Slot = (u32, Option<Sender>);
-
 /// What a call's task reports: its record's index, the outcome, and when
 /// it came.
 type Done = (usize, Result<Answer, Failure>, Time);
 
-/// The open loop: sends `calls` (in the order of their send times) to
-/// `config.target` over `config.mode.connections()` connections, each at
-/// its [`Call::send`] as `pacing` waits for it, without waiting for the
-/// earlier ones' answers (the [module](super)'s steps); asks `stop` every
-/// 10 ms whether to end early, and then still returns what was measured.
-/// Fails only before the first call: a bad config or a target that
-/// refuses to connect.
-pub fn open<C: Call>(
+/// The open loop: sends `calls` (in the order of their send times) over
+/// `transport`, each at its [`Call::send`] as `pacing` waits for it,
+/// without waiting for the earlier ones' answers (the [module](super)'s
+/// steps); asks `stop` every 10 ms whether to end early, and then still
+/// returns what was measured. Fails only before the first call: a bad
+/// config or a target that refuses to connect.
+pub fn open<C: Call, T: Transport<C>>(
     config: &LoadConfig,
+    transport: T,
     calls: impl IntoIterator<Item = C>,
     pacing: Pacing,
     stop: &dyn Fn() -> bool,
 ) -> Result<Run<C>, LoadError> {
-    let addr = config.validate()?;
-    runtime()?.block_on(drive_open(config, addr, calls.into_iter(), pacing, stop))
+    config.validate()?;
+    // Sleeps end when asked, not up to 50 µs later.
+    let _slack = (pacing == Pacing::Sleep).then(FineTimerSlack::set);
+    runtime()?.block_on(drive_open(
+        config,
+        transport,
+        calls.into_iter(),
+        pacing,
+        stop,
+    ))
 }
 
-async fn drive_open<C: Call>(
+async fn drive_open<C: Call, T: Transport<C>>(
     config: &LoadConfig,
-    addr: SocketAddr,
+    mut transport: T,
     mut calls: impl Iterator<Item = C>,
     pacing: Pacing,
     stop: &dyn Fn() -> bool,
 ) -> Result<Run<C>, LoadError> {
-    let senders = connect_all(config, addr).await?;
+    transport.start(config).await?;
     let per_call = Duration::from_nanos(config.timeout);
-    // Free connections; sized so that giving one back never waits.
-    let (free_tx, mut free_rx) = mpsc::channel::<Slot>(senders.len());
-    for (i, sender) in (0u32..).zip(senders) {
-        let _ = free_tx.try_send((i, Some(sender)));
-    }
     let clock = Clock {
         start: Instant::now(),
     };
@@ -156,8 +148,10 @@ async fn drive_open<C: Call>(
             }
             break;
         }
-        let (connection, slot) = tokio::select! {
-            slot = free_rx.recv() => slot.expect("the pacing task keeps a sender"),
+        let (lane_number, lane) = tokio::select! {
+            // A free lane first: one that is free at once costs no timer.
+            biased;
+            lane = transport.free() => lane,
             _ = sleep_until(clock.at(hard_end)) => {
                 end = End::DrainTimeout;
                 records.push(unsent(call, &records));
@@ -170,33 +164,33 @@ async fn drive_open<C: Call>(
             }
         };
         if clock.now() >= hard_end {
-            let _ = free_tx.try_send((connection, slot));
+            transport.unused(lane_number, lane);
             end = End::DrainTimeout;
             records.push(unsent(call, &records));
             break;
         }
-        let message = call.request(&config.target);
         let intended = call.send();
-        let sent = clock.now();
+        let sent = Instant::now();
+        let came = transport.send(
+            lane_number,
+            lane,
+            &call,
+            clock.at(intended),
+            sent + per_call,
+        );
         records.push(Record::sent(
             call,
             records.len() as u64,
-            connection,
+            lane_number,
             intended,
-            sent,
+            clock.of(sent),
         ));
         let index = records.len() - 1;
         in_flight += 1;
-        let (done_tx, free_tx) = (done_tx.clone(), free_tx.clone());
+        let done_tx = done_tx.clone();
         tokio::spawn(async move {
-            let (slot, result) = match timeout(per_call, attempt(slot, addr, message)).await {
-                Ok(outcome) => outcome,
-                // The connection is in an unknown state: the next call
-                // opens a new one.
-                Err(_) => (None, Err(Failure::ResponseTimeout)),
-            };
-            let _ = done_tx.send((index, result, clock.now()));
-            let _ = free_tx.try_send((connection, slot));
+            let (result, at) = came.await;
+            let _ = done_tx.send((index, result, clock.of(at)));
         });
     }
     if end != End::Completed {
@@ -254,33 +248,34 @@ struct Clients<S> {
 }
 
 /// The closed loop: `config.mode.connections()` clients, each on a
-/// kept-alive connection of its own, sending the next call `sampler` gives
+/// kept-alive connection of its own to `http`'s target, sending the next call `sampler` gives
 /// it once its last was answered, at the call's send time, until
 /// `config.duration` (the [module](super)'s steps); asks `stop` every 10
 /// ms whether to end early, and then still returns what was measured.
 /// Fails only before the first call: a bad config or a target that
 /// refuses to connect.
-pub fn closed<C: Call, S: Sampler<C>>(
+pub fn closed<C: HttpCall, S: Sampler<C>>(
     config: &LoadConfig,
+    http: &Http,
     sampler: S,
     stop: &dyn Fn() -> bool,
 ) -> Result<Run<C>, LoadError> {
-    let addr = config.validate()?;
-    runtime()?.block_on(drive_closed(config, addr, sampler, stop))
+    config.validate()?;
+    runtime()?.block_on(drive_closed(config, http, sampler, stop))
 }
 
-async fn drive_closed<C: Call, S: Sampler<C>>(
+async fn drive_closed<C: HttpCall, S: Sampler<C>>(
     config: &LoadConfig,
-    addr: SocketAddr,
+    http: &Http,
     sampler: S,
     stop: &dyn Fn() -> bool,
 ) -> Result<Run<C>, LoadError> {
-    let senders = connect_all(config, addr).await?;
+    let senders = http.connect_all(config).await?;
     let clients = Arc::new(Clients {
         sampler: Mutex::new(sampler),
         ids: std::sync::atomic::AtomicU64::new(0),
-        target: config.target.clone(),
-        addr,
+        target: http.target().to_string(),
+        addr: http.addr(),
         clock: Clock {
             start: Instant::now(),
         },
@@ -329,7 +324,7 @@ async fn drive_closed<C: Call, S: Sampler<C>>(
 
 /// One client: calls until the sampler, the duration or `stop` ends it;
 /// its records, in the order it sent them.
-async fn client<C: Call, S: Sampler<C>>(
+async fn client<C: HttpCall, S: Sampler<C>>(
     index: u32,
     sender: Sender,
     clients: Arc<Clients<S>>,
@@ -383,41 +378,29 @@ async fn client<C: Call, S: Sampler<C>>(
     records
 }
 
-/// One request on `slot` (opened again if it is `None` or closed): the
-/// connection to give back (`None` if it broke) and the outcome.
-async fn attempt(
-    slot: Option<Sender>,
-    addr: SocketAddr,
-    message: hyper::Request<http_body_util::Empty<hyper::body::Bytes>>,
-) -> (Option<Sender>, Result<Answer, Failure>) {
-    let kept = match slot {
-        // A connection the server closed after its last response (`Connection:
-        // close`) fails `ready` at once and is opened again.
-        Some(mut sender) => match sender.ready().await {
-            Ok(()) => Some(sender),
-            Err(_) => None,
-        },
-        None => None,
-    };
-    let mut sender = match kept {
-        Some(sender) => sender,
-        None => match http::connect(addr).await {
-            Ok(sender) => sender,
-            Err(_) => return (None, Err(Failure::ConnectFailed)),
-        },
-    };
-    let result = http::exchange(&mut sender, message).await;
-    let keep = !matches!(result, Err(Failure::ConnectionLost));
-    (keep.then_some(sender), result)
-}
-
-/// Waits until `when` as `pacing` says: the timer alone, or the timer to
+/// Waits until `when` as `pacing` says: the timer alone, the timer to
 /// [`SPIN`] before it and a spin (yielding to the connections' tasks) the
-/// rest; `false` if `stop` said to end first.
+/// rest, or the thread asleep; `false` if `stop` said to end first.
 async fn wait_until(when: Instant, pacing: Pacing, stop: &dyn Fn() -> bool) -> bool {
     let early = match pacing {
         Pacing::Timer => Some(when),
         Pacing::Spin => when.checked_sub(SPIN),
+        Pacing::Sleep => loop {
+            if Instant::now() >= when {
+                return true;
+            }
+            if stop() {
+                return false;
+            }
+            // The answers that came meanwhile are taken in before the
+            // sleep, not between its end and the call.
+            tokio::task::yield_now().await;
+            let now = Instant::now();
+            if now >= when {
+                return true;
+            }
+            std::thread::sleep((when - now).min(STOP_POLL));
+        },
     };
     if let Some(early) = early
         && Instant::now() < early

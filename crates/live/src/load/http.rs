@@ -1,8 +1,11 @@
-//! The HTTP side of a call: what is sent, how the connection is made,
-//! and what the answer says (docs/RUNTIME.md, "HTTP API"; a gateway's
-//! answer names its node, docs/CLUSTER.md).
+//! The HTTP side of a call: where it goes ([`Http`]), what is sent, how
+//! the connection is made, and what the answer says (docs/RUNTIME.md,
+//! "HTTP API"; a gateway's answer names its node, docs/CLUSTER.md).
 
-use super::outcome::Failure;
+use super::HttpCall;
+use super::config::LoadConfig;
+use super::outcome::{Answer, Failure, LoadError};
+use super::transport::{Came, Transport};
 use crate::wire::{
     COLD_HEADER, DEADLINE_HEADER, ERROR_HEADER, FUNCTION_HEADER, NODE_HEADER, PREEMPTIONS_HEADER,
     RUNTIME_CPU_HEADER, RUNTIME_HEADER,
@@ -14,8 +17,11 @@ use hyper::header::{HOST, HeaderMap, HeaderValue};
 use hyper::{Method, Response};
 use hyper_util::rt::TokioIo;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Duration;
 use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+use tokio::time::{Instant, timeout, timeout_at};
 
 /// The longest error kind kept from [`ERROR_HEADER`]: the runtime's are a
 /// word or two; a longer one is not the runtime's.
@@ -23,6 +29,156 @@ const MAX_KIND: usize = 32;
 
 /// One open connection's sending half.
 pub(crate) type Sender = SendRequest<Empty<Bytes>>;
+
+/// A connection of the open loop: its number, and its sender (`None`: to
+/// open again).
+type Slot = (u32, Option<Sender>);
+
+/// A node runtime's or a gateway's `HOST:PORT`, resolved: the transport of
+/// calls over HTTP/1.1 connections kept alive.
+#[derive(Debug)]
+pub struct Http {
+    target: String,
+    addr: SocketAddr,
+    /// The open loop's free connections, once started; sized so that
+    /// giving one back never waits.
+    free: Option<(mpsc::Sender<Slot>, mpsc::Receiver<Slot>)>,
+}
+
+impl Http {
+    /// Calls to `target`, `HOST:PORT`, resolved to its first address; a
+    /// bad one is [`LoadError::Invalid`] naming the target.
+    pub fn to(target: &str) -> Result<Http, LoadError> {
+        let bad = |why: String| LoadError::invalid("target", format!("`{target}`: {why}"));
+        if target
+            .rsplit_once(':')
+            .is_none_or(|(host, _)| host.is_empty())
+        {
+            return Err(bad("give HOST:PORT, e.g. 127.0.0.1:8080".into()));
+        }
+        let addr = target
+            .to_socket_addrs()
+            .map_err(|e| bad(e.to_string()))?
+            .next()
+            .ok_or_else(|| bad("names no address".into()))?;
+        Ok(Http {
+            target: target.to_string(),
+            addr,
+            free: None,
+        })
+    }
+
+    /// `HOST:PORT` as given.
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+
+    pub(crate) fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Opens `config.mode.connections()` connections, each given the
+    /// config's timeout.
+    pub(crate) async fn connect_all(&self, config: &LoadConfig) -> Result<Vec<Sender>, LoadError> {
+        let per_call = Duration::from_nanos(config.timeout);
+        let mut senders = Vec::new();
+        for _ in 0..config.mode.connections() {
+            let sender = match timeout(per_call, connect(self.addr)).await {
+                Ok(connected) => connected,
+                Err(_) => Err(io::Error::from(io::ErrorKind::TimedOut)),
+            }
+            .map_err(|source| LoadError::Connect {
+                target: self.target.clone(),
+                source,
+            })?;
+            senders.push(sender);
+        }
+        Ok(senders)
+    }
+
+    fn started(&self) -> &(mpsc::Sender<Slot>, mpsc::Receiver<Slot>) {
+        self.free
+            .as_ref()
+            .expect("the open loop starts its transport first")
+    }
+}
+
+impl<C: HttpCall> Transport<C> for Http {
+    type Lane = Option<Sender>;
+
+    async fn start(&mut self, config: &LoadConfig) -> Result<(), LoadError> {
+        let senders = self.connect_all(config).await?;
+        let (tx, rx) = mpsc::channel::<Slot>(senders.len());
+        for (i, sender) in (0u32..).zip(senders) {
+            let _ = tx.try_send((i, Some(sender)));
+        }
+        self.free = Some((tx, rx));
+        Ok(())
+    }
+
+    async fn free(&mut self) -> (u32, Option<Sender>) {
+        let (_, rx) = self
+            .free
+            .as_mut()
+            .expect("the open loop starts its transport first");
+        rx.recv().await.expect("the transport keeps a sender")
+    }
+
+    fn unused(&self, number: u32, lane: Option<Sender>) {
+        let _ = self.started().0.try_send((number, lane));
+    }
+
+    fn send(
+        &self,
+        number: u32,
+        lane: Option<Sender>,
+        call: &C,
+        _due: Instant,
+        by: Instant,
+    ) -> impl Future<Output = Came> + Send + 'static {
+        let message = call.request(&self.target);
+        let (addr, free) = (self.addr, self.started().0.clone());
+        async move {
+            let (lane, result) = match timeout_at(by, attempt(lane, addr, message)).await {
+                Ok(outcome) => outcome,
+                // The connection is in an unknown state: the next call
+                // opens a new one.
+                Err(_) => (None, Err(Failure::ResponseTimeout)),
+            };
+            let came = Instant::now();
+            let _ = free.try_send((number, lane));
+            (result, came)
+        }
+    }
+}
+
+/// One request on `slot` (opened again if it is `None` or closed): the
+/// connection to give back (`None` if it broke) and the outcome.
+pub(crate) async fn attempt(
+    slot: Option<Sender>,
+    addr: SocketAddr,
+    message: hyper::Request<Empty<Bytes>>,
+) -> (Option<Sender>, Result<Answer, Failure>) {
+    let kept = match slot {
+        // A connection the server closed after its last response (`Connection:
+        // close`) fails `ready` at once and is opened again.
+        Some(mut sender) => match sender.ready().await {
+            Ok(()) => Some(sender),
+            Err(_) => None,
+        },
+        None => None,
+    };
+    let mut sender = match kept {
+        Some(sender) => sender,
+        None => match connect(addr).await {
+            Ok(sender) => sender,
+            Err(_) => return (None, Err(Failure::ConnectFailed)),
+        },
+    };
+    let result = exchange(&mut sender, message).await;
+    let keep = !matches!(result, Err(Failure::ConnectionLost));
+    (keep.then_some(sender), result)
+}
 
 /// `POST /invoke/spin?us={work_us}` to `target`, the function named in
 /// `x-faasched-function` and, if given, the relative deadline in
@@ -56,7 +212,7 @@ pub(crate) fn invoke(
 }
 
 /// Opens a connection to `addr` and drives it on a task of its own.
-pub(crate) async fn connect(addr: SocketAddr) -> io::Result<Sender> {
+async fn connect(addr: SocketAddr) -> io::Result<Sender> {
     let stream = TcpStream::connect(addr).await?;
     // Requests are small and each is a whole write: do not hold them back.
     stream.set_nodelay(true)?;
@@ -70,28 +226,8 @@ pub(crate) async fn connect(addr: SocketAddr) -> io::Result<Sender> {
     Ok(sender)
 }
 
-/// What a response said.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Answer {
-    /// Its HTTP status.
-    pub status: u16,
-    /// `x-faasched-runtime-us`.
-    pub runtime_us: Option<u64>,
-    /// `x-faasched-cpu-us`.
-    pub cpu_us: Option<u64>,
-    /// `x-faasched-preemptions`.
-    pub preemptions: Option<u64>,
-    /// The gateway's `x-faasched-node`: the node that answered.
-    pub node: Option<String>,
-    /// `x-faasched-cold`: whether the node started a container for it;
-    /// `None` if absent or neither `0` nor `1`.
-    pub cold: Option<bool>,
-    /// The failure a non-2xx status is.
-    pub failure: Option<Failure>,
-}
-
 /// Sends `http` on `sender` and reads the whole response.
-pub(crate) async fn exchange(
+async fn exchange(
     sender: &mut Sender,
     http: hyper::Request<Empty<Bytes>>,
 ) -> Result<Answer, Failure> {
@@ -129,6 +265,7 @@ fn answer(response: &Response<()>) -> Answer {
         failure: (!status.is_success()).then(|| Failure::Server {
             kind: error_kind(headers).unwrap_or_else(|| format!("http-{}", status.as_u16())),
         }),
+        completed: None,
     }
 }
 
@@ -165,6 +302,18 @@ mod tests {
         let http = invoke("127.0.0.1:9", 1, "bad\nname", None);
         assert!(!http.headers().contains_key(FUNCTION_HEADER));
         assert!(!http.headers().contains_key(DEADLINE_HEADER));
+    }
+
+    #[test]
+    fn a_bad_target_is_named() {
+        assert_eq!(
+            Http::to("127.0.0.1:8080").unwrap().target(),
+            "127.0.0.1:8080"
+        );
+        for target in ["127.0.0.1", ":80", "127.0.0.1:http-ish"] {
+            let e = Http::to(target).unwrap_err().to_string();
+            assert!(e.contains("target") && e.contains(target), "{e}");
+        }
     }
 
     #[test]

@@ -1,13 +1,16 @@
-//! The one HTTP load driver of a node runtime or a cluster's gateway, free
-//! of coordinated omission: `node load` and `cluster load` (and through
-//! it `cluster replay`) send their calls with it.
+//! The one load driver, free of coordinated omission: `node load`,
+//! `node replay`, `cluster load` and `cluster replay` send their calls
+//! with it.
 //!
-//! A level says what a call is ([`Call`]: when it is due, and its HTTP
-//! request); the driver sends it and measures what became of it
-//! ([`Record`]). Either loop:
+//! A level says what a call is ([`Call`]: when it is due; [`HttpCall`]:
+//! its HTTP request; [`LocalCall`]: its invocation of a runtime in this
+//! process); the driver sends it over a [`Transport`] ([`Http`] to a node
+//! or a gateway, [`InProcess`] to a node runtime without a network) and
+//! measures what became of it ([`Record`]). Either loop:
 //!
 //! 1. opens every connection before the clock starts (a target that
-//!    refuses one is [`LoadError::Connect`]);
+//!    refuses one is [`LoadError::Connect`]; a runtime in process has
+//!    none to open);
 //! 2. sends each call, answered or failing with exactly one [`Failure`]: a
 //!    connection that breaks is opened again for the next call; an answer
 //!    is awaited [`LoadConfig::timeout`] at most;
@@ -30,29 +33,45 @@
 //! Times are ns from the start of the run. A run uses one thread (a tokio
 //! current-thread runtime): one thread loses nothing, leaves the other
 //! cores to the server when both share the machine, and keeps the order
-//! of events on the client simple.
+//! of events on the client simple. The closed loop speaks HTTP only.
 
 mod config;
 mod drive;
 mod http;
+mod local;
 mod outcome;
+mod transport;
 
 pub use config::{
     DEFAULT_DRAIN, DEFAULT_TIMEOUT, LoadConfig, MAX_CONNECTIONS, Mode, default_connections,
 };
 pub use drive::{Pacing, closed, open};
-pub use http::Answer;
+pub use http::Http;
 pub(crate) use http::invoke;
-pub use outcome::{End, Failure, LoadError};
+pub use local::InProcess;
+pub use outcome::{Answer, End, Failure, LoadError};
+pub use transport::Transport;
 
+use crate::node::invoke::{Cancel, Completed, Invoke};
 use faasched_model::{Nanos, Time};
 
 /// A call the driver sends.
 pub trait Call: Send + 'static {
     /// When it is due, ns from the start of the run.
     fn send(&self) -> Time;
+}
+
+/// A call that goes over HTTP ([`Http`]).
+pub trait HttpCall: Call {
     /// Its HTTP request to `target`.
     fn request(&self, target: &str) -> hyper::Request<http_body_util::Empty<hyper::body::Bytes>>;
+}
+
+/// A call handed to a node runtime in this process ([`InProcess`]).
+pub trait LocalCall: Call {
+    /// Its invocation, received (its latency counting from) `received`,
+    /// withdrawn when `cancel` is set.
+    fn invoke(&self, received: std::time::Instant, cancel: Cancel) -> Invoke;
 }
 
 /// What became of one call. Times are ns from the start of the run.
@@ -88,6 +107,8 @@ pub struct Record<C> {
     pub cold: Option<bool>,
     /// Why it was not answered with a 2xx; `None` if it was.
     pub failure: Option<Failure>,
+    /// In process: the runtime's own account of it, in ns.
+    pub completed: Option<Completed>,
 }
 
 impl<C: Call> Record<C> {
@@ -108,6 +129,7 @@ impl<C: Call> Record<C> {
             node: None,
             cold: None,
             failure: None,
+            completed: None,
         }
     }
 
@@ -135,6 +157,7 @@ impl<C> Record<C> {
                 self.node = answer.node;
                 self.cold = answer.cold;
                 self.failure = answer.failure;
+                self.completed = answer.completed;
             }
             Err(failure) => self.failure = Some(failure),
         }

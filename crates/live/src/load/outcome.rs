@@ -1,6 +1,7 @@
-//! What a run can end as: why it could not start, why a call was not
-//! answered, and how it ended.
+//! What a run can end as: why it could not start, what a call was
+//! answered or why it was not, and how it ended.
 
+use crate::node::invoke::Completed;
 use std::fmt;
 use std::io;
 
@@ -36,6 +37,29 @@ impl LoadError {
             why: why.into(),
         }
     }
+}
+
+/// What a response (or, in process, the runtime) said.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Answer {
+    /// Its HTTP status.
+    pub status: u16,
+    /// `x-faasched-runtime-us`.
+    pub runtime_us: Option<u64>,
+    /// `x-faasched-cpu-us`.
+    pub cpu_us: Option<u64>,
+    /// `x-faasched-preemptions`.
+    pub preemptions: Option<u64>,
+    /// The gateway's `x-faasched-node`: the node that answered.
+    pub node: Option<String>,
+    /// `x-faasched-cold`: whether the node started a container for it;
+    /// `None` if absent or neither `0` nor `1`.
+    pub cold: Option<bool>,
+    /// The failure a non-2xx status is.
+    pub failure: Option<Failure>,
+    /// In process: the runtime's own account of the call, in ns; over
+    /// HTTP, `None`.
+    pub completed: Option<Completed>,
 }
 
 /// Why a request was not answered with a 2xx. Each request that is not

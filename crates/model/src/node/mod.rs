@@ -273,7 +273,8 @@ pub struct RequestOutcome {
     pub dispatcher: u32,
     /// Its worker (in the dispatcher's group), if it ran.
     pub worker: Option<WorkerId>,
-    /// When it first ran; `None` if dropped.
+    /// When it first ran; `None` if dropped, or where the engine does not
+    /// see it (a node answering over HTTP says only when it finished).
     pub first_run: Option<Time>,
     /// When its response left; `None` if dropped.
     pub finish: Option<Time>,

@@ -113,5 +113,7 @@ pub use capacity::{
 };
 pub use html::{Axis, ChartMetric, METRICS, render_html, write_report};
 pub use metrics::{ALL, Collector, PolicySummary, ScopeSummary, Usage};
-pub use output::{Load, Row, SUMMARY_CSV_HEADER, SUMMARY_SCHEMA_VERSION, Summary, write_outputs};
+pub use output::{
+    Load, Row, SUMMARY_CSV_HEADER, SUMMARY_SCHEMA_VERSION, Summary, policy_rows, write_outputs,
+};
 pub use table::render_table;

@@ -120,17 +120,22 @@ impl Row {
     }
 }
 
+/// The rows of `policy`'s run at `rate`: one per scope (`all`, then each
+/// function).
+pub fn policy_rows(rate: f64, policy: &PolicySummary) -> impl Iterator<Item = Row> + '_ {
+    policy
+        .scopes
+        .iter()
+        .map(move |s| Row::new(rate, &policy.policy, s))
+}
+
 impl Summary {
     /// The flat rows: load order, then policy order, then scope (`all`, then
     /// each function).
     pub fn rows(&self) -> impl Iterator<Item = Row> + '_ {
-        self.loads.iter().flat_map(|load| {
-            load.policies.iter().flat_map(move |p| {
-                p.scopes
-                    .iter()
-                    .map(move |s| Row::new(load.rate, &p.policy, s))
-            })
-        })
+        self.loads
+            .iter()
+            .flat_map(|load| load.policies.iter().flat_map(|p| policy_rows(load.rate, p)))
     }
 
     /// The content of `summary.json` (see the module docs).

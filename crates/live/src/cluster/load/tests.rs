@@ -127,11 +127,11 @@ impl Sampler<Call> for RoundRobin {
     }
 }
 
-fn config(target: String, clients: usize) -> LoadConfig {
+fn config(clients: usize) -> LoadConfig {
     LoadConfig {
         drain: 60 * SEC,
         timeout: 60 * SEC,
-        ..LoadConfig::new(target, Mode::Closed { clients }, 300 * MS)
+        ..LoadConfig::new(Mode::Closed { clients }, 300 * MS)
     }
 }
 
@@ -139,7 +139,8 @@ fn config(target: String, clients: usize) -> LoadConfig {
 fn every_call_is_recorded_once_with_its_node_cold_start_and_drop() {
     let gateway = Gateway::start();
     let run = run_clients(
-        &config(gateway.addr.to_string(), 3),
+        &gateway.addr.to_string(),
+        &config(3),
         RoundRobin { calls: 0 },
         &|| false,
     )
@@ -193,9 +194,10 @@ fn every_call_is_recorded_once_with_its_node_cold_start_and_drop() {
 fn stop_ends_the_run_and_keeps_what_was_measured() {
     let gateway = Gateway::start();
     let run = run_clients(
+        &gateway.addr.to_string(),
         &LoadConfig {
             duration: 3_600 * SEC,
-            ..config(gateway.addr.to_string(), 2)
+            ..config(2)
         },
         RoundRobin { calls: 0 },
         &|| true,
@@ -216,19 +218,15 @@ fn a_target_that_refuses_or_is_no_address_is_an_error_naming_it() {
     let addr = free.local_addr().unwrap();
     drop(free);
     let e = run_clients(
-        &config(addr.to_string(), 1),
+        &addr.to_string(),
+        &config(1),
         RoundRobin { calls: 0 },
         &|| false,
     )
     .unwrap_err();
     assert!(matches!(e, LoadError::Connect { .. }), "{e}");
     assert!(e.to_string().contains(&addr.to_string()), "{e}");
-    let e = run_clients(
-        &config("nowhere".into(), 1),
-        RoundRobin { calls: 0 },
-        &|| false,
-    )
-    .unwrap_err();
+    let e = run_clients("nowhere", &config(1), RoundRobin { calls: 0 }, &|| false).unwrap_err();
     assert!(
         e.to_string().contains("target") && e.to_string().contains("nowhere"),
         "{e}"
@@ -250,11 +248,11 @@ fn schedule(n: u64, gap: Time) -> Vec<Call> {
         .collect()
 }
 
-fn open(target: String, connections: usize, duration: Time) -> LoadConfig {
+fn open(connections: usize, duration: Time) -> LoadConfig {
     LoadConfig {
         drain: 60 * SEC,
         timeout: 60 * SEC,
-        ..LoadConfig::new(target, Mode::Open { connections }, duration)
+        ..LoadConfig::new(Mode::Open { connections }, duration)
     }
 }
 
@@ -271,7 +269,8 @@ fn the_open_loop_sends_every_call_of_the_schedule_at_or_after_its_time() {
         }))
         .collect::<Vec<_>>();
     let run = run_schedule(
-        &open(gateway.addr.to_string(), 2, SEC),
+        &gateway.addr.to_string(),
+        &open(2, SEC),
         calls.clone(),
         &|| false,
     )
@@ -298,7 +297,8 @@ fn the_open_loop_leaves_out_the_calls_due_after_the_duration() {
     let gateway = Gateway::start();
     // Due at 0, 100 ms, ..., 900 ms: the five before 500 ms are the run.
     let run = run_schedule(
-        &open(gateway.addr.to_string(), 1, 500 * MS),
+        &gateway.addr.to_string(),
+        &open(1, 500 * MS),
         schedule(10, 100 * MS),
         &|| false,
     )
@@ -313,7 +313,8 @@ fn the_open_loop_leaves_out_the_calls_due_after_the_duration() {
 fn stop_ends_the_open_loop_and_counts_every_call_due() {
     let gateway = Gateway::start();
     let run = run_schedule(
-        &open(gateway.addr.to_string(), 1, 3_600 * SEC),
+        &gateway.addr.to_string(),
+        &open(1, 3_600 * SEC),
         schedule(1_000, 0),
         &|| true,
     )

@@ -13,8 +13,9 @@
 
 mod summary;
 
-use crate::load::{self, End, LoadConfig, LoadError, Mode, Pacing, Sampler};
-use faasched_model::node::Request;
+use crate::load::{self, End, Http, LoadConfig, LoadError, Mode, Pacing, Sampler};
+use crate::node::invoke::{Cancel, Invoke};
+use faasched_model::node::{Request, RequestInfo, RequestOutcome, WorkerId};
 use faasched_model::{Nanos, Time, US};
 
 pub use summary::{
@@ -36,11 +37,35 @@ pub struct NodeCall {
     pub send: Time,
 }
 
+/// `spin`'s argument for `work` in process: whole µs, rounded to the
+/// nearest, at least 1.
+pub fn spin_us(work: Nanos) -> u64 {
+    round_us(work).max(1)
+}
+
 impl load::Call for NodeCall {
     fn send(&self) -> Time {
         self.send
     }
+}
 
+/// In process, the request is `spin?us=W` (W as [`spin_us`] rounds it)
+/// labelled with its function, its deadline in ns.
+impl load::LocalCall for NodeCall {
+    fn invoke(&self, received: std::time::Instant, cancel: Cancel) -> Invoke {
+        let r = &self.request;
+        Invoke {
+            function: "spin".into(),
+            query: Some(format!("us={}", spin_us(r.work))),
+            label: Some(r.function.name.to_string()),
+            deadline: Some(r.deadline),
+            received,
+            cancel,
+        }
+    }
+}
+
+impl load::HttpCall for NodeCall {
     fn request(&self, target: &str) -> hyper::Request<http_body_util::Empty<hyper::body::Bytes>> {
         let r = &self.request;
         let work = round_us(r.work);
@@ -50,6 +75,52 @@ impl load::Call for NodeCall {
 
 /// What became of one request.
 pub type Record = load::Record<NodeCall>;
+
+impl Record {
+    /// What became of the request, as the simulator says it, on the run's
+    /// clock: it arrived when it was due; a 2xx finished it (when the
+    /// runtime says, in process; when its answer came, over HTTP, where
+    /// its first run and its worker are not seen); anything else dropped
+    /// it.
+    pub fn outcome(&self) -> RequestOutcome {
+        let r = &self.call.request;
+        let dropped = RequestOutcome {
+            info: RequestInfo {
+                id: r.id,
+                function: r.function.id,
+                arrival: self.intended,
+                deadline: r.deadline,
+                estimate: r.estimate,
+            },
+            work: r.work,
+            dispatcher: 0,
+            worker: None,
+            first_run: None,
+            finish: None,
+            preemptions: 0,
+        };
+        if !self.answered() {
+            return dropped;
+        }
+        match self.completed {
+            Some(done) => RequestOutcome {
+                dispatcher: done.dispatcher,
+                worker: Some(WorkerId(done.worker)),
+                first_run: Some(self.intended + done.started),
+                finish: Some(self.intended + done.runtime),
+                preemptions: done.preemptions,
+                ..dropped
+            },
+            None => RequestOutcome {
+                finish: self.done,
+                preemptions: self
+                    .preemptions
+                    .map_or(0, |p| u32::try_from(p).unwrap_or(u32::MAX)),
+                ..dropped
+            },
+        }
+    }
+}
 
 /// What a run measured.
 #[derive(Clone, Debug, PartialEq)]
@@ -79,25 +150,27 @@ impl<I: Iterator<Item = Request> + Send + 'static> Sampler<NodeCall> for BackToB
     }
 }
 
-/// Sends `requests` to the node as `config` says, measuring each; asks
+/// Sends `requests` to the node at `target` as `config` says, measuring each; asks
 /// `stop` (every 10 ms while waiting) whether to end early, as Ctrl-C
 /// does, and then still returns what was measured. Fails only before the
 /// first request: a bad config or a target that refuses to connect.
 pub fn run(
+    target: &str,
     config: &LoadConfig,
     requests: impl IntoIterator<Item = Request, IntoIter: Send + 'static>,
     stop: &dyn Fn() -> bool,
 ) -> Result<LoadRun, LoadError> {
     let requests = requests.into_iter();
+    let http = Http::to(target)?;
     let run = match config.mode {
         Mode::Open { .. } => {
             let calls = requests.map(|request| NodeCall {
                 send: request.arrival,
                 request,
             });
-            load::open(config, calls, Pacing::Spin, stop)?
+            load::open(config, http, calls, Pacing::Spin, stop)?
         }
-        Mode::Closed { .. } => load::closed(config, BackToBack(requests), stop)?,
+        Mode::Closed { .. } => load::closed(config, &http, BackToBack(requests), stop)?,
     };
     Ok(LoadRun {
         mode: config.mode,

@@ -228,8 +228,8 @@ fn every_request_is_answered_or_counted_once_and_follows_the_stream() {
     });
     let duration = 300 * MS;
     let requests = stream("bimodal-high", 1_000.0, duration, 3);
-    let config = LoadConfig::new(server.target(), Mode::Open { connections: 8 }, duration);
-    let run = run(&config, requests.clone(), &never).unwrap();
+    let config = LoadConfig::new(Mode::Open { connections: 8 }, duration);
+    let run = run(&server.target(), &config, requests.clone(), &never).unwrap();
     assert_eq!(run.end, End::Completed);
     let s = check_accounting(&run);
     // One record per request of the stream, in its order, at its arrival.
@@ -288,8 +288,8 @@ fn a_connection_the_server_closes_after_answering_is_opened_again() {
     });
     let duration = 100 * MS;
     let requests = stream("fixed", 500.0, duration, 6);
-    let config = LoadConfig::new(server.target(), Mode::Open { connections: 2 }, duration);
-    let run = run(&config, requests.clone(), &never).unwrap();
+    let config = LoadConfig::new(Mode::Open { connections: 2 }, duration);
+    let run = run(&server.target(), &config, requests.clone(), &never).unwrap();
     let s = check_accounting(&run);
     assert!(s.all.errors.is_empty(), "{:?}", s.all.errors);
     assert_eq!(s.all.answered, requests.len() as u64);
@@ -309,9 +309,9 @@ fn latency_counts_from_the_intended_time_when_the_server_stalls() {
     let duration = 100 * MS;
     let requests = stream("fixed", 200.0, duration, 5);
     assert!(requests.len() >= 5, "{} requests", requests.len());
-    let mut config = LoadConfig::new(server.target(), Mode::Open { connections: 1 }, duration);
+    let mut config = LoadConfig::new(Mode::Open { connections: 1 }, duration);
     config.drain = 60 * SEC;
-    let run = run(&config, requests.clone(), &never).unwrap();
+    let run = run(&server.target(), &config, requests.clone(), &never).unwrap();
     let s = check_accounting(&run);
     assert_eq!(s.all.answered, requests.len() as u64);
     for (k, r) in run.records.iter().enumerate() {
@@ -332,8 +332,14 @@ fn a_dead_target_is_an_error_naming_it() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap()
     };
-    let config = LoadConfig::new(addr.to_string(), Mode::Open { connections: 2 }, SEC);
-    let e = run(&config, stream("fixed", 100.0, SEC, 1), &never).unwrap_err();
+    let config = LoadConfig::new(Mode::Open { connections: 2 }, SEC);
+    let e = run(
+        &addr.to_string(),
+        &config,
+        stream("fixed", 100.0, SEC, 1),
+        &never,
+    )
+    .unwrap_err();
     assert!(matches!(e, LoadError::Connect { .. }), "{e:?}");
     assert!(e.to_string().contains(&addr.to_string()), "{e}");
 }
@@ -353,8 +359,8 @@ fn closed_loop_keeps_one_request_per_client_in_flight() {
             estimate: Estimate::Exact,
         })
         .unwrap();
-    let config = LoadConfig::new(server.target(), Mode::Closed { clients: 2 }, duration);
-    let run = run(&config, requests, &never).unwrap();
+    let config = LoadConfig::new(Mode::Closed { clients: 2 }, duration);
+    let run = run(&server.target(), &config, requests, &never).unwrap();
     let s = check_accounting(&run);
     assert_eq!(run.end, End::Completed);
     assert!(s.all.answered >= 1 && s.all.errors.is_empty(), "{s:?}");
@@ -372,7 +378,7 @@ fn a_stop_ends_the_run_with_every_due_request_accounted() {
     let server = Server::start(Behaviour::AT_ONCE);
     let duration = 10 * SEC;
     let requests = stream("exponential", 500.0, duration, 2);
-    let config = LoadConfig::new(server.target(), Mode::Open { connections: 4 }, duration);
+    let config = LoadConfig::new(Mode::Open { connections: 4 }, duration);
     let flag = stop.clone();
     let counts = server.counts.clone();
     let stop_fn = move || {
@@ -381,7 +387,7 @@ fn a_stop_ends_the_run_with_every_due_request_accounted() {
         }
         flag.load(Ordering::SeqCst)
     };
-    let run = run(&config, requests.clone(), &stop_fn).unwrap();
+    let run = run(&server.target(), &config, requests.clone(), &stop_fn).unwrap();
     assert_eq!(run.end, End::Interrupted);
     let s = check_accounting(&run);
     assert!(
@@ -406,10 +412,10 @@ fn a_response_too_slow_times_out_and_the_drain_bounds_the_run() {
     let duration = 50 * MS;
     let requests = stream("fixed", 1_000.0, duration, 4);
     // Timeouts first: every request sent times out, none is left.
-    let mut config = LoadConfig::new(server.target(), Mode::Open { connections: 64 }, duration);
+    let mut config = LoadConfig::new(Mode::Open { connections: 64 }, duration);
     config.timeout = 20 * MS;
     config.drain = 30 * SEC;
-    let run1 = run(&config, requests.clone(), &never).unwrap();
+    let run1 = run(&server.target(), &config, requests.clone(), &never).unwrap();
     let s = check_accounting(&run1);
     assert_eq!(run1.end, End::Completed);
     assert_eq!(
@@ -418,9 +424,9 @@ fn a_response_too_slow_times_out_and_the_drain_bounds_the_run() {
     );
     // The drain next: the requests in flight when it runs out are
     // unfinished, and those still queued for the one connection unsent.
-    let mut config = LoadConfig::new(server.target(), Mode::Open { connections: 1 }, duration);
+    let mut config = LoadConfig::new(Mode::Open { connections: 1 }, duration);
     config.drain = 100 * MS;
-    let run2 = run(&config, requests.clone(), &never).unwrap();
+    let run2 = run(&server.target(), &config, requests.clone(), &never).unwrap();
     let s = check_accounting(&run2);
     assert_eq!(run2.end, End::DrainTimeout);
     assert_eq!(s.all.requests, requests.len() as u64);
@@ -433,7 +439,8 @@ fn a_response_too_slow_times_out_and_the_drain_bounds_the_run() {
 
 #[test]
 fn a_request_carries_its_work_and_deadline_rounded_to_the_us() {
-    use crate::load::Call;
+    use crate::load::{HttpCall, LocalCall};
+    use crate::node::invoke::Cancel;
     let call = |work, deadline| NodeCall {
         request: Request {
             id: faasched_model::node::RequestId(0),
@@ -453,4 +460,91 @@ fn a_request_carries_its_work_and_deadline_rounded_to_the_us() {
     assert_eq!(http.headers()[FUNCTION_HEADER], "image-resize");
     assert_eq!(http.headers()[DEADLINE_HEADER], "265");
     assert_eq!(call(500, 5_000).request("x:1").uri(), "/invoke/spin?us=1");
+    // In process: the work rounded as well but never to 0, the deadline
+    // in ns.
+    let local = |work| call(work, 264_990).invoke(std::time::Instant::now(), Cancel::new());
+    let i = local(26_500);
+    assert_eq!(
+        (i.call(), i.label()),
+        ("spin?us=27".to_string(), "image-resize")
+    );
+    assert_eq!(i.deadline, Some(264_990));
+    assert_eq!(local(26_499).call(), "spin?us=26");
+    assert_eq!(local(1).call(), "spin?us=1");
+}
+
+#[test]
+fn a_record_becomes_the_simulators_outcome() {
+    use crate::load::Failure;
+    use crate::node::invoke::Completed;
+    let request = Request {
+        id: faasched_model::node::RequestId(4),
+        function: faasched_model::Function {
+            id: faasched_model::FunctionId(1),
+            name: "sift".into(),
+        },
+        arrival: 1_000,
+        work: 300,
+        deadline: 3_000,
+        estimate: 300,
+    };
+    let record = Record {
+        call: NodeCall {
+            request,
+            send: 1_000,
+        },
+        id: 0,
+        client: 0,
+        intended: 1_000,
+        sent: Some(1_010),
+        done: Some(2_500),
+        status: Some(200),
+        runtime_us: Some(1),
+        cpu_us: None,
+        preemptions: Some(2),
+        node: None,
+        cold: None,
+        failure: None,
+        completed: None,
+    };
+    // Over HTTP: finished when the answer came, first run and worker unseen.
+    let o = record.outcome();
+    assert_eq!((o.info.id.0, o.info.arrival, o.work), (4, 1_000, 300));
+    assert_eq!((o.finish, o.first_run, o.worker), (Some(2_500), None, None));
+    assert_eq!(
+        (o.preemptions, o.latency(), o.missed()),
+        (2, Some(1_500), false)
+    );
+    // In process: the runtime's own times, from when it was due.
+    let done = Completed {
+        value: 0,
+        cpu: 300,
+        preemptions: 1,
+        runtime: 900,
+        started: 200,
+        dispatcher: 1,
+        worker: 3,
+        cold: false,
+    };
+    let o = Record {
+        completed: Some(done),
+        ..record.clone()
+    }
+    .outcome();
+    assert_eq!((o.first_run, o.finish), (Some(1_200), Some(1_900)));
+    assert_eq!(
+        (o.dispatcher, o.worker.map(|w| w.0), o.preemptions),
+        (1, Some(3), 1)
+    );
+    // Anything but a 2xx drops it.
+    let refused = Record {
+        status: Some(503),
+        failure: Some(Failure::Server {
+            kind: "overloaded".into(),
+        }),
+        ..record
+    }
+    .outcome();
+    assert!(refused.dropped() && refused.missed());
+    assert_eq!((refused.first_run, refused.preemptions), (None, 0));
 }
