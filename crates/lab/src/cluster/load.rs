@@ -18,11 +18,10 @@ use super::run::{
     ClusterOptions, ClusterWorkload, FUNCTIONBENCH, FUNCTIONBENCH_BURSTS, FUNCTIONBENCH_RISING,
 };
 use crate::interrupt;
-use crate::node::replay::Lateness;
 use crate::output::{Outputs, write_staged};
 use anyhow::{Context, Result, bail};
 use faasched_live::cluster::load::{Call, CallRecord, ClientRun, run_clients, run_schedule};
-use faasched_live::load::{End, LoadConfig, LoadError, MAX_CONNECTIONS, Mode, Sampler};
+use faasched_live::load::{End, Lateness, LoadConfig, LoadError, MAX_CONNECTIONS, Mode, Sampler};
 use faasched_model::cluster::{
     FunctionProfile, Invocation, InvocationId, InvocationInfo, InvocationOutcome, ServerId,
 };
@@ -218,12 +217,7 @@ impl LiveLoadSpec {
                 if let Some(e) = schedule.error {
                     return Err(e).context(format!("--workload {}", self.workload));
                 }
-                let late = Lateness::of(
-                    run.records
-                        .iter()
-                        .filter_map(|r| Some(r.sent?.saturating_sub(r.intended)))
-                        .collect(),
-                );
+                let late = run.lateness();
                 (run, setup.describe()["workload"].take(), Some(late))
             }
         };

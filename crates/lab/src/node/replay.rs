@@ -18,7 +18,7 @@ use super::sweep::Sweep;
 use crate::interrupt;
 use crate::output::Outputs;
 use anyhow::{Context, Result, bail};
-use faasched_live::load::{self, End, Failure, InProcess, LoadConfig, Mode, Pacing};
+use faasched_live::load::{self, End, Failure, InProcess, Lateness, LoadConfig, Mode, Pacing};
 use faasched_live::node::invoke::{self, Completed};
 use faasched_live::node::load::{NodeCall, Record, spin_us};
 use faasched_live::node::runtime::RuntimeConfig;
@@ -36,35 +36,6 @@ use std::sync::{Mutex, PoisonError};
 /// out before it gives up on them: longer than any request of a sane run
 /// takes.
 const DRAIN: Nanos = 60 * SEC;
-
-/// How late the driver handed requests to the node: from each request's
-/// arrival time to its submission, ns. A late request's latency counts
-/// from its arrival all the same; this says how much of it the sender, not
-/// the node, caused.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Lateness {
-    /// Median.
-    pub p50: Nanos,
-    /// 99th percentile.
-    pub p99: Nanos,
-    /// Largest.
-    pub max: Nanos,
-}
-
-impl Lateness {
-    pub(crate) fn of(mut late: Vec<Nanos>) -> Lateness {
-        late.sort_unstable();
-        let at = |q: f64| match late.len() {
-            0 => 0,
-            n => late[((n - 1) as f64 * q).round() as usize],
-        };
-        Lateness {
-            p50: at(0.5),
-            p99: at(0.99),
-            max: at(1.0),
-        }
-    }
-}
 
 /// What a replay measured.
 #[derive(Clone, Debug)]
@@ -220,15 +191,10 @@ pub fn replay(
         }
         _ => 0.0,
     });
-    let late = run
-        .records
-        .iter()
-        .filter_map(|r| Some(r.sent?.saturating_sub(r.intended)))
-        .collect();
     Ok(Replayed {
         summary: tally.collector.finish(&functions, usage),
         rate,
-        late: Lateness::of(late),
+        late: run.lateness(),
         cpu_over_work: (tally.used.1 > 0).then(|| tally.used.0 as f64 / tally.used.1 as f64),
     })
 }
@@ -359,16 +325,4 @@ pub fn live_settings(settings: &mut Value, host: &Host) {
         "spin_steps_per_ms": host.spin_steps_per_ms,
         "online_cpus": faasched_sys::sched::online_cpus(),
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lateness_reads_its_percentiles_off_the_sorted_delays() {
-        let l = Lateness::of((1..=100).rev().collect());
-        assert_eq!((l.p50, l.p99, l.max), (51, 99, 100));
-        assert_eq!(Lateness::of(Vec::new()), Lateness::default());
-    }
 }

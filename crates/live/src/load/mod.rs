@@ -199,3 +199,74 @@ pub struct Run<C> {
     /// From the start to the end of the run.
     pub elapsed: Nanos,
 }
+
+impl<C> Run<C> {
+    /// How late the calls sent were handed to a connection (or the
+    /// runtime): from each one's intended time to its sending. A late
+    /// call's latency counts from its intended time all the same; this says
+    /// how much of it the sender, not the target, caused. In the closed loop
+    /// a call is due when it is sent, so it is never late.
+    pub fn lateness(&self) -> Lateness {
+        let mut late: Vec<Nanos> = self
+            .records
+            .iter()
+            .filter_map(|r| Some(r.sent?.saturating_sub(r.intended)))
+            .collect();
+        late.sort_unstable();
+        let at = |q: f64| match late.len() {
+            0 => 0,
+            n => late[((n - 1) as f64 * q).round() as usize],
+        };
+        Lateness {
+            p50: at(0.5),
+            p99: at(0.99),
+            max: at(1.0),
+        }
+    }
+}
+
+/// How late a run's calls were sent, ns (nearest rank).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lateness {
+    /// Median.
+    pub p50: Nanos,
+    /// 99th percentile.
+    pub p99: Nanos,
+    /// Largest.
+    pub max: Nanos,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Debug, PartialEq)]
+    struct At(Time);
+
+    impl Call for At {
+        fn send(&self) -> Time {
+            self.0
+        }
+    }
+
+    #[test]
+    fn lateness_reads_its_percentiles_off_the_sent_calls() {
+        // Calls due at 1000 i, sent 101 − i ns late; one never sent.
+        let mut records: Vec<Record<At>> = (1..=100)
+            .map(|i| Record::sent(At(1_000 * i), i, 0, 1_000 * i, 1_000 * i + 101 - i))
+            .collect();
+        records.push(Record::unsent(At(200_000), 101));
+        let run = Run {
+            records,
+            end: End::Completed,
+            elapsed: 0,
+        };
+        let l = run.lateness();
+        assert_eq!((l.p50, l.p99, l.max), (51, 99, 100));
+        let none = Run::<At> {
+            records: Vec::new(),
+            ..run
+        };
+        assert_eq!(none.lateness(), Lateness::default());
+    }
+}
