@@ -18,11 +18,20 @@ use std::path::{Path, PathBuf};
 
 /// Where a run's results go: the directory of its files (`--out`), and
 /// whether standard output gets summary.json (`--json`) or the table.
-#[derive(Clone, Debug, Default)]
+///
+/// As flags, their help says what a simulation or a replay writes; a
+/// command that writes other files says so with clap's `mut_arg` on `out`
+/// and `json`.
+#[derive(Clone, Debug, Default, clap::Args)]
+// Its doc is not a command's about.
+#[command(about = None, long_about = None)]
 pub struct Outputs {
-    /// The directory of the run's files, if any.
+    /// Write summary.json, summary.csv and report.html into this directory,
+    /// together, once all are written.
+    #[arg(id = "out", long = "out", short = 'o', value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// summary.json on standard output instead of the table.
+    /// Print summary.json to stdout instead of the table.
+    #[arg(long)]
     pub json: bool,
 }
 

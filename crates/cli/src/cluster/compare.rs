@@ -1,12 +1,12 @@
 //! `faasched cluster compare`'s flags; the lab runs it
 //! ([`faasched_lab::cluster::compare`]).
 
+use crate::output::{COMPARE_FILES, COMPARE_JSON};
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::cluster::compare;
 use faasched_lab::cluster::replay::ReplayOptions;
 use faasched_lab::output::Outputs;
-use std::path::PathBuf;
 
 /// Run each router live, as `cluster replay` does, then simulate the same
 /// run (workload, seed, nodes as servers, their cores, memory and
@@ -26,27 +26,19 @@ use std::path::PathBuf;
 ///
 ///   faasched cluster compare -p ch-rlu,least-loaded --clients 4 --seconds 60
 #[derive(ClapArgs, Debug)]
+#[command(mut_arg("out", |a| a.help(COMPARE_FILES)), mut_arg("json", |a| a.help(COMPARE_JSON)))]
 pub struct Args {
     #[command(flatten)]
     run: ReplayOptions,
-    /// Write compare.json and compare.csv, and each world's summary.json,
-    /// summary.csv and report.html in sim/ and live/, into this directory,
-    /// together, once all are written.
-    #[arg(long, short = 'o', value_name = "DIR")]
-    out: Option<PathBuf>,
-    /// Print compare.json to stdout instead of the table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    outputs: Outputs,
 }
 
 impl Args {
     pub fn execute(self) -> Result<()> {
         compare::run(compare::Options {
             replay: self.run,
-            outputs: Outputs {
-                dir: self.out,
-                json: self.json,
-            },
+            outputs: self.outputs,
         })
     }
 }

@@ -5,7 +5,10 @@ use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::cluster::load;
 use faasched_lab::output::Outputs;
-use std::path::PathBuf;
+
+/// What `--out` writes.
+const FILES: &str = "Write summary.json, summary.csv, report.html and requests.csv (one row \
+per call) into this directory, together, once all are written";
 
 /// Run CH-RLU's closed-loop clients (its Locust threads) against a live
 /// cluster: `faasched cluster gateway` in front of `faasched node serve
@@ -32,25 +35,18 @@ use std::path::PathBuf;
 /// connections; a call's latency counts from its time even when it went
 /// out late, and how late the calls went out is printed on stderr.
 #[derive(ClapArgs, Debug)]
+#[command(mut_arg("out", |a| a.help(FILES)))]
 pub struct Args {
     #[command(flatten)]
     run: load::Options,
-    /// Write summary.json, summary.csv, report.html and requests.csv (one
-    /// row per call) into this directory, together, once all are written
-    #[arg(long, short = 'o', value_name = "DIR")]
-    out: Option<PathBuf>,
-    /// Print summary.json to stdout instead of the table
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    outputs: Outputs,
 }
 
 impl Args {
     pub fn execute(self) -> Result<()> {
         load::run(load::Options {
-            outputs: Outputs {
-                dir: self.out,
-                json: self.json,
-            },
+            outputs: self.outputs,
             ..self.run
         })
     }

@@ -4,7 +4,6 @@ use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::cluster::replay::{self, ReplayOptions};
 use faasched_lab::output::Outputs;
-use std::path::PathBuf;
 
 /// Run each router live, one after another, each over fresh nodes started
 /// here (`cluster up`'s) with CH-RLU's clients against it (`cluster
@@ -20,23 +19,15 @@ use std::path::PathBuf;
 pub struct Args {
     #[command(flatten)]
     run: ReplayOptions,
-    /// Write summary.json, summary.csv and report.html into this directory,
-    /// together, once all are written.
-    #[arg(long, short = 'o', value_name = "DIR")]
-    out: Option<PathBuf>,
-    /// Print summary.json to stdout instead of the table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    outputs: Outputs,
 }
 
 impl Args {
     pub fn execute(self) -> Result<()> {
         replay::run(replay::Options {
             replay: self.run,
-            outputs: Outputs {
-                dir: self.out,
-                json: self.json,
-            },
+            outputs: self.outputs,
         })
     }
 }

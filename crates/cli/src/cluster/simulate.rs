@@ -7,7 +7,10 @@ use faasched_lab::cluster::catalog::ROUTERS;
 use faasched_lab::cluster::run::ClusterOptions;
 use faasched_lab::cluster::simulate;
 use faasched_lab::output::Outputs;
-use std::path::PathBuf;
+
+/// What `--out` writes.
+const FILES: &str = "Write summary.json, summary.csv, report.html and timing.json (the \
+routers' decision times) into this directory, together, once all are written";
 
 /// Run invocations through a simulated cluster (a router in front of
 /// servers that keep warm containers) under one or more routers.
@@ -22,6 +25,7 @@ use std::path::PathBuf;
 /// runs of the same seed). Ctrl-C stops a run and leaves an earlier run's
 /// files in `--out` as they were.
 #[derive(ClapArgs, Debug)]
+#[command(mut_arg("out", |a| a.help(FILES)))]
 pub struct Args {
     #[command(flatten)]
     cluster: ClusterOptions,
@@ -31,14 +35,8 @@ pub struct Args {
           default_value = "ch-rlu,ch-bl,openwhisk,least-loaded,random,round-robin,greedy",
           long_help = router_help())]
     policy: Vec<String>,
-    /// Write summary.json, summary.csv, report.html and timing.json (the
-    /// routers' decision times) into this directory, together, once all
-    /// are written
-    #[arg(long, short = 'o', value_name = "DIR")]
-    out: Option<PathBuf>,
-    /// Print summary.json to stdout instead of the table
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    outputs: Outputs,
 }
 
 fn router_help() -> String {
@@ -53,10 +51,7 @@ impl Args {
         simulate::run(simulate::Options {
             cluster: self.cluster,
             policies: self.policy,
-            outputs: Outputs {
-                dir: self.out,
-                json: self.json,
-            },
+            outputs: self.outputs,
         })
     }
 }

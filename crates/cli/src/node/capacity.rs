@@ -3,12 +3,12 @@
 //! summary.json and summary.csv.
 
 use super::args::{NodeArgs, policy_help};
-use super::simulate::OutputArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::node::capacity::{
     CapacityOptions, DEFAULT_MIN_REQUESTS, Target, capacity, percent,
 };
+use faasched_lab::output::Outputs;
 
 /// Find the highest offered rate each node policy sustains at a tail target.
 ///
@@ -56,7 +56,7 @@ pub struct Args {
     )]
     policy: Vec<String>,
     #[command(flatten)]
-    outputs: OutputArgs,
+    outputs: Outputs,
 }
 
 impl Args {
@@ -69,6 +69,6 @@ impl Args {
             min_requests: self.min_requests,
             policies: self.policy,
         };
-        capacity(&self.node.options()?, &search, &self.outputs.outputs())
+        capacity(&self.node.options()?, &search, &self.outputs)
     }
 }

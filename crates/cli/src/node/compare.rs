@@ -4,10 +4,11 @@
 use super::args::NodeArgs;
 use super::host::HostArgs;
 use super::simulate::SweepArgs;
+use crate::output::{COMPARE_FILES, COMPARE_JSON};
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::node::compare::compare_sweep;
-use std::path::PathBuf;
+use faasched_lab::output::Outputs;
 
 /// Simulate a node run and replay it live under each policy, and set the
 /// two side by side.
@@ -22,6 +23,7 @@ use std::path::PathBuf;
 ///
 ///   faasched node compare -w bimodal-high --workers 1 --stretch 10 --load 0.7 -p sledgescale,rr,shinjuku
 #[derive(ClapArgs, Debug)]
+#[command(mut_arg("out", |a| a.help(COMPARE_FILES)), mut_arg("json", |a| a.help(COMPARE_JSON)))]
 pub struct Args {
     #[command(flatten)]
     node: NodeArgs,
@@ -29,14 +31,8 @@ pub struct Args {
     sweep: SweepArgs,
     #[command(flatten)]
     host: HostArgs,
-    /// Write compare.json and compare.csv, and each world's summary.json,
-    /// summary.csv and report.html in sim/ and live/, into this directory,
-    /// together, once all are written.
-    #[arg(long, short = 'o', value_name = "DIR")]
-    out: Option<PathBuf>,
-    /// Print compare.json to stdout instead of the table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    outputs: Outputs,
 }
 
 impl Args {
@@ -45,8 +41,8 @@ impl Args {
             &self.node.options()?,
             &self.sweep.sweep(),
             self.host.host()?,
-            self.out.as_deref(),
-            self.json,
+            self.outputs.dir.as_deref(),
+            self.outputs.json,
         )
     }
 }

@@ -3,10 +3,11 @@
 
 use super::args::NodeArgs;
 use super::host::HostArgs;
-use super::simulate::{OutputArgs, SweepArgs};
+use super::simulate::SweepArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::node::replay::replay_sweep;
+use faasched_lab::output::Outputs;
 
 /// Run requests through a live node under one or more dispatch policies,
 /// as `node simulate` runs them through a simulated one.
@@ -33,7 +34,7 @@ pub struct Args {
     #[command(flatten)]
     host: HostArgs,
     #[command(flatten)]
-    outputs: OutputArgs,
+    outputs: Outputs,
 }
 
 impl Args {
@@ -43,7 +44,7 @@ impl Args {
             self.node.costs.is_some(),
             &self.sweep.sweep(),
             self.host.host()?,
-            &self.outputs.outputs(),
+            &self.outputs,
         )
     }
 }

@@ -7,7 +7,6 @@ use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::node::sweep::{Sweep, simulate};
 use faasched_lab::output::Outputs;
-use std::path::PathBuf;
 
 /// Run requests through a simulated node (dispatchers binding requests to
 /// worker threads) under one or more dispatch policies.
@@ -25,7 +24,7 @@ pub struct Args {
     #[command(flatten)]
     sweep: SweepArgs,
     #[command(flatten)]
-    outputs: OutputArgs,
+    outputs: Outputs,
 }
 
 /// The rates and the policies of a node run, simulated or live.
@@ -64,34 +63,8 @@ impl SweepArgs {
     }
 }
 
-/// Where a node run's summary goes.
-#[derive(ClapArgs, Debug)]
-pub struct OutputArgs {
-    /// Write summary.json, summary.csv and report.html into this directory,
-    /// together, once all are written.
-    #[arg(long, short = 'o', value_name = "DIR")]
-    out: Option<PathBuf>,
-    /// Print summary.json to stdout instead of the table.
-    #[arg(long)]
-    json: bool,
-}
-
-impl OutputArgs {
-    /// The outputs these flags ask for.
-    pub fn outputs(&self) -> Outputs {
-        Outputs {
-            dir: self.out.clone(),
-            json: self.json,
-        }
-    }
-}
-
 impl Args {
     pub fn execute(self) -> Result<()> {
-        simulate(
-            &self.node.options()?,
-            &self.sweep.sweep(),
-            &self.outputs.outputs(),
-        )
+        simulate(&self.node.options()?, &self.sweep.sweep(), &self.outputs)
     }
 }

@@ -3,12 +3,23 @@
 //! turnaround distribution is from the measured one.
 
 use crate::os::replay::Rounds;
+use crate::output::COMPARE_JSON;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::os::compare::{self, Options};
 use faasched_lab::os::run::{Kernel, WorkloadOptions};
 use faasched_lab::os::tuning::TuningFlags;
+use faasched_lab::output::Outputs;
 use std::path::PathBuf;
+
+/// What `--out` writes.
+const FILES: &str = "Write compare.json, compare.csv, sim/ and live/ with each world's \
+summary.json, summary.csv and invocations.csv, and sim-at-live-cpu/ and sim-at-live-capacity/ \
+with the invocations.csv of the second and third simulations, into this directory: the \
+invocations of all four pair by id. (In sim-at-live-capacity/, `cpu_us` is the core time each \
+invocation held, its measured CPU time divided by the share of the cores left to it.) Files are \
+written as hidden .NAME.faasched-partial.PID and renamed into place together once all are \
+written; what a killed run leaves is removed by the next run writing into DIR";
 
 /// Simulate and replay the same workload and policies, and compare.
 ///
@@ -47,6 +58,7 @@ use std::path::PathBuf;
 /// cores are the replay's: 1,000 invocations unless `-n` says otherwise
 /// (of a file too), on all this machine's CPUs or the first `--cores`.
 #[derive(ClapArgs, Debug)]
+#[command(mut_arg("out", |a| a.help(FILES)), mut_arg("json", |a| a.help(COMPARE_JSON)))]
 pub struct Args {
     #[command(flatten)]
     workload: WorkloadOptions,
@@ -67,20 +79,8 @@ pub struct Args {
     calibration: Option<PathBuf>,
     #[command(flatten)]
     rounds: Rounds,
-    /// Write compare.json, compare.csv, sim/ and live/ with each world's
-    /// summary.json, summary.csv and invocations.csv, and
-    /// sim-at-live-cpu/ and sim-at-live-capacity/ with the invocations.csv
-    /// of the second and third simulations, into this directory: the
-    /// invocations of all four pair by id. (In sim-at-live-capacity/, `cpu_us`
-    /// is the core time each invocation held, its measured CPU time divided
-    /// by the share of the cores left to it.) Files are written as hidden .NAME.faasched-partial.PID and renamed into
-    /// place together once all are written; what a killed run leaves is removed
-    /// by the next run writing into DIR.
-    #[arg(long, short = 'o', value_name = "DIR")]
-    out: Option<PathBuf>,
-    /// Print compare.json to stdout instead of the table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    outputs: Outputs,
 }
 
 impl Args {
@@ -92,8 +92,8 @@ impl Args {
             tuning: self.tuning,
             calibration: self.calibration,
             rounds: self.rounds.rounds,
-            out: self.out,
-            json: self.json,
+            out: self.outputs.dir,
+            json: self.outputs.json,
         })
     }
 }

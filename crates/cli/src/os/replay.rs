@@ -2,12 +2,13 @@
 //! turn, every invocation a process of the function suite, and write the
 //! simulator's outputs marked live.
 
-use crate::output::OutputArgs;
+use crate::output::OS_FILES;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::os::replay::{self, Options};
 use faasched_lab::os::run::WorkloadOptions;
 use faasched_lab::os::tuning::TuningFlags;
+use faasched_lab::output::Outputs;
 use std::path::PathBuf;
 
 /// Run a workload for real on this machine under one or more policies.
@@ -34,6 +35,7 @@ use std::path::PathBuf;
 /// `live` (launch lateness, the launcher's and steering's CPU, how promptly
 /// CPU watches acted, the calibration used).
 #[derive(ClapArgs, Debug)]
+#[command(mut_arg("out", |a| a.help(OS_FILES)))]
 pub struct Args {
     #[command(flatten)]
     workload: WorkloadOptions,
@@ -50,7 +52,7 @@ pub struct Args {
     #[command(flatten)]
     rounds: Rounds,
     #[command(flatten)]
-    output: OutputArgs,
+    output: Outputs,
 }
 
 /// How the policies take turns on the machine.
@@ -74,7 +76,7 @@ impl Args {
             tuning: self.tuning,
             calibration: self.calibration,
             rounds: self.rounds.rounds,
-            outputs: self.output.outputs(),
+            outputs: self.output,
         })
     }
 }

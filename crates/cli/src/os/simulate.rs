@@ -1,13 +1,14 @@
 //! `faasched simulate`: one workload, several policies, one table and (with
 //! `--out`) summary.json, summary.csv, invocations.csv and report.html.
 
-use crate::output::OutputArgs;
+use crate::output::OS_FILES;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::os::catalog::CATALOG;
 use faasched_lab::os::run::{Kernel, WorkloadOptions};
 use faasched_lab::os::simulate::{self, Options};
 use faasched_lab::os::tuning::TuningFlags;
+use faasched_lab::output::Outputs;
 
 /// Run a workload through the simulated kernel under one or more policies.
 ///
@@ -26,6 +27,7 @@ use faasched_lab::os::tuning::TuningFlags;
          [default: 15000 of a built-in, all of a file]"
     ))
 )]
+#[command(mut_arg("out", |a| a.help(OS_FILES)))]
 pub struct Args {
     #[command(flatten)]
     workload: WorkloadOptions,
@@ -43,7 +45,7 @@ pub struct Args {
     #[command(flatten)]
     tuning: TuningFlags,
     #[command(flatten)]
-    output: OutputArgs,
+    output: Outputs,
 }
 
 impl Args {
@@ -53,7 +55,7 @@ impl Args {
             policies: self.policy,
             kernel: self.kernel,
             tuning: self.tuning,
-            outputs: self.output.outputs(),
+            outputs: self.output,
         })
     }
 }
