@@ -30,6 +30,7 @@ mod svg;
 mod table;
 
 pub use histogram::{EXACT_BELOW, Histogram, SUB_BITS};
+pub use output::write_json;
 pub use page::REPORT_HTML;
 pub use staged::Staged;
 pub use stats::Stats;

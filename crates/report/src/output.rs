@@ -58,12 +58,8 @@ pub(crate) fn write_summary<T: Serialize>(
 }
 
 /// Writes `value` as pretty JSON and a newline to `path`, staged: every
-/// level's summary.json, and the cluster's timing.json.
-pub(crate) fn write_json(
-    path: &Path,
-    value: &serde_json::Value,
-    staged: &mut Staged,
-) -> Result<()> {
+/// level's summary.json (`node load`'s too), and the cluster's timing.json.
+pub fn write_json(path: &Path, value: &serde_json::Value, staged: &mut Staged) -> Result<()> {
     let mut out = BufWriter::new(staged.create(path)?);
     serde_json::to_writer_pretty(&mut out, value).map_err(|e| Error::json(path, e))?;
     out.write_all(b"\n")

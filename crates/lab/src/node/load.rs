@@ -238,10 +238,7 @@ fn write_outputs(dir: &Path, run: &LoadRun, file: &Value) -> Result<()> {
     let mut staged = Staged::new();
     staged.create_dir(dir)?;
     write_staged(&dir.join("requests.csv"), &mut staged, |w| run.write_csv(w))?;
-    let path = dir.join("summary.json");
-    let mut text = serde_json::to_vec_pretty(file)?;
-    text.push(b'\n');
-    staged.write(&path, &text)?;
+    faasched_report::write_json(&dir.join("summary.json"), file, &mut staged)?;
     staged.commit()?;
     Ok(())
 }

@@ -126,16 +126,20 @@ pub fn replay(
                 .unwrap_or_else(PoisonError::into_inner)
                 .is_some()
     };
-    let last = requests.last().map_or(0, |r| r.arrival);
+    let (first, last) = match (requests.first(), requests.last()) {
+        (Some(f), Some(l)) => (f.arrival, l.arrival),
+        _ => (0, 0),
+    };
+    let count = requests.len();
     let load = LoadConfig {
         drain: DRAIN,
         timeout: DRAIN,
         // The connections an in-process run has none of.
         ..LoadConfig::new(Mode::Open { connections: 1 }, last + 1)
     };
-    let calls = requests.iter().map(|r| NodeCall {
-        request: r.clone(),
-        send: r.arrival,
+    let calls = requests.into_iter().map(|request| NodeCall {
+        send: request.arrival,
+        request,
     });
     let run = load::open(
         &load,
@@ -155,7 +159,10 @@ pub fn replay(
         End::DrainTimeout => bail!(
             "{}: {} requests unanswered {} s after the last arrival",
             policy.name(),
-            run.records.iter().filter(|r| !r.answered()).count(),
+            run.records
+                .iter()
+                .filter(|r| matches!(r.failure, Some(Failure::Unfinished | Failure::Unsent)))
+                .count(),
             DRAIN / SEC
         ),
     }
@@ -170,7 +177,6 @@ pub fn replay(
         let outcome = outcome(record).with_context(|| policy.name().to_string())?;
         tally.record(&outcome, record.completed.as_ref());
     }
-    let first = requests.first().map_or(0, |r| r.arrival);
     let span = tally.last.saturating_sub(first);
     let usage = Usage {
         span,
@@ -185,11 +191,12 @@ pub fn replay(
         // The dispatchers' busy time is not measured live.
         dispatchers: Vec::new(),
     };
-    let rate = setup.rate().unwrap_or_else(|| match requests.last() {
-        Some(l) if l.arrival > first => {
-            requests.len() as f64 * SEC as f64 / (l.arrival - first) as f64
+    let rate = setup.rate().unwrap_or_else(|| {
+        if last > first {
+            count as f64 * SEC as f64 / (last - first) as f64
+        } else {
+            0.0
         }
-        _ => 0.0,
     });
     Ok(Replayed {
         summary: tally.collector.finish(&functions, usage),
