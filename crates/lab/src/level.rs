@@ -3,11 +3,14 @@
 //! An experiment is data: a list of cases (a workload on a machine of one
 //! level, and the policies it runs under), serde values that `faasched
 //! experiment NAME --plan` prints and `--cases FILE` reads back. A level
-//! says how its cases run and what files each leaves ([`Level`]); the rest
-//! is shared: the slugs checked before anything runs ([`run`]), the jobs
-//! spread over rayon's pool under one progress bar ([`in_parallel`]), and
-//! the files written together ([`write_files`]): `table.txt`, `table.csv`
-//! and a directory per case.
+//! says how a case is checked, which independent jobs it is made of (a
+//! policy's run, at one load, with one seed), how one job runs, how a
+//! case's results are gathered and what files they leave ([`Level`]). The
+//! rest is shared: the cases checked before anything runs ([`run`]), every
+//! job of every case spread over rayon's pool under one progress bar,
+//! each result given back to its case, and the files
+//! written together ([`write_files`]): `table.txt`, `table.csv` and a
+//! directory per case.
 //!
 //! Runs are independent and each is deterministic, and results are
 //! gathered in job order, so the output does not depend on the thread
@@ -23,11 +26,16 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::path::{Path, PathBuf};
 
-/// A level whose experiments the runner runs: its cases, how they run and
-/// what files each leaves.
+/// A level whose experiments the runner runs: its cases, the jobs each is
+/// made of, how one runs, and what files a case leaves.
 pub trait Level {
     /// A case as `--plan` prints it and `--cases FILE` holds it.
-    type Case: Serialize + DeserializeOwned;
+    type Case: Serialize + DeserializeOwned + Sync;
+    /// A case checked and resolved once, before anything runs: its
+    /// policies looked up, its workload made.
+    type Ready: Sync;
+    /// What one job measured.
+    type Measured: Send;
     /// What one case measured.
     type Ran;
     /// Whether `--invocations` and `--trace` reach its cases: the OS
@@ -41,10 +49,20 @@ pub trait Level {
     fn title(case: &Self::Case) -> &str;
     /// The case a result is of.
     fn case(ran: &Self::Ran) -> &Self::Case;
-    /// Runs every case (each checked before anything runs), results in
-    /// case order. [`run`] has checked that there are cases and that their
-    /// slugs are plain and distinct.
-    fn run(cases: Vec<Self::Case>) -> Result<Vec<Self::Ran>>;
+    /// Checks and resolves a case; [`run`] names the case in the error.
+    fn ready(case: &Self::Case) -> Result<Self::Ready>;
+    /// The case's jobs, each named as progress and errors show it (after
+    /// the case's slug).
+    fn jobs(case: &Self::Case, ready: &Self::Ready) -> Vec<String>;
+    /// Runs the case's job `job` (an index into [`Level::jobs`]).
+    fn measure(case: &Self::Case, ready: &Self::Ready, job: usize) -> Result<Self::Measured>;
+    /// The case's result, from what each of its jobs measured, in job
+    /// order.
+    fn gather(
+        case: Self::Case,
+        ready: Self::Ready,
+        measured: Vec<Self::Measured>,
+    ) -> Result<Self::Ran>;
     /// Stages a case's files in `dir`, its report headed `title`.
     fn write(ran: &Self::Ran, dir: &Path, title: &str, staged: &mut Staged) -> Result<()>;
     /// Stages the files of all the cases together in `dir`, headed
@@ -83,9 +101,10 @@ impl Settings {
     }
 }
 
-/// Runs `cases` at level `L`, refusing first no cases at all, and a slug
-/// that is no plain file name (it names the case's directory under
-/// `--out`) or that two cases share (one directory).
+/// Runs `cases` at level `L`: every case checked before anything runs
+/// (refusing no cases at all, a slug that is no plain file name, as it
+/// names the case's directory under `--out`, or that two cases share),
+/// then every job of every case in parallel; the results in case order.
 pub fn run<L: Level>(cases: Vec<L::Case>) -> Result<Vec<L::Ran>> {
     if cases.is_empty() {
         bail!("no cases to run");
@@ -93,7 +112,41 @@ pub fn run<L: Level>(cases: Vec<L::Case>) -> Result<Vec<L::Ran>> {
     for (i, case) in cases.iter().enumerate() {
         check_slug(L::slug(case), cases[..i].iter().map(L::slug))?;
     }
-    L::run(cases)
+    let ready = cases
+        .iter()
+        .map(|case| L::ready(case).with_context(|| format!("case {}", L::slug(case))))
+        .collect::<Result<Vec<_>>>()?;
+    let labels: Vec<Vec<String>> = cases
+        .iter()
+        .zip(&ready)
+        .map(|(c, r)| L::jobs(c, r))
+        .collect();
+    let jobs: Vec<(usize, usize)> = labels
+        .iter()
+        .enumerate()
+        .flat_map(|(c, jobs)| (0..jobs.len()).map(move |j| (c, j)))
+        .collect();
+    let measured = in_parallel(
+        &jobs,
+        |&(c, j)| format!("{} {}", L::slug(&cases[c]), labels[c][j]),
+        |&(c, j)| {
+            L::measure(&cases[c], &ready[c], j)
+                .with_context(|| format!("case {}, {}", L::slug(&cases[c]), labels[c][j]))
+        },
+    );
+    let mut measured = measured.into_iter();
+    cases
+        .into_iter()
+        .zip(ready)
+        .zip(labels)
+        .map(|((case, ready), labels)| {
+            let of_case = measured
+                .by_ref()
+                .take(labels.len())
+                .collect::<Result<_>>()?;
+            L::gather(case, ready, of_case)
+        })
+        .collect()
 }
 
 /// Refuses a case slug that is no plain file name (it names the case's
@@ -116,7 +169,7 @@ fn check_slug<'a>(slug: &str, earlier: impl IntoIterator<Item = &'a str>) -> Res
 /// Runs `run` on every job in parallel on rayon's pool, under one progress
 /// bar that shows each job's `label` as it starts; the results in job
 /// order.
-pub fn in_parallel<J: Sync, M: Send>(
+fn in_parallel<J: Sync, M: Send>(
     jobs: &[J],
     label: impl Fn(&J) -> String + Sync,
     run: impl Fn(&J) -> M + Sync,
@@ -181,6 +234,98 @@ mod tests {
         let err = check_slug("a", ["b", "a"]).unwrap_err().to_string();
         assert!(err.contains("two cases have the slug `a`"), "{err}");
         check_slug("all-24-80.v2_x", ["all-24-80"]).unwrap();
+    }
+
+    /// A level whose case squares its numbers, one job each, and refuses
+    /// 13 when it runs.
+    struct Squares;
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Numbers {
+        slug: String,
+        numbers: Vec<u64>,
+    }
+
+    impl Level for Squares {
+        type Case = Numbers;
+        type Ready = u64;
+        type Measured = u64;
+        type Ran = (String, Vec<u64>, u64);
+
+        fn slug(case: &Numbers) -> &str {
+            &case.slug
+        }
+
+        fn title(case: &Numbers) -> &str {
+            &case.slug
+        }
+
+        fn case(_: &Self::Ran) -> &Numbers {
+            unreachable!("not written")
+        }
+
+        fn ready(case: &Numbers) -> Result<u64> {
+            match case.numbers.is_empty() {
+                true => bail!("no numbers"),
+                false => Ok(case.numbers.len() as u64),
+            }
+        }
+
+        fn jobs(case: &Numbers, _: &u64) -> Vec<String> {
+            case.numbers.iter().map(|n| format!("number {n}")).collect()
+        }
+
+        fn measure(case: &Numbers, _: &u64, job: usize) -> Result<u64> {
+            match case.numbers[job] {
+                13 => bail!("unlucky"),
+                n => Ok(n * n),
+            }
+        }
+
+        fn gather(case: Numbers, ready: u64, measured: Vec<u64>) -> Result<Self::Ran> {
+            Ok((case.slug, measured, ready))
+        }
+
+        fn write(_: &Self::Ran, _: &Path, _: &str, _: &mut Staged) -> Result<()> {
+            Ok(())
+        }
+    }
+
+    fn numbers(slug: &str, numbers: &[u64]) -> Numbers {
+        Numbers {
+            slug: slug.into(),
+            numbers: numbers.to_vec(),
+        }
+    }
+
+    #[test]
+    fn each_case_gets_its_own_jobs_results_in_order() {
+        let ran = run::<Squares>(vec![
+            numbers("a", &[1, 2, 3]),
+            numbers("b", &[4]),
+            numbers("c", &[5, 6]),
+        ])
+        .unwrap();
+        assert_eq!(
+            ran,
+            [
+                ("a".to_string(), vec![1, 4, 9], 3),
+                ("b".to_string(), vec![16], 1),
+                ("c".to_string(), vec![25, 36], 2),
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_name_the_case_and_the_job() {
+        let err = |cases| format!("{:#}", run::<Squares>(cases).unwrap_err());
+        let e = err(vec![numbers("a", &[1]), numbers("b", &[])]);
+        assert_eq!(e, "case b: no numbers");
+        let e = err(vec![numbers("a", &[1]), numbers("b", &[2, 13])]);
+        assert_eq!(e, "case b, number 13: unlucky");
+        // The slugs are checked before any case is made ready.
+        let e = err(vec![numbers("a", &[]), numbers("a", &[1])]);
+        assert_eq!(e, "two cases have the slug `a`");
     }
 
     #[test]

@@ -9,10 +9,10 @@
 //! `cluster simulate --out` writes them; the routers' decision times in
 //! `timing.json` are taken while the runs share the machine's cores).
 
-use super::catalog::contenders;
-use super::run::ClusterOptions;
-use crate::level::{Level, in_parallel};
-use anyhow::{Context, Result};
+use super::catalog::{Contender, contenders};
+use super::run::{ClusterOptions, ClusterSetup};
+use crate::level::Level;
+use anyhow::Result;
 use faasched_report::Staged;
 use faasched_report::cluster::{
     ClusterRow, DecisionTimes, write_cluster_outputs, write_cluster_report, write_cluster_timing,
@@ -69,6 +69,8 @@ pub struct Cluster;
 
 impl Level for Cluster {
     type Case = ClusterCase;
+    type Ready = (Vec<Contender>, ClusterSetup);
+    type Measured = (ClusterRow, DecisionTimes);
     type Ran = CaseRan;
 
     fn slug(case: &ClusterCase) -> &str {
@@ -83,48 +85,37 @@ impl Level for Cluster {
         &ran.case
     }
 
-    /// Runs every policy of every case, in parallel, and gathers the rows
-    /// in case and policy order. Every case is checked before anything
-    /// runs.
-    fn run(cases: Vec<ClusterCase>) -> Result<Vec<CaseRan>> {
-        let mut looked_up = Vec::new();
-        let mut settings = Vec::new();
-        for case in &cases {
-            let context = || format!("case {}", case.slug);
-            looked_up.push(contenders(&case.policies).with_context(context)?);
-            settings.push(case.options.setup().with_context(context)?.describe());
-        }
-        let jobs: Vec<(usize, usize)> = cases
-            .iter()
-            .enumerate()
-            .flat_map(|(c, case)| (0..case.policies.len()).map(move |p| (c, p)))
-            .collect();
-        let measured = in_parallel(
-            &jobs,
-            |&(c, p)| format!("{} {}", cases[c].slug, cases[c].policies[p]),
-            |&(c, p)| {
-                let case = &cases[c];
-                case.options
-                    .setup()
-                    .and_then(|setup| setup.run(&looked_up[c][p]))
-                    .map(|ran| (ran.row(case.options.cores), ran.decisions))
-                    .with_context(|| format!("case {}, {}", case.slug, case.policies[p]))
-            },
-        );
-        let mut measured = measured.into_iter();
-        let mut ran = Vec::new();
-        for (case, settings) in cases.into_iter().zip(settings) {
-            let (rows, decisions) = (0..case.policies.len())
-                .map(|_| measured.next().expect("a result per job"))
-                .collect::<Result<(Vec<_>, Vec<_>)>>()?;
-            ran.push(CaseRan {
-                case,
-                settings,
-                rows,
-                decisions,
-            });
-        }
-        Ok(ran)
+    /// The routers looked up, and the workload and cluster set up.
+    fn ready(case: &ClusterCase) -> Result<(Vec<Contender>, ClusterSetup)> {
+        Ok((contenders(&case.policies)?, case.options.setup()?))
+    }
+
+    /// A run per router.
+    fn jobs(case: &ClusterCase, _: &Self::Ready) -> Vec<String> {
+        case.policies.clone()
+    }
+
+    fn measure(
+        case: &ClusterCase,
+        (routers, setup): &Self::Ready,
+        job: usize,
+    ) -> Result<Self::Measured> {
+        let ran = setup.run(&routers[job])?;
+        Ok((ran.row(case.options.cores), ran.decisions))
+    }
+
+    fn gather(
+        case: ClusterCase,
+        (_, setup): Self::Ready,
+        measured: Vec<Self::Measured>,
+    ) -> Result<CaseRan> {
+        let (rows, decisions) = measured.into_iter().unzip();
+        Ok(CaseRan {
+            case,
+            settings: setup.describe(),
+            rows,
+            decisions,
+        })
     }
 
     /// The case's summary.json, summary.csv, report.html and timing.json.

@@ -547,10 +547,9 @@ pub fn capacity(options: &NodeOptions, c: &CapacityOptions, outputs: &Outputs) -
         min_requests: c.min_requests,
         ..Search::new(c.target, workers_capacity)
     };
-    search.validate()?;
+    let searches = Searches::new(setup, policies, c.seeds, search)?;
     interrupt::catch()?;
-    let found = capacities(&setup, &policies, c.seeds, &search)?;
-    outputs.publish(&found, "faasched node capacity", Staged::new())
+    outputs.publish(&searches.run()?, "faasched node capacity", Staged::new())
 }
 
 /// `P%`, P from 0 to 100, as a share (`--max-dropped`).
@@ -582,110 +581,166 @@ impl Publish for Capacities {
     }
 }
 
-/// Searches the capacity of every policy for each of `seeds` seeds from
-/// `base.seed` on, the searches in parallel on rayon's pool (each probe
-/// of a search follows the last), gathered in policy then seed order.
+/// The capacity searches of a run, checked: every policy's, for each of
+/// `seeds` seeds from `base.seed` on. `base` is a built-in's; its rate is
+/// ignored and its length gives the probes' (see the module docs).
 ///
-/// `base` must be a built-in's; its rate is ignored and its length gives
-/// the probes' (see the module docs).
-pub fn capacities(
-    base: &NodeSetup,
-    policies: &[NodePolicy],
-    seeds: u64,
-    search_with: &Search,
-) -> Result<Capacities> {
-    let NodeWorkload::Builtin {
-        workload, length, ..
-    } = &base.workload
-    else {
-        bail!("capacity needs a built-in workload: a file's arrivals fix its rate");
-    };
-    if seeds == 0 {
-        bail!("--seeds 0: give at least 1 seed");
-    }
-    search_with.validate()?;
-    let workers = (base.config.workers * base.config.dispatchers) as u32;
-    let workers_capacity = workload.capacity(workers);
-    let jobs: Vec<(usize, u64)> = (0..policies.len())
-        .flat_map(|p| (0..seeds).map(move |i| (p, i)))
-        .collect();
-    let bar = progress::runs("capacity", jobs.len() as u64);
-    let found: Vec<Result<Found>> = jobs
-        .par_iter()
-        .map(|&(p, i)| {
-            let seed = base.seed.wrapping_add(i);
-            let policy = &policies[p];
-            let f = search(search_with, |rate| {
-                bar.set_message(format!("{} seed {seed} at {rate:.0} rps", policy.name()));
-                let requests = match *length {
-                    Length::Count(n) => n,
-                    Length::Duration(ns) => {
-                        let n = (ns as f64 * rate / SEC as f64).ceil();
-                        (n as u64).max(search_with.min_requests)
-                    }
-                };
-                let setup = base
-                    .probe(rate, seed, Length::Count(requests))
-                    .expect("capacities refuses a file before any probe");
-                let (summary, _) = setup.run(policy, |_| ())?;
-                let all = summary.all();
-                Ok(Probe {
-                    rate_rps: rate,
-                    holds: search_with.holds(all),
-                    value: search_with.target.measure(all),
-                    requests: all.requests,
-                    dropped: all.dropped,
-                })
-            })
-            .with_context(|| format!("{}, seed {seed}", policy.name()));
-            bar.inc(1);
-            f
-        })
-        .collect();
-    bar.finish_and_clear();
-    // A caught signal fails every search still running; say so once.
-    interrupt::check()?;
-    let mut found = found.into_iter();
-    let mut out = Vec::new();
-    for policy in policies {
-        let mut per_seed = Vec::new();
-        for i in 0..seeds {
-            per_seed.push(SeedCapacity {
-                seed: base.seed.wrapping_add(i),
-                found: found.next().expect("a result per job")?,
-            });
+/// Each (policy, seed) search is independent of the others (each probe of
+/// a search follows the last): [`Searches::run`] runs them in parallel on
+/// rayon's pool, an experiment's runner as jobs of its own.
+pub struct Searches {
+    /// The node and workload every probe runs, at its own rate and length.
+    pub base: NodeSetup,
+    /// The policies searched.
+    pub policies: Vec<NodePolicy>,
+    /// Seeds per policy.
+    pub seeds: u64,
+    /// What a rate must meet, and how the search goes.
+    pub search: Search,
+}
+
+impl Searches {
+    /// The searches, refusing a file's workload (its arrivals fix its
+    /// rate), no seeds and a search that cannot run.
+    pub fn new(
+        base: NodeSetup,
+        policies: Vec<NodePolicy>,
+        seeds: u64,
+        search: Search,
+    ) -> Result<Searches> {
+        let NodeWorkload::Builtin { .. } = &base.workload else {
+            bail!("capacity needs a built-in workload: a file's arrivals fix its rate");
+        };
+        if seeds == 0 {
+            bail!("--seeds 0: give at least 1 seed");
         }
-        out.push(PolicyCapacity::new(policy.name(), per_seed));
+        search.validate()?;
+        Ok(Searches {
+            base,
+            policies,
+            seeds,
+            search,
+        })
     }
-    let mut settings = base.describe();
-    if let Some(w) = settings["workload"].as_object_mut() {
-        // Each probe has its own rate and length; the search says how.
-        w.remove("rate_rps");
-        w.remove("length");
+
+    /// Every search as (policy index, seed index), in policy then seed
+    /// order.
+    pub fn jobs(&self) -> Vec<(usize, u64)> {
+        (0..self.policies.len())
+            .flat_map(|p| (0..self.seeds).map(move |i| (p, i)))
+            .collect()
     }
-    settings["seeds"] = json!(
-        (0..seeds)
-            .map(|i| base.seed.wrapping_add(i))
-            .collect::<Vec<_>>()
-    );
-    settings["search"] = json!({
-        "target": search_with.target.to_string(),
-        "max_dropped": search_with.max_dropped,
-        "start_rps": search_with.start,
-        "cap_rps": search_with.cap,
-        "precision": search_with.precision,
-        "min_requests": search_with.min_requests,
-        "length": match length {
-            Length::Duration(ns) => json!({"seconds": *ns as f64 / SEC as f64}),
-            Length::Count(n) => json!({"requests": n}),
-        },
-    });
-    Ok(Capacities {
-        settings,
-        workers_capacity,
-        search: *search_with,
-        policies: out,
-    })
+
+    /// Policy `p`'s search at seed index `i`, telling `say` each rate it
+    /// probes; errors name the policy and the seed.
+    pub fn one(&self, (p, i): (usize, u64), say: impl Fn(String)) -> Result<Found> {
+        let seed = self.base.seed.wrapping_add(i);
+        let policy = &self.policies[p];
+        let length = self.length();
+        search(&self.search, |rate| {
+            say(format!("{} seed {seed} at {rate:.0} rps", policy.name()));
+            let requests = match length {
+                Length::Count(n) => n,
+                Length::Duration(ns) => {
+                    let n = (ns as f64 * rate / SEC as f64).ceil();
+                    (n as u64).max(self.search.min_requests)
+                }
+            };
+            let setup = self
+                .base
+                .probe(rate, seed, Length::Count(requests))
+                .expect("Searches::new refuses a file");
+            let (summary, _) = setup.run(policy, |_| ())?;
+            let all = summary.all();
+            Ok(Probe {
+                rate_rps: rate,
+                holds: self.search.holds(all),
+                value: self.search.target.measure(all),
+                requests: all.requests,
+                dropped: all.dropped,
+            })
+        })
+        .with_context(|| format!("{}, seed {seed}", policy.name()))
+    }
+
+    /// Runs every search, in parallel under one progress bar.
+    pub fn run(self) -> Result<Capacities> {
+        let jobs = self.jobs();
+        let bar = progress::runs("capacity", jobs.len() as u64);
+        let found: Vec<Result<Found>> = jobs
+            .par_iter()
+            .map(|&job| {
+                let f = self.one(job, |m| bar.set_message(m));
+                bar.inc(1);
+                f
+            })
+            .collect();
+        bar.finish_and_clear();
+        // A caught signal fails every search still running; say so once.
+        interrupt::check()?;
+        Ok(self.gather(found.into_iter().collect::<Result<_>>()?))
+    }
+
+    /// The probes' length: the built-in's.
+    fn length(&self) -> Length {
+        match &self.base.workload {
+            NodeWorkload::Builtin { length, .. } => *length,
+            NodeWorkload::File { .. } => unreachable!("Searches::new refuses a file"),
+        }
+    }
+
+    /// The capacities, from what each search found, in [`Searches::jobs`]'
+    /// order.
+    pub fn gather(&self, found: Vec<Found>) -> Capacities {
+        let NodeWorkload::Builtin { workload, .. } = &self.base.workload else {
+            unreachable!("Searches::new refuses a file");
+        };
+        let (base, seeds, search_with) = (&self.base, self.seeds, &self.search);
+        let length = self.length();
+        let workers = (base.config.workers * base.config.dispatchers) as u32;
+        let workers_capacity = workload.capacity(workers);
+        let mut found = found.into_iter();
+        let mut out = Vec::new();
+        for policy in &self.policies {
+            let mut per_seed = Vec::new();
+            for i in 0..seeds {
+                per_seed.push(SeedCapacity {
+                    seed: base.seed.wrapping_add(i),
+                    found: found.next().expect("a result per job"),
+                });
+            }
+            out.push(PolicyCapacity::new(policy.name(), per_seed));
+        }
+        let mut settings = base.describe();
+        if let Some(w) = settings["workload"].as_object_mut() {
+            // Each probe has its own rate and length; the search says how.
+            w.remove("rate_rps");
+            w.remove("length");
+        }
+        settings["seeds"] = json!(
+            (0..seeds)
+                .map(|i| base.seed.wrapping_add(i))
+                .collect::<Vec<_>>()
+        );
+        settings["search"] = json!({
+            "target": search_with.target.to_string(),
+            "max_dropped": search_with.max_dropped,
+            "start_rps": search_with.start,
+            "cap_rps": search_with.cap,
+            "precision": search_with.precision,
+            "min_requests": search_with.min_requests,
+            "length": match length {
+                Length::Duration(ns) => json!({"seconds": ns as f64 / SEC as f64}),
+                Length::Count(n) => json!({"requests": n}),
+            },
+        });
+        Capacities {
+            settings,
+            workers_capacity,
+            search: *search_with,
+            policies: out,
+        }
+    }
 }
 
 impl Capacities {
@@ -1029,7 +1084,7 @@ mod tests {
             min_requests: 2_000,
             ..Search::new("p99.9-latency=1s".parse()?, 100_000.0)
         };
-        let c = capacities(&base, &darc, 1, &strict)?;
+        let c = Searches::new(base, darc, 1, strict)?.run()?;
         let found = &c.policies[0].seeds[0].found;
         assert!(
             found.capacity_rps < 100_000.0 && found.lowest_failed_rps.is_some(),
@@ -1047,7 +1102,13 @@ mod tests {
             max_dropped: 1.0,
             ..strict
         };
-        let c = capacities(&base, &darc, 1, &lenient)?;
+        let c = Searches::new(
+            one_worker_fixed()?,
+            node_policies(&["darc".to_string()])?,
+            1,
+            lenient,
+        )?
+        .run()?;
         let found = &c.policies[0].seeds[0].found;
         assert_eq!(found.lowest_failed_rps, None, "{found:?}");
         assert_eq!(found.capacity_rps, lenient.cap);
@@ -1074,7 +1135,7 @@ mod tests {
         let (service, t) = (10e-6, 10e-3);
         let expected = 1.0 / (service - (t - service) / (0.999 * n));
         let policies = node_policies(&["sledgescale".to_string()])?;
-        let c = capacities(&base, &policies, 1, &search_with)?;
+        let c = Searches::new(base, policies, 1, search_with)?.run()?;
         let p = &c.policies[0];
         for s in &p.seeds {
             // Within the search's precision (2%) and the arrivals' noise

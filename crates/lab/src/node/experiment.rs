@@ -9,15 +9,15 @@
 //! `summary.json`, `summary.csv` and `report.html` (latency, slowdown and
 //! misses against the offered load).
 
-use super::capacity::{Capacities, Search, Target, capacities};
+use super::capacity::{Capacities, Found, Search, Searches, Target};
 use super::catalog::{NodePolicy, node_policies};
 use super::run::NodeOptions;
-use crate::level::{Level, in_parallel};
+use crate::level::Level;
 use crate::output::Publish;
 use crate::table::{NONE, fixed};
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use faasched_report::Staged;
-use faasched_report::node::{Load, ScopeSummary, Summary};
+use faasched_report::node::{Load, PolicySummary, ScopeSummary, Summary};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -53,12 +53,6 @@ impl Offered {
         match self {
             Offered::Loads(l) => l.iter().map(|l| l * capacity).collect(),
             Offered::Rates(r) => r.clone(),
-        }
-    }
-
-    fn len(&self) -> usize {
-        match self {
-            Offered::Loads(v) | Offered::Rates(v) => v.len(),
         }
     }
 }
@@ -111,6 +105,8 @@ pub struct Node;
 
 impl Level for Node {
     type Case = NodeCase;
+    type Ready = Ready;
+    type Measured = (PolicySummary, f64);
     type Ran = NodeRan;
 
     fn slug(case: &NodeCase) -> &str {
@@ -125,56 +121,64 @@ impl Level for Node {
         &ran.case
     }
 
-    /// Runs every policy of every case at every load, in parallel, and
-    /// gathers the results in case, load and policy order.
-    fn run(cases: Vec<NodeCase>) -> Result<Vec<NodeRan>> {
-        let looked_up = check(&cases)?;
-        let jobs: Vec<(usize, usize, usize)> = cases
+    /// Refuses a case without loads, one of a file (its rate is its own),
+    /// and options that do not make a run; looks its policies up and
+    /// turns its loads into rates.
+    fn ready(case: &NodeCase) -> Result<Ready> {
+        let (Offered::Loads(v) | Offered::Rates(v)) = &case.offered;
+        if v.is_empty() || v.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
+            bail!("give loads or rates above 0");
+        }
+        let Some(capacity) = case.options.capacity() else {
+            bail!("an experiment runs built-in workloads");
+        };
+        case.options.setup(Some(1.0))?;
+        Ok(Ready {
+            policies: node_policies(&case.policies)?,
+            rates: case.offered.rates(capacity),
+        })
+    }
+
+    /// A run per load and policy, the loads in turn.
+    fn jobs(_: &NodeCase, ready: &Ready) -> Vec<String> {
+        ready
+            .rates
             .iter()
-            .enumerate()
-            .flat_map(|(c, case)| {
-                (0..case.offered.len())
-                    .flat_map(move |l| (0..case.policies.len()).map(move |p| (c, l, p)))
+            .flat_map(|rate| {
+                let at = format!("at {rate:.0} rps");
+                ready
+                    .policies
+                    .iter()
+                    .map(move |p| format!("{} {at}", p.name()))
+            })
+            .collect()
+    }
+
+    fn measure(case: &NodeCase, ready: &Ready, job: usize) -> Result<Self::Measured> {
+        let n = ready.policies.len();
+        let setup = case.options.setup(Some(ready.rates[job / n]))?;
+        setup.run(&ready.policies[job % n], |_| {})
+    }
+
+    fn gather(case: NodeCase, ready: Ready, measured: Vec<Self::Measured>) -> Result<NodeRan> {
+        let settings = case.options.setup(None)?.describe();
+        let mut measured = measured.into_iter();
+        let loads = ready
+            .rates
+            .iter()
+            .map(|_| {
+                let (policies, rates): (Vec<_>, Vec<_>) =
+                    measured.by_ref().take(ready.policies.len()).unzip();
+                Load {
+                    rate: rates.last().copied().unwrap_or(0.0),
+                    policies,
+                }
             })
             .collect();
-        let measured = in_parallel(
-            &jobs,
-            |&(c, l, p)| format!("{} {} {}", cases[c].slug, l, cases[c].policies[p]),
-            |&(c, l, p)| {
-                let case = &cases[c];
-                let rate = case
-                    .options
-                    .capacity()
-                    .map(|cap| case.offered.rates(cap)[l]);
-                case.options
-                    .setup(rate)
-                    .and_then(|setup| setup.run(&looked_up[c][p], |_| {}))
-                    .with_context(|| {
-                        format!("case {}, rate {rate:?}, {}", case.slug, case.policies[p])
-                    })
-            },
-        );
-        let mut measured = measured.into_iter();
-        let mut ran = Vec::new();
-        for case in cases {
-            let settings = case.options.setup(None)?.describe();
-            let mut loads = Vec::new();
-            for _ in 0..case.offered.len() {
-                let mut policies = Vec::new();
-                let mut rate = 0.0;
-                for _ in &case.policies {
-                    let (summary, r) = measured.next().expect("a result per job")?;
-                    policies.push(summary);
-                    rate = r;
-                }
-                loads.push(Load { rate, policies });
-            }
-            ran.push(NodeRan {
-                case,
-                summary: Summary { settings, loads },
-            });
-        }
-        Ok(ran)
+        Ok(NodeRan {
+            case,
+            summary: Summary { settings, loads },
+        })
     }
 
     /// The case's summary.json, summary.csv and report.html.
@@ -183,25 +187,10 @@ impl Level for Node {
     }
 }
 
-/// Each case's policies, looked up once; refuses, before anything runs, a
-/// case without loads, and options that do not make a run.
-fn check(cases: &[NodeCase]) -> Result<Vec<Vec<NodePolicy>>> {
-    let mut out = Vec::new();
-    for case in cases {
-        let slug = &case.slug;
-        let (Offered::Loads(v) | Offered::Rates(v)) = &case.offered;
-        if v.is_empty() || v.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
-            bail!("case {slug}: give loads or rates above 0");
-        }
-        if case.options.capacity().is_none() {
-            bail!("case {slug}: an experiment runs built-in workloads");
-        }
-        case.options
-            .setup(Some(1.0))
-            .with_context(|| format!("case {slug}"))?;
-        out.push(node_policies(&case.policies).with_context(|| format!("case {slug}"))?);
-    }
-    Ok(out)
+/// A node case checked: its policies, and its loads as rates.
+pub struct Ready {
+    policies: Vec<NodePolicy>,
+    rates: Vec<f64>,
 }
 
 /// The node level's capacity searches, as the experiment runner runs them:
@@ -210,6 +199,8 @@ pub struct Capacity;
 
 impl Level for Capacity {
     type Case = CapacityCase;
+    type Ready = Searches;
+    type Measured = Found;
     type Ran = (CapacityCase, Capacities);
 
     fn slug(case: &CapacityCase) -> &str {
@@ -224,26 +215,31 @@ impl Level for Capacity {
         &ran.0
     }
 
-    /// Searches every case's policies' capacities (each case's searches in
-    /// parallel), in case order.
-    fn run(cases: Vec<CapacityCase>) -> Result<Vec<Self::Ran>> {
-        cases
-            .into_iter()
-            .map(|case| {
-                let context = || format!("case {}", case.slug);
-                let target: Target = case.target.parse().with_context(context)?;
-                let capacity = case
-                    .options
-                    .capacity()
-                    .ok_or_else(|| anyhow::anyhow!("case {}: a built-in workload", case.slug))?;
-                let setup = case.options.setup(None).with_context(context)?;
-                let policies = node_policies(&case.policies).with_context(context)?;
-                let search = Search::new(target, capacity);
-                let found =
-                    capacities(&setup, &policies, case.seeds, &search).with_context(context)?;
-                Ok((case, found))
-            })
+    /// The case's searches, checked.
+    fn ready(case: &CapacityCase) -> Result<Searches> {
+        let target: Target = case.target.parse()?;
+        let Some(capacity) = case.options.capacity() else {
+            bail!("an experiment runs built-in workloads");
+        };
+        let policies = node_policies(&case.policies)?;
+        let search = Search::new(target, capacity);
+        Searches::new(case.options.setup(None)?, policies, case.seeds, search)
+    }
+
+    /// A search per policy and seed.
+    fn jobs(_: &CapacityCase, searches: &Searches) -> Vec<String> {
+        let seed = |i| searches.base.seed.wrapping_add(i);
+        let jobs = searches.jobs().into_iter();
+        jobs.map(|(p, i)| format!("{} seed {}", searches.policies[p].name(), seed(i)))
             .collect()
+    }
+
+    fn measure(_: &CapacityCase, searches: &Searches, job: usize) -> Result<Found> {
+        searches.one(searches.jobs()[job], |_| {})
+    }
+
+    fn gather(case: CapacityCase, searches: Searches, found: Vec<Found>) -> Result<Self::Ran> {
+        Ok((case, searches.gather(found)))
     }
 
     /// The case's summary.json, summary.csv and report.html, as `node
@@ -305,7 +301,7 @@ mod tests {
 
     #[test]
     fn bad_cases_are_refused_before_anything_runs() {
-        let err = |cases: Vec<NodeCase>| run::<Node>(cases).err().unwrap().to_string();
+        let err = |cases: Vec<NodeCase>| format!("{:#}", run::<Node>(cases).err().unwrap());
         assert!(err(vec![]).contains("no cases"));
         assert!(err(vec![tiny("a/b")]).contains("slug"));
         assert!(err(vec![tiny("a"), tiny("a")]).contains("two cases"));

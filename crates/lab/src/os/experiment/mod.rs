@@ -15,7 +15,7 @@ pub(crate) mod io;
 pub(crate) mod real;
 mod stats;
 
-use crate::level::{Level, in_parallel};
+use crate::level::Level;
 use crate::os::catalog::{Policy, Tuning};
 use crate::os::run::{Kernel, Machine};
 use anyhow::{Context, Result, bail};
@@ -34,6 +34,8 @@ pub struct Os;
 
 impl Level for Os {
     type Case = Case;
+    type Ready = (Vec<Policy>, Source);
+    type Measured = Measured;
     type Ran = Ran;
     const SIZED: bool = true;
 
@@ -49,64 +51,47 @@ impl Level for Os {
         &ran.case
     }
 
-    /// Runs every variant of every case, in parallel, and gathers the
-    /// results in case and variant order.
-    fn run(cases: Vec<Case>) -> Result<Vec<Ran>> {
-        let policies = check(&cases)?;
-        let sources = cases
-            .iter()
-            .map(|c| Source::resolve(&c.workload).with_context(|| format!("case {}", c.slug)))
-            .collect::<Result<Vec<_>>>()?;
-        let jobs: Vec<(usize, usize)> = cases
-            .iter()
-            .enumerate()
-            .flat_map(|(c, case)| (0..case.variants.len()).map(move |v| (c, v)))
-            .collect();
-        let measured = in_parallel(
-            &jobs,
-            |&(c, v)| format!("{} {}", cases[c].slug, cases[c].variants[v].label),
-            |&(c, v)| {
-                run_variant(
-                    &cases[c],
-                    &cases[c].variants[v],
-                    &policies[c][v],
-                    &sources[c],
-                )
-            },
-        );
-        let mut measured = measured.into_iter();
-        let mut ran = Vec::new();
-        for (case, source) in cases.into_iter().zip(&sources) {
-            let mut policies = Vec::new();
-            let mut by_function: BTreeMap<String, Vec<PolicySummary>> = BTreeMap::new();
-            for variant in &case.variants {
-                let m = measured
-                    .next()
-                    .expect("a result per job")
-                    .with_context(|| format!("case {}, variant {}", case.slug, variant.label))?;
-                policies.push(m.summary);
-                for (f, s) in m.by_function {
-                    by_function.entry(f).or_default().push(s);
-                }
-            }
-            let summary = Summary {
-                policies,
-                workload: source.describe(),
-                machine: case
-                    .kernel
-                    .describe(case.workload.cores, case.workload.seed),
-            };
-            ran.push(Ran {
-                case,
-                summary,
-                by_function,
-            });
-        }
-        Ok(ran)
+    /// Checks the case's kernel and variants, looks its policies up and
+    /// makes its workload.
+    fn ready(case: &Case) -> Result<(Vec<Policy>, Source)> {
+        Ok((check(case)?, Source::resolve(&case.workload)?))
     }
 
-    /// The case's summary.json and summary.csv; its report is a section
-    /// of the experiment's.
+    /// A run per variant.
+    fn jobs(case: &Case, _: &Self::Ready) -> Vec<String> {
+        case.variants
+            .iter()
+            .map(|v| format!("variant {}", v.label))
+            .collect()
+    }
+
+    fn measure(case: &Case, (policies, source): &Self::Ready, job: usize) -> Result<Measured> {
+        run_variant(case, &case.variants[job], &policies[job], source)
+    }
+
+    fn gather(case: Case, (_, source): Self::Ready, measured: Vec<Measured>) -> Result<Ran> {
+        let mut policies = Vec::new();
+        let mut by_function: BTreeMap<String, Vec<PolicySummary>> = BTreeMap::new();
+        for m in measured {
+            policies.push(m.summary);
+            for (f, s) in m.by_function {
+                by_function.entry(f).or_default().push(s);
+            }
+        }
+        let summary = Summary {
+            policies,
+            workload: source.describe(),
+            machine: case
+                .kernel
+                .describe(case.workload.cores, case.workload.seed),
+        };
+        Ok(Ran {
+            case,
+            summary,
+            by_function,
+        })
+    }
+
     fn write(ran: &Ran, dir: &Path, _title: &str, staged: &mut Staged) -> Result<()> {
         Ok(write_outputs(dir, &ran.summary, staged)?)
     }
@@ -202,35 +187,28 @@ pub struct Ran {
 }
 
 /// What one (case, variant) run measured.
-struct Measured {
+pub struct Measured {
     summary: PolicySummary,
     by_function: BTreeMap<String, PolicySummary>,
 }
 
-/// Each case's variants' policies, looked up once; refuses, before
-/// anything runs, variants of a case whose results would collide (one
-/// label: one summary), and a kernel, policy or parameter out of range (a
-/// cases file has passed no flag's check).
-fn check(cases: &[Case]) -> Result<Vec<Vec<Policy>>> {
-    let mut policies = Vec::new();
-    for case in cases {
-        let slug = &case.slug;
-        case.kernel
-            .validate()
-            .with_context(|| format!("case {slug}"))?;
-        for (j, v) in case.variants.iter().enumerate() {
-            if case.variants[..j].iter().any(|w| w.label == v.label) {
-                bail!("case {slug}: two variants are labelled `{}`", v.label);
-            }
+/// A case's variants' policies, looked up once; refuses, before anything
+/// runs, variants whose results would collide (one label: one summary),
+/// and a kernel, policy or parameter out of range (a cases file has passed
+/// no flag's check).
+fn check(case: &Case) -> Result<Vec<Policy>> {
+    case.kernel.validate()?;
+    for (j, v) in case.variants.iter().enumerate() {
+        if case.variants[..j].iter().any(|w| w.label == v.label) {
+            bail!("two variants are labelled `{}`", v.label);
         }
-        let looked_up = case.variants.iter().map(|v| {
-            let context = || format!("case {slug}, variant {}", v.label);
-            v.tuning.validate().with_context(context)?;
-            Policy::new(&v.policy, &v.tuning).with_context(context)
-        });
-        policies.push(looked_up.collect::<Result<Vec<_>>>()?);
     }
-    Ok(policies)
+    let looked_up = case.variants.iter().map(|v| {
+        let context = || format!("variant {}", v.label);
+        v.tuning.validate().with_context(context)?;
+        Policy::new(&v.policy, &v.tuning).with_context(context)
+    });
+    looked_up.collect()
 }
 
 /// Runs one variant of a case, summarised under the variant's label. A
@@ -330,11 +308,11 @@ mod tests {
         assert!(err.contains("two cases have the slug"), "{err}");
         let mut labels = cases.clone();
         labels[0].variants[1].label = "cfs".into();
-        let err = check(&labels).unwrap_err().to_string();
+        let err = check(&labels[0]).unwrap_err().to_string();
         assert!(err.contains("two variants are labelled `cfs`"), "{err}");
         let mut unknown = cases.clone();
         unknown[0].variants[0].policy = "nope".into();
-        let err = format!("{:#}", check(&unknown).unwrap_err());
+        let err = format!("{:#}", check(&unknown[0]).unwrap_err());
         assert!(err.contains("unknown policy `nope`"), "{err}");
         let mut bad = cases.clone();
         bad[0].slug = "../escaped".into();
@@ -342,11 +320,11 @@ mod tests {
         assert!(err.contains("case slug `../escaped`"), "{err}");
         let mut tuned = cases.clone();
         tuned[0].variants[1].tuning.hybrid.fifo_share = -3.0;
-        let err = format!("{:#}", check(&tuned).unwrap_err());
+        let err = format!("{:#}", check(&tuned[0]).unwrap_err());
         assert!(err.contains("fifo_share"), "{err}");
         let mut kernel = cases.clone();
         kernel[1].kernel.base_slice_us = Some(u64::MAX / 1000);
-        let err = format!("{:#}", check(&kernel).unwrap_err());
+        let err = format!("{:#}", check(&kernel[1]).unwrap_err());
         assert!(
             err.contains("`base_slice_us` (--base-slice-us) must be 1 to 1000000"),
             "{err}"
