@@ -21,6 +21,27 @@ pub fn bar(name: &str, len: Option<u64>) -> ProgressBar {
     styled(bar, template, name)
 }
 
+/// Runs `run` on each of `items` in turn (a command's policies, one after
+/// another), each under a [`bar`] of its own, named `name(item)`, of
+/// `len` invocations if known, that `run` advances; the results in order,
+/// or the first error.
+pub fn each<T, R>(
+    items: &[T],
+    name: impl Fn(&T) -> String,
+    len: Option<u64>,
+    mut run: impl FnMut(&T, &ProgressBar) -> anyhow::Result<R>,
+) -> anyhow::Result<Vec<R>> {
+    items
+        .iter()
+        .map(|item| {
+            let bar = bar(&name(item), len);
+            let ran = run(item, &bar);
+            bar.finish_and_clear();
+            ran
+        })
+        .collect()
+}
+
 /// A bar counting `len` runs, labelled `name`.
 pub fn runs(name: &str, len: u64) -> ProgressBar {
     styled(ProgressBar::new(len), RUNS, name)
@@ -39,6 +60,37 @@ fn styled(bar: ProgressBar, template: &str, name: &str) -> ProgressBar {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_runs_in_order_and_stops_at_the_first_error() {
+        let mut ran = Vec::new();
+        let squares = each(
+            &[1, 2, 3],
+            |n| n.to_string(),
+            Some(1),
+            |&n, bar| {
+                bar.inc(1);
+                ran.push(n);
+                Ok(n * n)
+            },
+        );
+        assert_eq!(squares.unwrap(), [1, 4, 9]);
+        ran.clear();
+        let failed = each(
+            &[1, 2, 3],
+            |n| n.to_string(),
+            None,
+            |&n, _| {
+                ran.push(n);
+                match n {
+                    2 => anyhow::bail!("two"),
+                    n => Ok(n),
+                }
+            },
+        );
+        assert_eq!(failed.unwrap_err().to_string(), "two");
+        assert_eq!(ran, [1, 2]);
+    }
 
     #[test]
     fn templates_parse() {

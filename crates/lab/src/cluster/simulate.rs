@@ -3,7 +3,7 @@
 //! summary.json, summary.csv, report.html and timing.json; the routers'
 //! decision times on stderr.
 
-use super::catalog::contenders;
+use super::catalog::{Contender, contenders};
 use super::publish::Rows;
 use super::run::ClusterOptions;
 use crate::output::Outputs;
@@ -31,15 +31,11 @@ pub fn run(o: Options) -> Result<()> {
     let contenders = contenders(&o.policies)?;
     let setup = o.cluster.setup()?;
     interrupt::catch()?;
-    let mut rows = Vec::new();
-    let mut decisions = Vec::new();
-    for c in &contenders {
-        let bar = progress::bar(&c.name(), None);
-        let ran = setup.run(c)?;
-        bar.finish_and_clear();
-        rows.push(ran.row(o.cluster.cores));
-        decisions.push(ran.decisions);
-    }
+    let ran = progress::each(&contenders, Contender::name, None, |c, _| setup.run(c))?;
+    let (rows, decisions): (Vec<_>, Vec<_>) = ran
+        .into_iter()
+        .map(|ran| (ran.row(o.cluster.cores), ran.decisions))
+        .unzip();
     let timing: Vec<_> = rows
         .iter()
         .map(|r| r.policy.as_str())

@@ -52,18 +52,13 @@ impl Sweep {
         interrupt::catch()?;
         let mut loads = Vec::new();
         for setup in &setups {
-            let mut summaries = Vec::new();
-            let mut offered = 0.0;
-            for policy in &policies {
-                let bar = progress::bar(policy.name(), None);
-                let (summary, rate) = run(setup, policy, &bar)?;
-                bar.finish_and_clear();
-                offered = rate;
-                summaries.push(summary);
-            }
+            let name = |p: &NodePolicy| p.name().to_string();
+            let ran = progress::each(&policies, name, None, |policy, bar| run(setup, policy, bar))?;
+            // Every policy's run is offered the same rate.
+            let rate = ran.last().map_or(0.0, |(_, rate)| *rate);
             loads.push(Load {
-                rate: offered,
-                policies: summaries,
+                rate,
+                policies: ran.into_iter().map(|(summary, _)| summary).collect(),
             });
         }
         let mut settings = setups[0].describe();

@@ -2,7 +2,7 @@
 //! several policies, one table and (with a directory) summary.json,
 //! summary.csv, invocations.csv and report.html.
 
-use crate::os::catalog::policies;
+use crate::os::catalog::{Policy, policies};
 use crate::os::run::{Kernel, Machine, WorkloadOptions};
 use crate::os::tuning::TuningFlags;
 use crate::output::{Outputs, section_title};
@@ -39,19 +39,16 @@ pub fn run(o: Options) -> Result<()> {
     interrupt::catch()?;
     let mut staged = Staged::new();
     let mut invocations = o.outputs.invocations(&mut staged)?;
-    let mut summaries = Vec::new();
-    for policy in &policies {
-        let bar = progress::bar(policy.name(), Some(source.len()));
-        let summary = machine.run(policy, &source, |outcome| {
+    let name = |p: &Policy| p.name().to_string();
+    let summaries = progress::each(&policies, name, Some(source.len()), |policy, bar| {
+        machine.run(policy, &source, |outcome| {
             bar.inc(1);
             if let Some(w) = invocations.as_mut() {
                 w.write(policy.name(), outcome)?;
             }
             Ok(())
-        })?;
-        bar.finish_and_clear();
-        summaries.push(summary);
-    }
+        })
+    })?;
     if let Some(w) = invocations {
         w.finish()?;
     }
