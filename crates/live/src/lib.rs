@@ -14,6 +14,7 @@
 //!
 //! The system calls under them are faasched-sys's.
 
+pub mod auth;
 pub mod cluster;
 pub mod http;
 pub mod load;

@@ -89,6 +89,18 @@ pub struct Args {
     /// address it listens on: give this when listening on 0.0.0.0).
     #[arg(long, value_name = "HOST:PORT", requires = "register")]
     advertise: Option<String>,
+    /// A file holding the token (one line, at least 32 characters: `openssl
+    /// rand -hex 32`) that POST /register must present as `Authorization:
+    /// Bearer TOKEN`; with --register the node presents it to the gateway,
+    /// so give both the same file. Without it, anyone who reaches the node
+    /// may register code.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// Listen on an address others can reach without --token-file, the
+    /// node's code open to change by anyone who reaches it. Without this
+    /// flag such a node is refused.
+    #[arg(long, conflicts_with = "token_file")]
+    no_token: bool,
     #[command(flatten)]
     host: HostArgs,
     /// Read the whole configuration from FILE (`-`: standard input) as
@@ -132,6 +144,8 @@ impl Args {
                 advertise: self.advertise,
             }),
             host: self.host.host()?,
+            token_file: self.token_file,
+            no_token: self.no_token,
         })
     }
 }

@@ -8,6 +8,9 @@ use crate::common::server::{CAP, Server, call, cluster_node, cluster_node_with};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// A token of the control plane, as `openssl rand -hex 16` would make.
+const TOKEN: &str = "0f1e2d3c4b5a69788796a5b4c3d2e1f0";
+
 #[test]
 fn a_gateway_routes_over_two_node_runtimes_and_sigterm_drains_it() {
     let nodes = [cluster_node(), cluster_node()];
@@ -122,10 +125,16 @@ fn a_gateway_routes_over_two_node_runtimes_and_sigterm_drains_it() {
     }
 }
 
-/// A gateway given no node learns one that registers itself, routes to
-/// it, and forgets it when the node says it leaves on SIGTERM.
+/// A gateway given no node learns one that registers itself, presenting
+/// the token both were given, routes to it, and forgets it when the node
+/// says it leaves on SIGTERM; without the token nobody else changes the
+/// gateway's nodes or the node's code.
 #[test]
 fn a_node_registers_with_a_gateway_given_none_and_leaves_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+    let token_file = token_file.to_str().unwrap();
     let gateway = Server::start(&[
         "cluster",
         "gateway",
@@ -135,6 +144,8 @@ fn a_node_registers_with_a_gateway_given_none_and_leaves_on_sigterm() {
         "20",
         "--time-scale",
         "0.001",
+        "--token-file",
+        token_file,
     ]);
     let label = [("x-faasched-function", "aes-encryption-0")];
     let a = call(gateway.addr, "POST", "/invoke/spin?us=100", &label);
@@ -142,8 +153,22 @@ fn a_node_registers_with_a_gateway_given_none_and_leaves_on_sigterm() {
     assert!(a.body.contains("no node up"), "{}", a.body);
 
     let gw = gateway.addr.to_string();
-    let node = cluster_node_with(&["--register", &gw]);
+    let node = cluster_node_with(&["--register", &gw, "--token-file", token_file]);
     let name = node.addr.to_string();
+    let stranger = call(gateway.addr, "PUT", "/nodes/127.0.0.1:1", &[]);
+    assert_eq!(stranger.status, 401, "{}", stranger.body);
+    let module = br#"(module (func (export "run") (param i64) (result i64) (i64.const 0)))"#;
+    let bearer = format!("Bearer {TOKEN}");
+    let mut client = node.connect();
+    let code = client.call("POST", "/register/zero", module);
+    assert_eq!(code.status, 401, "{}", code.body);
+    client.send_with(
+        "POST",
+        "/register/zero",
+        &[("authorization", &bearer)],
+        module,
+    );
+    assert_eq!(client.receive().status, 201);
     let status_until = |what: &str, done: &dyn Fn(&serde_json::Value) -> bool| {
         let start = Instant::now();
         loop {
@@ -211,6 +236,38 @@ fn a_gateway_refuses_bad_options_naming_them() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("ch-rlu"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let short = dir.path().join("short");
+    std::fs::write(&short, "abc\n").unwrap();
+    let short = short.to_str().unwrap().to_owned();
+    let out = Command::new(env!("CARGO_BIN_EXE_faasched"))
+        .args(["cluster", "gateway", "--listen", "127.0.0.1:0"])
+        .args(["--token-file", &short])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && err.contains("--token-file: the token file")
+            && err.contains("at least 32"),
+        "{err}"
+    );
+    // Others could reach it, and no token guards it: refused, before
+    // anything listens.
+    for command in [&["node", "serve"][..], &["cluster", "gateway"][..]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_faasched"))
+            .args(command)
+            .args(["--listen", "0.0.0.0:0"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success()
+                && err.contains("--listen 0.0.0.0:0: others can reach this address")
+                && err.contains("--no-token"),
+            "{command:?}: {err}"
+        );
+    }
     for (args, named) in [
         (
             &["--register", "nowhere"][..],
@@ -221,6 +278,14 @@ fn a_gateway_refuses_bad_options_naming_them() {
             "\"a b:1\"",
         ),
         (&["--advertise", "127.0.0.1:2"][..], "--register"),
+        (
+            &["--token-file", "/nonexistent/token"][..],
+            "--token-file: reading the token file /nonexistent/token",
+        ),
+        (
+            &["--token-file", short.as_str()][..],
+            "at least 32 characters",
+        ),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_faasched"))
             .args(["node", "serve", "--listen", "127.0.0.1:0"])

@@ -103,6 +103,7 @@ fn serve_gateway(policy: &str, nodes: &[SocketAddr]) -> Result<RunningGateway> {
         drain: Duration::from_secs(10),
         forward_timeout: faasched_live::cluster::DEFAULT_FORWARD_TIMEOUT,
         time_scale: 1.0,
+        token: None,
     })
 }
 

@@ -4,8 +4,9 @@
 
 use super::catalog::ROUTERS;
 use super::live::{GatewaySpec, serve_gateway};
-use crate::node::serve::{drain, stopped_by};
+use crate::node::serve::{control_token, drain, stopped_by};
 use anyhow::{Result, bail};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// The gateway's own options, as `cluster gateway` and `cluster up` take
@@ -42,12 +43,24 @@ pub struct GatewayOptions {
     /// the nodes' --time-scale.
     #[arg(long, default_value_t = 0.01)]
     pub time_scale: f64,
+    /// A file holding the token (one line, at least 32 characters: `openssl
+    /// rand -hex 32`) that PUT and DELETE /nodes must present as
+    /// `Authorization: Bearer TOKEN`: give the nodes the same file. Without
+    /// it, anyone who reaches the gateway may add or remove its nodes.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Listen on an address others can reach without --token-file, the
+    /// gateway's nodes open to change by anyone who reaches it. Without
+    /// this flag such a gateway is refused.
+    #[arg(long, conflicts_with = "token_file")]
+    pub no_token: bool,
 }
 
 impl GatewayOptions {
     /// The gateway over `nodes` (`HOST:PORT` each); errors name the flag.
     pub fn spec(&self, nodes: Vec<String>) -> Result<GatewaySpec> {
         let drain = drain(self.drain_s)?;
+        let token = control_token(self.token_file.as_deref(), &self.listen, self.no_token)?;
         if !(self.forward_timeout_s.is_finite() && self.forward_timeout_s > 0.0) {
             bail!(
                 "--forward-timeout-s: {} is not a number of seconds above 0",
@@ -63,6 +76,7 @@ impl GatewayOptions {
             drain,
             forward_timeout: Duration::from_secs_f64(self.forward_timeout_s),
             time_scale: self.time_scale,
+            token,
         })
     }
 

@@ -5,6 +5,7 @@
 use super::catalog::contenders;
 use super::run::{FUNCTIONBENCH, FUNCTIONBENCH_BURSTS, FUNCTIONBENCH_COPIES, FUNCTIONBENCH_RISING};
 use anyhow::{Context, Result, bail};
+use faasched_live::auth::Token;
 use faasched_live::cluster::{Gateway, GatewayConfig, GatewayServed};
 use faasched_live::node::ingress::{self, StopSignal};
 use faasched_model::cluster::FunctionProfile;
@@ -33,6 +34,8 @@ pub struct GatewaySpec {
     pub forward_timeout: Duration,
     /// The function table's times multiplied by this, as the nodes' are.
     pub time_scale: f64,
+    /// What a change of the gateway's nodes must present, if anything.
+    pub token: Option<Token>,
 }
 
 /// What a served gateway did before it stopped.
@@ -104,7 +107,8 @@ impl GatewaySpec {
         config
             .period(self.period)
             .drain_timeout(self.drain)
-            .forward_timeout(self.forward_timeout);
+            .forward_timeout(self.forward_timeout)
+            .token(self.token.clone());
         Ok(Gateway::new(
             &config,
             router,
@@ -215,6 +219,7 @@ mod tests {
             drain: Duration::from_secs(1),
             forward_timeout: Duration::from_secs(60),
             time_scale: 1.0,
+            token: None,
         };
         assert!(spec.build().is_err());
         let built = GatewaySpec {

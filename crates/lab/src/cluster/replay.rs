@@ -133,6 +133,8 @@ impl ReplayOptions {
                 drain,
                 forward_timeout: Duration::from_secs(60),
                 time_scale: self.time_scale,
+                // Its nodes are its own children, on loopback.
+                token: None,
             },
             load: LiveLoadSpec {
                 target: String::new(),

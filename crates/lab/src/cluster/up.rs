@@ -125,6 +125,8 @@ impl ClusterNodes {
             load_period_ms: period_ms,
             load_cores: Some(self.cores_per_node),
             register: None,
+            token_file: None,
+            no_token: false,
             host: Host {
                 cpus: Vec::new(),
                 poll: false,
@@ -147,9 +149,12 @@ pub fn run(o: Options) -> Result<()> {
     let g = &o.gateway;
     // Checked before any node starts.
     let drain = g.spec(Vec::new())?.drain;
-    let node = o
-        .nodes
-        .serve_options(&g.workload, g.time_scale, g.period_ms, g.drain_s)?;
+    let node = ServeOptions {
+        // The gateway's token guards the nodes' code too.
+        token_file: g.token_file.clone(),
+        ..o.nodes
+            .serve_options(&g.workload, g.time_scale, g.period_ms, g.drain_s)?
+    };
     let nodes =
         Nodes::start(o.nodes.nodes, o.nodes.cores_per_node, &node).context("starting the nodes")?;
     for (i, n) in nodes.nodes.iter().enumerate() {

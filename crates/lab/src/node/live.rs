@@ -5,6 +5,7 @@
 use super::catalog::{Knowledge, node_policies};
 use crate::cluster::catalog::KeepAliveSpec;
 use anyhow::{Context, Result, bail};
+use faasched_live::auth::Token;
 use faasched_live::cluster::Registration;
 use faasched_live::node::containers::{ColdStart, Containers};
 use faasched_live::node::ingress::{self, Drained, Ingress, LoadConfig, StopSignal};
@@ -302,6 +303,7 @@ pub fn serve(
     drain: Duration,
     load: LoadConfig,
     register: Option<&Register>,
+    token: Option<&Token>,
     ready: impl FnOnce(SocketAddr, &Runtime<WasmExecutor>),
 ) -> Result<Served> {
     let runtime = Arc::new(node.start()?);
@@ -315,6 +317,7 @@ pub fn serve(
             .map(|r| {
                 let advertise = r.advertise.clone().unwrap_or_else(|| addr.to_string());
                 Registration::new(&r.gateway, &advertise, load.sampling_period())
+                    .map(|registration| registration.token(token.cloned()))
             })
             .transpose()?;
         ready(addr, &runtime);
@@ -334,7 +337,10 @@ pub fn serve(
         });
         let mut signal = None;
         let mut ingress = Ingress::new(runtime.clone());
-        ingress.drain_timeout(drain).load_report(load);
+        ingress
+            .drain_timeout(drain)
+            .load_report(load)
+            .token(token.cloned());
         let drained = ingress
             .serve(listener, async {
                 signal = Some(stop.await);

@@ -8,12 +8,13 @@
 use super::live::{Host, LiveNode, NodeContainers, Register, serve};
 use crate::outln;
 use anyhow::{Context, Result, bail};
+use faasched_live::auth::{self, Token};
 use faasched_live::node::ingress::{LoadConfig, StopSignal};
 use faasched_model::Nanos;
 pub use faasched_policy::node::PreemptTest;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// A request's relative deadline when it sends none, ms: `--deadline-ms`'s
@@ -64,6 +65,15 @@ pub struct ServeOptions {
     pub register: Option<Register>,
     /// Where its threads and sandboxes run.
     pub host: Host,
+    /// The file of the token that `POST /register` must present and that
+    /// the node presents when it registers with its gateway; none: the
+    /// node's routes are open to whoever reaches it.
+    #[serde(default)]
+    pub token_file: Option<PathBuf>,
+    /// Serve an address others can reach without a token (see
+    /// [`control_token`]).
+    #[serde(default)]
+    pub no_token: bool,
 }
 
 /// What policies are told of a request's work.
@@ -188,11 +198,33 @@ pub fn stopped_by(signal: Option<StopSignal>, otherwise: &'static str) -> &'stat
     }
 }
 
+/// The token of a service's control routes, read from `file`. A service
+/// that would listen on `listen`, an address others can reach (not
+/// loopback), without one is refused unless `open` says to serve it so:
+/// a node's or a gateway's control routes are open to whoever reaches it
+/// unless a token guards them.
+pub fn control_token(file: Option<&Path>, listen: &str, open: bool) -> Result<Option<Token>> {
+    let token = file.map(Token::read).transpose().context("--token-file")?;
+    if !open && auth::exposed(listen, token.as_ref()) {
+        bail!(
+            "--listen {listen}: others can reach this address, and without --token-file they \
+             could change what it runs; give --token-file FILE (`openssl rand -hex 32 > FILE`), \
+             or --no-token to serve it open"
+        );
+    }
+    Ok(token)
+}
+
 /// Serves the node `options` describe until SIGTERM or SIGINT, saying where
 /// it listens as `announce` asks and, on stderr, its containers and, at the
 /// end, what it did; an error if an invocation was cut unanswered.
 pub fn run(options: &ServeOptions, announce: Announce) -> Result<()> {
     let drain = drain(options.drain_s)?;
+    let token = control_token(
+        options.token_file.as_deref(),
+        &options.listen,
+        options.no_token,
+    )?;
     let node = options.node()?;
     let mut load = LoadConfig::new();
     load.cores(
@@ -211,6 +243,7 @@ pub fn run(options: &ServeOptions, announce: Announce) -> Result<()> {
         drain,
         load,
         options.register.as_ref(),
+        token.as_ref(),
         |addr, runtime| {
             match announce {
                 Announce::Human => {
@@ -279,6 +312,8 @@ mod tests {
             load_period_ms: 50,
             load_cores: Some(1),
             register: None,
+            token_file: None,
+            no_token: false,
             host: Host {
                 cpus: vec![0],
                 poll: false,

@@ -15,6 +15,7 @@
 //!    drains.
 
 use super::gateway::{GatewayError, connect, is_address};
+use crate::auth::Token;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{self, HeaderValue};
@@ -34,6 +35,7 @@ pub struct Registration {
     authority: HeaderValue,
     advertise: String,
     period: Duration,
+    token: Option<Token>,
 }
 
 impl Registration {
@@ -57,7 +59,15 @@ impl Registration {
             authority,
             advertise: advertise.to_owned(),
             period: period.max(Duration::from_millis(1)),
+            token: None,
         })
+    }
+
+    /// The token to present to the gateway (its `--token-file`'s), if it
+    /// asks for one.
+    pub fn token(mut self, token: Option<Token>) -> Registration {
+        self.token = token;
+        self
     }
 
     /// Steps 1 to 3: registers every period until `stop` resolves, then
@@ -89,10 +99,14 @@ impl Registration {
     /// [`REGISTRATION_TIMEOUT`].
     async fn send(&self, method: Method) -> Result<(), String> {
         let exchange = async {
-            let request = Request::builder()
+            let mut request = Request::builder()
                 .method(method)
                 .uri(format!("/nodes/{}", self.advertise))
-                .header(header::HOST, self.authority.clone())
+                .header(header::HOST, self.authority.clone());
+            if let Some(token) = &self.token {
+                request = request.header(header::AUTHORIZATION, token.bearer());
+            }
+            let request = request
                 .body(Full::new(Bytes::new()))
                 .map_err(|e| format!("building the request: {e}"))?;
             let mut sender = connect(&self.gateway).await?;

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use faasched_model::Nanos;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Body, Incoming};
-use hyper::header::{HeaderMap, HeaderName};
+use hyper::header::{ALLOW, HeaderMap, HeaderName};
 use hyper::{Method, StatusCode};
 use std::time::Instant;
 
@@ -84,8 +84,9 @@ pub struct Malformed {
     pub status: StatusCode,
     /// What was wrong, for the response body.
     pub what: String,
-    /// The methods the route allows, for a 405's `Allow` header.
-    pub allow: Option<&'static str>,
+    /// A header the refusal carries: a 405's `Allow` (the methods the
+    /// route allows), a 401's `WWW-Authenticate`.
+    pub header: Option<(HeaderName, &'static str)>,
 }
 
 impl Malformed {
@@ -94,7 +95,7 @@ impl Malformed {
         Malformed {
             status: StatusCode::BAD_REQUEST,
             what: what.into(),
-            allow: None,
+            header: None,
         }
     }
 
@@ -103,7 +104,7 @@ impl Malformed {
         Malformed {
             status: StatusCode::PAYLOAD_TOO_LARGE,
             what: format!("{what} is longer than {limit} bytes"),
-            allow: None,
+            header: None,
         }
     }
 }
@@ -145,7 +146,7 @@ pub fn route(method: &Method, path: &str) -> Result<Route, Malformed> {
                     "no route {}: the routes are POST /invoke/NAME, POST /register/NAME, GET /metrics, GET /status and GET /load",
                     shown(path)
                 ),
-                allow: None,
+                header: None,
             });
         }
     };
@@ -157,7 +158,7 @@ pub fn route(method: &Method, path: &str) -> Result<Route, Malformed> {
                 shown(path),
                 shown(method.as_str())
             ),
-            allow: Some(allow),
+            header: Some((ALLOW, allow)),
         });
     }
     route
@@ -358,10 +359,10 @@ mod tests {
 
         let refused = route(&Method::GET, "/invoke/fib").unwrap_err();
         assert_eq!(refused.status, StatusCode::METHOD_NOT_ALLOWED);
-        assert_eq!(refused.allow, Some("POST"));
+        assert_eq!(refused.header, Some((ALLOW, "POST")));
         assert_eq!(
-            route(&Method::POST, "/status").unwrap_err().allow,
-            Some("GET")
+            route(&Method::POST, "/status").unwrap_err().header,
+            Some((ALLOW, "GET"))
         );
         assert_eq!(
             route(&Method::POST, "/nowhere").unwrap_err().status,

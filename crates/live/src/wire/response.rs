@@ -19,6 +19,10 @@ pub type Counted = (Response<Full<Bytes>>, &'static str);
 /// The error kind a response without one is counted under.
 pub const OK: &str = "ok";
 
+/// The error kind of a request to a control route without the service's
+/// token (a 401).
+pub const UNAUTHORIZED: &str = "unauthorized";
+
 /// A plain-text response.
 pub fn text(status: StatusCode, body: String) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from(body)));
@@ -71,14 +75,22 @@ pub fn error(status: StatusCode, body: String, kind: &'static str) -> Counted {
 }
 
 /// The response refusing a malformed request: a [`Failure::BadRequest`]
-/// saying what was wrong, with the route's methods in `Allow` for a 405.
+/// saying what was wrong (an [`UNAUTHORIZED`] one for a 401), with the
+/// header the refusal carries (a 405's `Allow`, a 401's
+/// `WWW-Authenticate`).
 pub fn refusal(malformed: Malformed) -> Counted {
-    let failure = Failure::BadRequest(malformed.what);
-    let (mut response, kind) = error(malformed.status, format!("{failure}\n"), failure.kind());
-    if let Some(allow) = malformed.allow {
+    let (body, kind) = match malformed.status {
+        StatusCode::UNAUTHORIZED => (format!("unauthorized: {}\n", malformed.what), UNAUTHORIZED),
+        _ => {
+            let failure = Failure::BadRequest(malformed.what);
+            (format!("{failure}\n"), failure.kind())
+        }
+    };
+    let (mut response, kind) = error(malformed.status, body, kind);
+    if let Some((name, value)) = malformed.header {
         response
             .headers_mut()
-            .insert(header::ALLOW, HeaderValue::from_static(allow));
+            .insert(name, HeaderValue::from_static(value));
     }
     (response, kind)
 }

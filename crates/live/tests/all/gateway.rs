@@ -9,7 +9,8 @@
 //! instead of hanging.
 
 use bytes::Bytes;
-use faasched_live::cluster::{Gateway, GatewayConfig, GatewayServed};
+use faasched_live::auth::Token;
+use faasched_live::cluster::{Gateway, GatewayConfig, GatewayServed, Registration};
 use faasched_live::http::{self, Service};
 use faasched_live::wire::LoadReport;
 use faasched_model::FunctionId;
@@ -624,6 +625,80 @@ fn bad_node_lists_are_refused_naming_what_is_wrong() {
     assert!(build(&["localhost"]).contains("\"localhost\""));
     assert!(build(&["h:99999"]).contains("h:99999"));
     assert!(build(&["a:1", "a:1"]).contains("a:1 is given twice"));
+}
+
+/// With a token, only a client that presents it changes the gateway's
+/// nodes: a node's registration presenting it joins, one without it is
+/// refused and says so, and so is every other change without it.
+#[test]
+fn membership_needs_the_token_when_the_gateway_has_one() {
+    const TOKEN: &str = "a-token-of-32-characters-or-more";
+    let token = Token::new(TOKEN).unwrap();
+    let given = token.clone();
+    let c = Cluster::launch([0.0, 0.0], false, move |config| {
+        config.token(Some(given));
+    });
+    let node0 = format!("/nodes/{}", c.node(0));
+    let bearer = format!("Bearer {TOKEN}");
+    for (method, headers) in [
+        ("PUT", vec![]),
+        ("PUT", vec![("authorization", "Bearer wrong")]),
+        ("PUT", vec![("authorization", TOKEN)]),
+        ("DELETE", vec![]),
+        ("GET", vec![]),
+    ] {
+        let a = call(c.gateway, method, &node0, &headers);
+        assert_eq!(a.status, 401, "{method} {headers:?}: {}", a.body);
+        assert_eq!(a.header("x-faasched-error"), Some("unauthorized"));
+        assert_eq!(a.header("www-authenticate"), Some("Bearer"));
+    }
+    let a = invoke(&c);
+    assert_eq!(a.status, 503, "no node joined: {}", a.body);
+
+    // A node's own registration: refused without the token, in with it.
+    let register = |token: Option<Token>| {
+        let registration =
+            Registration::new(&c.gateway.to_string(), c.node(0), Duration::from_millis(20))
+                .unwrap()
+                .token(token);
+        let failures = Arc::new(Mutex::new(Vec::new()));
+        let heard = Arc::clone(&failures);
+        let (leave, leaving) = oneshot::channel::<()>();
+        let thread = thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(registration.run(
+                async {
+                    let _ = leaving.await;
+                },
+                |failure| heard.lock().unwrap().push(failure),
+            ));
+        });
+        (leave, thread, failures)
+    };
+    let (leave, thread, failures) = register(None);
+    let start = Instant::now();
+    while failures.lock().unwrap().is_empty() {
+        assert!(start.elapsed() < PATIENCE, "no failure heard");
+        thread::sleep(Duration::from_millis(5));
+    }
+    leave.send(()).unwrap();
+    thread.join().unwrap();
+    let failures = failures.lock().unwrap();
+    assert!(failures[0].contains("401"), "{failures:?}");
+    assert_eq!(invoke(&c).status, 503, "still no node");
+
+    let (leave, thread, failures) = register(Some(token));
+    c.status_until("the node joined", |s| listed(s) == [c.node(0)]);
+    assert_eq!(invoke(&c).header("x-faasched-node"), Some(c.node(0)));
+    leave.send(()).unwrap();
+    thread.join().unwrap();
+    assert!(failures.lock().unwrap().is_empty(), "{failures:?}");
+    c.status_until("the node left", |s| listed(s).is_empty());
+    let a = call(c.gateway, "PUT", &node0, &[("authorization", &bearer)]);
+    assert_eq!(a.status, 201, "{}", a.body);
 }
 
 /// Nodes join by `PUT /nodes/{addr}`, are routed to at once, refresh

@@ -8,6 +8,7 @@
 //! call, a counter moved), bounded only so that a bug fails instead of
 //! hanging.
 
+use faasched_live::auth::Token;
 use faasched_live::node::ingress::{self, Drained, Ingress, StopSignal};
 use faasched_live::node::invoke::{Backend, Completed, Failure, Invoke, Reply};
 use faasched_live::wire::LoadReport;
@@ -841,6 +842,56 @@ fn register_takes_a_module_up_to_its_limit() {
         "bad request: the module is longer than 1024 bytes\n"
     );
     assert_eq!(backend.lock().registered, [("m".to_owned(), 1024)]);
+}
+
+/// With a token, `POST /register` takes a module only from a client that
+/// presents it, and refuses the others before reading their body.
+#[test]
+fn register_needs_the_token_when_the_node_has_one() {
+    const TOKEN: &str = "a-token-of-32-characters-or-more";
+    let backend = fake();
+    let server = Server::with(&backend, |ingress| {
+        ingress.token(Some(Token::new(TOKEN).unwrap()));
+    });
+    let with = |authorization: Option<&str>| {
+        let mut request =
+            b"POST /register/m HTTP/1.1\r\nhost: test\r\ncontent-length: 8\r\n".to_vec();
+        if let Some(value) = authorization {
+            request.extend_from_slice(format!("authorization: {value}\r\n").as_bytes());
+        }
+        request.extend_from_slice(b"\r\n\0asm\x01\0\0\0");
+        server.connect().request(&request).unwrap()
+    };
+    for wrong in [None, Some("Bearer nope"), Some(&*format!("Basic {TOKEN}"))] {
+        let refused = with(wrong);
+        assert_eq!(
+            (refused.status, refused.error()),
+            (401, Some("unauthorized")),
+            "{wrong:?}"
+        );
+        assert_eq!(refused.header("www-authenticate"), Some("Bearer"));
+        assert!(
+            refused.body.contains("needs the service's token"),
+            "{}",
+            refused.body
+        );
+    }
+    assert!(backend.lock().registered.is_empty(), "nothing registered");
+    let created = with(Some(&format!("Bearer {TOKEN}")));
+    assert_eq!(
+        (created.status, created.body.as_str()),
+        (201, "registered m\n")
+    );
+    assert_eq!(backend.lock().registered, [("m".to_owned(), 8)]);
+    // Invocations need no token.
+    let mut client = server.connect();
+    assert_eq!(
+        client
+            .request(&post("/invoke/double?n=2", &[]))
+            .unwrap()
+            .status,
+        200
+    );
 }
 
 #[test]

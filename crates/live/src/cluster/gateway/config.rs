@@ -1,5 +1,6 @@
 //! The gateway's knobs, and why a gateway cannot be built from them.
 
+use crate::auth::Token;
 use crate::node::ingress;
 use std::time::Duration;
 
@@ -36,6 +37,7 @@ pub struct GatewayConfig {
     pub(super) pool: usize,
     pub(super) drain_timeout: Duration,
     pub(super) forward_timeout: Duration,
+    pub(super) token: Option<Token>,
 }
 
 impl GatewayConfig {
@@ -52,6 +54,7 @@ impl GatewayConfig {
             pool: DEFAULT_POOL,
             drain_timeout: ingress::DEFAULT_DRAIN_TIMEOUT,
             forward_timeout: DEFAULT_FORWARD_TIMEOUT,
+            token: None,
         }
     }
 
@@ -82,6 +85,14 @@ impl GatewayConfig {
     /// [`DEFAULT_FORWARD_TIMEOUT`].
     pub fn forward_timeout(&mut self, timeout: Duration) -> &mut GatewayConfig {
         self.forward_timeout = timeout;
+        self
+    }
+
+    /// The token `PUT` and `DELETE /nodes` must present (see
+    /// [`crate::auth`]). By default none: anyone who reaches the gateway
+    /// may change its nodes.
+    pub fn token(&mut self, token: Option<Token>) -> &mut GatewayConfig {
+        self.token = token;
         self
     }
 }

@@ -60,7 +60,7 @@ impl Inner {
                         "no route {}: the gateway's routes are POST /invoke/NAME, PUT and DELETE /nodes/HOST:PORT, GET /metrics and GET /status",
                         request::shown(path)
                     ),
-                    allow: None,
+                    header: None,
                 });
             }
         }

@@ -5,6 +5,7 @@
 
 use super::link::NodeLink;
 use super::{Inner, State, lock};
+use crate::auth;
 use crate::cluster::table::Membership;
 use crate::wire::request::{self, Malformed, read_body};
 use crate::wire::response::{self, Counted, OK, text};
@@ -46,6 +47,11 @@ impl Inner {
         let (parts, body) = request.into_parts();
         let path = parts.uri.path();
         let method = &parts.method;
+        auth::check(
+            self.token.as_ref(),
+            &parts.headers,
+            "a change of the gateway's nodes",
+        )?;
         if method != Method::PUT && method != Method::DELETE {
             return Err(Malformed {
                 status: StatusCode::METHOD_NOT_ALLOWED,
@@ -54,7 +60,7 @@ impl Inner {
                     request::shown(path),
                     request::shown(method.as_str())
                 ),
-                allow: Some(ALLOW),
+                header: Some((hyper::header::ALLOW, ALLOW)),
             });
         }
         if parts.uri.query().is_some() {

@@ -5,7 +5,7 @@
 //! | request | answer |
 //! |---|---|
 //! | `POST /invoke/{function}[?{query}]` | the chosen node's answer, with `x-faasched-node: HOST:PORT` added; 503 `x-faasched-error: overloaded` if the router drops it; 502 `x-faasched-error: node-unreachable` if the node fails before its answer or gives none within the forward timeout |
-//! | `PUT /nodes/{HOST:PORT}` | 201 if the node joins the table ([`Membership::Registered`], up at once, idle until its first report, polled from the next round), 200 if it is in the table already (a heartbeat; nothing changes); 400 naming a malformed address |
+//! | `PUT /nodes/{HOST:PORT}` | 201 if the node joins the table ([`Membership::Registered`], up at once, idle until its first report, polled from the next round), 200 if it is in the table already (a heartbeat; nothing changes); 400 naming a malformed address; 401 `unauthorized` without the token, if the gateway has one ([`GatewayConfig::token`]), as for `DELETE` |
 //! | `DELETE /nodes/{HOST:PORT}` | 200: a registered node is dropped from the table, a static one (`--node`) taken down until its next report; 404 `x-faasched-error: unknown-node` if it is not in the table |
 //! | `GET /metrics` | per node requests, errors, load, up; registrations, drops and leaves; the decision time and the forwarding overhead (quantiles); the mean load variance across the up nodes, in Prometheus text |
 //! | `GET /status` | the nodes, their membership counts, the load evenness and the timings, JSON |
@@ -81,6 +81,7 @@ pub use membership::UNKNOWN_NODE;
 pub use poll::MIN_POLL_TIMEOUT;
 
 use super::table::NodeTable;
+use crate::auth::Token;
 use crate::http;
 use faasched_model::cluster::loads::LoadSeries;
 use faasched_model::cluster::{FunctionProfile, Route};
@@ -188,6 +189,7 @@ impl Gateway {
                 pool: config.pool,
                 drain_timeout: config.drain_timeout,
                 forward_timeout: config.forward_timeout,
+                token: config.token.clone(),
                 listen: Mutex::new(None),
                 metrics: Metrics::default(),
             }),
@@ -222,6 +224,8 @@ struct Inner {
     pool: usize,
     drain_timeout: Duration,
     forward_timeout: Duration,
+    /// What a change of membership must present, if anything.
+    token: Option<Token>,
     listen: Mutex<Option<SocketAddr>>,
     metrics: Metrics,
 }

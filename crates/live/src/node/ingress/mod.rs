@@ -5,7 +5,7 @@
 //! | request | answer |
 //! |---|---|
 //! | `POST /invoke/{function}[?{name}={integer}]` | 200, body `{value}\n`, headers `x-faasched-runtime-us`, `x-faasched-cpu-us`, `x-faasched-preemptions`, `x-faasched-cold` (1 if it started its container cold); or the [`Failure`]'s status, body `{failure}\n`, header `x-faasched-error: {kind}` |
-//! | `POST /register/{name}`, the module as the body | 201, or the failure's status |
+//! | `POST /register/{name}`, the module as the body | 201, or the failure's status; 401 `unauthorized` without the token, if the ingress has one ([`Ingress::token`], before the body is read) |
 //! | `GET /metrics` | the ingress's counters, then the backend's, in Prometheus text |
 //! | `GET /status` | `{"ingress": {"listen", "uptime_ms"}, "backend": ...}` |
 //! | `GET /load` | a [`LoadReport`](crate::wire::LoadReport): the node's load average over its cores, sampled every [`LoadConfig::period`] ([`load`]) |
@@ -65,6 +65,7 @@ mod metrics;
 
 pub use load::LoadConfig;
 
+use crate::auth::{self, Token};
 use crate::http::{self, Service};
 use crate::node::invoke::{Answer, Backend, Cancel, Completed, Failure, Invoke};
 use crate::wire::request::{self, Malformed, Route, RouteKind, read_body};
@@ -102,6 +103,7 @@ pub struct Ingress {
     drain_timeout: Duration,
     max_module_bytes: usize,
     load: LoadConfig,
+    token: Option<Token>,
 }
 
 /// How a served ingress ended.
@@ -134,6 +136,7 @@ impl Ingress {
             drain_timeout: DEFAULT_DRAIN_TIMEOUT,
             max_module_bytes: DEFAULT_MAX_MODULE_BYTES,
             load: LoadConfig::new(),
+            token: None,
         }
     }
 
@@ -159,6 +162,13 @@ impl Ingress {
         self
     }
 
+    /// The token `POST /register` must present (see [`crate::auth`]). By
+    /// default none: anyone who reaches the node may register code.
+    pub fn token(&mut self, token: Option<Token>) -> &mut Ingress {
+        self.token = token;
+        self
+    }
+
     /// Serves HTTP/1.1 on `listener` until `shutdown` resolves, then drains
     /// (the module docs' step 4) and returns how that went. Errs only if
     /// the listener has no local address.
@@ -174,6 +184,7 @@ impl Ingress {
             started: Instant::now(),
             max_module_bytes: self.max_module_bytes,
             load: self.load,
+            token: self.token.clone(),
             sampled: Mutex::new(Sampled::default()),
         });
         let sampler = tokio::spawn(sample_load(Arc::clone(&shared)));
@@ -266,6 +277,8 @@ struct Shared {
     started: Instant,
     max_module_bytes: usize,
     load: LoadConfig,
+    /// What `POST /register` must present, if anything.
+    token: Option<Token>,
     sampled: Mutex<Sampled>,
 }
 
@@ -319,6 +332,7 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
             Ok(invoke_answer(invoke_and_wait(shared, invoke).await))
         }
         Route::Register(name) => {
+            auth::check(shared.token.as_ref(), request.headers(), "POST /register")?;
             if request.uri().query().is_some() {
                 return Err(Malformed::bad("POST /register takes no query"));
             }
