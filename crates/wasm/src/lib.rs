@@ -86,6 +86,6 @@ pub use config::{
 };
 pub use fault::{Fault, Result};
 pub use guest::Preempt;
-pub use runtime::{Image, Runtime};
+pub use runtime::{Compiler, Image, Prepared, Runtime};
 pub use sandbox::{Output, Sandbox, Stats, Step};
 pub use suite::{BUILTINS, Call, resize_arg};

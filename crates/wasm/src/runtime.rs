@@ -27,6 +27,88 @@ pub(crate) struct Function {
     source: Arc<[u8]>,
 }
 
+/// What compiles modules for a [`Runtime`] (its engine), without
+/// borrowing the runtime: a compile takes as long as the module is large,
+/// and requests need the runtime meanwhile.
+#[derive(Clone)]
+pub struct Compiler {
+    engine: Engine,
+}
+
+impl Compiler {
+    /// Compiles, checks and links a user module for registering under
+    /// `name` with [`Runtime::add`].
+    ///
+    /// # Errors
+    ///
+    /// [`Fault::BadName`] for a name not 1-64 characters of
+    /// `[A-Za-z0-9_-]`; [`Fault::Malformed`] for a module that does not
+    /// compile, imports anything, lacks `run: (i64) -> i64`, or declares
+    /// more memory than the memory limit.
+    pub fn prepare(&self, name: &str, module: &[u8]) -> Result<Prepared> {
+        if name.is_empty()
+            || name.len() > 64
+            || !name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        {
+            return Err(Fault::BadName {
+                name: name.to_owned(),
+                reason: "names are 1-64 characters of [A-Za-z0-9_-]",
+            });
+        }
+        Ok(Prepared {
+            name: name.to_owned(),
+            function: self.compile(name, module.into())?,
+        })
+    }
+
+    /// Compiles `bytes`, checks the ABI and links the module.
+    fn compile(&self, name: &str, source: Arc<[u8]>) -> Result<Function> {
+        let bytes = &source[..];
+        let malformed = |reason: String| Fault::Malformed {
+            name: name.to_owned(),
+            reason,
+        };
+        let module = Module::new(&self.engine, bytes).map_err(|e| malformed(describe(&e)))?;
+        if let Some(import) = module.imports().next() {
+            return Err(malformed(format!(
+                "it imports `{}`.`{}`; modules may import nothing",
+                import.module(),
+                import.name()
+            )));
+        }
+        let run_ok = match module.get_export("run") {
+            Some(ExternType::Func(ty)) => {
+                let params: Vec<_> = ty.params().collect();
+                let results: Vec<_> = ty.results().collect();
+                matches!(params[..], [ValType::I64]) && matches!(results[..], [ValType::I64])
+            }
+            _ => false,
+        };
+        if !run_ok {
+            return Err(malformed(
+                "it does not export a function `run` of type (i64) -> i64".into(),
+            ));
+        }
+        let pre = Linker::new(&self.engine)
+            .instantiate_pre(&module)
+            .map_err(|e| malformed(describe(&e)))?;
+        Ok(Function {
+            pre,
+            builtin: None,
+            source,
+        })
+    }
+}
+
+/// A user module compiled, checked and linked for its name, not yet
+/// registered ([`Compiler::prepare`], then [`Runtime::add`]).
+pub struct Prepared {
+    name: String,
+    function: Function,
+}
+
 /// A function compiled and linked anew, on its own: what a container of a
 /// serverless platform holds once it has started cold (the runtime's own
 /// copy of each function serves the requests that need no cold start).
@@ -116,7 +198,9 @@ impl Runtime {
             _ticker: ticker,
         };
         for builtin in &SUITE {
-            let mut function = runtime.compile(builtin.name, builtin.wat.as_bytes().into())?;
+            let mut function = runtime
+                .compiler()
+                .compile(builtin.name, builtin.wat.as_bytes().into())?;
             function.builtin = Some(builtin);
             runtime.functions.insert(builtin.name.to_owned(), function);
         }
@@ -127,35 +211,45 @@ impl Runtime {
     /// Registers a user module under `name`: `.wasm` bytes or `.wat` text
     /// that follows the ABI of the crate docs. The module is compiled,
     /// checked and linked here, once; each request then only instantiates
-    /// it.
+    /// it. It is [`Compiler::prepare`] then [`Runtime::add`], for a caller
+    /// that keeps the runtime behind a lock and compiles outside it.
     ///
     /// # Errors
     ///
-    /// [`Fault::BadName`] for a name already taken or not 1-64 characters
-    /// of `[A-Za-z0-9_-]`; [`Fault::Malformed`] for a module that does not
-    /// compile, imports anything, lacks `run: (i64) -> i64`, or declares
-    /// more memory than the memory limit.
+    /// As [`Compiler::prepare`] and [`Runtime::add`].
     pub fn register(&mut self, name: &str, module: &[u8]) -> Result<()> {
-        let bad_name = |reason| {
-            Err(Fault::BadName {
-                name: name.to_owned(),
-                reason,
-            })
-        };
-        if name.is_empty()
-            || name.len() > 64
-            || !name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        {
-            return bad_name("names are 1-64 characters of [A-Za-z0-9_-]");
+        self.check_free(name)?;
+        let prepared = self.compiler().prepare(name, module)?;
+        self.add(prepared)
+    }
+
+    /// What compiles modules for this runtime without borrowing it.
+    pub fn compiler(&self) -> Compiler {
+        Compiler {
+            engine: self.engine.clone(),
         }
-        if self.functions.contains_key(name) {
-            return bad_name("the name is taken");
-        }
-        let function = self.compile(name, module.into())?;
-        self.functions.insert(name.to_owned(), function);
+    }
+
+    /// Registers a module [`Compiler::prepare`] made, at once.
+    ///
+    /// # Errors
+    ///
+    /// [`Fault::BadName`] if its name was taken since it was prepared.
+    pub fn add(&mut self, prepared: Prepared) -> Result<()> {
+        self.check_free(&prepared.name)?;
+        self.functions.insert(prepared.name, prepared.function);
         Ok(())
+    }
+
+    /// Refuses `name` if a function has it.
+    fn check_free(&self, name: &str) -> Result<()> {
+        match self.functions.contains_key(name) {
+            true => Err(Fault::BadName {
+                name: name.to_owned(),
+                reason: "the name is taken",
+            }),
+            false => Ok(()),
+        }
     }
 
     /// Compiles registered function `name` again, on its own, into an
@@ -167,49 +261,13 @@ impl Runtime {
     /// [`Fault::UnknownFunction`].
     pub fn image(&self, name: &str) -> Result<Image> {
         let registered = self.function(name)?;
-        let mut function = self.compile(name, Arc::clone(&registered.source))?;
+        let mut function = self
+            .compiler()
+            .compile(name, Arc::clone(&registered.source))?;
         function.builtin = registered.builtin;
         Ok(Image {
             name: name.to_owned(),
             function,
-        })
-    }
-
-    /// Compiles `bytes`, checks the ABI and links the module.
-    fn compile(&self, name: &str, source: Arc<[u8]>) -> Result<Function> {
-        let bytes = &source[..];
-        let malformed = |reason: String| Fault::Malformed {
-            name: name.to_owned(),
-            reason,
-        };
-        let module = Module::new(&self.engine, bytes).map_err(|e| malformed(describe(&e)))?;
-        if let Some(import) = module.imports().next() {
-            return Err(malformed(format!(
-                "it imports `{}`.`{}`; modules may import nothing",
-                import.module(),
-                import.name()
-            )));
-        }
-        let run_ok = match module.get_export("run") {
-            Some(ExternType::Func(ty)) => {
-                let params: Vec<_> = ty.params().collect();
-                let results: Vec<_> = ty.results().collect();
-                matches!(params[..], [ValType::I64]) && matches!(results[..], [ValType::I64])
-            }
-            _ => false,
-        };
-        if !run_ok {
-            return Err(malformed(
-                "it does not export a function `run` of type (i64) -> i64".into(),
-            ));
-        }
-        let pre = Linker::new(&self.engine)
-            .instantiate_pre(&module)
-            .map_err(|e| malformed(describe(&e)))?;
-        Ok(Function {
-            pre,
-            builtin: None,
-            source,
         })
     }
 

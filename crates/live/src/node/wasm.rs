@@ -135,11 +135,22 @@ impl Executor for WasmExecutor {
         self.containers.as_ref().map(|c| c.status())
     }
 
+    /// Compiles outside the runtime's lock, so that requests go on
+    /// starting meanwhile (a shared lock would not do: a registration
+    /// waiting to add its module would hold every new reader back until
+    /// the compile ends), and takes the lock only to add the compiled
+    /// module.
     fn register(&self, name: &str, module: &[u8]) -> Result<(), Failure> {
+        let compiler = self
+            .runtime
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .compiler();
+        let prepared = compiler.prepare(name, module).map_err(failure)?;
         self.runtime
             .write()
             .unwrap_or_else(|e| e.into_inner())
-            .register(name, module)
+            .add(prepared)
             .map_err(failure)
     }
 }
@@ -156,6 +167,71 @@ mod tests {
     use faasched_policy::node::{PreemptTest, Scan, SledgeScale};
     use std::sync::mpsc;
     use std::time::{Duration, Instant};
+
+    /// A module of `functions` functions, `run` the first: long to compile.
+    fn big_module(functions: usize) -> String {
+        let mut wat = String::from("(module\n");
+        wat.push_str("(func (export \"run\") (param i64) (result i64) local.get 0)\n");
+        for i in 0..functions {
+            wat.push_str(&format!(
+                "(func $f{i} (param i64) (result i64) local.get 0 i64.const {i} i64.add)\n"
+            ));
+        }
+        wat.push(')');
+        wat
+    }
+
+    /// While a large module compiles, the runtime stays free for the
+    /// requests: many reads of it finish between the registration's start
+    /// and its end. Were the registration to hold the lock while it
+    /// compiles, none could but one that slipped in before it took it.
+    #[test]
+    fn a_registration_compiles_without_holding_the_runtime() {
+        let mut config = faasched_wasm::Config::new();
+        config.max_sandboxes(2).spin_steps_per_ms(1000);
+        let executor = Arc::new(WasmExecutor::new(Runtime::new(&config).unwrap(), 1));
+        let module = big_module(3_000);
+        let began = Arc::new(std::sync::Barrier::new(2));
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let registering = {
+            let (executor, began, done) =
+                (Arc::clone(&executor), Arc::clone(&began), Arc::clone(&done));
+            std::thread::spawn(move || {
+                began.wait();
+                let registered = executor.register("big", module.as_bytes());
+                done.store(true, std::sync::atomic::Ordering::SeqCst);
+                registered
+            })
+        };
+        began.wait();
+        let mut reads_during = 0;
+        let cap = Instant::now();
+        while !done.load(std::sync::atomic::Ordering::SeqCst) {
+            let builtins = executor.with_runtime(|r| r.functions().count());
+            assert!(builtins > 0);
+            if !done.load(std::sync::atomic::Ordering::SeqCst) {
+                reads_during += 1;
+            }
+            assert!(
+                cap.elapsed() < Duration::from_secs(120),
+                "the compile never ended"
+            );
+        }
+        registering.join().unwrap().unwrap();
+        assert!(
+            reads_during >= 10,
+            "only {reads_during} reads while the module compiled"
+        );
+        assert!(executor.with_runtime(|r| r.functions().any(|f| f == "big")));
+        // A name taken while it compiled is refused when it is added.
+        let taken = executor
+            .register("big", big_module(1).as_bytes())
+            .unwrap_err();
+        assert!(
+            matches!(taken, Failure::BadRequest(ref m) if m.contains("taken")),
+            "{taken:?}"
+        );
+    }
 
     /// A node whose table holds `fn-a` (256 MB of 256): its first request
     /// starts a container cold, the next takes it warm; a request outside
