@@ -21,6 +21,11 @@ pub const DEFAULT_CPU_LIMIT: Nanos = 1_000_000_000;
 /// tick; a shorter tick costs every running guest more checks.
 pub const DEFAULT_TICK: Nanos = 1_000_000;
 
+/// User modules registered at once, by default: 64. Each holds its
+/// compiled code for the runtime's life, so a node that takes modules
+/// from clients bounds them.
+pub const DEFAULT_MAX_MODULES: usize = 64;
+
 /// wasm page size, in bytes.
 const PAGE: u64 = 64 << 10;
 
@@ -33,6 +38,7 @@ pub struct Config {
     cpu_limit: Option<Nanos>,
     tick: Option<Nanos>,
     spin_steps_per_ms: Option<u64>,
+    max_modules: Option<usize>,
 }
 
 impl Config {
@@ -80,6 +86,13 @@ impl Config {
         self
     }
 
+    /// User modules registered at once (the built-ins aside); one more is
+    /// refused until one is removed. By default [`DEFAULT_MAX_MODULES`].
+    pub fn max_modules(&mut self, count: usize) -> &mut Self {
+        self.max_modules = Some(count);
+        self
+    }
+
     /// Every knob resolved and checked.
     pub(crate) fn resolve(&self) -> Result<Resolved> {
         let resolved = Resolved {
@@ -88,6 +101,7 @@ impl Config {
             cpu_limit: self.cpu_limit.unwrap_or(DEFAULT_CPU_LIMIT),
             tick: self.tick.unwrap_or(DEFAULT_TICK),
             spin_steps_per_ms: self.spin_steps_per_ms,
+            max_modules: self.max_modules.unwrap_or(DEFAULT_MAX_MODULES),
         };
         let bad = |what: String| Err(Fault::Config(what));
         if resolved.max_sandboxes == 0 {
@@ -120,4 +134,5 @@ pub(crate) struct Resolved {
     pub cpu_limit: Nanos,
     pub tick: Nanos,
     pub spin_steps_per_ms: Option<u64>,
+    pub max_modules: usize,
 }

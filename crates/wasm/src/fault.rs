@@ -32,6 +32,20 @@ pub enum Fault {
         /// Why it cannot be used.
         reason: &'static str,
     },
+    /// The runtime holds as many user modules as it takes.
+    #[error(
+        "cannot register `{name}`: the runtime holds {limit} registered modules, its most; \
+         remove one first"
+    )]
+    Full {
+        /// The name asked for.
+        name: String,
+        /// The most user modules it holds.
+        limit: usize,
+    },
+    /// A built-in function, which cannot be removed.
+    #[error("`{0}` is built in and cannot be removed")]
+    Builtin(String),
     /// No function registered under this name.
     #[error("unknown function `{0}`")]
     UnknownFunction(String),

@@ -235,10 +235,35 @@ impl Runtime {
     /// # Errors
     ///
     /// [`Fault::BadName`] if its name was taken since it was prepared.
+    ///
+    /// [`Fault::Full`] if it holds [`Config::max_modules`] user modules.
     pub fn add(&mut self, prepared: Prepared) -> Result<()> {
         self.check_free(&prepared.name)?;
+        let modules = self.functions.values().filter(|f| f.builtin.is_none());
+        if modules.count() >= self.limits.max_modules {
+            return Err(Fault::Full {
+                name: prepared.name,
+                limit: self.limits.max_modules,
+            });
+        }
         self.functions.insert(prepared.name, prepared.function);
         Ok(())
+    }
+
+    /// Removes user module `name`: later calls of it are unknown, while
+    /// the sandboxes already started from it run on.
+    ///
+    /// # Errors
+    ///
+    /// [`Fault::UnknownFunction`]; [`Fault::Builtin`] for a built-in.
+    pub fn remove(&mut self, name: &str) -> Result<()> {
+        match self.function(name)?.builtin {
+            Some(_) => Err(Fault::Builtin(name.to_owned())),
+            None => {
+                self.functions.remove(name);
+                Ok(())
+            }
+        }
     }
 
     /// Refuses `name` if a function has it.

@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::node::live::{CpuList, Host, positive_ms};
+use faasched_lab::node::live::{CpuList, DEFAULT_MAX_MODULES, Host, positive_ms};
 
 /// The live node's threads and sandboxes.
 #[derive(ClapArgs, Debug)]
@@ -42,6 +42,7 @@ impl HostArgs {
             cpu_limit: self.cpu_limit_ms,
             memory_limit: self.memory_limit_mib << 20,
             max_sandboxes: self.max_sandboxes,
+            max_modules: DEFAULT_MAX_MODULES,
             spin_steps_per_ms: self.spin_steps_per_ms,
         })
     }

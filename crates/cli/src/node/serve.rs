@@ -6,7 +6,7 @@ use super::containers::ContainerArgs;
 use super::host::HostArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::node::live::{Register, ms};
+use faasched_lab::node::live::{DEFAULT_MAX_MODULES, Host, Register, ms};
 use faasched_lab::node::serve::{self, Announce, DEADLINE_MS, Estimate, PreemptTest, ServeOptions};
 use faasched_lab::text;
 use std::path::PathBuf;
@@ -101,6 +101,10 @@ pub struct Args {
     /// flag such a node is refused.
     #[arg(long, conflicts_with = "token_file")]
     no_token: bool,
+    /// Modules POST /register may hold at once; one more is refused (400)
+    /// until DELETE /functions/NAME removes one.
+    #[arg(long, default_value_t = DEFAULT_MAX_MODULES as u32, value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    max_modules: u32,
     #[command(flatten)]
     host: HostArgs,
     /// Read the whole configuration from FILE (`-`: standard input) as
@@ -143,7 +147,10 @@ impl Args {
                 gateway,
                 advertise: self.advertise,
             }),
-            host: self.host.host()?,
+            host: Host {
+                max_modules: self.max_modules as usize,
+                ..self.host.host()?
+            },
             token_file: self.token_file,
             no_token: self.no_token,
         })

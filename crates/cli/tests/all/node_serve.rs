@@ -74,6 +74,38 @@ fn functions_answer_faults_are_contained_and_sigterm_stops_cleanly() {
     assert!(rest.contains("0 left unanswered"), "{rest}");
 }
 
+/// A node holds at most `--max-modules` registered modules; removing one
+/// makes room, and its name is unknown again.
+#[test]
+fn registered_modules_are_bounded_and_removed() {
+    let serve = serve(&["--max-modules", "1"]);
+    let mut c = serve.connect();
+    let add_one = br#"(module (func (export "run") (param i64) (result i64)
+        (i64.add (local.get 0) (i64.const 1))))"#;
+    assert_eq!(c.call("POST", "/register/a", add_one).status, 201);
+    let full = c.call("POST", "/register/b", add_one);
+    assert_eq!(full.status, 400, "{}", full.body);
+    assert!(
+        full.body.contains("holds 1 registered modules"),
+        "{}",
+        full.body
+    );
+    let builtin = c.call("DELETE", "/functions/fib", b"");
+    assert_eq!(builtin.status, 400, "{}", builtin.body);
+    assert!(builtin.body.contains("built in"), "{}", builtin.body);
+    let removed = c.call("DELETE", "/functions/a", b"");
+    assert_eq!(
+        (removed.status, removed.body.as_str()),
+        (200, "removed a\n")
+    );
+    assert_eq!(c.call("POST", "/invoke/a?arg=1", b"").status, 404);
+    assert_eq!(c.call("POST", "/register/b", add_one).status, 201);
+    let b = c.call("POST", "/invoke/b?arg=41", b"");
+    assert_eq!((b.status, b.body.as_str()), (200, "42\n"));
+    let (clean, rest) = serve.stop();
+    assert!(clean, "{rest}");
+}
+
 #[test]
 fn sledgescale_preempts_a_long_spin_for_an_urgent_request() {
     let serve = serve(&["--policy", "sledgescale"]);

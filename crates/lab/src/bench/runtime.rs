@@ -184,6 +184,7 @@ pub(crate) fn node(poll: bool, cpus: Vec<usize>) -> LiveNode {
             cpu_limit: SEC,
             memory_limit: 64 << 20,
             max_sandboxes: 64,
+            max_modules: faasched_wasm::DEFAULT_MAX_MODULES,
             spin_steps_per_ms: None,
         },
         containers: None,

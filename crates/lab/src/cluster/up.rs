@@ -135,6 +135,7 @@ impl ClusterNodes {
                 // A sandbox for every worker's invocation at least, beyond
                 // the node's default of 128.
                 max_sandboxes: workers.max(128),
+                max_modules: faasched_wasm::DEFAULT_MAX_MODULES,
                 spin_steps_per_ms: None,
             },
         })

@@ -39,8 +39,18 @@ pub struct Host {
     pub memory_limit: u64,
     /// Sandboxes alive at once.
     pub max_sandboxes: u32,
+    /// User modules registered at once.
+    #[serde(default = "default_max_modules")]
+    pub max_modules: usize,
     /// `spin`'s steps per ms of CPU; `None`: measured at each launch.
     pub spin_steps_per_ms: Option<u64>,
+}
+
+pub use faasched_wasm::DEFAULT_MAX_MODULES;
+
+/// [`Host::max_modules`] where a configuration leaves it out.
+fn default_max_modules() -> usize {
+    DEFAULT_MAX_MODULES
 }
 
 impl Host {
@@ -64,6 +74,7 @@ impl Host {
         let mut config = faasched_wasm::Config::new();
         config
             .max_sandboxes(self.max_sandboxes)
+            .max_modules(self.max_modules)
             .memory_limit(self.memory_limit)
             .cpu_limit(self.cpu_limit);
         if let Some(steps) = self.spin_steps_per_ms {
@@ -410,6 +421,7 @@ mod tests {
                     cpu_limit: SEC,
                     memory_limit: 1 << 20,
                     max_sandboxes: 64,
+                    max_modules: faasched_wasm::DEFAULT_MAX_MODULES,
                     spin_steps_per_ms: None,
                 },
                 containers: None,
@@ -468,6 +480,7 @@ mod tests {
                 cpu_limit: SEC,
                 memory_limit: 1 << 20,
                 max_sandboxes: 8,
+                max_modules: faasched_wasm::DEFAULT_MAX_MODULES,
                 spin_steps_per_ms: Some(1000),
             },
             containers: Some(NodeContainers {

@@ -320,6 +320,7 @@ mod tests {
                 cpu_limit: 1_000_000_000,
                 memory_limit: MEMORY_LIMIT_MIB << 20,
                 max_sandboxes: 128,
+                max_modules: faasched_wasm::DEFAULT_MAX_MODULES,
                 spin_steps_per_ms: None,
             },
         }

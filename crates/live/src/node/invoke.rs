@@ -207,6 +207,11 @@ pub trait Backend: Send + Sync {
     /// says why not ([`Failure::BadRequest`] for a malformed module).
     fn register(&self, name: &str, module: &[u8]) -> Result<(), Failure>;
 
+    /// Removes the module registered under `name`, or says why not
+    /// ([`Failure::UnknownFunction`]; [`Failure::BadRequest`] for a
+    /// built-in).
+    fn unregister(&self, name: &str) -> Result<(), Failure>;
+
     /// Appends the backend's metrics in Prometheus text format.
     fn metrics(&self, out: &mut String);
 

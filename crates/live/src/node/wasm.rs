@@ -60,9 +60,11 @@ impl WasmExecutor {
 fn failure(fault: Fault) -> Failure {
     match fault {
         Fault::UnknownFunction(name) => Failure::UnknownFunction(name),
-        f @ (Fault::BadArgument { .. } | Fault::Malformed { .. } | Fault::BadName { .. }) => {
-            Failure::BadRequest(f.to_string())
-        }
+        f @ (Fault::BadArgument { .. }
+        | Fault::Malformed { .. }
+        | Fault::BadName { .. }
+        | Fault::Full { .. }
+        | Fault::Builtin(_)) => Failure::BadRequest(f.to_string()),
         f @ Fault::Trap { .. } => Failure::Trap(f.to_string()),
         Fault::Timeout { limit, .. } => Failure::Timeout { limit },
         Fault::MemoryLimit { .. } => Failure::Memory,
@@ -151,6 +153,14 @@ impl Executor for WasmExecutor {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .add(prepared)
+            .map_err(failure)
+    }
+
+    fn unregister(&self, name: &str) -> Result<(), Failure> {
+        self.runtime
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name)
             .map_err(failure)
     }
 }

@@ -26,6 +26,8 @@ pub enum RouteKind {
     Invoke,
     /// `/register/...`
     Register,
+    /// `/functions/...`
+    Functions,
     /// `/metrics`
     Metrics,
     /// `/status`
@@ -38,9 +40,10 @@ pub enum RouteKind {
 
 impl RouteKind {
     /// Every kind, in the order the metrics list them.
-    pub const ALL: [RouteKind; 6] = [
+    pub const ALL: [RouteKind; 7] = [
         RouteKind::Invoke,
         RouteKind::Register,
+        RouteKind::Functions,
         RouteKind::Metrics,
         RouteKind::Status,
         RouteKind::Load,
@@ -53,6 +56,8 @@ impl RouteKind {
             RouteKind::Invoke
         } else if path.starts_with("/register/") || path == "/register" {
             RouteKind::Register
+        } else if path.starts_with("/functions/") || path == "/functions" {
+            RouteKind::Functions
         } else if path == "/metrics" {
             RouteKind::Metrics
         } else if path == "/status" {
@@ -69,6 +74,7 @@ impl RouteKind {
         match self {
             RouteKind::Invoke => "invoke",
             RouteKind::Register => "register",
+            RouteKind::Functions => "functions",
             RouteKind::Metrics => "metrics",
             RouteKind::Status => "status",
             RouteKind::Load => "load",
@@ -116,6 +122,8 @@ pub enum Route {
     Invoke(String),
     /// `POST /register/{name}`
     Register(String),
+    /// `DELETE /functions/{name}`
+    Unregister(String),
     /// `GET /metrics`
     Metrics,
     /// `GET /status`
@@ -136,6 +144,10 @@ pub fn route(method: &Method, path: &str) -> Result<Route, Malformed> {
             "POST",
             name_in(path, "/register/", "module").map(Route::Register),
         ),
+        RouteKind::Functions => (
+            "DELETE",
+            name_in(path, "/functions/", "module").map(Route::Unregister),
+        ),
         RouteKind::Metrics => ("GET", Ok(Route::Metrics)),
         RouteKind::Status => ("GET", Ok(Route::Status)),
         RouteKind::Load => ("GET", Ok(Route::Load)),
@@ -143,7 +155,7 @@ pub fn route(method: &Method, path: &str) -> Result<Route, Malformed> {
             return Err(Malformed {
                 status: StatusCode::NOT_FOUND,
                 what: format!(
-                    "no route {}: the routes are POST /invoke/NAME, POST /register/NAME, GET /metrics, GET /status and GET /load",
+                    "no route {}: the routes are POST /invoke/NAME, POST /register/NAME, DELETE /functions/NAME, GET /metrics, GET /status and GET /load",
                     shown(path)
                 ),
                 header: None,

@@ -32,6 +32,8 @@ struct State {
     /// Answers given on the fake's threads, the reply having returned.
     replied: usize,
     registered: Vec<(String, usize)>,
+    /// Registrations in the backend now.
+    compiling: usize,
 }
 
 /// A backend whose functions answer on their own threads: `double`
@@ -142,12 +144,31 @@ impl Backend for Fake {
         });
     }
 
+    /// A module named `slow` compiles until the gate opens.
     fn register(&self, name: &str, module: &[u8]) -> Result<(), Failure> {
         if !module.starts_with(b"\0asm") {
             return Err(Failure::BadRequest("not a WebAssembly module".into()));
         }
-        self.update(|state| state.registered.push((name.to_owned(), module.len())));
+        self.update(|state| state.compiling += 1);
+        if name == "slow" {
+            drop(self.wait("the gate", |state| state.open));
+        }
+        self.update(|state| {
+            state.compiling -= 1;
+            state.registered.push((name.to_owned(), module.len()));
+        });
         Ok(())
+    }
+
+    fn unregister(&self, name: &str) -> Result<(), Failure> {
+        let mut state = self.lock();
+        match state.registered.iter().position(|(n, _)| n == name) {
+            Some(i) => {
+                state.registered.remove(i);
+                Ok(())
+            }
+            None => Err(Failure::UnknownFunction(name.to_owned())),
+        }
     }
 
     fn metrics(&self, out: &mut String) {
@@ -878,11 +899,20 @@ fn register_needs_the_token_when_the_node_has_one() {
     }
     assert!(backend.lock().registered.is_empty(), "nothing registered");
     let created = with(Some(&format!("Bearer {TOKEN}")));
+    let removal = |authorization: &str| {
+        let request = format!(
+            "DELETE /functions/m HTTP/1.1\r\nhost: test\r\nauthorization: {authorization}\r\n\r\n"
+        );
+        server.connect().request(request.as_bytes()).unwrap()
+    };
+    assert_eq!(removal("Bearer nope").status, 401);
     assert_eq!(
         (created.status, created.body.as_str()),
         (201, "registered m\n")
     );
     assert_eq!(backend.lock().registered, [("m".to_owned(), 8)]);
+    assert_eq!(removal(&format!("Bearer {TOKEN}")).status, 200);
+    assert!(backend.lock().registered.is_empty(), "removed");
     // Invocations need no token.
     let mut client = server.connect();
     assert_eq!(
@@ -892,6 +922,49 @@ fn register_needs_the_token_when_the_node_has_one() {
             .status,
         200
     );
+}
+
+/// One module compiles at a time: a second registration meanwhile is
+/// told to come back (503, `Retry-After`); `DELETE /functions/NAME`
+/// removes a module.
+#[test]
+fn one_module_compiles_at_a_time_and_a_module_can_be_removed() {
+    let backend = gated();
+    let server = Server::start(&backend);
+    let module = b"\0asm\x01\0\0\0";
+    let mut slow = server.connect();
+    slow.send(&post_body("/register/slow", module)).unwrap();
+    drop(backend.wait("the slow compile", |state| state.compiling == 1));
+    let busy = server
+        .connect()
+        .request(&post_body("/register/other", module))
+        .unwrap();
+    assert_eq!((busy.status, busy.error()), (503, Some("overloaded")));
+    assert_eq!(busy.header("retry-after"), Some("1"));
+    assert!(
+        busy.body.contains("another module is compiling"),
+        "{}",
+        busy.body
+    );
+    backend.open();
+    assert_eq!(slow.receive().unwrap().status, 201);
+    let mut client = server.connect();
+    let other = client
+        .request(&post_body("/register/other", module))
+        .unwrap();
+    assert_eq!(other.status, 201, "{}", other.body);
+
+    let delete = |path: &str| format!("DELETE {path} HTTP/1.1\r\nhost: test\r\n\r\n").into_bytes();
+    let removed = client.request(&delete("/functions/other")).unwrap();
+    assert_eq!(
+        (removed.status, removed.body.as_str()),
+        (200, "removed other\n")
+    );
+    let gone = client.request(&delete("/functions/other")).unwrap();
+    assert_eq!((gone.status, gone.error()), (404, Some("unknown-function")));
+    let wrong = client.request(&post("/functions/slow", &[])).unwrap();
+    assert_eq!((wrong.status, wrong.header("allow")), (405, Some("DELETE")));
+    assert_eq!(backend.lock().registered, [("slow".to_owned(), 8)]);
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The built-in functions against Rust references, call strings, and user
 //! modules.
 
-use faasched_wasm::{BUILTINS, Call, Config, Fault, Result, Runtime, resize_arg};
+use faasched_wasm::{BUILTINS, Call, Config, Fault, Result, Runtime, Sandbox, Step, resize_arg};
 
 use crate::{fib, run, runtime, spin};
 
@@ -248,6 +248,38 @@ fn user_modules_register_as_wasm_or_wat() -> Result<()> {
         }
     );
     assert_eq!(runtime.call("double")?.arg, 0);
+    Ok(())
+}
+
+/// At most `max_modules` user modules at once (the built-ins aside); a
+/// removed one frees its place, and a running sandbox of it runs on.
+#[test]
+fn user_modules_are_bounded_and_removed() -> Result<()> {
+    let mut runtime = runtime(|c| {
+        c.max_modules(2);
+    })?;
+    runtime.register("a", ADD_ONE_WASM)?;
+    runtime.register("b", ADD_ONE_WASM)?;
+    match runtime.register("c", ADD_ONE_WASM) {
+        Err(e @ Fault::Full { limit: 2, .. }) => {
+            assert!(e.to_string().contains("holds 2 registered modules"), "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
+    let preempt = runtime.preempt();
+    let call = runtime.call("a?arg=1")?;
+    let mut started = Sandbox::start(&runtime, &preempt, &call.function, call.arg)?;
+    runtime.remove("a")?;
+    assert_eq!(runtime.call("a"), Err(Fault::UnknownFunction("a".into())));
+    match started.resume() {
+        Step::Done(Ok(out)) => assert_eq!(out.value, 2),
+        other => panic!("{other:?}"),
+    }
+    runtime.register("c", ADD_ONE_WASM)?;
+    assert_eq!(run(&runtime, &preempt, "c", 1)?.value, 2);
+    assert_eq!(runtime.remove("a"), Err(Fault::UnknownFunction("a".into())));
+    assert_eq!(runtime.remove("fib"), Err(Fault::Builtin("fib".into())));
+    assert!(runtime.functions().any(|f| f == "fib"));
     Ok(())
 }
 

@@ -53,7 +53,7 @@ impl Inner {
         }
         match RouteKind::of(path) {
             RouteKind::Invoke | RouteKind::Metrics | RouteKind::Status => {}
-            RouteKind::Register | RouteKind::Load | RouteKind::Other => {
+            RouteKind::Register | RouteKind::Functions | RouteKind::Load | RouteKind::Other => {
                 return Err(Malformed {
                     status: StatusCode::NOT_FOUND,
                     what: format!(
@@ -68,7 +68,7 @@ impl Inner {
             request::Route::Invoke(function) => self.invoke(function, request).await,
             request::Route::Metrics => Ok((response::prometheus(self.render()), OK)),
             request::Route::Status => Ok((json(&self.status()), OK)),
-            request::Route::Register(_) | request::Route::Load => {
+            request::Route::Register(_) | request::Route::Unregister(_) | request::Route::Load => {
                 unreachable!("refused above by their route kind")
             }
         }

@@ -185,6 +185,7 @@ impl Ingress {
             max_module_bytes: self.max_module_bytes,
             load: self.load,
             token: self.token.clone(),
+            compiling: tokio::sync::Semaphore::new(1),
             sampled: Mutex::new(Sampled::default()),
         });
         let sampler = tokio::spawn(sample_load(Arc::clone(&shared)));
@@ -279,6 +280,8 @@ struct Shared {
     load: LoadConfig,
     /// What `POST /register` must present, if anything.
     token: Option<Token>,
+    /// The one registration that may compile at a time.
+    compiling: tokio::sync::Semaphore,
     sampled: Mutex<Sampled>,
 }
 
@@ -338,21 +341,39 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
             }
             let module =
                 read_body(request.into_body(), shared.max_module_bytes, "the module").await?;
-            let backend = Arc::clone(&shared.backend);
+            // One compile at a time: a compile takes a core for as long as
+            // the module is large, and the workers need the others.
+            let Ok(_compiling) = shared.compiling.try_acquire() else {
+                return Ok(busy_compiling(&name));
+            };
             let registering = name.clone();
-            let registered =
-                tokio::task::spawn_blocking(move || backend.register(&registering, &module))
-                    .await
-                    .unwrap_or_else(|_| {
-                        Err(Failure::Internal(format!(
-                            "registering {name:?} panicked in the backend"
-                        )))
-                    });
+            let registered = blocking(shared, move |backend| {
+                backend.register(&registering, &module)
+            })
+            .await;
             Ok(match registered {
                 Ok(()) => (
                     text(StatusCode::CREATED, format!("registered {name}\n")),
                     OK,
                 ),
+                Err(failure) => failure_answer(&failure),
+            })
+        }
+        Route::Unregister(name) => {
+            auth::check(
+                shared.token.as_ref(),
+                request.headers(),
+                "DELETE /functions",
+            )?;
+            let (parts, body) = request.into_parts();
+            if parts.uri.query().is_some() {
+                return Err(Malformed::bad("DELETE /functions takes no query"));
+            }
+            read_body(body, 0, "a removal's body").await?;
+            let removing = name.clone();
+            let removed = blocking(shared, move |backend| backend.unregister(&removing)).await;
+            Ok(match removed {
+                Ok(()) => (text(StatusCode::OK, format!("removed {name}\n")), OK),
                 Err(failure) => failure_answer(&failure),
             })
         }
@@ -377,6 +398,32 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
             Ok((json(&status), OK))
         }
     }
+}
+
+/// Runs `call` on the backend on tokio's blocking pool: a registration
+/// compiles, and a removal waits for the runtime's lock.
+async fn blocking(
+    shared: &Shared,
+    call: impl FnOnce(&dyn Backend) -> Result<(), Failure> + Send + 'static,
+) -> Result<(), Failure> {
+    let backend = Arc::clone(&shared.backend);
+    tokio::task::spawn_blocking(move || call(&*backend))
+        .await
+        .unwrap_or_else(|_| Err(Failure::Internal("the backend panicked".into())))
+}
+
+/// The 503 of a registration while another compiles, with `Retry-After`.
+fn busy_compiling(name: &str) -> Counted {
+    let failure = Failure::Overloaded;
+    let (mut response, kind) = response::error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!("{failure}: another module is compiling; register {name} again in a second\n"),
+        failure.kind(),
+    );
+    response
+        .headers_mut()
+        .insert(hyper::header::RETRY_AFTER, HeaderValue::from_static("1"));
+    (response, kind)
 }
 
 /// Hands `invoke` to the backend and waits for its answer.

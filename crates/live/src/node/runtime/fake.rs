@@ -90,6 +90,10 @@ impl Executor for Fake {
     fn register(&self, _name: &str, _module: &[u8]) -> Result<(), Failure> {
         Err(Failure::BadRequest("the fake runs built-ins only".into()))
     }
+
+    fn unregister(&self, name: &str) -> Result<(), Failure> {
+        Err(Failure::UnknownFunction(name.into()))
+    }
 }
 
 pub(crate) fn invoke(function: &str, arg: i64, deadline: Nanos) -> Invoke {

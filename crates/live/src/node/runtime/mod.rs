@@ -75,6 +75,9 @@ pub trait Executor: Send + Sync + 'static {
     /// Registers a module under `name`.
     fn register(&self, name: &str, module: &[u8]) -> Result<(), Failure>;
 
+    /// Removes the module registered under `name`.
+    fn unregister(&self, name: &str) -> Result<(), Failure>;
+
     /// Appends the executor's own metrics, in Prometheus text format.
     fn write_metrics(&self, _out: &mut String) {}
 
@@ -187,6 +190,10 @@ impl<E: Executor> Backend for Runtime<E> {
 
     fn register(&self, name: &str, module: &[u8]) -> Result<(), Failure> {
         self.executor().register(name, module)
+    }
+
+    fn unregister(&self, name: &str) -> Result<(), Failure> {
+        self.executor().unregister(name)
     }
 
     fn metrics(&self, out: &mut String) {
