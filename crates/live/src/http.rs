@@ -13,7 +13,8 @@
 //!    (new connections are refused), [`Service::stopping`] is called, every
 //!    connection finishes the request it holds and closes, and [`serve`]
 //!    returns once all have, or after the drain timeout, cutting those
-//!    still open.
+//!    still open, and saying how many of them held a request being
+//!    answered ([`Cut`]).
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -23,10 +24,12 @@ use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::convert::Infallible;
+use std::fmt;
 use std::future::Future;
 use std::io;
 use std::pin::pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -64,16 +67,52 @@ pub trait Service: Send + Sync + 'static {
     fn cut(&self) {}
 }
 
+/// The connections a drain timeout cut.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cut {
+    /// Those cut while the service was answering their request: each a
+    /// request left without its answer.
+    pub answering: usize,
+    /// Those cut while no request of theirs was with the service: one
+    /// still being read, or an answer still being written.
+    pub other: usize,
+}
+
+impl Cut {
+    /// Every connection cut.
+    pub fn total(self) -> usize {
+        self.answering + self.other
+    }
+}
+
+impl fmt::Display for Cut {
+    /// `N connections cut`, and, if some were, which.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} connections cut", self.total())?;
+        if self.total() > 0 {
+            write!(
+                f,
+                " ({} awaiting their answer, {} while a request was read or an answer written)",
+                self.answering, self.other
+            )?;
+        }
+        Ok(())
+    }
+}
+
 /// Serves HTTP/1.1 on `listener` with `service` until `shutdown`
 /// resolves, then drains for at most `drain_timeout` (the module docs' step
-/// 3). Returns how many connections the drain timeout cut.
+/// 3). Returns what the drain timeout cut.
 pub async fn serve<S: Service>(
     listener: TcpListener,
     service: Arc<S>,
     shutdown: impl Future<Output = ()>,
     drain_timeout: Duration,
-) -> usize {
+) -> Cut {
     let (stop, stopping) = watch::channel(false);
+    // Requests with the service now, over every connection: an HTTP/1.1
+    // connection has one at a time.
+    let answering = Arc::new(AtomicUsize::new(0));
     let mut connections = JoinSet::new();
     let mut shutdown = pin!(shutdown);
     loop {
@@ -85,7 +124,12 @@ pub async fn serve<S: Service>(
                     service.connection();
                     // Answers are small and written whole: send them now.
                     let _ = stream.set_nodelay(true);
-                    connections.spawn(connection(stream, Arc::clone(&service), stopping.clone()));
+                    connections.spawn(connection(
+                        stream,
+                        Arc::clone(&service),
+                        stopping.clone(),
+                        Arc::clone(&answering),
+                    ));
                 }
                 Err(error) => {
                     service.accept_error();
@@ -110,10 +154,31 @@ pub async fn serve<S: Service>(
     if drained.is_err() {
         service.cut();
         let open = connections.len();
+        let answering = answering.load(Ordering::SeqCst).min(open);
         connections.shutdown().await;
-        open
+        Cut {
+            answering,
+            other: open - answering,
+        }
     } else {
-        0
+        Cut::default()
+    }
+}
+
+/// A request with the service, counted while it lives: a cut connection
+/// drops it mid-answer, and the count goes down all the same.
+struct Answering(Arc<AtomicUsize>);
+
+impl Answering {
+    fn new(count: Arc<AtomicUsize>) -> Answering {
+        count.fetch_add(1, Ordering::SeqCst);
+        Answering(count)
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -132,11 +197,16 @@ async fn connection<S: Service>(
     stream: TcpStream,
     service: Arc<S>,
     mut stopping: watch::Receiver<bool>,
+    answering: Arc<AtomicUsize>,
 ) {
     let handler = Arc::clone(&service);
     let serving = service_fn(move |request| {
         let handler = Arc::clone(&handler);
-        async move { Ok::<_, Infallible>(handler.handle(request).await) }
+        let answering = Arc::clone(&answering);
+        async move {
+            let _with_service = Answering::new(answering);
+            Ok::<_, Infallible>(handler.handle(request).await)
+        }
     });
     // The timer gives hyper its header read timeout (30 s by default), so
     // an idle or stalled connection does not stay open forever.
@@ -155,5 +225,81 @@ async fn connection<S: Service>(
     };
     if result.is_err() {
         service.connection_error();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use tokio::sync::Notify;
+
+    /// `/hold` is answered never; `/big` with 64 MiB, which a client that
+    /// does not read leaves half written.
+    struct Holding {
+        held: Notify,
+        big: Notify,
+    }
+
+    impl Service for Holding {
+        async fn handle(&self, request: Request<Incoming>) -> Response<Full<Bytes>> {
+            if request.uri().path() == "/hold" {
+                self.held.notify_one();
+                std::future::pending::<()>().await;
+            }
+            self.big.notify_one();
+            Response::new(Full::new(Bytes::from(vec![b'x'; 64 << 20])))
+        }
+    }
+
+    /// The drain timeout cuts a connection whose request the service holds
+    /// and one whose answer is still being written, and tells them apart.
+    #[test]
+    fn a_cut_says_which_connections_held_a_request() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let service = Arc::new(Holding {
+            held: Notify::new(),
+            big: Notify::new(),
+        });
+        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0")).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let ask = |path: &str| {
+            let mut stream = std::net::TcpStream::connect(addr).unwrap();
+            write!(stream, "GET {path} HTTP/1.1\r\nhost: t\r\n\r\n").unwrap();
+            stream
+        };
+        let (hold, big) = (ask("/hold"), ask("/big"));
+        let cut = runtime.block_on(serve(
+            listener,
+            Arc::clone(&service),
+            async {
+                service.held.notified().await;
+                service.big.notified().await;
+            },
+            Duration::from_millis(50),
+        ));
+        assert_eq!(
+            cut,
+            Cut {
+                answering: 1,
+                other: 1
+            }
+        );
+        assert_eq!(cut.total(), 2);
+        assert_eq!(
+            cut.to_string(),
+            "2 connections cut (1 awaiting their answer, 1 while a request was read or an answer \
+             written)"
+        );
+        assert_eq!(Cut::default().to_string(), "0 connections cut");
+        for mut stream in [hold, big] {
+            let mut rest = Vec::new();
+            // Closed: whatever was written is read, then the end.
+            let _ = stream.read_to_end(&mut rest);
+            assert!(rest.len() < 64 << 20, "no answer came whole");
+        }
     }
 }

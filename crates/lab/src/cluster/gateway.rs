@@ -5,7 +5,8 @@
 use super::catalog::ROUTERS;
 use super::live::{GatewaySpec, serve_gateway};
 use crate::node::serve::{control_token, drain, stopped_by};
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
+use faasched_live::cluster::DEFAULT_MAX_RESPONSE_BYTES;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -54,6 +55,11 @@ pub struct GatewayOptions {
     /// this flag such a gateway is refused.
     #[arg(long, conflicts_with = "token_file")]
     pub no_token: bool,
+    /// The longest node answer passed on to a client, bytes; a longer one
+    /// is answered 502 response-too-large (an answer is read whole before
+    /// it is passed on, so this bounds what one invocation holds).
+    #[arg(long, default_value_t = DEFAULT_MAX_RESPONSE_BYTES as u64, value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
+    pub max_response_bytes: u64,
 }
 
 impl GatewayOptions {
@@ -77,6 +83,8 @@ impl GatewayOptions {
             forward_timeout: Duration::from_secs_f64(self.forward_timeout_s),
             time_scale: self.time_scale,
             token,
+            max_response_bytes: usize::try_from(self.max_response_bytes)
+                .context("--max-response-bytes")?,
         })
     }
 
@@ -103,7 +111,7 @@ impl GatewayOptions {
         let s = &run.served;
         eprintln!(
             "faasched cluster gateway: stopped by {}; {} invocations received, {} answered, \
-             {} node-unreachable, {} dropped, {} connections cut; decision p50 {:.2} us, \
+             {} node-unreachable, {} dropped, {}; decision p50 {:.2} us, \
              forwarding overhead p50 {:.1} us",
             stopped_by(run.signal, "the gateway"),
             s.received,

@@ -36,6 +36,8 @@ pub struct GatewaySpec {
     pub time_scale: f64,
     /// What a change of the gateway's nodes must present, if anything.
     pub token: Option<Token>,
+    /// The largest node answer passed on.
+    pub max_response_bytes: usize,
 }
 
 /// What a served gateway did before it stopped.
@@ -108,7 +110,8 @@ impl GatewaySpec {
             .period(self.period)
             .drain_timeout(self.drain)
             .forward_timeout(self.forward_timeout)
-            .token(self.token.clone());
+            .token(self.token.clone())
+            .max_response_bytes(self.max_response_bytes);
         Ok(Gateway::new(
             &config,
             router,
@@ -220,6 +223,7 @@ mod tests {
             forward_timeout: Duration::from_secs(60),
             time_scale: 1.0,
             token: None,
+            max_response_bytes: faasched_live::cluster::DEFAULT_MAX_RESPONSE_BYTES,
         };
         assert!(spec.build().is_err());
         let built = GatewaySpec {

@@ -135,6 +135,7 @@ impl ReplayOptions {
                 time_scale: self.time_scale,
                 // Its nodes are its own children, on loopback.
                 token: None,
+                max_response_bytes: faasched_live::cluster::DEFAULT_MAX_RESPONSE_BYTES,
             },
             load: LiveLoadSpec {
                 target: String::new(),

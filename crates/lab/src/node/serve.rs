@@ -274,8 +274,7 @@ pub fn run(options: &ServeOptions, announce: Announce) -> Result<()> {
     )?;
     let d = &served.drained;
     eprintln!(
-        "faasched node serve: stopped by {}; {} invocations accepted, {} left unanswered, {} \
-         connections cut",
+        "faasched node serve: stopped by {}; {} invocations accepted, {} left unanswered, {}",
         stopped_by(served.signal, "the ingress"),
         d.accepted,
         d.unanswered,

@@ -13,5 +13,8 @@ pub mod load;
 pub mod registration;
 pub mod table;
 
-pub use gateway::{DEFAULT_FORWARD_TIMEOUT, Gateway, GatewayConfig, GatewayError, GatewayServed};
+pub use gateway::{
+    DEFAULT_FORWARD_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, Gateway, GatewayConfig, GatewayError,
+    GatewayServed,
+};
 pub use registration::Registration;

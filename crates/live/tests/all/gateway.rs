@@ -73,7 +73,12 @@ impl Service for FakeNode {
                 path,
                 request.uri().query().unwrap_or("")
             );
-            let mut response = Response::new(Full::new(Bytes::from(body)));
+            // `bytes=N` answers N bytes.
+            let body = match request.uri().query().and_then(|q| q.strip_prefix("bytes=")) {
+                Some(n) => Bytes::from(vec![b'x'; n.parse().unwrap()]),
+                None => Bytes::from(body),
+            };
+            let mut response = Response::new(Full::new(body));
             response
                 .headers_mut()
                 .insert("x-faasched-runtime-us", 5.into());
@@ -607,6 +612,34 @@ fn the_gateway_and_its_serve_future_are_send() {
         .unwrap();
     let _guard = runtime.enter();
     send(&gateway.serve(listener, async {}));
+}
+
+/// A node answer longer than the gateway passes on is a 502
+/// `response-too-large`, never held whole; the next invocation goes on.
+#[test]
+fn an_answer_past_the_limit_is_refused_not_held() {
+    let c = Cluster::start_with([0.0, 0.5], |config| {
+        config.max_response_bytes(1000);
+    });
+    let label = [("x-faasched-function", "f")];
+    let at_limit = call(c.gateway, "POST", "/invoke/big?bytes=1000", &label);
+    assert_eq!((at_limit.status, at_limit.body.len()), (200, 1000));
+    let past = call(c.gateway, "POST", "/invoke/big?bytes=1001", &label);
+    assert_eq!(past.status, 502, "{}", past.body);
+    assert_eq!(past.header("x-faasched-error"), Some("response-too-large"));
+    assert!(
+        past.body.contains("longer than 1000 bytes"),
+        "{}",
+        past.body
+    );
+    let big = call(c.gateway, "POST", "/invoke/big?bytes=50000000", &label);
+    assert_eq!(big.header("x-faasched-error"), Some("response-too-large"));
+    assert_eq!(invoke(&c).status, 200);
+    let served = c.stop();
+    assert_eq!(
+        (served.received, served.answered, served.unreachable),
+        (4, 4, 0)
+    );
 }
 
 #[test]

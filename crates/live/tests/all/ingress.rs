@@ -9,6 +9,7 @@
 //! hanging.
 
 use faasched_live::auth::Token;
+use faasched_live::http::Cut;
 use faasched_live::node::ingress::{self, Drained, Ingress, StopSignal};
 use faasched_live::node::invoke::{Backend, Completed, Failure, Invoke, Reply};
 use faasched_live::wire::LoadReport;
@@ -795,7 +796,7 @@ fn shutdown_answers_what_it_accepted_and_refuses_the_rest() {
         Drained {
             accepted: 8,
             unanswered: 0,
-            connections_cut: 0
+            connections_cut: Cut::default()
         }
     );
 }
@@ -817,7 +818,10 @@ fn the_drain_timeout_cuts_what_is_still_unanswered() {
         Drained {
             accepted: 1,
             unanswered: 1,
-            connections_cut: 1
+            connections_cut: Cut {
+                answering: 1,
+                other: 0
+            }
         }
     );
     assert!(client.receive().is_err(), "cut without an answer");

@@ -11,6 +11,11 @@ pub const DEFAULT_POOL: usize = 8;
 /// How long the gateway waits for a node's answer by default.
 pub const DEFAULT_FORWARD_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The largest node answer the gateway passes on by default: 8 MiB. An
+/// answer is read whole before it is passed on, so this bounds what one
+/// invocation can make the gateway hold.
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 8 << 20;
+
 /// Why a gateway cannot be built.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -38,6 +43,7 @@ pub struct GatewayConfig {
     pub(super) drain_timeout: Duration,
     pub(super) forward_timeout: Duration,
     pub(super) token: Option<Token>,
+    pub(super) max_response_bytes: usize,
 }
 
 impl GatewayConfig {
@@ -55,6 +61,7 @@ impl GatewayConfig {
             drain_timeout: ingress::DEFAULT_DRAIN_TIMEOUT,
             forward_timeout: DEFAULT_FORWARD_TIMEOUT,
             token: None,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
         }
     }
 
@@ -85,6 +92,13 @@ impl GatewayConfig {
     /// [`DEFAULT_FORWARD_TIMEOUT`].
     pub fn forward_timeout(&mut self, timeout: Duration) -> &mut GatewayConfig {
         self.forward_timeout = timeout;
+        self
+    }
+
+    /// The largest node answer passed on; a longer one is answered 502
+    /// `response-too-large`. By default [`DEFAULT_MAX_RESPONSE_BYTES`].
+    pub fn max_response_bytes(&mut self, bytes: usize) -> &mut GatewayConfig {
+        self.max_response_bytes = bytes;
         self
     }
 

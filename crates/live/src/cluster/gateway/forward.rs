@@ -12,7 +12,7 @@ use crate::wire::response::{self, Counted, OK};
 use crate::wire::{COLD_HEADER, ERROR_HEADER, NODE_HEADER, RUNTIME_HEADER};
 use bytes::Bytes;
 use faasched_model::cluster::FunctionProfile;
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::header::{self, HeaderName};
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
@@ -21,6 +21,26 @@ use std::time::Instant;
 
 /// The error kind of a node that failed before its answer.
 pub const NODE_UNREACHABLE: &str = "node-unreachable";
+
+/// The error kind of a node answer longer than the gateway passes on.
+pub const RESPONSE_TOO_LARGE: &str = "response-too-large";
+
+/// Why a node's answer did not come back: its error kind, and what
+/// happened.
+struct Failed {
+    kind: &'static str,
+    what: String,
+}
+
+impl From<String> for Failed {
+    /// A failure before the answer.
+    fn from(what: String) -> Failed {
+        Failed {
+            kind: NODE_UNREACHABLE,
+            what,
+        }
+    }
+}
 
 /// Counts an invocation answered when dropped, on every path: a client
 /// that leaves drops the request's future, and the answer it never reads
@@ -62,12 +82,13 @@ impl Inner {
         };
         answering.started = Some(started);
         link.requests.fetch_add(1, Ordering::Relaxed);
-        let sent = tokio::time::timeout(self.forward_timeout, send(&link, parts))
+        let sending = send(&link, parts, self.max_response_bytes);
+        let sent = tokio::time::timeout(self.forward_timeout, sending)
             .await
             .unwrap_or_else(|_| {
                 // Its connection is dropped with the future: in an unknown
                 // state, it is not reused.
-                Err(format!("no answer within {:?}", self.forward_timeout))
+                Err(format!("no answer within {:?}", self.forward_timeout).into())
             });
         answering.started = None;
         let (mut response, kind) = match sent {
@@ -119,23 +140,34 @@ impl Inner {
         (response, kind)
     }
 
-    /// The 502 of a node that failed before its answer, counted against
-    /// it.
-    fn unreachable(&self, started: Started, link: &NodeLink, error: &str) -> Counted {
+    /// The 502 of a node whose answer did not come back (it failed
+    /// first, or its answer was too long), counted against it (and, if
+    /// it failed, as unreachable).
+    fn unreachable(&self, started: Started, link: &NodeLink, failed: &Failed) -> Counted {
         self.finish(started, None);
         link.errors.fetch_add(1, Ordering::Relaxed);
-        self.metrics.unreachable.fetch_add(1, Ordering::Relaxed);
+        let what = match failed.kind {
+            RESPONSE_TOO_LARGE => "answered too much",
+            _ => {
+                self.metrics.unreachable.fetch_add(1, Ordering::Relaxed);
+                "failed before its answer"
+            }
+        };
         response::error(
             StatusCode::BAD_GATEWAY,
-            format!("node {} failed before its answer: {error}\n", link.addr),
-            NODE_UNREACHABLE,
+            format!("node {} {what}: {}\n", link.addr, failed.what),
+            failed.kind,
         )
     }
 }
 
 /// Sends the invocation `parts` describe to `link`'s node and reads its
-/// answer whole, adding nothing.
-async fn send(link: &NodeLink, parts: &Parts) -> Result<Response<Full<Bytes>>, String> {
+/// answer whole, adding nothing, if it is at most `limit` bytes long.
+async fn send(
+    link: &NodeLink,
+    parts: &Parts,
+    limit: usize,
+) -> Result<Response<Full<Bytes>>, Failed> {
     let path = parts
         .uri
         .path_and_query()
@@ -154,10 +186,18 @@ async fn send(link: &NodeLink, parts: &Parts) -> Result<Response<Full<Bytes>>, S
     headers.insert(header::HOST, link.authority.clone());
     let (response, sender) = link.exchange(request).await?;
     let (mut head, body) = response.into_parts();
-    let body = body
+    // A body past the limit is read no further: its connection, in the
+    // middle of an answer, is dropped.
+    let body = Limited::new(body, limit)
         .collect()
         .await
-        .map_err(|e| format!("reading the answer: {e}"))?
+        .map_err(|e| match e.downcast_ref::<LengthLimitError>() {
+            Some(_) => Failed {
+                kind: RESPONSE_TOO_LARGE,
+                what: format!("its answer is longer than {limit} bytes"),
+            },
+            None => format!("reading the answer: {e}").into(),
+        })?
         .to_bytes();
     // The connection is reused only once its answer was read whole.
     link.give_back(sender);

@@ -64,7 +64,7 @@ pub(super) fn record(histogram: &Mutex<Histogram<u64>>, value: u64) {
 impl Inner {
     /// What the gateway measured over its life, `cut` the connections its
     /// drain cut.
-    pub(super) fn served(&self, cut: usize) -> GatewayServed {
+    pub(super) fn served(&self, cut: crate::http::Cut) -> GatewayServed {
         let m = &self.metrics;
         let (polls, load_variance) = {
             let state = lock(&self.state);

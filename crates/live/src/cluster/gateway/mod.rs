@@ -4,7 +4,7 @@
 //!
 //! | request | answer |
 //! |---|---|
-//! | `POST /invoke/{function}[?{query}]` | the chosen node's answer, with `x-faasched-node: HOST:PORT` added; 503 `x-faasched-error: overloaded` if the router drops it; 502 `x-faasched-error: node-unreachable` if the node fails before its answer or gives none within the forward timeout |
+//! | `POST /invoke/{function}[?{query}]` | the chosen node's answer, with `x-faasched-node: HOST:PORT` added; 503 `x-faasched-error: overloaded` if the router drops it; 502 `x-faasched-error: node-unreachable` if the node fails before its answer or gives none within the forward timeout; 502 `response-too-large` if its answer is longer than [`GatewayConfig::max_response_bytes`] |
 //! | `PUT /nodes/{HOST:PORT}` | 201 if the node joins the table ([`Membership::Registered`], up at once, idle until its first report, polled from the next round), 200 if it is in the table already (a heartbeat; nothing changes); 400 naming a malformed address; 401 `unauthorized` without the token, if the gateway has one ([`GatewayConfig::token`]), as for `DELETE` |
 //! | `DELETE /nodes/{HOST:PORT}` | 200: a registered node is dropped from the table, a static one (`--node`) taken down until its next report; 404 `x-faasched-error: unknown-node` if it is not in the table |
 //! | `GET /metrics` | per node requests, errors, load, up; registrations, drops and leaves; the decision time and the forwarding overhead (quantiles); the mean load variance across the up nodes, in Prometheus text |
@@ -74,8 +74,10 @@ mod membership;
 mod metrics;
 mod poll;
 
-pub use config::{DEFAULT_FORWARD_TIMEOUT, DEFAULT_POOL, GatewayConfig, GatewayError};
-pub use forward::NODE_UNREACHABLE;
+pub use config::{
+    DEFAULT_FORWARD_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_POOL, GatewayConfig, GatewayError,
+};
+pub use forward::{NODE_UNREACHABLE, RESPONSE_TOO_LARGE};
 pub(super) use link::{connect, is_address};
 pub use membership::UNKNOWN_NODE;
 pub use poll::MIN_POLL_TIMEOUT;
@@ -118,8 +120,9 @@ pub struct GatewayServed {
     /// Gateway time less the node's stated runtime, median, ns (0 before
     /// any answer).
     pub overhead_p50: Nanos,
-    /// Connections still open at the drain timeout, closed.
-    pub connections_cut: usize,
+    /// Connections still open at the drain timeout, closed: those whose
+    /// request was being answered, and the others.
+    pub connections_cut: http::Cut,
     /// Poll rounds run.
     pub polls: u64,
     /// The mean over the poll rounds (those with a node up) of the
@@ -190,6 +193,7 @@ impl Gateway {
                 drain_timeout: config.drain_timeout,
                 forward_timeout: config.forward_timeout,
                 token: config.token.clone(),
+                max_response_bytes: config.max_response_bytes,
                 listen: Mutex::new(None),
                 metrics: Metrics::default(),
             }),
@@ -226,6 +230,8 @@ struct Inner {
     forward_timeout: Duration,
     /// What a change of membership must present, if anything.
     token: Option<Token>,
+    /// The largest node answer passed on.
+    max_response_bytes: usize,
     listen: Mutex<Option<SocketAddr>>,
     metrics: Metrics,
 }

@@ -114,9 +114,10 @@ pub struct Drained {
     /// Of those, the ones still unanswered when `serve` returned (the drain
     /// timeout passed first); their answers, when they come, are dropped.
     pub unanswered: u64,
-    /// Connections still open at the drain timeout, closed without their
-    /// answers.
-    pub connections_cut: usize,
+    /// Connections still open at the drain timeout, closed: those whose
+    /// request was with the backend (each an invocation of `unanswered`,
+    /// or a registration), and the others.
+    pub connections_cut: http::Cut,
 }
 
 /// The signal that asked the process to stop.
