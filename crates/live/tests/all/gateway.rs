@@ -40,11 +40,19 @@ struct FakeNode {
     /// What `/invoke/hold` waits for: never notified, so it holds its
     /// connection until the node is stopped.
     hold: tokio::sync::Notify,
+    /// Set: every request, its load polls too, waits for `hold`.
+    frozen: std::sync::atomic::AtomicBool,
 }
 
 impl Service for FakeNode {
     async fn handle(&self, request: Request<Incoming>) -> Response<Full<Bytes>> {
         let path = request.uri().path();
+        if path.starts_with("/invoke/") {
+            self.invoked.fetch_add(1, Ordering::SeqCst);
+        }
+        if self.frozen.load(Ordering::SeqCst) {
+            self.hold.notified().await;
+        }
         if path == "/load" {
             let report = LoadReport {
                 cores: 1,
@@ -58,7 +66,6 @@ impl Service for FakeNode {
             )));
         }
         if path.starts_with("/invoke/") {
-            self.invoked.fetch_add(1, Ordering::SeqCst);
             if path == "/invoke/hold" {
                 self.hold.notified().await;
             }
@@ -383,8 +390,12 @@ fn requests_go_where_the_router_says_with_their_query_and_headers() {
     assert_eq!((served.received, served.answered), (10, 10));
 }
 
+/// A node that refuses connections (it died) is taken out at the first
+/// invocation it refuses, which goes to the live one instead: no byte of
+/// it reached the dead node, so it has not run. Back on its address, the
+/// node answers its polls and is taken back.
 #[test]
-fn a_dead_node_answers_502_later_requests_go_to_the_live_one_and_it_is_taken_back() {
+fn a_dead_node_is_taken_out_at_once_its_invocation_sent_to_the_live_one() {
     let mut c = Cluster::start([0.0, 0.5]);
     c.status_until("both loads reported", |s| s["nodes"][1]["load"] == 0.5);
     let mut sent = 0;
@@ -393,21 +404,31 @@ fn a_dead_node_answers_502_later_requests_go_to_the_live_one_and_it_is_taken_bac
         sent += 1;
     }
     c.stop_nodes[0].take().unwrap().send(()).unwrap();
-    // Until its third missed poll the router still picks it: the client
-    // hears so, never silence.
+    let start = Instant::now();
+    while TcpStream::connect(c.node(0)).is_ok() {
+        assert!(start.elapsed() < PATIENCE, "node 0 never closed");
+        thread::sleep(Duration::from_millis(1));
+    }
+    // The router still picks it (no poll has missed yet); its refusal
+    // takes it out, and the live node answers.
     let a = invoke(&c);
     sent += 1;
-    assert_eq!(a.status, 502, "{}", a.body);
-    assert_eq!(a.header("x-faasched-error"), Some("node-unreachable"));
-    assert_eq!(a.header("x-faasched-node"), Some(c.node(0)));
-    c.status_until("the dead node down", |s| s["nodes"][0]["up"] == false);
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(a.header("x-faasched-node"), Some(c.node(1)));
+    let status: serde_json::Value =
+        serde_json::from_str(&call(c.gateway, "GET", "/status", &[]).body).unwrap();
+    assert_eq!(status["nodes"][0]["up"], false, "{status}");
+    assert_eq!(
+        status["nodes"][0]["misses"], 0,
+        "out before any missed poll: {status}"
+    );
     for _ in 0..5 {
         let a = invoke(&c);
         sent += 1;
         assert_eq!(a.status, 200, "{}", a.body);
         assert_eq!(a.header("x-faasched-node"), Some(c.node(1)));
     }
-    assert_eq!((c.invoked(0), c.invoked(1)), (3, 5));
+    assert_eq!((c.invoked(0), c.invoked(1)), (3, 6));
     let metrics = call(c.gateway, "GET", "/metrics", &[]).body;
     for line in [
         format!(
@@ -415,23 +436,25 @@ fn a_dead_node_answers_502_later_requests_go_to_the_live_one_and_it_is_taken_bac
             c.node(0)
         ),
         format!("faasched_gateway_node_up{{node=\"{}\"}} 0", c.node(0)),
-        "faasched_gateway_responses_total{code=\"502\",kind=\"node-unreachable\"} 1".to_owned(),
+        "faasched_gateway_rerouted_total 1".to_owned(),
+        "faasched_gateway_node_taken_out_total 1".to_owned(),
     ] {
         assert!(
             metrics.lines().any(|l| l == line),
             "no {line:?} in\n{metrics}"
         );
     }
+    assert!(!metrics.contains("kind=\"node-unreachable\""), "{metrics}");
     // Back on its address, it answers its polls and is taken back.
     c.restart(0);
     c.status_until("the node back up", |s| s["nodes"][0]["up"] == true);
     let a = invoke(&c);
     sent += 1;
     assert_eq!(a.header("x-faasched-node"), Some(c.node(0)), "{}", a.body);
-    assert_eq!((c.invoked(0), c.invoked(1)), (4, 5));
+    assert_eq!((c.invoked(0), c.invoked(1)), (4, 6));
     let served = c.stop();
     assert_eq!((served.received, served.answered), (sent, sent));
-    assert_eq!(served.unreachable, 1);
+    assert_eq!(served.unreachable, 0);
 }
 
 #[test]
@@ -493,6 +516,36 @@ fn a_node_that_never_answers_gets_its_client_a_502_at_the_forward_timeout() {
         (served.received, served.answered, served.unreachable),
         (1, 1, 1)
     );
+}
+
+/// A node that takes requests and answers none (frozen) costs the
+/// invocation it holds a 502 at the forward timeout, never a resend; a
+/// probe then finds it silent and takes it out within about a second,
+/// before three polls could miss.
+#[test]
+fn a_silent_node_is_probed_and_taken_out() {
+    let c = Cluster::start_with([0.0, 0.5], |config| {
+        config
+            .forward_timeout(Duration::from_millis(100))
+            .period(Duration::from_secs(3600));
+    });
+    c.status_until("both loads reported", |s| s["nodes"][1]["load"] == 0.5);
+    c.nodes[0].1.frozen.store(true, Ordering::SeqCst);
+    let a = invoke(&c);
+    assert_eq!(a.status, 502, "{}", a.body);
+    assert_eq!(a.header("x-faasched-error"), Some("node-unreachable"));
+    assert_eq!(a.header("x-faasched-node"), Some(c.node(0)));
+    c.status_until("the silent node out", |s| s["nodes"][0]["up"] == false);
+    let metrics = call(c.gateway, "GET", "/metrics", &[]).body;
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l == "faasched_gateway_node_taken_out_total 1"),
+        "{metrics}"
+    );
+    let a = invoke(&c);
+    assert_eq!(a.header("x-faasched-node"), Some(c.node(1)), "{}", a.body);
+    assert_eq!(c.invoked(0), 1, "never sent again");
 }
 
 #[test]

@@ -39,6 +39,13 @@ pub(super) struct Started {
     info: InvocationInfo,
 }
 
+impl Started {
+    /// The node's id in the table.
+    pub(super) fn node(&self) -> usize {
+        self.node
+    }
+}
+
 /// What the router decided for an invocation.
 pub(super) enum Decision {
     /// Forward it to the link's node, where the table counts it started.

@@ -5,7 +5,7 @@
 //! an invocation is not idempotent.
 
 use super::decision::{Answered, Decision, Started};
-use super::link::NodeLink;
+use super::link::{self, NodeLink};
 use super::metrics::record;
 use super::{Inner, nanos};
 use crate::wire::response::{self, Counted, OK};
@@ -16,6 +16,7 @@ use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::header::{self, HeaderName};
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -25,22 +26,28 @@ pub const NODE_UNREACHABLE: &str = "node-unreachable";
 /// The error kind of a node answer longer than the gateway passes on.
 pub const RESPONSE_TOO_LARGE: &str = "response-too-large";
 
-/// Why a node's answer did not come back: its error kind, and what
-/// happened.
-struct Failed {
+/// Why a node's answer did not come back: its error kind, what
+/// happened, and whether the request surely never reached the node.
+struct NoAnswer {
     kind: &'static str,
     what: String,
+    unsent: bool,
 }
 
-impl From<String> for Failed {
-    /// A failure before the answer.
-    fn from(what: String) -> Failed {
-        Failed {
+impl From<link::Failed> for NoAnswer {
+    fn from(failed: link::Failed) -> NoAnswer {
+        NoAnswer {
             kind: NODE_UNREACHABLE,
-            what,
+            unsent: matches!(failed, link::Failed::Unsent(_)),
+            what: failed.what().to_owned(),
         }
     }
 }
+
+/// How many nodes one invocation is offered to when each refuses it
+/// unsent: every refusal takes its node out, so the router runs out of
+/// nodes first on a small cluster; this bounds the work on a large one.
+const MAX_REFUSALS: usize = 8;
 
 /// Counts an invocation answered when dropped, on every path: a client
 /// that leaves drops the request's future, and the answer it never reads
@@ -76,24 +83,44 @@ impl Inner {
             inner: self,
             started: None,
         };
-        let (started, link) = match self.decide(profile) {
-            Decision::Forward(started, link) => (started, link),
-            Decision::Drop { info, no_node } => return self.dropped(info, no_node),
-        };
-        answering.started = Some(started);
-        link.requests.fetch_add(1, Ordering::Relaxed);
-        let sending = send(&link, parts, self.max_response_bytes);
-        let sent = tokio::time::timeout(self.forward_timeout, sending)
-            .await
-            .unwrap_or_else(|_| {
-                // Its connection is dropped with the future: in an unknown
-                // state, it is not reused.
-                Err(format!("no answer within {:?}", self.forward_timeout).into())
-            });
-        answering.started = None;
-        let (mut response, kind) = match sent {
-            Ok(response) => self.answered(started, &link, response, received),
-            Err(error) => self.unreachable(started, &link, &error),
+        let mut refusals = 0;
+        let (link, (mut response, kind)) = loop {
+            let (started, link) = match self.decide(profile) {
+                Decision::Forward(started, link) => (started, link),
+                Decision::Drop { info, no_node } => return self.dropped(info, no_node),
+            };
+            answering.started = Some(started);
+            link.requests.fetch_add(1, Ordering::Relaxed);
+            let sending = send(&link, parts, self.max_response_bytes);
+            let sent = tokio::time::timeout(self.forward_timeout, sending)
+                .await
+                .unwrap_or_else(|_| {
+                    // Its connection is dropped with the future: in an
+                    // unknown state, it is not reused.
+                    Err(NoAnswer {
+                        kind: NODE_UNREACHABLE,
+                        what: format!("no answer within {:?}", self.forward_timeout),
+                        unsent: false,
+                    })
+                });
+            answering.started = None;
+            match sent {
+                Ok(response) => {
+                    break (
+                        Arc::clone(&link),
+                        self.answered(started, &link, response, received),
+                    );
+                }
+                Err(no) if no.unsent && refusals < MAX_REFUSALS => {
+                    // Not run: out with the node, and to the next choice.
+                    refusals += 1;
+                    self.finish(started, None);
+                    link.errors.fetch_add(1, Ordering::Relaxed);
+                    self.take_out(started.node());
+                    self.metrics.rerouted.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(no) => break (Arc::clone(&link), self.unreachable(started, &link, &no)),
+            }
         };
         response
             .headers_mut()
@@ -143,8 +170,13 @@ impl Inner {
     /// The 502 of a node whose answer did not come back (it failed
     /// first, or its answer was too long), counted against it (and, if
     /// it failed, as unreachable).
-    fn unreachable(&self, started: Started, link: &NodeLink, failed: &Failed) -> Counted {
+    fn unreachable(&self, started: Started, link: &NodeLink, failed: &NoAnswer) -> Counted {
         self.finish(started, None);
+        if failed.kind == NODE_UNREACHABLE {
+            // A node that took the request and failed may be gone: a
+            // probe says so within a second, not three polls.
+            self.suspect(started.node());
+        }
         link.errors.fetch_add(1, Ordering::Relaxed);
         let what = match failed.kind {
             RESPONSE_TOO_LARGE => "answered too much",
@@ -167,7 +199,7 @@ async fn send(
     link: &NodeLink,
     parts: &Parts,
     limit: usize,
-) -> Result<Response<Full<Bytes>>, Failed> {
+) -> Result<Response<Full<Bytes>>, NoAnswer> {
     let path = parts
         .uri
         .path_and_query()
@@ -176,7 +208,7 @@ async fn send(
         .method(Method::POST)
         .uri(path)
         .body(Full::new(Bytes::new()))
-        .map_err(|e| format!("building the request: {e}"))?;
+        .map_err(|e| link::Failed::Unsent(format!("building the request: {e}")))?;
     let headers = request.headers_mut();
     for (name, value) in &parts.headers {
         if !hop_by_hop(name) {
@@ -192,11 +224,12 @@ async fn send(
         .collect()
         .await
         .map_err(|e| match e.downcast_ref::<LengthLimitError>() {
-            Some(_) => Failed {
+            Some(_) => NoAnswer {
                 kind: RESPONSE_TOO_LARGE,
                 what: format!("its answer is longer than {limit} bytes"),
+                unsent: false,
             },
-            None => format!("reading the answer: {e}").into(),
+            None => link::Failed::Sent(format!("reading the answer: {e}")).into(),
         })?
         .to_bytes();
     // The connection is reused only once its answer was read whole.

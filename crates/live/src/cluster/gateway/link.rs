@@ -17,6 +17,27 @@ use std::sync::atomic::AtomicU64;
 /// (253) and a port, with room to spare.
 const MAX_ADDRESS: usize = 300;
 
+/// Why an exchange with a node failed, and whether the request may have
+/// reached it: an invocation that may have is never sent again (it may
+/// have run), one that surely did not may go to another node.
+#[derive(Debug)]
+pub(super) enum Failed {
+    /// No byte of the request reached the node: the connect failed, or
+    /// the connection gave the request back unsent.
+    Unsent(String),
+    /// The request may have reached the node.
+    Sent(String),
+}
+
+impl Failed {
+    /// What happened, for the client's 502.
+    pub(super) fn what(&self) -> &str {
+        match self {
+            Failed::Unsent(what) | Failed::Sent(what) => what,
+        }
+    }
+}
+
 /// One node: its address and kept-alive connections.
 pub(super) struct NodeLink {
     pub(super) addr: String,
@@ -49,27 +70,36 @@ impl NodeLink {
     }
 
     /// Sends `request` on a kept-alive connection to the node, or a new
-    /// one.
+    /// one. A kept connection that gives the request back unsent (it
+    /// closed meanwhile) hands it to the next; a new one that cannot
+    /// connect, or gives it back, fails [`Failed::Unsent`].
     pub(super) async fn exchange(
         &self,
-        request: Request<Full<Bytes>>,
-    ) -> Result<(Response<Incoming>, SendRequest<Full<Bytes>>), String> {
-        let mut sender = loop {
+        mut request: Request<Full<Bytes>>,
+    ) -> Result<(Response<Incoming>, SendRequest<Full<Bytes>>), Failed> {
+        loop {
             let kept = lock(&self.idle).pop();
-            match kept {
+            let (mut sender, fresh) = match kept {
                 Some(mut kept) => {
-                    if !kept.is_closed() && kept.ready().await.is_ok() {
-                        break kept;
+                    if kept.is_closed() || kept.ready().await.is_err() {
+                        continue;
+                    }
+                    (kept, false)
+                }
+                None => (connect(&self.addr).await.map_err(Failed::Unsent)?, true),
+            };
+            match sender.try_send_request(request).await {
+                Ok(response) => return Ok((response, sender)),
+                Err(mut e) => {
+                    let what = format!("sending the request: {}", e.error());
+                    match e.take_message() {
+                        Some(back) if !fresh => request = back,
+                        Some(_) => return Err(Failed::Unsent(what)),
+                        None => return Err(Failed::Sent(what)),
                     }
                 }
-                None => break connect(&self.addr).await?,
             }
-        };
-        let response = sender
-            .send_request(request)
-            .await
-            .map_err(|e| format!("sending the request: {e}"))?;
-        Ok((response, sender))
+        }
     }
 
     /// Keeps `sender` for the next request, once its answer was read

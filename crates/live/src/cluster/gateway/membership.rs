@@ -119,7 +119,7 @@ impl Inner {
 impl State {
     /// Tells the router of the up nodes now if they changed since
     /// `epoch` (invariant 6).
-    fn changed_since(&mut self, epoch: u64, now: Time) {
+    pub(super) fn changed_since(&mut self, epoch: u64, now: Time) {
         if self.table.epoch() != epoch {
             self.router.on_loads(now, self.table.servers());
         }

@@ -28,6 +28,11 @@ pub(super) struct Metrics {
     pub(super) registrations: AtomicU64,
     pub(super) node_drops: AtomicU64,
     pub(super) leaves: AtomicU64,
+    /// Invocations a node refused before any byte reached it, sent to
+    /// the router's next choice.
+    pub(super) rerouted: AtomicU64,
+    /// Nodes taken out at once: a refused connect, or a failed probe.
+    pub(super) taken_out: AtomicU64,
     pub(super) responses: Mutex<BTreeMap<(u16, &'static str), u64>>,
     pub(super) decision: Mutex<Histogram<u64>>,
     pub(super) overhead: Mutex<Histogram<u64>>,
@@ -49,6 +54,8 @@ impl Default for Metrics {
             registrations: AtomicU64::new(0),
             node_drops: AtomicU64::new(0),
             leaves: AtomicU64::new(0),
+            rerouted: AtomicU64::new(0),
+            taken_out: AtomicU64::new(0),
             responses: Mutex::new(BTreeMap::new()),
             decision: Mutex::new(histogram()),
             overhead: Mutex::new(histogram()),
@@ -124,11 +131,13 @@ impl Inner {
                 "unreachable": m.unreachable.load(Ordering::Relaxed),
                 "dropped": m.dropped.load(Ordering::Relaxed),
                 "malformed": m.malformed.load(Ordering::Relaxed),
+                "rerouted": m.rerouted.load(Ordering::Relaxed),
             },
             "membership": {
                 "registrations": m.registrations.load(Ordering::Relaxed),
                 "drops": m.node_drops.load(Ordering::Relaxed),
                 "leaves": m.leaves.load(Ordering::Relaxed),
+                "taken_out": m.taken_out.load(Ordering::Relaxed),
             },
             "loads": {
                 "polls": polls,
@@ -289,6 +298,16 @@ impl Metrics {
                 "faasched_gateway_node_leaves_total",
                 "Nodes that said they left (DELETE /nodes/HOST:PORT).",
                 self.leaves.load(Ordering::Relaxed),
+            ),
+            (
+                "faasched_gateway_rerouted_total",
+                "Invocations a node refused before any byte reached it, sent to the router's next choice.",
+                self.rerouted.load(Ordering::Relaxed),
+            ),
+            (
+                "faasched_gateway_node_taken_out_total",
+                "Nodes taken out at once: a refused connect, or a failed probe after a failed forward.",
+                self.taken_out.load(Ordering::Relaxed),
             ),
             (
                 "faasched_gateway_polls_total",

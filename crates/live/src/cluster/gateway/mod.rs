@@ -51,13 +51,18 @@
 //!    [`Route::on_loads`], so what it derived from the last view never
 //!    outlives the view.
 //! 7. Shutdown drains like the node ingress ([`crate::http::serve`]).
+//! 8. A node that fails between polls is out within about a second: one
+//!    that refuses a connection at once, its invocation sent to the
+//!    router's next choice (no byte of it reached the node); one that
+//!    fails a forward otherwise once a probe ([`PROBE_TIMEOUT`]) fails
+//!    too, that invocation answered 502 and never sent again.
 //!
 //! Where they are kept: `front` routes a request's path to its handler
 //! and refuses what invariant 1 refuses; `decision` makes invariant 2's
 //! decision and tells the router invariant 4's outcomes; `forward` takes
 //! an invocation to its node and back (invariants 3 and 4) over `link`'s
 //! kept-alive connections; `poll` runs invariant 5's rounds, `membership`
-//! invariant 6's joins and leaves; `metrics` keeps the counters and
+//! invariant 6's joins and leaves, `outage` invariant 8's; `metrics` keeps the counters and
 //! renders `GET /metrics` and `GET /status`; `config` holds the knobs.
 //!
 //! [`FUNCTION_HEADER`]: crate::wire::FUNCTION_HEADER
@@ -72,6 +77,7 @@ mod front;
 mod link;
 mod membership;
 mod metrics;
+mod outage;
 mod poll;
 
 pub use config::{
@@ -80,6 +86,7 @@ pub use config::{
 pub use forward::{NODE_UNREACHABLE, RESPONSE_TOO_LARGE};
 pub(super) use link::{connect, is_address};
 pub use membership::UNKNOWN_NODE;
+pub use outage::PROBE_TIMEOUT;
 pub use poll::MIN_POLL_TIMEOUT;
 
 use super::table::NodeTable;
@@ -196,6 +203,7 @@ impl Gateway {
                 max_response_bytes: config.max_response_bytes,
                 listen: Mutex::new(None),
                 metrics: Metrics::default(),
+                suspects: outage::Suspects::default(),
             }),
         })
     }
@@ -210,9 +218,11 @@ impl Gateway {
         *lock(&self.inner.listen) = Some(listener.local_addr()?);
         self.inner.poll_round().await;
         let poller = tokio::spawn(poll::every_period(Arc::clone(&self.inner)));
+        let prober = tokio::spawn(outage::probe_suspects(Arc::clone(&self.inner)));
         let service = Arc::new(Front(Arc::clone(&self.inner)));
         let cut = http::serve(listener, service, shutdown, self.inner.drain_timeout).await;
         poller.abort();
+        prober.abort();
         Ok(self.inner.served(cut))
     }
 }
@@ -234,6 +244,8 @@ struct Inner {
     max_response_bytes: usize,
     listen: Mutex<Option<SocketAddr>>,
     metrics: Metrics,
+    /// The nodes a failed forward asks to probe (invariant 8).
+    suspects: outage::Suspects,
 }
 
 /// What one decision reads and changes.

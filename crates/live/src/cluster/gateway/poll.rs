@@ -85,14 +85,17 @@ impl Inner {
 }
 
 /// `GET /load` of `link`'s node.
-async fn load(link: &NodeLink) -> Result<LoadReport, String> {
+pub(super) async fn load(link: &NodeLink) -> Result<LoadReport, String> {
     let request = Request::builder()
         .method(Method::GET)
         .uri("/load")
         .header(header::HOST, link.authority.clone())
         .body(Full::new(Bytes::new()))
         .map_err(|e| e.to_string())?;
-    let (response, sender) = link.exchange(request).await?;
+    let (response, sender) = link
+        .exchange(request)
+        .await
+        .map_err(|e| e.what().to_owned())?;
     let status = response.status();
     let body = response
         .into_body()
