@@ -8,8 +8,14 @@
 //! 1. Every accepted connection is served on its own task until it closes.
 //! 2. An accept that fails for want of a resource (file descriptors,
 //!    memory) waits [`ACCEPT_BACKOFF`] before the next, instead of
-//!    spinning.
-//! 3. Shutdown: when the `shutdown` future resolves, the listener is closed
+//!    spinning. At most [`Limits::max_connections`] are open at once: one
+//!    more is answered a bare 503 with `Retry-After` and closed
+//!    ([`Service::refused`]), so that slow clients cannot take every file
+//!    descriptor.
+//! 3. A request's headers must come within hyper's header read timeout
+//!    (30 s, which also closes an idle connection), and its body at
+//!    [`BodyPace`]'s rate ([`crate::wire`]'s bodies are read so).
+//! 4. Shutdown: when the `shutdown` future resolves, the listener is closed
 //!    (new connections are refused), [`Service::stopping`] is called, every
 //!    connection finishes the request it holds and closes, and [`serve`]
 //!    returns once all have, or after the drain timeout, cutting those
@@ -40,6 +46,69 @@ use tokio::task::JoinSet;
 /// spinning: 10 ms.
 pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 
+/// Connections open at once by default: 512, half a default file
+/// descriptor limit of 1,024, which leaves the rest to the process.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
+
+/// How long a refused connection's 503 may take to write before the
+/// connection is closed anyway.
+const REFUSAL_WRITE: Duration = Duration::from_secs(1);
+
+/// The answer to a connection past [`Limits::max_connections`].
+const REFUSAL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nretry-after: 1\r\n\
+x-faasched-error: overloaded\r\nconnection: close\r\ncontent-length: 33\r\n\r\n\
+overloaded: too many connections\n";
+
+/// How fast a request's body must come: its first byte within `grace`,
+/// byte i by `grace` + i / `min_rate`. A client that sends slower is
+/// answered 408 and its connection closed, so that a slow body holds a
+/// connection and its memory for a bounded time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BodyPace {
+    /// Time for the first byte, and slack for the rest.
+    pub grace: Duration,
+    /// Bytes a second a body keeps up, on average, past the grace.
+    pub min_rate: u64,
+}
+
+impl Default for BodyPace {
+    /// 5 s of grace, then 64 KiB a second: a 16 MiB module in 261 s at
+    /// most.
+    fn default() -> BodyPace {
+        BodyPace {
+            grace: Duration::from_secs(5),
+            min_rate: 64 << 10,
+        }
+    }
+}
+
+impl BodyPace {
+    /// When byte `read` (counted from 0) is due, from the body's start.
+    pub fn due(&self, read: usize) -> Duration {
+        self.grace + Duration::from_secs_f64(read as f64 / self.min_rate.max(1) as f64)
+    }
+}
+
+/// What bounds a server's connections.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// How long shutdown waits for the requests in hand.
+    pub drain_timeout: Duration,
+    /// Connections open at once.
+    pub max_connections: usize,
+}
+
+impl Limits {
+    /// Draining for `drain_timeout`, at most [`DEFAULT_MAX_CONNECTIONS`]
+    /// open.
+    pub fn new(drain_timeout: Duration) -> Limits {
+        Limits {
+            drain_timeout,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+        }
+    }
+}
+
 /// What a server does with its requests, and what it counts of its
 /// connections. Every method but [`Service::handle`] defaults to nothing.
 pub trait Service: Send + Sync + 'static {
@@ -54,6 +123,9 @@ pub trait Service: Send + Sync + 'static {
 
     /// An accept failed.
     fn accept_error(&self) {}
+
+    /// A connection past [`Limits::max_connections`] was refused.
+    fn refused(&self) {}
 
     /// A connection ended in an error (a malformed message, a reset).
     fn connection_error(&self) {}
@@ -101,14 +173,16 @@ impl fmt::Display for Cut {
 }
 
 /// Serves HTTP/1.1 on `listener` with `service` until `shutdown`
-/// resolves, then drains for at most `drain_timeout` (the module docs' step
-/// 3). Returns what the drain timeout cut.
+/// resolves, at most `limits.max_connections` at once, then drains for at
+/// most `limits.drain_timeout` (the module docs' step 4). Returns what the
+/// drain timeout cut.
 pub async fn serve<S: Service>(
     listener: TcpListener,
     service: Arc<S>,
     shutdown: impl Future<Output = ()>,
-    drain_timeout: Duration,
+    limits: Limits,
 ) -> Cut {
+    let drain_timeout = limits.drain_timeout;
     let (stop, stopping) = watch::channel(false);
     // Requests with the service now, over every connection: an HTTP/1.1
     // connection has one at a time.
@@ -120,6 +194,10 @@ pub async fn serve<S: Service>(
             biased;
             () = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
+                Ok((stream, _)) if connections.len() >= limits.max_connections => {
+                    service.refused();
+                    tokio::spawn(refuse(stream));
+                }
                 Ok((stream, _)) => {
                     service.connection();
                     // Answers are small and written whole: send them now.
@@ -163,6 +241,23 @@ pub async fn serve<S: Service>(
     } else {
         Cut::default()
     }
+}
+
+/// Answers a connection past the limit its 503 and closes it, giving it
+/// [`REFUSAL_WRITE`] at most. The close is a half-close, then what the
+/// client sent is read and dropped, so that the client reads the answer
+/// (closing on unread bytes would reset the connection, and the answer
+/// with it).
+async fn refuse(mut stream: TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let _ = tokio::time::timeout(REFUSAL_WRITE, async {
+        stream.write_all(REFUSAL).await?;
+        stream.shutdown().await?;
+        let mut sink = [0; 1024];
+        while stream.read(&mut sink).await? > 0 {}
+        std::io::Result::Ok(())
+    })
+    .await;
 }
 
 /// A request with the service, counted while it lives: a cut connection
@@ -279,7 +374,7 @@ mod tests {
                 service.held.notified().await;
                 service.big.notified().await;
             },
-            Duration::from_millis(50),
+            Limits::new(Duration::from_millis(50)),
         ));
         assert_eq!(
             cut,

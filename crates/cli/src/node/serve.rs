@@ -7,7 +7,9 @@ use super::host::HostArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::node::live::{DEFAULT_MAX_MODULES, Host, Register, ms};
-use faasched_lab::node::serve::{self, Announce, DEADLINE_MS, Estimate, PreemptTest, ServeOptions};
+use faasched_lab::node::serve::{
+    self, Announce, DEADLINE_MS, DEFAULT_MAX_CONNECTIONS, Estimate, PreemptTest, ServeOptions,
+};
 use faasched_lab::text;
 use std::path::PathBuf;
 
@@ -105,6 +107,10 @@ pub struct Args {
     /// until DELETE /functions/NAME removes one.
     #[arg(long, default_value_t = DEFAULT_MAX_MODULES as u32, value_parser = clap::value_parser!(u32).range(0..=100_000))]
     max_modules: u32,
+    /// Connections open at once; one more is answered 503 and closed, so
+    /// that slow clients cannot take every file descriptor.
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS as u32, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    max_connections: u32,
     #[command(flatten)]
     host: HostArgs,
     /// Read the whole configuration from FILE (`-`: standard input) as
@@ -153,6 +159,7 @@ impl Args {
             },
             token_file: self.token_file,
             no_token: self.no_token,
+            max_connections: self.max_connections as usize,
         })
     }
 }

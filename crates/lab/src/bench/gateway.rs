@@ -105,6 +105,7 @@ fn serve_gateway(policy: &str, nodes: &[SocketAddr]) -> Result<RunningGateway> {
         time_scale: 1.0,
         token: None,
         max_response_bytes: faasched_live::cluster::DEFAULT_MAX_RESPONSE_BYTES,
+        max_connections: faasched_live::http::DEFAULT_MAX_CONNECTIONS,
     })
 }
 

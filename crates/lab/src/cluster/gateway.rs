@@ -4,7 +4,7 @@
 
 use super::catalog::ROUTERS;
 use super::live::{GatewaySpec, serve_gateway};
-use crate::node::serve::{control_token, drain, stopped_by};
+use crate::node::serve::{DEFAULT_MAX_CONNECTIONS, control_token, drain, stopped_by};
 use anyhow::{Context, Result, bail};
 use faasched_live::cluster::DEFAULT_MAX_RESPONSE_BYTES;
 use std::path::PathBuf;
@@ -60,6 +60,10 @@ pub struct GatewayOptions {
     /// it is passed on, so this bounds what one invocation holds).
     #[arg(long, default_value_t = DEFAULT_MAX_RESPONSE_BYTES as u64, value_parser = clap::value_parser!(u64).range(1..=1 << 32))]
     pub max_response_bytes: u64,
+    /// Client connections open at once; one more is answered 503 and
+    /// closed, so that slow clients cannot take every file descriptor.
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS as u32, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_connections: u32,
 }
 
 impl GatewayOptions {
@@ -85,6 +89,7 @@ impl GatewayOptions {
             token,
             max_response_bytes: usize::try_from(self.max_response_bytes)
                 .context("--max-response-bytes")?,
+            max_connections: self.max_connections as usize,
         })
     }
 

@@ -38,6 +38,8 @@ pub struct GatewaySpec {
     pub token: Option<Token>,
     /// The largest node answer passed on.
     pub max_response_bytes: usize,
+    /// Client connections open at once.
+    pub max_connections: usize,
 }
 
 /// What a served gateway did before it stopped.
@@ -111,7 +113,8 @@ impl GatewaySpec {
             .drain_timeout(self.drain)
             .forward_timeout(self.forward_timeout)
             .token(self.token.clone())
-            .max_response_bytes(self.max_response_bytes);
+            .max_response_bytes(self.max_response_bytes)
+            .max_connections(self.max_connections);
         Ok(Gateway::new(
             &config,
             router,
@@ -224,6 +227,7 @@ mod tests {
             time_scale: 1.0,
             token: None,
             max_response_bytes: faasched_live::cluster::DEFAULT_MAX_RESPONSE_BYTES,
+            max_connections: faasched_live::http::DEFAULT_MAX_CONNECTIONS,
         };
         assert!(spec.build().is_err());
         let built = GatewaySpec {

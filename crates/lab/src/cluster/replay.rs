@@ -136,6 +136,7 @@ impl ReplayOptions {
                 // Its nodes are its own children, on loopback.
                 token: None,
                 max_response_bytes: faasched_live::cluster::DEFAULT_MAX_RESPONSE_BYTES,
+                max_connections: faasched_live::http::DEFAULT_MAX_CONNECTIONS,
             },
             load: LiveLoadSpec {
                 target: String::new(),

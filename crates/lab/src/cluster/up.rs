@@ -127,6 +127,7 @@ impl ClusterNodes {
             register: None,
             token_file: None,
             no_token: false,
+            max_connections: faasched_live::http::DEFAULT_MAX_CONNECTIONS,
             host: Host {
                 cpus: Vec::new(),
                 poll: false,

@@ -302,21 +302,40 @@ pub struct Register {
     pub advertise: Option<String>,
 }
 
+/// A served node's HTTP front, as [`serve`] sets it up.
+pub struct Front<'a> {
+    /// How long a shutdown drains.
+    pub drain: Duration,
+    /// What `GET /load` reports.
+    pub load: LoadConfig,
+    /// The gateway to register with, if any.
+    pub register: Option<&'a Register>,
+    /// What the control routes take, and the node presents to its
+    /// gateway, if anything.
+    pub token: Option<&'a Token>,
+    /// Connections open at once.
+    pub max_connections: usize,
+}
+
 /// Serves `node` on `listen` until SIGTERM or SIGINT, then drains (for at
-/// most `drain`) and stops; publishes its load on `GET /load` under `load`;
-/// `ready` learns the address once it listens. With `register`, the node
-/// registers with its gateway once it listens and every load period after
-/// (failures said on stderr, never fatal), and says it leaves before it
-/// drains ([`Registration`]).
+/// most `front.drain`) and stops; publishes its load on `GET /load` under
+/// `front.load`; `ready` learns the address once it listens. With
+/// `front.register`, the node registers with its gateway once it listens
+/// and every load period after (failures said on stderr, never fatal),
+/// and says it leaves before it drains ([`Registration`]).
 pub fn serve(
     node: &LiveNode,
     listen: &str,
-    drain: Duration,
-    load: LoadConfig,
-    register: Option<&Register>,
-    token: Option<&Token>,
+    front: Front<'_>,
     ready: impl FnOnce(SocketAddr, &Runtime<WasmExecutor>),
 ) -> Result<Served> {
+    let Front {
+        drain,
+        load,
+        register,
+        token,
+        max_connections,
+    } = front;
     let runtime = Arc::new(node.start()?);
     let tokio = ingress::runtime().context("the ingress's runtime")?;
     let served = tokio.block_on(async {
@@ -351,7 +370,8 @@ pub fn serve(
         ingress
             .drain_timeout(drain)
             .load_report(load)
-            .token(token.cloned());
+            .token(token.cloned())
+            .max_connections(max_connections);
         let drained = ingress
             .serve(listener, async {
                 signal = Some(stop.await);

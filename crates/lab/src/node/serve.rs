@@ -5,7 +5,7 @@
 //! JSON line on its stdout ([`Ready`]), rather than writing flags and
 //! reading a line meant for people.
 
-use super::live::{Host, LiveNode, NodeContainers, Register, serve};
+use super::live::{Front, Host, LiveNode, NodeContainers, Register, serve};
 use crate::outln;
 use anyhow::{Context, Result, bail};
 use faasched_live::auth::{self, Token};
@@ -74,6 +74,9 @@ pub struct ServeOptions {
     /// [`control_token`]).
     #[serde(default)]
     pub no_token: bool,
+    /// Connections open at once; one more is refused 503.
+    #[serde(default = "default_max_connections")]
+    pub max_connections: usize,
 }
 
 /// What policies are told of a request's work.
@@ -198,6 +201,13 @@ pub fn stopped_by(signal: Option<StopSignal>, otherwise: &'static str) -> &'stat
     }
 }
 
+pub use faasched_live::http::DEFAULT_MAX_CONNECTIONS;
+
+/// [`ServeOptions::max_connections`] where a configuration leaves it out.
+fn default_max_connections() -> usize {
+    faasched_live::http::DEFAULT_MAX_CONNECTIONS
+}
+
 /// The token of a service's control routes, read from `file`. A service
 /// that would listen on `listen`, an address others can reach (not
 /// loopback), without one is refused unless `open` says to serve it so:
@@ -237,41 +247,40 @@ pub fn run(options: &ServeOptions, announce: Announce) -> Result<()> {
     // Printing the readiness line can only fail once the process that
     // reads it has gone; the node serves all the same, and says so last.
     let mut announced = Ok(());
-    let served = serve(
-        &node,
-        &options.listen,
+    let front = Front {
         drain,
         load,
-        options.register.as_ref(),
-        token.as_ref(),
-        |addr, runtime| {
-            match announce {
-                Announce::Human => {
-                    let spin = runtime.executor().with_runtime(|r| r.spin_steps_per_ms());
-                    eprintln!(
-                        "faasched node serve: {} on {} dispatcher(s) x {} worker(s), listening on \
-                         {addr} (spin: {spin} steps per ms)",
-                        node.policy, node.dispatchers, node.workers
-                    );
-                }
-                Announce::Json => {
-                    announced = serde_json::to_string(&Ready { listening: addr })
-                        .map_err(anyhow::Error::from)
-                        .and_then(|line| outln!("{line}"));
-                }
-            }
-            if let Some(c) = &node.containers {
+        register: options.register.as_ref(),
+        token: token.as_ref(),
+        max_connections: options.max_connections,
+    };
+    let served = serve(&node, &options.listen, front, |addr, runtime| {
+        match announce {
+            Announce::Human => {
+                let spin = runtime.executor().with_runtime(|r| r.spin_steps_per_ms());
                 eprintln!(
-                    "faasched node serve: containers of {} functions in {} MB under {}; \
-                     a cold start compiles, then waits {} of cold - warm",
-                    c.table.len(),
-                    c.memory_mb,
-                    c.keep_alive.name,
-                    c.cold_start.scale
+                    "faasched node serve: {} on {} dispatcher(s) x {} worker(s), listening on \
+                         {addr} (spin: {spin} steps per ms)",
+                    node.policy, node.dispatchers, node.workers
                 );
             }
-        },
-    )?;
+            Announce::Json => {
+                announced = serde_json::to_string(&Ready { listening: addr })
+                    .map_err(anyhow::Error::from)
+                    .and_then(|line| outln!("{line}"));
+            }
+        }
+        if let Some(c) = &node.containers {
+            eprintln!(
+                "faasched node serve: containers of {} functions in {} MB under {}; \
+                     a cold start compiles, then waits {} of cold - warm",
+                c.table.len(),
+                c.memory_mb,
+                c.keep_alive.name,
+                c.cold_start.scale
+            );
+        }
+    })?;
     let d = &served.drained;
     eprintln!(
         "faasched node serve: stopped by {}; {} invocations accepted, {} left unanswered, {}",
@@ -313,6 +322,7 @@ mod tests {
             register: None,
             token_file: None,
             no_token: false,
+            max_connections: default_max_connections(),
             host: Host {
                 cpus: vec![0],
                 poll: false,

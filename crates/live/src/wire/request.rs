@@ -5,11 +5,12 @@
 //! here is checked before a backend, or a gateway's node, sees anything.
 
 use super::{DEADLINE_HEADER, FUNCTION_HEADER};
+use crate::http::BodyPace;
 use crate::node::invoke::Invoke;
 use bytes::Bytes;
 use faasched_model::Nanos;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
-use hyper::body::{Body, Incoming};
+use http_body_util::BodyExt;
+use hyper::body::Body;
 use hyper::header::{ALLOW, HeaderMap, HeaderName};
 use hyper::{Method, StatusCode};
 use std::time::Instant;
@@ -326,16 +327,52 @@ fn header<'h>(headers: &'h HeaderMap, name: &'static str) -> Result<Option<&'h s
     Ok(Some(value))
 }
 
-/// Reads a body of at most `limit` bytes (`what` it is, for the error).
-pub async fn read_body(body: Incoming, limit: usize, what: &str) -> Result<Bytes, Malformed> {
+/// Reads a body of at most `limit` bytes (`what` it is, for the error)
+/// at `pace`: a body that comes slower is refused 408.
+pub async fn read_body<B>(
+    body: B,
+    limit: usize,
+    pace: BodyPace,
+    what: &str,
+) -> Result<Bytes, Malformed>
+where
+    B: Body<Data = Bytes>,
+    B::Error: std::fmt::Display,
+{
     // A declared length past the limit is refused before a byte is read.
     if body.size_hint().lower() > limit as u64 {
         return Err(Malformed::too_large(what, limit));
     }
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) if error.is::<LengthLimitError>() => Err(Malformed::too_large(what, limit)),
-        Err(error) => Err(Malformed::bad(format!("reading {what}: {error}"))),
+    let started = Instant::now();
+    let mut body = std::pin::pin!(body);
+    let mut read: Vec<u8> = Vec::new();
+    loop {
+        let left = pace.due(read.len()).saturating_sub(started.elapsed());
+        let frame = match tokio::time::timeout(left, body.as_mut().frame()).await {
+            Ok(Some(Ok(frame))) => frame,
+            Ok(None) => return Ok(Bytes::from(read)),
+            Ok(Some(Err(error))) => return Err(Malformed::bad(format!("reading {what}: {error}"))),
+            Err(_) => {
+                return Err(Malformed {
+                    status: StatusCode::REQUEST_TIMEOUT,
+                    what: format!(
+                        "{what} came too slowly: {} bytes in {:.1} s, where {:?} and then {} \
+                         bytes a second are the least",
+                        read.len(),
+                        started.elapsed().as_secs_f64(),
+                        pace.grace,
+                        pace.min_rate
+                    ),
+                    header: None,
+                });
+            }
+        };
+        if let Ok(data) = frame.into_data() {
+            if read.len() + data.len() > limit {
+                return Err(Malformed::too_large(what, limit));
+            }
+            read.extend_from_slice(&data);
+        }
     }
 }
 

@@ -168,7 +168,7 @@ impl Cluster {
                         async move {
                             let _ = stopped.await;
                         },
-                        Duration::ZERO,
+                        http::Limits::new(Duration::ZERO),
                     ));
                     nodes.push((addr, node));
                     stops.push(Some(stop));
@@ -224,7 +224,7 @@ impl Cluster {
             async move {
                 let _ = stopped.await;
             },
-            Duration::ZERO,
+            http::Limits::new(Duration::ZERO),
         ));
         self.stop_nodes[i] = Some(stop);
     }

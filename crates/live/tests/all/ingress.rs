@@ -9,7 +9,7 @@
 //! hanging.
 
 use faasched_live::auth::Token;
-use faasched_live::http::Cut;
+use faasched_live::http::{BodyPace, Cut};
 use faasched_live::node::ingress::{self, Drained, Ingress, StopSignal};
 use faasched_live::node::invoke::{Backend, Completed, Failure, Invoke, Reply};
 use faasched_live::wire::LoadReport;
@@ -969,6 +969,70 @@ fn one_module_compiles_at_a_time_and_a_module_can_be_removed() {
     let wrong = client.request(&post("/functions/slow", &[])).unwrap();
     assert_eq!((wrong.status, wrong.header("allow")), (405, Some("DELETE")));
     assert_eq!(backend.lock().registered, [("slow".to_owned(), 8)]);
+}
+
+/// A body that comes slower than the pace is answered 408 and its
+/// connection closed, instead of holding it for ever.
+#[test]
+fn a_slow_body_is_refused_408() {
+    let backend = fake();
+    let server = Server::with(&backend, |ingress| {
+        ingress.body_pace(BodyPace {
+            grace: Duration::from_millis(100),
+            min_rate: 1000,
+        });
+    });
+    let mut slow = server.connect();
+    // 10 of the 1,000 bytes it declares, then nothing.
+    slow.send(b"POST /register/m HTTP/1.1\r\nhost: test\r\ncontent-length: 1000\r\n\r\n\0asm\x01\0\0\0\0\0")
+        .unwrap();
+    let refused = slow.receive().unwrap();
+    assert_eq!(refused.status, 408, "{refused:?}");
+    assert!(
+        refused.body.contains("came too slowly: 10 bytes"),
+        "{}",
+        refused.body
+    );
+    assert!(slow.closed(), "its connection is closed");
+    assert!(backend.lock().registered.is_empty());
+}
+
+/// Past `max_connections` open at once, a connection is answered 503 and
+/// closed, and counted; once one closes, the next is served.
+#[test]
+fn connections_past_the_limit_are_refused_503() {
+    let backend = fake();
+    let server = Server::with(&backend, |ingress| {
+        ingress.max_connections(2);
+    });
+    let mut open: Vec<Client> = (0..2).map(|_| server.connect()).collect();
+    for client in &mut open {
+        assert_eq!(client.request(&get("/status")).unwrap().status, 200);
+    }
+    let mut third = server.connect();
+    let refused = third.receive().unwrap();
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    assert_eq!(refused.error(), Some("overloaded"));
+    drop(open.pop());
+    let start = Instant::now();
+    let mut refusals = 1;
+    let mut next = loop {
+        let mut next = server.connect();
+        match next.request(&get("/status")) {
+            Ok(answer) if answer.status == 200 => break next,
+            Ok(answer) if answer.status == 503 => refusals += 1,
+            _ => {}
+        }
+        assert!(start.elapsed() < PATIENCE, "no room came back");
+        thread::sleep(Duration::from_millis(5));
+    };
+    let metrics = next.request(&get("/metrics")).unwrap().body;
+    let line = format!("faasched_ingress_connections_refused_total {refusals}");
+    assert!(
+        metrics.lines().any(|l| l == line),
+        "no {line:?} in {metrics}"
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The gateway's knobs, and why a gateway cannot be built from them.
 
 use crate::auth::Token;
+use crate::http::{self, BodyPace};
 use crate::node::ingress;
 use std::time::Duration;
 
@@ -44,6 +45,8 @@ pub struct GatewayConfig {
     pub(super) forward_timeout: Duration,
     pub(super) token: Option<Token>,
     pub(super) max_response_bytes: usize,
+    pub(super) max_connections: usize,
+    pub(super) body_pace: BodyPace,
 }
 
 impl GatewayConfig {
@@ -62,6 +65,8 @@ impl GatewayConfig {
             forward_timeout: DEFAULT_FORWARD_TIMEOUT,
             token: None,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            max_connections: http::DEFAULT_MAX_CONNECTIONS,
+            body_pace: BodyPace::default(),
         }
     }
 
@@ -92,6 +97,20 @@ impl GatewayConfig {
     /// [`DEFAULT_FORWARD_TIMEOUT`].
     pub fn forward_timeout(&mut self, timeout: Duration) -> &mut GatewayConfig {
         self.forward_timeout = timeout;
+        self
+    }
+
+    /// Client connections open at once; one more is refused 503. By
+    /// default [`http::DEFAULT_MAX_CONNECTIONS`].
+    pub fn max_connections(&mut self, count: usize) -> &mut GatewayConfig {
+        self.max_connections = count;
+        self
+    }
+
+    /// How fast a request's body must come ([`BodyPace`]'s default by
+    /// default).
+    pub fn body_pace(&mut self, pace: BodyPace) -> &mut GatewayConfig {
+        self.body_pace = pace;
         self
     }
 

@@ -40,6 +40,11 @@ impl Service for Front {
             .or_default() += 1;
         response
     }
+
+    fn refused(&self) {
+        let metrics = &self.0.metrics;
+        metrics.refused_connections.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 impl Inner {
@@ -83,7 +88,7 @@ impl Inner {
     ) -> Result<Counted, Malformed> {
         let received = Instant::now();
         let (parts, body) = request.into_parts();
-        read_body(body, 0, "an invocation's body").await?;
+        read_body(body, 0, self.body_pace, "an invocation's body").await?;
         let invoke = request::invoke(function, parts.uri.query(), &parts.headers)?;
         match self.profiles.get(invoke.label()) {
             Some(&profile) => Ok(self.forward(profile, &parts, received).await),

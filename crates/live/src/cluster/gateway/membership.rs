@@ -66,7 +66,7 @@ impl Inner {
         if parts.uri.query().is_some() {
             return Err(Malformed::bad(format!("{method} /nodes takes no query")));
         }
-        read_body(body, 0, "a node registration's body").await?;
+        read_body(body, 0, self.body_pace, "a node registration's body").await?;
         let addr = path.strip_prefix("/nodes/").unwrap_or("");
         if addr.is_empty() {
             return Err(Malformed::bad(format!(

@@ -33,6 +33,8 @@ pub(super) struct Metrics {
     pub(super) rerouted: AtomicU64,
     /// Nodes taken out at once: a refused connect, or a failed probe.
     pub(super) taken_out: AtomicU64,
+    /// Client connections refused past the limit.
+    pub(super) refused_connections: AtomicU64,
     pub(super) responses: Mutex<BTreeMap<(u16, &'static str), u64>>,
     pub(super) decision: Mutex<Histogram<u64>>,
     pub(super) overhead: Mutex<Histogram<u64>>,
@@ -56,6 +58,7 @@ impl Default for Metrics {
             leaves: AtomicU64::new(0),
             rerouted: AtomicU64::new(0),
             taken_out: AtomicU64::new(0),
+            refused_connections: AtomicU64::new(0),
             responses: Mutex::new(BTreeMap::new()),
             decision: Mutex::new(histogram()),
             overhead: Mutex::new(histogram()),
@@ -308,6 +311,11 @@ impl Metrics {
                 "faasched_gateway_node_taken_out_total",
                 "Nodes taken out at once: a refused connect, or a failed probe after a failed forward.",
                 self.taken_out.load(Ordering::Relaxed),
+            ),
+            (
+                "faasched_gateway_connections_refused_total",
+                "Client connections refused 503 because the most connections were open.",
+                self.refused_connections.load(Ordering::Relaxed),
             ),
             (
                 "faasched_gateway_polls_total",

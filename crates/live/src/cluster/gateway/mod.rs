@@ -201,6 +201,8 @@ impl Gateway {
                 forward_timeout: config.forward_timeout,
                 token: config.token.clone(),
                 max_response_bytes: config.max_response_bytes,
+                max_connections: config.max_connections,
+                body_pace: config.body_pace,
                 listen: Mutex::new(None),
                 metrics: Metrics::default(),
                 suspects: outage::Suspects::default(),
@@ -220,7 +222,11 @@ impl Gateway {
         let poller = tokio::spawn(poll::every_period(Arc::clone(&self.inner)));
         let prober = tokio::spawn(outage::probe_suspects(Arc::clone(&self.inner)));
         let service = Arc::new(Front(Arc::clone(&self.inner)));
-        let cut = http::serve(listener, service, shutdown, self.inner.drain_timeout).await;
+        let limits = http::Limits {
+            drain_timeout: self.inner.drain_timeout,
+            max_connections: self.inner.max_connections,
+        };
+        let cut = http::serve(listener, service, shutdown, limits).await;
         poller.abort();
         prober.abort();
         Ok(self.inner.served(cut))
@@ -242,6 +248,10 @@ struct Inner {
     token: Option<Token>,
     /// The largest node answer passed on.
     max_response_bytes: usize,
+    /// Client connections open at once.
+    max_connections: usize,
+    /// How fast a body must come.
+    body_pace: http::BodyPace,
     listen: Mutex<Option<SocketAddr>>,
     metrics: Metrics,
     /// The nodes a failed forward asks to probe (invariant 8).

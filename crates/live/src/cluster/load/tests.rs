@@ -52,7 +52,7 @@ impl Gateway {
                     async move {
                         let _ = down.await;
                     },
-                    Duration::ZERO,
+                    http::Limits::new(Duration::ZERO),
                 )
                 .await;
             });

@@ -50,6 +50,7 @@ pub struct Metrics {
     connections: AtomicU64,
     connection_errors: AtomicU64,
     accept_errors: AtomicU64,
+    refused_connections: AtomicU64,
     /// Per bucket (not cumulative), the last one past every bound.
     latency: [AtomicU64; BUCKETS.len() + 1],
     latency_sum: AtomicU64,
@@ -121,6 +122,11 @@ impl Metrics {
     /// Counts a failed `accept`.
     pub fn accept_error(&self) {
         self.accept_errors.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a connection refused past the limit.
+    pub fn refused_connection(&self) {
+        self.refused_connections.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Marks the drain timeout: the connections still open are cut.
@@ -257,6 +263,12 @@ impl Metrics {
             "faasched_ingress_accept_errors_total",
             "Failed accepts (out of file descriptors, a connection aborted before it was accepted).",
             self.accept_errors.load(Ordering::Relaxed),
+        );
+        counter(
+            out,
+            "faasched_ingress_connections_refused_total",
+            "Connections refused 503 because the most connections were open.",
+            self.refused_connections.load(Ordering::Relaxed),
         );
     }
 }

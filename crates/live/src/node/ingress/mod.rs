@@ -66,7 +66,7 @@ mod metrics;
 pub use load::LoadConfig;
 
 use crate::auth::{self, Token};
-use crate::http::{self, Service};
+use crate::http::{self, BodyPace, Limits, Service};
 use crate::node::invoke::{Answer, Backend, Cancel, Completed, Failure, Invoke};
 use crate::wire::request::{self, Malformed, Route, RouteKind, read_body};
 use crate::wire::response::{self, Counted, OK, json, refusal, text};
@@ -104,6 +104,8 @@ pub struct Ingress {
     max_module_bytes: usize,
     load: LoadConfig,
     token: Option<Token>,
+    max_connections: usize,
+    body_pace: BodyPace,
 }
 
 /// How a served ingress ended.
@@ -138,7 +140,23 @@ impl Ingress {
             max_module_bytes: DEFAULT_MAX_MODULE_BYTES,
             load: LoadConfig::new(),
             token: None,
+            max_connections: http::DEFAULT_MAX_CONNECTIONS,
+            body_pace: BodyPace::default(),
         }
+    }
+
+    /// Connections open at once; one more is refused 503. By default
+    /// [`http::DEFAULT_MAX_CONNECTIONS`].
+    pub fn max_connections(&mut self, count: usize) -> &mut Ingress {
+        self.max_connections = count;
+        self
+    }
+
+    /// How fast a request's body must come ([`BodyPace`]'s default by
+    /// default).
+    pub fn body_pace(&mut self, pace: BodyPace) -> &mut Ingress {
+        self.body_pace = pace;
+        self
     }
 
     /// What `GET /load` reports and how often it samples. By default
@@ -186,12 +204,21 @@ impl Ingress {
             max_module_bytes: self.max_module_bytes,
             load: self.load,
             token: self.token.clone(),
+            body_pace: self.body_pace,
             compiling: tokio::sync::Semaphore::new(1),
             sampled: Mutex::new(Sampled::default()),
         });
         let sampler = tokio::spawn(sample_load(Arc::clone(&shared)));
-        let connections_cut =
-            http::serve(listener, Arc::clone(&shared), shutdown, self.drain_timeout).await;
+        let connections_cut = http::serve(
+            listener,
+            Arc::clone(&shared),
+            shutdown,
+            Limits {
+                drain_timeout: self.drain_timeout,
+                max_connections: self.max_connections,
+            },
+        )
+        .await;
         sampler.abort();
         let (accepted, answered) = shared.metrics.invocations();
         Ok(Drained {
@@ -281,6 +308,8 @@ struct Shared {
     load: LoadConfig,
     /// What `POST /register` must present, if anything.
     token: Option<Token>,
+    /// How fast a body must come.
+    body_pace: BodyPace,
     /// The one registration that may compile at a time.
     compiling: tokio::sync::Semaphore,
     sampled: Mutex<Sampled>,
@@ -297,6 +326,10 @@ impl Service for Shared {
 
     fn accept_error(&self) {
         self.metrics.accept_error();
+    }
+
+    fn refused(&self) {
+        self.metrics.refused_connection();
     }
 
     fn connection_error(&self) {
@@ -331,7 +364,7 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
     match request::route(request.method(), request.uri().path())? {
         Route::Invoke(function) => {
             let (parts, body) = request.into_parts();
-            read_body(body, 0, "an invocation's body").await?;
+            read_body(body, 0, shared.body_pace, "an invocation's body").await?;
             let invoke = request::invoke(function, parts.uri.query(), &parts.headers)?;
             Ok(invoke_answer(invoke_and_wait(shared, invoke).await))
         }
@@ -340,8 +373,13 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
             if request.uri().query().is_some() {
                 return Err(Malformed::bad("POST /register takes no query"));
             }
-            let module =
-                read_body(request.into_body(), shared.max_module_bytes, "the module").await?;
+            let module = read_body(
+                request.into_body(),
+                shared.max_module_bytes,
+                shared.body_pace,
+                "the module",
+            )
+            .await?;
             // One compile at a time: a compile takes a core for as long as
             // the module is large, and the workers need the others.
             let Ok(_compiling) = shared.compiling.try_acquire() else {
@@ -370,7 +408,7 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
             if parts.uri.query().is_some() {
                 return Err(Malformed::bad("DELETE /functions takes no query"));
             }
-            read_body(body, 0, "a removal's body").await?;
+            read_body(body, 0, shared.body_pace, "a removal's body").await?;
             let removing = name.clone();
             let removed = blocking(shared, move |backend| backend.unregister(&removing)).await;
             Ok(match removed {
