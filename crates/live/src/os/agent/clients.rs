@@ -135,7 +135,8 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
     /// Answers the requests waiting on the datagram socket, each with one
     /// datagram to its sender: none if the sender has no address, or if its
     /// queue or the agent's send buffer is full (the agent never waits on a
-    /// client). At most [`DATAGRAMS_PER_WAKEUP`].
+    /// client). At most [`DATAGRAMS_PER_WAKEUP`]. A user past its rate
+    /// ([`super::throttle`]) has its datagrams dropped unanswered.
     pub(super) fn datagrams(&mut self, socket: &UnixDatagram) {
         // A request and its newline, and a byte more to tell a longer one.
         let mut buf = [0u8; MAX_REQUEST + 1];
@@ -149,6 +150,13 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return self.warn(format!("reading a request datagram: {e}")),
             };
+            if !self.throttle.admit(datagram.cred.uid, clock::monotonic()) {
+                self.refuse(
+                    datagram.cred,
+                    "datagrams past the user's rate, dropped unanswered",
+                );
+                continue;
+            }
             let response = match datagram_request(&buf[..datagram.len], datagram.too_long) {
                 None => self.too_long(datagram.cred),
                 Some(request) => self.answer(datagram.cred, request, Via::Datagram),

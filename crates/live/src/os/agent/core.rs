@@ -7,6 +7,7 @@ use super::Config;
 use super::event::Summary;
 use super::protocol::Sched;
 use super::registry::Registry;
+use super::throttle::Throttle;
 use crate::os::steering::Steering;
 use crate::sys::peercred::PeerCred;
 use crate::sys::poll::Poll;
@@ -38,6 +39,8 @@ pub(super) struct Agent<'c, 'p, P: Steer + ?Sized, L> {
     /// The second refusals are being counted in: its start, the refusals
     /// logged in it and those not.
     pub(super) refusals: (Nanos, u64, u64),
+    /// What each user's datagrams may cost.
+    pub(super) throttle: Throttle,
 }
 
 /// Which socket a request came on.

@@ -64,6 +64,7 @@ mod socket;
 mod state;
 mod status_text;
 mod target;
+mod throttle;
 mod tokens;
 
 pub use event::{Event, REFUSALS_LOGGED_PER_SECOND, Summary};

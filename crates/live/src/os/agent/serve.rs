@@ -6,6 +6,7 @@ use super::protocol::{self, FunctionStatus, ProcessStatus, Sched, Status};
 use super::registry::Registry;
 use super::socket::Socket;
 use super::state::StateFile;
+use super::throttle::Throttle;
 use super::tokens::{CLIENT, DATAGRAMS, LISTENER, SIGNALS};
 use super::{AgentError, Config, system, target};
 use crate::os::steering::{Steering, Timeline};
@@ -85,6 +86,7 @@ pub fn serve<P: Steer + ?Sized>(
         kthreadd,
         log,
         refusals: (origin, 0, 0),
+        throttle: Throttle::default(),
     };
     let adopted = saved
         .into_iter()
