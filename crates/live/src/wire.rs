@@ -58,4 +58,9 @@ pub struct LoadReport {
     pub published_ms: u64,
     /// Samples taken so far: a gateway sees a node's reports advance.
     pub seq: u64,
+    /// The node's id, drawn when it started: one node reached under two
+    /// addresses is one node to a gateway. Left out by a node that has
+    /// none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }

@@ -78,6 +78,7 @@ mod fault;
 mod guest;
 mod runtime;
 mod sandbox;
+pub mod shape;
 mod start;
 mod suite;
 

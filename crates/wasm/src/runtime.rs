@@ -16,7 +16,7 @@ use wasmtime::{
 use crate::config::Resolved;
 use crate::guest::{Guest, Preempt};
 use crate::suite::{self, Builtin, Call, SUITE};
-use crate::{Config, Fault, Result};
+use crate::{Config, Fault, Result, shape};
 
 /// One registered function: checked, compiled and linked once, so that each
 /// request only instantiates it.
@@ -43,8 +43,9 @@ impl Compiler {
     ///
     /// [`Fault::BadName`] for a name not 1-64 characters of
     /// `[A-Za-z0-9_-]`; [`Fault::Malformed`] for a module that does not
-    /// compile, imports anything, lacks `run: (i64) -> i64`, or declares
-    /// more memory than the memory limit.
+    /// compile, imports anything, lacks `run: (i64) -> i64`, declares
+    /// more memory than the memory limit, or is past
+    /// [`shape`](crate::shape)'s limits (checked before it is compiled).
     pub fn prepare(&self, name: &str, module: &[u8]) -> Result<Prepared> {
         if name.is_empty()
             || name.len() > 64
@@ -57,9 +58,14 @@ impl Compiler {
                 reason: "names are 1-64 characters of [A-Za-z0-9_-]",
             });
         }
+        let wasm = wat::parse_bytes(module).map_err(|e| Fault::Malformed {
+            name: name.to_owned(),
+            reason: e.to_string(),
+        })?;
+        shape::check(name, &wasm)?;
         Ok(Prepared {
             name: name.to_owned(),
-            function: self.compile(name, module.into())?,
+            function: self.compile(name, wasm.as_ref().into())?,
         })
     }
 

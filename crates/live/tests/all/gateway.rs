@@ -60,6 +60,8 @@ impl Service for FakeNode {
                 load: *self.load.lock().unwrap(),
                 published_ms: 0,
                 seq: 1,
+                // Its id: the address it listens on, under any other.
+                node: Some(self.name.lock().unwrap().clone()),
             };
             return Response::new(Full::new(Bytes::from(
                 serde_json::to_string(&report).unwrap(),
@@ -785,6 +787,32 @@ fn membership_needs_the_token_when_the_gateway_has_one() {
     c.status_until("the node left", |s| listed(s).is_empty());
     let a = call(c.gateway, "PUT", &node0, &[("authorization", &bearer)]);
     assert_eq!(a.status, 201, "{}", a.body);
+}
+
+/// A node joins only once it answers as one: an address where none
+/// answers is refused 502, and a node in the table under one address is
+/// the same node under another (`localhost:P` for `127.0.0.1:P`).
+#[test]
+fn a_registration_must_answer_and_aliases_are_one_node() {
+    let c = Cluster::unlisted([0.0, 0.5]);
+    let a = call(c.gateway, "PUT", "/nodes/127.0.0.1:1", &[]);
+    assert_eq!(a.status, 502, "{}", a.body);
+    assert_eq!(a.header("x-faasched-error"), Some("node-unreachable"));
+    assert!(a.body.contains("did not answer GET /load"), "{}", a.body);
+    let node0 = c.node(0).to_owned();
+    let port = node0.rsplit_once(':').unwrap().1;
+    assert_eq!(
+        call(c.gateway, "PUT", &format!("/nodes/{node0}"), &[]).status,
+        201
+    );
+    let alias = call(c.gateway, "PUT", &format!("/nodes/localhost:{port}"), &[]);
+    assert_eq!(alias.status, 200, "{}", alias.body);
+    assert!(
+        alias.body.contains(&format!("is in the table as {node0}")),
+        "{}",
+        alias.body
+    );
+    c.status_until("one entry", |s| listed(s) == [node0.clone()]);
 }
 
 /// Nodes join by `PUT /nodes/{addr}`, are routed to at once, refresh

@@ -41,6 +41,9 @@ impl Failed {
 /// One node: its address and kept-alive connections.
 pub(super) struct NodeLink {
     pub(super) addr: String,
+    /// The id the node gave when it registered (its `GET /load`'s
+    /// `node`), if it gave one.
+    pub(super) id: Option<String>,
     pub(super) authority: HeaderValue,
     idle: Mutex<Vec<SendRequest<Full<Bytes>>>>,
     /// The most idle connections kept.
@@ -60,6 +63,7 @@ impl NodeLink {
         }
         Some(NodeLink {
             addr: addr.to_owned(),
+            id: None,
             authority: HeaderValue::from_str(addr).ok()?,
             idle: Mutex::new(Vec::new()),
             pool,

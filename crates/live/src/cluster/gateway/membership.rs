@@ -3,7 +3,10 @@
 //! under the lock a decision takes, the router told at once when the up
 //! nodes change.
 
+use super::forward::NODE_UNREACHABLE;
 use super::link::NodeLink;
+use super::outage::PROBE_TIMEOUT;
+use super::poll::load;
 use super::{Inner, State, lock};
 use crate::auth;
 use crate::cluster::table::Membership;
@@ -19,13 +22,32 @@ use std::sync::atomic::Ordering;
 /// table does not have.
 pub const UNKNOWN_NODE: &str = "unknown-node";
 
+/// The 502 of a `PUT` of an address where no node answers `GET /load`.
+fn not_a_node(addr: &str, why: &str) -> Counted {
+    response::error(
+        StatusCode::BAD_GATEWAY,
+        format!("node {addr} did not answer GET /load, so it is not taken: {why}\n"),
+        NODE_UNREACHABLE,
+    )
+}
+
 impl Inner {
     /// `PUT` or `DELETE /nodes/{HOST:PORT}` (invariant 6).
     pub(super) async fn membership(
         &self,
         request: Request<Incoming>,
     ) -> Result<Counted, Malformed> {
-        let (method, link) = self.node_request(request).await?;
+        let (method, mut link) = self.node_request(request).await?;
+        if method == Method::PUT && lock(&self.state).find(&link.addr).is_none() {
+            // A node joins only once it answers as one, and says who it
+            // is: an address of no node is refused, one of a node in the
+            // table under another address is that node.
+            match tokio::time::timeout(PROBE_TIMEOUT, load(&link)).await {
+                Ok(Ok(report)) => link.id = report.node,
+                Ok(Err(e)) => return Ok(not_a_node(&link.addr, &e)),
+                Err(_) => return Ok(not_a_node(&link.addr, "no answer within 1s")),
+            }
+        }
         let mut state = lock(&self.state);
         let epoch = state.table.epoch();
         let answer = if method == Method::PUT {
@@ -90,6 +112,13 @@ impl Inner {
             let body = format!("node {} is in the table\n", link.addr);
             return (text(StatusCode::OK, body), OK);
         }
+        if let Some(known) = link.id.as_deref().and_then(|id| state.find_id(id)) {
+            let body = format!(
+                "node {} is in the table as {}: one node, two addresses\n",
+                link.addr, state.links[&known].addr
+            );
+            return (text(StatusCode::OK, body), OK);
+        }
         let body = format!("node {} registered\n", link.addr);
         let id = state.table.add(Membership::Registered);
         state.links.insert(id, Arc::new(link));
@@ -130,6 +159,14 @@ impl State {
         self.links
             .iter()
             .find(|(_, l)| l.addr == addr)
+            .map(|(&id, _)| id)
+    }
+
+    /// The table's id of the node that said its id is `node`, if any.
+    fn find_id(&self, node: &str) -> Option<usize> {
+        self.links
+            .iter()
+            .find(|(_, l)| l.id.as_deref() == Some(node))
             .map(|(&id, _)| id)
     }
 }

@@ -140,6 +140,7 @@ mod tests {
             load,
             published_ms: 0,
             seq: 1,
+            node: None,
         })
     }
 

@@ -94,6 +94,7 @@ impl Sampled {
             load: self.average.shown() / f64::from(config.cores),
             published_ms: self.published_ms,
             seq: self.seq,
+            node: None,
         }
     }
 }

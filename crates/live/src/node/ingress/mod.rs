@@ -70,7 +70,9 @@ use crate::http::{self, BodyPace, Limits, Service};
 use crate::node::invoke::{Answer, Backend, Cancel, Completed, Failure, Invoke};
 use crate::wire::request::{self, Malformed, Route, RouteKind, read_body};
 use crate::wire::response::{self, Counted, OK, json, refusal, text};
-use crate::wire::{COLD_HEADER, PREEMPTIONS_HEADER, RUNTIME_CPU_HEADER, RUNTIME_HEADER};
+use crate::wire::{
+    COLD_HEADER, LoadReport, PREEMPTIONS_HEADER, RUNTIME_CPU_HEADER, RUNTIME_HEADER,
+};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -106,6 +108,7 @@ pub struct Ingress {
     token: Option<Token>,
     max_connections: usize,
     body_pace: BodyPace,
+    id: String,
 }
 
 /// How a served ingress ended.
@@ -142,7 +145,14 @@ impl Ingress {
             token: None,
             max_connections: http::DEFAULT_MAX_CONNECTIONS,
             body_pace: BodyPace::default(),
+            id: fresh_id(),
         }
+    }
+
+    /// The node's id, drawn here: in `GET /status` and every `GET /load`,
+    /// so that a gateway knows the node under any of its addresses.
+    pub fn id(&self) -> &str {
+        &self.id
     }
 
     /// Connections open at once; one more is refused 503. By default
@@ -205,6 +215,7 @@ impl Ingress {
             load: self.load,
             token: self.token.clone(),
             body_pace: self.body_pace,
+            id: self.id.clone(),
             compiling: tokio::sync::Semaphore::new(1),
             sampled: Mutex::new(Sampled::default()),
         });
@@ -227,6 +238,16 @@ impl Ingress {
             connections_cut,
         })
     }
+}
+
+/// A node id no other node has: 64 bits from the OS's randomness (which
+/// seeds std's hash maps).
+fn fresh_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let bits = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    format!("{bits:016x}")
 }
 
 /// Samples the active invocations into the load average every period,
@@ -310,6 +331,8 @@ struct Shared {
     token: Option<Token>,
     /// How fast a body must come.
     body_pace: BodyPace,
+    /// The node's id.
+    id: String,
     /// The one registration that may compile at a time.
     compiling: tokio::sync::Semaphore,
     sampled: Mutex<Sampled>,
@@ -423,12 +446,16 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
             Ok((response::prometheus(out), OK))
         }
         Route::Load => {
-            let report = lock(&shared.sampled).report(&shared.load);
+            let report = LoadReport {
+                node: Some(shared.id.clone()),
+                ..lock(&shared.sampled).report(&shared.load)
+            };
             Ok((json(&report), OK))
         }
         Route::Status => {
             let status = serde_json::json!({
                 "ingress": {
+                    "id": shared.id,
                     "listen": shared.listen.to_string(),
                     "uptime_ms": u64::try_from(shared.started.elapsed().as_millis()).unwrap_or(u64::MAX),
                 },
