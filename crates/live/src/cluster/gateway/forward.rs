@@ -1,8 +1,10 @@
-//! An invocation's way to its node and back (invariants 3 and 4): its
+//! An invocation's way to its node and back (invariants 3, 4 and 8): its
 //! request forwarded over the node's kept-alive connections within the
-//! forward timeout, the node's answer passed on whole with
-//! [`NODE_HEADER`] added, or a 502 if the node fails first. Never a retry:
-//! an invocation is not idempotent.
+//! forward timeout, the node's answer passed on whole (up to the
+//! gateway's limit) with [`NODE_HEADER`] added, or a 502 if the node fails
+//! first. Never a retry once any byte of the request may have reached the
+//! node: an invocation is not idempotent. One that surely did not (a
+//! refused connect) goes to the router's next choice.
 
 use super::decision::{Answered, Decision, Started};
 use super::link::{self, NodeLink};

@@ -5,10 +5,11 @@
 //! | request | answer |
 //! |---|---|
 //! | `POST /invoke/{function}[?{name}={integer}]` | 200, body `{value}\n`, headers `x-faasched-runtime-us`, `x-faasched-cpu-us`, `x-faasched-preemptions`, `x-faasched-cold` (1 if it started its container cold); or the [`Failure`]'s status, body `{failure}\n`, header `x-faasched-error: {kind}` |
-//! | `POST /register/{name}`, the module as the body | 201, or the failure's status; 401 `unauthorized` without the token, if the ingress has one ([`Ingress::token`], before the body is read) |
+//! | `POST /register/{name}`, the module as the body | 201, or the failure's status; 401 `unauthorized` without the token, if the ingress has one ([`Ingress::token`], before the body is read); 503 `overloaded` while another module compiles |
+//! | `DELETE /functions/{name}` | 200 once the module is removed, or the failure's status; 401 as for `POST /register` |
 //! | `GET /metrics` | the ingress's counters, then the backend's, in Prometheus text |
-//! | `GET /status` | `{"ingress": {"listen", "uptime_ms"}, "backend": ...}` |
-//! | `GET /load` | a [`LoadReport`](crate::wire::LoadReport): the node's load average over its cores, sampled every [`LoadConfig::period`] ([`load`]) |
+//! | `GET /status` | `{"ingress": {"id", "listen", "uptime_ms"}, "backend": ...}` |
+//! | `GET /load` | a [`LoadReport`]: the node's load average over its cores, sampled every [`LoadConfig::period`] ([`load`]) |
 //!
 //! The invariants:
 //!
@@ -191,8 +192,9 @@ impl Ingress {
         self
     }
 
-    /// The token `POST /register` must present (see [`crate::auth`]). By
-    /// default none: anyone who reaches the node may register code.
+    /// The token `POST /register` and `DELETE /functions` must present
+    /// (see [`crate::auth`]). By default none: anyone who reaches the node
+    /// may change its code.
     pub fn token(&mut self, token: Option<Token>) -> &mut Ingress {
         self.token = token;
         self
@@ -327,7 +329,7 @@ struct Shared {
     started: Instant,
     max_module_bytes: usize,
     load: LoadConfig,
-    /// What `POST /register` must present, if anything.
+    /// What the control routes must present, if anything.
     token: Option<Token>,
     /// How fast a body must come.
     body_pace: BodyPace,
