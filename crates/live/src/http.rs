@@ -10,7 +10,8 @@
 //!    memory) waits [`ACCEPT_BACKOFF`] before the next, instead of
 //!    spinning. At most [`Limits::max_connections`] are open at once: one
 //!    more is answered a bare 503 with `Retry-After` and closed
-//!    ([`Service::refused`]), so that slow clients cannot take every file
+//!    ([`Service::refused`]), or closed at once while 64 such answers are
+//!    being written, so that slow clients cannot take every file
 //!    descriptor.
 //! 3. A request's headers must come within hyper's header read timeout
 //!    (30 s, which also closes an idle connection), and its body at
@@ -53,6 +54,10 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
 /// How long a refused connection's 503 may take to write before the
 /// connection is closed anyway.
 const REFUSAL_WRITE: Duration = Duration::from_secs(1);
+
+/// Refused connections answered at once; past them, a refused connection
+/// is closed unanswered.
+const MAX_REFUSING: usize = 64;
 
 /// The answer to a connection past [`Limits::max_connections`].
 const REFUSAL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nretry-after: 1\r\n\
@@ -187,6 +192,8 @@ pub async fn serve<S: Service>(
     // Requests with the service now, over every connection: an HTTP/1.1
     // connection has one at a time.
     let answering = Arc::new(AtomicUsize::new(0));
+    // Refused connections being answered now.
+    let refusing = Arc::new(AtomicUsize::new(0));
     let mut connections = JoinSet::new();
     let mut shutdown = pin!(shutdown);
     loop {
@@ -194,9 +201,13 @@ pub async fn serve<S: Service>(
             biased;
             () = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) if connections.len() >= limits.max_connections => {
+                Ok((stream, _)) if full(&mut connections, limits.max_connections) => {
                     service.refused();
-                    tokio::spawn(refuse(stream));
+                    if refusing.load(Ordering::SeqCst) < MAX_REFUSING {
+                        tokio::spawn(refuse(stream, Arc::clone(&refusing)));
+                    }
+                    // Past those, dropped at once: a flood of refusals
+                    // holds no more descriptors than the limit allows.
                 }
                 Ok((stream, _)) => {
                     service.connection();
@@ -243,13 +254,22 @@ pub async fn serve<S: Service>(
     }
 }
 
+/// Whether `max` connections are open, those that ended reaped first:
+/// under a flood of accepts the loop's reaping branch may not get its
+/// turn, and ended connections must not hold places.
+fn full(connections: &mut JoinSet<()>, max: usize) -> bool {
+    while connections.try_join_next().is_some() {}
+    connections.len() >= max
+}
+
 /// Answers a connection past the limit its 503 and closes it, giving it
-/// [`REFUSAL_WRITE`] at most. The close is a half-close, then what the
-/// client sent is read and dropped, so that the client reads the answer
-/// (closing on unread bytes would reset the connection, and the answer
-/// with it).
-async fn refuse(mut stream: TcpStream) {
+/// [`REFUSAL_WRITE`] at most; `refusing` counts it meanwhile. The close is
+/// a half-close, then what the client sent is read and dropped, so that
+/// the client reads the answer (closing on unread bytes would reset the
+/// connection, and the answer with it).
+async fn refuse(mut stream: TcpStream, refusing: Arc<AtomicUsize>) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let _counted = Answering::new(refusing);
     let _ = tokio::time::timeout(REFUSAL_WRITE, async {
         stream.write_all(REFUSAL).await?;
         stream.shutdown().await?;
@@ -260,8 +280,9 @@ async fn refuse(mut stream: TcpStream) {
     .await;
 }
 
-/// A request with the service, counted while it lives: a cut connection
-/// drops it mid-answer, and the count goes down all the same.
+/// One of a count, counted while it lives (a request with the service, a
+/// refusal being written): a cut connection drops it mid-answer, and the
+/// count goes down all the same.
 struct Answering(Arc<AtomicUsize>);
 
 impl Answering {
