@@ -1,9 +1,10 @@
 //! The credential of a service's control routes: a bearer token read from
 //! a file, which a client presents as `Authorization: Bearer TOKEN`.
 //!
-//! The routes that change what a service runs (a node's `POST /register`,
-//! the gateway's `PUT` and `DELETE /nodes`) take a request only with the
-//! token; the token is compared in constant time, so a client learns
+//! The routes that change what a service runs (a node's `POST /register`
+//! and `DELETE /functions`, the gateway's `PUT` and `DELETE /nodes`) take
+//! a request only with the token, and so do invocations where a service
+//! has an invocation token of their own; the token is compared in constant time, so a client learns
 //! nothing from how long a wrong guess took. The refusal is a 401 with
 //! `WWW-Authenticate: Bearer`, given before the body is read, so a client
 //! without the token cannot make the service read a module's megabytes.
@@ -102,6 +103,15 @@ impl Token {
         value
     }
 }
+
+impl PartialEq for Token {
+    /// In constant time, as [`Token::admits`] compares.
+    fn eq(&self, other: &Token) -> bool {
+        self.0.as_bytes().ct_eq(other.0.as_bytes()).into()
+    }
+}
+
+impl Eq for Token {}
 
 impl fmt::Debug for Token {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -103,6 +103,12 @@ pub struct Args {
     /// flag such a node is refused.
     #[arg(long, conflicts_with = "token_file")]
     no_token: bool,
+    /// A file holding the token every invocation must present as
+    /// `Authorization: Bearer TOKEN` (a gateway forwards its clients'
+    /// header, so give it the same file). Without it, anyone who reaches
+    /// the node may invoke its functions.
+    #[arg(long, value_name = "FILE")]
+    invoke_token_file: Option<PathBuf>,
     /// Modules POST /register may hold at once; one more is refused (400)
     /// until DELETE /functions/NAME removes one.
     #[arg(long, default_value_t = DEFAULT_MAX_MODULES as u32, value_parser = clap::value_parser!(u32).range(0..=100_000))]
@@ -158,6 +164,7 @@ impl Args {
                 ..self.host.host()?
             },
             token_file: self.token_file,
+            invoke_token_file: self.invoke_token_file,
             no_token: self.no_token,
             max_connections: self.max_connections as usize,
         })

@@ -106,6 +106,47 @@ fn registered_modules_are_bounded_and_removed() {
     assert!(clean, "{rest}");
 }
 
+/// A node given an invocation token answers only the invocations that
+/// present it: `node load --token-file` does, a load without it is
+/// refused.
+#[test]
+fn invocations_need_the_token_a_load_presents() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("invoke.token");
+    std::fs::write(&token, "0f1e2d3c4b5a69788796a5b4c3d2e1f0\n").unwrap();
+    let token = token.to_str().unwrap();
+    let serve = serve(&["--invoke-token-file", token]);
+    let target = serve.addr.to_string();
+    let load = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec![
+            "node",
+            "load",
+            "--target",
+            &target,
+            "--closed",
+            "2",
+            "--seconds",
+            "0.2",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let out = Command::new(env!("CARGO_BIN_EXE_faasched"))
+            .args(&args)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+    };
+    let with = load(&["--token-file", token]);
+    assert!(with["answered"].as_u64().unwrap() >= 1, "{with}");
+    assert_eq!(with["requests"], with["answered"], "{with}");
+    let without = load(&[]);
+    assert!(without["requests"].as_u64().unwrap() >= 1, "{without}");
+    assert_eq!(without["answered"], 0, "{without}");
+    let (clean, rest) = serve.stop();
+    assert!(clean, "{rest}");
+}
+
 #[test]
 fn sledgescale_preempts_a_long_spin_for_an_urgent_request() {
     let serve = serve(&["--policy", "sledgescale"]);

@@ -104,6 +104,7 @@ fn serve_gateway(policy: &str, nodes: &[SocketAddr]) -> Result<RunningGateway> {
         forward_timeout: faasched_live::cluster::DEFAULT_FORWARD_TIMEOUT,
         time_scale: 1.0,
         token: None,
+        invoke_token: None,
         max_response_bytes: faasched_live::cluster::DEFAULT_MAX_RESPONSE_BYTES,
         max_connections: faasched_live::http::DEFAULT_MAX_CONNECTIONS,
     })

@@ -4,7 +4,7 @@
 
 use super::catalog::ROUTERS;
 use super::live::{GatewaySpec, serve_gateway};
-use crate::node::serve::{DEFAULT_MAX_CONNECTIONS, control_token, drain, stopped_by};
+use crate::node::serve::{DEFAULT_MAX_CONNECTIONS, control_token, drain, read_token, stopped_by};
 use anyhow::{Context, Result, bail};
 use faasched_live::cluster::DEFAULT_MAX_RESPONSE_BYTES;
 use std::path::PathBuf;
@@ -55,6 +55,12 @@ pub struct GatewayOptions {
     /// this flag such a gateway is refused.
     #[arg(long, conflicts_with = "token_file")]
     pub no_token: bool,
+    /// A file holding the token every invocation must present as
+    /// `Authorization: Bearer TOKEN`; it is forwarded with the invocation,
+    /// so nodes given the same --invoke-token-file take it. Without it,
+    /// anyone who reaches the gateway may invoke.
+    #[arg(long, value_name = "FILE")]
+    pub invoke_token_file: Option<PathBuf>,
     /// The longest node answer passed on to a client, bytes; a longer one
     /// is answered 502 response-too-large (an answer is read whole before
     /// it is passed on, so this bounds what one invocation holds).
@@ -87,6 +93,8 @@ impl GatewayOptions {
             forward_timeout: Duration::from_secs_f64(self.forward_timeout_s),
             time_scale: self.time_scale,
             token,
+            invoke_token: read_token(self.invoke_token_file.as_deref())
+                .context("--invoke-token-file")?,
             max_response_bytes: usize::try_from(self.max_response_bytes)
                 .context("--max-response-bytes")?,
             max_connections: self.max_connections as usize,

@@ -36,6 +36,8 @@ pub struct GatewaySpec {
     pub time_scale: f64,
     /// What a change of the gateway's nodes must present, if anything.
     pub token: Option<Token>,
+    /// What an invocation must present, if anything.
+    pub invoke_token: Option<Token>,
     /// The largest node answer passed on.
     pub max_response_bytes: usize,
     /// Client connections open at once.
@@ -113,6 +115,7 @@ impl GatewaySpec {
             .drain_timeout(self.drain)
             .forward_timeout(self.forward_timeout)
             .token(self.token.clone())
+            .invoke_token(self.invoke_token.clone())
             .max_response_bytes(self.max_response_bytes)
             .max_connections(self.max_connections);
         Ok(Gateway::new(
@@ -226,6 +229,7 @@ mod tests {
             forward_timeout: Duration::from_secs(60),
             time_scale: 1.0,
             token: None,
+            invoke_token: None,
             max_response_bytes: faasched_live::cluster::DEFAULT_MAX_RESPONSE_BYTES,
             max_connections: faasched_live::http::DEFAULT_MAX_CONNECTIONS,
         };

@@ -18,8 +18,10 @@ use super::run::{
     ClusterOptions, ClusterWorkload, FUNCTIONBENCH, FUNCTIONBENCH_BURSTS, FUNCTIONBENCH_RISING,
 };
 use crate::interrupt;
+use crate::node::serve::read_token;
 use crate::output::{Outputs, write_staged};
 use anyhow::{Context, Result, bail};
+use faasched_live::auth::Token;
 use faasched_live::cluster::load::{Call, CallRecord, ClientRun, run_clients, run_schedule};
 use faasched_live::load::{End, Lateness, LoadConfig, LoadError, MAX_CONNECTIONS, Mode, Sampler};
 use faasched_model::cluster::{
@@ -35,6 +37,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// requests.csv's header.
@@ -124,6 +127,8 @@ pub struct LiveLoadSpec {
     pub drain: Nanos,
     /// How long a call's answer is awaited at most.
     pub timeout: Nanos,
+    /// What every call presents, if the target asks for a token.
+    pub token: Option<Token>,
 }
 
 /// What a live load run measured.
@@ -189,6 +194,7 @@ impl LiveLoadSpec {
         let config = |mode| LoadConfig {
             drain: self.drain,
             timeout: self.timeout,
+            token: self.token.clone(),
             ..LoadConfig::new(mode, duration)
         };
         let (run, workload, late) = match &setup.workload {
@@ -547,6 +553,10 @@ pub struct Options {
     /// How long a call's answer is awaited at most, ms
     #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub timeout_ms: u64,
+    /// A file holding the token every request presents as `Authorization:
+    /// Bearer TOKEN`, for a target given an --invoke-token-file.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
     /// Where the results go; with a directory, requests.csv too. The
     /// command's own --out and --json give it (their help is its own).
     #[arg(skip)]
@@ -580,6 +590,7 @@ pub fn run(o: Options) -> Result<()> {
         label: o.label.clone(),
         drain: o.drain_ms * MS,
         timeout: o.timeout_ms * MS,
+        token: read_token(o.token_file.as_deref())?,
     };
     match open_loop(&o.workload, o.time_scale) {
         None => eprintln!(
@@ -807,6 +818,7 @@ mod tests {
             label: "live".into(),
             drain: SEC,
             timeout: SEC,
+            token: None,
         };
         let e = |spec: LiveLoadSpec| spec.run(&|| false).unwrap_err().to_string();
         for (bad, option) in [

@@ -135,6 +135,7 @@ impl ReplayOptions {
                 time_scale: self.time_scale,
                 // Its nodes are its own children, on loopback.
                 token: None,
+                invoke_token: None,
                 max_response_bytes: faasched_live::cluster::DEFAULT_MAX_RESPONSE_BYTES,
                 max_connections: faasched_live::http::DEFAULT_MAX_CONNECTIONS,
             },
@@ -148,6 +149,7 @@ impl ReplayOptions {
                 label: String::new(),
                 drain: 10_000 * MS,
                 timeout: 60_000 * MS,
+                token: None,
             },
         })
     }

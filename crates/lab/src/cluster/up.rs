@@ -126,6 +126,7 @@ impl ClusterNodes {
             load_cores: Some(self.cores_per_node),
             register: None,
             token_file: None,
+            invoke_token_file: None,
             no_token: false,
             max_connections: faasched_live::http::DEFAULT_MAX_CONNECTIONS,
             host: Host {
@@ -152,8 +153,9 @@ pub fn run(o: Options) -> Result<()> {
     // Checked before any node starts.
     let drain = g.spec(Vec::new())?.drain;
     let node = ServeOptions {
-        // The gateway's token guards the nodes' code too.
+        // The gateway's tokens guard the nodes' code and invocations too.
         token_file: g.token_file.clone(),
+        invoke_token_file: g.invoke_token_file.clone(),
         ..o.nodes
             .serve_options(&g.workload, g.time_scale, g.period_ms, g.drain_s)?
     };

@@ -313,6 +313,8 @@ pub struct Front<'a> {
     /// What the control routes take, and the node presents to its
     /// gateway, if anything.
     pub token: Option<&'a Token>,
+    /// What an invocation must present, if anything.
+    pub invoke_token: Option<&'a Token>,
     /// Connections open at once.
     pub max_connections: usize,
 }
@@ -334,6 +336,7 @@ pub fn serve(
         load,
         register,
         token,
+        invoke_token,
         max_connections,
     } = front;
     let runtime = Arc::new(node.start()?);
@@ -371,6 +374,7 @@ pub fn serve(
             .drain_timeout(drain)
             .load_report(load)
             .token(token.cloned())
+            .invoke_token(invoke_token.cloned())
             .max_connections(max_connections);
         let drained = ingress
             .serve(listener, async {

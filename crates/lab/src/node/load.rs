@@ -3,6 +3,7 @@
 //! clients), measured from each request's intended send time; a table and
 //! requests.csv and summary.json.
 
+use crate::node::serve::read_token;
 use crate::output::write_staged;
 use crate::{interrupt, out, outln};
 use anyhow::{Context, Result, bail};
@@ -68,6 +69,10 @@ pub struct LoadOptions {
     #[arg(long, value_name = "MS", default_value_t = 5_000,
           value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     pub drain_ms: u64,
+    /// A file holding the token every request presents as `Authorization:
+    /// Bearer TOKEN`, for a target given an --invoke-token-file.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
     /// Write requests.csv (one row per request) and summary.json into this
     /// directory, put in place together once both are written.
     #[arg(long, short = 'o', value_name = "DIR")]
@@ -122,6 +127,7 @@ impl LoadOptions {
         let config = LoadConfig {
             drain: self.drain_ms * MS,
             timeout: self.timeout_ms * MS,
+            token: read_token(self.token_file.as_deref())?,
             ..LoadConfig::new(mode, duration)
         };
         interrupt::catch()?;

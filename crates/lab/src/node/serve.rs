@@ -70,6 +70,10 @@ pub struct ServeOptions {
     /// node's routes are open to whoever reaches it.
     #[serde(default)]
     pub token_file: Option<PathBuf>,
+    /// The file of the token every invocation must present; none: anyone
+    /// who reaches the node may invoke its functions.
+    #[serde(default)]
+    pub invoke_token_file: Option<PathBuf>,
     /// Serve an address others can reach without a token (see
     /// [`control_token`]).
     #[serde(default)]
@@ -208,13 +212,18 @@ fn default_max_connections() -> usize {
     faasched_live::http::DEFAULT_MAX_CONNECTIONS
 }
 
+/// The token in `file`, if one is given.
+pub fn read_token(file: Option<&Path>) -> Result<Option<Token>> {
+    Ok(file.map(Token::read).transpose()?)
+}
+
 /// The token of a service's control routes, read from `file`. A service
 /// that would listen on `listen`, an address others can reach (not
 /// loopback), without one is refused unless `open` says to serve it so:
 /// a node's or a gateway's control routes are open to whoever reaches it
 /// unless a token guards them.
 pub fn control_token(file: Option<&Path>, listen: &str, open: bool) -> Result<Option<Token>> {
-    let token = file.map(Token::read).transpose().context("--token-file")?;
+    let token = read_token(file).context("--token-file")?;
     if !open && auth::exposed(listen, token.as_ref()) {
         bail!(
             "--listen {listen}: others can reach this address, and without --token-file they \
@@ -235,6 +244,8 @@ pub fn run(options: &ServeOptions, announce: Announce) -> Result<()> {
         &options.listen,
         options.no_token,
     )?;
+    let invoke_token =
+        read_token(options.invoke_token_file.as_deref()).context("--invoke-token-file")?;
     let node = options.node()?;
     let mut load = LoadConfig::new();
     load.cores(
@@ -252,6 +263,7 @@ pub fn run(options: &ServeOptions, announce: Announce) -> Result<()> {
         load,
         register: options.register.as_ref(),
         token: token.as_ref(),
+        invoke_token: invoke_token.as_ref(),
         max_connections: options.max_connections,
     };
     let served = serve(&node, &options.listen, front, |addr, runtime| {
@@ -321,6 +333,7 @@ mod tests {
             load_cores: Some(1),
             register: None,
             token_file: None,
+            invoke_token_file: None,
             no_token: false,
             max_connections: default_max_connections(),
             host: Host {

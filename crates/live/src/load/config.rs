@@ -2,6 +2,7 @@
 //! [`Transport`](super::Transport)'s).
 
 use super::outcome::LoadError;
+use crate::auth::Token;
 use faasched_model::{MS, Nanos, SEC, TIME_LIMIT};
 
 /// By default, how long the requests in flight at the end of the run get to
@@ -59,6 +60,9 @@ pub struct LoadConfig {
     /// How long a request waits for its whole response once sent. By
     /// default [`DEFAULT_TIMEOUT`].
     pub timeout: Nanos,
+    /// The token every HTTP request presents (`Authorization: Bearer`),
+    /// for a node or gateway whose invocations need one. By default none.
+    pub token: Option<Token>,
 }
 
 impl LoadConfig {
@@ -69,6 +73,7 @@ impl LoadConfig {
             duration,
             drain: DEFAULT_DRAIN,
             timeout: DEFAULT_TIMEOUT,
+            token: None,
         }
     }
 

@@ -3,10 +3,11 @@
 //! are the [module](super)'s).
 
 use super::config::LoadConfig;
-use super::http::{Http, Sender, attempt};
+use super::http::{Http, Sender, attempt, presenting};
 use super::outcome::{Answer, End, Failure, LoadError};
 use super::transport::Transport;
 use super::{Call, HttpCall, Record, Run, Sampler};
+use crate::auth::Token;
 use faasched_model::Time;
 use faasched_sys::clock::FineTimerSlack;
 use std::net::SocketAddr;
@@ -241,6 +242,8 @@ struct Clients<S> {
     ids: std::sync::atomic::AtomicU64,
     target: String,
     addr: SocketAddr,
+    /// What every request presents.
+    token: Option<Token>,
     clock: Clock,
     duration: Time,
     hard_end: Time,
@@ -276,6 +279,7 @@ async fn drive_closed<C: HttpCall, S: Sampler<C>>(
         ids: std::sync::atomic::AtomicU64::new(0),
         target: http.target().to_string(),
         addr: http.addr(),
+        token: config.token.clone(),
         clock: Clock {
             start: Instant::now(),
         },
@@ -351,7 +355,7 @@ async fn client<C: HttpCall, S: Sampler<C>>(
                 _ = stop.wait_for(|s| *s) => break,
             }
         }
-        let message = call.request(&c.target);
+        let message = presenting(call.request(&c.target), c.token.as_ref());
         let sent = c.clock.now();
         let id = c.ids.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // A client's call is due when the client sends it.

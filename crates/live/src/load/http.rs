@@ -6,6 +6,7 @@ use super::HttpCall;
 use super::config::LoadConfig;
 use super::outcome::{Answer, Failure, LoadError};
 use super::transport::{Came, Transport};
+use crate::auth::Token;
 use crate::wire::{
     COLD_HEADER, DEADLINE_HEADER, ERROR_HEADER, FUNCTION_HEADER, NODE_HEADER, PREEMPTIONS_HEADER,
     RUNTIME_CPU_HEADER, RUNTIME_HEADER,
@@ -43,6 +44,8 @@ pub struct Http {
     /// The open loop's free connections, once started; sized so that
     /// giving one back never waits.
     free: Option<(mpsc::Sender<Slot>, mpsc::Receiver<Slot>)>,
+    /// What every request presents, once started.
+    token: Option<Token>,
 }
 
 impl Http {
@@ -65,6 +68,7 @@ impl Http {
             target: target.to_string(),
             addr,
             free: None,
+            token: None,
         })
     }
 
@@ -113,6 +117,7 @@ impl<C: HttpCall> Transport<C> for Http {
             let _ = tx.try_send((i, Some(sender)));
         }
         self.free = Some((tx, rx));
+        self.token.clone_from(&config.token);
         Ok(())
     }
 
@@ -136,7 +141,7 @@ impl<C: HttpCall> Transport<C> for Http {
         _due: Instant,
         by: Instant,
     ) -> impl Future<Output = Came> + Send + 'static {
-        let message = call.request(&self.target);
+        let message = presenting(call.request(&self.target), self.token.as_ref());
         let (addr, free) = (self.addr, self.started().0.clone());
         async move {
             let (lane, result) = match timeout_at(by, attempt(lane, addr, message)).await {
@@ -150,6 +155,19 @@ impl<C: HttpCall> Transport<C> for Http {
             (result, came)
         }
     }
+}
+
+/// `message` with `token`, if any, as its `Authorization: Bearer`.
+pub(crate) fn presenting(
+    mut message: hyper::Request<Empty<Bytes>>,
+    token: Option<&Token>,
+) -> hyper::Request<Empty<Bytes>> {
+    if let Some(token) = token {
+        message
+            .headers_mut()
+            .insert(hyper::header::AUTHORIZATION, token.bearer());
+    }
+    message
 }
 
 /// One request on `slot` (opened again if it is `None` or closed): the
@@ -288,6 +306,15 @@ fn error_kind(headers: &HeaderMap) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_token_is_presented_as_a_bearer() {
+        let token = Token::new("0123456789abcdef0123456789abcdef").unwrap();
+        let message = presenting(invoke("h:1", 5, "f", None), Some(&token));
+        assert!(token.admits(message.headers()));
+        let bare = presenting(invoke("h:1", 5, "f", None), None);
+        assert!(!bare.headers().contains_key(hyper::header::AUTHORIZATION));
+    }
 
     #[test]
     fn a_call_carries_work_function_and_deadline() {

@@ -669,6 +669,32 @@ fn the_gateway_and_its_serve_future_are_send() {
     send(&gateway.serve(listener, async {}));
 }
 
+/// With an invocation token, the gateway refuses an invocation without it
+/// before any node sees it, and forwards one with it.
+#[test]
+fn invocations_need_the_gateways_invoke_token() {
+    const TOKEN: &str = "an-invocation-token-of-32-chars+";
+    let c = Cluster::start_with([0.0, 0.5], |config| {
+        config.invoke_token(Some(Token::new(TOKEN).unwrap()));
+    });
+    let label = [("x-faasched-function", "f")];
+    let refused = call(c.gateway, "POST", "/invoke/f", &label);
+    assert_eq!(refused.status, 401, "{}", refused.body);
+    assert_eq!(refused.header("x-faasched-error"), Some("unauthorized"));
+    let bearer = format!("Bearer {TOKEN}");
+    let with = [
+        ("x-faasched-function", "f"),
+        ("authorization", bearer.as_str()),
+    ];
+    let a = call(c.gateway, "POST", "/invoke/f", &with);
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(
+        c.invoked(0) + c.invoked(1),
+        1,
+        "only the one with the token"
+    );
+}
+
 /// A node answer longer than the gateway passes on is a 502
 /// `response-too-large`, never held whole; the next invocation goes on.
 #[test]

@@ -928,6 +928,31 @@ fn register_needs_the_token_when_the_node_has_one() {
     );
 }
 
+/// With an invocation token, an invocation without it is refused 401 and
+/// never reaches the backend; the control routes keep their own token.
+#[test]
+fn invocations_need_the_invoke_token_when_the_node_has_one() {
+    const TOKEN: &str = "an-invocation-token-of-32-chars+";
+    let backend = fake();
+    let server = Server::with(&backend, |ingress| {
+        ingress.invoke_token(Some(Token::new(TOKEN).unwrap()));
+    });
+    let mut client = server.connect();
+    let refused = client.request(&post("/invoke/double?n=2", &[])).unwrap();
+    assert_eq!(
+        (refused.status, refused.error()),
+        (401, Some("unauthorized"))
+    );
+    let bearer = format!("Bearer {TOKEN}");
+    let done = client
+        .request(&post("/invoke/double?n=2", &[("authorization", &bearer)]))
+        .unwrap();
+    assert_eq!((done.status, done.body.as_str()), (200, "4\n"));
+    assert_eq!(backend.calls(), 1, "only the one with the token");
+    // Its load report and metrics stay open: a gateway polls them.
+    assert_eq!(client.request(&get("/load")).unwrap().status, 200);
+}
+
 /// One module compiles at a time: a second registration meanwhile is
 /// told to come back (503, `Retry-After`); `DELETE /functions/NAME`
 /// removes a module.

@@ -44,6 +44,7 @@ pub struct GatewayConfig {
     pub(super) drain_timeout: Duration,
     pub(super) forward_timeout: Duration,
     pub(super) token: Option<Token>,
+    pub(super) invoke_token: Option<Token>,
     pub(super) max_response_bytes: usize,
     pub(super) max_connections: usize,
     pub(super) body_pace: BodyPace,
@@ -64,6 +65,7 @@ impl GatewayConfig {
             drain_timeout: ingress::DEFAULT_DRAIN_TIMEOUT,
             forward_timeout: DEFAULT_FORWARD_TIMEOUT,
             token: None,
+            invoke_token: None,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             max_connections: http::DEFAULT_MAX_CONNECTIONS,
             body_pace: BodyPace::default(),
@@ -126,6 +128,14 @@ impl GatewayConfig {
     /// may change its nodes.
     pub fn token(&mut self, token: Option<Token>) -> &mut GatewayConfig {
         self.token = token;
+        self
+    }
+
+    /// The token an invocation must present; it is forwarded to the node
+    /// with the rest of the client's headers, so nodes that ask for the
+    /// same token take it. By default none.
+    pub fn invoke_token(&mut self, token: Option<Token>) -> &mut GatewayConfig {
+        self.invoke_token = token;
         self
     }
 }

@@ -5,6 +5,7 @@
 //! neither reaches a node.
 
 use super::{Inner, lock};
+use crate::auth;
 use crate::http::Service;
 use crate::node::invoke::Invoke;
 use crate::wire::FUNCTION_HEADER;
@@ -87,6 +88,11 @@ impl Inner {
         request: Request<Incoming>,
     ) -> Result<Counted, Malformed> {
         let received = Instant::now();
+        auth::check(
+            self.invoke_token.as_ref(),
+            request.headers(),
+            "POST /invoke",
+        )?;
         let (parts, body) = request.into_parts();
         read_body(body, 0, self.body_pace, "an invocation's body").await?;
         let invoke = request::invoke(function, parts.uri.query(), &parts.headers)?;

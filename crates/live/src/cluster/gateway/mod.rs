@@ -200,6 +200,7 @@ impl Gateway {
                 drain_timeout: config.drain_timeout,
                 forward_timeout: config.forward_timeout,
                 token: config.token.clone(),
+                invoke_token: config.invoke_token.clone(),
                 max_response_bytes: config.max_response_bytes,
                 max_connections: config.max_connections,
                 body_pace: config.body_pace,
@@ -246,6 +247,8 @@ struct Inner {
     forward_timeout: Duration,
     /// What a change of membership must present, if anything.
     token: Option<Token>,
+    /// What an invocation must present, if anything.
+    invoke_token: Option<Token>,
     /// The largest node answer passed on.
     max_response_bytes: usize,
     /// Client connections open at once.

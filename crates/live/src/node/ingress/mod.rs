@@ -107,6 +107,7 @@ pub struct Ingress {
     max_module_bytes: usize,
     load: LoadConfig,
     token: Option<Token>,
+    invoke_token: Option<Token>,
     max_connections: usize,
     body_pace: BodyPace,
     id: String,
@@ -144,6 +145,7 @@ impl Ingress {
             max_module_bytes: DEFAULT_MAX_MODULE_BYTES,
             load: LoadConfig::new(),
             token: None,
+            invoke_token: None,
             max_connections: http::DEFAULT_MAX_CONNECTIONS,
             body_pace: BodyPace::default(),
             id: fresh_id(),
@@ -200,6 +202,13 @@ impl Ingress {
         self
     }
 
+    /// The token an invocation must present. By default none: anyone who
+    /// reaches the node may invoke its functions.
+    pub fn invoke_token(&mut self, token: Option<Token>) -> &mut Ingress {
+        self.invoke_token = token;
+        self
+    }
+
     /// Serves HTTP/1.1 on `listener` until `shutdown` resolves, then drains
     /// (the module docs' step 4) and returns how that went. Errs only if
     /// the listener has no local address.
@@ -216,6 +225,7 @@ impl Ingress {
             max_module_bytes: self.max_module_bytes,
             load: self.load,
             token: self.token.clone(),
+            invoke_token: self.invoke_token.clone(),
             body_pace: self.body_pace,
             id: self.id.clone(),
             compiling: tokio::sync::Semaphore::new(1),
@@ -331,6 +341,8 @@ struct Shared {
     load: LoadConfig,
     /// What the control routes must present, if anything.
     token: Option<Token>,
+    /// What an invocation must present, if anything.
+    invoke_token: Option<Token>,
     /// How fast a body must come.
     body_pace: BodyPace,
     /// The node's id.
@@ -388,6 +400,11 @@ async fn handle(shared: &Shared, request: Request<Incoming>) -> Response<Full<By
 async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted, Malformed> {
     match request::route(request.method(), request.uri().path())? {
         Route::Invoke(function) => {
+            auth::check(
+                shared.invoke_token.as_ref(),
+                request.headers(),
+                "POST /invoke",
+            )?;
             let (parts, body) = request.into_parts();
             read_body(body, 0, shared.body_pace, "an invocation's body").await?;
             let invoke = request::invoke(function, parts.uri.query(), &parts.headers)?;
