@@ -69,7 +69,9 @@ impl load::HttpCall for NodeCall {
     fn request(&self, target: &str) -> hyper::Request<http_body_util::Empty<hyper::body::Bytes>> {
         let r = &self.request;
         let work = round_us(r.work);
-        load::invoke(target, work, &r.function.name, Some(round_us(r.deadline)))
+        // A node takes no deadline of 0 µs (one under half a µs rounds so).
+        let deadline = round_us(r.deadline).max(1);
+        load::invoke(target, work, &r.function.name, Some(deadline))
     }
 }
 

@@ -460,6 +460,9 @@ fn a_request_carries_its_work_and_deadline_rounded_to_the_us() {
     assert_eq!(http.headers()[FUNCTION_HEADER], "image-resize");
     assert_eq!(http.headers()[DEADLINE_HEADER], "265");
     assert_eq!(call(500, 5_000).request("x:1").uri(), "/invoke/spin?us=1");
+    // A deadline under half a µs is sent as 1 µs: a node refuses 0.
+    let tiny = call(30, 300).request("x:1");
+    assert_eq!(tiny.headers()[DEADLINE_HEADER], "1");
     // In process: the work rounded as well but never to 0, the deadline
     // in ns.
     let local = |work| call(work, 264_990).invoke(std::time::Instant::now(), Cancel::new());
