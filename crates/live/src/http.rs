@@ -12,7 +12,9 @@
 //!    more is answered a bare 503 with `Retry-After` and closed
 //!    ([`Service::refused`]), or closed at once while 64 such answers are
 //!    being written, so that slow clients cannot take every file
-//!    descriptor.
+//!    descriptor. The last eighth of them (at most [`MAX_RESERVED`]) are
+//!    kept for the control plane ([`Service::control`]): another request
+//!    on one is answered 503 and its connection closed.
 //! 3. A request's headers must come within hyper's header read timeout
 //!    (30 s, which also closes an idle connection), and its body at
 //!    [`BodyPace`]'s rate ([`crate::wire`]'s bodies are read so).
@@ -112,7 +114,16 @@ impl Limits {
             max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
+
+    /// Of the connections, the last ones open kept for the control plane:
+    /// an eighth of them, at most [`MAX_RESERVED`].
+    fn reserved(&self) -> usize {
+        (self.max_connections / 8).min(MAX_RESERVED)
+    }
 }
+
+/// The most connections kept for the control plane.
+pub const MAX_RESERVED: usize = 16;
 
 /// What a server does with its requests, and what it counts of its
 /// connections. Every method but [`Service::handle`] defaults to nothing.
@@ -129,8 +140,17 @@ pub trait Service: Send + Sync + 'static {
     /// An accept failed.
     fn accept_error(&self) {}
 
-    /// A connection past [`Limits::max_connections`] was refused.
+    /// A connection past [`Limits::max_connections`] was refused, or a
+    /// request other than a control one came on a connection kept for
+    /// the control plane.
     fn refused(&self) {}
+
+    /// Whether `request` is one of the control plane's, which the last
+    /// connections are kept for ([`Limits`]). By default none is.
+    fn control(&self, request: &Request<Incoming>) -> bool {
+        let _ = request;
+        false
+    }
 
     /// A connection ended in an error (a malformed message, a reset).
     fn connection_error(&self) {}
@@ -213,11 +233,14 @@ pub async fn serve<S: Service>(
                     service.connection();
                     // Answers are small and written whole: send them now.
                     let _ = stream.set_nodelay(true);
+                    let control_only =
+                        connections.len() >= limits.max_connections - limits.reserved();
                     connections.spawn(connection(
                         stream,
                         Arc::clone(&service),
                         stopping.clone(),
                         Arc::clone(&answering),
+                        control_only,
                     ));
                 }
                 Err(error) => {
@@ -252,6 +275,29 @@ pub async fn serve<S: Service>(
     } else {
         Cut::default()
     }
+}
+
+/// The 503 of a request other than a control one on a connection kept
+/// for the control plane; the connection closes after it.
+fn kept_for_control() -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from_static(
+        b"overloaded: the last connections are kept for the control plane\n",
+    )));
+    *response.status_mut() = hyper::StatusCode::SERVICE_UNAVAILABLE;
+    let headers = response.headers_mut();
+    headers.insert(
+        hyper::header::RETRY_AFTER,
+        hyper::header::HeaderValue::from_static("1"),
+    );
+    headers.insert(
+        hyper::header::CONNECTION,
+        hyper::header::HeaderValue::from_static("close"),
+    );
+    headers.insert(
+        crate::wire::ERROR_HEADER,
+        hyper::header::HeaderValue::from_static("overloaded"),
+    );
+    response
 }
 
 /// Whether `max` connections are open, those that ended reaped first:
@@ -314,14 +360,19 @@ async fn connection<S: Service>(
     service: Arc<S>,
     mut stopping: watch::Receiver<bool>,
     answering: Arc<AtomicUsize>,
+    control_only: bool,
 ) {
     let handler = Arc::clone(&service);
     let serving = service_fn(move |request| {
         let handler = Arc::clone(&handler);
         let answering = Arc::clone(&answering);
         async move {
+            if control_only && !handler.control(&request) {
+                handler.refused();
+                return Ok::<_, Infallible>(kept_for_control());
+            }
             let _with_service = Answering::new(answering);
-            Ok::<_, Infallible>(handler.handle(request).await)
+            Ok(handler.handle(request).await)
         }
     });
     // The timer gives hyper its header read timeout (30 s by default), so

@@ -928,6 +928,44 @@ fn register_needs_the_token_when_the_node_has_one() {
     );
 }
 
+/// The last connections are kept for the control plane: with 8 at most,
+/// the 8th takes a registration but no other request.
+#[test]
+fn the_last_connection_is_kept_for_the_control_plane() {
+    let backend = fake();
+    let server = Server::with(&backend, |ingress| {
+        ingress.max_connections(8);
+    });
+    let mut open: Vec<Client> = (0..7).map(|_| server.connect()).collect();
+    for client in &mut open {
+        assert_eq!(client.request(&get("/status")).unwrap().status, 200);
+    }
+    let mut last = server.connect();
+    let kept = last.request(&get("/status")).unwrap();
+    assert_eq!((kept.status, kept.error()), (503, Some("overloaded")));
+    assert!(
+        kept.body.contains("kept for the control plane"),
+        "{}",
+        kept.body
+    );
+    assert!(last.closed(), "closed after its 503");
+    let start = Instant::now();
+    let module = b"\0asm\x01\0\0\0";
+    loop {
+        let answer = server
+            .connect()
+            .request(&post_body("/register/m", module))
+            .unwrap();
+        if answer.status == 201 {
+            break;
+        }
+        // The closed connection's place may not be free yet.
+        assert!(start.elapsed() < PATIENCE, "{answer:?}");
+        thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(backend.lock().registered, [("m".to_owned(), 8)]);
+}
+
 /// With an invocation token, an invocation without it is refused 401 and
 /// never reaches the backend; the control routes keep their own token.
 #[test]

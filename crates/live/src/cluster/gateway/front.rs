@@ -46,6 +46,11 @@ impl Service for Front {
         let metrics = &self.0.metrics;
         metrics.refused_connections.fetch_add(1, Ordering::Relaxed);
     }
+
+    fn control(&self, request: &Request<Incoming>) -> bool {
+        let path = request.uri().path();
+        path == "/nodes" || path.starts_with("/nodes/")
+    }
 }
 
 impl Inner {

@@ -369,6 +369,13 @@ impl Service for Shared {
         self.metrics.refused_connection();
     }
 
+    fn control(&self, request: &Request<Incoming>) -> bool {
+        matches!(
+            RouteKind::of(request.uri().path()),
+            RouteKind::Register | RouteKind::Functions
+        )
+    }
+
     fn connection_error(&self) {
         self.metrics.connection_error();
     }
