@@ -5,8 +5,7 @@
 
 use super::forward::NODE_UNREACHABLE;
 use super::link::NodeLink;
-use super::outage::PROBE_TIMEOUT;
-use super::poll::load;
+use super::outage::probe;
 use super::{Inner, State, lock};
 use crate::auth;
 use crate::cluster::table::Membership;
@@ -42,10 +41,9 @@ impl Inner {
             // A node joins only once it answers as one, and says who it
             // is: an address of no node is refused, one of a node in the
             // table under another address is that node.
-            match tokio::time::timeout(PROBE_TIMEOUT, load(&link)).await {
-                Ok(Ok(report)) => link.id = report.node,
-                Ok(Err(e)) => return Ok(not_a_node(&link.addr, &e)),
-                Err(_) => return Ok(not_a_node(&link.addr, "no answer within 1s")),
+            match probe(&link).await {
+                Ok(report) => link.id = report.node,
+                Err(e) => return Ok(not_a_node(&link.addr, &e)),
             }
         }
         let mut state = lock(&self.state);
@@ -136,10 +134,7 @@ impl Inner {
                 UNKNOWN_NODE,
             );
         };
-        state.table.leave(id);
-        if !state.table.contains(id) {
-            state.links.remove(&id);
-        }
+        state.take_down(id);
         self.metrics.leaves.fetch_add(1, Ordering::Relaxed);
         (text(StatusCode::OK, format!("node {addr} left\n")), OK)
     }
@@ -151,6 +146,15 @@ impl State {
     pub(super) fn changed_since(&mut self, epoch: u64, now: Time) {
         if self.table.epoch() != epoch {
             self.router.on_loads(now, self.table.servers());
+        }
+    }
+
+    /// Takes node `id` out of the up nodes: a static one down (its next
+    /// report takes it back), a registered one dropped with its link.
+    pub(super) fn take_down(&mut self, id: usize) {
+        self.table.leave(id);
+        if !self.table.contains(id) {
+            self.links.remove(&id);
         }
     }
 

@@ -6,8 +6,10 @@
 //! if the probe fails too; that invocation is never sent again, as it may
 //! have run.
 
+use super::link::NodeLink;
 use super::poll::load;
 use super::{Inner, lock};
+use crate::wire::LoadReport;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -35,10 +37,7 @@ impl Inner {
             return;
         }
         let epoch = state.table.epoch();
-        state.table.leave(node);
-        if !state.table.contains(node) {
-            state.links.remove(&node);
-        }
+        state.take_down(node);
         self.metrics.taken_out.fetch_add(1, Ordering::Relaxed);
         state.changed_since(epoch, self.now());
     }
@@ -48,6 +47,14 @@ impl Inner {
         lock(&self.suspects.nodes).insert(node);
         self.suspects.wake.notify_one();
     }
+}
+
+/// `link`'s node's load report, if it gives one within [`PROBE_TIMEOUT`];
+/// what went wrong otherwise.
+pub(super) async fn probe(link: &NodeLink) -> Result<LoadReport, String> {
+    tokio::time::timeout(PROBE_TIMEOUT, load(link))
+        .await
+        .unwrap_or_else(|_| Err(format!("no answer within {PROBE_TIMEOUT:?}")))
 }
 
 /// Probes the suspected nodes as they come, all at once, each for at most
@@ -62,10 +69,7 @@ pub(super) async fn probe_suspects(inner: Arc<Inner>) {
             let Some(link) = lock(&inner.state).links.get(&node).cloned() else {
                 continue;
             };
-            probes.spawn(async move {
-                let report = tokio::time::timeout(PROBE_TIMEOUT, load(&link)).await;
-                (node, report.is_ok_and(|r| r.is_ok()))
-            });
+            probes.spawn(async move { (node, probe(&link).await.is_ok()) });
         }
         while let Some(probed) = probes.join_next().await {
             if let Ok((node, false)) = probed {
