@@ -1,8 +1,10 @@
 //! What `node simulate` and `node capacity` share: the workload, the node's
 //! shape and costs, and the policies.
 
+use super::admit::AdmitArgs;
 use anyhow::Result;
 use clap::{Args as ClapArgs, ValueEnum};
+use faasched_lab::node::admission::Admit;
 use faasched_lab::node::catalog::NODE_CATALOG;
 use faasched_lab::node::run::{Deadlines, Estimates, NodeOptions, PreemptTest, Spread};
 use faasched_lab::node::{Costs, read_costs};
@@ -76,6 +78,8 @@ pub struct NodeArgs {
     /// they compare to.
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub stretch: u32,
+    #[command(flatten)]
+    pub admit: AdmitArgs,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -126,6 +130,7 @@ impl NodeArgs {
                 None => Costs::default(),
             },
             stretch: self.stretch,
+            admission: self.admit.admit(Admit::default()),
         })
     }
 }

@@ -1,11 +1,13 @@
 //! `faasched node serve`'s flags, or the whole configuration as JSON; the
 //! lab serves it ([`faasched_lab::node::serve`]).
 
+use super::admit::AdmitArgs;
 use super::args::{PreemptArg, policy_help};
 use super::containers::ContainerArgs;
 use super::host::HostArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
+use faasched_lab::node::admission::Admit;
 use faasched_lab::node::live::{DEFAULT_MAX_MODULES, Host, Register, ms};
 use faasched_lab::node::serve::{
     self, Announce, DEADLINE_MS, DEFAULT_MAX_CONNECTIONS, Estimate, PreemptTest, ServeOptions,
@@ -118,6 +120,8 @@ pub struct Args {
     #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS as u32, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     max_connections: u32,
     #[command(flatten)]
+    admit: AdmitArgs,
+    #[command(flatten)]
     host: HostArgs,
     /// Read the whole configuration from FILE (`-`: standard input) as
     /// JSON instead of flags, one field per option (docs/RUNTIME.md shows
@@ -167,6 +171,7 @@ impl Args {
             invoke_token_file: self.invoke_token_file,
             no_token: self.no_token,
             max_connections: self.max_connections as usize,
+            admission: self.admit.admit(Admit::SERVE),
         })
     }
 }

@@ -74,6 +74,48 @@ fn functions_answer_faults_are_contained_and_sigterm_stops_cleanly() {
     assert!(rest.contains("0 left unanswered"), "{rest}");
 }
 
+/// A client that floods one worker with long spins does not starve the
+/// others: by default a node holds a function to its fair share of a
+/// backlog of 2 s per worker, so of twelve 300 ms spins three are admitted
+/// and the rest are refused at once, 503 `over-share` with `Retry-After`,
+/// while a `fib` sent behind them is answered.
+#[test]
+fn a_flood_of_one_function_is_refused_past_its_share_and_others_run() {
+    let serve = serve(&[]);
+    let mut spins: Vec<_> = (0..12).map(|_| serve.connect()).collect();
+    for c in &mut spins {
+        c.send("POST", "/invoke/spin?us=300000", b"");
+    }
+    let mut other = serve.connect();
+    let fib = other.call("POST", "/invoke/fib?n=25", b"");
+    assert_eq!((fib.status, fib.body.as_str()), (200, "75025\n"));
+    let answers: Vec<_> = spins.iter_mut().map(|c| c.receive()).collect();
+    let refused: Vec<_> = answers.iter().filter(|a| a.status == 503).collect();
+    assert_eq!(
+        refused.len(),
+        9,
+        "{:?}",
+        answers.iter().map(|a| &a.body).collect::<Vec<_>>()
+    );
+    for a in &refused {
+        assert_eq!(
+            a.header("x-faasched-error"),
+            Some("over-share"),
+            "{}",
+            a.body
+        );
+        assert_eq!(a.header("retry-after"), Some("1"));
+    }
+    assert!(answers.iter().all(|a| a.status == 200 || a.status == 503));
+    let metrics = other.call("GET", "/metrics", b"").body;
+    assert!(
+        metrics.contains("faasched_node_refused_total{reason=\"over-share\"} 9"),
+        "{metrics}"
+    );
+    let (clean, rest) = serve.stop();
+    assert!(clean, "{rest}");
+}
+
 /// A node holds at most `--max-modules` registered modules; removing one
 /// makes room, and its name is unknown again.
 #[test]

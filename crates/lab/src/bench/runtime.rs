@@ -188,6 +188,7 @@ pub(crate) fn node(poll: bool, cpus: Vec<usize>) -> LiveNode {
             spin_steps_per_ms: None,
         },
         containers: None,
+        admission: Default::default(),
     }
 }
 

@@ -129,6 +129,10 @@ impl ClusterNodes {
             invoke_token_file: None,
             no_token: false,
             max_connections: faasched_live::http::DEFAULT_MAX_CONNECTIONS,
+            // The cluster simulator's servers admit every invocation (they
+            // share their cores, and wait for memory), and a live cluster
+            // is set beside it: its nodes admit everything too.
+            admission: Default::default(),
             host: Host {
                 cpus: Vec::new(),
                 poll: false,

@@ -233,6 +233,7 @@ fn policy(name: &str, workers: usize) -> Result<Box<dyn Dispatch + Send>> {
         darc_types: Vec::new(),
         darc_paper: None,
         stretch: 1,
+        admission: Default::default(),
     })
 }
 

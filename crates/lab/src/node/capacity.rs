@@ -1068,6 +1068,7 @@ mod tests {
             seed: 1,
             stretch: 1,
             deadlines: Deadlines::default(),
+            admission: Default::default(),
             estimate: Estimate::Exact,
             preempt_test: PreemptTest::Paper,
         })

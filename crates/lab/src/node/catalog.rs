@@ -8,6 +8,7 @@ use crate::catalogue::{Catalogue, Entry};
 use anyhow::{Result, bail};
 use faasched_model::node::Dispatch;
 use faasched_model::{FunctionId, Nanos};
+use faasched_policy::node::{Admission, Admitted};
 use faasched_policy::node::{
     Class, Darc, Group, Jsq, Lld, PreemptTest, Queues, Resume, RoundRobin, Scan, Shinjuku, Sledge,
     SledgeScale, Srpt, Stretched, TypeProfile,
@@ -138,6 +139,8 @@ pub struct Knowledge {
     /// The factor the workload's times are stretched by: the policies'
     /// quanta stretch with them.
     pub stretch: u32,
+    /// The bounds each dispatcher admits requests under.
+    pub admission: Admission,
 }
 
 impl Knowledge {
@@ -149,7 +152,13 @@ impl Knowledge {
             darc_types: darc_types_of_builtin(w),
             darc_paper: darc_paper_groups(w),
             stretch: 1,
+            admission: Admission::default(),
         }
+    }
+
+    /// The same with each dispatcher admitting under `admission`.
+    pub fn admitting(self, admission: Admission) -> Knowledge {
+        Knowledge { admission, ..self }
     }
 
     /// The same with the workload's times multiplied by `factor`: DARC's
@@ -181,6 +190,7 @@ impl Knowledge {
                     .collect()
             }),
             stretch: self.stretch.saturating_mul(factor),
+            admission: self.admission.stretched(factor),
             ..self
         }
     }
@@ -202,9 +212,14 @@ impl NodePolicy {
     /// A fresh instance for one dispatcher.
     pub fn build(&self, k: &Knowledge) -> Result<Box<dyn Dispatch + Send>> {
         let policy = self.build_unstretched(k)?;
-        Ok(match k.stretch {
+        let policy: Box<dyn Dispatch + Send> = match k.stretch {
             1 => policy,
             factor => Box::new(Stretched::new(policy, factor)),
+        };
+        Ok(if k.admission.bounds_anything() {
+            Box::new(Admitted::new(policy, k.admission))
+        } else {
+            policy
         })
     }
 

@@ -2,6 +2,7 @@
 //! and the studies the paper left out.
 
 use super::Costs;
+use super::admission::Admit;
 use super::experiment::{CapacityCase, NodeCase, NodeRan, Offered, percent, ratio};
 use super::run::{Estimates, NodeOptions, Spread};
 use crate::table::Table;
@@ -29,6 +30,7 @@ fn options(workload: &str, seed: u64) -> NodeOptions {
         preempt_test: PreemptTest::Paper,
         costs: Costs::default(),
         stretch: 1,
+        admission: Default::default(),
     }
 }
 
@@ -256,6 +258,68 @@ pub fn beyond_cases(seed: u64) -> Vec<NodeCase> {
             offered: Offered::Loads(vec![0.8]),
             policies: policies(&["sledgescale"]),
         });
+    }
+    cases
+}
+
+/// The backlog bound the held-out cases run, ms per worker: the best of
+/// the tuning cases for `sledgescale+`, the default policy of `node serve`.
+pub const ADMISSION_CHOSEN_MS: f64 = 1.0;
+
+/// Admission control past capacity and below it. Tuning: the exponential
+/// at 150% load (seed `seed`), unbounded against backlog bounds of 0.2 to
+/// 2 ms per worker and a deadline test alone. Held out: high bimodal and
+/// the log-normal (seed `seed + 1`) at 80%, 120% and 200% load, unbounded
+/// against the bound chosen on the tuning case
+/// ([`ADMISSION_CHOSEN_MS`]) and the deadline test alone.
+pub fn admission_cases(seed: u64) -> Vec<NodeCase> {
+    let bounded = |ms: f64| Admit {
+        max_backlog_ms: Some(ms),
+        ..Admit::default()
+    };
+    let late = Admit {
+        refuse_late: true,
+        ..Admit::default()
+    };
+    let mut cases = Vec::new();
+    let mut tuning = vec![("open".to_string(), Admit::default())];
+    tuning.extend([0.2, 0.5, 1.0, 2.0].map(|ms| (format!("backlog-{ms}ms"), bounded(ms))));
+    tuning.push(("late".to_string(), late));
+    for (how, admission) in tuning {
+        cases.push(NodeCase {
+            title: format!("tuning: exponential at 150% load, {how}"),
+            slug: format!("tune-exponential-{how}"),
+            options: NodeOptions {
+                seconds: 1.0,
+                admission,
+                ..options("exponential", seed)
+            },
+            offered: Offered::Loads(vec![1.5]),
+            policies: policies(&["sledgescale+", "sledge"]),
+        });
+    }
+    // Seconds enough for tens of thousands of requests at 200% load.
+    for (w, seconds) in [("bimodal-high", 5.0), ("lognormal", 30.0)] {
+        for (how, admission) in [
+            ("open".to_string(), Admit::default()),
+            (
+                format!("backlog-{ADMISSION_CHOSEN_MS}ms"),
+                bounded(ADMISSION_CHOSEN_MS),
+            ),
+            ("late".to_string(), late),
+        ] {
+            cases.push(NodeCase {
+                title: format!("held out: {w}, {how}"),
+                slug: format!("{w}-{how}"),
+                options: NodeOptions {
+                    seconds,
+                    admission,
+                    ..options(w, seed + 1)
+                },
+                offered: Offered::Loads(vec![0.8, 1.2, 2.0]),
+                policies: policies(&["sledgescale+", "sledge"]),
+            });
+        }
     }
     cases
 }

@@ -2,6 +2,7 @@
 //! node policy from the catalogue, served over HTTP (`faasched node
 //! serve`) or driven in process (`faasched bench runtime`).
 
+use super::admission::Admission;
 use super::catalog::{Knowledge, node_policies};
 use crate::cluster::catalog::KeepAliveSpec;
 use anyhow::{Context, Result, bail};
@@ -234,6 +235,8 @@ pub struct LiveNode {
     pub host: Host,
     /// Its containers, if its functions run in them.
     pub containers: Option<NodeContainers>,
+    /// The bounds each dispatcher admits requests under.
+    pub admission: Admission,
 }
 
 impl LiveNode {
@@ -255,8 +258,10 @@ impl LiveNode {
                 darc_types: Vec::new(),
                 darc_paper: None,
                 stretch: 1,
+                admission: Default::default(),
             },
-        };
+        }
+        .admitting(self.admission);
         let policies = (0..self.dispatchers)
             .map(|_| policy.build(&knowledge))
             .collect::<Result<Vec<_>>>()
@@ -449,6 +454,7 @@ mod tests {
                     spin_steps_per_ms: None,
                 },
                 containers: None,
+                admission: Admission::default(),
             };
             let runtime = node
                 .start()
@@ -513,6 +519,7 @@ mod tests {
                 keep_alive: crate::cluster::catalog::keep_alive("greedy-dual").unwrap(),
                 cold_start: ColdStart { scale: 1.0 },
             }),
+            admission: Admission::default(),
         };
         let runtime = node.start().unwrap();
         let ask = |label: &str| {

@@ -1,6 +1,7 @@
 //! The node level: a catalogue of dispatch policies, and runs of a request
 //! workload through the simulated node under them.
 
+pub mod admission;
 #[cfg(feature = "live")]
 pub mod calibrate;
 pub mod capacity;

@@ -1,6 +1,7 @@
 //! One node run: a request workload through the simulated node under a
 //! policy, summarised.
 
+use super::admission::{Admission, Admit};
 use super::catalog::{Knowledge, NodePolicy, darc_types_of_profile};
 use crate::interrupt;
 use anyhow::{Context, Result, anyhow, bail};
@@ -56,6 +57,9 @@ pub struct NodeOptions {
     /// node whose threads cannot keep µs; the node's costs stay as they are.
     #[serde(default = "no_stretch")]
     pub stretch: u32,
+    /// The bounds each dispatcher admits requests under (none by default).
+    #[serde(default)]
+    pub admission: Admit,
 }
 
 /// Which dispatcher an arrival reaches.
@@ -178,6 +182,7 @@ impl NodeOptions {
             deadlines: self.deadline.clone().unwrap_or_default(),
             estimate,
             preempt_test: self.preempt_test,
+            admission: self.admission.rules()?,
         })
     }
 
@@ -250,6 +255,8 @@ pub struct NodeSetup {
     pub estimate: Estimate,
     /// `sledgescale`'s preemption test.
     pub preempt_test: PreemptTest,
+    /// The bounds each dispatcher admits requests under.
+    pub admission: Admission,
 }
 
 impl NodeSetup {
@@ -266,9 +273,10 @@ impl NodeSetup {
                 darc_types: darc_types_of_profile(f.profile()),
                 darc_paper: None,
                 stretch: 1,
+                admission: Admission::default(),
             },
         };
-        k.stretched(self.stretch)
+        k.admitting(self.admission).stretched(self.stretch)
     }
 
     /// The functions, by id.
@@ -307,6 +315,7 @@ impl NodeSetup {
             deadlines: self.deadlines.clone(),
             estimate: self.estimate,
             preempt_test: self.preempt_test,
+            admission: self.admission,
         })
     }
 
@@ -354,6 +363,15 @@ impl NodeSetup {
             // Only where it is set: an unstretched run's summary.json is
             // the same as before the option existed.
             settings["stretch"] = json!(self.stretch);
+        }
+        let a = self.admission;
+        if a.bounds_anything() {
+            settings["admission"] = json!({
+                "max_queued": a.max_queued,
+                "max_backlog_ms": a.max_backlog.map(|ns| ns as f64 / 1e6),
+                "fair_share": a.fair_share,
+                "refuse_late": a.refuse_late,
+            });
         }
         settings
     }
@@ -493,6 +511,7 @@ mod tests {
             preempt_test: PreemptTest::Paper,
             costs: Costs::zero(),
             stretch: rate_stretch,
+            admission: Admit::default(),
         }
     }
 
@@ -538,8 +557,9 @@ mod tests {
 
     /// With mechanisms that cost nothing, a run stretched K times is the
     /// same schedule K times slower, under policies with quanta of their
-    /// own too: every request's arrival, first run and finish are K times
-    /// the unstretched run's at K times the rate, its preemptions the same.
+    /// own too, and with admission control (its backlog stretched): every
+    /// request's arrival, first run and finish are K times the unstretched
+    /// run's at K times the rate, its preemptions and refusals the same.
     #[test]
     fn a_stretched_run_is_the_same_schedule_slowed_down() {
         let k = 10;
@@ -550,9 +570,23 @@ mod tests {
             "darc".into(),
         ])
         .unwrap();
-        for policy in &policies {
+        let bounded = Admit {
+            max_backlog_ms: Some(0.5),
+            fair_share: true,
+            refuse_late: true,
+            ..Admit::default()
+        };
+        for (policy, admission) in policies
+            .iter()
+            .flat_map(|p| [(p, Admit::default()), (p, bounded)])
+        {
             let run = |stretch: u32, rate: f64, seconds: f64| {
-                let setup = options(stretch, seconds).setup(Some(rate)).unwrap();
+                let setup = NodeOptions {
+                    admission,
+                    ..options(stretch, seconds)
+                }
+                .setup(Some(rate))
+                .unwrap();
                 let mut out = Vec::new();
                 let (summary, offered) = setup.run(policy, |o| out.push(*o)).unwrap();
                 out.sort_by_key(|o| o.info.id);
@@ -584,8 +618,57 @@ mod tests {
                 );
                 assert_eq!(p.preemptions, s.preemptions);
             }
-            assert!(summary.scopes[0].preemptions > 0 || policy.name() == "darc");
+            // A bounded node keeps its queues short: nothing may be
+            // worth preempting.
+            assert!(
+                summary.scopes[0].preemptions > 0
+                    || policy.name() == "darc"
+                    || admission == bounded
+            );
+            if admission == bounded {
+                assert!(summary.scopes[0].dropped > 0, "{}", policy.name());
+            }
         }
+    }
+
+    /// Past the node's capacity, an unbounded node queues without end and
+    /// misses nearly everything; bounding its backlog refuses the excess
+    /// and the requests it admits finish in time. The run's settings say
+    /// what it admitted under, and only when it bounds anything.
+    #[test]
+    fn admission_refuses_the_excess_past_capacity() {
+        let policy = &node_policies(&["sledgescale".into()]).unwrap()[0];
+        let run = |admission: Admit| {
+            let rate = 2.0 * options(1, 0.5).capacity().unwrap();
+            let setup = NodeOptions {
+                admission,
+                ..options(1, 0.5)
+            }
+            .setup(Some(rate))
+            .unwrap();
+            let (summary, _) = setup.run(policy, |_| {}).unwrap();
+            (summary.scopes[0].clone(), setup.describe())
+        };
+        let (open, open_settings) = run(Admit::default());
+        let (bounded, settings) = run(Admit {
+            max_backlog_ms: Some(5.0),
+            refuse_late: true,
+            ..Admit::default()
+        });
+        assert_eq!(open.dropped, 0);
+        assert!(open.missed * 10 > open.requests * 8, "{open:?}");
+        // Much of the excess is refused (long requests first: they pass
+        // the backlog bound sooner, so more short ones fit); of what is
+        // admitted, nearly everything meets its deadline.
+        assert!(bounded.dropped * 5 > bounded.requests, "{bounded:?}");
+        let late = bounded.missed - bounded.dropped;
+        assert!(
+            late * 20 < bounded.requests - bounded.dropped,
+            "{bounded:?}"
+        );
+        assert!(open_settings.get("admission").is_none());
+        assert_eq!(settings["admission"]["max_backlog_ms"], 5.0);
+        assert_eq!(settings["admission"]["refuse_late"], true);
     }
 
     #[test]

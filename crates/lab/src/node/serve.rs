@@ -5,6 +5,7 @@
 //! JSON line on its stdout ([`Ready`]), rather than writing flags and
 //! reading a line meant for people.
 
+use super::admission::Admit;
 use super::live::{Front, Host, LiveNode, NodeContainers, Register, serve};
 use crate::outln;
 use anyhow::{Context, Result, bail};
@@ -81,6 +82,10 @@ pub struct ServeOptions {
     /// Connections open at once; one more is refused 503.
     #[serde(default = "default_max_connections")]
     pub max_connections: usize,
+    /// The bounds each dispatcher admits requests under; left out, a
+    /// served node's ([`Admit::SERVE`]).
+    #[serde(default = "Admit::serve")]
+    pub admission: Admit,
 }
 
 /// What policies are told of a request's work.
@@ -168,6 +173,7 @@ impl ServeOptions {
                 .as_ref()
                 .map(|c| c.containers(u64::from(self.memory_mb)))
                 .transpose()?,
+            admission: self.admission.rules()?,
         })
     }
 }
@@ -336,6 +342,7 @@ mod tests {
             invoke_token_file: None,
             no_token: false,
             max_connections: default_max_connections(),
+            admission: Admit::SERVE,
             host: Host {
                 cpus: vec![0],
                 poll: false,
@@ -357,6 +364,11 @@ mod tests {
         assert_eq!(json["host"]["memory_limit_bytes"], 64 << 20);
         let back: ServeOptions = serde_json::from_value(json.clone()).unwrap();
         assert_eq!(serde_json::to_value(back).unwrap(), json);
+        // Left out, a served node's admission bounds.
+        let mut older = json;
+        older.as_object_mut().unwrap().remove("admission");
+        let back: ServeOptions = serde_json::from_value(older).unwrap();
+        assert_eq!(back.admission, Admit::SERVE);
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! in-process caller uses the same [`Backend`] without HTTP).
 
 use faasched_model::Nanos;
+use faasched_model::node::Refusal;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -127,9 +128,11 @@ pub enum Failure {
     },
     /// It tried to grow its memory past the sandbox's limit.
     Memory,
-    /// The dispatcher refused it (its policy dropped it, or no sandbox was
-    /// free).
+    /// No sandbox or container memory was free for it.
     Overloaded,
+    /// Admission control turned it away (why, in its kind); a policy
+    /// with nowhere to put it is [`Failure::Overloaded`].
+    Refused(Refusal),
     /// The runtime is stopping and did not run it.
     ShuttingDown,
     /// Its client left before the answer: it was not run, or was stopped.
@@ -148,6 +151,7 @@ impl Failure {
             Failure::Timeout { .. } => "timeout",
             Failure::Memory => "memory",
             Failure::Overloaded => "overloaded",
+            Failure::Refused(why) => why.kind(),
             Failure::ShuttingDown => "shutting-down",
             Failure::Cancelled => "cancelled",
             Failure::Internal(_) => "internal",
@@ -163,7 +167,7 @@ impl Failure {
             // nginx's "client closed request": nobody reads it.
             Failure::Cancelled => 499,
             Failure::Trap(_) | Failure::Memory | Failure::Internal(_) => 500,
-            Failure::Overloaded | Failure::ShuttingDown => 503,
+            Failure::Overloaded | Failure::Refused(_) | Failure::ShuttingDown => 503,
             Failure::Timeout { .. } => 504,
         }
     }
@@ -182,6 +186,21 @@ impl fmt::Display for Failure {
             ),
             Failure::Memory => f.write_str("the function grew its memory past the sandbox's limit"),
             Failure::Overloaded => f.write_str("the runtime refused the request: overloaded"),
+            Failure::Refused(why) => f.write_str(match why {
+                Refusal::Unplaced => "the node's policy had nowhere to put the request",
+                Refusal::QueueFull => {
+                    "the node refused the request: it holds its most requests (--max-queued)"
+                }
+                Refusal::BacklogFull => {
+                    "the node refused the request: its queued work is at its bound (--max-backlog-ms)"
+                }
+                Refusal::OverShare => {
+                    "the node refused the request: its function holds its share of the queue (--fair-share)"
+                }
+                Refusal::Late => {
+                    "the node refused the request: the work queued ahead of it would make it miss its deadline (--refuse-late)"
+                }
+            }),
             Failure::ShuttingDown => f.write_str("the runtime is shutting down"),
             Failure::Cancelled => f.write_str("the client left before the answer"),
             Failure::Internal(what) => write!(f, "internal error: {what}"),
@@ -236,6 +255,10 @@ mod tests {
             Failure::Timeout { limit: 5_000_000 },
             Failure::Memory,
             Failure::Overloaded,
+            Failure::Refused(Refusal::QueueFull),
+            Failure::Refused(Refusal::BacklogFull),
+            Failure::Refused(Refusal::OverShare),
+            Failure::Refused(Refusal::Late),
             Failure::ShuttingDown,
             Failure::Cancelled,
             Failure::Internal("x".into()),

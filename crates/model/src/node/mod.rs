@@ -138,7 +138,56 @@ pub enum Placement {
     /// Held by the policy until a worker asks ([`Dispatch::on_idle`]).
     Hold,
     /// Refused: it never runs.
-    Drop,
+    Drop(Refusal),
+}
+
+/// Why a dispatcher refused a request. A live node answers each with a 503
+/// whose `x-faasched-error` is [`Refusal::kind`]; the admission reasons
+/// also carry `Retry-After`, since the node will have room again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Refusal {
+    /// The policy had nowhere to put it (no worker, no group that takes
+    /// its kind).
+    Unplaced,
+    /// The group holds its most requests admitted and unfinished.
+    QueueFull,
+    /// Its estimate would take the work admitted and unfinished past the
+    /// group's bound.
+    BacklogFull,
+    /// Its function holds its share of what is left of the bounds, so that
+    /// one function cannot take the room every other needs.
+    OverShare,
+    /// The work that runs ahead of it on the best worker would make it
+    /// miss its deadline, by the estimates.
+    Late,
+}
+
+impl Refusal {
+    /// Every reason, in the order outputs list them.
+    pub const ALL: [Refusal; 5] = [
+        Refusal::Unplaced,
+        Refusal::QueueFull,
+        Refusal::BacklogFull,
+        Refusal::OverShare,
+        Refusal::Late,
+    ];
+
+    /// The short name outputs and clients read.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Refusal::Unplaced => "unplaced",
+            Refusal::QueueFull => "queue-full",
+            Refusal::BacklogFull => "backlog-full",
+            Refusal::OverShare => "over-share",
+            Refusal::Late => "deadline-infeasible",
+        }
+    }
+
+    /// Whether admission control refused it (the node has room again
+    /// later), rather than the policy.
+    pub fn admission(self) -> bool {
+        self != Refusal::Unplaced
+    }
 }
 
 /// A dispatcher's decision and what it cost to reach it.

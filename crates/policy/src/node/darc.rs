@@ -38,7 +38,7 @@
 //! by Perséphone's rule from a profile ([`Plan::new`], see there).
 
 use faasched_model::node::{
-    Decision, Dispatch, Local, Order, Placement, RequestId, RequestInfo, WorkerId, Workers,
+    Decision, Dispatch, Local, Order, Placement, Refusal, RequestId, RequestInfo, WorkerId, Workers,
 };
 use faasched_model::{FunctionId, Nanos, Time};
 use std::collections::VecDeque;
@@ -378,7 +378,7 @@ impl Dispatch for Darc {
         let lane = &mut self.lanes[g];
         let held = lane.held_work + u128::from(req.estimate);
         let placement = if held > u128::from(req.deadline) * u128::from(lane.usable) {
-            Placement::Drop
+            Placement::Drop(Refusal::Unplaced)
         } else {
             lane.held_work = held;
             lane.held.push_back(*req);
@@ -594,19 +594,22 @@ mod tests {
             assert_eq!(d.placement, Placement::Hold, "request {id}");
         }
         let d = p.on_request(0, &info(16, 1, 0, 100 * US, 30 * US), &ws);
-        assert_eq!((d.placement, d.scanned), (Placement::Drop, 0));
+        assert_eq!(
+            (d.placement, d.scanned),
+            (Placement::Drop(Refusal::Unplaced), 0)
+        );
         // Serving one frees room for one more.
         assert_eq!(idle(&mut p, 1, &ws), [RequestId(0)]);
         let d = p.on_request(0, &info(18, 1, 0, 100 * US, 30 * US), &ws);
         assert_eq!(d.placement, Placement::Hold);
         let d = p.on_request(0, &info(19, 1, 0, 100 * US, 30 * US), &ws);
-        assert_eq!(d.placement, Placement::Drop);
+        assert_eq!(d.placement, Placement::Drop(Refusal::Unplaced));
         // Other groups are unaffected: the short group may use 6 workers, so
         // 60 µs of work due in 10 µs just fits, 61 µs does not.
         let d = p.on_request(0, &info(20, 0, 0, 10 * US, 60 * US), &ws);
         assert_eq!(d.placement, Placement::Hold);
         let d = p.on_request(0, &info(21, 0, 0, 10 * US, 1), &ws);
-        assert_eq!(d.placement, Placement::Drop);
+        assert_eq!(d.placement, Placement::Drop(Refusal::Unplaced));
     }
 
     #[test]

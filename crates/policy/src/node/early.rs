@@ -15,7 +15,8 @@
 //! left by its estimate (§3.3: "the smallest amount of remaining work").
 
 use faasched_model::node::{
-    Decision, Dispatch, Local, Order, Placement, RequestInfo, WorkerId, WorkerState, Workers,
+    Decision, Dispatch, Local, Order, Placement, Refusal, RequestInfo, WorkerId, WorkerState,
+    Workers,
 };
 use faasched_model::{MS, Nanos, Time};
 
@@ -54,7 +55,7 @@ impl Dispatch for RoundRobin {
     fn on_request(&mut self, _now: Time, _req: &RequestInfo, workers: &Workers) -> Decision {
         if workers.is_empty() {
             return Decision {
-                placement: Placement::Drop,
+                placement: Placement::Drop(Refusal::Unplaced),
                 scanned: 0,
             };
         }
@@ -80,9 +81,11 @@ fn least(workers: &Workers, mut load: impl FnMut(&WorkerState) -> u64) -> Decisi
         }
     }
     Decision {
-        placement: best.map_or(Placement::Drop, |(worker, _)| Placement::Worker {
-            worker,
-            preempt: false,
+        placement: best.map_or(Placement::Drop(Refusal::Unplaced), |(worker, _)| {
+            Placement::Worker {
+                worker,
+                preempt: false,
+            }
         }),
         scanned: workers.len() as u32,
     }
@@ -221,9 +224,15 @@ mod tests {
         let r = info(0, 0, 0, 10, 1);
         assert_eq!(
             RoundRobin::new().on_request(0, &r, &ws).placement,
-            Placement::Drop
+            Placement::Drop(Refusal::Unplaced)
         );
-        assert_eq!(Jsq::new().on_request(0, &r, &ws).placement, Placement::Drop);
-        assert_eq!(Lld::new().on_request(0, &r, &ws).placement, Placement::Drop);
+        assert_eq!(
+            Jsq::new().on_request(0, &r, &ws).placement,
+            Placement::Drop(Refusal::Unplaced)
+        );
+        assert_eq!(
+            Lld::new().on_request(0, &r, &ws).placement,
+            Placement::Drop(Refusal::Unplaced)
+        );
     }
 }

@@ -30,6 +30,7 @@
 //! [`Dispatch::name`]: faasched_model::node::Dispatch::name
 //! [`Workers`]: faasched_model::node::Workers
 
+mod admission;
 mod darc;
 mod early;
 mod shinjuku;
@@ -38,6 +39,7 @@ mod sledgescale;
 mod srpt;
 mod stretch;
 
+pub use admission::{Admission, Admitted};
 pub use darc::{BadDarc, Class, Darc, Group, Plan, PlannedGroup, TypeProfile};
 pub use early::{BASELINE_QUANTUM, Jsq, Lld, RoundRobin};
 pub use shinjuku::{Queues, Resume, SHINJUKU_QUANTUM, Shinjuku};

@@ -43,7 +43,8 @@
 
 use faasched_model::Time;
 use faasched_model::node::{
-    Decision, Dispatch, Local, Order, Placement, RequestInfo, WorkerId, WorkerState, Workers,
+    Decision, Dispatch, Local, Order, Placement, Refusal, RequestInfo, WorkerId, WorkerState,
+    Workers,
 };
 
 /// Which test makes a running request preemptible (note section 4 row 1).
@@ -165,7 +166,7 @@ pub(crate) fn dispatch(
             worker,
             preempt: false,
         },
-        (None, None) => Placement::Drop,
+        (None, None) => Placement::Drop(Refusal::Unplaced),
     };
     Decision { placement, scanned }
 }
@@ -309,7 +310,10 @@ mod tests {
         }
         let mut p = SledgeScale::new(Scan::Paper, PreemptTest::Paper);
         let d = p.on_request(0, &info(9, 0, 0, 125, 10), &Workers::new(0, EDF));
-        assert_eq!((d.placement, d.scanned), (Placement::Drop, 0));
+        assert_eq!(
+            (d.placement, d.scanned),
+            (Placement::Drop(Refusal::Unplaced), 0)
+        );
     }
 
     #[test]

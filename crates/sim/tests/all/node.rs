@@ -2,8 +2,8 @@
 //! error cases.
 
 use faasched_model::node::{
-    Decision, Dispatch, Local, Order, Placement, Request, RequestId, RequestInfo, RequestOutcome,
-    WorkerId, Workers,
+    Decision, Dispatch, Local, Order, Placement, Refusal, Request, RequestId, RequestInfo,
+    RequestOutcome, WorkerId, Workers,
 };
 use faasched_model::{Function, FunctionId, Nanos, Time, US};
 use faasched_sim::node::{ConfigError, Costs, NodeConfig, NodeError, NodeStats, run};
@@ -227,7 +227,7 @@ impl Dispatch for DropOdd {
     }
     fn on_request(&mut self, _now: Time, req: &RequestInfo, _workers: &Workers) -> Decision {
         let placement = if req.id.0 % 2 == 1 {
-            Placement::Drop
+            Placement::Drop(Refusal::Unplaced)
         } else {
             Placement::Worker {
                 worker: WorkerId(0),

@@ -621,9 +621,17 @@ fn invoke_answer(answer: Answer) -> Counted {
     }
 }
 
-/// The response carrying `failure`.
+/// The response carrying `failure`; a refusal by admission control says
+/// when to try again (`Retry-After: 1`), since the node has room once what
+/// it holds finishes.
 fn failure_answer(failure: &Failure) -> Counted {
     let status =
         StatusCode::from_u16(failure.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    response::error(status, format!("{failure}\n"), failure.kind())
+    let (mut response, kind) = response::error(status, format!("{failure}\n"), failure.kind());
+    if matches!(failure, Failure::Refused(_)) {
+        response
+            .headers_mut()
+            .insert(hyper::header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    (response, kind)
 }

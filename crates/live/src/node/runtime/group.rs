@@ -13,8 +13,8 @@
 use super::super::invoke::{Answer, Completed, Failure, Invoke};
 use super::{Finished, Ticket};
 use faasched_model::node::{
-    Dispatch, MedianEstimator, Placement, Queued, RequestId, RequestInfo, RequestOutcome, WorkerId,
-    Workers,
+    Dispatch, MedianEstimator, Placement, Queued, Refusal, RequestId, RequestInfo, RequestOutcome,
+    WorkerId, Workers,
 };
 use faasched_model::{FunctionId, Nanos, Time};
 use hdrhistogram::Histogram;
@@ -106,6 +106,8 @@ pub(crate) struct GroupStats {
     pub completed: u64,
     pub failed: u64,
     pub dropped: u64,
+    /// Of the dropped, by reason, in [`Refusal::ALL`]'s order.
+    pub refused: [u64; Refusal::ALL.len()],
     pub preemptions: u64,
     pub take_backs: u64,
 }
@@ -276,7 +278,14 @@ impl<J> Group<J> {
                 );
                 self.offer(now, &mut fx);
             }
-            Placement::Drop => self.refuse(now, pending, Failure::Overloaded, &mut fx),
+            Placement::Drop(why) => {
+                self.stats.refused[why as usize] += 1;
+                let failure = match why {
+                    Refusal::Unplaced => Failure::Overloaded,
+                    why => Failure::Refused(why),
+                };
+                self.refuse(now, pending, failure, &mut fx);
+            }
         }
         fx
     }

@@ -5,7 +5,7 @@ use super::group::{After, Effects, Group, GroupStats, Next, Ran, SWITCH_MAX};
 use super::{Executor, Percentiles, Policies, RuntimeConfig, Step, Ticket};
 use crate::node::invoke::{Failure, Invoke, Reply};
 use crate::sys;
-use faasched_model::node::{RequestId, WorkerId};
+use faasched_model::node::{Refusal, RequestId, WorkerId};
 use faasched_model::{CpuSet, Time};
 use serde_json::json;
 use std::fmt::Write as _;
@@ -253,6 +253,9 @@ impl<E: Executor> Runtime<E> {
             all.completed += s.completed;
             all.failed += s.failed;
             all.dropped += s.dropped;
+            for (all, one) in all.refused.iter_mut().zip(s.refused) {
+                *all += one;
+            }
             all.preemptions += s.preemptions;
             all.take_backs += s.take_backs;
         }
@@ -298,6 +301,18 @@ impl<E: Executor> Runtime<E> {
         }
         let _ = writeln!(
             out,
+            "# HELP faasched_node_refused_total Requests admission control refused, by reason.\n# TYPE faasched_node_refused_total counter"
+        );
+        for why in Refusal::ALL.into_iter().filter(|r| r.admission()) {
+            let _ = writeln!(
+                out,
+                "faasched_node_refused_total{{reason=\"{}\"}} {}",
+                why.kind(),
+                s.refused[why as usize]
+            );
+        }
+        let _ = writeln!(
+            out,
             "# HELP faasched_node_in_flight Requests accepted and not answered.\n# TYPE faasched_node_in_flight gauge\nfaasched_node_in_flight {}",
             self.in_flight()
         );
@@ -321,6 +336,11 @@ impl<E: Executor> Runtime<E> {
             "completed": s.completed,
             "failed": s.failed,
             "dropped": s.dropped,
+            "refused": Refusal::ALL
+                .into_iter()
+                .filter(|r| r.admission())
+                .map(|r| (r.kind().to_string(), json!(s.refused[r as usize])))
+                .collect::<serde_json::Map<_, _>>(),
             "preemptions": s.preemptions,
             "switch_us": {
                 "count": switches.count,

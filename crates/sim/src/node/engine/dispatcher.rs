@@ -76,7 +76,7 @@ impl Engine {
                         f.held = true;
                         disp.reoffer = true;
                     }
-                    Placement::Drop => {}
+                    Placement::Drop(_) => {}
                 }
                 disp.effect = Effect::Place {
                     slot,
@@ -199,7 +199,7 @@ impl Engine {
                     }
                 }
                 Placement::Hold => {}
-                Placement::Drop => {
+                Placement::Drop(_) => {
                     let f = self.slab.remove(slot);
                     let outcome = RequestOutcome {
                         info: f.info,
