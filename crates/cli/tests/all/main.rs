@@ -10,6 +10,7 @@ mod cluster_load;
 mod common;
 mod docs;
 mod experiment;
+mod faults;
 mod func;
 mod node;
 mod node_calibrate;

@@ -28,8 +28,21 @@ impl Server {
     /// Runs `faasched ARGS` and reads the address it listens on from the
     /// first line on its stderr that says `listening on ADDR`.
     pub fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_faasched"))
-            .args(args)
+        Server::spawn(Command::new(env!("CARGO_BIN_EXE_faasched")).args(args))
+    }
+
+    /// [`Server::start`] in network namespace `netns` (`ip netns exec`,
+    /// which execs the binary: the child is the server itself).
+    pub fn start_in(netns: &str, args: &[&str]) -> Server {
+        Server::spawn(
+            Command::new("ip")
+                .args(["netns", "exec", netns, env!("CARGO_BIN_EXE_faasched")])
+                .args(args),
+        )
+    }
+
+    fn spawn(command: &mut Command) -> Server {
+        let mut child = command
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
