@@ -32,4 +32,6 @@ pub mod progress;
 pub mod stdout;
 pub mod table;
 pub mod text;
+#[cfg(feature = "live")]
+pub mod tls;
 pub mod workload;

@@ -15,6 +15,9 @@
 //!    descriptor. The last eighth of them (at most [`MAX_RESERVED`]) are
 //!    kept for the control plane ([`Service::control`]): another request
 //!    on one is answered 503 and its connection closed.
+//!    Under TLS a refused connection is closed unanswered (a plain 503
+//!    would mean nothing to its client), and a handshake must end within
+//!    [`crate::tls::HANDSHAKE_TIMEOUT`].
 //! 3. A request's headers must come within hyper's header read timeout
 //!    (30 s, which also closes an idle connection), and its body at
 //!    [`BodyPace`]'s rate ([`crate::wire`]'s bodies are read so).
@@ -25,6 +28,7 @@
 //!    still open, and saying how many of them held a request being
 //!    answered ([`Cut`]).
 
+use crate::tls::{Io, ServerTls};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -197,13 +201,14 @@ impl fmt::Display for Cut {
     }
 }
 
-/// Serves HTTP/1.1 on `listener` with `service` until `shutdown`
-/// resolves, at most `limits.max_connections` at once, then drains for at
-/// most `limits.drain_timeout` (the module docs' step 4). Returns what the
-/// drain timeout cut.
+/// Serves HTTP/1.1 on `listener` with `service` (under TLS with `tls`)
+/// until `shutdown` resolves, at most `limits.max_connections` at once,
+/// then drains for at most `limits.drain_timeout` (the module docs' step
+/// 4). Returns what the drain timeout cut.
 pub async fn serve<S: Service>(
     listener: TcpListener,
     service: Arc<S>,
+    tls: Option<ServerTls>,
     shutdown: impl Future<Output = ()>,
     limits: Limits,
 ) -> Cut {
@@ -223,7 +228,7 @@ pub async fn serve<S: Service>(
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) if full(&mut connections, limits.max_connections) => {
                     service.refused();
-                    if refusing.load(Ordering::SeqCst) < MAX_REFUSING {
+                    if tls.is_none() && refusing.load(Ordering::SeqCst) < MAX_REFUSING {
                         tokio::spawn(refuse(stream, Arc::clone(&refusing)));
                     }
                     // Past those, dropped at once: a flood of refusals
@@ -235,13 +240,20 @@ pub async fn serve<S: Service>(
                     let _ = stream.set_nodelay(true);
                     let control_only =
                         connections.len() >= limits.max_connections - limits.reserved();
-                    connections.spawn(connection(
-                        stream,
-                        Arc::clone(&service),
-                        stopping.clone(),
-                        Arc::clone(&answering),
-                        control_only,
-                    ));
+                    let service = Arc::clone(&service);
+                    let (stopping, answering) = (stopping.clone(), Arc::clone(&answering));
+                    let tls = tls.clone();
+                    connections.spawn(async move {
+                        match tls {
+                            None => connection(stream, service, stopping, answering, control_only).await,
+                            Some(tls) => match tls.accept(stream).await {
+                                Ok(stream) => {
+                                    connection(stream, service, stopping, answering, control_only).await;
+                                }
+                                Err(_) => service.connection_error(),
+                            },
+                        }
+                    });
                 }
                 Err(error) => {
                     service.accept_error();
@@ -356,7 +368,7 @@ fn starved(error: &io::Error) -> bool {
 /// Serves one connection until it closes, or until shutdown lets it
 /// finish the request it holds.
 async fn connection<S: Service>(
-    stream: TcpStream,
+    stream: impl Io,
     service: Arc<S>,
     mut stopping: watch::Receiver<bool>,
     answering: Arc<AtomicUsize>,
@@ -442,6 +454,7 @@ mod tests {
         let cut = runtime.block_on(serve(
             listener,
             Arc::clone(&service),
+            None,
             async {
                 service.held.notified().await;
                 service.big.notified().await;

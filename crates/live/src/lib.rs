@@ -20,6 +20,7 @@ pub mod http;
 pub mod load;
 pub mod node;
 pub mod os;
+pub mod tls;
 pub mod wire;
 
 // The system calls, as `crate::sys::...`, private: faasched-sys is the one

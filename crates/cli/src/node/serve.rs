@@ -13,6 +13,7 @@ use faasched_lab::node::serve::{
     self, Announce, DEADLINE_MS, DEFAULT_MAX_CONNECTIONS, Estimate, PreemptTest, ServeOptions,
 };
 use faasched_lab::text;
+use faasched_lab::tls::TlsFiles;
 use std::path::PathBuf;
 
 /// Serve WebAssembly functions over HTTP: dispatcher threads place each
@@ -122,6 +123,8 @@ pub struct Args {
     #[command(flatten)]
     admit: AdmitArgs,
     #[command(flatten)]
+    tls: TlsFiles,
+    #[command(flatten)]
     host: HostArgs,
     /// Read the whole configuration from FILE (`-`: standard input) as
     /// JSON instead of flags, one field per option (docs/RUNTIME.md shows
@@ -172,6 +175,7 @@ impl Args {
             no_token: self.no_token,
             max_connections: self.max_connections as usize,
             admission: self.admit.admit(Admit::SERVE),
+            tls: self.tls,
         })
     }
 }

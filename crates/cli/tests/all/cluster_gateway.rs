@@ -347,3 +347,138 @@ fn cluster_up_serves_through_its_own_nodes_and_leaves_none_behind() {
         );
     }
 }
+
+/// The whole cluster under TLS: a node serving TLS only, a second that
+/// registers with the gateway over TLS, a gateway that serves TLS and
+/// speaks it to its nodes, and `cluster load` and `node load` calling
+/// through it trusting the test's CA. Plain HTTP on a TLS port gets no
+/// HTTP answer.
+#[test]
+fn a_cluster_serves_and_speaks_tls_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = crate::common::certificates(dir.path());
+    let (ca, cert, key) = (
+        ca.to_str().unwrap(),
+        cert.to_str().unwrap(),
+        key.to_str().unwrap(),
+    );
+    let tls = ["--tls-cert", cert, "--tls-key", key];
+    let static_node = cluster_node_with(&tls);
+    let static_addr = static_node.addr.to_string();
+    let gateway = Server::start(&[
+        "cluster",
+        "gateway",
+        "--listen",
+        "127.0.0.1:0",
+        "--period-ms",
+        "20",
+        "--time-scale",
+        "0.001",
+        "--node",
+        &static_addr,
+        "--tls-cert",
+        cert,
+        "--tls-key",
+        key,
+        "--tls-ca",
+        ca,
+    ]);
+    let gw = gateway.addr.to_string();
+    let registered = cluster_node_with(&[&tls[..], &["--register", &gw, "--tls-ca", ca]].concat());
+    let registered_addr = registered.addr.to_string();
+
+    // Plain HTTP to a TLS listener: no HTTP answer.
+    for addr in [gateway.addr, static_node.addr] {
+        use std::io::{Read, Write};
+        let mut plain = std::net::TcpStream::connect(addr).unwrap();
+        plain.set_read_timeout(Some(CAP)).unwrap();
+        plain
+            .write_all(b"GET /status HTTP/1.1\r\nhost: x\r\n\r\n")
+            .unwrap();
+        let mut answer = Vec::new();
+        let _ = plain.read_to_end(&mut answer);
+        assert!(!answer.starts_with(b"HTTP/"), "{addr}: {answer:?}");
+    }
+
+    let load = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_faasched"))
+            .args([
+                "cluster",
+                "load",
+                "--target",
+                &gw,
+                "--clients",
+                "2",
+                "--seconds",
+                "1",
+                "--time-scale",
+                "0.001",
+                "--json",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // Both nodes serve: the registered one joins within the first second
+    // (its first registration goes out as it starts listening).
+    let start = Instant::now();
+    let summary = loop {
+        let out = load(&["--tls-ca", ca]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let nodes: Vec<String> = summary["settings"]["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["node"].as_str().unwrap().to_string())
+            .collect();
+        if nodes.contains(&registered_addr) && nodes.contains(&static_addr) {
+            break summary;
+        }
+        assert!(start.elapsed() < CAP, "never both nodes: {summary}");
+    };
+    let row = &summary["policies"][0];
+    assert_eq!(row["invocations"], row["finished"], "{summary}");
+
+    // A client speaking plain HTTP to the TLS gateway is answered nothing.
+    let plain = load(&[]);
+    let summary: serde_json::Value = serde_json::from_slice(&plain.stdout).unwrap();
+    let row = &summary["policies"][0];
+    assert_eq!(row["finished"], 0, "{summary}");
+    assert!(row["invocations"].as_u64().unwrap() > 0, "{summary}");
+
+    // node load over TLS to the node itself.
+    let out = Command::new(env!("CARGO_BIN_EXE_faasched"))
+        .args([
+            "node",
+            "load",
+            "--target",
+            &static_addr,
+            "--closed",
+            "2",
+            "--seconds",
+            "0.3",
+            "--json",
+            "--tls-ca",
+            ca,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(summary["requests"].as_u64().unwrap() > 0, "{summary}");
+    assert_eq!(summary["requests"], summary["answered"], "{summary}");
+
+    let (ok, rest) = registered.stop();
+    assert!(ok, "{rest}");
+    let (ok, rest) = gateway.stop();
+    assert!(ok, "{rest}");
+}

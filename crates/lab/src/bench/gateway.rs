@@ -107,6 +107,7 @@ fn serve_gateway(policy: &str, nodes: &[SocketAddr]) -> Result<RunningGateway> {
         invoke_token: None,
         max_response_bytes: faasched_live::cluster::DEFAULT_MAX_RESPONSE_BYTES,
         max_connections: faasched_live::http::DEFAULT_MAX_CONNECTIONS,
+        tls: Default::default(),
     })
 }
 

@@ -5,6 +5,7 @@
 use super::catalog::ROUTERS;
 use super::live::{GatewaySpec, serve_gateway};
 use crate::node::serve::{DEFAULT_MAX_CONNECTIONS, control_token, drain, read_token, stopped_by};
+use crate::tls::TlsFiles;
 use anyhow::{Context, Result, bail};
 use faasched_live::cluster::DEFAULT_MAX_RESPONSE_BYTES;
 use std::path::PathBuf;
@@ -70,6 +71,9 @@ pub struct GatewayOptions {
     /// closed, so that slow clients cannot take every file descriptor.
     #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS as u32, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub max_connections: u32,
+    /// Its TLS: its listener's certificate, and the CA of its nodes'.
+    #[command(flatten)]
+    pub tls: TlsFiles,
 }
 
 impl GatewayOptions {
@@ -98,6 +102,7 @@ impl GatewayOptions {
             max_response_bytes: usize::try_from(self.max_response_bytes)
                 .context("--max-response-bytes")?,
             max_connections: self.max_connections as usize,
+            tls: self.tls.read()?,
         })
     }
 

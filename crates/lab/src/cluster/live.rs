@@ -4,6 +4,7 @@
 
 use super::catalog::contenders;
 use super::run::{FUNCTIONBENCH, FUNCTIONBENCH_BURSTS, FUNCTIONBENCH_COPIES, FUNCTIONBENCH_RISING};
+use crate::tls::Tls;
 use anyhow::{Context, Result, bail};
 use faasched_live::auth::Token;
 use faasched_live::cluster::{Gateway, GatewayConfig, GatewayServed};
@@ -42,6 +43,8 @@ pub struct GatewaySpec {
     pub max_response_bytes: usize,
     /// Client connections open at once.
     pub max_connections: usize,
+    /// Its listener's TLS, and how it speaks to its nodes.
+    pub tls: Tls,
 }
 
 /// What a served gateway did before it stopped.
@@ -117,7 +120,9 @@ impl GatewaySpec {
             .token(self.token.clone())
             .invoke_token(self.invoke_token.clone())
             .max_response_bytes(self.max_response_bytes)
-            .max_connections(self.max_connections);
+            .max_connections(self.max_connections)
+            .tls(self.tls.listener.clone())
+            .node_tls(self.tls.peers.clone());
         Ok(Gateway::new(
             &config,
             router,
@@ -232,6 +237,7 @@ mod tests {
             invoke_token: None,
             max_response_bytes: faasched_live::cluster::DEFAULT_MAX_RESPONSE_BYTES,
             max_connections: faasched_live::http::DEFAULT_MAX_CONNECTIONS,
+            tls: Default::default(),
         };
         assert!(spec.build().is_err());
         let built = GatewaySpec {

@@ -24,6 +24,7 @@ use anyhow::{Context, Result, bail};
 use faasched_live::auth::Token;
 use faasched_live::cluster::load::{Call, CallRecord, ClientRun, run_clients, run_schedule};
 use faasched_live::load::{End, Lateness, LoadConfig, LoadError, MAX_CONNECTIONS, Mode, Sampler};
+use faasched_live::tls::ClientTls;
 use faasched_model::cluster::{
     FunctionProfile, Invocation, InvocationId, InvocationInfo, InvocationOutcome, ServerId,
 };
@@ -129,6 +130,8 @@ pub struct LiveLoadSpec {
     pub timeout: Nanos,
     /// What every call presents, if the target asks for a token.
     pub token: Option<Token>,
+    /// The target is called under TLS, checked against this CA.
+    pub tls: Option<ClientTls>,
 }
 
 /// What a live load run measured.
@@ -195,6 +198,7 @@ impl LiveLoadSpec {
             drain: self.drain,
             timeout: self.timeout,
             token: self.token.clone(),
+            tls: self.tls.clone(),
             ..LoadConfig::new(mode, duration)
         };
         let (run, workload, late) = match &setup.workload {
@@ -557,6 +561,11 @@ pub struct Options {
     /// Bearer TOKEN`, for a target given an --invoke-token-file.
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
+    /// Call the target under TLS, trusting the CA certificates in this
+    /// PEM file (the target's --tls-cert must chain to one and name the
+    /// host of --target).
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
     /// Where the results go; with a directory, requests.csv too. The
     /// command's own --out and --json give it (their help is its own).
     #[arg(skip)]
@@ -591,6 +600,7 @@ pub fn run(o: Options) -> Result<()> {
         drain: o.drain_ms * MS,
         timeout: o.timeout_ms * MS,
         token: read_token(o.token_file.as_deref())?,
+        tls: crate::tls::client(o.tls_ca.as_deref())?,
     };
     match open_loop(&o.workload, o.time_scale) {
         None => eprintln!(
@@ -819,6 +829,7 @@ mod tests {
             drain: SEC,
             timeout: SEC,
             token: None,
+            tls: None,
         };
         let e = |spec: LiveLoadSpec| spec.run(&|| false).unwrap_err().to_string();
         for (bad, option) in [

@@ -138,6 +138,7 @@ impl ReplayOptions {
                 invoke_token: None,
                 max_response_bytes: faasched_live::cluster::DEFAULT_MAX_RESPONSE_BYTES,
                 max_connections: faasched_live::http::DEFAULT_MAX_CONNECTIONS,
+                tls: Default::default(),
             },
             load: LiveLoadSpec {
                 target: String::new(),
@@ -150,6 +151,7 @@ impl ReplayOptions {
                 drain: 10_000 * MS,
                 timeout: 60_000 * MS,
                 token: None,
+                tls: None,
             },
         })
     }

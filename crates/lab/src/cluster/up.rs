@@ -133,6 +133,8 @@ impl ClusterNodes {
             // share their cores, and wait for memory), and a live cluster
             // is set beside it: its nodes admit everything too.
             admission: Default::default(),
+            // Its nodes listen on loopback, beside the gateway.
+            tls: Default::default(),
             host: Host {
                 cpus: Vec::new(),
                 poll: false,

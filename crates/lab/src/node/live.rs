@@ -5,6 +5,7 @@
 use super::admission::Admission;
 use super::catalog::{Knowledge, node_policies};
 use crate::cluster::catalog::KeepAliveSpec;
+use crate::tls::Tls;
 use anyhow::{Context, Result, bail};
 use faasched_live::auth::Token;
 use faasched_live::cluster::Registration;
@@ -322,6 +323,8 @@ pub struct Front<'a> {
     pub invoke_token: Option<&'a Token>,
     /// Connections open at once.
     pub max_connections: usize,
+    /// Its listener's TLS, and how it speaks to its gateway.
+    pub tls: Tls,
 }
 
 /// Serves `node` on `listen` until SIGTERM or SIGINT, then drains (for at
@@ -343,6 +346,7 @@ pub fn serve(
         token,
         invoke_token,
         max_connections,
+        tls,
     } = front;
     let runtime = Arc::new(node.start()?);
     let tokio = ingress::runtime().context("the ingress's runtime")?;
@@ -355,7 +359,7 @@ pub fn serve(
             .map(|r| {
                 let advertise = r.advertise.clone().unwrap_or_else(|| addr.to_string());
                 Registration::new(&r.gateway, &advertise, load.sampling_period())
-                    .map(|registration| registration.token(token.cloned()))
+                    .map(|registration| registration.token(token.cloned()).tls(tls.peers.clone()))
             })
             .transpose()?;
         ready(addr, &runtime);
@@ -380,7 +384,8 @@ pub fn serve(
             .load_report(load)
             .token(token.cloned())
             .invoke_token(invoke_token.cloned())
-            .max_connections(max_connections);
+            .max_connections(max_connections)
+            .tls(tls.listener.clone());
         let drained = ingress
             .serve(listener, async {
                 signal = Some(stop.await);

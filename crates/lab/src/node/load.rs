@@ -73,6 +73,11 @@ pub struct LoadOptions {
     /// Bearer TOKEN`, for a target given an --invoke-token-file.
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
+    /// Call the target under TLS, trusting the CA certificates in this
+    /// PEM file (the target's --tls-cert must chain to one and name the
+    /// host of --target).
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
     /// Write requests.csv (one row per request) and summary.json into this
     /// directory, put in place together once both are written.
     #[arg(long, short = 'o', value_name = "DIR")]
@@ -128,6 +133,7 @@ impl LoadOptions {
             drain: self.drain_ms * MS,
             timeout: self.timeout_ms * MS,
             token: read_token(self.token_file.as_deref())?,
+            tls: crate::tls::client(self.tls_ca.as_deref())?,
             ..LoadConfig::new(mode, duration)
         };
         interrupt::catch()?;

@@ -8,6 +8,7 @@
 use super::admission::Admit;
 use super::live::{Front, Host, LiveNode, NodeContainers, Register, serve};
 use crate::outln;
+use crate::tls::TlsFiles;
 use anyhow::{Context, Result, bail};
 use faasched_live::auth::{self, Token};
 use faasched_live::node::ingress::{LoadConfig, StopSignal};
@@ -86,6 +87,9 @@ pub struct ServeOptions {
     /// served node's ([`Admit::SERVE`]).
     #[serde(default = "Admit::serve")]
     pub admission: Admit,
+    /// Its TLS files, if it serves TLS or speaks it to its gateway.
+    #[serde(default)]
+    pub tls: TlsFiles,
 }
 
 /// What policies are told of a request's work.
@@ -252,6 +256,7 @@ pub fn run(options: &ServeOptions, announce: Announce) -> Result<()> {
     )?;
     let invoke_token =
         read_token(options.invoke_token_file.as_deref()).context("--invoke-token-file")?;
+    let tls = options.tls.read()?;
     let node = options.node()?;
     let mut load = LoadConfig::new();
     load.cores(
@@ -271,6 +276,7 @@ pub fn run(options: &ServeOptions, announce: Announce) -> Result<()> {
         token: token.as_ref(),
         invoke_token: invoke_token.as_ref(),
         max_connections: options.max_connections,
+        tls,
     };
     let served = serve(&node, &options.listen, front, |addr, runtime| {
         match announce {
@@ -343,6 +349,7 @@ mod tests {
             no_token: false,
             max_connections: default_max_connections(),
             admission: Admit::SERVE,
+            tls: TlsFiles::default(),
             host: Host {
                 cpus: vec![0],
                 poll: false,

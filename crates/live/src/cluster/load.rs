@@ -65,7 +65,12 @@ pub fn run_clients<S: Sampler<Call>>(
     sampler: S,
     stop: &dyn Fn() -> bool,
 ) -> Result<ClientRun, LoadError> {
-    load::closed(config, &Http::to(target)?, sampler, stop)
+    load::closed(
+        config,
+        &Http::to(target)?.tls(config.tls.clone()),
+        sampler,
+        stop,
+    )
 }
 
 /// The open loop: sends `calls` (in the order of their send times) to
@@ -81,7 +86,8 @@ pub fn run_schedule(
     calls: impl IntoIterator<Item = Call>,
     stop: &dyn Fn() -> bool,
 ) -> Result<ClientRun, LoadError> {
-    load::open(config, Http::to(target)?, calls, Pacing::Timer, stop)
+    let http = Http::to(target)?.tls(config.tls.clone());
+    load::open(config, http, calls, Pacing::Timer, stop)
 }
 
 #[cfg(test)]

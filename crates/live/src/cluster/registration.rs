@@ -16,6 +16,7 @@
 
 use super::gateway::{GatewayError, connect, is_address};
 use crate::auth::Token;
+use crate::tls::ClientTls;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{self, HeaderValue};
@@ -36,6 +37,7 @@ pub struct Registration {
     advertise: String,
     period: Duration,
     token: Option<Token>,
+    tls: Option<ClientTls>,
 }
 
 impl Registration {
@@ -60,7 +62,15 @@ impl Registration {
             advertise: advertise.to_owned(),
             period: period.max(Duration::from_millis(1)),
             token: None,
+            tls: None,
         })
+    }
+
+    /// Speak to the gateway under TLS, its certificate checked against
+    /// this CA. By default plain HTTP.
+    pub fn tls(mut self, tls: Option<ClientTls>) -> Registration {
+        self.tls = tls;
+        self
     }
 
     /// The token to present to the gateway (its `--token-file`'s), if it
@@ -109,7 +119,7 @@ impl Registration {
             let request = request
                 .body(Full::new(Bytes::new()))
                 .map_err(|e| format!("building the request: {e}"))?;
-            let mut sender = connect(&self.gateway).await?;
+            let mut sender = connect(&self.gateway, self.tls.as_ref()).await?;
             let response = sender
                 .send_request(request)
                 .await

@@ -3,6 +3,7 @@
 
 use super::outcome::LoadError;
 use crate::auth::Token;
+use crate::tls::ClientTls;
 use faasched_model::{MS, Nanos, SEC, TIME_LIMIT};
 
 /// By default, how long the requests in flight at the end of the run get to
@@ -63,6 +64,9 @@ pub struct LoadConfig {
     /// The token every HTTP request presents (`Authorization: Bearer`),
     /// for a node or gateway whose invocations need one. By default none.
     pub token: Option<Token>,
+    /// Requests go under TLS, the target's certificate checked against
+    /// this CA. By default plain HTTP.
+    pub tls: Option<ClientTls>,
 }
 
 impl LoadConfig {
@@ -74,6 +78,7 @@ impl LoadConfig {
             drain: DEFAULT_DRAIN,
             timeout: DEFAULT_TIMEOUT,
             token: None,
+            tls: None,
         }
     }
 

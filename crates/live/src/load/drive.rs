@@ -3,14 +3,13 @@
 //! are the [module](super)'s).
 
 use super::config::LoadConfig;
-use super::http::{Http, Sender, attempt, presenting};
+use super::http::{Dest, Http, Sender, attempt, presenting};
 use super::outcome::{Answer, End, Failure, LoadError};
 use super::transport::Transport;
 use super::{Call, HttpCall, Record, Run, Sampler};
 use crate::auth::Token;
 use faasched_model::Time;
 use faasched_sys::clock::FineTimerSlack;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -241,7 +240,7 @@ struct Clients<S> {
     sampler: Mutex<S>,
     ids: std::sync::atomic::AtomicU64,
     target: String,
-    addr: SocketAddr,
+    dest: Dest,
     /// What every request presents.
     token: Option<Token>,
     clock: Clock,
@@ -278,7 +277,7 @@ async fn drive_closed<C: HttpCall, S: Sampler<C>>(
         sampler: Mutex::new(sampler),
         ids: std::sync::atomic::AtomicU64::new(0),
         target: http.target().to_string(),
-        addr: http.addr(),
+        dest: http.dest().clone(),
         token: config.token.clone(),
         clock: Clock {
             start: Instant::now(),
@@ -361,7 +360,7 @@ async fn client<C: HttpCall, S: Sampler<C>>(
         // A client's call is due when the client sends it.
         let mut record = Record::sent(call, id, index, sent, sent);
         let (kept, result) = tokio::select! {
-            outcome = timeout(c.timeout, attempt(slot.take(), c.addr, message)) => {
+            outcome = timeout(c.timeout, attempt(slot.take(), &c.dest, message)) => {
                 outcome.unwrap_or((None, Err(Failure::ResponseTimeout)))
             }
             _ = sleep_until(c.clock.at(c.hard_end)) => (None, Err(Failure::Unfinished)),

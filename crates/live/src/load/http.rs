@@ -7,6 +7,7 @@ use super::config::LoadConfig;
 use super::outcome::{Answer, Failure, LoadError};
 use super::transport::{Came, Transport};
 use crate::auth::Token;
+use crate::tls::{self, ClientTls};
 use crate::wire::{
     COLD_HEADER, DEADLINE_HEADER, ERROR_HEADER, FUNCTION_HEADER, NODE_HEADER, PREEMPTIONS_HEADER,
     RUNTIME_CPU_HEADER, RUNTIME_HEADER,
@@ -19,6 +20,7 @@ use hyper::{Method, Response};
 use hyper_util::rt::TokioIo;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
@@ -35,12 +37,20 @@ pub(crate) type Sender = SendRequest<Empty<Bytes>>;
 /// open again).
 type Slot = (u32, Option<Sender>);
 
+/// Where calls go: a target's resolved address, the target as given
+/// (the name its TLS certificate must carry), and how it is spoken to.
+#[derive(Clone, Debug)]
+pub(crate) struct Dest {
+    addr: SocketAddr,
+    target: Arc<str>,
+    tls: Option<ClientTls>,
+}
+
 /// A node runtime's or a gateway's `HOST:PORT`, resolved: the transport of
 /// calls over HTTP/1.1 connections kept alive.
 #[derive(Debug)]
 pub struct Http {
-    target: String,
-    addr: SocketAddr,
+    dest: Dest,
     /// The open loop's free connections, once started; sized so that
     /// giving one back never waits.
     free: Option<(mpsc::Sender<Slot>, mpsc::Receiver<Slot>)>,
@@ -65,20 +75,30 @@ impl Http {
             .next()
             .ok_or_else(|| bad("names no address".into()))?;
         Ok(Http {
-            target: target.to_string(),
-            addr,
+            dest: Dest {
+                addr,
+                target: target.into(),
+                tls: None,
+            },
             free: None,
             token: None,
         })
     }
 
-    /// `HOST:PORT` as given.
-    pub fn target(&self) -> &str {
-        &self.target
+    /// Calls under TLS, the target's certificate checked against `tls`'s
+    /// CA; with `None`, plain HTTP.
+    pub fn tls(mut self, tls: Option<ClientTls>) -> Http {
+        self.dest.tls = tls;
+        self
     }
 
-    pub(crate) fn addr(&self) -> SocketAddr {
-        self.addr
+    /// `HOST:PORT` as given.
+    pub fn target(&self) -> &str {
+        &self.dest.target
+    }
+
+    pub(crate) fn dest(&self) -> &Dest {
+        &self.dest
     }
 
     /// Opens `config.mode.connections()` connections, each given the
@@ -87,12 +107,12 @@ impl Http {
         let per_call = Duration::from_nanos(config.timeout);
         let mut senders = Vec::new();
         for _ in 0..config.mode.connections() {
-            let sender = match timeout(per_call, connect(self.addr)).await {
+            let sender = match timeout(per_call, connect(&self.dest)).await {
                 Ok(connected) => connected,
                 Err(_) => Err(io::Error::from(io::ErrorKind::TimedOut)),
             }
             .map_err(|source| LoadError::Connect {
-                target: self.target.clone(),
+                target: self.dest.target.to_string(),
                 source,
             })?;
             senders.push(sender);
@@ -141,10 +161,10 @@ impl<C: HttpCall> Transport<C> for Http {
         _due: Instant,
         by: Instant,
     ) -> impl Future<Output = Came> + Send + 'static {
-        let message = presenting(call.request(&self.target), self.token.as_ref());
-        let (addr, free) = (self.addr, self.started().0.clone());
+        let message = presenting(call.request(&self.dest.target), self.token.as_ref());
+        let (dest, free) = (self.dest.clone(), self.started().0.clone());
         async move {
-            let (lane, result) = match timeout_at(by, attempt(lane, addr, message)).await {
+            let (lane, result) = match timeout_at(by, attempt(lane, &dest, message)).await {
                 Ok(outcome) => outcome,
                 // The connection is in an unknown state: the next call
                 // opens a new one.
@@ -174,7 +194,7 @@ pub(crate) fn presenting(
 /// connection to give back (`None` if it broke) and the outcome.
 pub(crate) async fn attempt(
     slot: Option<Sender>,
-    addr: SocketAddr,
+    dest: &Dest,
     message: hyper::Request<Empty<Bytes>>,
 ) -> (Option<Sender>, Result<Answer, Failure>) {
     let kept = match slot {
@@ -188,7 +208,7 @@ pub(crate) async fn attempt(
     };
     let mut sender = match kept {
         Some(sender) => sender,
-        None => match connect(addr).await {
+        None => match connect(dest).await {
             Ok(sender) => sender,
             Err(_) => return (None, Err(Failure::ConnectFailed)),
         },
@@ -229,11 +249,10 @@ pub(crate) fn invoke(
     http
 }
 
-/// Opens a connection to `addr` and drives it on a task of its own.
-async fn connect(addr: SocketAddr) -> io::Result<Sender> {
-    let stream = TcpStream::connect(addr).await?;
-    // Requests are small and each is a whole write: do not hold them back.
-    stream.set_nodelay(true)?;
+/// Opens a connection to `dest` and drives it on a task of its own.
+async fn connect(dest: &Dest) -> io::Result<Sender> {
+    let stream = TcpStream::connect(dest.addr).await?;
+    let stream = tls::over(stream, &dest.target, dest.tls.as_ref()).await?;
     let (sender, connection) = http1::handshake(TokioIo::new(stream))
         .await
         .map_err(io::Error::other)?;

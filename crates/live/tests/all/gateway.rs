@@ -167,6 +167,7 @@ impl Cluster {
                     tokio::spawn(http::serve(
                         listener,
                         Arc::clone(&node),
+                        None,
                         async move {
                             let _ = stopped.await;
                         },
@@ -223,6 +224,7 @@ impl Cluster {
         self.runtime.spawn(http::serve(
             listener,
             Arc::clone(&self.nodes[i].1),
+            None,
             async move {
                 let _ = stopped.await;
             },

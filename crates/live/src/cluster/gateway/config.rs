@@ -3,6 +3,7 @@
 use crate::auth::Token;
 use crate::http::{self, BodyPace};
 use crate::node::ingress;
+use crate::tls::{ClientTls, ServerTls};
 use std::time::Duration;
 
 /// Idle kept-alive connections per node by default: 8, more than a
@@ -48,6 +49,8 @@ pub struct GatewayConfig {
     pub(super) max_response_bytes: usize,
     pub(super) max_connections: usize,
     pub(super) body_pace: BodyPace,
+    pub(super) tls: Option<ServerTls>,
+    pub(super) node_tls: Option<ClientTls>,
 }
 
 impl GatewayConfig {
@@ -69,7 +72,23 @@ impl GatewayConfig {
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             max_connections: http::DEFAULT_MAX_CONNECTIONS,
             body_pace: BodyPace::default(),
+            tls: None,
+            node_tls: None,
         }
+    }
+
+    /// The listener takes TLS only, with this certificate. By default
+    /// plain HTTP.
+    pub fn tls(&mut self, tls: Option<ServerTls>) -> &mut GatewayConfig {
+        self.tls = tls;
+        self
+    }
+
+    /// Nodes are spoken to under TLS, their certificates checked against
+    /// this CA: every node then serves TLS. By default plain HTTP.
+    pub fn node_tls(&mut self, tls: Option<ClientTls>) -> &mut GatewayConfig {
+        self.node_tls = tls;
+        self
     }
 
     /// How often every node's load is polled. By default 5 s; a zero

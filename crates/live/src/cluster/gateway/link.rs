@@ -3,6 +3,7 @@
 //! and its counters.
 
 use super::lock;
+use crate::tls::{self, ClientTls};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -48,6 +49,8 @@ pub(super) struct NodeLink {
     idle: Mutex<Vec<SendRequest<Full<Bytes>>>>,
     /// The most idle connections kept.
     pool: usize,
+    /// How the node is spoken to under TLS, if it is.
+    tls: Option<ClientTls>,
     pub(super) requests: AtomicU64,
     pub(super) errors: AtomicU64,
     /// Invocations it answered from a container it started cold.
@@ -56,8 +59,8 @@ pub(super) struct NodeLink {
 
 impl NodeLink {
     /// A link to `addr`, if it is `HOST:PORT` ([`is_address`]), keeping
-    /// at most `pool` idle connections.
-    pub(super) fn new(addr: &str, pool: usize) -> Option<NodeLink> {
+    /// at most `pool` idle connections, under TLS with `tls`.
+    pub(super) fn new(addr: &str, pool: usize, tls: Option<ClientTls>) -> Option<NodeLink> {
         if !is_address(addr) {
             return None;
         }
@@ -67,6 +70,7 @@ impl NodeLink {
             authority: HeaderValue::from_str(addr).ok()?,
             idle: Mutex::new(Vec::new()),
             pool,
+            tls,
             requests: AtomicU64::new(0),
             errors: AtomicU64::new(0),
             cold: AtomicU64::new(0),
@@ -90,7 +94,12 @@ impl NodeLink {
                     }
                     (kept, false)
                 }
-                None => (connect(&self.addr).await.map_err(Failed::Unsent)?, true),
+                None => (
+                    connect(&self.addr, self.tls.as_ref())
+                        .await
+                        .map_err(Failed::Unsent)?,
+                    true,
+                ),
             };
             match sender.try_send_request(request).await {
                 Ok(response) => return Ok((response, sender)),
@@ -134,12 +143,15 @@ pub(in crate::cluster) fn is_address(addr: &str) -> bool {
     host_ok && addr.len() <= MAX_ADDRESS && port.parse::<u16>().is_ok()
 }
 
-/// A new HTTP/1.1 connection to `addr`, its driver spawned.
-pub(in crate::cluster) async fn connect(addr: &str) -> Result<SendRequest<Full<Bytes>>, String> {
-    let stream = tokio::net::TcpStream::connect(addr)
+/// A new HTTP/1.1 connection to `addr`, under TLS with `tls`, its driver
+/// spawned.
+pub(in crate::cluster) async fn connect(
+    addr: &str,
+    tls: Option<&ClientTls>,
+) -> Result<SendRequest<Full<Bytes>>, String> {
+    let stream = tls::dial(addr, tls)
         .await
         .map_err(|e| format!("connecting: {e}"))?;
-    let _ = stream.set_nodelay(true);
     let (sender, connection) = client::handshake(TokioIo::new(stream))
         .await
         .map_err(|e| format!("connecting: {e}"))?;

@@ -93,7 +93,7 @@ impl Inner {
                 "{method} /nodes/HOST:PORT: the path names no node"
             )));
         }
-        let Some(link) = NodeLink::new(addr, self.pool) else {
+        let Some(link) = NodeLink::new(addr, self.pool, self.node_tls.clone()) else {
             return Err(Malformed::bad(format!(
                 "node address {} is not HOST:PORT",
                 request::shown(addr)

@@ -92,6 +92,7 @@ pub use poll::MIN_POLL_TIMEOUT;
 use super::table::NodeTable;
 use crate::auth::Token;
 use crate::http;
+use crate::tls::{ClientTls, ServerTls};
 use faasched_model::cluster::loads::LoadSeries;
 use faasched_model::cluster::{FunctionProfile, Route};
 use faasched_model::{Nanos, Time};
@@ -170,7 +171,7 @@ impl Gateway {
     ) -> Result<Gateway, GatewayError> {
         let mut links = BTreeMap::new();
         for (id, addr) in config.nodes.iter().enumerate() {
-            let link = NodeLink::new(addr, config.pool)
+            let link = NodeLink::new(addr, config.pool, config.node_tls.clone())
                 .ok_or_else(|| GatewayError::BadNode(addr.clone()))?;
             if links.values().any(|l: &Arc<NodeLink>| &l.addr == addr) {
                 return Err(GatewayError::Repeated(addr.clone()));
@@ -197,6 +198,8 @@ impl Gateway {
                 started: Instant::now(),
                 period: config.period,
                 pool: config.pool,
+                tls: config.tls.clone(),
+                node_tls: config.node_tls.clone(),
                 drain_timeout: config.drain_timeout,
                 forward_timeout: config.forward_timeout,
                 token: config.token.clone(),
@@ -227,7 +230,7 @@ impl Gateway {
             drain_timeout: self.inner.drain_timeout,
             max_connections: self.inner.max_connections,
         };
-        let cut = http::serve(listener, service, shutdown, limits).await;
+        let cut = http::serve(listener, service, self.inner.tls.clone(), shutdown, limits).await;
         poller.abort();
         prober.abort();
         Ok(self.inner.served(cut))
@@ -243,6 +246,10 @@ struct Inner {
     period: Duration,
     /// Idle kept-alive connections kept per node.
     pool: usize,
+    /// The listener's TLS, if it takes TLS.
+    tls: Option<ServerTls>,
+    /// How nodes are spoken to under TLS, if they are.
+    node_tls: Option<ClientTls>,
     drain_timeout: Duration,
     forward_timeout: Duration,
     /// What a change of membership must present, if anything.

@@ -49,6 +49,7 @@ impl Gateway {
                 http::serve(
                     listener,
                     Arc::new(Log(log)),
+                    None,
                     async move {
                         let _ = down.await;
                     },

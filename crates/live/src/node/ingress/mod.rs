@@ -69,6 +69,7 @@ pub use load::LoadConfig;
 use crate::auth::{self, Token};
 use crate::http::{self, BodyPace, Limits, Service};
 use crate::node::invoke::{Answer, Backend, Cancel, Completed, Failure, Invoke};
+use crate::tls::ServerTls;
 use crate::wire::request::{self, Malformed, Route, RouteKind, read_body};
 use crate::wire::response::{self, Counted, OK, json, refusal, text};
 use crate::wire::{
@@ -110,6 +111,7 @@ pub struct Ingress {
     invoke_token: Option<Token>,
     max_connections: usize,
     body_pace: BodyPace,
+    tls: Option<ServerTls>,
     id: String,
 }
 
@@ -148,8 +150,16 @@ impl Ingress {
             invoke_token: None,
             max_connections: http::DEFAULT_MAX_CONNECTIONS,
             body_pace: BodyPace::default(),
+            tls: None,
             id: fresh_id(),
         }
+    }
+
+    /// The listener takes TLS only, with this certificate. By default
+    /// plain HTTP.
+    pub fn tls(&mut self, tls: Option<ServerTls>) -> &mut Ingress {
+        self.tls = tls;
+        self
     }
 
     /// The node's id, drawn here: in `GET /status` and every `GET /load`,
@@ -235,6 +245,7 @@ impl Ingress {
         let connections_cut = http::serve(
             listener,
             Arc::clone(&shared),
+            self.tls.clone(),
             shutdown,
             Limits {
                 drain_timeout: self.drain_timeout,

@@ -163,7 +163,7 @@ pub fn run(
     stop: &dyn Fn() -> bool,
 ) -> Result<LoadRun, LoadError> {
     let requests = requests.into_iter();
-    let http = Http::to(target)?;
+    let http = Http::to(target)?.tls(config.tls.clone());
     let run = match config.mode {
         Mode::Open { .. } => {
             let calls = requests.map(|request| NodeCall {
