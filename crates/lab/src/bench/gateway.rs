@@ -102,6 +102,7 @@ fn serve_gateway(policy: &str, nodes: &[SocketAddr]) -> Result<RunningGateway> {
         seed: 1,
         drain: Duration::from_secs(10),
         forward_timeout: faasched_live::cluster::DEFAULT_FORWARD_TIMEOUT,
+        deadline_factor: Some(faasched_live::cluster::DEFAULT_DEADLINE_FACTOR),
         time_scale: 1.0,
         token: None,
         invoke_token: None,

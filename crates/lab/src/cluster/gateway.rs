@@ -7,7 +7,7 @@ use super::live::{GatewaySpec, serve_gateway};
 use crate::node::serve::{DEFAULT_MAX_CONNECTIONS, control_token, drain, read_token, stopped_by};
 use crate::tls::TlsFiles;
 use anyhow::{Context, Result, bail};
-use faasched_live::cluster::DEFAULT_MAX_RESPONSE_BYTES;
+use faasched_live::cluster::{DEFAULT_DEADLINE_FACTOR, DEFAULT_MAX_RESPONSE_BYTES};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -41,6 +41,12 @@ pub struct GatewayOptions {
     /// for ever.
     #[arg(long, default_value_t = 60.0)]
     pub forward_timeout_s: f64,
+    /// An invocation that names a deadline (x-faasched-deadline-us) waits
+    /// at most K times it for its node, where that is shorter than
+    /// --forward-timeout-s; past it the client gets 502 node-unreachable
+    /// and the node stops the invocation. 0: the forward timeout alone.
+    #[arg(long, value_name = "K", default_value_t = DEFAULT_DEADLINE_FACTOR)]
+    pub deadline_factor: u32,
     /// The function table's warm and cold times multiplied by this: give
     /// the nodes' --time-scale.
     #[arg(long, default_value_t = 0.01)]
@@ -95,6 +101,7 @@ impl GatewayOptions {
             seed: self.seed,
             drain,
             forward_timeout: Duration::from_secs_f64(self.forward_timeout_s),
+            deadline_factor: Some(self.deadline_factor).filter(|&k| k > 0),
             time_scale: self.time_scale,
             token,
             invoke_token: read_token(self.invoke_token_file.as_deref())

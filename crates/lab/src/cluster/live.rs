@@ -33,6 +33,9 @@ pub struct GatewaySpec {
     pub drain: Duration,
     /// How long an invocation waits for its node's answer.
     pub forward_timeout: Duration,
+    /// An invocation that names a deadline waits at most this many times
+    /// it, where that is shorter.
+    pub deadline_factor: Option<u32>,
     /// The function table's times multiplied by this, as the nodes' are.
     pub time_scale: f64,
     /// What a change of the gateway's nodes must present, if anything.
@@ -117,6 +120,7 @@ impl GatewaySpec {
             .period(self.period)
             .drain_timeout(self.drain)
             .forward_timeout(self.forward_timeout)
+            .deadline_factor(self.deadline_factor)
             .token(self.token.clone())
             .invoke_token(self.invoke_token.clone())
             .max_response_bytes(self.max_response_bytes)
@@ -232,6 +236,7 @@ mod tests {
             seed: 0,
             drain: Duration::from_secs(1),
             forward_timeout: Duration::from_secs(60),
+            deadline_factor: Some(faasched_live::cluster::DEFAULT_DEADLINE_FACTOR),
             time_scale: 1.0,
             token: None,
             invoke_token: None,

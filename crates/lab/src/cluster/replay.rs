@@ -132,6 +132,7 @@ impl ReplayOptions {
                 seed: self.seed,
                 drain,
                 forward_timeout: Duration::from_secs(60),
+                deadline_factor: Some(faasched_live::cluster::DEFAULT_DEADLINE_FACTOR),
                 time_scale: self.time_scale,
                 // Its nodes are its own children, on loopback.
                 token: None,

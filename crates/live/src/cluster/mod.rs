@@ -14,7 +14,7 @@ pub mod registration;
 pub mod table;
 
 pub use gateway::{
-    DEFAULT_FORWARD_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, Gateway, GatewayConfig, GatewayError,
-    GatewayServed,
+    DEFAULT_DEADLINE_FACTOR, DEFAULT_FORWARD_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, Gateway,
+    GatewayConfig, GatewayError, GatewayServed,
 };
 pub use registration::Registration;

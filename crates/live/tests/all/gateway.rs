@@ -552,6 +552,35 @@ fn a_silent_node_is_probed_and_taken_out() {
     assert_eq!(c.invoked(0), 1, "never sent again");
 }
 
+/// An invocation that names a deadline waits for its node at most 10 times
+/// it (by default), not the whole forward timeout: one due in 20 ms on a
+/// node that holds it is answered 502 at 200 ms, saying why, while the
+/// forward timeout is an hour.
+#[test]
+fn an_invocation_waits_ten_times_its_deadline_not_the_forward_timeout() {
+    let c = Cluster::start_with([0.0, 0.5], |config| {
+        config
+            .forward_timeout(Duration::from_secs(3600))
+            .period(Duration::from_secs(3600));
+    });
+    c.status_until("both loads reported", |s| s["nodes"][1]["load"] == 0.5);
+    c.nodes[0].1.frozen.store(true, Ordering::SeqCst);
+    let a = call(
+        c.gateway,
+        "POST",
+        "/invoke/f?n=3",
+        &[("x-faasched-deadline-us", "20000")],
+    );
+    assert_eq!(a.status, 502, "{}", a.body);
+    assert_eq!(a.header("x-faasched-error"), Some("node-unreachable"));
+    assert!(
+        a.body
+            .contains("no answer within 200ms (10 times its deadline)"),
+        "{}",
+        a.body
+    );
+}
+
 #[test]
 fn a_node_closing_its_connection_leaves_the_clients_open() {
     let c = Cluster::start([0.0, 0.5]);

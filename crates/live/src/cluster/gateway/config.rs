@@ -13,6 +13,12 @@ pub const DEFAULT_POOL: usize = 8;
 /// How long the gateway waits for a node's answer by default.
 pub const DEFAULT_FORWARD_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How many times its deadline an invocation that names one waits for its
+/// node by default: 10, so that a call due in 10 ms is given up at 100 ms,
+/// long after its answer could be of use, and far past what a node that
+/// merely queues it would take.
+pub const DEFAULT_DEADLINE_FACTOR: u32 = 10;
+
 /// The largest node answer the gateway passes on by default: 8 MiB. An
 /// answer is read whole before it is passed on, so this bounds what one
 /// invocation can make the gateway hold.
@@ -44,6 +50,7 @@ pub struct GatewayConfig {
     pub(super) pool: usize,
     pub(super) drain_timeout: Duration,
     pub(super) forward_timeout: Duration,
+    pub(super) deadline_factor: Option<u32>,
     pub(super) token: Option<Token>,
     pub(super) invoke_token: Option<Token>,
     pub(super) max_response_bytes: usize,
@@ -67,6 +74,7 @@ impl GatewayConfig {
             pool: DEFAULT_POOL,
             drain_timeout: ingress::DEFAULT_DRAIN_TIMEOUT,
             forward_timeout: DEFAULT_FORWARD_TIMEOUT,
+            deadline_factor: Some(DEFAULT_DEADLINE_FACTOR),
             token: None,
             invoke_token: None,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
@@ -118,6 +126,17 @@ impl GatewayConfig {
     /// [`DEFAULT_FORWARD_TIMEOUT`].
     pub fn forward_timeout(&mut self, timeout: Duration) -> &mut GatewayConfig {
         self.forward_timeout = timeout;
+        self
+    }
+
+    /// An invocation that names a deadline (`x-faasched-deadline-us`)
+    /// waits at most `factor` times it for its node, where that is
+    /// shorter than the forward timeout; past it the client gets 502
+    /// `node-unreachable` and the node, seeing its client leave, stops
+    /// the invocation. `None`: the forward timeout alone. By default
+    /// [`DEFAULT_DEADLINE_FACTOR`].
+    pub fn deadline_factor(&mut self, factor: Option<u32>) -> &mut GatewayConfig {
+        self.deadline_factor = factor.filter(|&f| f > 0);
         self
     }
 

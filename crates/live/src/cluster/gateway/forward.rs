@@ -13,6 +13,7 @@ use super::{Inner, nanos};
 use crate::wire::response::{self, Counted, OK};
 use crate::wire::{COLD_HEADER, ERROR_HEADER, NODE_HEADER, RUNTIME_HEADER};
 use bytes::Bytes;
+use faasched_model::Nanos;
 use faasched_model::cluster::FunctionProfile;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::header::{self, HeaderName};
@@ -20,7 +21,7 @@ use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The error kind of a node that failed before its answer.
 pub const NODE_UNREACHABLE: &str = "node-unreachable";
@@ -73,13 +74,16 @@ impl Drop for Answering<'_> {
 
 impl Inner {
     /// Invariants 2 to 4 for one invocation of `profile`, well-formed,
-    /// `parts` its request, `received` when it came.
+    /// `parts` its request, `received` when it came, `deadline` its
+    /// relative deadline if it names one.
     pub(super) async fn forward(
         &self,
         profile: FunctionProfile,
         parts: &Parts,
         received: Instant,
+        deadline: Option<Nanos>,
     ) -> Counted {
+        let (patience, why) = self.patience(deadline);
         self.metrics.received.fetch_add(1, Ordering::SeqCst);
         let mut answering = Answering {
             inner: self,
@@ -94,14 +98,15 @@ impl Inner {
             answering.started = Some(started);
             link.requests.fetch_add(1, Ordering::Relaxed);
             let sending = send(&link, parts, self.max_response_bytes);
-            let sent = tokio::time::timeout(self.forward_timeout, sending)
+            let sent = tokio::time::timeout(patience, sending)
                 .await
                 .unwrap_or_else(|_| {
                     // Its connection is dropped with the future: in an
-                    // unknown state, it is not reused.
+                    // unknown state, it is not reused, and the node sees
+                    // its client leave and stops the invocation.
                     Err(NoAnswer {
                         kind: NODE_UNREACHABLE,
-                        what: format!("no answer within {:?}", self.forward_timeout),
+                        what: format!("no answer within {patience:?} ({why})"),
                         unsent: false,
                     })
                 });
@@ -129,6 +134,30 @@ impl Inner {
             .insert(HeaderName::from_static(NODE_HEADER), link.authority.clone());
         drop(answering);
         (response, kind)
+    }
+
+    /// How long an invocation due in `deadline` waits for its node, and
+    /// why: the forward timeout, or [`GatewayConfig::deadline_factor`]
+    /// times its deadline where that is shorter, so that an answer long
+    /// past any use holds neither the client nor the node.
+    ///
+    /// [`GatewayConfig::deadline_factor`]: super::GatewayConfig::deadline_factor
+    fn patience(&self, deadline: Option<Nanos>) -> (Duration, String) {
+        let by_deadline = deadline
+            .zip(self.deadline_factor)
+            .map(|(deadline, factor)| {
+                Duration::from_nanos(deadline.saturating_mul(u64::from(factor)))
+            });
+        match by_deadline {
+            Some(d) if d < self.forward_timeout => (
+                d,
+                format!(
+                    "{} times its deadline",
+                    self.deadline_factor.unwrap_or_default()
+                ),
+            ),
+            _ => (self.forward_timeout, "the forward timeout".to_owned()),
+        }
     }
 
     /// The node's answer, as it is: its cold start counted, its outcome

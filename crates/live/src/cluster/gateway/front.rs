@@ -102,7 +102,9 @@ impl Inner {
         read_body(body, 0, self.body_pace, "an invocation's body").await?;
         let invoke = request::invoke(function, parts.uri.query(), &parts.headers)?;
         match self.profiles.get(invoke.label()) {
-            Some(&profile) => Ok(self.forward(profile, &parts, received).await),
+            Some(&profile) => Ok(self
+                .forward(profile, &parts, received, invoke.deadline)
+                .await),
             None => Ok(unknown_function(&invoke)),
         }
     }

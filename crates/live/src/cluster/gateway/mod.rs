@@ -81,7 +81,8 @@ mod outage;
 mod poll;
 
 pub use config::{
-    DEFAULT_FORWARD_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_POOL, GatewayConfig, GatewayError,
+    DEFAULT_DEADLINE_FACTOR, DEFAULT_FORWARD_TIMEOUT, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_POOL,
+    GatewayConfig, GatewayError,
 };
 pub use forward::{NODE_UNREACHABLE, RESPONSE_TOO_LARGE};
 pub(super) use link::{connect, is_address};
@@ -202,6 +203,7 @@ impl Gateway {
                 node_tls: config.node_tls.clone(),
                 drain_timeout: config.drain_timeout,
                 forward_timeout: config.forward_timeout,
+                deadline_factor: config.deadline_factor,
                 token: config.token.clone(),
                 invoke_token: config.invoke_token.clone(),
                 max_response_bytes: config.max_response_bytes,
@@ -252,6 +254,9 @@ struct Inner {
     node_tls: Option<ClientTls>,
     drain_timeout: Duration,
     forward_timeout: Duration,
+    /// An invocation that names a deadline waits at most this many times
+    /// it for its node, where that is shorter than the forward timeout.
+    deadline_factor: Option<u32>,
     /// What a change of membership must present, if anything.
     token: Option<Token>,
     /// What an invocation must present, if anything.
