@@ -482,3 +482,44 @@ fn a_cluster_serves_and_speaks_tls_end_to_end() {
     let (ok, rest) = gateway.stop();
     assert!(ok, "{rest}");
 }
+
+/// One node given twice under two spellings of its address is one entry:
+/// its first poll says the same node id at both, and the second address
+/// leaves the table.
+#[test]
+fn a_static_node_given_twice_is_one_node() {
+    let node = cluster_node();
+    let port = node.addr.port();
+    let (first, again) = (format!("127.0.0.1:{port}"), format!("localhost:{port}"));
+    let gateway = Server::start(&[
+        "cluster",
+        "gateway",
+        "--listen",
+        "127.0.0.1:0",
+        "--period-ms",
+        "20",
+        "--time-scale",
+        "0.001",
+        "--node",
+        &first,
+        "--node",
+        &again,
+    ]);
+    let status: serde_json::Value =
+        serde_json::from_str(&call(gateway.addr, "GET", "/status", &[]).body).unwrap();
+    let nodes: Vec<&str> = status["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(nodes, [first.as_str()], "{status}");
+    assert_eq!(status["membership"]["aliases"], 1, "{status}");
+    let metrics = call(gateway.addr, "GET", "/metrics", &[]).body;
+    assert!(
+        metrics.contains("faasched_gateway_node_aliases_total 1\n"),
+        "{metrics}"
+    );
+    let (ok, rest) = gateway.stop();
+    assert!(ok, "{rest}");
+}

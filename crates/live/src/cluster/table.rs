@@ -156,6 +156,18 @@ impl NodeTable {
         true
     }
 
+    /// Takes `node` out of the table whatever its membership: a static
+    /// node found to be another's alias. Returns whether it was there.
+    pub fn remove(&mut self, node: usize) -> bool {
+        let Some(n) = self.nodes.remove(&node) else {
+            return false;
+        };
+        if n.up {
+            self.rebuild();
+        }
+        true
+    }
+
     /// How many nodes, up or down.
     pub fn len(&self) -> usize {
         self.nodes.len()

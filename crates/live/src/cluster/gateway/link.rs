@@ -11,8 +11,8 @@ use hyper::client::conn::http1::{self as client, SendRequest};
 use hyper::header::HeaderValue;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
-use std::sync::Mutex;
 use std::sync::atomic::AtomicU64;
+use std::sync::{Mutex, OnceLock};
 
 /// The longest node address a registration may give, bytes: a DNS name
 /// (253) and a port, with room to spare.
@@ -42,9 +42,9 @@ impl Failed {
 /// One node: its address and kept-alive connections.
 pub(super) struct NodeLink {
     pub(super) addr: String,
-    /// The id the node gave when it registered (its `GET /load`'s
-    /// `node`), if it gave one.
-    pub(super) id: Option<String>,
+    /// The id the node gave (its `GET /load`'s `node`) when it
+    /// registered or first reported, if it gave one.
+    pub(super) id: OnceLock<String>,
     pub(super) authority: HeaderValue,
     idle: Mutex<Vec<SendRequest<Full<Bytes>>>>,
     /// The most idle connections kept.
@@ -66,7 +66,7 @@ impl NodeLink {
         }
         Some(NodeLink {
             addr: addr.to_owned(),
-            id: None,
+            id: OnceLock::new(),
             authority: HeaderValue::from_str(addr).ok()?,
             idle: Mutex::new(Vec::new()),
             pool,

@@ -36,13 +36,17 @@ impl Inner {
         &self,
         request: Request<Incoming>,
     ) -> Result<Counted, Malformed> {
-        let (method, mut link) = self.node_request(request).await?;
+        let (method, link) = self.node_request(request).await?;
         if method == Method::PUT && lock(&self.state).find(&link.addr).is_none() {
             // A node joins only once it answers as one, and says who it
             // is: an address of no node is refused, one of a node in the
             // table under another address is that node.
             match probe(&link).await {
-                Ok(report) => link.id = report.node,
+                Ok(report) => {
+                    if let Some(id) = report.node {
+                        let _ = link.id.set(id);
+                    }
+                }
                 Err(e) => return Ok(not_a_node(&link.addr, &e)),
             }
         }
@@ -110,7 +114,7 @@ impl Inner {
             let body = format!("node {} is in the table\n", link.addr);
             return (text(StatusCode::OK, body), OK);
         }
-        if let Some(known) = link.id.as_deref().and_then(|id| state.find_id(id)) {
+        if let Some(known) = link.id.get().and_then(|id| state.find_id(id)) {
             let body = format!(
                 "node {} is in the table as {}: one node, two addresses\n",
                 link.addr, state.links[&known].addr
@@ -158,6 +162,18 @@ impl State {
         }
     }
 
+    /// Whether a node in the table before `node` gave the id `reported`:
+    /// `node` is then its alias. Remembers `node`'s id, the first it gave.
+    pub(super) fn alias(&self, node: usize, reported: Option<&str>) -> bool {
+        let (Some(link), Some(reported)) = (self.links.get(&node), reported) else {
+            return false;
+        };
+        let id = link.id.get_or_init(|| reported.to_owned());
+        self.links
+            .iter()
+            .any(|(&other, l)| other < node && l.id.get() == Some(id))
+    }
+
     /// The id of the node at `addr`, if it is in the table.
     fn find(&self, addr: &str) -> Option<usize> {
         self.links
@@ -167,10 +183,10 @@ impl State {
     }
 
     /// The table's id of the node that said its id is `node`, if any.
-    fn find_id(&self, node: &str) -> Option<usize> {
+    pub(super) fn find_id(&self, node: &str) -> Option<usize> {
         self.links
             .iter()
-            .find(|(_, l)| l.id.as_deref() == Some(node))
+            .find(|(_, l)| l.id.get().map(String::as_str) == Some(node))
             .map(|(&id, _)| id)
     }
 }

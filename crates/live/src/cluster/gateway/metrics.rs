@@ -35,6 +35,8 @@ pub(super) struct Metrics {
     pub(super) taken_out: AtomicU64,
     /// Client connections refused past the limit.
     pub(super) refused_connections: AtomicU64,
+    /// Static nodes found to be another's address (the same node id).
+    pub(super) aliases: AtomicU64,
     pub(super) responses: Mutex<BTreeMap<(u16, &'static str), u64>>,
     pub(super) decision: Mutex<Histogram<u64>>,
     pub(super) overhead: Mutex<Histogram<u64>>,
@@ -59,6 +61,7 @@ impl Default for Metrics {
             rerouted: AtomicU64::new(0),
             taken_out: AtomicU64::new(0),
             refused_connections: AtomicU64::new(0),
+            aliases: AtomicU64::new(0),
             responses: Mutex::new(BTreeMap::new()),
             decision: Mutex::new(histogram()),
             overhead: Mutex::new(histogram()),
@@ -141,6 +144,7 @@ impl Inner {
                 "drops": m.node_drops.load(Ordering::Relaxed),
                 "leaves": m.leaves.load(Ordering::Relaxed),
                 "taken_out": m.taken_out.load(Ordering::Relaxed),
+                "aliases": m.aliases.load(Ordering::Relaxed),
             },
             "loads": {
                 "polls": polls,
@@ -306,6 +310,11 @@ impl Metrics {
                 "faasched_gateway_rerouted_total",
                 "Invocations a node refused before any byte reached it, sent to the router's next choice.",
                 self.rerouted.load(Ordering::Relaxed),
+            ),
+            (
+                "faasched_gateway_node_aliases_total",
+                "Nodes given twice under two addresses (the same node id), kept as one.",
+                self.aliases.load(Ordering::Relaxed),
             ),
             (
                 "faasched_gateway_node_taken_out_total",

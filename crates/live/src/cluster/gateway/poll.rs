@@ -58,13 +58,24 @@ impl Inner {
     /// What a poll round learned, `None` for a missed poll, applied to
     /// the table, the router and the load series (invariant 5). A node
     /// that left during the round is left out.
-    fn apply_round(&self, results: Vec<(usize, Option<LoadReport>)>) {
+    fn apply_round(&self, mut results: Vec<(usize, Option<LoadReport>)>) {
         let mut state = lock(&self.state);
         let state = &mut *state;
         let now = self.now();
+        // In table order, so that of two addresses of one node the first
+        // given stays.
+        results.sort_by_key(|&(node, _)| node);
         for (node, report) in results {
             match report {
                 Some(report) => {
+                    if state.alias(node, report.node.as_deref()) {
+                        // Another address of a node in the table already:
+                        // one node, one entry (the first given).
+                        state.table.remove(node);
+                        state.links.remove(&node);
+                        self.metrics.aliases.fetch_add(1, Ordering::Relaxed);
+                        continue;
+                    }
                     state.table.report(node, &report, now);
                 }
                 None => {
