@@ -1060,6 +1060,58 @@ fn a_slow_body_is_refused_408() {
     assert!(backend.lock().registered.is_empty());
 }
 
+/// Chunked bodies are bounded too: a chunk line that drips (its
+/// extension one byte at a time, no data) is answered 408 once the pace's
+/// grace is spent, and a chunk extension past hyper's 16 KiB or a chunk
+/// size of more hex digits than 64 bits hold is answered 400 before the
+/// body is read on.
+#[test]
+fn chunk_lines_are_bounded_in_time_and_length() {
+    let backend = fake();
+    let server = Server::with(&backend, |ingress| {
+        ingress.body_pace(BodyPace {
+            grace: Duration::from_millis(100),
+            min_rate: 1000,
+        });
+    });
+    let head = b"POST /register/m HTTP/1.1\r\nhost: test\r\ntransfer-encoding: chunked\r\n\r\n";
+    let mut dripping = server.connect();
+    dripping.send(head).unwrap();
+    dripping.send(b"1;").unwrap();
+    // One byte of extension every 20 ms, at most 500 of them (10 s), until
+    // the connection is closed.
+    let mut writer = dripping.reader.get_ref().try_clone().unwrap();
+    let drip = std::thread::spawn(move || {
+        for _ in 0..500 {
+            if writer.write_all(b"a").is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    });
+    let refused = dripping.receive().unwrap();
+    assert_eq!(refused.status, 408, "{refused:?}");
+    assert!(dripping.closed(), "its connection is closed");
+    drip.join().unwrap();
+    for (line, what) in [
+        (
+            format!("1;{}\r\nx\r\n0\r\n\r\n", "a".repeat(70_000)),
+            "long extension",
+        ),
+        (
+            "0000000000000000000001\r\nx\r\n0\r\n\r\n".to_string(),
+            "long size",
+        ),
+    ] {
+        let mut client = server.connect();
+        client.send(head).unwrap();
+        client.send(line.as_bytes()).unwrap();
+        let answer = client.receive().unwrap();
+        assert_eq!(answer.status, 400, "{what}: {answer:?}");
+    }
+    assert!(backend.lock().registered.is_empty());
+}
+
 /// Past `max_connections` open at once, a connection is answered 503 and
 /// closed, and counted; once one closes, the next is served.
 #[test]
