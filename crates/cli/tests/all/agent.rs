@@ -785,3 +785,109 @@ fn silent_connections_cannot_lock_clients_out() {
     assert_eq!(agent.status()["refused"], 0);
     drop(held);
 }
+
+/// Datagrams the flooding user sends.
+const FLOOD: u32 = 5_000;
+
+/// A user past its datagram rate has the rest dropped unanswered, counted
+/// as refusals, while root is still answered: another user (nobody)
+/// sends 5,000 datagrams as fast as it can, and of them at most the burst
+/// (250) and 500 a second of the flood's time are answered.
+#[test]
+fn a_user_past_its_datagram_rate_is_dropped_and_root_still_answered() {
+    if !is_root() {
+        eprintln!("skipped: needs root to send as another user (CI runs as root)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    // This test binary, where the other user can run it.
+    let me = std::env::current_exe().unwrap();
+    let flooder = dir.path().join("flooder");
+    if fs::hard_link(&me, &flooder).is_err() {
+        fs::copy(&me, &flooder).unwrap();
+    }
+    let agent = Agent::start(dir.path(), "cfs");
+    let before = agent.status()["refused"].as_u64().unwrap();
+    let start = Instant::now();
+    let sent = Command::new(&flooder)
+        .args([
+            "--exact",
+            "agent::datagram_flood_as_another_user",
+            "--ignored",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env("FAASCHED_FLOOD_TO", datagram_path(&agent.socket))
+        .uid(NOBODY)
+        .gid(NOBODY)
+        .output()
+        .unwrap();
+    let elapsed = start.elapsed().as_secs_f64();
+    let stdout = String::from_utf8_lossy(&sent.stdout);
+    assert!(sent.status.success(), "{stdout}");
+    // The harness prints the count after the test's name, on its line.
+    let answered: u64 = stdout
+        .split("answered ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no count in {stdout}"))
+        .parse()
+        .unwrap();
+    let at_most = 250.0 + 500.0 * elapsed;
+    assert!(
+        answered > 0 && answered as f64 <= at_most,
+        "{answered} of {FLOOD} answered in {elapsed:.2} s"
+    );
+    // Every one of them is a refusal: those answered are, of a pid not
+    // steered, and so are those dropped.
+    let refused = agent.status()["refused"].as_u64().unwrap() - before;
+    assert_eq!(refused, u64::from(FLOOD), "{refused}");
+    // Root's requests are still answered.
+    let socket = datagram_client(&agent);
+    let answer = ask_datagram(&socket, r#"{"op":"unregister","pid":999999}"#);
+    assert_eq!(answer["error"], "pid 999999 is not steered", "{answer}");
+    eprintln!("{answered} of {FLOOD} datagrams answered in {elapsed:.2} s");
+}
+
+/// Not a test of its own: the sender of
+/// [`a_user_past_its_datagram_rate_is_dropped_and_root_still_answered`],
+/// which runs it as another user; ignored otherwise. Prints how many of
+/// its datagrams were answered, reading the answers as it goes so that
+/// none is lost to a full queue.
+#[test]
+#[ignore = "run as another user by a_user_past_its_datagram_rate_is_dropped_and_root_still_answered"]
+fn datagram_flood_as_another_user() {
+    let to = std::env::var_os("FAASCHED_FLOOD_TO").expect("FAASCHED_FLOOD_TO names the socket");
+    let socket = UnixDatagram::unbound().unwrap();
+    dgram::pass_credentials(&socket).unwrap();
+    socket.connect(to).unwrap();
+    let mut answered = 0u64;
+    let mut answer = vec![0u8; 1 << 16];
+    socket.set_nonblocking(true).unwrap();
+    for _ in 0..FLOOD {
+        loop {
+            match socket.send(br#"{"op":"unregister","pid":999999}"#) {
+                Ok(_) => break,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(Duration::from_micros(100));
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        while socket.recv(&mut answer).is_ok() {
+            answered += 1;
+        }
+    }
+    // The last answers, within a second.
+    socket.set_nonblocking(false).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let end = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < end && socket.recv(&mut answer).is_ok() {
+        answered += 1;
+    }
+    println!("answered {answered}");
+}
