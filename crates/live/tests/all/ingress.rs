@@ -991,6 +991,50 @@ fn invocations_need_the_invoke_token_when_the_node_has_one() {
     assert_eq!(client.request(&get("/load")).unwrap().status, 200);
 }
 
+/// At most four modules are read at once: a fifth registration while four
+/// bodies are still coming is told to come back (503, `Retry-After`), so
+/// that what registrations hold is bounded.
+#[test]
+fn at_most_four_modules_are_read_at_once() {
+    let backend = fake();
+    let server = Server::start(&backend);
+    let mut coming: Vec<Client> = (0..4)
+        .map(|i| {
+            let mut c = server.connect();
+            c.send(
+                format!("POST /register/m{i} HTTP/1.1\r\nhost: test\r\ncontent-length: 1000\r\n\r\n\0asm")
+                    .as_bytes(),
+            )
+            .unwrap();
+            c
+        })
+        .collect();
+    // The four are being read once a fifth is refused; wait for that.
+    let start = Instant::now();
+    let busy = loop {
+        let answer = server
+            .connect()
+            .request(&post_body("/register/fifth", b"\0asm\x01\0\0\0"))
+            .unwrap();
+        if answer.status == 503 || start.elapsed() > PATIENCE {
+            break answer;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(
+        (busy.status, busy.error()),
+        (503, Some("overloaded")),
+        "{busy:?}"
+    );
+    assert_eq!(busy.header("retry-after"), Some("1"));
+    assert!(
+        busy.body.contains("other modules are being sent"),
+        "{}",
+        busy.body
+    );
+    drop(coming.drain(..));
+}
+
 /// One module compiles at a time: a second registration meanwhile is
 /// told to come back (503, `Retry-After`); `DELETE /functions/NAME`
 /// removes a module.

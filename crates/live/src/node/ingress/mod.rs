@@ -239,6 +239,7 @@ impl Ingress {
             body_pace: self.body_pace,
             id: self.id.clone(),
             compiling: tokio::sync::Semaphore::new(1),
+            reading: tokio::sync::Semaphore::new(MODULES_READ_AT_ONCE),
             sampled: Mutex::new(Sampled::default()),
         });
         let sampler = tokio::spawn(sample_load(Arc::clone(&shared)));
@@ -360,6 +361,8 @@ struct Shared {
     id: String,
     /// The one registration that may compile at a time.
     compiling: tokio::sync::Semaphore,
+    /// The registrations whose modules may be read at once.
+    reading: tokio::sync::Semaphore,
     sampled: Mutex<Sampled>,
 }
 
@@ -433,6 +436,11 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
             if request.uri().query().is_some() {
                 return Err(Malformed::bad("POST /register takes no query"));
             }
+            // A few modules read at once: each may hold up to
+            // `max_module_bytes` while it comes.
+            let Ok(_reading) = shared.reading.try_acquire() else {
+                return Ok(busy_compiling(&name, "other modules are being sent"));
+            };
             let module = read_body(
                 request.into_body(),
                 shared.max_module_bytes,
@@ -443,7 +451,7 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
             // One compile at a time: a compile takes a core for as long as
             // the module is large, and the workers need the others.
             let Ok(_compiling) = shared.compiling.try_acquire() else {
-                return Ok(busy_compiling(&name));
+                return Ok(busy_compiling(&name, "another module is compiling"));
             };
             let registering = name.clone();
             let registered = blocking(shared, move |backend| {
@@ -515,12 +523,18 @@ async fn blocking(
         .unwrap_or_else(|_| Err(Failure::Internal("the backend panicked".into())))
 }
 
-/// The 503 of a registration while another compiles, with `Retry-After`.
-fn busy_compiling(name: &str) -> Counted {
+/// Registrations whose modules are read at once; one more is answered 503
+/// at once, so that what registrations hold is bounded by this many
+/// modules of the largest size.
+pub const MODULES_READ_AT_ONCE: usize = 4;
+
+/// The 503 of a registration while others are read or compile (`why`),
+/// with `Retry-After`.
+fn busy_compiling(name: &str, why: &str) -> Counted {
     let failure = Failure::Overloaded;
     let (mut response, kind) = response::error(
         StatusCode::SERVICE_UNAVAILABLE,
-        format!("{failure}: another module is compiling; register {name} again in a second\n"),
+        format!("{failure}: {why}; register {name} again in a second\n"),
         failure.kind(),
     );
     response
