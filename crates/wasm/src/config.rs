@@ -26,6 +26,12 @@ pub const DEFAULT_TICK: Nanos = 1_000_000;
 /// from clients bounds them.
 pub const DEFAULT_MAX_MODULES: usize = 64;
 
+/// How long a user module may take to compile, by default: 30 s. A
+/// compile cannot be interrupted, so one that takes longer runs to its end
+/// on its one thread and the module is refused then; within the
+/// [`shape`](crate::shape) limits the slowest found took 10 s.
+pub const DEFAULT_MAX_COMPILE: Nanos = 30_000_000_000;
+
 /// wasm page size, in bytes.
 const PAGE: u64 = 64 << 10;
 
@@ -39,6 +45,7 @@ pub struct Config {
     tick: Option<Nanos>,
     spin_steps_per_ms: Option<u64>,
     max_modules: Option<usize>,
+    max_compile: Option<Nanos>,
 }
 
 impl Config {
@@ -93,6 +100,16 @@ impl Config {
         self
     }
 
+    /// How long a user module may take to compile, ns; one that takes
+    /// longer is refused once its compile ends ([`Fault::SlowCompile`]).
+    /// By default [`DEFAULT_MAX_COMPILE`].
+    ///
+    /// [`Fault::SlowCompile`]: crate::Fault::SlowCompile
+    pub fn max_compile(&mut self, limit: Nanos) -> &mut Self {
+        self.max_compile = Some(limit);
+        self
+    }
+
     /// Every knob resolved and checked.
     pub(crate) fn resolve(&self) -> Result<Resolved> {
         let resolved = Resolved {
@@ -102,6 +119,7 @@ impl Config {
             tick: self.tick.unwrap_or(DEFAULT_TICK),
             spin_steps_per_ms: self.spin_steps_per_ms,
             max_modules: self.max_modules.unwrap_or(DEFAULT_MAX_MODULES),
+            max_compile: self.max_compile.unwrap_or(DEFAULT_MAX_COMPILE),
         };
         let bad = |what: String| Err(Fault::Config(what));
         if resolved.max_sandboxes == 0 {
@@ -135,4 +153,5 @@ pub(crate) struct Resolved {
     pub tick: Nanos,
     pub spin_steps_per_ms: Option<u64>,
     pub max_modules: usize,
+    pub max_compile: Nanos,
 }

@@ -43,6 +43,19 @@ pub enum Fault {
         /// The most user modules it holds.
         limit: usize,
     },
+    /// A module that took longer to compile than the limit.
+    #[error(
+        "module `{name}` refused: it took {took_ms} ms to compile, more than the {limit_ms} ms a \
+         module may"
+    )]
+    SlowCompile {
+        /// The name asked for.
+        name: String,
+        /// How long its compile took, ms.
+        took_ms: u64,
+        /// The limit, ms.
+        limit_ms: u64,
+    },
     /// A built-in function, which cannot be removed.
     #[error("`{0}` is built in and cannot be removed")]
     Builtin(String),

@@ -83,8 +83,8 @@ mod start;
 mod suite;
 
 pub use config::{
-    Config, DEFAULT_CPU_LIMIT, DEFAULT_MAX_MODULES, DEFAULT_MAX_SANDBOXES, DEFAULT_MEMORY_LIMIT,
-    DEFAULT_TICK,
+    Config, DEFAULT_CPU_LIMIT, DEFAULT_MAX_COMPILE, DEFAULT_MAX_MODULES, DEFAULT_MAX_SANDBOXES,
+    DEFAULT_MEMORY_LIMIT, DEFAULT_TICK,
 };
 pub use fault::{Fault, Result};
 pub use guest::Preempt;

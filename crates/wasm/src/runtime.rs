@@ -33,6 +33,8 @@ pub(crate) struct Function {
 #[derive(Clone)]
 pub struct Compiler {
     engine: Engine,
+    /// How long a user module's compile may take, ns.
+    max_compile: Nanos,
 }
 
 impl Compiler {
@@ -45,7 +47,9 @@ impl Compiler {
     /// `[A-Za-z0-9_-]`; [`Fault::Malformed`] for a module that does not
     /// compile, imports anything, lacks `run: (i64) -> i64`, declares
     /// more memory than the memory limit, or is past
-    /// [`shape`](crate::shape)'s limits (checked before it is compiled).
+    /// [`shape`](crate::shape)'s limits (checked before it is compiled);
+    /// [`Fault::SlowCompile`] for one whose compile took longer than
+    /// [`Config::max_compile`] (it cannot be stopped sooner).
     pub fn prepare(&self, name: &str, module: &[u8]) -> Result<Prepared> {
         if name.is_empty()
             || name.len() > 64
@@ -63,9 +67,19 @@ impl Compiler {
             reason: e.to_string(),
         })?;
         shape::check(name, &wasm)?;
+        let start = std::time::Instant::now();
+        let function = self.compile(name, wasm.as_ref().into())?;
+        let took = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        if took > self.max_compile {
+            return Err(Fault::SlowCompile {
+                name: name.to_owned(),
+                took_ms: took / 1_000_000,
+                limit_ms: self.max_compile / 1_000_000,
+            });
+        }
         Ok(Prepared {
             name: name.to_owned(),
-            function: self.compile(name, wasm.as_ref().into())?,
+            function,
         })
     }
 
@@ -233,6 +247,7 @@ impl Runtime {
     pub fn compiler(&self) -> Compiler {
         Compiler {
             engine: self.engine.clone(),
+            max_compile: self.limits.max_compile,
         }
     }
 

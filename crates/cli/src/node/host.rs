@@ -3,7 +3,9 @@
 
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::node::live::{CpuList, DEFAULT_MAX_MODULES, Host, positive_ms};
+use faasched_lab::node::live::{
+    CpuList, DEFAULT_MAX_COMPILE, DEFAULT_MAX_MODULES, Host, positive_ms,
+};
 
 /// The live node's threads and sandboxes.
 #[derive(ClapArgs, Debug)]
@@ -43,6 +45,7 @@ impl HostArgs {
             memory_limit: self.memory_limit_mib << 20,
             max_sandboxes: self.max_sandboxes,
             max_modules: DEFAULT_MAX_MODULES,
+            max_compile: DEFAULT_MAX_COMPILE,
             spin_steps_per_ms: self.spin_steps_per_ms,
         })
     }

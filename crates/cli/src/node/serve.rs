@@ -8,7 +8,7 @@ use super::host::HostArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::node::admission::Admit;
-use faasched_lab::node::live::{DEFAULT_MAX_MODULES, Host, Register, ms};
+use faasched_lab::node::live::{DEFAULT_MAX_COMPILE, DEFAULT_MAX_MODULES, Host, Register, ms};
 use faasched_lab::node::serve::{
     self, Announce, DEADLINE_MS, DEFAULT_MAX_CONNECTIONS, Estimate, PreemptTest, ServeOptions,
 };
@@ -116,6 +116,11 @@ pub struct Args {
     /// until DELETE /functions/NAME removes one.
     #[arg(long, default_value_t = DEFAULT_MAX_MODULES as u32, value_parser = clap::value_parser!(u32).range(0..=100_000))]
     max_modules: u32,
+    /// Seconds a registered module may take to compile; one that takes
+    /// longer is refused (400) once its compile ends (a compile cannot be
+    /// stopped sooner; it runs on one thread, one module at a time).
+    #[arg(long, default_value_t = DEFAULT_MAX_COMPILE as f64 / 1e9)]
+    max_compile_s: f64,
     /// Connections open at once; one more is answered 503 and closed, so
     /// that slow clients cannot take every file descriptor.
     #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS as u32, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -168,6 +173,7 @@ impl Args {
             }),
             host: Host {
                 max_modules: self.max_modules as usize,
+                max_compile: seconds(self.max_compile_s, "--max-compile-s")?,
                 ..self.host.host()?
             },
             token_file: self.token_file,
@@ -178,4 +184,13 @@ impl Args {
             tls: self.tls,
         })
     }
+}
+
+/// `value` seconds as ns, or an error naming `flag` if it is not a
+/// positive number of seconds.
+fn seconds(value: f64, flag: &str) -> Result<u64> {
+    if !(value.is_finite() && value > 0.0 && value <= 86_400.0) {
+        anyhow::bail!("{flag}: {value} is not a number of seconds above 0 and at most a day");
+    }
+    Ok((value * 1e9).round() as u64)
 }

@@ -185,6 +185,7 @@ pub(crate) fn node(poll: bool, cpus: Vec<usize>) -> LiveNode {
             memory_limit: 64 << 20,
             max_sandboxes: 64,
             max_modules: faasched_wasm::DEFAULT_MAX_MODULES,
+            max_compile: faasched_wasm::DEFAULT_MAX_COMPILE,
             spin_steps_per_ms: None,
         },
         containers: None,

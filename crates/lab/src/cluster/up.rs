@@ -144,6 +144,7 @@ impl ClusterNodes {
                 // the node's default of 128.
                 max_sandboxes: workers.max(128),
                 max_modules: faasched_wasm::DEFAULT_MAX_MODULES,
+                max_compile: faasched_wasm::DEFAULT_MAX_COMPILE,
                 spin_steps_per_ms: None,
             },
         })

@@ -44,15 +44,23 @@ pub struct Host {
     /// User modules registered at once.
     #[serde(default = "default_max_modules")]
     pub max_modules: usize,
+    /// How long a user module may take to compile, ns.
+    #[serde(rename = "max_compile_ns", default = "default_max_compile")]
+    pub max_compile: Nanos,
     /// `spin`'s steps per ms of CPU; `None`: measured at each launch.
     pub spin_steps_per_ms: Option<u64>,
 }
 
-pub use faasched_wasm::DEFAULT_MAX_MODULES;
+pub use faasched_wasm::{DEFAULT_MAX_COMPILE, DEFAULT_MAX_MODULES};
 
 /// [`Host::max_modules`] where a configuration leaves it out.
 fn default_max_modules() -> usize {
     DEFAULT_MAX_MODULES
+}
+
+/// [`Host::max_compile`] where a configuration leaves it out.
+fn default_max_compile() -> Nanos {
+    DEFAULT_MAX_COMPILE
 }
 
 impl Host {
@@ -77,6 +85,7 @@ impl Host {
         config
             .max_sandboxes(self.max_sandboxes)
             .max_modules(self.max_modules)
+            .max_compile(self.max_compile)
             .memory_limit(self.memory_limit)
             .cpu_limit(self.cpu_limit);
         if let Some(steps) = self.spin_steps_per_ms {
@@ -456,6 +465,7 @@ mod tests {
                     memory_limit: 1 << 20,
                     max_sandboxes: 64,
                     max_modules: faasched_wasm::DEFAULT_MAX_MODULES,
+                    max_compile: faasched_wasm::DEFAULT_MAX_COMPILE,
                     spin_steps_per_ms: None,
                 },
                 containers: None,
@@ -516,6 +526,7 @@ mod tests {
                 memory_limit: 1 << 20,
                 max_sandboxes: 8,
                 max_modules: faasched_wasm::DEFAULT_MAX_MODULES,
+                max_compile: faasched_wasm::DEFAULT_MAX_COMPILE,
                 spin_steps_per_ms: Some(1000),
             },
             containers: Some(NodeContainers {

@@ -357,6 +357,7 @@ mod tests {
                 memory_limit: MEMORY_LIMIT_MIB << 20,
                 max_sandboxes: 128,
                 max_modules: faasched_wasm::DEFAULT_MAX_MODULES,
+                max_compile: faasched_wasm::DEFAULT_MAX_COMPILE,
                 spin_steps_per_ms: None,
             },
         }

@@ -64,6 +64,7 @@ fn failure(fault: Fault) -> Failure {
         | Fault::Malformed { .. }
         | Fault::BadName { .. }
         | Fault::Full { .. }
+        | Fault::SlowCompile { .. }
         | Fault::Builtin(_)) => Failure::BadRequest(f.to_string()),
         f @ Fault::Trap { .. } => Failure::Trap(f.to_string()),
         Fault::Timeout { limit, .. } => Failure::Timeout { limit },

@@ -253,6 +253,27 @@ fn user_modules_register_as_wasm_or_wat() -> Result<()> {
 
 /// At most `max_modules` user modules at once (the built-ins aside); a
 /// removed one frees its place, and a running sandbox of it runs on.
+/// A module whose compile takes longer than the limit is refused, saying
+/// how long it took; the built-ins, compiled at start, are not held to it.
+#[test]
+fn a_module_slower_to_compile_than_the_limit_is_refused() -> Result<()> {
+    let mut runtime = runtime(|c| {
+        c.max_compile(1);
+    })?;
+    match runtime.register("a", ADD_ONE_WASM) {
+        Err(e @ Fault::SlowCompile { limit_ms: 0, .. }) => {
+            assert!(
+                e.to_string().contains("to compile, more than the 0 ms"),
+                "{e}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(runtime.call("a"), Err(Fault::UnknownFunction("a".into())));
+    assert!(runtime.functions().any(|f| f == "fib"));
+    Ok(())
+}
+
 #[test]
 fn user_modules_are_bounded_and_removed() -> Result<()> {
     let mut runtime = runtime(|c| {
