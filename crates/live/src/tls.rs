@@ -190,36 +190,43 @@ pub async fn over(
     })
 }
 
-#[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    use tokio::net::TcpListener;
+/// Certificates for tests of TLS, here and in other crates.
+#[cfg(any(test, feature = "testing"))]
+pub mod testing {
+    use std::path::{Path, PathBuf};
 
     /// A CA, and a certificate it signed for 127.0.0.1 and `localhost`,
     /// written as PEM files in `dir`: (CA, certificate, key).
-    pub(crate) fn certificates_in(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
-        let ca_key = rcgen::KeyPair::generate().unwrap();
-        let mut ca = rcgen::CertificateParams::new(Vec::new()).unwrap();
+    pub fn certificates_in(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+        let ca_key = rcgen::KeyPair::generate().expect("a key");
+        let mut ca = rcgen::CertificateParams::new(Vec::new()).expect("no names");
         ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        let ca = ca.self_signed(&ca_key).unwrap();
-        let issuer =
-            rcgen::Issuer::new(rcgen::CertificateParams::new(Vec::new()).unwrap(), &ca_key);
-        let key = rcgen::KeyPair::generate().unwrap();
+        let ca = ca.self_signed(&ca_key).expect("a CA");
+        let params = rcgen::CertificateParams::new(Vec::new()).expect("no names");
+        let issuer = rcgen::Issuer::new(params, &ca_key);
+        let key = rcgen::KeyPair::generate().expect("a key");
         let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()])
-            .unwrap()
+            .expect("valid names")
             .signed_by(&key, &issuer)
-            .unwrap();
+            .expect("a certificate");
         let paths = (
             dir.join("ca.pem"),
             dir.join("cert.pem"),
             dir.join("key.pem"),
         );
-        std::fs::write(&paths.0, ca.pem()).unwrap();
-        std::fs::write(&paths.1, cert.pem()).unwrap();
-        std::fs::write(&paths.2, key.serialize_pem()).unwrap();
+        std::fs::write(&paths.0, ca.pem()).expect("writable");
+        std::fs::write(&paths.1, cert.pem()).expect("writable");
+        std::fs::write(&paths.2, key.serialize_pem()).expect("writable");
         paths
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::certificates_in;
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
 
     #[test]
     fn bad_files_are_refused_naming_them() {

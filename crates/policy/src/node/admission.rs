@@ -305,6 +305,13 @@ mod tests {
         );
     }
 
+    /// `lld` behind `rules`, over `n` idle workers.
+    fn lld(rules: Admission, n: usize) -> (Admitted<Lld>, Workers) {
+        let p = Admitted::new(Lld::new(), rules);
+        let ws = Workers::new(n, p.local());
+        (p, ws)
+    }
+
     fn placed(p: &mut impl Dispatch, req: &RequestInfo, ws: &Workers) -> Placement {
         p.on_request(req.arrival, req, ws).placement
     }
@@ -326,8 +333,7 @@ mod tests {
             max_queued: Some(2),
             ..Admission::default()
         };
-        let mut p = Admitted::new(Lld::new(), rules);
-        let ws = Workers::new(1, p.local());
+        let (mut p, ws) = lld(rules, 1);
         let (a, b, c) = (
             info(0, 0, 0, MS, MS),
             info(1, 1, 0, MS, MS),
@@ -352,8 +358,7 @@ mod tests {
             max_backlog: Some(10 * MS),
             ..Admission::default()
         };
-        let mut p = Admitted::new(Lld::new(), rules);
-        let ws = Workers::new(2, p.local());
+        let (mut p, ws) = lld(rules, 2);
         // 20 ms for the group: 12 + 8 fit, 1 more does not.
         let big = info(0, 0, 0, 100 * MS, 12 * MS);
         assert!(matches!(
@@ -383,8 +388,7 @@ mod tests {
             fair_share: true,
             ..Admission::default()
         };
-        let mut p = Admitted::new(Lld::new(), rules);
-        let ws = Workers::new(1, p.local());
+        let (mut p, ws) = lld(rules, 1);
         let huge = info(0, 0, 0, 1_000 * MS, 100 * MS);
         assert!(matches!(
             placed(&mut p, &huge, &ws),
@@ -404,8 +408,7 @@ mod tests {
             fair_share: true,
             ..Admission::default()
         };
-        let mut p = Admitted::new(Lld::new(), rules);
-        let ws = Workers::new(1, p.local());
+        let (mut p, ws) = lld(rules, 1);
         let mut id = 0;
         let mut send = |p: &mut Admitted<Lld>, f: u32| {
             id += 1;
@@ -435,8 +438,7 @@ mod tests {
             fair_share: true,
             ..Admission::default()
         };
-        let mut p = Admitted::new(Lld::new(), rules);
-        let ws = Workers::new(1, p.local());
+        let (mut p, ws) = lld(rules, 1);
         // 8 ms of a 10 ms backlog is more than half, yet it is alone.
         let long = info(0, 0, 0, 100 * MS, 8 * MS);
         assert!(matches!(
@@ -456,8 +458,7 @@ mod tests {
             fair_share: true,
             ..Admission::default()
         };
-        let mut p = Admitted::new(Lld::new(), rules);
-        let ws = Workers::new(1, p.local());
+        let (mut p, ws) = lld(rules, 1);
         // Function 0 holds 5 ms of 10: 1 ms more would hold 6 against 4
         // left free, over its share; function 1's 2 ms (2 against 3 left)
         // gets in.

@@ -59,26 +59,4 @@ pub fn interrupt(
     child.wait_with_output().unwrap()
 }
 
-/// A CA, and a certificate it signed for 127.0.0.1, written as PEM files
-/// in `dir`: (CA, certificate, key).
-pub fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let mut ca = rcgen::CertificateParams::new(Vec::new()).unwrap();
-    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    let ca = ca.self_signed(&ca_key).unwrap();
-    let issuer = rcgen::Issuer::new(rcgen::CertificateParams::new(Vec::new()).unwrap(), &ca_key);
-    let key = rcgen::KeyPair::generate().unwrap();
-    let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".into()])
-        .unwrap()
-        .signed_by(&key, &issuer)
-        .unwrap();
-    let paths = (
-        dir.join("ca.pem"),
-        dir.join("cert.pem"),
-        dir.join("key.pem"),
-    );
-    std::fs::write(&paths.0, ca.pem()).unwrap();
-    std::fs::write(&paths.1, cert.pem()).unwrap();
-    std::fs::write(&paths.2, key.serialize_pem()).unwrap();
-    paths
-}
+pub use faasched_live::tls::testing::certificates_in as certificates;
