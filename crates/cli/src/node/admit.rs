@@ -13,23 +13,26 @@ use faasched_lab::node::admission::Admit;
 pub struct AdmitArgs {
     /// Most requests a dispatcher holds admitted and not finished (queued,
     /// held or running); one more is refused `queue-full`. 0: no bound.
+    /// By default 1024 on `node serve`, none in simulations and replays.
     #[arg(long, value_name = "N")]
     max_queued: Option<u32>,
     /// Most estimated work a dispatcher holds admitted and not finished,
     /// ms per worker; a request whose estimate would pass it is refused
-    /// `backlog-full`. 0: no bound.
+    /// `backlog-full`. 0: no bound. By default 2000 on `node serve`, none
+    /// in simulations and replays.
     #[arg(long, value_name = "MS")]
     max_backlog_ms: Option<f64>,
     /// Hold each function to as much as is left free under the bounds
     /// (a dynamic threshold): alone it may fill half, and a function that
     /// arrives while another floods always finds room; past its share a
     /// request is refused `over-share`. `--fair-share=false` turns it off.
+    /// By default on for `node serve`, off in simulations and replays.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     fair_share: Option<bool>,
     /// Refuse, `deadline-infeasible`, a request that the work queued
     /// ahead of it on the best worker would make miss its deadline, by the
     /// estimates. Live, a request without x-faasched-deadline-us is held
-    /// to --deadline-ms.
+    /// to --deadline-ms. Off by default.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     refuse_late: Option<bool>,
 }
