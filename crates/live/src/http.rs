@@ -28,6 +28,7 @@
 //!    still open, and saying how many of them held a request being
 //!    answered ([`Cut`]).
 
+use crate::auth::Token;
 use crate::tls::{Io, ServerTls};
 use bytes::Bytes;
 use http_body_util::Full;
@@ -97,6 +98,39 @@ impl BodyPace {
     /// When byte `read` (counted from 0) is due, from the body's start.
     pub fn due(&self, read: usize) -> Duration {
         self.grace + Duration::from_secs_f64(read as f64 / self.min_rate.max(1) as f64)
+    }
+}
+
+/// What a front asks of its clients and lets them hold: the knobs the
+/// node runtime's ingress and the cluster gateway share.
+#[derive(Clone, Debug)]
+pub struct FrontConfig {
+    /// What the control routes (a node's `POST /register` and `DELETE
+    /// /functions`, a gateway's `PUT` and `DELETE /nodes`) must present,
+    /// if anything (see [`crate::auth`]).
+    pub token: Option<Token>,
+    /// What an invocation must present, if anything.
+    pub invoke_token: Option<Token>,
+    /// Connections open at once; one more is refused 503.
+    pub max_connections: usize,
+    /// How fast a request's body must come.
+    pub body_pace: BodyPace,
+    /// The listener takes TLS only, with this certificate; `None`: plain
+    /// HTTP.
+    pub tls: Option<ServerTls>,
+}
+
+impl Default for FrontConfig {
+    /// No token, [`DEFAULT_MAX_CONNECTIONS`], [`BodyPace`]'s default,
+    /// plain HTTP.
+    fn default() -> FrontConfig {
+        FrontConfig {
+            token: None,
+            invoke_token: None,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            body_pace: BodyPace::default(),
+            tls: None,
+        }
     }
 }
 

@@ -104,11 +104,9 @@ fn serve_gateway(policy: &str, nodes: &[SocketAddr]) -> Result<RunningGateway> {
         forward_timeout: faasched_live::cluster::DEFAULT_FORWARD_TIMEOUT,
         deadline_factor: Some(faasched_live::cluster::DEFAULT_DEADLINE_FACTOR),
         time_scale: 1.0,
-        token: None,
-        invoke_token: None,
+        front: Default::default(),
         max_response_bytes: faasched_live::cluster::DEFAULT_MAX_RESPONSE_BYTES,
-        max_connections: faasched_live::http::DEFAULT_MAX_CONNECTIONS,
-        tls: Default::default(),
+        node_tls: None,
     })
 }
 

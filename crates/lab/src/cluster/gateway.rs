@@ -8,6 +8,7 @@ use crate::node::serve::{DEFAULT_MAX_CONNECTIONS, control_token, drain, read_tok
 use crate::tls::TlsFiles;
 use anyhow::{Context, Result, bail};
 use faasched_live::cluster::{DEFAULT_DEADLINE_FACTOR, DEFAULT_MAX_RESPONSE_BYTES};
+use faasched_live::http::FrontConfig;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -93,6 +94,7 @@ impl GatewayOptions {
                 self.forward_timeout_s
             );
         }
+        let tls = self.tls.read()?;
         Ok(GatewaySpec {
             nodes,
             policy: self.policy.clone(),
@@ -103,13 +105,17 @@ impl GatewayOptions {
             forward_timeout: Duration::from_secs_f64(self.forward_timeout_s),
             deadline_factor: Some(self.deadline_factor).filter(|&k| k > 0),
             time_scale: self.time_scale,
-            token,
-            invoke_token: read_token(self.invoke_token_file.as_deref())
-                .context("--invoke-token-file")?,
+            front: FrontConfig {
+                token,
+                invoke_token: read_token(self.invoke_token_file.as_deref())
+                    .context("--invoke-token-file")?,
+                max_connections: self.max_connections as usize,
+                tls: tls.listener,
+                ..FrontConfig::default()
+            },
             max_response_bytes: usize::try_from(self.max_response_bytes)
                 .context("--max-response-bytes")?,
-            max_connections: self.max_connections as usize,
-            tls: self.tls.read()?,
+            node_tls: tls.peers,
         })
     }
 

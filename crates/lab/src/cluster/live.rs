@@ -4,11 +4,11 @@
 
 use super::catalog::contenders;
 use super::run::{FUNCTIONBENCH, FUNCTIONBENCH_BURSTS, FUNCTIONBENCH_COPIES, FUNCTIONBENCH_RISING};
-use crate::tls::Tls;
 use anyhow::{Context, Result, bail};
-use faasched_live::auth::Token;
 use faasched_live::cluster::{Gateway, GatewayConfig, GatewayServed};
+use faasched_live::http::FrontConfig;
 use faasched_live::node::ingress::{self, StopSignal};
+use faasched_live::tls::ClientTls;
 use faasched_model::cluster::FunctionProfile;
 use faasched_workload::cluster::FunctionTable;
 use std::net::SocketAddr;
@@ -38,16 +38,12 @@ pub struct GatewaySpec {
     pub deadline_factor: Option<u32>,
     /// The function table's times multiplied by this, as the nodes' are.
     pub time_scale: f64,
-    /// What a change of the gateway's nodes must present, if anything.
-    pub token: Option<Token>,
-    /// What an invocation must present, if anything.
-    pub invoke_token: Option<Token>,
+    /// Its tokens, connections, a body's pace and TLS.
+    pub front: FrontConfig,
     /// The largest node answer passed on.
     pub max_response_bytes: usize,
-    /// Client connections open at once.
-    pub max_connections: usize,
-    /// Its listener's TLS, and how it speaks to its nodes.
-    pub tls: Tls,
+    /// Nodes are spoken to under TLS, checked against this CA.
+    pub node_tls: Option<ClientTls>,
 }
 
 /// What a served gateway did before it stopped.
@@ -121,12 +117,9 @@ impl GatewaySpec {
             .drain_timeout(self.drain)
             .forward_timeout(self.forward_timeout)
             .deadline_factor(self.deadline_factor)
-            .token(self.token.clone())
-            .invoke_token(self.invoke_token.clone())
+            .front(self.front.clone())
             .max_response_bytes(self.max_response_bytes)
-            .max_connections(self.max_connections)
-            .tls(self.tls.listener.clone())
-            .node_tls(self.tls.peers.clone());
+            .node_tls(self.node_tls.clone());
         Ok(Gateway::new(
             &config,
             router,
@@ -238,11 +231,9 @@ mod tests {
             forward_timeout: Duration::from_secs(60),
             deadline_factor: Some(faasched_live::cluster::DEFAULT_DEADLINE_FACTOR),
             time_scale: 1.0,
-            token: None,
-            invoke_token: None,
+            front: Default::default(),
             max_response_bytes: faasched_live::cluster::DEFAULT_MAX_RESPONSE_BYTES,
-            max_connections: faasched_live::http::DEFAULT_MAX_CONNECTIONS,
-            tls: Default::default(),
+            node_tls: None,
         };
         assert!(spec.build().is_err());
         let built = GatewaySpec {

@@ -135,11 +135,9 @@ impl ReplayOptions {
                 deadline_factor: Some(faasched_live::cluster::DEFAULT_DEADLINE_FACTOR),
                 time_scale: self.time_scale,
                 // Its nodes are its own children, on loopback.
-                token: None,
-                invoke_token: None,
+                front: Default::default(),
                 max_response_bytes: faasched_live::cluster::DEFAULT_MAX_RESPONSE_BYTES,
-                max_connections: faasched_live::http::DEFAULT_MAX_CONNECTIONS,
-                tls: Default::default(),
+                node_tls: None,
             },
             load: LiveLoadSpec {
                 target: String::new(),

@@ -5,14 +5,14 @@
 use super::admission::Admission;
 use super::catalog::{Knowledge, node_policies};
 use crate::cluster::catalog::KeepAliveSpec;
-use crate::tls::Tls;
 use anyhow::{Context, Result, bail};
-use faasched_live::auth::Token;
 use faasched_live::cluster::Registration;
+use faasched_live::http::FrontConfig;
 use faasched_live::node::containers::{ColdStart, Containers};
 use faasched_live::node::ingress::{self, Drained, Ingress, LoadConfig, StopSignal};
 use faasched_live::node::runtime::{Policies, Runtime, RuntimeConfig};
 use faasched_live::node::wasm::WasmExecutor;
+use faasched_live::tls::ClientTls;
 use faasched_model::node::Estimate;
 use faasched_model::{MS, Nanos};
 use faasched_policy::node::PreemptTest;
@@ -325,15 +325,11 @@ pub struct Front<'a> {
     pub load: LoadConfig,
     /// The gateway to register with, if any.
     pub register: Option<&'a Register>,
-    /// What the control routes take, and the node presents to its
-    /// gateway, if anything.
-    pub token: Option<&'a Token>,
-    /// What an invocation must present, if anything.
-    pub invoke_token: Option<&'a Token>,
-    /// Connections open at once.
-    pub max_connections: usize,
-    /// Its listener's TLS, and how it speaks to its gateway.
-    pub tls: Tls,
+    /// Its tokens (the control one is also what the node presents to its
+    /// gateway), connections, a body's pace and TLS.
+    pub front: FrontConfig,
+    /// The gateway is spoken to under TLS, checked against this CA.
+    pub gateway_tls: Option<ClientTls>,
 }
 
 /// Serves `node` on `listen` until SIGTERM or SIGINT, then drains (for at
@@ -352,10 +348,8 @@ pub fn serve(
         drain,
         load,
         register,
-        token,
-        invoke_token,
-        max_connections,
-        tls,
+        front,
+        gateway_tls,
     } = front;
     let runtime = Arc::new(node.start()?);
     let tokio = ingress::runtime().context("the ingress's runtime")?;
@@ -367,8 +361,13 @@ pub fn serve(
         let registration = register
             .map(|r| {
                 let advertise = r.advertise.clone().unwrap_or_else(|| addr.to_string());
-                Registration::new(&r.gateway, &advertise, load.sampling_period())
-                    .map(|registration| registration.token(token.cloned()).tls(tls.peers.clone()))
+                Registration::new(&r.gateway, &advertise, load.sampling_period()).map(
+                    |registration| {
+                        registration
+                            .token(front.token.clone())
+                            .tls(gateway_tls.clone())
+                    },
+                )
             })
             .transpose()?;
         ready(addr, &runtime);
@@ -391,10 +390,7 @@ pub fn serve(
         ingress
             .drain_timeout(drain)
             .load_report(load)
-            .token(token.cloned())
-            .invoke_token(invoke_token.cloned())
-            .max_connections(max_connections)
-            .tls(tls.listener.clone());
+            .front(front.clone());
         let drained = ingress
             .serve(listener, async {
                 signal = Some(stop.await);

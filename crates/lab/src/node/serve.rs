@@ -11,6 +11,7 @@ use crate::outln;
 use crate::tls::TlsFiles;
 use anyhow::{Context, Result, bail};
 use faasched_live::auth::{self, Token};
+use faasched_live::http::FrontConfig;
 use faasched_live::node::ingress::{LoadConfig, StopSignal};
 use faasched_model::Nanos;
 pub use faasched_policy::node::PreemptTest;
@@ -273,10 +274,14 @@ pub fn run(options: &ServeOptions, announce: Announce) -> Result<()> {
         drain,
         load,
         register: options.register.as_ref(),
-        token: token.as_ref(),
-        invoke_token: invoke_token.as_ref(),
-        max_connections: options.max_connections,
-        tls,
+        front: FrontConfig {
+            token,
+            invoke_token,
+            max_connections: options.max_connections,
+            tls: tls.listener,
+            ..FrontConfig::default()
+        },
+        gateway_tls: tls.peers,
     };
     let served = serve(&node, &options.listen, front, |addr, runtime| {
         match announce {

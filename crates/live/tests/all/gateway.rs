@@ -11,7 +11,7 @@
 use bytes::Bytes;
 use faasched_live::auth::Token;
 use faasched_live::cluster::{Gateway, GatewayConfig, GatewayServed, Registration};
-use faasched_live::http::{self, Service};
+use faasched_live::http::{self, FrontConfig, Service};
 use faasched_live::wire::LoadReport;
 use faasched_model::FunctionId;
 use faasched_model::cluster::FunctionProfile;
@@ -706,7 +706,10 @@ fn the_gateway_and_its_serve_future_are_send() {
 fn invocations_need_the_gateways_invoke_token() {
     const TOKEN: &str = "an-invocation-token-of-32-chars+";
     let c = Cluster::start_with([0.0, 0.5], |config| {
-        config.invoke_token(Some(Token::new(TOKEN).unwrap()));
+        config.front(FrontConfig {
+            invoke_token: Some(Token::new(TOKEN).unwrap()),
+            ..FrontConfig::default()
+        });
     });
     let label = [("x-faasched-function", "f")];
     let refused = call(c.gateway, "POST", "/invoke/f", &label);
@@ -781,7 +784,10 @@ fn membership_needs_the_token_when_the_gateway_has_one() {
     let token = Token::new(TOKEN).unwrap();
     let given = token.clone();
     let c = Cluster::launch([0.0, 0.0], false, move |config| {
-        config.token(Some(given));
+        config.front(FrontConfig {
+            token: Some(given),
+            ..FrontConfig::default()
+        });
     });
     let node0 = format!("/nodes/{}", c.node(0));
     let bearer = format!("Bearer {TOKEN}");

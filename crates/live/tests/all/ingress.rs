@@ -9,7 +9,7 @@
 //! hanging.
 
 use faasched_live::auth::Token;
-use faasched_live::http::{BodyPace, Cut};
+use faasched_live::http::{BodyPace, Cut, FrontConfig};
 use faasched_live::node::ingress::{self, Drained, Ingress, StopSignal};
 use faasched_live::node::invoke::{Backend, Completed, Failure, Invoke, Reply};
 use faasched_live::wire::LoadReport;
@@ -876,7 +876,10 @@ fn register_needs_the_token_when_the_node_has_one() {
     const TOKEN: &str = "a-token-of-32-characters-or-more";
     let backend = fake();
     let server = Server::with(&backend, |ingress| {
-        ingress.token(Some(Token::new(TOKEN).unwrap()));
+        ingress.front(FrontConfig {
+            token: Some(Token::new(TOKEN).unwrap()),
+            ..FrontConfig::default()
+        });
     });
     let with = |authorization: Option<&str>| {
         let mut request =
@@ -934,7 +937,10 @@ fn register_needs_the_token_when_the_node_has_one() {
 fn the_last_connection_is_kept_for_the_control_plane() {
     let backend = fake();
     let server = Server::with(&backend, |ingress| {
-        ingress.max_connections(8);
+        ingress.front(FrontConfig {
+            max_connections: 8,
+            ..FrontConfig::default()
+        });
     });
     let mut open: Vec<Client> = (0..7).map(|_| server.connect()).collect();
     for client in &mut open {
@@ -973,7 +979,10 @@ fn invocations_need_the_invoke_token_when_the_node_has_one() {
     const TOKEN: &str = "an-invocation-token-of-32-chars+";
     let backend = fake();
     let server = Server::with(&backend, |ingress| {
-        ingress.invoke_token(Some(Token::new(TOKEN).unwrap()));
+        ingress.front(FrontConfig {
+            invoke_token: Some(Token::new(TOKEN).unwrap()),
+            ..FrontConfig::default()
+        });
     });
     let mut client = server.connect();
     let refused = client.request(&post("/invoke/double?n=2", &[])).unwrap();
@@ -1084,9 +1093,12 @@ fn one_module_compiles_at_a_time_and_a_module_can_be_removed() {
 fn a_slow_body_is_refused_408() {
     let backend = fake();
     let server = Server::with(&backend, |ingress| {
-        ingress.body_pace(BodyPace {
-            grace: Duration::from_millis(100),
-            min_rate: 1000,
+        ingress.front(FrontConfig {
+            body_pace: BodyPace {
+                grace: Duration::from_millis(100),
+                min_rate: 1000,
+            },
+            ..FrontConfig::default()
         });
     });
     let mut slow = server.connect();
@@ -1113,9 +1125,12 @@ fn a_slow_body_is_refused_408() {
 fn chunk_lines_are_bounded_in_time_and_length() {
     let backend = fake();
     let server = Server::with(&backend, |ingress| {
-        ingress.body_pace(BodyPace {
-            grace: Duration::from_millis(100),
-            min_rate: 1000,
+        ingress.front(FrontConfig {
+            body_pace: BodyPace {
+                grace: Duration::from_millis(100),
+                min_rate: 1000,
+            },
+            ..FrontConfig::default()
         });
     });
     let head = b"POST /register/m HTTP/1.1\r\nhost: test\r\ntransfer-encoding: chunked\r\n\r\n";
@@ -1162,7 +1177,10 @@ fn chunk_lines_are_bounded_in_time_and_length() {
 fn connections_past_the_limit_are_refused_503() {
     let backend = fake();
     let server = Server::with(&backend, |ingress| {
-        ingress.max_connections(2);
+        ingress.front(FrontConfig {
+            max_connections: 2,
+            ..FrontConfig::default()
+        });
     });
     let mut open: Vec<Client> = (0..2).map(|_| server.connect()).collect();
     for client in &mut open {

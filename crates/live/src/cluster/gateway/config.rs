@@ -1,9 +1,8 @@
 //! The gateway's knobs, and why a gateway cannot be built from them.
 
-use crate::auth::Token;
-use crate::http::{self, BodyPace};
+use crate::http::FrontConfig;
 use crate::node::ingress;
-use crate::tls::{ClientTls, ServerTls};
+use crate::tls::ClientTls;
 use std::time::Duration;
 
 /// Idle kept-alive connections per node by default: 8, more than a
@@ -51,12 +50,8 @@ pub struct GatewayConfig {
     pub(super) drain_timeout: Duration,
     pub(super) forward_timeout: Duration,
     pub(super) deadline_factor: Option<u32>,
-    pub(super) token: Option<Token>,
-    pub(super) invoke_token: Option<Token>,
+    pub(super) front: FrontConfig,
     pub(super) max_response_bytes: usize,
-    pub(super) max_connections: usize,
-    pub(super) body_pace: BodyPace,
-    pub(super) tls: Option<ServerTls>,
     pub(super) node_tls: Option<ClientTls>,
 }
 
@@ -75,20 +70,19 @@ impl GatewayConfig {
             drain_timeout: ingress::DEFAULT_DRAIN_TIMEOUT,
             forward_timeout: DEFAULT_FORWARD_TIMEOUT,
             deadline_factor: Some(DEFAULT_DEADLINE_FACTOR),
-            token: None,
-            invoke_token: None,
+            front: FrontConfig::default(),
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
-            max_connections: http::DEFAULT_MAX_CONNECTIONS,
-            body_pace: BodyPace::default(),
-            tls: None,
             node_tls: None,
         }
     }
 
-    /// The listener takes TLS only, with this certificate. By default
-    /// plain HTTP.
-    pub fn tls(&mut self, tls: Option<ServerTls>) -> &mut GatewayConfig {
-        self.tls = tls;
+    /// What it asks of its clients and lets them hold: its tokens (the
+    /// control one guards `PUT` and `DELETE /nodes`; the invocation one is
+    /// forwarded with the client's headers, so nodes that ask for the same
+    /// token take it), its connections, a body's pace and TLS. By default
+    /// [`FrontConfig`]'s.
+    pub fn front(&mut self, front: FrontConfig) -> &mut GatewayConfig {
+        self.front = front;
         self
     }
 
@@ -140,40 +134,10 @@ impl GatewayConfig {
         self
     }
 
-    /// Client connections open at once; one more is refused 503. By
-    /// default [`http::DEFAULT_MAX_CONNECTIONS`].
-    pub fn max_connections(&mut self, count: usize) -> &mut GatewayConfig {
-        self.max_connections = count;
-        self
-    }
-
-    /// How fast a request's body must come ([`BodyPace`]'s default by
-    /// default).
-    pub fn body_pace(&mut self, pace: BodyPace) -> &mut GatewayConfig {
-        self.body_pace = pace;
-        self
-    }
-
     /// The largest node answer passed on; a longer one is answered 502
     /// `response-too-large`. By default [`DEFAULT_MAX_RESPONSE_BYTES`].
     pub fn max_response_bytes(&mut self, bytes: usize) -> &mut GatewayConfig {
         self.max_response_bytes = bytes;
-        self
-    }
-
-    /// The token `PUT` and `DELETE /nodes` must present (see
-    /// [`crate::auth`]). By default none: anyone who reaches the gateway
-    /// may change its nodes.
-    pub fn token(&mut self, token: Option<Token>) -> &mut GatewayConfig {
-        self.token = token;
-        self
-    }
-
-    /// The token an invocation must present; it is forwarded to the node
-    /// with the rest of the client's headers, so nodes that ask for the
-    /// same token take it. By default none.
-    pub fn invoke_token(&mut self, token: Option<Token>) -> &mut GatewayConfig {
-        self.invoke_token = token;
         self
     }
 }

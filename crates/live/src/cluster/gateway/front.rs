@@ -94,12 +94,12 @@ impl Inner {
     ) -> Result<Counted, Malformed> {
         let received = Instant::now();
         auth::check(
-            self.invoke_token.as_ref(),
+            self.front.invoke_token.as_ref(),
             request.headers(),
             "POST /invoke",
         )?;
         let (parts, body) = request.into_parts();
-        read_body(body, 0, self.body_pace, "an invocation's body").await?;
+        read_body(body, 0, self.front.body_pace, "an invocation's body").await?;
         let invoke = request::invoke(function, parts.uri.query(), &parts.headers)?;
         match self.profiles.get(invoke.label()) {
             Some(&profile) => Ok(self

@@ -72,7 +72,7 @@ impl Inner {
         let path = parts.uri.path();
         let method = &parts.method;
         auth::check(
-            self.token.as_ref(),
+            self.front.token.as_ref(),
             &parts.headers,
             "a change of the gateway's nodes",
         )?;
@@ -90,7 +90,7 @@ impl Inner {
         if parts.uri.query().is_some() {
             return Err(Malformed::bad(format!("{method} /nodes takes no query")));
         }
-        read_body(body, 0, self.body_pace, "a node registration's body").await?;
+        read_body(body, 0, self.front.body_pace, "a node registration's body").await?;
         let addr = path.strip_prefix("/nodes/").unwrap_or("");
         if addr.is_empty() {
             return Err(Malformed::bad(format!(

@@ -5,7 +5,7 @@
 //! | request | answer |
 //! |---|---|
 //! | `POST /invoke/{function}[?{query}]` | the chosen node's answer, with `x-faasched-node: HOST:PORT` added; 503 `x-faasched-error: overloaded` if the router drops it; 502 `x-faasched-error: node-unreachable` if the node fails before its answer or gives none within the forward timeout; 502 `response-too-large` if its answer is longer than [`GatewayConfig::max_response_bytes`] |
-//! | `PUT /nodes/{HOST:PORT}` | 201 if the node joins the table ([`Membership::Registered`], up at once, idle until its first report, polled from the next round), 200 if it is in the table already (a heartbeat; nothing changes); 400 naming a malformed address; 401 `unauthorized` without the token, if the gateway has one ([`GatewayConfig::token`]), as for `DELETE` |
+//! | `PUT /nodes/{HOST:PORT}` | 201 if the node joins the table ([`Membership::Registered`], up at once, idle until its first report, polled from the next round), 200 if it is in the table already (a heartbeat; nothing changes); 400 naming a malformed address; 401 `unauthorized` without the token, if the gateway has one ([`FrontConfig::token`](crate::http::FrontConfig::token)), as for `DELETE` |
 //! | `DELETE /nodes/{HOST:PORT}` | 200: a registered node is dropped from the table, a static one (`--node`) taken down until its next report; 404 `x-faasched-error: unknown-node` if it is not in the table |
 //! | `GET /metrics` | per node requests, errors, load, up; registrations, drops and leaves; the decision time and the forwarding overhead (quantiles); the mean load variance across the up nodes, in Prometheus text |
 //! | `GET /status` | the nodes, their membership counts, the load evenness and the timings, JSON |
@@ -91,9 +91,8 @@ pub use outage::PROBE_TIMEOUT;
 pub use poll::MIN_POLL_TIMEOUT;
 
 use super::table::NodeTable;
-use crate::auth::Token;
 use crate::http;
-use crate::tls::{ClientTls, ServerTls};
+use crate::tls::ClientTls;
 use faasched_model::cluster::loads::LoadSeries;
 use faasched_model::cluster::{FunctionProfile, Route};
 use faasched_model::{Nanos, Time};
@@ -199,16 +198,12 @@ impl Gateway {
                 started: Instant::now(),
                 period: config.period,
                 pool: config.pool,
-                tls: config.tls.clone(),
                 node_tls: config.node_tls.clone(),
                 drain_timeout: config.drain_timeout,
                 forward_timeout: config.forward_timeout,
                 deadline_factor: config.deadline_factor,
-                token: config.token.clone(),
-                invoke_token: config.invoke_token.clone(),
+                front: config.front.clone(),
                 max_response_bytes: config.max_response_bytes,
-                max_connections: config.max_connections,
-                body_pace: config.body_pace,
                 listen: Mutex::new(None),
                 metrics: Metrics::default(),
                 suspects: outage::Suspects::default(),
@@ -230,9 +225,16 @@ impl Gateway {
         let service = Arc::new(Front(Arc::clone(&self.inner)));
         let limits = http::Limits {
             drain_timeout: self.inner.drain_timeout,
-            max_connections: self.inner.max_connections,
+            max_connections: self.inner.front.max_connections,
         };
-        let cut = http::serve(listener, service, self.inner.tls.clone(), shutdown, limits).await;
+        let cut = http::serve(
+            listener,
+            service,
+            self.inner.front.tls.clone(),
+            shutdown,
+            limits,
+        )
+        .await;
         poller.abort();
         prober.abort();
         Ok(self.inner.served(cut))
@@ -248,8 +250,6 @@ struct Inner {
     period: Duration,
     /// Idle kept-alive connections kept per node.
     pool: usize,
-    /// The listener's TLS, if it takes TLS.
-    tls: Option<ServerTls>,
     /// How nodes are spoken to under TLS, if they are.
     node_tls: Option<ClientTls>,
     drain_timeout: Duration,
@@ -257,16 +257,10 @@ struct Inner {
     /// An invocation that names a deadline waits at most this many times
     /// it for its node, where that is shorter than the forward timeout.
     deadline_factor: Option<u32>,
-    /// What a change of membership must present, if anything.
-    token: Option<Token>,
-    /// What an invocation must present, if anything.
-    invoke_token: Option<Token>,
+    /// Its tokens, connections, a body's pace and TLS.
+    front: http::FrontConfig,
     /// The largest node answer passed on.
     max_response_bytes: usize,
-    /// Client connections open at once.
-    max_connections: usize,
-    /// How fast a body must come.
-    body_pace: http::BodyPace,
     listen: Mutex<Option<SocketAddr>>,
     metrics: Metrics,
     /// The nodes a failed forward asks to probe (invariant 8).

@@ -5,7 +5,7 @@
 //! | request | answer |
 //! |---|---|
 //! | `POST /invoke/{function}[?{name}={integer}]` | 200, body `{value}\n`, headers `x-faasched-runtime-us`, `x-faasched-cpu-us`, `x-faasched-preemptions`, `x-faasched-cold` (1 if it started its container cold); or the [`Failure`]'s status, body `{failure}\n`, header `x-faasched-error: {kind}` |
-//! | `POST /register/{name}`, the module as the body | 201, or the failure's status; 401 `unauthorized` without the token, if the ingress has one ([`Ingress::token`], before the body is read); 503 `overloaded` while another module compiles |
+//! | `POST /register/{name}`, the module as the body | 201, or the failure's status; 401 `unauthorized` without the token, if the ingress has one ([`FrontConfig::token`](crate::http::FrontConfig::token), before the body is read); 503 `overloaded` while another module compiles |
 //! | `DELETE /functions/{name}` | 200 once the module is removed, or the failure's status; 401 as for `POST /register` |
 //! | `GET /metrics` | the ingress's counters, then the backend's, in Prometheus text |
 //! | `GET /status` | `{"ingress": {"id", "listen", "uptime_ms"}, "backend": ...}` |
@@ -66,10 +66,9 @@ mod metrics;
 
 pub use load::LoadConfig;
 
-use crate::auth::{self, Token};
-use crate::http::{self, BodyPace, Limits, Service};
+use crate::auth;
+use crate::http::{self, FrontConfig, Limits, Service};
 use crate::node::invoke::{Answer, Backend, Cancel, Completed, Failure, Invoke};
-use crate::tls::ServerTls;
 use crate::wire::request::{self, Malformed, Route, RouteKind, read_body};
 use crate::wire::response::{self, Counted, OK, json, refusal, text};
 use crate::wire::{
@@ -107,11 +106,7 @@ pub struct Ingress {
     drain_timeout: Duration,
     max_module_bytes: usize,
     load: LoadConfig,
-    token: Option<Token>,
-    invoke_token: Option<Token>,
-    max_connections: usize,
-    body_pace: BodyPace,
-    tls: Option<ServerTls>,
+    front: FrontConfig,
     id: String,
 }
 
@@ -146,19 +141,16 @@ impl Ingress {
             drain_timeout: DEFAULT_DRAIN_TIMEOUT,
             max_module_bytes: DEFAULT_MAX_MODULE_BYTES,
             load: LoadConfig::new(),
-            token: None,
-            invoke_token: None,
-            max_connections: http::DEFAULT_MAX_CONNECTIONS,
-            body_pace: BodyPace::default(),
-            tls: None,
+            front: FrontConfig::default(),
             id: fresh_id(),
         }
     }
 
-    /// The listener takes TLS only, with this certificate. By default
-    /// plain HTTP.
-    pub fn tls(&mut self, tls: Option<ServerTls>) -> &mut Ingress {
-        self.tls = tls;
+    /// What it asks of its clients and lets them hold: its tokens (the
+    /// control one guards `POST /register` and `DELETE /functions`), its
+    /// connections, a body's pace and TLS. By default [`FrontConfig`]'s.
+    pub fn front(&mut self, front: FrontConfig) -> &mut Ingress {
+        self.front = front;
         self
     }
 
@@ -166,20 +158,6 @@ impl Ingress {
     /// so that a gateway knows the node under any of its addresses.
     pub fn id(&self) -> &str {
         &self.id
-    }
-
-    /// Connections open at once; one more is refused 503. By default
-    /// [`http::DEFAULT_MAX_CONNECTIONS`].
-    pub fn max_connections(&mut self, count: usize) -> &mut Ingress {
-        self.max_connections = count;
-        self
-    }
-
-    /// How fast a request's body must come ([`BodyPace`]'s default by
-    /// default).
-    pub fn body_pace(&mut self, pace: BodyPace) -> &mut Ingress {
-        self.body_pace = pace;
-        self
     }
 
     /// What `GET /load` reports and how often it samples. By default
@@ -204,21 +182,6 @@ impl Ingress {
         self
     }
 
-    /// The token `POST /register` and `DELETE /functions` must present
-    /// (see [`crate::auth`]). By default none: anyone who reaches the node
-    /// may change its code.
-    pub fn token(&mut self, token: Option<Token>) -> &mut Ingress {
-        self.token = token;
-        self
-    }
-
-    /// The token an invocation must present. By default none: anyone who
-    /// reaches the node may invoke its functions.
-    pub fn invoke_token(&mut self, token: Option<Token>) -> &mut Ingress {
-        self.invoke_token = token;
-        self
-    }
-
     /// Serves HTTP/1.1 on `listener` until `shutdown` resolves, then drains
     /// (the module docs' step 4) and returns how that went. Errs only if
     /// the listener has no local address.
@@ -234,9 +197,7 @@ impl Ingress {
             started: Instant::now(),
             max_module_bytes: self.max_module_bytes,
             load: self.load,
-            token: self.token.clone(),
-            invoke_token: self.invoke_token.clone(),
-            body_pace: self.body_pace,
+            front: self.front.clone(),
             id: self.id.clone(),
             compiling: tokio::sync::Semaphore::new(1),
             reading: tokio::sync::Semaphore::new(MODULES_READ_AT_ONCE),
@@ -246,11 +207,11 @@ impl Ingress {
         let connections_cut = http::serve(
             listener,
             Arc::clone(&shared),
-            self.tls.clone(),
+            self.front.tls.clone(),
             shutdown,
             Limits {
                 drain_timeout: self.drain_timeout,
-                max_connections: self.max_connections,
+                max_connections: self.front.max_connections,
             },
         )
         .await;
@@ -351,12 +312,8 @@ struct Shared {
     started: Instant,
     max_module_bytes: usize,
     load: LoadConfig,
-    /// What the control routes must present, if anything.
-    token: Option<Token>,
-    /// What an invocation must present, if anything.
-    invoke_token: Option<Token>,
-    /// How fast a body must come.
-    body_pace: BodyPace,
+    /// Its tokens and a body's pace.
+    front: FrontConfig,
     /// The node's id.
     id: String,
     /// The one registration that may compile at a time.
@@ -422,17 +379,21 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
     match request::route(request.method(), request.uri().path())? {
         Route::Invoke(function) => {
             auth::check(
-                shared.invoke_token.as_ref(),
+                shared.front.invoke_token.as_ref(),
                 request.headers(),
                 "POST /invoke",
             )?;
             let (parts, body) = request.into_parts();
-            read_body(body, 0, shared.body_pace, "an invocation's body").await?;
+            read_body(body, 0, shared.front.body_pace, "an invocation's body").await?;
             let invoke = request::invoke(function, parts.uri.query(), &parts.headers)?;
             Ok(invoke_answer(invoke_and_wait(shared, invoke).await))
         }
         Route::Register(name) => {
-            auth::check(shared.token.as_ref(), request.headers(), "POST /register")?;
+            auth::check(
+                shared.front.token.as_ref(),
+                request.headers(),
+                "POST /register",
+            )?;
             if request.uri().query().is_some() {
                 return Err(Malformed::bad("POST /register takes no query"));
             }
@@ -444,7 +405,7 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
             let module = read_body(
                 request.into_body(),
                 shared.max_module_bytes,
-                shared.body_pace,
+                shared.front.body_pace,
                 "the module",
             )
             .await?;
@@ -468,7 +429,7 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
         }
         Route::Unregister(name) => {
             auth::check(
-                shared.token.as_ref(),
+                shared.front.token.as_ref(),
                 request.headers(),
                 "DELETE /functions",
             )?;
@@ -476,7 +437,7 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
             if parts.uri.query().is_some() {
                 return Err(Malformed::bad("DELETE /functions takes no query"));
             }
-            read_body(body, 0, shared.body_pace, "a removal's body").await?;
+            read_body(body, 0, shared.front.body_pace, "a removal's body").await?;
             let removing = name.clone();
             let removed = blocking(shared, move |backend| backend.unregister(&removing)).await;
             Ok(match removed {
