@@ -122,7 +122,7 @@ impl<D: Dispatch> Admitted<D> {
             if self.total.requests >= max {
                 return Some(Refusal::QueueFull);
             }
-            if share && mine.requests >= max - self.total.requests {
+            if share && mine.requests >= max.saturating_sub(self.total.requests) {
                 return Some(Refusal::OverShare);
             }
         }
@@ -132,7 +132,7 @@ impl<D: Dispatch> Admitted<D> {
             if after > max && self.total.requests > 0 {
                 return Some(Refusal::BacklogFull);
             }
-            if share && mine.work.saturating_add(req.estimate) > max - after {
+            if share && mine.work.saturating_add(req.estimate) > max.saturating_sub(after) {
                 return Some(Refusal::OverShare);
             }
         }
