@@ -330,11 +330,8 @@ fn kept_for_control() -> Response<Full<Bytes>> {
         b"overloaded: the last connections are kept for the control plane\n",
     )));
     *response.status_mut() = hyper::StatusCode::SERVICE_UNAVAILABLE;
+    crate::wire::response::retry_later(&mut response);
     let headers = response.headers_mut();
-    headers.insert(
-        hyper::header::RETRY_AFTER,
-        hyper::header::HeaderValue::from_static("1"),
-    );
     headers.insert(
         hyper::header::CONNECTION,
         hyper::header::HeaderValue::from_static("close"),

@@ -8,7 +8,9 @@ use super::host::HostArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::node::admission::Admit;
-use faasched_lab::node::live::{DEFAULT_MAX_COMPILE, DEFAULT_MAX_MODULES, Host, Register, ms};
+use faasched_lab::node::live::{
+    DEFAULT_MAX_COMPILE, DEFAULT_MAX_MODULES, Host, Register, ms, seconds,
+};
 use faasched_lab::node::serve::{
     self, Announce, DEADLINE_MS, DEFAULT_MAX_CONNECTIONS, Estimate, PreemptTest, ServeOptions,
 };
@@ -184,13 +186,4 @@ impl Args {
             tls: self.tls,
         })
     }
-}
-
-/// `value` seconds as ns, or an error naming `flag` if it is not a
-/// positive number of seconds.
-fn seconds(value: f64, flag: &str) -> Result<u64> {
-    if !(value.is_finite() && value > 0.0 && value <= 86_400.0) {
-        anyhow::bail!("{flag}: {value} is not a number of seconds above 0 and at most a day");
-    }
-    Ok((value * 1e9).round() as u64)
 }

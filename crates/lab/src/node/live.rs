@@ -14,7 +14,7 @@ use faasched_live::node::runtime::{Policies, Runtime, RuntimeConfig};
 use faasched_live::node::wasm::WasmExecutor;
 use faasched_live::tls::ClientTls;
 use faasched_model::node::Estimate;
-use faasched_model::{MS, Nanos};
+use faasched_model::{MS, Nanos, SEC};
 use faasched_policy::node::PreemptTest;
 use faasched_workload::cluster::FunctionTable;
 use faasched_workload::node::Workload;
@@ -130,6 +130,15 @@ pub fn positive_ms(text: &str) -> Result<Nanos> {
 /// `value` ms, positive and finite, as ns; an error naming `flag`.
 pub fn ms(value: f64, flag: &str) -> Result<Nanos> {
     ns(value).ok_or_else(|| anyhow::anyhow!("{flag}: {value} is not a positive number of ms"))
+}
+
+/// `value` seconds, above 0 and at most a day, as ns; an error naming
+/// `flag`.
+pub fn seconds(value: f64, flag: &str) -> Result<Nanos> {
+    if !(value.is_finite() && value > 0.0 && value <= 86_400.0) {
+        bail!("{flag}: {value} is not a number of seconds above 0 and at most a day");
+    }
+    Ok((value * SEC as f64).round() as Nanos)
 }
 
 /// `ms` as ns, if it is a positive, finite number.

@@ -74,6 +74,15 @@ pub fn error(status: StatusCode, body: String, kind: &'static str) -> Counted {
     (response, kind)
 }
 
+/// Tells the client of a 503 to come back in a second (`Retry-After: 1`):
+/// what refused it (a full queue, a busy compile slot, a connection kept
+/// for the control plane) frees up once what the service holds finishes.
+pub fn retry_later(response: &mut Response<Full<Bytes>>) {
+    response
+        .headers_mut()
+        .insert(hyper::header::RETRY_AFTER, HeaderValue::from_static("1"));
+}
+
 /// The response refusing a malformed request: a [`Failure::BadRequest`]
 /// saying what was wrong (an [`UNAUTHORIZED`] one for a 401), with the
 /// header the refusal carries (a 405's `Allow`, a 401's

@@ -143,21 +143,13 @@ impl Inner {
     ///
     /// [`GatewayConfig::deadline_factor`]: super::GatewayConfig::deadline_factor
     fn patience(&self, deadline: Option<Nanos>) -> (Duration, String) {
-        let by_deadline = deadline
-            .zip(self.deadline_factor)
-            .map(|(deadline, factor)| {
-                Duration::from_nanos(deadline.saturating_mul(u64::from(factor)))
-            });
-        match by_deadline {
-            Some(d) if d < self.forward_timeout => (
-                d,
-                format!(
-                    "{} times its deadline",
-                    self.deadline_factor.unwrap_or_default()
-                ),
-            ),
-            _ => (self.forward_timeout, "the forward timeout".to_owned()),
+        if let (Some(deadline), Some(factor)) = (deadline, self.deadline_factor) {
+            let by_deadline = Duration::from_nanos(deadline.saturating_mul(u64::from(factor)));
+            if by_deadline < self.forward_timeout {
+                return (by_deadline, format!("{factor} times its deadline"));
+            }
         }
+        (self.forward_timeout, "the forward timeout".to_owned())
     }
 
     /// The node's answer, as it is: its cold start counted, its outcome

@@ -498,9 +498,7 @@ fn busy_compiling(name: &str, why: &str) -> Counted {
         format!("{failure}: {why}; register {name} again in a second\n"),
         failure.kind(),
     );
-    response
-        .headers_mut()
-        .insert(hyper::header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response::retry_later(&mut response);
     (response, kind)
 }
 
@@ -615,9 +613,7 @@ fn failure_answer(failure: &Failure) -> Counted {
         StatusCode::from_u16(failure.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let (mut response, kind) = response::error(status, format!("{failure}\n"), failure.kind());
     if matches!(failure, Failure::Refused(_)) {
-        response
-            .headers_mut()
-            .insert(hyper::header::RETRY_AFTER, HeaderValue::from_static("1"));
+        response::retry_later(&mut response);
     }
     (response, kind)
 }

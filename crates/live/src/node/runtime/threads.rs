@@ -5,6 +5,7 @@ use super::group::{After, Effects, Group, GroupStats, Next, Ran, SWITCH_MAX};
 use super::{Executor, Percentiles, Policies, RuntimeConfig, Step, Ticket};
 use crate::node::invoke::{Failure, Invoke, Reply};
 use crate::sys;
+use crate::wire::response;
 use faasched_model::node::{Refusal, RequestId, WorkerId};
 use faasched_model::{CpuSet, Time};
 use serde_json::json;
@@ -299,9 +300,11 @@ impl<E: Executor> Runtime<E> {
                 "# HELP faasched_node_{name}_total {help}\n# TYPE faasched_node_{name}_total counter\nfaasched_node_{name}_total {value}"
             );
         }
-        let _ = writeln!(
+        response::family(
             out,
-            "# HELP faasched_node_refused_total Requests admission control refused, by reason.\n# TYPE faasched_node_refused_total counter"
+            "faasched_node_refused_total",
+            "Requests admission control refused, by reason.",
+            "counter",
         );
         for why in Refusal::ALL.into_iter().filter(|r| r.admission()) {
             let _ = writeln!(
