@@ -28,11 +28,13 @@
 //!    still open, and saying how many of them held a request being
 //!    answered ([`Cut`]).
 
-use crate::auth::Token;
+use crate::auth::{self, Token};
 use crate::tls::{Io, ServerTls};
+use crate::wire::request::Malformed;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
+use hyper::header::HeaderMap;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
@@ -109,7 +111,8 @@ pub struct FrontConfig {
     /// /functions`, a gateway's `PUT` and `DELETE /nodes`) must present,
     /// if anything (see [`crate::auth`]).
     pub token: Option<Token>,
-    /// What an invocation must present, if anything.
+    /// What an invocation must present, if anything (the control token
+    /// also admits: see [`FrontConfig::invoker`]).
     pub invoke_token: Option<Token>,
     /// Connections open at once; one more is refused 503.
     pub max_connections: usize,
@@ -130,6 +133,37 @@ impl Default for FrontConfig {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             body_pace: BodyPace::default(),
             tls: None,
+        }
+    }
+}
+
+/// Who sent an invocation, as far as its credential tells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Invoker {
+    /// It presented the control token, or the front has none (so whoever
+    /// reaches it may change what it runs): it may also choose how urgent
+    /// its request is (`x-faasched-deadline-us`).
+    Operator,
+    /// It may invoke, with the invocation token where there is one, but
+    /// not jump the queue: under EDF a client choosing its own deadline
+    /// would run before everyone else.
+    Client,
+}
+
+impl FrontConfig {
+    /// Who sent an invocation with `headers`, or the 401 of one that may
+    /// not invoke. The control token admits to invocations as well as the
+    /// invocation token does: whoever may change the code may run it.
+    pub fn invoker(&self, headers: &HeaderMap) -> Result<Invoker, Malformed> {
+        match &self.token {
+            Some(token) if token.admits(headers) => Ok(Invoker::Operator),
+            control => {
+                auth::check(self.invoke_token.as_ref(), headers, "POST /invoke")?;
+                Ok(match control {
+                    Some(_) => Invoker::Client,
+                    None => Invoker::Operator,
+                })
+            }
         }
     }
 }

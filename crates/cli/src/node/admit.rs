@@ -32,7 +32,7 @@ pub struct AdmitArgs {
     /// Refuse, `deadline-infeasible`, a request that the work queued
     /// ahead of it on the best worker would make miss its deadline, by the
     /// estimates. Live, a request without x-faasched-deadline-us is held
-    /// to --deadline-ms. Off by default.
+    /// to --deadline. Off by default.
     #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     refuse_late: Option<bool>,
 }

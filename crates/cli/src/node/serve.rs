@@ -8,11 +8,10 @@ use super::host::HostArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::node::admission::Admit;
-use faasched_lab::node::live::{
-    DEFAULT_MAX_COMPILE, DEFAULT_MAX_MODULES, Host, Register, ms, seconds,
-};
+use faasched_lab::node::live::{DEFAULT_MAX_COMPILE, DEFAULT_MAX_MODULES, Host, Register, seconds};
+use faasched_lab::node::run::Deadlines;
 use faasched_lab::node::serve::{
-    self, Announce, DEADLINE_MS, DEFAULT_MAX_CONNECTIONS, Estimate, PreemptTest, ServeOptions,
+    self, Announce, DEFAULT_MAX_CONNECTIONS, Estimate, PreemptTest, ServeOptions,
 };
 use faasched_lab::text;
 use faasched_lab::tls::TlsFiles;
@@ -56,9 +55,15 @@ pub struct Args {
     /// x-faasched-function (their ids, and what darc plans from).
     #[arg(long, short = 'w')]
     workload: Option<String>,
-    /// Relative deadline of a request without x-faasched-deadline-us, ms.
-    #[arg(long, default_value_t = DEADLINE_MS)]
-    deadline_ms: f64,
+    /// Relative deadline of a request without x-faasched-deadline-us, or
+    /// whose client lacks --token-file's token (only the operator may
+    /// choose how urgent a request is): a factor of its estimate (`10x`,
+    /// SledgeScale's) or a time (`100ms`), per function
+    /// (`fib=2ms,*=10x`). A factor keeps long functions preemptible; a
+    /// time shorter than a request's work leaves it no slack, and
+    /// sledgescale never preempts a request without slack.
+    #[arg(long, value_name = "SPEC", default_value = "*=10x")]
+    deadline: Deadlines,
     /// What policies are told of a request's work: `exact` (spin's µs; for
     /// other functions, the median below) or `median` (the median of the
     /// function's last 256 CPU times, SledgeScale's estimator).
@@ -158,7 +163,7 @@ impl Args {
             dispatchers: self.dispatchers,
             workers: self.workers,
             workload: self.workload,
-            deadline: ms(self.deadline_ms, "--deadline-ms")?,
+            deadline: self.deadline,
             estimate: self.estimate,
             preempt_test: match self.preempt_test {
                 PreemptArg::Paper => PreemptTest::Paper,

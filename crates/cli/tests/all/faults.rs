@@ -3,21 +3,35 @@
 //! addresses private to it, loaded by `cluster load` (in the gateway's
 //! namespace) while one node is partitioned off (its end of the link
 //! down, so that its packets vanish) and healed, and the other is killed
-//! and restarted, and while a node's link is slowed to 64 kbit/s (a token
-//! bucket, `tc tbf`: every answer queues behind the ones before it). Each
-//! fault is a load run of its own, and each checks that every call was
-//! answered exactly once (a result, or an error that says why), that no
-//! more were lost than were in flight on the faulty node, and counts what
-//! was refused. Fixed delays and random loss are not made: this kernel has
-//! no `netem` queueing discipline.
+//! and restarted; while a node's link is slowed to 64 kbit/s (a token
+//! bucket, `tc tbf`: every answer queues behind the ones before it); while
+//! a tenth of a link's packets are lost (a classic BPF filter on each end
+//! that drops a random share, `tc filter ... bpf`); and while every byte
+//! to and from a node is delayed 100 ms each way. Each fault is a load run
+//! of its own, and each checks that every call was answered exactly once
+//! (a result, or an error that says why), that no more were lost than were
+//! in flight on the faulty node, and counts what was refused.
+//!
+//! This kernel has no `netem`, the queueing discipline that delays and
+//! drops packets, so loss is the BPF filter's and the delay a relay's:
+//! node 0 is reached through a TCP relay in the gateway's namespace, made
+//! by this test, which writes what it reads on either side `delay` later.
+//! A relay delays the bytes, not the packets: connects and TCP's own
+//! acknowledgements cross at the link's speed.
 //!
 //! Needs root and `ip` (iproute2); without them it says so and passes,
 //! unless `FAASCHED_REQUIRE_NETNS` is set, as CI sets it.
 
 use crate::common::server::Server;
+use rustix::thread::{LinkNameSpaceType, move_into_link_name_space};
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::fd::AsFd;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
 
 /// The test's namespaces and links, removed (with whatever runs in them)
 /// on every way out of the test.
@@ -121,6 +135,151 @@ impl Net {
     }
 }
 
+impl Net {
+    /// A random `percent` of the packets each way on node `i`'s link
+    /// dropped, or (`None`) none: a classic BPF program on both ends'
+    /// egress, run in direct-action mode (`tc filter ... bpf da bytecode`),
+    /// that loads a random 32-bit number and returns `TC_ACT_SHOT` (2)
+    /// below `percent`% of 2³², `TC_ACT_OK` (0) otherwise. Returns the
+    /// packets the filters dropped, counted as they are removed.
+    fn lose(&self, i: usize, percent: Option<u32>) -> u64 {
+        assert!(percent.is_none_or(|p| p < 100));
+        let ends = [(self.node(i), self.far(i)), (self.gateway(), self.near(i))];
+        let mut dropped = 0;
+        for (ns, dev) in &ends {
+            let tc = |args: &[&str]| {
+                let out = Command::new("tc")
+                    .args(["-n", ns])
+                    .args(args)
+                    .output()
+                    .unwrap();
+                assert!(
+                    out.status.success(),
+                    "tc {args:?}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                String::from_utf8_lossy(&out.stdout).into_owned()
+            };
+            let Some(percent) = percent else {
+                // "qdisc clsact ffff: ...\n Sent B bytes P pkt (dropped N, ..."
+                let stats = tc(&["-s", "qdisc", "show", "dev", dev]);
+                let clsact = &stats[stats.find("qdisc clsact").unwrap()..];
+                let count = clsact.split("(dropped ").nth(1).unwrap();
+                dropped += count[..count.find(',').unwrap()].parse::<u64>().unwrap();
+                tc(&["qdisc", "del", "dev", dev, "clsact"]);
+                continue;
+            };
+            // ld [SKF_AD_OFF + SKF_AD_RANDOM]; jge #below, pass; ret #2; pass: ret #0
+            let below = (u64::from(percent) << 32) / 100;
+            let random = 0xffff_f000u32 + 56;
+            let program = format!("4,32 0 0 {random},53 1 0 {below},6 0 0 2,6 0 0 0");
+            tc(&["qdisc", "add", "dev", dev, "clsact"]);
+            tc(&[
+                "filter", "add", "dev", dev, "egress", "bpf", "da", "bytecode", &program,
+            ]);
+        }
+        dropped
+    }
+}
+
+/// A TCP relay in a namespace: each connection it accepts it joins to a
+/// new one to `to`, and what it reads on either side it writes on the
+/// other [`Relay::delay`] after it read it (0: at once), in order. Its
+/// threads and sockets end with it.
+struct Relay {
+    /// Where it listens, in its namespace.
+    addr: String,
+    delay_ms: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    /// Every socket it holds, shut on drop so that its threads end.
+    sockets: Arc<Mutex<Vec<TcpStream>>>,
+}
+
+impl Relay {
+    /// A relay in namespace `ns` on 127.0.0.1, to `to`.
+    fn start(ns: &str, to: &str) -> Relay {
+        let delay_ms = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let sockets = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = mpsc::channel();
+        let (netns, to) = (format!("/run/netns/{ns}"), to.to_string());
+        let (delay, stopped, held) = (delay_ms.clone(), stop.clone(), sockets.clone());
+        // A thread's network namespace is its own: this one enters the
+        // namespace, and the sockets it makes (the listener, and each
+        // connection to `to`) are there, whichever thread reads them.
+        std::thread::spawn(move || {
+            let file = std::fs::File::open(&netns).unwrap();
+            move_into_link_name_space(file.as_fd(), Some(LinkNameSpaceType::Network))
+                .unwrap_or_else(|e| panic!("setns {netns}: {e}"));
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            tx.send(listener.local_addr().unwrap().to_string()).unwrap();
+            listener.set_nonblocking(true).unwrap();
+            while !stopped.load(Ordering::SeqCst) {
+                let Ok((client, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(2));
+                    continue;
+                };
+                client.set_nonblocking(false).unwrap();
+                let Ok(upstream) =
+                    TcpStream::connect_timeout(&to.parse().unwrap(), Duration::from_millis(500))
+                else {
+                    continue; // The client sees its connection close.
+                };
+                for (from, into) in [(&client, &upstream), (&upstream, &client)] {
+                    let (from, into) = (from.try_clone().unwrap(), into.try_clone().unwrap());
+                    held.lock().unwrap().extend([from.try_clone().unwrap()]);
+                    pump(from, into, delay.clone());
+                }
+            }
+        });
+        Relay {
+            addr: rx.recv_timeout(Duration::from_secs(10)).unwrap(),
+            delay_ms,
+            stop,
+            sockets,
+        }
+    }
+
+    /// Every byte from now on waits `ms` in the relay, each way.
+    fn delay(&self, ms: u64) {
+        self.delay_ms.store(ms, Ordering::SeqCst);
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        for socket in self.sockets.lock().unwrap().drain(..) {
+            let _ = socket.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+/// Copies `from` to `into`, each chunk written `delay` ms after it was
+/// read: a reader thread stamps the chunks, a writer sends each when due.
+/// At `from`'s end (or an error) `into`'s writing half is shut.
+fn pump(mut from: TcpStream, mut into: TcpStream, delay: Arc<AtomicU64>) {
+    let (tx, rx) = mpsc::channel::<(Instant, Vec<u8>)>();
+    std::thread::spawn(move || {
+        let mut buf = vec![0; 64 << 10];
+        while let Ok(n @ 1..) = from.read(&mut buf) {
+            if tx.send((Instant::now(), buf[..n].to_vec())).is_err() {
+                break;
+            }
+        }
+    });
+    std::thread::spawn(move || {
+        for (read, chunk) in rx {
+            let due = read + Duration::from_millis(delay.load(Ordering::SeqCst));
+            std::thread::sleep(due.saturating_duration_since(Instant::now()));
+            if into.write_all(&chunk).is_err() {
+                break;
+            }
+        }
+        let _ = into.shutdown(Shutdown::Write);
+    });
+}
+
 impl Drop for Net {
     fn drop(&mut self) {
         // Deleting a namespace deletes the links in it; what runs there
@@ -188,6 +347,8 @@ struct Run {
     errors: serde_json::Map<String, serde_json::Value>,
     /// Answered calls per node address.
     per_node: Vec<(String, u64)>,
+    /// The answered calls' 99th percentile latency.
+    p99_ms: f64,
 }
 
 impl Run {
@@ -252,6 +413,7 @@ fn load(net: &Net, seconds: &str, fault: impl FnOnce()) -> Run {
         invocations: row["invocations"].as_u64().unwrap(),
         finished: row["finished"].as_u64().unwrap(),
         errors: settings["errors"].as_object().unwrap().clone(),
+        p99_ms: row["latency_p99_ms"].as_f64().unwrap(),
         per_node: settings["nodes"]
             .as_array()
             .unwrap()
@@ -306,7 +468,10 @@ fn partitions_and_crashes_lose_no_call() {
     let token = dir.path().join("cluster.token");
     std::fs::write(&token, "5b9f0c2d7e4a61839af0b2c4d6e8f1a3\n").unwrap();
     let mut nodes = vec![node(&net, 0, &token), node(&net, 1, &token)];
-    let (a, b) = (Net::addr(0), Net::addr(1));
+    // The gateway reaches node 0 through the relay, which delays nothing
+    // until the delay phase: node 0 is the relay's address to it.
+    let relay = Relay::start(&net.gateway(), &Net::addr(0));
+    let (a, b) = (relay.addr.clone(), Net::addr(1));
     let gateway = Server::start_in(
         &net.gateway(),
         &[
@@ -364,6 +529,35 @@ fn partitions_and_crashes_lose_no_call() {
         net.throttle(0, None);
     });
     answered_once("slow link", &slowed);
+
+    // A tenth of node 0's packets lost each way for 2 s: TCP resends
+    // them, and nothing is lost.
+    let mut dropped = 0;
+    let lossy = load(&net, "3", || {
+        std::thread::sleep(Duration::from_millis(500));
+        net.lose(0, Some(10));
+        std::thread::sleep(Duration::from_millis(2_000));
+        dropped = net.lose(0, None);
+    });
+    answered_once("lossy link", &lossy);
+    eprintln!("lossy link: {dropped} packets dropped");
+    assert!(dropped > 0, "the filters dropped nothing: {lossy:?}");
+    assert!(lossy.served_by(&a) > 0, "{lossy:?}");
+
+    // Every byte to and from node 0 100 ms late each way for 2 s: its
+    // answers come 200 ms later, well within the forward timeout.
+    let delayed = load(&net, "3", || {
+        std::thread::sleep(Duration::from_millis(500));
+        relay.delay(100);
+        std::thread::sleep(Duration::from_millis(2_000));
+        relay.delay(0);
+    });
+    answered_once("delayed link", &delayed);
+    assert!(delayed.served_by(&a) > 0, "{delayed:?}");
+    assert!(
+        delayed.p99_ms >= 200.0,
+        "no call felt the delay: {delayed:?}"
+    );
 
     // Node 1 killed, and restarted 1 s later at the same address: its
     // refused connects take it out at once, and the gateway's polls bring

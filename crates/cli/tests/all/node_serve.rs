@@ -324,7 +324,7 @@ fn a_node_configured_by_json_on_stdin_says_in_json_where_it_listens() {
         "dispatchers": 1,
         "workers": 2,
         "workload": null,
-        "deadline_ns": 100_000_000,
+        "deadline": "*=10x",
         "estimate": "exact",
         "preempt_test": "paper",
         "drain_s": 10.0,

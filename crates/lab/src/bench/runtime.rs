@@ -21,6 +21,7 @@ use faasched_live::node::wasm::WasmExecutor;
 use faasched_model::{MS, Nanos, SEC};
 use faasched_policy::node::PreemptTest;
 use faasched_wasm::{Sandbox, Step};
+use faasched_workload::node::{Deadline, Deadlines};
 use serde::Serialize;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -175,7 +176,7 @@ pub(crate) fn node(poll: bool, cpus: Vec<usize>) -> LiveNode {
         dispatchers: 1,
         workers: 1,
         workload: None,
-        deadline: 100 * MS,
+        deadlines: Deadlines::all(Deadline::Absolute(100 * MS)),
         estimator: faasched_model::node::Estimate::Given,
         preempt_test: PreemptTest::Paper,
         host: Host {

@@ -16,11 +16,12 @@ use super::gateway::GatewayOptions;
 use super::live::cpu_limit_ms;
 use crate::node::live::Host;
 use crate::node::serve::{
-    ContainerOptions, DEADLINE_MS, Estimate, MEMORY_LIMIT_MIB, PreemptTest, Ready, ServeOptions,
+    ContainerOptions, Estimate, MEMORY_LIMIT_MIB, PreemptTest, Ready, ServeOptions,
 };
 use anyhow::{Context, Result, anyhow, bail};
 use faasched_model::{MS, Nanos};
 use faasched_sys::process;
+use faasched_workload::node::Deadlines;
 use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
 use std::os::fd::OwnedFd;
@@ -111,7 +112,7 @@ impl ClusterNodes {
             dispatchers: 1,
             workers,
             workload: None,
-            deadline: (DEADLINE_MS * MS as f64).round() as Nanos,
+            deadline: Deadlines::default(),
             estimate: Estimate::Exact,
             preempt_test: PreemptTest::Paper,
             drain_s,

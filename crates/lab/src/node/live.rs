@@ -17,7 +17,7 @@ use faasched_model::node::Estimate;
 use faasched_model::{MS, Nanos, SEC};
 use faasched_policy::node::PreemptTest;
 use faasched_workload::cluster::FunctionTable;
-use faasched_workload::node::Workload;
+use faasched_workload::node::{Deadlines, Workload};
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -125,11 +125,6 @@ pub fn positive_ms(text: &str) -> Result<Nanos> {
         .ok()
         .and_then(ns)
         .ok_or_else(|| anyhow::anyhow!("{text} is not a positive number of ms"))
-}
-
-/// `value` ms, positive and finite, as ns; an error naming `flag`.
-pub fn ms(value: f64, flag: &str) -> Result<Nanos> {
-    ns(value).ok_or_else(|| anyhow::anyhow!("{flag}: {value} is not a positive number of ms"))
 }
 
 /// `value` seconds, above 0 and at most a day, as ns; an error naming
@@ -243,8 +238,9 @@ pub struct LiveNode {
     /// A built-in workload whose functions the requests name
     /// (`x-faasched-function`): their ids, and what DARC plans from.
     pub workload: Option<String>,
-    /// The relative deadline of a request that names none.
-    pub deadline: Nanos,
+    /// The relative deadline of a request that names none, or whose
+    /// client may not choose one (see [`RuntimeConfig::deadlines`]).
+    pub deadlines: Deadlines,
     /// What policies are told of a request's work: what it asks (`spin`'s
     /// µs), or the median of its function's last runs.
     pub estimator: Estimate,
@@ -294,7 +290,7 @@ impl LiveNode {
         let config = RuntimeConfig {
             dispatchers: self.dispatchers as usize,
             workers: self.workers as usize,
-            deadline: self.deadline,
+            deadlines: self.deadlines.clone(),
             estimator: self.estimator,
             functions: workload
                 .iter()
@@ -460,7 +456,7 @@ mod tests {
                 dispatchers: 1,
                 workers: 6,
                 workload: Some("bimodal-high".into()),
-                deadline: 100 * MS,
+                deadlines: Deadlines::default(),
                 estimator: Estimate::Given,
                 preempt_test: PreemptTest::Paper,
                 host: Host {
@@ -521,7 +517,7 @@ mod tests {
             dispatchers: 1,
             workers: 1,
             workload: None,
-            deadline: 100 * MS,
+            deadlines: Deadlines::default(),
             estimator: Estimate::Given,
             preempt_test: PreemptTest::Paper,
             host: Host {

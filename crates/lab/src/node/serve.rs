@@ -13,16 +13,12 @@ use anyhow::{Context, Result, bail};
 use faasched_live::auth::{self, Token};
 use faasched_live::http::FrontConfig;
 use faasched_live::node::ingress::{LoadConfig, StopSignal};
-use faasched_model::Nanos;
 pub use faasched_policy::node::PreemptTest;
+use faasched_workload::node::Deadlines;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// A request's relative deadline when it sends none, ms: `--deadline-ms`'s
-/// default, which the nodes `cluster up` starts keep too.
-pub const DEADLINE_MS: f64 = 100.0;
 
 /// Linear memory one sandbox may grow to, MiB: `--memory-limit-mib`'s
 /// default, which the nodes `cluster up` starts keep too.
@@ -45,9 +41,11 @@ pub struct ServeOptions {
     /// A built-in workload whose functions requests name in
     /// `x-faasched-function`.
     pub workload: Option<String>,
-    /// The relative deadline of a request that names none, ns.
-    #[serde(rename = "deadline_ns")]
-    pub deadline: Nanos,
+    /// The relative deadline of a request that names none, or whose
+    /// client may not choose one, as a spec (`*=10x`, `fib=2ms`); empty:
+    /// 10 times its estimate, SledgeScale's.
+    #[serde(with = "crate::text")]
+    pub deadline: Deadlines,
     /// What policies are told of a request's work.
     pub estimate: Estimate,
     /// `sledgescale`'s preemption test: `paper` or `code`.
@@ -166,7 +164,7 @@ impl ServeOptions {
             dispatchers: self.dispatchers,
             workers: self.workers,
             workload: self.workload.clone(),
-            deadline: self.deadline,
+            deadlines: self.deadline.clone(),
             estimator: match self.estimate {
                 Estimate::Exact => faasched_model::node::Estimate::Given,
                 Estimate::Median => faasched_model::node::Estimate::PAPER_MEDIAN,
@@ -335,7 +333,7 @@ mod tests {
             dispatchers: 1,
             workers: 2,
             workload: None,
-            deadline: 100_000_000,
+            deadline: "fib=2ms".parse().unwrap(),
             estimate: Estimate::Exact,
             preempt_test: PreemptTest::Paper,
             drain_s: 10.0,
@@ -373,7 +371,7 @@ mod tests {
         let json = serde_json::to_value(options()).unwrap();
         assert_eq!(json["preempt_test"], "paper");
         assert_eq!(json["estimate"], "exact");
-        assert_eq!(json["deadline_ns"], 100_000_000);
+        assert_eq!(json["deadline"], "fib=2ms");
         assert_eq!(json["host"]["memory_limit_bytes"], 64 << 20);
         let back: ServeOptions = serde_json::from_value(json.clone()).unwrap();
         assert_eq!(serde_json::to_value(back).unwrap(), json);

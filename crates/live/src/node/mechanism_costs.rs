@@ -20,6 +20,7 @@ use faasched_model::node::{
 };
 use faasched_model::{MS, Nanos, SEC, Time};
 use faasched_wasm::{Fault, Preempt, Sandbox, Step};
+use faasched_workload::node::Deadline;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
@@ -204,10 +205,14 @@ impl Driven {
         self.next_id += 1;
         self.now += 1;
         let now = self.now;
-        drop(
-            self.group()
-                .arrive(now, id, deadline, estimate, invoke, ticket),
-        );
+        drop(self.group().arrive(
+            now,
+            id,
+            Deadline::Absolute(deadline),
+            estimate,
+            invoke,
+            ticket,
+        ));
     }
 
     /// Worker `w` asks for its next request; what it starts, if anything.
@@ -281,7 +286,10 @@ pub fn decisions(
             d.next_id += 1;
             let now = from + since(start);
             d.now = now;
-            drop(d.group().arrive(now, id, 10 * MS, MS, invoke, ticket));
+            drop(
+                d.group()
+                    .arrive(now, id, Deadline::Absolute(10 * MS), MS, invoke, ticket),
+            );
         }
         times.push(since(t).saturating_sub(clock) / batch as Nanos);
         for w in 0..workers {

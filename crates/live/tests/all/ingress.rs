@@ -1000,6 +1000,49 @@ fn invocations_need_the_invoke_token_when_the_node_has_one() {
     assert_eq!(client.request(&get("/load")).unwrap().status, 200);
 }
 
+/// A client may invoke with the invocation token, but only the control
+/// token's holder chooses a request's deadline: from a client the node
+/// drops `x-faasched-deadline-us` (its own deadline applies) and counts
+/// it. The control token invokes too.
+#[test]
+fn only_the_control_token_chooses_a_deadline() {
+    const CONTROL: &str = "the-control-token-of-32-chars-++";
+    const INVOKE: &str = "an-invocation-token-of-32-chars+";
+    let backend = fake();
+    let server = Server::with(&backend, |ingress| {
+        ingress.front(FrontConfig {
+            token: Some(Token::new(CONTROL).unwrap()),
+            invoke_token: Some(Token::new(INVOKE).unwrap()),
+            ..FrontConfig::default()
+        });
+    });
+    let dated = |token: &str| {
+        let bearer = format!("Bearer {token}");
+        let answer = server
+            .connect()
+            .request(&post(
+                "/invoke/nothing",
+                &[("authorization", &bearer), ("x-faasched-deadline-us", "5")],
+            ))
+            .unwrap();
+        assert_eq!(answer.error(), Some("unknown-function"), "{answer:?}");
+    };
+    dated(INVOKE);
+    dated(CONTROL);
+    let refused = server
+        .connect()
+        .request(&post("/invoke/nothing", &[("x-faasched-deadline-us", "5")]))
+        .unwrap();
+    assert_eq!(refused.status, 401);
+    let deadlines: Vec<_> = backend.lock().invokes.iter().map(|i| i.deadline).collect();
+    assert_eq!(deadlines, [None, Some(5_000)]);
+    let metrics = server.connect().request(&get("/metrics")).unwrap().body;
+    assert!(
+        metrics.contains("faasched_ingress_deadlines_ignored_total 1\n"),
+        "{metrics}"
+    );
+}
+
 /// At most four modules are read at once: a fifth registration while four
 /// bodies are still coming is told to come back (503, `Retry-After`), so
 /// that what registrations hold is bounded.

@@ -51,6 +51,7 @@ pub struct Metrics {
     connection_errors: AtomicU64,
     accept_errors: AtomicU64,
     refused_connections: AtomicU64,
+    deadlines_ignored: AtomicU64,
     /// Per bucket (not cumulative), the last one past every bound.
     latency: [AtomicU64; BUCKETS.len() + 1],
     latency_sum: AtomicU64,
@@ -127,6 +128,12 @@ impl Metrics {
     /// Counts a connection refused past the limit.
     pub fn refused_connection(&self) {
         self.refused_connections.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a deadline a client without the control token named, which
+    /// the node's own replaced.
+    pub fn deadline_ignored(&self) {
+        self.deadlines_ignored.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Marks the drain timeout: the connections still open are cut.
@@ -269,6 +276,12 @@ impl Metrics {
             "faasched_ingress_connections_refused_total",
             "Connections refused 503 because the most connections were open.",
             self.refused_connections.load(Ordering::Relaxed),
+        );
+        counter(
+            out,
+            "faasched_ingress_deadlines_ignored_total",
+            "Invocations whose x-faasched-deadline-us came without the control token: the node's own deadline (--deadline) replaced it.",
+            self.deadlines_ignored.load(Ordering::Relaxed),
         );
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! | request | answer |
 //! |---|---|
-//! | `POST /invoke/{function}[?{name}={integer}]` | 200, body `{value}\n`, headers `x-faasched-runtime-us`, `x-faasched-cpu-us`, `x-faasched-preemptions`, `x-faasched-cold` (1 if it started its container cold); or the [`Failure`]'s status, body `{failure}\n`, header `x-faasched-error: {kind}` |
+//! | `POST /invoke/{function}[?{name}={integer}]` | 200, body `{value}\n`, headers `x-faasched-runtime-us`, `x-faasched-cpu-us`, `x-faasched-preemptions`, `x-faasched-cold` (1 if it started its container cold); or the [`Failure`]'s status, body `{failure}\n`, header `x-faasched-error: {kind}`; 401 without a token the ingress asks for ([`FrontConfig::invoker`]). A client other than the control token's holder cannot choose its deadline: its `x-faasched-deadline-us` is dropped and counted |
 //! | `POST /register/{name}`, the module as the body | 201, or the failure's status; 401 `unauthorized` without the token, if the ingress has one ([`FrontConfig::token`](crate::http::FrontConfig::token), before the body is read); 503 `overloaded` while another module compiles |
 //! | `DELETE /functions/{name}` | 200 once the module is removed, or the failure's status; 401 as for `POST /register` |
 //! | `GET /metrics` | the ingress's counters, then the backend's, in Prometheus text |
@@ -67,7 +67,7 @@ mod metrics;
 pub use load::LoadConfig;
 
 use crate::auth;
-use crate::http::{self, FrontConfig, Limits, Service};
+use crate::http::{self, FrontConfig, Invoker, Limits, Service};
 use crate::node::invoke::{Answer, Backend, Cancel, Completed, Failure, Invoke};
 use crate::wire::request::{self, Malformed, Route, RouteKind, read_body};
 use crate::wire::response::{self, Counted, OK, json, refusal, text};
@@ -378,14 +378,13 @@ async fn handle(shared: &Shared, request: Request<Incoming>) -> Response<Full<By
 async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted, Malformed> {
     match request::route(request.method(), request.uri().path())? {
         Route::Invoke(function) => {
-            auth::check(
-                shared.front.invoke_token.as_ref(),
-                request.headers(),
-                "POST /invoke",
-            )?;
+            let invoker = shared.front.invoker(request.headers())?;
             let (parts, body) = request.into_parts();
             read_body(body, 0, shared.front.body_pace, "an invocation's body").await?;
-            let invoke = request::invoke(function, parts.uri.query(), &parts.headers)?;
+            let mut invoke = request::invoke(function, parts.uri.query(), &parts.headers)?;
+            if invoker == Invoker::Client && invoke.deadline.take().is_some() {
+                shared.metrics.deadline_ignored();
+            }
             Ok(invoke_answer(invoke_and_wait(shared, invoke).await))
         }
         Route::Register(name) => {

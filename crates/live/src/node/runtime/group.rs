@@ -17,6 +17,7 @@ use faasched_model::node::{
     WorkerId, Workers,
 };
 use faasched_model::{FunctionId, Nanos, Time};
+use faasched_workload::node::Deadline;
 use hdrhistogram::Histogram;
 use std::collections::HashMap;
 
@@ -206,12 +207,13 @@ impl<J> Group<J> {
     /// A request reaches the dispatcher at `now`: the policy places it.
     /// `estimate` is the workload's prediction of its work (the executor's,
     /// when it knows it), replaced by the median of the function's recent
-    /// runs where the group estimates them.
+    /// runs where the group estimates them; a `deadline` that is a factor
+    /// is one of that final estimate.
     pub(crate) fn arrive(
         &mut self,
         now: Time,
         id: RequestId,
-        deadline: Nanos,
+        deadline: Deadline,
         estimate: Nanos,
         invoke: Invoke,
         reply: Ticket,
@@ -233,7 +235,7 @@ impl<J> Group<J> {
             id,
             function,
             arrival: now,
-            deadline,
+            deadline: deadline.of(estimate),
             estimate,
         };
         self.stats.accepted += 1;

@@ -27,6 +27,7 @@ mod threads;
 use super::invoke::{Answer, Backend, Failure, Invoke, Reply};
 use faasched_model::Nanos;
 use faasched_model::node::{Dispatch, Estimate, MedianEstimator};
+use faasched_workload::node::{DEFAULT_DEADLINE_FACTOR, Deadline, Deadlines};
 pub use threads::Runtime;
 
 /// What a request that ran to its end returns.
@@ -88,7 +89,7 @@ pub trait Executor: Send + Sync + 'static {
 }
 
 /// How a runtime is laid out and what it assumes of requests.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RuntimeConfig {
     /// Dispatchers, each with its own group of workers; requests go to them
     /// in turn.
@@ -98,8 +99,14 @@ pub struct RuntimeConfig {
     /// CPUs to pin the threads to, dispatchers first, then workers in
     /// order; empty leaves them unpinned. Fewer CPUs than threads wrap.
     pub cpus: Vec<usize>,
-    /// The relative deadline of a request that names none.
-    pub deadline: Nanos,
+    /// The relative deadline of a request that names none (or whose
+    /// client may not choose one), by its label: its override, else `*`'s,
+    /// else [`DEFAULT_DEADLINE_FACTOR`] times its estimate, SledgeScale's
+    /// "10x the execution time". A factor of the estimate, not one time
+    /// for all, keeps a long function's requests preemptible: a fixed
+    /// deadline shorter than a request's work leaves it no slack, and
+    /// SledgeScale never preempts a request without slack.
+    pub deadlines: Deadlines,
     /// The estimate of a request whose work the executor does not know and
     /// whose function has no finished run yet.
     pub estimate: Nanos,
@@ -123,7 +130,7 @@ impl Default for RuntimeConfig {
             dispatchers: 1,
             workers: 1,
             cpus: Vec::new(),
-            deadline: 100 * faasched_model::MS,
+            deadlines: Deadlines::default(),
             estimate: faasched_model::MS,
             estimator: Estimate::Given,
             functions: Vec::new(),
@@ -133,6 +140,14 @@ impl Default for RuntimeConfig {
 }
 
 impl RuntimeConfig {
+    /// The relative deadline of a request labelled `label` that names
+    /// none: see [`RuntimeConfig::deadlines`].
+    pub fn deadline(&self, label: &str) -> Deadline {
+        self.deadlines
+            .for_function(label)
+            .unwrap_or(Deadline::Factor(DEFAULT_DEADLINE_FACTOR))
+    }
+
     fn estimator(&self) -> Option<MedianEstimator> {
         match self.estimator {
             Estimate::Given => None,

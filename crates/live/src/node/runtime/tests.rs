@@ -50,6 +50,47 @@ fn sledgescale_preempts_a_long_request_for_an_urgent_one_and_resumes_it_where_it
 }
 
 #[test]
+fn a_request_naming_no_deadline_is_due_ten_times_its_estimate_so_a_long_one_yields() {
+    // The gate's estimate is 1 s, so it is due in 10 s and has 9 s of
+    // slack when the echo (1 µs, due in 10 µs) arrives: it is preempted.
+    // Under one fixed deadline shorter than its work it would have none,
+    // never be preempted, and fail after GATE_CAP.
+    let (fake, runs) = Fake::new(1);
+    let policy = SledgeScale::new(Scan::Paper, PreemptTest::Paper);
+    let rt = Runtime::start(config(1, 1), vec![Box::new(policy)], fake).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let undated = |function, arg| Invoke {
+        deadline: None,
+        ..invoke(function, arg, 0)
+    };
+    send(&rt, undated("gate", 3), 0, &tx);
+    wait_run(&runs, "gate");
+    send(&rt, undated("echo", 1), 1, &tx);
+    let first = rx.recv_timeout(GATE_CAP).unwrap();
+    let second = rx.recv_timeout(GATE_CAP).unwrap();
+    assert_eq!((first.0, first.1.unwrap().value), (1, 2));
+    assert_eq!((second.0, second.1.unwrap().preemptions), (0, 1));
+    rt.stop();
+}
+
+#[test]
+fn a_deadline_spec_names_a_function_and_the_rest_get_ten_times_their_estimate() {
+    use faasched_workload::node::{Deadline, Deadlines};
+    let spec = |s: &str| RuntimeConfig {
+        deadlines: Deadlines::parse(s).unwrap(),
+        ..RuntimeConfig::default()
+    };
+    let paper = RuntimeConfig::default();
+    assert_eq!(paper.deadline("fib").of(3 * MS), 30 * MS);
+    let fib = spec("fib=2ms");
+    assert_eq!(fib.deadline("fib").of(3 * MS), 2 * MS);
+    assert_eq!(fib.deadline("spin").of(3 * MS), 30 * MS);
+    let all = spec("fib=2x,*=100ms");
+    assert_eq!(all.deadline("fib").of(3 * MS), 6 * MS);
+    assert_eq!(all.deadline("spin"), Deadline::Absolute(100 * MS));
+}
+
+#[test]
 fn shinjuku_takes_a_request_back_after_its_quantum_and_resumes_it_on_the_same_worker() {
     let (fake, runs) = Fake::new(1);
     let policy = Shinjuku::new(Queues::Single, Resume::SameWorker);

@@ -8,6 +8,7 @@ use crate::sys;
 use crate::wire::response;
 use faasched_model::node::{Refusal, RequestId, WorkerId};
 use faasched_model::{CpuSet, Time};
+use faasched_workload::node::Deadline;
 use serde_json::json;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -431,7 +432,9 @@ fn dispatcher<E: Executor>(c: &Common<E>, d: usize, rx: &mpsc::Receiver<Msg>) {
         match msg {
             Some(Msg::Request(invoke, ticket)) => {
                 let id = RequestId(c.ids.fetch_add(1, Ordering::Relaxed));
-                let deadline = invoke.deadline.unwrap_or(c.config.deadline);
+                let deadline = invoke
+                    .deadline
+                    .map_or_else(|| c.config.deadline(invoke.label()), Deadline::Absolute);
                 let estimate = c.executor.work(&invoke).unwrap_or(c.config.estimate);
                 let now = c.now();
                 let fx = g.lock().arrive(now, id, deadline, estimate, invoke, ticket);
