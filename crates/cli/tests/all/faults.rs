@@ -14,10 +14,12 @@
 //!
 //! This kernel has no `netem`, the queueing discipline that delays and
 //! drops packets, so loss is the BPF filter's and the delay a relay's:
-//! node 0 is reached through a TCP relay in the gateway's namespace, made
-//! by this test, which writes what it reads on either side `delay` later.
-//! A relay delays the bytes, not the packets: connects and TCP's own
-//! acknowledgements cross at the link's speed.
+//! node 0 listens on loopback in its namespace, behind a TCP relay this
+//! test runs at the node's address there, which writes what it reads on
+//! either side `delay` later. So a connect to node 0 crosses the link and
+//! fails with it, as one to a node would. The relay delays the bytes, not
+//! the packets: connects and TCP's own acknowledgements cross at the
+//! link's speed.
 //!
 //! Needs root and `ip` (iproute2); without them it says so and passes,
 //! unless `FAASCHED_REQUIRE_NETNS` is set, as CI sets it.
@@ -187,8 +189,6 @@ impl Net {
 /// other [`Relay::delay`] after it read it (0: at once), in order. Its
 /// threads and sockets end with it.
 struct Relay {
-    /// Where it listens, in its namespace.
-    addr: String,
     delay_ms: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
     /// Every socket it holds, shut on drop so that its threads end.
@@ -196,13 +196,17 @@ struct Relay {
 }
 
 impl Relay {
-    /// A relay in namespace `ns` on 127.0.0.1, to `to`.
-    fn start(ns: &str, to: &str) -> Relay {
+    /// A relay in namespace `ns` at `listen`, to `to`.
+    fn start(ns: &str, listen: &str, to: &str) -> Relay {
         let delay_ms = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let sockets = Arc::new(Mutex::new(Vec::new()));
         let (tx, rx) = mpsc::channel();
-        let (netns, to) = (format!("/run/netns/{ns}"), to.to_string());
+        let (netns, listen, to) = (
+            format!("/run/netns/{ns}"),
+            listen.to_string(),
+            to.to_string(),
+        );
         let (delay, stopped, held) = (delay_ms.clone(), stop.clone(), sockets.clone());
         // A thread's network namespace is its own: this one enters the
         // namespace, and the sockets it makes (the listener, and each
@@ -211,8 +215,8 @@ impl Relay {
             let file = std::fs::File::open(&netns).unwrap();
             move_into_link_name_space(file.as_fd(), Some(LinkNameSpaceType::Network))
                 .unwrap_or_else(|e| panic!("setns {netns}: {e}"));
-            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-            tx.send(listener.local_addr().unwrap().to_string()).unwrap();
+            let listener = TcpListener::bind(&listen).unwrap();
+            tx.send(()).unwrap();
             listener.set_nonblocking(true).unwrap();
             while !stopped.load(Ordering::SeqCst) {
                 let Ok((client, _)) = listener.accept() else {
@@ -232,8 +236,8 @@ impl Relay {
                 }
             }
         });
+        rx.recv_timeout(Duration::from_secs(10)).unwrap();
         Relay {
-            addr: rx.recv_timeout(Duration::from_secs(10)).unwrap(),
             delay_ms,
             stop,
             sockets,
@@ -314,17 +318,20 @@ fn ip(args: &[&str]) -> Result<(), String> {
     }
 }
 
-/// Node `i` in its namespace: FunctionBench's functions in containers at a
-/// thousandth of their times, its load published every 50 ms, the
-/// deployment's token (it listens on an address others can reach).
-fn node(net: &Net, i: usize, token: &Path) -> Server {
+/// Where node 0 listens in its namespace, behind the relay at its address.
+const RELAYED: &str = "127.0.0.1:8081";
+
+/// Node `i` in its namespace, at `listen`: FunctionBench's functions in
+/// containers at a thousandth of their times, its load published every
+/// 50 ms, the deployment's token.
+fn node(net: &Net, i: usize, token: &Path, listen: &str) -> Server {
     Server::start_in(
         &net.node(i),
         &[
             "node",
             "serve",
             "--listen",
-            &Net::addr(i),
+            listen,
             "--token-file",
             token.to_str().unwrap(),
             "--load-period-ms",
@@ -448,8 +455,8 @@ fn answered_once(what: &str, run: &Run) {
     }
     assert!(run.errors() <= 4, "{what}: {run:?}");
     eprintln!(
-        "{what}: {} calls, answered by {:?}, refused {:?}",
-        run.invocations, run.per_node, run.errors
+        "{what}: {} calls, answered by {:?}, refused {:?}, p99 {} ms",
+        run.invocations, run.per_node, run.errors, run.p99_ms
     );
 }
 
@@ -467,11 +474,13 @@ fn partitions_and_crashes_lose_no_call() {
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("cluster.token");
     std::fs::write(&token, "5b9f0c2d7e4a61839af0b2c4d6e8f1a3\n").unwrap();
-    let mut nodes = vec![node(&net, 0, &token), node(&net, 1, &token)];
-    // The gateway reaches node 0 through the relay, which delays nothing
-    // until the delay phase: node 0 is the relay's address to it.
-    let relay = Relay::start(&net.gateway(), &Net::addr(0));
-    let (a, b) = (relay.addr.clone(), Net::addr(1));
+    // Node 0 behind its relay, which delays nothing until the delay phase.
+    let relay = Relay::start(&net.node(0), &Net::addr(0), RELAYED);
+    let mut nodes = vec![
+        node(&net, 0, &token, RELAYED),
+        node(&net, 1, &token, &Net::addr(1)),
+    ];
+    let (a, b) = (Net::addr(0), Net::addr(1));
     let gateway = Server::start_in(
         &net.gateway(),
         &[
@@ -566,7 +575,7 @@ fn partitions_and_crashes_lose_no_call() {
         std::thread::sleep(Duration::from_millis(700));
         drop(nodes.pop());
         std::thread::sleep(Duration::from_millis(1_000));
-        nodes.push(node(&net, 1, &token));
+        nodes.push(node(&net, 1, &token, &Net::addr(1)));
     });
     answered_once("crash", &crashed);
     assert!(crashed.served_by(&a) > 0, "{crashed:?}");
