@@ -10,7 +10,7 @@
 pub(crate) mod request;
 pub(crate) mod response;
 
-pub use request::MAX_NAME;
+pub use request::{MAX_NAME, Malformed, arguments};
 
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +35,9 @@ pub const PREEMPTIONS_HEADER: &str = "x-faasched-preemptions";
 /// Response header of a node: `1` if the invocation started its container
 /// cold, else `0`.
 pub const COLD_HEADER: &str = "x-faasched-cold";
+
+/// Response header of a node: a WASI command's exit status.
+pub const EXIT_STATUS_HEADER: &str = "x-faasched-exit-status";
 
 /// Response header of the gateway: the node (`HOST:PORT`) it forwarded the
 /// invocation to.

@@ -32,6 +32,11 @@ pub const DEFAULT_MAX_MODULES: usize = 64;
 /// [`shape`](crate::shape) limits the slowest found took 10 s.
 pub const DEFAULT_MAX_COMPILE: Nanos = 30_000_000_000;
 
+/// A command's standard output kept, by default: 4 MiB. A command that
+/// writes more fails ([`Fault::OutputLimit`](crate::Fault::OutputLimit))
+/// rather than have its answer cut short.
+pub const DEFAULT_MAX_OUTPUT: usize = 4 << 20;
+
 /// wasm page size, in bytes.
 const PAGE: u64 = 64 << 10;
 
@@ -46,6 +51,7 @@ pub struct Config {
     spin_steps_per_ms: Option<u64>,
     max_modules: Option<usize>,
     max_compile: Option<Nanos>,
+    max_output: Option<usize>,
 }
 
 impl Config {
@@ -110,6 +116,15 @@ impl Config {
         self
     }
 
+    /// Bytes of standard output a command may write; past them it fails
+    /// with [`Fault::OutputLimit`]. By default [`DEFAULT_MAX_OUTPUT`].
+    ///
+    /// [`Fault::OutputLimit`]: crate::Fault::OutputLimit
+    pub fn max_output(&mut self, bytes: usize) -> &mut Self {
+        self.max_output = Some(bytes);
+        self
+    }
+
     /// Every knob resolved and checked.
     pub(crate) fn resolve(&self) -> Result<Resolved> {
         let resolved = Resolved {
@@ -120,6 +135,7 @@ impl Config {
             spin_steps_per_ms: self.spin_steps_per_ms,
             max_modules: self.max_modules.unwrap_or(DEFAULT_MAX_MODULES),
             max_compile: self.max_compile.unwrap_or(DEFAULT_MAX_COMPILE),
+            max_output: self.max_output.unwrap_or(DEFAULT_MAX_OUTPUT),
         };
         let bad = |what: String| Err(Fault::Config(what));
         if resolved.max_sandboxes == 0 {
@@ -154,4 +170,5 @@ pub(crate) struct Resolved {
     pub spin_steps_per_ms: Option<u64>,
     pub max_modules: usize,
     pub max_compile: Nanos,
+    pub max_output: usize,
 }

@@ -99,6 +99,16 @@ pub enum Fault {
         /// The limit, in bytes.
         limit: u64,
     },
+    /// A command wrote more to its standard output than the runtime keeps
+    /// ([`Config::max_output`](crate::Config::max_output)): its answer would
+    /// be cut short, so it has none.
+    #[error("`{function}` wrote more than {limit} bytes to its standard output, the most kept")]
+    OutputLimit {
+        /// The function called.
+        function: String,
+        /// The most bytes kept.
+        limit: usize,
+    },
     /// Every sandbox slot of the pool is in use: a sandbox must end or be
     /// dropped before another starts.
     #[error("no free sandbox for `{function}`: all {slots} slots are in use")]

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use wasmtime::{Engine, ResourceLimiter};
+use wasmtime_wasi::p1::WasiP1Ctx;
 
 /// A worker's preemption flag: the dispatcher (any thread) calls
 /// [`Preempt::request`]; the sandbox the worker is running yields at its
@@ -65,9 +66,22 @@ pub(crate) struct OverMemory {
     pub(crate) asked: u64,
 }
 
-/// A store's data: the per-sandbox memory limit.
+/// A store's data: the per-sandbox memory limit, and a command's WASI
+/// context (its pipes and environment).
 pub(crate) struct Guest {
     pub(crate) memory_limit: u64,
+    pub(crate) wasi: Option<WasiP1Ctx>,
+}
+
+impl Guest {
+    /// The WASI context the linker's WASI functions reach: a command's
+    /// store always has one (a `run` module imports no WASI function, so
+    /// its store, which has none, is never asked).
+    pub(crate) fn wasi(&mut self) -> &mut WasiP1Ctx {
+        self.wasi
+            .as_mut()
+            .expect("only a command imports WASI, and its store has a context")
+    }
 }
 
 impl ResourceLimiter for Guest {

@@ -27,17 +27,31 @@
 //!
 //! # ABI
 //!
-//! A module (`.wasm` bytes or `.wat` text) must
-//! - export a function `run` of type `(i64) -> i64`: the argument in, the
-//!   result (for the suite, a checksum) out;
-//! - import nothing (no WASI, no host functions);
-//! - fit the sandbox: one linear memory, grown to at most the memory limit
-//!   (growing past it ends the request with [`Fault::MemoryLimit`], not a
-//!   `-1` from `memory.grow`), one table, wasm stack 512 KiB (wasmtime's
-//!   default; deeper recursion traps).
+//! A module (`.wasm` bytes or `.wat` text) follows one of two ABIs
+//! ([`Kind`]), found from its exports when it is registered:
 //!
-//! It may export its memory; a start function runs inside
-//! [`Sandbox::start`], bounded by the CPU limit but not preemptible.
+//! - **`run`** ([`Kind::Run`]): it exports a function `run` of type
+//!   `(i64) -> i64` (the argument in, the result, for the suite a checksum,
+//!   out) and imports nothing (no WASI, no host functions). A sandbox of
+//!   it starts from [`Input::Arg`].
+//! - **WASI command** ([`Kind::Command`]): it exports `_start: () -> ()`
+//!   and imports only WASI preview 1 (`wasi_snapshot_preview1`), as
+//!   `clang --target=wasm32-wasi` and `GOOS=wasip1` build it. A sandbox of
+//!   it starts from [`Input::Command`]: its standard input and
+//!   environment; its arguments are its name alone; it reaches no file,
+//!   socket or clock beyond WASI's clocks and random numbers. It ends with
+//!   its exit status as [`Output::value`] (0 when `_start` returns), its
+//!   standard output (at most [`Config::max_output`] bytes: more is
+//!   [`Fault::OutputLimit`]) and the first [`STDERR_KEPT`] bytes of its
+//!   standard error. `poll_oneoff` (sleeping, waiting) answers "not
+//!   supported": a sandbox cannot wait without stopping its worker.
+//!
+//! Either kind must fit the sandbox: one linear memory, grown to at most
+//! the memory limit (growing past it ends the request with
+//! [`Fault::MemoryLimit`], not a `-1` from `memory.grow`), one table, wasm
+//! stack 512 KiB (wasmtime's default; deeper recursion traps). It may
+//! export its memory; a start function runs inside [`Sandbox::start`],
+//! bounded by the CPU limit but not preemptible.
 //!
 //! # The suite
 //!
@@ -51,8 +65,9 @@
 //! | `resize?w=W&h=H` | 2 ≤ w, h ≤ 65535, w h ≤ 2^30 ([`resize_arg`]) | FNV-1a-64 of a bilinear half-size resize of a generated greyscale image |
 //!
 //! The WAT sources (crates/wasm/functions) state each function exactly; the
-//! tests compare every one with a Rust reference. A user module takes
-//! `name?arg=N` (default 0).
+//! tests compare every one with a Rust reference. A user `run` module
+//! takes `name?arg=N` (default 0); a command's query is its caller's to
+//! hand over (the live node passes it in `QUERY_STRING`).
 //!
 //! # Example
 //!
@@ -73,6 +88,7 @@
 //! # Ok::<(), faasched_wasm::Fault>(())
 //! ```
 
+mod command;
 mod config;
 mod fault;
 mod guest;
@@ -82,12 +98,13 @@ pub mod shape;
 mod start;
 mod suite;
 
+pub use command::{Input, STDERR_KEPT};
 pub use config::{
-    Config, DEFAULT_CPU_LIMIT, DEFAULT_MAX_COMPILE, DEFAULT_MAX_MODULES, DEFAULT_MAX_SANDBOXES,
-    DEFAULT_MEMORY_LIMIT, DEFAULT_TICK,
+    Config, DEFAULT_CPU_LIMIT, DEFAULT_MAX_COMPILE, DEFAULT_MAX_MODULES, DEFAULT_MAX_OUTPUT,
+    DEFAULT_MAX_SANDBOXES, DEFAULT_MEMORY_LIMIT, DEFAULT_TICK,
 };
 pub use fault::{Fault, Result};
 pub use guest::Preempt;
-pub use runtime::{Compiler, Image, Prepared, Runtime};
+pub use runtime::{Compiler, Image, Kind, Prepared, Runtime};
 pub use sandbox::{Output, Sandbox, Stats, Step};
 pub use suite::{BUILTINS, Call, resize_arg};

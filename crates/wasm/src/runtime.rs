@@ -13,15 +13,84 @@ use wasmtime::{
     PoolingAllocationConfig, ValType, WasmBacktraceDetails,
 };
 
+use crate::command;
 use crate::config::Resolved;
 use crate::guest::{Guest, Preempt};
 use crate::suite::{self, Builtin, Call, SUITE};
 use crate::{Config, Fault, Result, shape};
 
+/// Which of the two ABIs a module follows (see the crate docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Exports `run: (i64) -> i64` and imports nothing: an integer in, an
+    /// integer out.
+    Run,
+    /// A WASI preview 1 command: exports `_start: () -> ()` and imports
+    /// only `wasi_snapshot_preview1`; standard input and environment in,
+    /// exit status and standard output out.
+    Command,
+}
+
+impl Kind {
+    /// The ABI `module` follows, or why it follows neither.
+    fn of(module: &Module) -> std::result::Result<Self, String> {
+        // `_start`: absent, of type () -> (), or something else.
+        let start = match module.get_export("_start") {
+            None => None,
+            Some(ExternType::Func(ty)) => {
+                Some(ty.params().next().is_none() && ty.results().next().is_none())
+            }
+            Some(_) => Some(false),
+        };
+        let run = match module.get_export("run") {
+            Some(ExternType::Func(ty)) => {
+                let params: Vec<_> = ty.params().collect();
+                let results: Vec<_> = ty.results().collect();
+                matches!(params[..], [ValType::I64]) && matches!(results[..], [ValType::I64])
+            }
+            _ => false,
+        };
+        match (start, run) {
+            (Some(true), _) => {
+                if let Some(import) = module
+                    .imports()
+                    .find(|i| i.module() != command::WASI_MODULE)
+                {
+                    return Err(format!(
+                        "it imports `{}`.`{}`; a WASI command may import only `{}`",
+                        import.module(),
+                        import.name(),
+                        command::WASI_MODULE
+                    ));
+                }
+                Ok(Kind::Command)
+            }
+            (Some(false), _) => Err("its `_start` is not a function of type () -> ()".into()),
+            (None, true) => {
+                if let Some(import) = module.imports().next() {
+                    return Err(format!(
+                        "it imports `{}`.`{}`; a module exporting `run` may import nothing \
+                         (a WASI command exports `_start`)",
+                        import.module(),
+                        import.name()
+                    ));
+                }
+                Ok(Kind::Run)
+            }
+            (None, false) => Err(
+                "it exports neither a function `run` of type (i64) -> i64 nor a WASI command's \
+                 `_start`"
+                    .into(),
+            ),
+        }
+    }
+}
+
 /// One registered function: checked, compiled and linked once, so that each
 /// request only instantiates it.
 pub(crate) struct Function {
     pub pre: InstancePre<Guest>,
+    pub kind: Kind,
     pub builtin: Option<&'static Builtin>,
     /// The module as registered, to compile again into an [`Image`].
     source: Arc<[u8]>,
@@ -45,7 +114,8 @@ impl Compiler {
     ///
     /// [`Fault::BadName`] for a name not 1-64 characters of
     /// `[A-Za-z0-9_-]`; [`Fault::Malformed`] for a module that does not
-    /// compile, imports anything, lacks `run: (i64) -> i64`, declares
+    /// compile, follows neither ABI of the crate docs (`run: (i64) -> i64`
+    /// importing nothing, or a WASI command), declares
     /// more memory than the memory limit, or is past
     /// [`shape`](crate::shape)'s limits (checked before it is compiled);
     /// [`Fault::SlowCompile`] for one whose compile took longer than
@@ -91,31 +161,18 @@ impl Compiler {
             reason,
         };
         let module = Module::new(&self.engine, bytes).map_err(|e| malformed(describe(&e)))?;
-        if let Some(import) = module.imports().next() {
-            return Err(malformed(format!(
-                "it imports `{}`.`{}`; modules may import nothing",
-                import.module(),
-                import.name()
-            )));
+        let kind = Kind::of(&module).map_err(malformed)?;
+        let mut linker = Linker::new(&self.engine);
+        if kind == Kind::Command {
+            command::link(&mut linker)
+                .map_err(|e| Fault::Config(format!("cannot link WASI: {}", describe(&e))))?;
         }
-        let run_ok = match module.get_export("run") {
-            Some(ExternType::Func(ty)) => {
-                let params: Vec<_> = ty.params().collect();
-                let results: Vec<_> = ty.results().collect();
-                matches!(params[..], [ValType::I64]) && matches!(results[..], [ValType::I64])
-            }
-            _ => false,
-        };
-        if !run_ok {
-            return Err(malformed(
-                "it does not export a function `run` of type (i64) -> i64".into(),
-            ));
-        }
-        let pre = Linker::new(&self.engine)
+        let pre = linker
             .instantiate_pre(&module)
             .map_err(|e| malformed(describe(&e)))?;
         Ok(Function {
             pre,
+            kind,
             builtin: None,
             source,
         })
@@ -331,7 +388,8 @@ impl Runtime {
 
     /// Parses a call string, `name` or `name?key=value&...`, into the
     /// function and argument to start (keys per function in the crate
-    /// docs), checking the argument.
+    /// docs), checking the argument. A command's query is its own (the
+    /// caller hands it over in the command's environment): it is not read.
     ///
     /// # Errors
     ///
@@ -344,7 +402,14 @@ impl Runtime {
             None => (text, None),
         };
         let function = self.function(name)?;
-        suite::parse(name, query, function.builtin, self.spin_steps_per_ms)
+        match function.kind {
+            Kind::Run => suite::parse(name, query, function.builtin, self.spin_steps_per_ms),
+            Kind::Command => Ok(Call {
+                function: name.to_owned(),
+                arg: 0,
+                kind: Kind::Command,
+            }),
+        }
     }
 
     /// A new preemption handle for one worker thread: the worker passes it

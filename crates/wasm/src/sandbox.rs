@@ -26,12 +26,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
+use bytes::Bytes;
 use faasched_model::Nanos;
 use faasched_sys::clock;
 use wasmtime::{Engine, PoolConcurrencyLimitError, Store, UpdateDeadline};
+use wasmtime_wasi::I32Exit;
 
+use crate::command::{self, Input, Pipes};
 use crate::guest::{Guest, OverMemory, Preempt};
-use crate::runtime::{Function, Image, describe};
+use crate::runtime::{Function, Image, Kind, describe};
 use crate::{Fault, Result, Runtime};
 
 /// What one request cost.
@@ -49,10 +52,16 @@ pub struct Stats {
 }
 
 /// A request that ran to completion.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Output {
-    /// What `run` returned (a checksum for the built-in suite).
+    /// What `run` returned (a checksum for the built-in suite), or a
+    /// command's exit status (0 when it returned from `_start`).
     pub value: i64,
+    /// What a command wrote to standard output (empty for `run`).
+    pub stdout: Bytes,
+    /// What a command wrote to standard error, its first
+    /// [`STDERR_KEPT`](crate::STDERR_KEPT) bytes (empty for `run`).
+    pub stderr: Bytes,
     /// What it cost.
     pub stats: Stats,
 }
@@ -67,7 +76,8 @@ pub enum Step {
     Preempted,
 }
 
-/// The guest's call to `run`, suspended between resumes.
+/// The guest's call to `run` (or a command's `_start`, whose exit status
+/// stands for the value), suspended between resumes.
 type Run = Pin<Box<dyn Future<Output = wasmtime::Result<i64>> + Send>>;
 
 /// One request in a fresh instance. `Send`: a sandbox may move between
@@ -77,11 +87,15 @@ pub struct Sandbox {
     /// guest's fiber, then frees the store and its pool slot.
     run: Option<Run>,
     function: String,
+    kind: Kind,
     guard: Arc<Guard>,
     stats: Stats,
     cpu_limit: Nanos,
     memory_limit: u64,
     slots: u32,
+    /// A command's standard output and error.
+    pipes: Option<Pipes>,
+    max_output: usize,
     /// To advance the epoch for a request made before a run.
     engine: Engine,
 }
@@ -165,19 +179,25 @@ struct Aborted;
 struct CpuLimit;
 
 impl Sandbox {
-    /// Starts `function(arg)` in a fresh instance for a worker whose flag
-    /// is `preempt`; the guest runs on the first [`Sandbox::resume`].
+    /// Starts `function` on `input` (an integer for a `run` module) in a
+    /// fresh instance for a worker whose flag is `preempt`; the guest runs
+    /// on the first [`Sandbox::resume`].
     ///
     /// # Errors
     ///
     /// [`Fault::UnknownFunction`]; [`Fault::BadArgument`] for a built-in
-    /// given an argument out of range; [`Fault::Capacity`] when every pool
-    /// slot is in use; [`Fault::Trap`], [`Fault::Timeout`] or
-    /// [`Fault::MemoryLimit`] from a start function.
-    pub fn start(runtime: &Runtime, preempt: &Preempt, function: &str, arg: i64) -> Result<Self> {
+    /// given an argument out of range, or an input of the other ABI's kind;
+    /// [`Fault::Capacity`] when every pool slot is in use; [`Fault::Trap`],
+    /// [`Fault::Timeout`] or [`Fault::MemoryLimit`] from a start function.
+    pub fn start(
+        runtime: &Runtime,
+        preempt: &Preempt,
+        function: &str,
+        input: impl Into<Input>,
+    ) -> Result<Self> {
         let wall = clock::monotonic();
         let registered = runtime.function(function)?;
-        Self::start_from(runtime, preempt, function, registered, arg, wall)
+        Self::start_from(runtime, preempt, function, registered, input.into(), wall)
     }
 
     /// [`Sandbox::start`] from `image` (a container's own compiled copy of
@@ -190,10 +210,17 @@ impl Sandbox {
         runtime: &Runtime,
         preempt: &Preempt,
         image: &Image,
-        arg: i64,
+        input: impl Into<Input>,
     ) -> Result<Self> {
         let wall = clock::monotonic();
-        Self::start_from(runtime, preempt, &image.name, &image.function, arg, wall)
+        Self::start_from(
+            runtime,
+            preempt,
+            &image.name,
+            &image.function,
+            input.into(),
+            wall,
+        )
     }
 
     fn start_from(
@@ -201,17 +228,37 @@ impl Sandbox {
         preempt: &Preempt,
         function: &str,
         registered: &Function,
-        arg: i64,
+        input: Input,
         wall: Nanos,
     ) -> Result<Self> {
         let cpu = clock::thread_cpu();
-        if let Some(builtin) = registered.builtin {
-            builtin.check(arg).map_err(|reason| Fault::BadArgument {
-                function: function.to_owned(),
-                reason,
-            })?;
-        }
         let limits = runtime.limits;
+        let bad = |reason: String| Fault::BadArgument {
+            function: function.to_owned(),
+            reason,
+        };
+        let (arg, wasi, pipes) = match (registered.kind, input) {
+            (Kind::Run, Input::Arg(arg)) => {
+                if let Some(builtin) = registered.builtin {
+                    builtin.check(arg).map_err(bad)?;
+                }
+                (arg, None, None)
+            }
+            (Kind::Command, Input::Command { stdin, env }) => {
+                let (ctx, pipes) = command::context(function, stdin, &env, limits.max_output);
+                (0, Some(ctx), Some(pipes))
+            }
+            (Kind::Run, Input::Command { .. }) => {
+                return Err(bad(
+                    "it takes an integer argument, not standard input".into()
+                ));
+            }
+            (Kind::Command, Input::Arg(_)) => {
+                return Err(bad(
+                    "it is a WASI command: it takes standard input, not an integer".into(),
+                ));
+            }
+        };
         let guard = Arc::new(Guard {
             preempt: Mutex::new(Arc::clone(&preempt.flag)),
             cpu_deadline: AtomicU64::new(cpu.saturating_add(limits.cpu_limit)),
@@ -221,33 +268,64 @@ impl Sandbox {
         let mut sandbox = Self {
             run: None,
             function: function.to_owned(),
+            kind: registered.kind,
             guard: Arc::clone(&guard),
             stats: Stats::default(),
             cpu_limit: limits.cpu_limit,
             memory_limit: limits.memory_limit,
             slots: limits.max_sandboxes,
+            pipes,
+            max_output: limits.max_output,
             engine: runtime.engine.clone(),
         };
         let mut store = Store::new(
             &runtime.engine,
             Guest {
                 memory_limit: limits.memory_limit,
+                wasi,
             },
         );
         store.limiter(|guest| guest);
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(move |_| guard.on_epoch());
-        let instance = registered
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| sandbox.fault(&e))?;
-        let run = instance
-            .get_typed_func::<i64, i64>(&mut store, "run")
-            .map_err(|e| sandbox.fault(&e))?;
+        // Instantiation cannot yield (`may_yield` is false) and a start
+        // function's WASI calls only touch memory pipes, so one poll ends
+        // it; async only because WASI's functions are.
+        let instance = match std::pin::pin!(registered.pre.instantiate_async(&mut store))
+            .poll(&mut Context::from_waker(Waker::noop()))
+        {
+            Poll::Ready(instance) => instance.map_err(|e| sandbox.fault(&e))?,
+            Poll::Pending => {
+                return Err(Fault::Trap {
+                    function: function.to_owned(),
+                    message: "its start function waited, which a sandbox cannot".into(),
+                });
+            }
+        };
+        let run: Run = match registered.kind {
+            Kind::Run => {
+                let run = instance
+                    .get_typed_func::<i64, i64>(&mut store, "run")
+                    .map_err(|e| sandbox.fault(&e))?;
+                Box::pin(async move { run.call_async(&mut store, arg).await })
+            }
+            Kind::Command => {
+                let start = instance
+                    .get_typed_func::<(), ()>(&mut store, "_start")
+                    .map_err(|e| sandbox.fault(&e))?;
+                Box::pin(async move {
+                    match start.call_async(&mut store, ()).await {
+                        Ok(()) => Ok(0),
+                        Err(e) => match e.downcast_ref::<I32Exit>() {
+                            Some(&I32Exit(status)) => Ok(i64::from(status)),
+                            None => Err(e),
+                        },
+                    }
+                })
+            }
+        };
         sandbox.guard.may_yield.store(true, Ordering::Relaxed);
-        sandbox.run = Some(Box::pin(
-            async move { run.call_async(&mut store, arg).await },
-        ));
+        sandbox.run = Some(run);
         sandbox.stats.setup = clock::monotonic().saturating_sub(wall);
         Ok(sandbox)
     }
@@ -300,9 +378,19 @@ impl Sandbox {
             }
             Poll::Ready(result) => {
                 self.run = None;
+                let stdout = self.stdout();
+                if stdout.len() > self.max_output {
+                    // Whatever the guest did once its writes failed.
+                    return Step::Done(Err(Fault::OutputLimit {
+                        function: self.function.clone(),
+                        limit: self.max_output,
+                    }));
+                }
                 Step::Done(match result {
                     Ok(value) => Ok(Output {
                         value,
+                        stdout,
+                        stderr: self.stderr(),
                         stats: self.stats,
                     }),
                     Err(e) => Err(self.fault(&e)),
@@ -314,6 +402,27 @@ impl Sandbox {
     /// What the request has cost so far.
     pub fn stats(&self) -> Stats {
         self.stats
+    }
+
+    /// What a command has written to standard error so far, its first
+    /// [`STDERR_KEPT`](crate::STDERR_KEPT) bytes: its log, also when it
+    /// ended in a fault (empty for `run`).
+    pub fn stderr(&self) -> Bytes {
+        self.pipes
+            .as_ref()
+            .map_or_else(Bytes::new, |p| p.stderr.contents())
+    }
+
+    /// What a command has written to standard output so far.
+    fn stdout(&self) -> Bytes {
+        self.pipes
+            .as_ref()
+            .map_or_else(Bytes::new, |p| p.stdout.contents())
+    }
+
+    /// The ABI of the function it runs.
+    pub fn kind(&self) -> Kind {
+        self.kind
     }
 
     /// The function this sandbox runs.

@@ -2,6 +2,7 @@
 //! and the `name?key=value` call strings that select a function and its
 //! argument.
 
+use crate::runtime::Kind;
 use crate::{Fault, Result};
 
 /// The built-in functions, in registration order.
@@ -122,8 +123,11 @@ impl Builtin {
 pub struct Call {
     /// The registered name.
     pub function: String,
-    /// The value `run` receives.
+    /// The value `run` receives (0 for a command).
     pub arg: i64,
+    /// The function's ABI: a command takes its request's standard input
+    /// and environment instead of `arg`.
+    pub kind: Kind,
 }
 
 /// Parses `name` or `name?key=value&key=value` (see the crate docs for each
@@ -177,5 +181,6 @@ pub(crate) fn parse(
     Ok(Call {
         function: name.to_owned(),
         arg,
+        kind: Kind::Run,
     })
 }

@@ -4,7 +4,7 @@
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::node::live::{
-    CpuList, DEFAULT_MAX_COMPILE, DEFAULT_MAX_MODULES, Host, positive_ms,
+    CpuList, DEFAULT_MAX_COMPILE, DEFAULT_MAX_MODULES, DEFAULT_MAX_OUTPUT, Host, positive_ms,
 };
 
 /// The live node's threads and sandboxes.
@@ -46,6 +46,7 @@ impl HostArgs {
             max_sandboxes: self.max_sandboxes,
             max_modules: DEFAULT_MAX_MODULES,
             max_compile: DEFAULT_MAX_COMPILE,
+            max_output: DEFAULT_MAX_OUTPUT,
             spin_steps_per_ms: self.spin_steps_per_ms,
         })
     }

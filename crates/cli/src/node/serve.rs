@@ -8,10 +8,13 @@ use super::host::HostArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::node::admission::Admit;
-use faasched_lab::node::live::{DEFAULT_MAX_COMPILE, DEFAULT_MAX_MODULES, Host, Register, seconds};
+use faasched_lab::node::live::{
+    DEFAULT_MAX_COMPILE, DEFAULT_MAX_MODULES, DEFAULT_MAX_OUTPUT, Host, Register, seconds,
+};
 use faasched_lab::node::run::Deadlines;
 use faasched_lab::node::serve::{
-    self, Announce, DEFAULT_MAX_CONNECTIONS, Estimate, PreemptTest, ServeOptions,
+    self, Announce, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, Estimate, PreemptTest,
+    ServeOptions,
 };
 use faasched_lab::text;
 use faasched_lab::tls::TlsFiles;
@@ -128,6 +131,15 @@ pub struct Args {
     /// stopped sooner; it runs on one thread, one module at a time).
     #[arg(long, default_value_t = DEFAULT_MAX_COMPILE as f64 / 1e9)]
     max_compile_s: f64,
+    /// The largest invocation body, KiB: a WASI command's standard input
+    /// (a function of the `run` ABI takes none). A longer one is refused
+    /// (413); the node holds at most 64 of the largest at once.
+    #[arg(long, default_value_t = (DEFAULT_MAX_BODY_BYTES >> 10) as u32, value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
+    max_body_kib: u32,
+    /// The most a WASI command may write to standard output, KiB; one that
+    /// writes more is answered 500 `output-limit`, not cut short.
+    #[arg(long, default_value_t = (DEFAULT_MAX_OUTPUT >> 10) as u32, value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
+    max_output_kib: u32,
     /// Connections open at once; one more is answered 503 and closed, so
     /// that slow clients cannot take every file descriptor.
     #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS as u32, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -181,12 +193,14 @@ impl Args {
             host: Host {
                 max_modules: self.max_modules as usize,
                 max_compile: seconds(self.max_compile_s, "--max-compile-s")?,
+                max_output: (self.max_output_kib as usize) << 10,
                 ..self.host.host()?
             },
             token_file: self.token_file,
             invoke_token_file: self.invoke_token_file,
             no_token: self.no_token,
             max_connections: self.max_connections as usize,
+            max_body: (self.max_body_kib as usize) << 10,
             admission: self.admit.admit(Admit::SERVE),
             tls: self.tls,
         })

@@ -14,6 +14,7 @@ mod faults;
 mod func;
 mod node;
 mod node_calibrate;
+mod node_commands;
 mod node_load;
 mod node_replay;
 mod node_serve;

@@ -149,6 +149,8 @@ pub(crate) fn noop(deadline: Nanos) -> Invoke {
     Invoke {
         function: "noop".into(),
         query: None,
+        headers: Default::default(),
+        body: Default::default(),
         label: None,
         deadline: Some(deadline),
         received: Instant::now(),
@@ -161,6 +163,8 @@ pub(crate) fn long() -> Invoke {
     Invoke {
         function: "spin".into(),
         query: Some(format!("us={LONG_US}")),
+        headers: Default::default(),
+        body: Default::default(),
         label: None,
         deadline: Some(10 * SEC),
         received: Instant::now(),
@@ -187,6 +191,7 @@ pub(crate) fn node(poll: bool, cpus: Vec<usize>) -> LiveNode {
             max_sandboxes: 64,
             max_modules: faasched_wasm::DEFAULT_MAX_MODULES,
             max_compile: faasched_wasm::DEFAULT_MAX_COMPILE,
+            max_output: faasched_wasm::DEFAULT_MAX_OUTPUT,
             spin_steps_per_ms: None,
         },
         containers: None,

@@ -130,6 +130,7 @@ impl ClusterNodes {
             invoke_token_file: None,
             no_token: false,
             max_connections: faasched_live::http::DEFAULT_MAX_CONNECTIONS,
+            max_body: faasched_live::node::ingress::DEFAULT_MAX_BODY_BYTES,
             // The cluster simulator's servers admit every invocation (they
             // share their cores, and wait for memory), and a live cluster
             // is set beside it: its nodes admit everything too.
@@ -146,6 +147,7 @@ impl ClusterNodes {
                 max_sandboxes: workers.max(128),
                 max_modules: faasched_wasm::DEFAULT_MAX_MODULES,
                 max_compile: faasched_wasm::DEFAULT_MAX_COMPILE,
+                max_output: faasched_wasm::DEFAULT_MAX_OUTPUT,
                 spin_steps_per_ms: None,
             },
         })

@@ -47,11 +47,19 @@ pub struct Host {
     /// How long a user module may take to compile, ns.
     #[serde(rename = "max_compile_ns", default = "default_max_compile")]
     pub max_compile: Nanos,
+    /// Bytes of standard output a WASI command may write.
+    #[serde(rename = "max_output_bytes", default = "default_max_output")]
+    pub max_output: usize,
     /// `spin`'s steps per ms of CPU; `None`: measured at each launch.
     pub spin_steps_per_ms: Option<u64>,
 }
 
-pub use faasched_wasm::{DEFAULT_MAX_COMPILE, DEFAULT_MAX_MODULES};
+pub use faasched_wasm::{DEFAULT_MAX_COMPILE, DEFAULT_MAX_MODULES, DEFAULT_MAX_OUTPUT};
+
+/// [`Host::max_output`] where a configuration leaves it out.
+fn default_max_output() -> usize {
+    DEFAULT_MAX_OUTPUT
+}
 
 /// [`Host::max_modules`] where a configuration leaves it out.
 fn default_max_modules() -> usize {
@@ -86,6 +94,7 @@ impl Host {
             .max_sandboxes(self.max_sandboxes)
             .max_modules(self.max_modules)
             .max_compile(self.max_compile)
+            .max_output(self.max_output)
             .memory_limit(self.memory_limit)
             .cpu_limit(self.cpu_limit);
         if let Some(steps) = self.spin_steps_per_ms {
@@ -328,6 +337,8 @@ pub struct Front<'a> {
     pub drain: Duration,
     /// What `GET /load` reports.
     pub load: LoadConfig,
+    /// The largest invocation body, bytes.
+    pub max_body: usize,
     /// The gateway to register with, if any.
     pub register: Option<&'a Register>,
     /// Its tokens (the control one is also what the node presents to its
@@ -352,6 +363,7 @@ pub fn serve(
     let Front {
         drain,
         load,
+        max_body,
         register,
         front,
         gateway_tls,
@@ -395,6 +407,7 @@ pub fn serve(
         ingress
             .drain_timeout(drain)
             .load_report(load)
+            .max_body_bytes(max_body)
             .front(front.clone());
         let drained = ingress
             .serve(listener, async {
@@ -467,6 +480,7 @@ mod tests {
                     max_sandboxes: 64,
                     max_modules: faasched_wasm::DEFAULT_MAX_MODULES,
                     max_compile: faasched_wasm::DEFAULT_MAX_COMPILE,
+                    max_output: faasched_wasm::DEFAULT_MAX_OUTPUT,
                     spin_steps_per_ms: None,
                 },
                 containers: None,
@@ -483,6 +497,8 @@ mod tests {
                     Invoke {
                         function: "spin".into(),
                         query: Some(format!("us={}", if long { 2_000 } else { 20 })),
+                        headers: Default::default(),
+                        body: Default::default(),
                         label: Some(labels[usize::from(long) % labels.len()].to_string()),
                         deadline: Some(if long { 200 * MS } else { 2 * MS }),
                         received: Instant::now(),
@@ -528,6 +544,7 @@ mod tests {
                 max_sandboxes: 8,
                 max_modules: faasched_wasm::DEFAULT_MAX_MODULES,
                 max_compile: faasched_wasm::DEFAULT_MAX_COMPILE,
+                max_output: faasched_wasm::DEFAULT_MAX_OUTPUT,
                 spin_steps_per_ms: Some(1000),
             },
             containers: Some(NodeContainers {
@@ -545,6 +562,8 @@ mod tests {
                 Invoke {
                     function: "spin".into(),
                     query: Some("us=100".into()),
+                    headers: Default::default(),
+                    body: Default::default(),
                     label: Some(label.into()),
                     deadline: None,
                     received: Instant::now(),

@@ -82,6 +82,10 @@ pub struct ServeOptions {
     /// Connections open at once; one more is refused 503.
     #[serde(default = "default_max_connections")]
     pub max_connections: usize,
+    /// The largest invocation body, bytes (a WASI command's standard
+    /// input).
+    #[serde(rename = "max_body_bytes", default = "default_max_body")]
+    pub max_body: usize,
     /// The bounds each dispatcher admits requests under; left out, a
     /// served node's ([`Admit::SERVE`]).
     #[serde(default = "Admit::serve")]
@@ -215,6 +219,12 @@ pub fn stopped_by(signal: Option<StopSignal>, otherwise: &'static str) -> &'stat
 }
 
 pub use faasched_live::http::DEFAULT_MAX_CONNECTIONS;
+pub use faasched_live::node::ingress::DEFAULT_MAX_BODY_BYTES;
+
+/// [`ServeOptions::max_body`] where a configuration leaves it out.
+fn default_max_body() -> usize {
+    DEFAULT_MAX_BODY_BYTES
+}
 
 /// [`ServeOptions::max_connections`] where a configuration leaves it out.
 fn default_max_connections() -> usize {
@@ -271,6 +281,7 @@ pub fn run(options: &ServeOptions, announce: Announce) -> Result<()> {
     let front = Front {
         drain,
         load,
+        max_body: options.max_body,
         register: options.register.as_ref(),
         front: FrontConfig {
             token,
@@ -351,6 +362,7 @@ mod tests {
             invoke_token_file: None,
             no_token: false,
             max_connections: default_max_connections(),
+            max_body: default_max_body(),
             admission: Admit::SERVE,
             tls: TlsFiles::default(),
             host: Host {
@@ -361,6 +373,7 @@ mod tests {
                 max_sandboxes: 128,
                 max_modules: faasched_wasm::DEFAULT_MAX_MODULES,
                 max_compile: faasched_wasm::DEFAULT_MAX_COMPILE,
+                max_output: faasched_wasm::DEFAULT_MAX_OUTPUT,
                 spin_steps_per_ms: None,
             },
         }

@@ -153,6 +153,8 @@ mod tests {
             Invoke {
                 function: self.function.into(),
                 query: Some("x=21".into()),
+                headers: Default::default(),
+                body: Default::default(),
                 label: None,
                 deadline: Some(SEC),
                 received,
@@ -199,9 +201,9 @@ mod tests {
                 let trap = Failure::Server {
                     kind: "trap".into(),
                 };
-                assert_eq!((&r.failure, r.completed), (&Some(trap), None));
+                assert_eq!((&r.failure, &r.completed), (&Some(trap), &None));
             } else {
-                let done = r.completed.expect("the runtime's account");
+                let done = r.completed.as_ref().expect("the runtime's account");
                 assert_eq!((r.status, done.value, &r.failure), (Some(200), 42, &None));
                 assert_eq!(r.cpu_us, Some(done.cpu / US));
             }

@@ -8,8 +8,10 @@
 //! the scheduling is what lets the transport's cost be measured apart (an
 //! in-process caller uses the same [`Backend`] without HTTP).
 
+use bytes::Bytes;
 use faasched_model::Nanos;
 use faasched_model::node::Refusal;
+use hyper::HeaderMap;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -61,8 +63,16 @@ pub struct Invoke {
     pub function: String,
     /// Its arguments, the URL's query as sent (`n=25` of `fib?n=25`,
     /// `w=640&h=480` of `resize?w=640&h=480`); `None` without one. The
-    /// executor parses it: each function decides what its keys must be.
+    /// executor parses it: each function decides what its keys must be
+    /// (a WASI command reads it whole, as `QUERY_STRING`).
     pub query: Option<String>,
+    /// The request's headers, which a WASI command reads as CGI
+    /// meta-variables (`HTTP_*`, `CONTENT_TYPE`); empty from an in-process
+    /// caller.
+    pub headers: HeaderMap,
+    /// The request's body: a WASI command's standard input. A function of
+    /// the `run` ABI takes none.
+    pub body: Bytes,
     /// The workload function it stands for (`x-faasched-function`), which
     /// keys its work estimate; by default [`Invoke::function`].
     pub label: Option<String>,
@@ -91,11 +101,22 @@ impl Invoke {
     }
 }
 
+/// What a WASI command wrote, beside its exit status.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    /// Its standard output: the response, CGI headers first if it has any.
+    pub stdout: Bytes,
+    /// The start of its standard error: its log.
+    pub stderr: Bytes,
+}
+
 /// What a finished invocation returns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Completed {
-    /// The function's result.
+    /// The function's result; a WASI command's exit status.
     pub value: i64,
+    /// What a WASI command wrote; `None` for a function of the `run` ABI.
+    pub written: Option<Written>,
     /// CPU time its sandbox ran, ns.
     pub cpu: Nanos,
     /// Times it was preempted.
@@ -128,6 +149,12 @@ pub enum Failure {
     },
     /// It tried to grow its memory past the sandbox's limit.
     Memory,
+    /// A WASI command wrote more to its standard output than the node
+    /// keeps.
+    OutputLimit {
+        /// The most bytes kept.
+        limit: usize,
+    },
     /// No sandbox or container memory was free for it.
     Overloaded,
     /// Admission control turned it away (why, in its kind); a policy
@@ -150,6 +177,7 @@ impl Failure {
             Failure::Trap(_) => "trap",
             Failure::Timeout { .. } => "timeout",
             Failure::Memory => "memory",
+            Failure::OutputLimit { .. } => "output-limit",
             Failure::Overloaded => "overloaded",
             Failure::Refused(why) => why.kind(),
             Failure::ShuttingDown => "shutting-down",
@@ -166,7 +194,10 @@ impl Failure {
             Failure::BadRequest(_) => 400,
             // nginx's "client closed request": nobody reads it.
             Failure::Cancelled => 499,
-            Failure::Trap(_) | Failure::Memory | Failure::Internal(_) => 500,
+            Failure::Trap(_)
+            | Failure::Memory
+            | Failure::OutputLimit { .. }
+            | Failure::Internal(_) => 500,
             Failure::Overloaded | Failure::Refused(_) | Failure::ShuttingDown => 503,
             Failure::Timeout { .. } => 504,
         }
@@ -185,6 +216,10 @@ impl fmt::Display for Failure {
                 limit / 1_000_000
             ),
             Failure::Memory => f.write_str("the function grew its memory past the sandbox's limit"),
+            Failure::OutputLimit { limit } => write!(
+                f,
+                "the function wrote more than {limit} bytes to its standard output, the most kept"
+            ),
             Failure::Overloaded => f.write_str("the runtime refused the request: overloaded"),
             Failure::Refused(why) => f.write_str(match why {
                 Refusal::Unplaced => "the node's policy had nowhere to put the request",
@@ -222,6 +257,14 @@ pub trait Backend: Send + Sync {
     /// possibly before this returns (a refusal).
     fn invoke(&self, invoke: Invoke, reply: Reply);
 
+    /// Refuses at once, on the caller's thread, an invocation the backend
+    /// can tell will fail before it is queued (an unknown function, a bad
+    /// argument, a body for a function that takes none), so that it holds
+    /// no queue slot. Cheap: it parses, it runs nothing.
+    fn check(&self, _invoke: &Invoke) -> Result<(), Failure> {
+        Ok(())
+    }
+
     /// Registers a module (`.wasm` bytes or `.wat` text) under `name`, or
     /// says why not ([`Failure::BadRequest`] for a malformed module).
     fn register(&self, name: &str, module: &[u8]) -> Result<(), Failure>;
@@ -230,6 +273,13 @@ pub trait Backend: Send + Sync {
     /// ([`Failure::UnknownFunction`]; [`Failure::BadRequest`] for a
     /// built-in).
     fn unregister(&self, name: &str) -> Result<(), Failure>;
+
+    /// What function `name` (a WASI command) last wrote to standard
+    /// error, its last bytes, oldest first; [`Failure::UnknownFunction`]
+    /// for no function of that name.
+    fn log(&self, name: &str) -> Result<Bytes, Failure> {
+        Err(Failure::UnknownFunction(name.to_owned()))
+    }
 
     /// Appends the backend's metrics in Prometheus text format.
     fn metrics(&self, out: &mut String);
@@ -254,6 +304,7 @@ mod tests {
             Failure::Trap("x".into()),
             Failure::Timeout { limit: 5_000_000 },
             Failure::Memory,
+            Failure::OutputLimit { limit: 4 },
             Failure::Overloaded,
             Failure::Refused(Refusal::QueueFull),
             Failure::Refused(Refusal::BacklogFull),

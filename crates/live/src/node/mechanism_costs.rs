@@ -105,16 +105,18 @@ pub fn clock_cost(samples: usize) -> Nanos {
 }
 
 /// A no-op request nobody waits for.
-fn request() -> (Invoke, Ticket) {
+fn request() -> (Arc<Invoke>, Ticket) {
     let invoke = Invoke {
         function: "noop".into(),
         query: None,
+        headers: Default::default(),
+        body: Default::default(),
         label: None,
         deadline: None,
         received: Instant::now(),
         cancel: Cancel::new(),
     };
-    (invoke, Ticket::new(Box::new(|_| {})))
+    (Arc::new(invoke), Ticket::new(Box::new(|_| {})))
 }
 
 /// A policy that counts the workers its decisions examined and the held
@@ -231,6 +233,7 @@ impl Driven {
         if let Some(id) = self.running[w].take() {
             let ran = Ran::Done(Ok(Finished {
                 value: 0,
+                written: None,
                 cpu: 0,
                 cold: false,
             }));

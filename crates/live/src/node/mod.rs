@@ -2,6 +2,7 @@
 //! run the node simulator's policies, and what drives and measures it.
 
 pub mod bench;
+pub mod cgi;
 pub mod containers;
 pub mod ingress;
 pub mod invoke;

@@ -3,12 +3,19 @@
 //! [`Containers`], a request of a function of the node's table runs in its
 //! function's container, warm or started cold.
 
+use super::cgi;
 use super::containers::{Containers, Lease};
-use super::invoke::{Failure, Invoke};
+use super::invoke::{Failure, Invoke, Written};
 use super::runtime::{Executor, Finished, Step};
+use crate::wire::request;
+use bytes::Bytes;
 use faasched_model::{Nanos, US};
-use faasched_wasm::{Fault, Preempt, Runtime, Sandbox};
-use std::sync::{Arc, RwLock};
+use faasched_wasm::{Call, Fault, Input, Kind, Preempt, Runtime, Sandbox};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+/// The standard error kept per function: its last 64 KiB.
+pub const LOG_KEPT: usize = 64 << 10;
 
 /// A request's sandbox and the worker whose flag it yields to.
 pub struct WasmJob {
@@ -23,6 +30,9 @@ pub struct WasmExecutor {
     runtime: RwLock<Runtime>,
     preempts: Vec<Preempt>,
     containers: Option<Arc<Containers>>,
+    /// Each command's standard error, its last [`LOG_KEPT`] bytes: at most
+    /// one log per registered function.
+    logs: Mutex<HashMap<String, Vec<u8>>>,
 }
 
 impl WasmExecutor {
@@ -34,6 +44,7 @@ impl WasmExecutor {
             runtime: RwLock::new(runtime),
             preempts,
             containers: None,
+            logs: Mutex::new(HashMap::new()),
         }
     }
 
@@ -48,6 +59,19 @@ impl WasmExecutor {
     /// The node's containers, if it keeps any.
     pub fn containers(&self) -> Option<&Containers> {
         self.containers.as_deref()
+    }
+
+    /// Appends `stderr` to `function`'s log, keeping its last
+    /// [`LOG_KEPT`] bytes; nothing for a function removed meanwhile.
+    fn append_log(&self, function: &str, stderr: &[u8]) {
+        if stderr.is_empty() || !self.with_runtime(|r| r.functions().any(|f| f == function)) {
+            return;
+        }
+        let mut logs = self.logs.lock().unwrap_or_else(|e| e.into_inner());
+        let log = logs.entry(function.to_owned()).or_default();
+        log.extend_from_slice(&stderr[stderr.len().saturating_sub(LOG_KEPT)..]);
+        let excess = log.len().saturating_sub(LOG_KEPT);
+        log.drain(..excess);
     }
 
     /// The sandbox runtime, to read its settings.
@@ -69,26 +93,60 @@ fn failure(fault: Fault) -> Failure {
         f @ Fault::Trap { .. } => Failure::Trap(f.to_string()),
         Fault::Timeout { limit, .. } => Failure::Timeout { limit },
         Fault::MemoryLimit { .. } => Failure::Memory,
+        Fault::OutputLimit { limit, .. } => Failure::OutputLimit { limit },
         Fault::Capacity { .. } => Failure::Overloaded,
         Fault::Aborted(_) => Failure::Cancelled,
         f => Failure::Internal(f.to_string()),
     }
 }
 
+/// What `invoke` calls on `runtime`, checked: a `run` function's query is
+/// integer arguments and it takes no body; a command takes any query and
+/// body.
+fn call(runtime: &Runtime, invoke: &Invoke) -> Result<Call, Failure> {
+    let call = runtime.call(&invoke.call()).map_err(failure)?;
+    if call.kind == Kind::Run {
+        request::arguments(invoke.query.as_deref())
+            .map_err(|malformed| Failure::BadRequest(malformed.what))?;
+        if !invoke.body.is_empty() {
+            return Err(Failure::BadRequest(format!(
+                "{} takes its arguments in the query, not a body (only a WASI command reads one)",
+                invoke.function
+            )));
+        }
+    }
+    Ok(call)
+}
+
 impl Executor for WasmExecutor {
     type Job = WasmJob;
 
+    fn check(&self, invoke: &Invoke) -> Result<(), Failure> {
+        call(
+            &self.runtime.read().unwrap_or_else(|e| e.into_inner()),
+            invoke,
+        )
+        .map(drop)
+    }
+
     fn start(&self, worker: usize, invoke: &Invoke) -> Result<WasmJob, Failure> {
         let runtime = self.runtime.read().unwrap_or_else(|e| e.into_inner());
-        let call = runtime.call(&invoke.call()).map_err(failure)?;
+        let call = call(&runtime, invoke)?;
+        let input = match call.kind {
+            Kind::Run => Input::Arg(call.arg),
+            Kind::Command => Input::Command {
+                stdin: invoke.body.clone(),
+                env: cgi::environment(invoke),
+            },
+        };
         let preempt = &self.preempts[worker];
         let lease = match &self.containers {
             Some(c) => c.acquire(invoke.label(), &call.function, &runtime)?,
             None => None,
         };
         let mut sandbox = match &lease {
-            Some(lease) => Sandbox::start_image(&runtime, preempt, lease.image(), call.arg),
-            None => Sandbox::start(&runtime, preempt, &call.function, call.arg),
+            Some(lease) => Sandbox::start_image(&runtime, preempt, lease.image(), input),
+            None => Sandbox::start(&runtime, preempt, &call.function, input),
         }
         .map_err(failure)?;
         sandbox.abort_on(invoke.cancel.flag());
@@ -105,13 +163,25 @@ impl Executor for WasmExecutor {
             job.sandbox.rebind(&self.preempts[worker]);
             job.worker = worker;
         }
+        let command = job.sandbox.kind() == Kind::Command;
         match job.sandbox.resume() {
             faasched_wasm::Step::Done(Ok(out)) => Step::Done(Ok(Finished {
                 value: out.value,
+                written: command.then(|| {
+                    self.append_log(job.sandbox.function(), &out.stderr);
+                    Written {
+                        stdout: out.stdout,
+                        stderr: out.stderr,
+                    }
+                }),
                 cpu: out.stats.cpu,
                 cold: job.lease.as_ref().is_some_and(Lease::cold),
             })),
-            faasched_wasm::Step::Done(Err(fault)) => Step::Done(Err(failure(fault))),
+            faasched_wasm::Step::Done(Err(fault)) => {
+                // A command's log matters most when it failed.
+                self.append_log(job.sandbox.function(), &job.sandbox.stderr());
+                Step::Done(Err(failure(fault)))
+            }
             faasched_wasm::Step::Preempted => Step::Stopped,
         }
     }
@@ -162,7 +232,22 @@ impl Executor for WasmExecutor {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .remove(name)
-            .map_err(failure)
+            .map_err(failure)?;
+        self.logs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+        Ok(())
+    }
+
+    fn log(&self, name: &str) -> Result<Bytes, Failure> {
+        if !self.with_runtime(|r| r.functions().any(|f| f == name)) {
+            return Err(Failure::UnknownFunction(name.to_owned()));
+        }
+        let logs = self.logs.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(logs
+            .get(name)
+            .map_or_else(Bytes::new, |log| Bytes::copy_from_slice(log)))
     }
 }
 
@@ -277,6 +362,8 @@ mod tests {
                 Invoke {
                     function: "fib".into(),
                     query: Some("n=20".into()),
+                    headers: Default::default(),
+                    body: Default::default(),
                     label: Some(label.into()),
                     deadline: None,
                     received: Instant::now(),

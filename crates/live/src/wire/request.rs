@@ -125,6 +125,8 @@ pub enum Route {
     Register(String),
     /// `DELETE /functions/{name}`
     Unregister(String),
+    /// `GET /functions/{name}/log`
+    Log(String),
     /// `GET /metrics`
     Metrics,
     /// `GET /status`
@@ -145,10 +147,19 @@ pub fn route(method: &Method, path: &str) -> Result<Route, Malformed> {
             "POST",
             name_in(path, "/register/", "module").map(Route::Register),
         ),
-        RouteKind::Functions => (
-            "DELETE",
-            name_in(path, "/functions/", "module").map(Route::Unregister),
-        ),
+        RouteKind::Functions => match path
+            .strip_suffix("/log")
+            .filter(|rest| rest.starts_with("/functions/"))
+        {
+            Some(rest) => (
+                "GET",
+                name_in(rest, "/functions/", "function").map(Route::Log),
+            ),
+            None => (
+                "DELETE",
+                name_in(path, "/functions/", "module").map(Route::Unregister),
+            ),
+        },
         RouteKind::Metrics => ("GET", Ok(Route::Metrics)),
         RouteKind::Status => ("GET", Ok(Route::Status)),
         RouteKind::Load => ("GET", Ok(Route::Load)),
@@ -156,7 +167,7 @@ pub fn route(method: &Method, path: &str) -> Result<Route, Malformed> {
             return Err(Malformed {
                 status: StatusCode::NOT_FOUND,
                 what: format!(
-                    "no route {}: the routes are POST /invoke/NAME, POST /register/NAME, DELETE /functions/NAME, GET /metrics, GET /status and GET /load",
+                    "no route {}: the routes are POST /invoke/NAME, POST /register/NAME, DELETE /functions/NAME, GET /functions/NAME/log, GET /metrics, GET /status and GET /load",
                     shown(path)
                 ),
                 header: None,
@@ -214,13 +225,15 @@ pub fn check_name(name: &str, what: &str) -> Result<(), String> {
 }
 
 /// Parses an invocation of `function` from its query and headers; its
-/// `received` is now.
+/// `received` is now. The query is kept as sent (none if empty): what it
+/// must be is the function's ([`arguments`] for the `run` ABI), and the
+/// headers and body are the caller's to hand over to a WASI command.
 pub fn invoke(
     function: String,
     query: Option<&str>,
     headers: &HeaderMap,
 ) -> Result<Invoke, Malformed> {
-    let query = arguments(query)?;
+    let query = query.filter(|q| !q.is_empty()).map(str::to_owned);
     let label = match header(headers, FUNCTION_HEADER)? {
         Some(label) => {
             check_name(label, "function")
@@ -236,6 +249,8 @@ pub fn invoke(
     Ok(Invoke {
         function,
         query,
+        headers: HeaderMap::new(),
+        body: Bytes::new(),
         label,
         deadline,
         received: Instant::now(),

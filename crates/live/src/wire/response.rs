@@ -23,6 +23,14 @@ pub const OK: &str = "ok";
 /// token (a 401).
 pub const UNAUTHORIZED: &str = "unauthorized";
 
+/// The error kind of a WASI command that exited with a status other than
+/// 0 (a 500).
+pub const EXIT_STATUS: &str = "exit-status";
+
+/// The error kind of a WASI command whose output began with a malformed
+/// CGI header block (a 502: the function, not the node, is at fault).
+pub const BAD_HEADERS: &str = "bad-cgi-headers";
+
 /// A plain-text response.
 pub fn text(status: StatusCode, body: String) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from(body)));

@@ -98,6 +98,16 @@ impl Books {
 }
 
 impl Backend for Fake {
+    /// As a node's `run` functions: integer arguments, no body.
+    fn check(&self, invoke: &Invoke) -> Result<(), Failure> {
+        faasched_live::wire::arguments(invoke.query.as_deref())
+            .map_err(|malformed| Failure::BadRequest(malformed.what))?;
+        match invoke.body.is_empty() {
+            true => Ok(()),
+            false => Err(Failure::BadRequest("takes no body".into())),
+        }
+    }
+
     fn invoke(&self, invoke: Invoke, reply: Reply) {
         let shut = self.lock().shut;
         let function = invoke.function.clone();
@@ -131,6 +141,7 @@ impl Backend for Fake {
                 drop(fake.wait("the gate", |state| state.open));
                 Ok(Completed {
                     value: arg * 2,
+                    written: None,
                     cpu: 1_500_000,
                     preemptions: 2,
                     runtime: 3_250_000,
@@ -627,7 +638,7 @@ fn malformed_kinds() -> Vec<(Vec<u8>, u16)> {
 fn ten_thousand_malformed_requests_are_refused_before_the_backend() {
     let backend = fake();
     let server = Server::with(&backend, |ingress| {
-        ingress.max_module_bytes(1024);
+        ingress.max_module_bytes(1024).max_body_bytes(4);
     });
     let kinds = malformed_kinds();
 
@@ -661,6 +672,8 @@ fn ten_thousand_malformed_requests_are_refused_before_the_backend() {
     let mut fresh = kinds.clone();
     fresh.extend([
         (post_body("/invoke/double", b"hello"), 413),
+        // Within the limit, but a `run` function takes no body.
+        (post_body("/invoke/double", b"hi"), 400),
         (post_body("/register/m", &[0; 1025]), 413),
         (
             // Declares more than the limit and sends none of it.

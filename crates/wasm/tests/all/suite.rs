@@ -1,7 +1,9 @@
 //! The built-in functions against Rust references, call strings, and user
 //! modules.
 
-use faasched_wasm::{BUILTINS, Call, Config, Fault, Result, Runtime, Sandbox, Step, resize_arg};
+use faasched_wasm::{
+    BUILTINS, Call, Config, Fault, Kind, Result, Runtime, Sandbox, Step, resize_arg,
+};
 
 use crate::{fib, run, runtime, spin};
 
@@ -150,6 +152,7 @@ fn call_strings_parse() -> Result<()> {
     let call = |function: &str, arg| Call {
         function: function.into(),
         arg,
+        kind: Kind::Run,
     };
     assert_eq!(runtime.call("noop")?, call("noop", 0));
     assert_eq!(runtime.call("fib?n=30")?, call("fib", 30));
@@ -244,7 +247,8 @@ fn user_modules_register_as_wasm_or_wat() -> Result<()> {
         runtime.call("double?arg=-4")?,
         Call {
             function: "double".into(),
-            arg: -4
+            arg: -4,
+            kind: Kind::Run,
         }
     );
     assert_eq!(runtime.call("double")?.arg, 0);

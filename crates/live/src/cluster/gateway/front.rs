@@ -78,7 +78,10 @@ impl Inner {
             request::Route::Invoke(function) => self.invoke(function, request).await,
             request::Route::Metrics => Ok((response::prometheus(self.render()), OK)),
             request::Route::Status => Ok((json(&self.status()), OK)),
-            request::Route::Register(_) | request::Route::Unregister(_) | request::Route::Load => {
+            request::Route::Register(_)
+            | request::Route::Unregister(_)
+            | request::Route::Log(_)
+            | request::Route::Load => {
                 unreachable!("refused above by their route kind")
             }
         }
@@ -97,6 +100,9 @@ impl Inner {
         self.front.invoker(request.headers())?;
         let (parts, body) = request.into_parts();
         read_body(body, 0, self.front.body_pace, "an invocation's body").await?;
+        // What a node's `run` functions take: the gateway forwards no
+        // body, and no query but integer arguments.
+        request::arguments(parts.uri.query())?;
         let invoke = request::invoke(function, parts.uri.query(), &parts.headers)?;
         match self.profiles.get(invoke.label()) {
             Some(&profile) => Ok(self

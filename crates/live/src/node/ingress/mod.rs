@@ -7,6 +7,7 @@
 //! | `POST /invoke/{function}[?{name}={integer}]` | 200, body `{value}\n`, headers `x-faasched-runtime-us`, `x-faasched-cpu-us`, `x-faasched-preemptions`, `x-faasched-cold` (1 if it started its container cold); or the [`Failure`]'s status, body `{failure}\n`, header `x-faasched-error: {kind}`; 401 without a token the ingress asks for ([`FrontConfig::invoker`]). A client other than the control token's holder cannot choose its deadline: its `x-faasched-deadline-us` is dropped and counted |
 //! | `POST /register/{name}`, the module as the body | 201, or the failure's status; 401 `unauthorized` without the token, if the ingress has one ([`FrontConfig::token`](crate::http::FrontConfig::token), before the body is read); 503 `overloaded` while another module compiles |
 //! | `DELETE /functions/{name}` | 200 once the module is removed, or the failure's status; 401 as for `POST /register` |
+//! | `GET /functions/{name}/log` | the last bytes a WASI command wrote to standard error ([`Backend::log`]), or the failure's status; 401 as for `POST /register` |
 //! | `GET /metrics` | the ingress's counters, then the backend's, in Prometheus text |
 //! | `GET /status` | `{"ingress": {"id", "listen", "uptime_ms"}, "backend": ...}` |
 //! | `GET /load` | a [`LoadReport`]: the node's load average over its cores, sampled every [`LoadConfig::period`] ([`load`]) |
@@ -68,14 +69,17 @@ pub use load::LoadConfig;
 
 use crate::auth;
 use crate::http::{self, FrontConfig, Invoker, Limits, Service};
-use crate::node::invoke::{Answer, Backend, Cancel, Completed, Failure, Invoke};
+use crate::node::cgi;
+use crate::node::invoke::{Answer, Backend, Cancel, Failure, Invoke};
 use crate::wire::request::{self, Malformed, Route, RouteKind, read_body};
-use crate::wire::response::{self, Counted, OK, json, refusal, text};
+use crate::wire::response::{self, BAD_HEADERS, Counted, EXIT_STATUS, OK, json, refusal, text};
 use crate::wire::{
-    COLD_HEADER, LoadReport, PREEMPTIONS_HEADER, RUNTIME_CPU_HEADER, RUNTIME_HEADER,
+    COLD_HEADER, EXIT_STATUS_HEADER, LoadReport, PREEMPTIONS_HEADER, RUNTIME_CPU_HEADER,
+    RUNTIME_HEADER,
 };
 use bytes::Bytes;
 use http_body_util::Full;
+use hyper::body::Body as _;
 use hyper::body::Incoming;
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Request, Response, StatusCode};
@@ -94,6 +98,21 @@ use tokio::sync::oneshot;
 /// while it compiles.
 pub const DEFAULT_MAX_MODULE_BYTES: usize = 16 << 20;
 
+/// The largest invocation body taken by default, bytes: 1 MiB, a WASI
+/// command's standard input (a `run` function takes none). Each request
+/// being read may hold this much.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1 << 20;
+
+/// How many of the largest invocation bodies the ingress holds at once
+/// (read, queued or running); a body past that budget is refused 503
+/// `overloaded` with `Retry-After: 1` before it is read.
+pub const BODIES_HELD: usize = 64;
+
+/// `bytes` in whole KiB, rounded up: the unit of the body budget.
+fn kib(bytes: usize) -> u32 {
+    u32::try_from(bytes.div_ceil(1024)).unwrap_or(u32::MAX)
+}
+
 /// How long a shutdown waits by default for the requests it holds to be
 /// answered: 10 s, past the function suite's default CPU-time limits, and
 /// short enough for a service manager's stop timeout (systemd: 90 s).
@@ -105,6 +124,7 @@ pub struct Ingress {
     backend: Arc<dyn Backend>,
     drain_timeout: Duration,
     max_module_bytes: usize,
+    max_body_bytes: usize,
     load: LoadConfig,
     front: FrontConfig,
     id: String,
@@ -140,6 +160,7 @@ impl Ingress {
             backend,
             drain_timeout: DEFAULT_DRAIN_TIMEOUT,
             max_module_bytes: DEFAULT_MAX_MODULE_BYTES,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             load: LoadConfig::new(),
             front: FrontConfig::default(),
             id: fresh_id(),
@@ -182,6 +203,13 @@ impl Ingress {
         self
     }
 
+    /// The largest invocation body it takes, bytes; a longer one is
+    /// answered 413. By default [`DEFAULT_MAX_BODY_BYTES`].
+    pub fn max_body_bytes(&mut self, bytes: usize) -> &mut Ingress {
+        self.max_body_bytes = bytes;
+        self
+    }
+
     /// Serves HTTP/1.1 on `listener` until `shutdown` resolves, then drains
     /// (the module docs' step 4) and returns how that went. Errs only if
     /// the listener has no local address.
@@ -196,11 +224,18 @@ impl Ingress {
             listen: listener.local_addr()?,
             started: Instant::now(),
             max_module_bytes: self.max_module_bytes,
+            max_body_bytes: self.max_body_bytes,
             load: self.load,
             front: self.front.clone(),
             id: self.id.clone(),
             compiling: tokio::sync::Semaphore::new(1),
             reading: tokio::sync::Semaphore::new(MODULES_READ_AT_ONCE),
+            bodies: tokio::sync::Semaphore::new(
+                usize::try_from(kib(self.max_body_bytes))
+                    .unwrap_or(usize::MAX)
+                    .saturating_mul(BODIES_HELD)
+                    .min(tokio::sync::Semaphore::MAX_PERMITS),
+            ),
             sampled: Mutex::new(Sampled::default()),
         });
         let sampler = tokio::spawn(sample_load(Arc::clone(&shared)));
@@ -311,6 +346,10 @@ struct Shared {
     listen: SocketAddr,
     started: Instant,
     max_module_bytes: usize,
+    max_body_bytes: usize,
+    /// The invocation bodies held at once, in KiB: [`BODIES_HELD`] of the
+    /// largest.
+    bodies: tokio::sync::Semaphore,
     load: LoadConfig,
     /// Its tokens and a body's pace.
     front: FrontConfig,
@@ -380,10 +419,41 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
         Route::Invoke(function) => {
             let invoker = shared.front.invoker(request.headers())?;
             let (parts, body) = request.into_parts();
-            read_body(body, 0, shared.front.body_pace, "an invocation's body").await?;
+            // The bodies held at once, read or waiting for their answer,
+            // are bounded in sum: a body takes its declared length from
+            // the budget (the most a body may be, if it declares none)
+            // until its answer.
+            let declared = match body.size_hint().upper() {
+                Some(0) => 0,
+                upper => upper.map_or(shared.max_body_bytes, |n| {
+                    usize::try_from(n).unwrap_or(usize::MAX)
+                }),
+            };
+            let _held = match declared.min(shared.max_body_bytes) {
+                0 => None,
+                bytes => match shared.bodies.try_acquire_many(kib(bytes)) {
+                    Ok(permit) => Some(permit),
+                    Err(_) => return Ok(bodies_full()),
+                },
+            };
+            let body = read_body(
+                body,
+                shared.max_body_bytes,
+                shared.front.body_pace,
+                "an invocation's body",
+            )
+            .await?;
             let mut invoke = request::invoke(function, parts.uri.query(), &parts.headers)?;
+            invoke.headers = parts.headers;
+            invoke.body = body;
             if invoker == Invoker::Client && invoke.deadline.take().is_some() {
                 shared.metrics.deadline_ignored();
+            }
+            if let Err(failure) = shared.backend.check(&invoke) {
+                if matches!(failure, Failure::BadRequest(_)) {
+                    shared.metrics.malformed();
+                }
+                return Ok(failure_answer(&failure));
             }
             Ok(invoke_answer(invoke_and_wait(shared, invoke).await))
         }
@@ -444,6 +514,26 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
                 Err(failure) => failure_answer(&failure),
             })
         }
+        Route::Log(name) => {
+            // A function's log may say what its callers sent: the control
+            // token's.
+            auth::check(
+                shared.front.token.as_ref(),
+                request.headers(),
+                "GET /functions/NAME/log",
+            )?;
+            Ok(match shared.backend.log(&name) {
+                Ok(log) => {
+                    let mut response = Response::new(Full::new(log));
+                    response.headers_mut().insert(
+                        hyper::header::CONTENT_TYPE,
+                        HeaderValue::from_static("text/plain; charset=utf-8"),
+                    );
+                    (response, OK)
+                }
+                Err(failure) => failure_answer(&failure),
+            })
+        }
         Route::Metrics => {
             let mut out = String::new();
             shared.metrics.render(&mut out);
@@ -495,6 +585,22 @@ fn busy_compiling(name: &str, why: &str) -> Counted {
     let (mut response, kind) = response::error(
         StatusCode::SERVICE_UNAVAILABLE,
         format!("{failure}: {why}; register {name} again in a second\n"),
+        failure.kind(),
+    );
+    response::retry_later(&mut response);
+    (response, kind)
+}
+
+/// The 503 of an invocation whose body would take the ingress past its
+/// body budget ([`BODIES_HELD`]).
+fn bodies_full() -> Counted {
+    let failure = Failure::Overloaded;
+    let (mut response, kind) = response::error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!(
+            "{failure}: the node holds as many invocation bodies as it takes; send again in a \
+             second\n"
+        ),
         failure.kind(),
     );
     response::retry_later(&mut response);
@@ -577,31 +683,56 @@ impl Drop for Waiting<'_> {
     }
 }
 
-/// The response to an invocation's answer.
+/// The response to an invocation's answer: `VALUE\n` for a `run`
+/// function; for a WASI command, what its standard output says
+/// ([`cgi::response`]) if it exited 0, else a 500 `exit-status`. Either
+/// way it carries the cost headers, and a command's its exit status.
 fn invoke_answer(answer: Answer) -> Counted {
-    match answer {
-        Ok(Completed {
-            value,
-            cpu,
-            preemptions,
-            runtime,
-            cold,
-            ..
-        }) => {
-            let mut response = text(StatusCode::OK, format!("{value}\n"));
-            let headers = response.headers_mut();
-            for (name, value) in [
-                (RUNTIME_HEADER, runtime / 1_000),
-                (RUNTIME_CPU_HEADER, cpu / 1_000),
-                (PREEMPTIONS_HEADER, u64::from(preemptions)),
-                (COLD_HEADER, u64::from(cold)),
-            ] {
-                headers.insert(HeaderName::from_static(name), HeaderValue::from(value));
+    let completed = match answer {
+        Ok(completed) => completed,
+        Err(failure) => return failure_answer(&failure),
+    };
+    let command = completed.written.is_some();
+    let (mut response, kind) = match completed.written {
+        None => (text(StatusCode::OK, format!("{}\n", completed.value)), OK),
+        Some(_) if completed.value != 0 => response::error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!(
+                "the function exited with status {} (its standard error is its log)\n",
+                completed.value
+            ),
+            EXIT_STATUS,
+        ),
+        Some(written) => match cgi::response(written.stdout) {
+            Ok(cgi) => {
+                let mut response = Response::new(Full::new(cgi.body));
+                *response.status_mut() = cgi.status;
+                *response.headers_mut() = cgi.headers;
+                (response, OK)
             }
-            (response, OK)
-        }
-        Err(failure) => failure_answer(&failure),
+            Err(why) => response::error(
+                StatusCode::BAD_GATEWAY,
+                format!("the function's CGI header block is malformed: {why}\n"),
+                BAD_HEADERS,
+            ),
+        },
+    };
+    let headers = response.headers_mut();
+    for (name, value) in [
+        (RUNTIME_HEADER, completed.runtime / 1_000),
+        (RUNTIME_CPU_HEADER, completed.cpu / 1_000),
+        (PREEMPTIONS_HEADER, u64::from(completed.preemptions)),
+        (COLD_HEADER, u64::from(completed.cold)),
+    ] {
+        headers.insert(HeaderName::from_static(name), HeaderValue::from(value));
     }
+    if command {
+        headers.insert(
+            HeaderName::from_static(EXIT_STATUS_HEADER),
+            HeaderValue::from(completed.value),
+        );
+    }
+    (response, kind)
 }
 
 /// The response carrying `failure`; a refusal by admission control says

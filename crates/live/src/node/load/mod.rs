@@ -57,6 +57,8 @@ impl load::LocalCall for NodeCall {
         Invoke {
             function: "spin".into(),
             query: Some(format!("us={}", spin_us(r.work))),
+            headers: Default::default(),
+            body: Default::default(),
             label: Some(r.function.name.to_string()),
             deadline: Some(r.deadline),
             received,
@@ -104,7 +106,7 @@ impl Record {
         if !self.answered() {
             return dropped;
         }
-        match self.completed {
+        match &self.completed {
             Some(done) => RequestOutcome {
                 dispatcher: done.dispatcher,
                 worker: Some(WorkerId(done.worker)),

@@ -520,6 +520,7 @@ fn a_record_becomes_the_simulators_outcome() {
     );
     // In process: the runtime's own times, from when it was due.
     let done = Completed {
+        written: None,
         value: 0,
         cpu: 300,
         preemptions: 1,

@@ -100,6 +100,8 @@ pub(crate) fn invoke(function: &str, arg: i64, deadline: Nanos) -> Invoke {
     Invoke {
         function: function.into(),
         query: Some(format!("x={arg}")),
+        headers: Default::default(),
+        body: Default::default(),
         label: None,
         deadline: Some(deadline),
         received: Instant::now(),
@@ -131,6 +133,7 @@ pub(crate) fn wait_run(runs: &mpsc::Receiver<(String, usize)>, name: &str) -> us
 /// A warm run's result.
 fn done(value: i64, cpu: faasched_model::Nanos) -> super::Finished {
     super::Finished {
+        written: None,
         value,
         cpu,
         cold: false,

@@ -20,6 +20,7 @@ use faasched_model::{FunctionId, Nanos, Time};
 use faasched_workload::node::Deadline;
 use hdrhistogram::Histogram;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The longest preemption latency recorded, ns (an hour); longer ones are
 /// recorded as this.
@@ -28,7 +29,9 @@ pub(crate) const SWITCH_MAX: u64 = 3_600_000_000_000;
 /// A request accepted and not yet answered.
 struct Pending<J> {
     info: RequestInfo,
-    invoke: Invoke,
+    /// Shared with the worker that starts it, which reads it outside the
+    /// lock: one allocation, never a copy of its headers and body.
+    invoke: Arc<Invoke>,
     reply: Ticket,
     /// Its sandbox once started; `None` before its first run, or while a
     /// worker runs it.
@@ -77,7 +80,7 @@ impl Effects {
 /// What a worker runs next.
 pub(crate) enum Next<J> {
     /// A request's first run: start a sandbox for `invoke`.
-    Start { id: RequestId, invoke: Invoke },
+    Start { id: RequestId, invoke: Arc<Invoke> },
     /// A preempted request's sandbox, to resume.
     Resume { id: RequestId, job: J },
     /// Nothing: sleep until woken.
@@ -215,7 +218,7 @@ impl<J> Group<J> {
         id: RequestId,
         deadline: Deadline,
         estimate: Nanos,
-        invoke: Invoke,
+        invoke: Arc<Invoke>,
         reply: Ticket,
     ) -> Effects {
         let mut fx = Effects::new();
@@ -330,7 +333,7 @@ impl<J> Group<J> {
             Some(job) => Next::Resume { id, job },
             None => Next::Start {
                 id,
-                invoke: p.invoke.clone(),
+                invoke: Arc::clone(&p.invoke),
             },
         };
         (next, fx)
@@ -534,22 +537,30 @@ impl<J> Group<J> {
             preemptions: p.preemptions,
         };
         self.policy.on_finish(now, &outcome);
-        let answer = result.map(|Finished { value, cpu, cold }| {
-            self.stats.completed += 1;
-            let runtime = p.invoke.received.elapsed().as_nanos() as Nanos;
-            Completed {
-                value,
-                cpu,
-                preemptions: p.preemptions,
-                runtime,
-                // The first run, on the runtime's clock, as far before the
-                // finish as it was.
-                started: runtime.saturating_sub(now.saturating_sub(p.first_run.unwrap_or(now))),
-                dispatcher: self.index,
-                worker: w.0,
-                cold,
-            }
-        });
+        let answer = result.map(
+            |Finished {
+                 value,
+                 written,
+                 cpu,
+                 cold,
+             }| {
+                self.stats.completed += 1;
+                let runtime = p.invoke.received.elapsed().as_nanos() as Nanos;
+                Completed {
+                    value,
+                    written,
+                    cpu,
+                    preemptions: p.preemptions,
+                    runtime,
+                    // The first run, on the runtime's clock, as far before the
+                    // finish as it was.
+                    started: runtime.saturating_sub(now.saturating_sub(p.first_run.unwrap_or(now))),
+                    dispatcher: self.index,
+                    worker: w.0,
+                    cold,
+                }
+            },
+        );
         if answer.is_err() {
             self.stats.failed += 1;
         }

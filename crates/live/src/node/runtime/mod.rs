@@ -24,17 +24,19 @@
 pub(crate) mod group;
 mod threads;
 
-use super::invoke::{Answer, Backend, Failure, Invoke, Reply};
+use super::invoke::{Answer, Backend, Failure, Invoke, Reply, Written};
 use faasched_model::Nanos;
 use faasched_model::node::{Dispatch, Estimate, MedianEstimator};
 use faasched_workload::node::{DEFAULT_DEADLINE_FACTOR, Deadline, Deadlines};
 pub use threads::Runtime;
 
 /// What a request that ran to its end returns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finished {
-    /// The function's value.
+    /// The function's value; a WASI command's exit status.
     pub value: i64,
+    /// What a WASI command wrote.
+    pub written: Option<Written>,
     /// The CPU time its sandbox ran.
     pub cpu: Nanos,
     /// Whether it started its container cold (see [`super::containers`]).
@@ -60,6 +62,12 @@ pub trait Executor: Send + Sync + 'static {
     /// runtime); an error is the request's answer.
     fn start(&self, worker: usize, invoke: &Invoke) -> Result<Self::Job, Failure>;
 
+    /// [`Backend::check`]: what of `invoke` can be refused before it is
+    /// queued. By default nothing.
+    fn check(&self, _invoke: &Invoke) -> Result<(), Failure> {
+        Ok(())
+    }
+
     /// Runs `job` on worker `worker` until it finishes or stops at a check
     /// after [`Executor::preempt`] asked `worker` to.
     fn resume(&self, worker: usize, job: &mut Self::Job) -> Step;
@@ -78,6 +86,12 @@ pub trait Executor: Send + Sync + 'static {
 
     /// Removes the module registered under `name`.
     fn unregister(&self, name: &str) -> Result<(), Failure>;
+
+    /// [`Backend::log`]: function `name`'s standard error, where the
+    /// executor keeps it.
+    fn log(&self, name: &str) -> Result<bytes::Bytes, Failure> {
+        Err(Failure::UnknownFunction(name.to_owned()))
+    }
 
     /// Appends the executor's own metrics, in Prometheus text format.
     fn write_metrics(&self, _out: &mut String) {}
@@ -201,6 +215,14 @@ pub type Policies = Vec<Box<dyn Dispatch + Send>>;
 impl<E: Executor> Backend for Runtime<E> {
     fn invoke(&self, invoke: Invoke, reply: Reply) {
         self.submit(invoke, reply);
+    }
+
+    fn check(&self, invoke: &Invoke) -> Result<(), Failure> {
+        self.executor().check(invoke)
+    }
+
+    fn log(&self, name: &str) -> Result<bytes::Bytes, Failure> {
+        self.executor().log(name)
     }
 
     fn register(&self, name: &str, module: &[u8]) -> Result<(), Failure> {

@@ -23,7 +23,7 @@ const STOP_POLL: Duration = Duration::from_millis(5);
 
 /// What a dispatcher's channel carries.
 enum Msg {
-    Request(Invoke, Ticket),
+    Request(Arc<Invoke>, Ticket),
     Stop,
 }
 
@@ -202,7 +202,7 @@ impl<E: Executor> Runtime<E> {
         let d = self.next.fetch_add(1, Ordering::Relaxed) % self.senders.len();
         // A dispatcher gone (stopped) drops the message, and the ticket
         // answers for itself.
-        let _ = self.senders[d].send(Msg::Request(invoke, ticket));
+        let _ = self.senders[d].send(Msg::Request(Arc::new(invoke), ticket));
     }
 
     /// Refuses every later request; those accepted still run.

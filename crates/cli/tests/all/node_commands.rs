@@ -1,0 +1,131 @@
+//! WASI commands on `faasched node serve`, as CGI programs: registered
+//! over HTTP, invoked with a body, a query and headers, answered with what
+//! they wrote; a failing one's exit status and log.
+
+use crate::common::server::Server;
+
+/// A command that writes a CGI header block (`Status: 201`), then its
+/// environment one variable a line, then its standard input.
+const CGI_ECHO: &str = r#"(module
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_read" (func $fd_read (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "environ_sizes_get" (func $sizes (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "environ_get" (func $get (param i32 i32) (result i32)))
+  (memory (export "memory") 2)
+  (data (i32.const 64) "Content-Type: text/plain\nStatus: 201\n\n")
+  (func $write (param $fd i32) (param $ptr i32) (param $len i32)
+    (i32.store (i32.const 0) (local.get $ptr))
+    (i32.store (i32.const 4) (local.get $len))
+    (drop (call $fd_write (local.get $fd) (i32.const 0) (i32.const 1) (i32.const 8))))
+  (func (export "_start") (local $i i32) (local $n i32)
+    (call $write (i32.const 1) (i32.const 64) (i32.const 38))
+    (drop (call $sizes (i32.const 32) (i32.const 36)))
+    (drop (call $get (i32.const 1024) (i32.const 4096)))
+    (local.set $n (i32.load (i32.const 36)))
+    (block $done (loop $each
+      (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+      (if (i32.eqz (i32.load8_u offset=4096 (local.get $i)))
+        (then (i32.store8 offset=4096 (local.get $i) (i32.const 10))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br $each)))
+    (call $write (i32.const 1) (i32.const 4096) (local.get $n))
+    (loop $more
+      (i32.store (i32.const 16) (i32.const 65536))
+      (i32.store (i32.const 20) (i32.const 65536))
+      (drop (call $fd_read (i32.const 0) (i32.const 16) (i32.const 1) (i32.const 24)))
+      (local.set $n (i32.load (i32.const 24)))
+      (if (local.get $n)
+        (then (call $write (i32.const 1) (i32.const 65536) (local.get $n)) (br $more))))))"#;
+
+/// A command that writes "oops" to standard error and exits 3.
+const FAIL: &str = r#"(module
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 64) "oops\n")
+  (func (export "_start")
+    (i32.store (i32.const 0) (i32.const 64))
+    (i32.store (i32.const 4) (i32.const 5))
+    (drop (call $fd_write (i32.const 2) (i32.const 0) (i32.const 1) (i32.const 8)))
+    (call $exit (i32.const 3))))"#;
+
+#[test]
+fn a_wasi_command_answers_as_a_cgi_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    let token = "t".repeat(40);
+    std::fs::write(&token_file, format!("{token}\n")).unwrap();
+    let serve = Server::start(&[
+        "node",
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--token-file",
+        token_file.to_str().unwrap(),
+        "--max-body-kib",
+        "64",
+        "--cpu-limit-ms",
+        "200",
+    ]);
+    let bearer = format!("Bearer {token}");
+    let auth = [("authorization", bearer.as_str())];
+    let mut c = serve.connect();
+    for (name, wat) in [("echo", CGI_ECHO), ("fail", FAIL)] {
+        c.send_with("POST", &format!("/register/{name}"), &auth, wat.as_bytes());
+        let registered = c.receive();
+        assert_eq!(registered.status, 201, "{name}: {}", registered.body);
+    }
+
+    let body = "a,b\n1,2\n";
+    c.send_with(
+        "POST",
+        "/invoke/echo?a=1&b",
+        &[
+            ("content-type", "text/csv"),
+            ("x-trace", "7"),
+            ("authorization", bearer.as_str()),
+        ],
+        body.as_bytes(),
+    );
+    let echo = c.receive();
+    assert_eq!(echo.status, 201, "{}", echo.body);
+    assert_eq!(echo.header("content-type"), Some("text/plain"));
+    assert_eq!(echo.header("x-faasched-exit-status"), Some("0"));
+    assert!(echo.header("x-faasched-cpu-us").is_some());
+    let lines: Vec<&str> = echo.body.lines().collect();
+    for expected in [
+        "REQUEST_METHOD=POST",
+        "SCRIPT_NAME=/invoke/echo",
+        "QUERY_STRING=a=1&b",
+        "CONTENT_LENGTH=8",
+        "CONTENT_TYPE=text/csv",
+        "HTTP_X_TRACE=7",
+    ] {
+        assert!(lines.contains(&expected), "{expected} not in {lines:?}");
+    }
+    assert!(
+        !echo.body.contains(&token),
+        "the token reached the function"
+    );
+    assert!(echo.body.ends_with(body), "{}", echo.body);
+
+    let failed = c.call("POST", "/invoke/fail", b"");
+    assert_eq!(failed.status, 500, "{}", failed.body);
+    assert_eq!(failed.header("x-faasched-error"), Some("exit-status"));
+    assert_eq!(failed.header("x-faasched-exit-status"), Some("3"));
+    c.send_with("GET", "/functions/fail/log", &auth, b"");
+    let log = c.receive();
+    assert_eq!((log.status, log.body.as_str()), (200, "oops\n"));
+    let unauthorized = c.call("GET", "/functions/fail/log", b"");
+    assert_eq!(unauthorized.status, 401);
+
+    // A `run` function takes no body; a body past the limit is refused.
+    let mut c = serve.connect();
+    let fib = c.call("POST", "/invoke/fib?n=10", b"x");
+    assert_eq!(fib.status, 400, "{}", fib.body);
+    let big = vec![b'x'; 65 << 10];
+    assert_eq!(c.call("POST", "/invoke/echo", &big).status, 413);
+    let mut c = serve.connect();
+    let next = c.call("POST", "/invoke/echo", b"fits");
+    assert!(next.body.ends_with("fits"), "{}", next.body);
+}
