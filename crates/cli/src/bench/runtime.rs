@@ -27,9 +27,15 @@ pub struct Bench {
     /// Preemption rounds.
     #[arg(long, default_value_t = 200, value_parser = count)]
     preemptions: u64,
+    /// Also measure the round trip in process of the WASI command in FILE,
+    /// invoked with no query and no body: functions/c/hello.c, as
+    /// scripts/build-functions builds it, is target/functions/hello.wasm.
+    #[arg(long, value_name = "FILE")]
+    command: Option<std::path::PathBuf>,
     /// Print `{"settings", "cpus", "sandbox_setup", "modes": [{"mode",
-    /// "noop", "noop_http", "noop_per_s", "preempting_noop", "switch"}]}`, latencies
-    /// as `{"count", "p50_us", "p99_us", "max_us"}`.
+    /// "noop", "command", "noop_http", "noop_per_s", "preempting_noop",
+    /// "switch"}]}`, latencies as `{"count", "p50_us", "p99_us", "max_us"}`
+    /// (`command` null without --command).
     #[arg(long)]
     json: bool,
 }
@@ -42,6 +48,6 @@ impl Bench {
             window: self.window,
             preemptions: self.preemptions,
         };
-        runtime::run(settings, self.json)
+        runtime::run(settings, self.command.as_deref(), self.json)
     }
 }

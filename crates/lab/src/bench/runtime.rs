@@ -16,7 +16,7 @@ use anyhow::{Context, Result, bail};
 use faasched_live::node::bench::{preemptions, round_trips, throughput};
 use faasched_live::node::ingress::Ingress;
 use faasched_live::node::invoke::Invoke;
-use faasched_live::node::runtime::{Percentiles, Runtime};
+use faasched_live::node::runtime::{Executor, Percentiles, Runtime};
 use faasched_live::node::wasm::WasmExecutor;
 use faasched_model::{MS, Nanos, SEC};
 use faasched_policy::node::PreemptTest;
@@ -26,6 +26,7 @@ use serde::Serialize;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -116,6 +117,9 @@ pub struct Mode {
     pub mode: &'static str,
     /// A no-op's round trip in process.
     pub noop: Latency,
+    /// The given WASI command's round trip in process (no query, no body),
+    /// if one was given.
+    pub command: Option<Latency>,
     /// A no-op's round trip over HTTP/1.1 on loopback, one kept-alive
     /// connection.
     pub noop_http: Latency,
@@ -199,8 +203,25 @@ pub(crate) fn node(poll: bool, cpus: Vec<usize>) -> LiveNode {
     }
 }
 
-/// Runs every measurement in each mode; `each` sees a mode as it is done.
-pub fn measure(settings: Settings, mut each: impl FnMut(&Mode) -> Result<()>) -> Result<Measured> {
+/// The WASI command a bench is given, invoked with no query and no body.
+fn command_call() -> Invoke {
+    Invoke {
+        function: COMMAND.into(),
+        ..noop(100 * MS)
+    }
+}
+
+/// The name a bench registers its WASI command under.
+const COMMAND: &str = "command";
+
+/// Runs every measurement in each mode, with `command` (a WASI command
+/// module) registered and measured too if given; `each` sees a mode as it
+/// is done.
+pub fn measure(
+    settings: Settings,
+    command: Option<&[u8]>,
+    mut each: impl FnMut(&Mode) -> Result<()>,
+) -> Result<Measured> {
     let cpus = if faasched_sys::sched::online_cpus() > 2 {
         vec![0, 1]
     } else {
@@ -219,6 +240,20 @@ pub fn measure(settings: Settings, mut each: impl FnMut(&Mode) -> Result<()>) ->
         let warm = settings.round_trips / 10;
         round_trips(rt, warm, || noop(100 * MS))?;
         let noop_rt = Latency::of(round_trips(rt, settings.round_trips, || noop(100 * MS))?);
+        let command_rt = match command {
+            Some(module) => {
+                rt.executor()
+                    .register(COMMAND, module)
+                    .map_err(|f| anyhow::anyhow!("the command: {f}"))?;
+                round_trips(rt, warm, command_call)?;
+                Some(Latency::of(round_trips(
+                    rt,
+                    settings.round_trips,
+                    command_call,
+                )?))
+            }
+            None => None,
+        };
         let noop_per_s = throughput(rt, settings.requests, settings.window, || noop(100 * MS))?;
         let preempting = Latency::of(preemptions(
             rt,
@@ -239,6 +274,7 @@ pub fn measure(settings: Settings, mut each: impl FnMut(&Mode) -> Result<()>) ->
         let mode = Mode {
             mode: name,
             noop: noop_rt,
+            command: command_rt,
             noop_http,
             noop_per_s,
             preempting_noop: preempting,
@@ -345,18 +381,25 @@ pub(crate) fn http_sequence(
 }
 
 /// Runs the bench ([`measure`]) in a release build and prints it: a block
-/// per mode of idle threads, or with `json` all of it.
-pub fn run(settings: Settings, json: bool) -> Result<()> {
+/// per mode of idle threads, or with `json` all of it; with `command`, a
+/// WASI command module's file, its round trip too.
+pub fn run(settings: Settings, command: Option<&Path>, json: bool) -> Result<()> {
     release_only("runtime")?;
+    let module = command
+        .map(|path| std::fs::read(path).with_context(|| format!("reading {}", path.display())))
+        .transpose()?;
     if !json {
         outln!("{BUILD} build, sledgescale, 1 dispatcher x 1 worker")?;
     }
-    let measured = measure(settings, |m| {
+    let measured = measure(settings, module.as_deref(), |m| {
         if json {
             return Ok(());
         }
         outln!("{} idle threads:", m.mode)?;
         outln!("  no-op in process      {}", m.noop.counted())?;
+        if let Some(command) = &m.command {
+            outln!("  command in process    {}", command.counted())?;
+        }
         outln!("  no-op over HTTP       {}", m.noop_http.counted())?;
         outln!(
             "  no-op throughput      {:.0} requests/s ({} in flight)",

@@ -3,6 +3,7 @@
 //! next epoch check, so it always lands; CPU-limit tests only need the
 //! ticker to tick eventually.
 
+mod c;
 mod command;
 mod faults;
 mod image;
