@@ -433,7 +433,12 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
                 0 => None,
                 bytes => match shared.bodies.try_acquire_many(kib(bytes)) {
                     Ok(permit) => Some(permit),
-                    Err(_) => return Ok(bodies_full()),
+                    Err(_) => {
+                        return Ok(overloaded(
+                            "the node holds as many invocation bodies as it takes; send again in \
+                             a second",
+                        ));
+                    }
                 },
             };
             let body = read_body(
@@ -578,33 +583,23 @@ async fn blocking(
 /// modules of the largest size.
 pub const MODULES_READ_AT_ONCE: usize = 4;
 
-/// The 503 of a registration while others are read or compile (`why`),
-/// with `Retry-After`.
-fn busy_compiling(name: &str, why: &str) -> Counted {
+/// A 503 `overloaded` saying `why` and when to come back
+/// (`Retry-After: 1`): a registration while others are read or compile,
+/// or an invocation past the body budget ([`BODIES_HELD`]).
+fn overloaded(why: &str) -> Counted {
     let failure = Failure::Overloaded;
     let (mut response, kind) = response::error(
         StatusCode::SERVICE_UNAVAILABLE,
-        format!("{failure}: {why}; register {name} again in a second\n"),
+        format!("{failure}: {why}\n"),
         failure.kind(),
     );
     response::retry_later(&mut response);
     (response, kind)
 }
 
-/// The 503 of an invocation whose body would take the ingress past its
-/// body budget ([`BODIES_HELD`]).
-fn bodies_full() -> Counted {
-    let failure = Failure::Overloaded;
-    let (mut response, kind) = response::error(
-        StatusCode::SERVICE_UNAVAILABLE,
-        format!(
-            "{failure}: the node holds as many invocation bodies as it takes; send again in a \
-             second\n"
-        ),
-        failure.kind(),
-    );
-    response::retry_later(&mut response);
-    (response, kind)
+/// The 503 of a registration while others are read or compile (`why`).
+fn busy_compiling(name: &str, why: &str) -> Counted {
+    overloaded(&format!("{why}; register {name} again in a second"))
 }
 
 /// Hands `invoke` to the backend and waits for its answer.
