@@ -1,6 +1,8 @@
 //! What a [`Runtime`](crate::Runtime) is built from: user-set knobs here,
 //! resolved and checked by [`Runtime::new`](crate::Runtime::new).
 
+use std::path::{Path, PathBuf};
+
 use faasched_model::Nanos;
 
 use crate::{Fault, Result};
@@ -52,6 +54,8 @@ pub struct Config {
     max_modules: Option<usize>,
     max_compile: Option<Nanos>,
     max_output: Option<usize>,
+    cache: Option<PathBuf>,
+    cache_max_bytes: Option<u64>,
 }
 
 impl Config {
@@ -123,6 +127,37 @@ impl Config {
     pub fn max_output(&mut self, bytes: usize) -> &mut Self {
         self.max_output = Some(bytes);
         self
+    }
+
+    /// Keeps compiled code on disk in `dir` (created mode 0700 if absent;
+    /// it must be this user's and writable by no one else), so that a
+    /// module already compiled once by an engine of the same settings,
+    /// here or by an earlier run, loads in milliseconds rather than
+    /// compiling again: at registration and at every cold start
+    /// ([`Runtime::image`](crate::Runtime::image)). By default nothing is
+    /// kept.
+    pub fn cache(&mut self, dir: impl Into<PathBuf>) -> &mut Self {
+        self.cache = Some(dir.into());
+        self
+    }
+
+    /// Bytes the [`cache`](Self::cache) directory may hold; past them the
+    /// entries used least recently are removed. By default
+    /// [`DEFAULT_CACHE_MAX_BYTES`](crate::DEFAULT_CACHE_MAX_BYTES).
+    pub fn cache_max_bytes(&mut self, bytes: u64) -> &mut Self {
+        self.cache_max_bytes = Some(bytes);
+        self
+    }
+
+    /// The cache directory and its bound, if one is set.
+    pub(crate) fn cache_dir(&self) -> Option<(&Path, u64)> {
+        self.cache.as_deref().map(|dir| {
+            (
+                dir,
+                self.cache_max_bytes
+                    .unwrap_or(crate::cache::DEFAULT_CACHE_MAX_BYTES),
+            )
+        })
     }
 
     /// Every knob resolved and checked.

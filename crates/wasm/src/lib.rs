@@ -88,6 +88,7 @@
 //! # Ok::<(), faasched_wasm::Fault>(())
 //! ```
 
+mod cache;
 mod command;
 mod config;
 mod fault;
@@ -98,6 +99,7 @@ pub mod shape;
 mod start;
 mod suite;
 
+pub use cache::{CacheStats, DEFAULT_CACHE_MAX_BYTES};
 pub use command::{Input, STDERR_KEPT};
 pub use config::{
     Config, DEFAULT_CPU_LIMIT, DEFAULT_MAX_COMPILE, DEFAULT_MAX_MODULES, DEFAULT_MAX_OUTPUT,

@@ -13,6 +13,7 @@ use wasmtime::{
     PoolingAllocationConfig, ValType, WasmBacktraceDetails,
 };
 
+use crate::cache::{Cache, CacheStats};
 use crate::command;
 use crate::config::Resolved;
 use crate::guest::{Guest, Preempt};
@@ -113,6 +114,7 @@ pub struct Compiler {
     engine: Engine,
     /// How long a user module's compile may take, ns.
     max_compile: Nanos,
+    cache: Option<Arc<Cache>>,
 }
 
 impl Compiler {
@@ -169,7 +171,12 @@ impl Compiler {
             name: name.to_owned(),
             reason,
         };
-        let module = Module::new(&self.engine, bytes).map_err(|e| malformed(describe(&e)))?;
+        let compile = || Module::new(&self.engine, bytes);
+        let module = match &self.cache {
+            Some(cache) => cache.module(&self.engine, bytes, compile),
+            None => compile(),
+        }
+        .map_err(|e| malformed(describe(&e)))?;
         let kind = Kind::of(&module).map_err(malformed)?;
         let mut linker = Linker::new(&self.engine);
         if kind == Kind::Command {
@@ -230,6 +237,7 @@ pub struct Runtime {
     functions: BTreeMap<String, Function>,
     pub(crate) limits: Resolved,
     pub(crate) spin_steps_per_ms: u64,
+    cache: Option<Arc<Cache>>,
     /// Only held: dropping it stops the thread.
     _ticker: Ticker,
 }
@@ -277,12 +285,17 @@ impl Runtime {
             .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         let engine = Engine::new(&engine_config)
             .map_err(|e| Fault::Config(format!("wasmtime refused the engine: {}", describe(&e))))?;
+        let cache = config
+            .cache_dir()
+            .map(|(dir, max_bytes)| Cache::open(dir, max_bytes).map(Arc::new))
+            .transpose()?;
         let ticker = Ticker::start(engine.clone(), Duration::from_nanos(limits.tick))?;
         let mut runtime = Self {
             engine,
             functions: BTreeMap::new(),
             limits,
             spin_steps_per_ms: 1,
+            cache,
             _ticker: ticker,
         };
         for builtin in &SUITE {
@@ -316,6 +329,7 @@ impl Runtime {
         Compiler {
             engine: self.engine.clone(),
             max_compile: self.limits.max_compile,
+            cache: self.cache.clone(),
         }
     }
 
@@ -357,7 +371,7 @@ impl Runtime {
 
     /// Refuses `name` if a function has it.
     fn check_free(&self, name: &str) -> Result<()> {
-        match self.functions.contains_key(name) {
+        match self.contains(name) {
             true => Err(Fault::BadName {
                 name: name.to_owned(),
                 reason: "the name is taken",
@@ -367,8 +381,11 @@ impl Runtime {
     }
 
     /// Compiles registered function `name` again, on its own, into an
-    /// [`Image`]: the real work of a cold start (parsing, compiling and
-    /// linking the module), every time it is called.
+    /// [`Image`]: the real work of a cold start, every time it is called.
+    /// That is parsing, compiling and linking the module, or, with a
+    /// [`Config::cache`], reading it compiled from disk, checking its
+    /// digest, mapping it and linking it, as a platform that keeps its
+    /// functions precompiled does.
     ///
     /// # Errors
     ///
@@ -448,6 +465,17 @@ impl Runtime {
     /// Sandboxes that may be alive at once.
     pub fn max_sandboxes(&self) -> u32 {
         self.limits.max_sandboxes
+    }
+
+    /// What the on-disk cache of compiled code has done, if the runtime
+    /// has one ([`Config::cache`]).
+    pub fn cache_stats(&self) -> Option<CacheStats> {
+        self.cache.as_ref().map(|c| c.stats())
+    }
+
+    /// Whether a function (built-in or registered) is called `name`.
+    pub fn contains(&self, name: &str) -> bool {
+        self.functions.contains_key(name)
     }
 
     /// The epoch ticker's period, in ns.

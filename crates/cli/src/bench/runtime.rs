@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::bench::runtime::{self, Settings};
+use faasched_lab::bench::runtime::{self, CommandRequest, Settings};
 use faasched_lab::workload::count;
 
 /// The WebAssembly node runtime on this machine, sledgescale on one
@@ -27,11 +27,18 @@ pub struct Bench {
     /// Preemption rounds.
     #[arg(long, default_value_t = 200, value_parser = count)]
     preemptions: u64,
-    /// Also measure the round trip in process of the WASI command in FILE,
-    /// invoked with no query and no body: functions/c/hello.c, as
+    /// Also measure the round trip in process of the WASI command in FILE
+    /// (with --query and --body): functions/c/hello.c, as
     /// scripts/build-functions builds it, is target/functions/hello.wasm.
     #[arg(long, value_name = "FILE")]
     command: Option<std::path::PathBuf>,
+    /// The command's query, its QUERY_STRING (`n=1000`); by default none.
+    #[arg(long, requires = "command")]
+    query: Option<String>,
+    /// A file whose bytes are the command's body, its standard input
+    /// (functions/inputs/grace-hopper.jpg for thumbnail); by default none.
+    #[arg(long, value_name = "FILE", requires = "command")]
+    body: Option<std::path::PathBuf>,
     /// Print `{"settings", "cpus", "sandbox_setup", "modes": [{"mode",
     /// "noop", "command", "noop_http", "noop_per_s", "preempting_noop",
     /// "switch"}]}`, latencies as `{"count", "p50_us", "p99_us", "max_us"}`
@@ -48,6 +55,11 @@ impl Bench {
             window: self.window,
             preemptions: self.preemptions,
         };
-        runtime::run(settings, self.command.as_deref(), self.json)
+        let command = self
+            .command
+            .as_deref()
+            .map(|module| CommandRequest::read(module, self.query, self.body.as_deref()))
+            .transpose()?;
+        runtime::run(settings, command.as_ref(), self.json)
     }
 }

@@ -47,6 +47,7 @@ impl HostArgs {
             max_modules: DEFAULT_MAX_MODULES,
             max_compile: DEFAULT_MAX_COMPILE,
             max_output: DEFAULT_MAX_OUTPUT,
+            cache: None,
             spin_steps_per_ms: self.spin_steps_per_ms,
         })
     }

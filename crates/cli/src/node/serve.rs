@@ -140,6 +140,14 @@ pub struct Args {
     /// writes more is answered 500 `output-limit`, not cut short.
     #[arg(long, default_value_t = (DEFAULT_MAX_OUTPUT >> 10) as u32, value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
     max_output_kib: u32,
+    /// Keep compiled code in DIR (created mode 0700; it must be yours and
+    /// writable by no one else), keyed by each module's SHA-256 and the
+    /// engine's settings: a module compiled once, by this run or an
+    /// earlier one, loads from there in milliseconds at registration and
+    /// at every cold start. At most 1 GiB, the entries used least recently
+    /// removed first. By default nothing is kept.
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
     /// Connections open at once; one more is answered 503 and closed, so
     /// that slow clients cannot take every file descriptor.
     #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS as u32, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -194,6 +202,7 @@ impl Args {
                 max_modules: self.max_modules as usize,
                 max_compile: seconds(self.max_compile_s, "--max-compile-s")?,
                 max_output: (self.max_output_kib as usize) << 10,
+                cache: self.cache_dir,
                 ..self.host.host()?
             },
             token_file: self.token_file,

@@ -129,3 +129,63 @@ fn a_wasi_command_answers_as_a_cgi_program() {
     let next = c.call("POST", "/invoke/echo", b"fits");
     assert!(next.body.ends_with("fits"), "{}", next.body);
 }
+
+/// The value of metric `name` in a Prometheus text body.
+fn metric(text: &str, name: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+        .parse()
+        .unwrap()
+}
+
+/// With --cache-dir, a node compiles a module once: the next node on the
+/// same directory loads the built-in suite and the registered module
+/// compiled, as its metrics count. A directory others may write is
+/// refused, by name.
+#[test]
+fn a_node_keeps_compiled_code_for_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let serve = |cache: &std::path::Path| {
+        Server::start(&[
+            "node",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--cache-dir",
+            cache.to_str().unwrap(),
+        ])
+    };
+    let mut counts = Vec::new();
+    for _ in 0..2 {
+        let node = serve(&cache);
+        let mut c = node.connect();
+        let registered = c.call("POST", "/register/echo", CGI_ECHO.as_bytes());
+        assert_eq!(registered.status, 201, "{}", registered.body);
+        let echo = c.call("POST", "/invoke/echo", b"cached");
+        assert!(echo.body.ends_with("cached"), "{}", echo.body);
+        let metrics = c.call("GET", "/metrics", b"").body;
+        counts.push((
+            metric(&metrics, "faasched_wasm_cache_hits_total"),
+            metric(&metrics, "faasched_wasm_cache_misses_total"),
+            metric(&metrics, "faasched_wasm_cache_rejected_total"),
+        ));
+        assert!(node.stop().0);
+    }
+    let (first, second) = (counts[0], counts[1]);
+    assert_eq!((first.0, first.2), (0, 0), "{counts:?}");
+    assert!(first.1 >= 2, "{counts:?}");
+    assert_eq!(second, (first.1, 0, 0), "{counts:?}");
+
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_faasched"))
+        .args(["node", "serve", "--listen", "127.0.0.1:0", "--cache-dir"])
+        .arg(&cache)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("mode 777 lets others write it"), "{stderr}");
+}

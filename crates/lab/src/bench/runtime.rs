@@ -13,6 +13,7 @@ use super::{BUILD, release_only};
 use crate::node::live::{Host, LiveNode};
 use crate::outln;
 use anyhow::{Context, Result, bail};
+use bytes::Bytes;
 use faasched_live::node::bench::{preemptions, round_trips, throughput};
 use faasched_live::node::ingress::Ingress;
 use faasched_live::node::invoke::Invoke;
@@ -196,6 +197,7 @@ pub(crate) fn node(poll: bool, cpus: Vec<usize>) -> LiveNode {
             max_modules: faasched_wasm::DEFAULT_MAX_MODULES,
             max_compile: faasched_wasm::DEFAULT_MAX_COMPILE,
             max_output: faasched_wasm::DEFAULT_MAX_OUTPUT,
+            cache: None,
             spin_steps_per_ms: None,
         },
         containers: None,
@@ -203,11 +205,48 @@ pub(crate) fn node(poll: bool, cpus: Vec<usize>) -> LiveNode {
     }
 }
 
-/// The WASI command a bench is given, invoked with no query and no body.
-fn command_call() -> Invoke {
-    Invoke {
-        function: COMMAND.into(),
-        ..noop(100 * MS)
+/// A WASI command a bench measures beside the no-op, and the request it
+/// is sent each time.
+#[derive(Debug, Clone)]
+pub struct CommandRequest {
+    /// The module (`.wasm` or `.wat`).
+    pub module: Vec<u8>,
+    /// The query (`QUERY_STRING`), if any.
+    pub query: Option<String>,
+    /// The body (standard input).
+    pub body: Bytes,
+}
+
+impl CommandRequest {
+    /// Reads the module at `module` and the body at `body` (none if
+    /// `None`).
+    ///
+    /// # Errors
+    ///
+    /// A file that cannot be read, named.
+    pub fn read(module: &Path, query: Option<String>, body: Option<&Path>) -> Result<Self> {
+        let read = |path: &Path| {
+            std::fs::read(path).with_context(|| format!("reading {}", path.display()))
+        };
+        Ok(Self {
+            module: read(module)?,
+            query,
+            body: body
+                .map(read)
+                .transpose()?
+                .map(Bytes::from)
+                .unwrap_or_default(),
+        })
+    }
+
+    /// One invocation of it.
+    fn invoke(&self) -> Invoke {
+        Invoke {
+            function: COMMAND.into(),
+            query: self.query.clone(),
+            body: self.body.clone(),
+            ..noop(100 * MS)
+        }
     }
 }
 
@@ -219,7 +258,7 @@ const COMMAND: &str = "command";
 /// is done.
 pub fn measure(
     settings: Settings,
-    command: Option<&[u8]>,
+    command: Option<&CommandRequest>,
     mut each: impl FnMut(&Mode) -> Result<()>,
 ) -> Result<Measured> {
     let cpus = if faasched_sys::sched::online_cpus() > 2 {
@@ -241,16 +280,14 @@ pub fn measure(
         round_trips(rt, warm, || noop(100 * MS))?;
         let noop_rt = Latency::of(round_trips(rt, settings.round_trips, || noop(100 * MS))?);
         let command_rt = match command {
-            Some(module) => {
+            Some(command) => {
                 rt.executor()
-                    .register(COMMAND, module)
+                    .register(COMMAND, &command.module)
                     .map_err(|f| anyhow::anyhow!("the command: {f}"))?;
-                round_trips(rt, warm, command_call)?;
-                Some(Latency::of(round_trips(
-                    rt,
-                    settings.round_trips,
-                    command_call,
-                )?))
+                round_trips(rt, warm, || command.invoke())?;
+                Some(Latency::of(round_trips(rt, settings.round_trips, || {
+                    command.invoke()
+                })?))
             }
             None => None,
         };
@@ -382,16 +419,13 @@ pub(crate) fn http_sequence(
 
 /// Runs the bench ([`measure`]) in a release build and prints it: a block
 /// per mode of idle threads, or with `json` all of it; with `command`, a
-/// WASI command module's file, its round trip too.
-pub fn run(settings: Settings, command: Option<&Path>, json: bool) -> Result<()> {
+/// WASI command and its request, its round trip too.
+pub fn run(settings: Settings, command: Option<&CommandRequest>, json: bool) -> Result<()> {
     release_only("runtime")?;
-    let module = command
-        .map(|path| std::fs::read(path).with_context(|| format!("reading {}", path.display())))
-        .transpose()?;
     if !json {
         outln!("{BUILD} build, sledgescale, 1 dispatcher x 1 worker")?;
     }
-    let measured = measure(settings, module.as_deref(), |m| {
+    let measured = measure(settings, command, |m| {
         if json {
             return Ok(());
         }

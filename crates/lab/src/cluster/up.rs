@@ -148,6 +148,7 @@ impl ClusterNodes {
                 max_modules: faasched_wasm::DEFAULT_MAX_MODULES,
                 max_compile: faasched_wasm::DEFAULT_MAX_COMPILE,
                 max_output: faasched_wasm::DEFAULT_MAX_OUTPUT,
+                cache: None,
                 spin_steps_per_ms: None,
             },
         })

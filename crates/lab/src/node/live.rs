@@ -52,6 +52,10 @@ pub struct Host {
     pub max_output: usize,
     /// `spin`'s steps per ms of CPU; `None`: measured at each launch.
     pub spin_steps_per_ms: Option<u64>,
+    /// Where compiled code is kept between runs
+    /// ([`faasched_wasm::Config::cache`]); `None`: nowhere.
+    #[serde(rename = "cache_dir", default)]
+    pub cache: Option<std::path::PathBuf>,
 }
 
 pub use faasched_wasm::{DEFAULT_MAX_COMPILE, DEFAULT_MAX_MODULES, DEFAULT_MAX_OUTPUT};
@@ -99,6 +103,9 @@ impl Host {
             .cpu_limit(self.cpu_limit);
         if let Some(steps) = self.spin_steps_per_ms {
             config.spin_steps_per_ms(steps);
+        }
+        if let Some(dir) = &self.cache {
+            config.cache(dir);
         }
         config
     }
@@ -481,6 +488,7 @@ mod tests {
                     max_modules: faasched_wasm::DEFAULT_MAX_MODULES,
                     max_compile: faasched_wasm::DEFAULT_MAX_COMPILE,
                     max_output: faasched_wasm::DEFAULT_MAX_OUTPUT,
+                    cache: None,
                     spin_steps_per_ms: None,
                 },
                 containers: None,
@@ -545,6 +553,7 @@ mod tests {
                 max_modules: faasched_wasm::DEFAULT_MAX_MODULES,
                 max_compile: faasched_wasm::DEFAULT_MAX_COMPILE,
                 max_output: faasched_wasm::DEFAULT_MAX_OUTPUT,
+                cache: None,
                 spin_steps_per_ms: Some(1000),
             },
             containers: Some(NodeContainers {

@@ -64,7 +64,7 @@ impl WasmExecutor {
     /// Appends `stderr` to `function`'s log, keeping its last
     /// [`LOG_KEPT`] bytes; nothing for a function removed meanwhile.
     fn append_log(&self, function: &str, stderr: &[u8]) {
-        if stderr.is_empty() || !self.with_runtime(|r| r.functions().any(|f| f == function)) {
+        if stderr.is_empty() || !self.with_runtime(|r| r.contains(function)) {
             return;
         }
         let mut logs = self.logs.lock().unwrap_or_else(|e| e.into_inner());
@@ -199,8 +199,39 @@ impl Executor for WasmExecutor {
     }
 
     fn write_metrics(&self, out: &mut String) {
+        use std::fmt::Write as _;
         if let Some(c) = &self.containers {
             c.write_metrics(out);
+        }
+        let Some(s) = self.with_runtime(Runtime::cache_stats) else {
+            return;
+        };
+        for (name, help, value) in [
+            (
+                "hits",
+                "Modules loaded compiled from the disk cache.",
+                s.hits,
+            ),
+            (
+                "misses",
+                "Modules compiled: the disk cache had none.",
+                s.misses,
+            ),
+            (
+                "rejected",
+                "Disk cache entries found unusable (torn, corrupted, refused) and compiled again.",
+                s.rejected,
+            ),
+            (
+                "write_errors",
+                "Compiled modules the disk cache could not keep.",
+                s.write_errors,
+            ),
+        ] {
+            let _ = writeln!(
+                out,
+                "# HELP faasched_wasm_cache_{name}_total {help}\n# TYPE faasched_wasm_cache_{name}_total counter\nfaasched_wasm_cache_{name}_total {value}"
+            );
         }
     }
 
@@ -241,7 +272,7 @@ impl Executor for WasmExecutor {
     }
 
     fn log(&self, name: &str) -> Result<Bytes, Failure> {
-        if !self.with_runtime(|r| r.functions().any(|f| f == name)) {
+        if !self.with_runtime(|r| r.contains(name)) {
             return Err(Failure::UnknownFunction(name.to_owned()));
         }
         let logs = self.logs.lock().unwrap_or_else(|e| e.into_inner());
@@ -318,7 +349,7 @@ mod tests {
             reads_during >= 10,
             "only {reads_during} reads while the module compiled"
         );
-        assert!(executor.with_runtime(|r| r.functions().any(|f| f == "big")));
+        assert!(executor.with_runtime(|r| r.contains("big")));
         // A name taken while it compiled is refused when it is added.
         let taken = executor
             .register("big", big_module(1).as_bytes())

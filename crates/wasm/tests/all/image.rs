@@ -37,3 +37,42 @@ fn a_sandbox_from_an_image_runs_as_one_from_the_runtime() -> Result<()> {
     ));
     Ok(())
 }
+
+/// With a disk cache, a module compiled by one runtime loads compiled in
+/// the next (same engine settings), at registration and for every image,
+/// and runs the same.
+#[test]
+fn a_cached_module_loads_compiled_in_a_later_runtime() -> Result<()> {
+    let dir = tempfile::tempdir().map_err(|e| Fault::Config(e.to_string()))?;
+    let cache = dir.path().join("modules");
+    let double = br#"(module (func (export "run") (param i64) (result i64) local.get 0 i64.const 2 i64.mul))"#;
+    let first = runtime(|c| {
+        c.cache(&cache);
+    })?;
+    let built_in = first.cache_stats().unwrap();
+    // The suite is compiled at start, through the cache too.
+    assert_eq!((built_in.hits, built_in.rejected), (0, 0));
+    assert!(built_in.misses >= 1);
+    let mut first = first;
+    first.register("double", double)?;
+    assert_eq!(first.cache_stats().unwrap().misses, built_in.misses + 1);
+    drop(first);
+
+    let mut second = runtime(|c| {
+        c.cache(&cache);
+    })?;
+    second.register("double", double)?;
+    let image = second.image("double")?;
+    let stats = second.cache_stats().unwrap();
+    assert_eq!(
+        (stats.misses, stats.rejected, stats.write_errors),
+        (0, 0, 0)
+    );
+    assert_eq!(stats.hits, built_in.misses + 2);
+    let preempt = second.preempt();
+    let mut sandbox = Sandbox::start_image(&second, &preempt, &image, 21)?;
+    assert_eq!(finish(&mut sandbox)?.value, 42);
+
+    assert!(runtime(|_| {})?.cache_stats().is_none());
+    Ok(())
+}

@@ -3,9 +3,11 @@
 //! next epoch check, so it always lands; CPU-limit tests only need the
 //! ticker to tick eventually.
 
+mod built;
 mod c;
 mod command;
 mod faults;
+mod go;
 mod image;
 mod pool;
 mod preempt;

@@ -1,0 +1,3 @@
+module faasched/functions
+
+go 1.21
