@@ -62,6 +62,7 @@ pub(crate) fn context(
     name: &str,
     stdin: Bytes,
     env: &[(String, String)],
+    deployed: &[(String, String)],
     max_output: usize,
 ) -> (WasiP1Ctx, Pipes) {
     let pipes = Pipes {
@@ -74,6 +75,7 @@ pub(crate) fn context(
         .stderr(pipes.stderr.clone())
         .args(&[name])
         .envs(env)
+        .envs(deployed)
         .build_p1();
     (ctx, pipes)
 }

@@ -56,6 +56,16 @@ pub enum Fault {
         /// The limit, ms.
         limit_ms: u64,
     },
+    /// A [`Deployment`](crate::Deployment) past the runtime's limits, or
+    /// one that does not fit the module (an environment for a `run`
+    /// module).
+    #[error("cannot deploy `{name}`: {reason}")]
+    Deployment {
+        /// The name asked for.
+        name: String,
+        /// What was wrong.
+        reason: String,
+    },
     /// A built-in function, which cannot be removed.
     #[error("`{0}` is built in and cannot be removed")]
     Builtin(String),

@@ -14,6 +14,10 @@
 //!   epoch every [`Config::tick`] (1 ms by default) so that every running
 //!   guest checks its CPU limit. It compiles the built-in suite at start
 //!   and user modules at [`Runtime::register`]; built once, then shared.
+//!   With [`Config::cache`] what it compiles is kept on disk, so a module
+//!   compiles once per machine and engine; [`Compiler::prepare_with`]
+//!   gives a function its own [`Deployment`] (tighter limits, a WASI
+//!   command's environment).
 //! - [`Sandbox`]: one request in a fresh instance, driven step by step by
 //!   the worker thread: [`Sandbox::start`], then [`Sandbox::resume`] until
 //!   [`Step::Done`]. The guest runs on its own fiber stack, so a
@@ -91,6 +95,7 @@
 mod cache;
 mod command;
 mod config;
+mod deployment;
 mod fault;
 mod guest;
 mod runtime;
@@ -105,6 +110,7 @@ pub use config::{
     Config, DEFAULT_CPU_LIMIT, DEFAULT_MAX_COMPILE, DEFAULT_MAX_MODULES, DEFAULT_MAX_OUTPUT,
     DEFAULT_MAX_SANDBOXES, DEFAULT_MEMORY_LIMIT, DEFAULT_TICK,
 };
+pub use deployment::{Deployment, MAX_ENV_BYTES};
 pub use fault::{Fault, Result};
 pub use guest::Preempt;
 pub use runtime::{Compiler, Image, Kind, Prepared, Runtime};

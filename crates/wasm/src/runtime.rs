@@ -16,6 +16,7 @@ use wasmtime::{
 use crate::cache::{Cache, CacheStats};
 use crate::command;
 use crate::config::Resolved;
+use crate::deployment::Deployment;
 use crate::guest::{Guest, Preempt};
 use crate::suite::{self, Builtin, Call, SUITE};
 use crate::{Config, Fault, Result, shape};
@@ -102,6 +103,8 @@ pub(crate) struct Function {
     pub pre: InstancePre<Guest>,
     pub kind: Kind,
     pub builtin: Option<&'static Builtin>,
+    /// Its own limits and environment.
+    pub deployment: Deployment,
     /// The module as registered, to compile again into an [`Image`].
     source: Arc<[u8]>,
 }
@@ -112,8 +115,9 @@ pub(crate) struct Function {
 #[derive(Clone)]
 pub struct Compiler {
     engine: Engine,
-    /// How long a user module's compile may take, ns.
-    max_compile: Nanos,
+    /// The runtime's limits: how long a user module's compile may take,
+    /// and what a deployment may not pass.
+    limits: Resolved,
     cache: Option<Arc<Cache>>,
 }
 
@@ -132,6 +136,23 @@ impl Compiler {
     /// [`Fault::SlowCompile`] for one whose compile took longer than
     /// [`Config::max_compile`] (it cannot be stopped sooner).
     pub fn prepare(&self, name: &str, module: &[u8]) -> Result<Prepared> {
+        self.prepare_with(name, module, Deployment::default())
+    }
+
+    /// [`Compiler::prepare`], the function given its own limits and
+    /// environment.
+    ///
+    /// # Errors
+    ///
+    /// As [`Compiler::prepare`]'s, and [`Fault::Deployment`] for limits
+    /// past the runtime's, a malformed environment, or an environment for
+    /// a `run` module.
+    pub fn prepare_with(
+        &self,
+        name: &str,
+        module: &[u8],
+        deployment: Deployment,
+    ) -> Result<Prepared> {
         if name.is_empty()
             || name.len() > 64
             || !name
@@ -147,17 +168,25 @@ impl Compiler {
             name: name.to_owned(),
             reason: e.to_string(),
         })?;
+        deployment.check(name, &self.limits)?;
         shape::check(name, &wasm)?;
         let start = std::time::Instant::now();
-        let function = self.compile(name, wasm.as_ref().into())?;
+        let mut function = self.compile(name, wasm.as_ref().into())?;
         let took = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        if took > self.max_compile {
+        if took > self.limits.max_compile {
             return Err(Fault::SlowCompile {
                 name: name.to_owned(),
                 took_ms: took / 1_000_000,
-                limit_ms: self.max_compile / 1_000_000,
+                limit_ms: self.limits.max_compile / 1_000_000,
             });
         }
+        if function.kind == Kind::Run && !deployment.env.is_empty() {
+            return Err(Fault::Deployment {
+                name: name.to_owned(),
+                reason: "it exports `run`, which reads no environment".into(),
+            });
+        }
+        function.deployment = deployment;
         Ok(Prepared {
             name: name.to_owned(),
             function,
@@ -190,6 +219,7 @@ impl Compiler {
             pre,
             kind,
             builtin: None,
+            deployment: Deployment::default(),
             source,
         })
     }
@@ -328,7 +358,7 @@ impl Runtime {
     pub fn compiler(&self) -> Compiler {
         Compiler {
             engine: self.engine.clone(),
-            max_compile: self.limits.max_compile,
+            limits: self.limits,
             cache: self.cache.clone(),
         }
     }
@@ -396,6 +426,7 @@ impl Runtime {
             .compiler()
             .compile(name, Arc::clone(&registered.source))?;
         function.builtin = registered.builtin;
+        function.deployment = registered.deployment.clone();
         Ok(Image {
             name: name.to_owned(),
             function,

@@ -233,6 +233,9 @@ impl Sandbox {
     ) -> Result<Self> {
         let cpu = clock::thread_cpu();
         let limits = runtime.limits;
+        let deployed = &registered.deployment;
+        let cpu_limit = deployed.cpu_limit.unwrap_or(limits.cpu_limit);
+        let memory_limit = deployed.memory_limit.unwrap_or(limits.memory_limit);
         let bad = |reason: String| Fault::BadArgument {
             function: function.to_owned(),
             reason,
@@ -245,7 +248,8 @@ impl Sandbox {
                 (arg, None, None)
             }
             (Kind::Command, Input::Command { stdin, env }) => {
-                let (ctx, pipes) = command::context(function, stdin, &env, limits.max_output);
+                let (ctx, pipes) =
+                    command::context(function, stdin, &env, &deployed.env, limits.max_output);
                 (0, Some(ctx), Some(pipes))
             }
             (Kind::Run, Input::Command { .. }) => {
@@ -261,7 +265,7 @@ impl Sandbox {
         };
         let guard = Arc::new(Guard {
             preempt: Mutex::new(Arc::clone(&preempt.flag)),
-            cpu_deadline: AtomicU64::new(cpu.saturating_add(limits.cpu_limit)),
+            cpu_deadline: AtomicU64::new(cpu.saturating_add(cpu_limit)),
             may_yield: AtomicBool::new(false),
             abort: Mutex::new(None),
         });
@@ -271,20 +275,14 @@ impl Sandbox {
             kind: registered.kind,
             guard: Arc::clone(&guard),
             stats: Stats::default(),
-            cpu_limit: limits.cpu_limit,
-            memory_limit: limits.memory_limit,
+            cpu_limit,
+            memory_limit,
             slots: limits.max_sandboxes,
             pipes,
             max_output: limits.max_output,
             engine: runtime.engine.clone(),
         };
-        let mut store = Store::new(
-            &runtime.engine,
-            Guest {
-                memory_limit: limits.memory_limit,
-                wasi,
-            },
-        );
+        let mut store = Store::new(&runtime.engine, Guest { memory_limit, wasi });
         store.limiter(|guest| guest);
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(move |_| guard.on_epoch());

@@ -21,7 +21,7 @@ use clap::Subcommand;
 pub enum Command {
     Simulate(simulate::Args),
     Capacity(capacity::Args),
-    Serve(serve::Args),
+    Serve(Box<serve::Args>),
     Load(load::Args),
     Replay(replay::Args),
     Compare(compare::Args),
@@ -33,7 +33,7 @@ impl Command {
         match self {
             Command::Simulate(a) => a.execute(),
             Command::Capacity(a) => a.execute(),
-            Command::Serve(a) => a.execute(),
+            Command::Serve(a) => (*a).execute(),
             Command::Load(a) => a.execute(),
             Command::Replay(a) => a.execute(),
             Command::Compare(a) => a.execute(),

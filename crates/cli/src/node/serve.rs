@@ -140,6 +140,15 @@ pub struct Args {
     /// writes more is answered 500 `output-limit`, not cut short.
     #[arg(long, default_value_t = (DEFAULT_MAX_OUTPUT >> 10) as u32, value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
     max_output_kib: u32,
+    /// Register the functions DIR's manifests describe before serving:
+    /// one TOML file a function, `NAME.toml`, naming its module (`module =
+    /// "f.wasm"`, relative to DIR) and optionally `name`,
+    /// `memory_limit_mib`, `cpu_limit_ms` (each at most the node's),
+    /// `deadline` (as --deadline gives one) and an `[env]` table for a
+    /// WASI command (docs/FUNCTIONS.md shows one). A bad manifest stops
+    /// the node, its file and field named.
+    #[arg(long, value_name = "DIR")]
+    deploy: Option<PathBuf>,
     /// Keep compiled code in DIR (created mode 0700; it must be yours and
     /// writable by no one else), keyed by each module's SHA-256 and the
     /// engine's settings: a module compiled once, by this run or an
@@ -210,6 +219,7 @@ impl Args {
             no_token: self.no_token,
             max_connections: self.max_connections as usize,
             max_body: (self.max_body_kib as usize) << 10,
+            deploy: self.deploy,
             admission: self.admit.admit(Admit::SERVE),
             tls: self.tls,
         })

@@ -189,3 +189,57 @@ fn a_node_keeps_compiled_code_for_the_next() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("mode 777 lets others write it"), "{stderr}");
 }
+
+/// `node serve --deploy DIR` registers each manifest's module before it
+/// listens, with the manifest's environment after the CGI variables; a
+/// bad manifest stops it, its file and field named.
+#[test]
+fn a_node_serves_the_functions_of_a_manifest_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("echo.wat"), CGI_ECHO).unwrap();
+    std::fs::write(
+        dir.path().join("echo.toml"),
+        "module = \"echo.wat\"\ncpu_limit_ms = 100\ndeadline = \"50ms\"\n[env]\nGREETING = \"hi there\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("second.toml"),
+        "module = \"echo.wat\"\nname = \"echo2\"\n",
+    )
+    .unwrap();
+    let node = Server::start(&[
+        "node",
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--deploy",
+        dir.path().to_str().unwrap(),
+    ]);
+    let mut c = node.connect();
+    let echo = c.call("POST", "/invoke/echo?x=1", b"body");
+    assert_eq!(echo.status, 201, "{}", echo.body);
+    let lines: Vec<&str> = echo.body.lines().collect();
+    assert!(lines.contains(&"GREETING=hi there"), "{lines:?}");
+    assert!(lines.contains(&"QUERY_STRING=x=1"), "{lines:?}");
+    let second = c.call("POST", "/invoke/echo2", b"");
+    assert_eq!(second.status, 201, "{}", second.body);
+    assert!(!second.body.contains("GREETING"), "{}", second.body);
+    assert!(node.stop().0);
+
+    std::fs::write(
+        dir.path().join("third.toml"),
+        "module = \"echo.wat\"\nmemory_limit_mib = \"lots\"\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_faasched"))
+        .args(["node", "serve", "--listen", "127.0.0.1:0", "--deploy"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("third.toml") && stderr.contains("memory_limit_mib"),
+        "{stderr}"
+    );
+}

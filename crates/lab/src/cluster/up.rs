@@ -131,6 +131,7 @@ impl ClusterNodes {
             no_token: false,
             max_connections: faasched_live::http::DEFAULT_MAX_CONNECTIONS,
             max_body: faasched_live::node::ingress::DEFAULT_MAX_BODY_BYTES,
+            deploy: None,
             // The cluster simulator's servers admit every invocation (they
             // share their cores, and wait for memory), and a live cluster
             // is set beside it: its nodes admit everything too.
@@ -236,7 +237,7 @@ impl Nodes {
         }
         // The containers checked here, once, rather than
         // by every node as it fails to start.
-        node.node()?;
+        node.node(&[])?;
         let exe = std::env::current_exe().context("this program's path, to start its nodes")?;
         let pin = faasched_sys::sched::online_cpus() >= (count * cores) as usize;
         let mut nodes = Nodes { nodes: Vec::new() };

@@ -348,6 +348,8 @@ pub struct Front<'a> {
     pub max_body: usize,
     /// The gateway to register with, if any.
     pub register: Option<&'a Register>,
+    /// Functions registered before the node listens.
+    pub deployed: &'a [super::deploy::Deployed],
     /// Its tokens (the control one is also what the node presents to its
     /// gateway), connections, a body's pace and TLS.
     pub front: FrontConfig,
@@ -372,10 +374,17 @@ pub fn serve(
         load,
         max_body,
         register,
+        deployed,
         front,
         gateway_tls,
     } = front;
     let runtime = Arc::new(node.start()?);
+    for d in deployed {
+        runtime
+            .executor()
+            .register_with(&d.name, &d.module, d.deployment.clone())
+            .map_err(|f| anyhow::anyhow!("{}: {f}", d.manifest.display()))?;
+    }
     let tokio = ingress::runtime().context("the ingress's runtime")?;
     let served = tokio.block_on(async {
         let listener = tokio::net::TcpListener::bind(listen)

@@ -7,6 +7,8 @@ pub mod calibrate;
 pub mod capacity;
 pub mod catalog;
 pub mod compare;
+#[cfg(feature = "live")]
+pub mod deploy;
 pub mod experiment;
 pub mod figures;
 #[cfg(feature = "live")]

@@ -6,6 +6,7 @@
 //! reading a line meant for people.
 
 use super::admission::Admit;
+use super::deploy::{self, Deployed};
 use super::live::{Front, Host, LiveNode, NodeContainers, Register, serve};
 use crate::outln;
 use crate::tls::TlsFiles;
@@ -93,6 +94,10 @@ pub struct ServeOptions {
     /// Its TLS files, if it serves TLS or speaks it to its gateway.
     #[serde(default)]
     pub tls: TlsFiles,
+    /// A directory of function manifests to register before it serves
+    /// ([`deploy`](super::deploy)).
+    #[serde(default)]
+    pub deploy: Option<PathBuf>,
 }
 
 /// What policies are told of a request's work.
@@ -161,14 +166,15 @@ impl ServeOptions {
         serde_json::from_str(&text).with_context(|| format!("--config {}", source.display()))
     }
 
-    /// The node these options describe; errors name the option.
-    pub(crate) fn node(&self) -> Result<LiveNode> {
+    /// The node these options describe, with the deadlines of the
+    /// functions `deployed`; errors name the option.
+    pub(crate) fn node(&self, deployed: &[Deployed]) -> Result<LiveNode> {
         Ok(LiveNode {
             policy: self.policy.clone(),
             dispatchers: self.dispatchers,
             workers: self.workers,
             workload: self.workload.clone(),
-            deadlines: self.deadline.clone(),
+            deadlines: deploy::deadlines(self.deadline.clone(), deployed)?,
             estimator: match self.estimate {
                 Estimate::Exact => faasched_model::node::Estimate::Given,
                 Estimate::Median => faasched_model::node::Estimate::PAPER_MEDIAN,
@@ -266,7 +272,11 @@ pub fn run(options: &ServeOptions, announce: Announce) -> Result<()> {
     let invoke_token =
         read_token(options.invoke_token_file.as_deref()).context("--invoke-token-file")?;
     let tls = options.tls.read()?;
-    let node = options.node()?;
+    let deployed = match &options.deploy {
+        Some(dir) => deploy::read_dir(dir)?,
+        None => Vec::new(),
+    };
+    let node = options.node(&deployed)?;
     let mut load = LoadConfig::new();
     load.cores(
         options
@@ -283,6 +293,7 @@ pub fn run(options: &ServeOptions, announce: Announce) -> Result<()> {
         load,
         max_body: options.max_body,
         register: options.register.as_ref(),
+        deployed: &deployed,
         front: FrontConfig {
             token,
             invoke_token,
@@ -363,6 +374,7 @@ mod tests {
             no_token: false,
             max_connections: default_max_connections(),
             max_body: default_max_body(),
+            deploy: None,
             admission: Admit::SERVE,
             tls: TlsFiles::default(),
             host: Host {
@@ -417,10 +429,10 @@ mod tests {
     fn bad_containers_and_drains_are_refused_naming_the_flag() {
         let mut o = options();
         o.containers.as_mut().unwrap().cold_wait = -1.0;
-        assert!(format!("{:#}", o.node().unwrap_err()).contains("--cold-wait"));
+        assert!(format!("{:#}", o.node(&[]).unwrap_err()).contains("--cold-wait"));
         o.containers.as_mut().unwrap().cold_wait = 1.0;
         o.containers.as_mut().unwrap().keep_alive = "nope".into();
-        assert!(format!("{:#}", o.node().unwrap_err()).contains("--keep-alive"));
+        assert!(format!("{:#}", o.node(&[]).unwrap_err()).contains("--keep-alive"));
         assert!(
             drain(f64::NAN)
                 .unwrap_err()

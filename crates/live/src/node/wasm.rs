@@ -10,7 +10,7 @@ use super::runtime::{Executor, Finished, Step};
 use crate::wire::request;
 use bytes::Bytes;
 use faasched_model::{Nanos, US};
-use faasched_wasm::{Call, Fault, Input, Kind, Preempt, Runtime, Sandbox};
+use faasched_wasm::{Call, Deployment, Fault, Input, Kind, Preempt, Runtime, Sandbox};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -78,6 +78,35 @@ impl WasmExecutor {
     pub fn with_runtime<T>(&self, f: impl FnOnce(&Runtime) -> T) -> T {
         f(&self.runtime.read().unwrap_or_else(|e| e.into_inner()))
     }
+
+    /// Registers `module` under `name` with its own limits and
+    /// environment ([`Executor::register`] gives it the runtime's).
+    ///
+    /// Compiles outside the runtime's lock, so that requests go on
+    /// starting meanwhile (a shared lock would not do: a registration
+    /// waiting to add its module would hold every new reader back until
+    /// the compile ends), and takes the lock only to add the compiled
+    /// module.
+    pub fn register_with(
+        &self,
+        name: &str,
+        module: &[u8],
+        deployment: Deployment,
+    ) -> Result<(), Failure> {
+        let compiler = self
+            .runtime
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .compiler();
+        let prepared = compiler
+            .prepare_with(name, module, deployment)
+            .map_err(failure)?;
+        self.runtime
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .add(prepared)
+            .map_err(failure)
+    }
 }
 
 /// A sandbox's fault as the request's failure.
@@ -89,6 +118,7 @@ fn failure(fault: Fault) -> Failure {
         | Fault::BadName { .. }
         | Fault::Full { .. }
         | Fault::SlowCompile { .. }
+        | Fault::Deployment { .. }
         | Fault::Builtin(_)) => Failure::BadRequest(f.to_string()),
         f @ Fault::Trap { .. } => Failure::Trap(f.to_string()),
         Fault::Timeout { limit, .. } => Failure::Timeout { limit },
@@ -239,23 +269,8 @@ impl Executor for WasmExecutor {
         self.containers.as_ref().map(|c| c.status())
     }
 
-    /// Compiles outside the runtime's lock, so that requests go on
-    /// starting meanwhile (a shared lock would not do: a registration
-    /// waiting to add its module would hold every new reader back until
-    /// the compile ends), and takes the lock only to add the compiled
-    /// module.
     fn register(&self, name: &str, module: &[u8]) -> Result<(), Failure> {
-        let compiler = self
-            .runtime
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .compiler();
-        let prepared = compiler.prepare(name, module).map_err(failure)?;
-        self.runtime
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .add(prepared)
-            .map_err(failure)
+        self.register_with(name, module, Deployment::default())
     }
 
     fn unregister(&self, name: &str) -> Result<(), Failure> {

@@ -4,7 +4,9 @@
 //! may write or call.
 
 use bytes::Bytes;
-use faasched_wasm::{Fault, Input, Kind, Output, Result, Runtime, STDERR_KEPT, Sandbox, Step};
+use faasched_wasm::{
+    Deployment, Fault, Input, Kind, Output, Result, Runtime, STDERR_KEPT, Sandbox, Step,
+};
 
 use crate::{finish, runtime};
 
@@ -310,8 +312,79 @@ fn modules_of_neither_abi_are_refused_saying_why() -> Result<()> {
             Err(Fault::Malformed { reason, .. }) => {
                 assert!(reason.contains(says), "{name}: {reason}")
             }
-            other => panic!("{name}: {other:?}"),
+            Err(other) => panic!("{name}: {other}"),
+            Ok(_) => panic!("{name}: accepted"),
         }
     }
+    Ok(())
+}
+
+/// A function deployed with its own environment and CPU limit sees the
+/// one after its input's and is held to the other, and so is its image;
+/// settings past the runtime's, or an environment for a `run` module, are
+/// refused.
+#[test]
+fn a_deployment_sets_a_functions_environment_and_limits() -> Result<()> {
+    let mut runtime = with(&[])?;
+    let env = vec![
+        ("MODE".to_owned(), "fast".to_owned()),
+        ("A".into(), "1".into()),
+    ];
+    let deploy = |env: Vec<(String, String)>, cpu| Deployment {
+        cpu_limit: cpu,
+        env,
+        ..Deployment::default()
+    };
+    let compiler = runtime.compiler();
+    runtime.add(compiler.prepare_with(
+        "env",
+        strings("environ").as_bytes(),
+        deploy(env.clone(), None),
+    )?)?;
+    runtime.add(compiler.prepare_with(
+        "loop",
+        count(u32::MAX).as_bytes(),
+        deploy(Vec::new(), Some(20_000_000)),
+    )?)?;
+    let out = call(&runtime, "env", b"", &[("QUERY_STRING", "q")])?;
+    assert_eq!(&out.stdout[..], b"QUERY_STRING=q\nMODE=fast\nA=1\n");
+    let image = runtime.image("env")?;
+    let preempt = runtime.preempt();
+    let input = Input::Command {
+        stdin: Bytes::new(),
+        env: Vec::new(),
+    };
+    let mut sandbox = Sandbox::start_image(&runtime, &preempt, &image, input)?;
+    assert_eq!(&finish(&mut sandbox)?.stdout[..], b"MODE=fast\nA=1\n");
+    assert!(matches!(
+        call(&runtime, "loop", b"", &[]),
+        Err(Fault::Timeout {
+            limit: 20_000_000,
+            ..
+        })
+    ));
+
+    let refused = |name: &str, wat: &str, deployment: Deployment| match compiler.prepare_with(
+        name,
+        wat.as_bytes(),
+        deployment,
+    ) {
+        Err(Fault::Deployment { reason, .. }) => reason,
+        Err(other) => panic!("{name}: {other}"),
+        Ok(_) => panic!("{name}: accepted"),
+    };
+    let over = runtime.cpu_limit() + 1;
+    assert!(refused("a", &hello(), deploy(Vec::new(), Some(over))).contains("CPU limit"));
+    let memory = |bytes| Deployment {
+        memory_limit: Some(bytes),
+        ..Deployment::default()
+    };
+    let big = runtime.memory_limit() + (64 << 10);
+    assert!(refused("b", &hello(), memory(big)).contains("memory limit"));
+    assert!(refused("c", &hello(), memory(1000)).contains("multiple of 65536"));
+    let bad_env = deploy(vec![("A=B".into(), "x".into())], None);
+    assert!(refused("d", &hello(), bad_env).contains("`A=B`"));
+    let run = r#"(module (func (export "run") (param i64) (result i64) local.get 0))"#;
+    assert!(refused("e", run, deploy(env, None)).contains("reads no environment"));
     Ok(())
 }

@@ -1,0 +1,255 @@
+//! Functions deployed from a directory of manifests (`node serve --deploy
+//! DIR`): one TOML file per function naming its module and what it is
+//! given beyond it, read and checked before the node starts, so that a
+//! bad manifest stops the node with its file and field named rather than
+//! leave it serving without the function.
+
+use anyhow::{Context, Result, bail};
+use faasched_model::MS;
+use faasched_wasm::Deployment;
+use faasched_workload::node::{Deadline, Deadlines};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The largest module a manifest may name: what `POST /register` takes.
+const MAX_MODULE_BYTES: u64 = 16 << 20;
+
+/// Manifests a directory may hold: what a node registers at most by
+/// default.
+const MAX_MANIFESTS: usize = faasched_wasm::DEFAULT_MAX_MODULES;
+
+/// One function's manifest, `NAME.toml`, as a user writes it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Manifest {
+    /// The module: `.wasm` or `.wat`, relative to the manifest's directory.
+    module: PathBuf,
+    /// The name invocations use; by default the file's stem.
+    name: Option<String>,
+    /// Linear memory one of its sandboxes may grow to, MiB; by default
+    /// the node's.
+    memory_limit_mib: Option<u64>,
+    /// CPU time one of its requests may use, ms; by default the node's.
+    cpu_limit_ms: Option<u64>,
+    /// Its requests' relative deadline, as `--deadline` gives one (`10x`,
+    /// `50ms`); by default `--deadline`'s.
+    deadline: Option<String>,
+    /// Environment variables a WASI command sees after its CGI ones.
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+}
+
+/// A function read from its manifest, ready to register.
+#[derive(Debug, Clone)]
+pub struct Deployed {
+    /// Its name.
+    pub name: String,
+    /// The manifest it came from.
+    pub manifest: PathBuf,
+    /// The module's bytes.
+    pub module: Vec<u8>,
+    /// Its limits and environment.
+    pub deployment: Deployment,
+    /// Its deadline, if the manifest sets one.
+    pub deadline: Option<Deadline>,
+}
+
+/// Every `*.toml` in `dir`, in name order, read and checked: errors name
+/// the file and, where TOML's reader can, its line and field.
+pub fn read_dir(dir: &Path) -> Result<Vec<Deployed>> {
+    let mut paths = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("--deploy {}", dir.display()))? {
+        let path = entry
+            .with_context(|| format!("--deploy {}", dir.display()))?
+            .path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    if paths.len() > MAX_MANIFESTS {
+        bail!(
+            "--deploy {}: {} manifests, more than the {MAX_MANIFESTS} a node registers",
+            dir.display(),
+            paths.len()
+        );
+    }
+    let mut deployed: Vec<Deployed> = Vec::new();
+    for path in paths {
+        let function = read(&path)?;
+        if let Some(other) = deployed.iter().find(|d| d.name == function.name) {
+            bail!(
+                "{}: the name `{}` is {}'s too",
+                path.display(),
+                function.name,
+                other.manifest.display()
+            );
+        }
+        deployed.push(function);
+    }
+    Ok(deployed)
+}
+
+/// One manifest, read and checked.
+fn read(path: &Path) -> Result<Deployed> {
+    let at = || path.display().to_string();
+    let text = std::fs::read_to_string(path).with_context(at)?;
+    let manifest: Manifest = toml::from_str(&text).with_context(at)?;
+    let name = match manifest.name {
+        Some(name) => name,
+        None => path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .with_context(|| format!("{}: the file's name is not UTF-8; give `name`", at()))?
+            .to_owned(),
+    };
+    let module_path = path
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(&manifest.module);
+    let module_at = || format!("{}: module {}", at(), module_path.display());
+    let meta = std::fs::metadata(&module_path).with_context(module_at)?;
+    if !meta.is_file() {
+        bail!("{}: not a regular file", module_at());
+    }
+    let size = meta.len();
+    if size > MAX_MODULE_BYTES {
+        bail!(
+            "{}: {size} bytes, more than the 16 MiB a module may be",
+            module_at()
+        );
+    }
+    let module = std::fs::read(&module_path).with_context(module_at)?;
+    let deadline = manifest
+        .deadline
+        .as_deref()
+        .map(str::parse::<Deadline>)
+        .transpose()
+        .with_context(|| format!("{}: deadline", at()))?;
+    let memory_limit = manifest
+        .memory_limit_mib
+        .map(|mib| {
+            mib.checked_mul(1 << 20)
+                .with_context(|| format!("{}: memory_limit_mib {mib} is too large", at()))
+        })
+        .transpose()?;
+    let cpu_limit = manifest
+        .cpu_limit_ms
+        .map(|ms| {
+            ms.checked_mul(MS)
+                .with_context(|| format!("{}: cpu_limit_ms {ms} is too large", at()))
+        })
+        .transpose()?;
+    Ok(Deployed {
+        name,
+        manifest: path.to_owned(),
+        module,
+        deployment: Deployment {
+            memory_limit,
+            cpu_limit,
+            env: manifest.env.into_iter().collect(),
+        },
+        deadline,
+    })
+}
+
+/// `deadlines` with each deployed function's own, or an error naming a
+/// function that `--deadline` names too.
+pub fn deadlines(mut deadlines: Deadlines, deployed: &[Deployed]) -> Result<Deadlines> {
+    for d in deployed {
+        if let Some(deadline) = d.deadline {
+            deadlines = deadlines
+                .with_override(&d.name, deadline)
+                .with_context(|| {
+                    format!(
+                        "{}: deadline: --deadline names `{}` too; give its deadline in one place",
+                        d.manifest.display(),
+                        d.name
+                    )
+                })?;
+        }
+    }
+    Ok(deadlines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, file: &str, text: &str) {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+
+    #[test]
+    fn a_directory_of_manifests_reads_in_name_order_with_their_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "m.wat", "(module)");
+        write(
+            dir.path(),
+            "b.toml",
+            "module = \"m.wat\"\nmemory_limit_mib = 16\ncpu_limit_ms = 50\ndeadline = \"20ms\"\n\
+             [env]\nMODE = \"fast\"\nA = \"1\"\n",
+        );
+        write(
+            dir.path(),
+            "a.toml",
+            "module = \"m.wat\"\nname = \"first\"\n",
+        );
+        write(dir.path(), "notes.txt", "not a manifest");
+        let deployed = read_dir(dir.path()).unwrap();
+        let names: Vec<_> = deployed.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["first", "b"]);
+        assert_eq!(deployed[0].deployment, Deployment::default());
+        assert_eq!(deployed[0].module, b"(module)");
+        let b = &deployed[1];
+        assert_eq!(
+            b.deployment,
+            Deployment {
+                memory_limit: Some(16 << 20),
+                cpu_limit: Some(50 * MS),
+                env: vec![("A".into(), "1".into()), ("MODE".into(), "fast".into())],
+            }
+        );
+        assert_eq!(b.deadline, Some(Deadline::Absolute(20 * MS)));
+        let merged = deadlines(Deadlines::parse("*=10x").unwrap(), &deployed).unwrap();
+        assert_eq!(merged.for_function("b"), Some(Deadline::Absolute(20 * MS)));
+        let e = deadlines(Deadlines::parse("b=2x").unwrap(), &deployed).unwrap_err();
+        assert!(
+            format!("{e:#}").contains("--deadline names `b` too"),
+            "{e:#}"
+        );
+    }
+
+    #[test]
+    fn a_bad_manifest_is_named_with_its_field() {
+        for (text, wanted) in [
+            ("module = \"m.wat\"\nmemory = 3\n", "unknown field `memory`"),
+            ("module = \"m.wat\"\ncpu_limit_ms = \"x\"\n", "cpu_limit_ms"),
+            ("module = \"m.wat\"\ndeadline = \"soon\"\n", "deadline"),
+            ("module = \"absent.wasm\"\n", "module"),
+            ("module = \".\"\n", "not a regular file"),
+            ("name = \"x\"\n", "missing field `module`"),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            write(dir.path(), "m.wat", "(module)");
+            write(dir.path(), "f.toml", text);
+            let e = format!("{:#}", read_dir(dir.path()).unwrap_err());
+            assert!(e.contains("f.toml") && e.contains(wanted), "{text}: {e}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "m.wat", "(module)");
+        write(
+            dir.path(),
+            "a.toml",
+            "module = \"m.wat\"\nname = \"same\"\n",
+        );
+        write(
+            dir.path(),
+            "b.toml",
+            "module = \"m.wat\"\nname = \"same\"\n",
+        );
+        let e = format!("{:#}", read_dir(dir.path()).unwrap_err());
+        assert!(e.contains("b.toml: the name `same` is"), "{e}");
+    }
+}
