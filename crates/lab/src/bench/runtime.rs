@@ -118,8 +118,8 @@ pub struct Mode {
     pub mode: &'static str,
     /// A no-op's round trip in process.
     pub noop: Latency,
-    /// The given WASI command's round trip in process (no query, no body),
-    /// if one was given.
+    /// The given WASI command's round trip in process, sent its query and
+    /// body, if one was given.
     pub command: Option<Latency>,
     /// A no-op's round trip over HTTP/1.1 on loopback, one kept-alive
     /// connection.

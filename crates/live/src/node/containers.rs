@@ -18,6 +18,7 @@
 //! without containers.
 
 use super::invoke::Failure;
+use crate::wire::response;
 use faasched_model::cluster::{ContainerId, ContainerPool, FunctionProfile, KeepAlive};
 use faasched_model::{Nanos, Time};
 use faasched_wasm::{Image, Runtime};
@@ -172,7 +173,6 @@ impl Containers {
 
     /// The containers' counters and gauges, in Prometheus text format.
     pub fn write_metrics(&self, out: &mut String) {
-        use std::fmt::Write as _;
         let s = self.stats();
         for (name, help, value) in [
             (
@@ -201,9 +201,12 @@ impl Containers {
                 s.refused,
             ),
         ] {
-            let _ = writeln!(
+            response::single(
                 out,
-                "# HELP faasched_node_{name}_total {help}\n# TYPE faasched_node_{name}_total counter\nfaasched_node_{name}_total {value}"
+                &format!("faasched_node_{name}_total"),
+                help,
+                "counter",
+                value,
             );
         }
         for (name, help, value) in [
@@ -214,10 +217,7 @@ impl Containers {
             ),
             ("containers", "Containers, busy or idle.", s.containers),
         ] {
-            let _ = writeln!(
-                out,
-                "# HELP faasched_node_{name} {help}\n# TYPE faasched_node_{name} gauge\nfaasched_node_{name} {value}"
-            );
+            response::single(out, &format!("faasched_node_{name}"), help, "gauge", value);
         }
     }
 

@@ -7,7 +7,7 @@ use super::cgi;
 use super::containers::{Containers, Lease};
 use super::invoke::{Failure, Invoke, Written};
 use super::runtime::{Executor, Finished, Step};
-use crate::wire::request;
+use crate::wire::{request, response};
 use bytes::Bytes;
 use faasched_model::{Nanos, US};
 use faasched_wasm::{Call, Deployment, Fault, Input, Kind, Preempt, Runtime, Sandbox};
@@ -229,7 +229,6 @@ impl Executor for WasmExecutor {
     }
 
     fn write_metrics(&self, out: &mut String) {
-        use std::fmt::Write as _;
         if let Some(c) = &self.containers {
             c.write_metrics(out);
         }
@@ -258,9 +257,12 @@ impl Executor for WasmExecutor {
                 s.write_errors,
             ),
         ] {
-            let _ = writeln!(
+            response::single(
                 out,
-                "# HELP faasched_wasm_cache_{name}_total {help}\n# TYPE faasched_wasm_cache_{name}_total counter\nfaasched_wasm_cache_{name}_total {value}"
+                &format!("faasched_wasm_cache_{name}_total"),
+                help,
+                "counter",
+                value,
             );
         }
     }

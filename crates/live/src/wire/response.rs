@@ -71,6 +71,13 @@ pub fn family(out: &mut String, name: &str, help: &str, kind: &str) {
     let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
+/// A metric family of one unlabelled sample: its `# HELP` and `# TYPE`
+/// lines, then `name value`.
+pub fn single(out: &mut String, name: &str, help: &str, kind: &str, value: impl std::fmt::Display) {
+    family(out, name, help, kind);
+    let _ = writeln!(out, "{name} {value}");
+}
+
 /// A plain-text failure: `body` under `status`, its `kind` in
 /// [`ERROR_HEADER`], counted under that kind.
 pub fn error(status: StatusCode, body: String, kind: &'static str) -> Counted {

@@ -296,9 +296,12 @@ impl<E: Executor> Runtime<E> {
             ),
         ];
         for (name, help, value) in counters {
-            let _ = writeln!(
+            response::single(
                 out,
-                "# HELP faasched_node_{name}_total {help}\n# TYPE faasched_node_{name}_total counter\nfaasched_node_{name}_total {value}"
+                &format!("faasched_node_{name}_total"),
+                help,
+                "counter",
+                value,
             );
         }
         response::family(
@@ -315,10 +318,12 @@ impl<E: Executor> Runtime<E> {
                 s.refused[why as usize]
             );
         }
-        let _ = writeln!(
+        response::single(
             out,
-            "# HELP faasched_node_in_flight Requests accepted and not answered.\n# TYPE faasched_node_in_flight gauge\nfaasched_node_in_flight {}",
-            self.in_flight()
+            "faasched_node_in_flight",
+            "Requests accepted and not answered.",
+            "gauge",
+            self.in_flight(),
         );
         self.executor().write_metrics(out);
     }
