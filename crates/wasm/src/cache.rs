@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
 use sha2::{Digest, Sha256};
+use wasmtime::component::Component;
 use wasmtime::{Engine, Module};
 
 use crate::{Fault, Result};
@@ -52,6 +53,43 @@ pub struct CacheStats {
     /// Entries that could not be written (the module was compiled and is
     /// used all the same).
     pub write_errors: u64,
+}
+
+/// What the cache keeps: a core module or a component, compiled. Each
+/// serializes itself; loading one back is `unsafe` (see `load`).
+pub(crate) trait Compiled: Sized {
+    /// The artifact to keep.
+    fn serialize(&self) -> wasmtime::Result<Vec<u8>>;
+
+    /// The compiled code `artifact` holds.
+    ///
+    /// # Safety
+    ///
+    /// `artifact` must be what [`Compiled::serialize`] wrote for `engine`'s
+    /// settings, unaltered.
+    unsafe fn deserialize(engine: &Engine, artifact: &[u8]) -> wasmtime::Result<Self>;
+}
+
+impl Compiled for Module {
+    fn serialize(&self) -> wasmtime::Result<Vec<u8>> {
+        Module::serialize(self)
+    }
+
+    unsafe fn deserialize(engine: &Engine, artifact: &[u8]) -> wasmtime::Result<Self> {
+        // SAFETY: passed on from the caller's.
+        unsafe { Module::deserialize(engine, artifact) }
+    }
+}
+
+impl Compiled for Component {
+    fn serialize(&self) -> wasmtime::Result<Vec<u8>> {
+        Component::serialize(self)
+    }
+
+    unsafe fn deserialize(engine: &Engine, artifact: &[u8]) -> wasmtime::Result<Self> {
+        // SAFETY: passed on from the caller's.
+        unsafe { Component::deserialize(engine, artifact) }
+    }
 }
 
 /// The on-disk cache of one runtime.
@@ -116,15 +154,15 @@ impl Cache {
     ///
     /// What `compile` returns; a cache that cannot be read or written is
     /// counted ([`CacheStats`]), not an error.
-    pub fn module(
+    pub fn compiled<T: Compiled>(
         &self,
         engine: &Engine,
         wasm: &[u8],
-        compile: impl FnOnce() -> wasmtime::Result<Module>,
-    ) -> wasmtime::Result<Module> {
+        compile: impl FnOnce() -> wasmtime::Result<T>,
+    ) -> wasmtime::Result<T> {
         let path = self.dir.join(format!("{}{SUFFIX}", key(engine, wasm)));
         match load(engine, &path) {
-            Loaded::Module(module) => {
+            Loaded::Hit(module) => {
                 self.hits.fetch_add(1, Ordering::Relaxed);
                 // Used now: the last entry to go.
                 let _ = fs::File::options()
@@ -144,7 +182,7 @@ impl Cache {
     }
 
     /// Writes `module`'s entry at `path`, then trims the directory.
-    fn store(&self, module: &Module, path: &Path) -> std::io::Result<()> {
+    fn store(&self, module: &impl Compiled, path: &Path) -> std::io::Result<()> {
         let artifact = module.serialize().map_err(std::io::Error::other)?;
         let mut file = tempfile::NamedTempFile::new_in(&self.dir)?;
         file.write_all(MAGIC)?;
@@ -194,14 +232,14 @@ impl Cache {
 }
 
 /// What reading one entry found.
-enum Loaded {
-    Module(Module),
+enum Loaded<T> {
+    Hit(T),
     Absent,
     Rejected,
 }
 
 /// The entry at `path`, checked and loaded.
-fn load(engine: &Engine, path: &Path) -> Loaded {
+fn load<T: Compiled>(engine: &Engine, path: &Path) -> Loaded<T> {
     let bytes = match fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Loaded::Absent,
@@ -216,15 +254,16 @@ fn load(engine: &Engine, path: &Path) -> Loaded {
     if Sha256::digest(artifact)[..] != digest[..] {
         return Loaded::Rejected;
     }
-    // SAFETY: `Module::deserialize` requires bytes that `Module::serialize`
-    // produced. These are: the directory is this user's and no one else's
+    // SAFETY: `deserialize` requires bytes that `serialize` produced (for
+    // a module or a component, as the caller asks; the other kind's
+    // artifact is refused by wasmtime, a miss). These are: the directory is this user's and no one else's
     // to write (checked in `open`), entries are only ever written whole by
     // `store` from `serialize` and renamed into place, and the digest just
     // checked rules out a torn or corrupted file. A different wasmtime or
     // engine setting has a different key, and wasmtime itself refuses an
     // artifact of another version or configuration (a miss, then).
-    match unsafe { Module::deserialize(engine, artifact) } {
-        Ok(module) => Loaded::Module(module),
+    match unsafe { T::deserialize(engine, artifact) } {
+        Ok(compiled) => Loaded::Hit(compiled),
         Err(_) => Loaded::Rejected,
     }
 }
@@ -287,10 +326,10 @@ mod tests {
         let engine = Engine::default();
         let wasm = wat::parse_str(WAT).unwrap();
         cache
-            .module(&engine, &wasm, || compile(&engine, &wasm))
+            .compiled(&engine, &wasm, || compile(&engine, &wasm))
             .unwrap();
         let hit = cache
-            .module(&engine, &wasm, || panic!("compiled again"))
+            .compiled::<Module>(&engine, &wasm, || panic!("compiled again"))
             .unwrap();
         assert!(hit.get_export("run").is_some());
         assert_eq!(
@@ -309,16 +348,16 @@ mod tests {
         bytes[last] ^= 1;
         fs::write(entry, &bytes).unwrap();
         cache
-            .module(&engine, &wasm, || compile(&engine, &wasm))
+            .compiled(&engine, &wasm, || compile(&engine, &wasm))
             .unwrap();
         fs::write(entry, &bytes[..40]).unwrap();
         cache
-            .module(&engine, &wasm, || compile(&engine, &wasm))
+            .compiled(&engine, &wasm, || compile(&engine, &wasm))
             .unwrap();
         assert_eq!(cache.stats().rejected, 2);
         // Rewritten whole: a hit again.
         cache
-            .module(&engine, &wasm, || panic!("compiled again"))
+            .compiled::<Module>(&engine, &wasm, || panic!("compiled again"))
             .unwrap();
         assert_eq!(cache.stats().hits, 2);
     }
@@ -349,7 +388,7 @@ mod tests {
             .collect();
         let probe = Cache::open(dir.path(), u64::MAX).unwrap();
         probe
-            .module(&engine, &modules[0], || compile(&engine, &modules[0]))
+            .compiled(&engine, &modules[0], || compile(&engine, &modules[0]))
             .unwrap();
         let one = fs::metadata(&entries(dir.path())[0]).unwrap().len();
         // Room for two entries and a little.
@@ -361,17 +400,17 @@ mod tests {
             file.set_modified(at).unwrap();
         };
         cache
-            .module(&engine, &modules[1], || compile(&engine, &modules[1]))
+            .compiled(&engine, &modules[1], || compile(&engine, &modules[1]))
             .unwrap();
         long_ago(&modules[0], 1000);
         long_ago(&modules[1], 1001);
         // Using the older entry makes it the newer: the third written
         // evicts the other.
         cache
-            .module(&engine, &modules[0], || panic!("compiled again"))
+            .compiled::<Module>(&engine, &modules[0], || panic!("compiled again"))
             .unwrap();
         cache
-            .module(&engine, &modules[2], || compile(&engine, &modules[2]))
+            .compiled(&engine, &modules[2], || compile(&engine, &modules[2]))
             .unwrap();
         assert_eq!(entries(dir.path()).len(), 2);
         assert!(path(&modules[0]).exists());

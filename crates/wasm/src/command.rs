@@ -14,6 +14,7 @@ use wasmtime_wasi::p1::{self, WasiP1Ctx};
 use wasmtime_wasi::p2::pipe::{MemoryInputPipe, MemoryOutputPipe};
 
 use crate::guest::Guest;
+use crate::http::Request;
 
 /// The standard error a command's log keeps: its first 64 KiB. Past them
 /// its writes to standard error fail (the guest sees an error, the
@@ -28,7 +29,8 @@ const ENOTSUP: i32 = 58;
 
 /// What a request gives the function it starts: `run`'s argument for a
 /// module of the `run` ABI, standard input and environment for a WASI
-/// command. An integer converts into [`Input::Arg`].
+/// command, the HTTP request for a component. An integer converts into
+/// [`Input::Arg`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Input {
     /// The value `run: (i64) -> i64` receives.
@@ -40,6 +42,8 @@ pub enum Input {
         /// `NAME=value` pairs, as `environ_get` lists them.
         env: Vec<(String, String)>,
     },
+    /// A `wasi:http/proxy` component's request.
+    Request(Request),
 }
 
 impl From<i64> for Input {
@@ -48,10 +52,12 @@ impl From<i64> for Input {
     }
 }
 
-/// A running command's standard output and error, as the sandbox reads
-/// them when it ends (clones of the pipes its context writes to).
+/// A running function's standard output and error, as the sandbox reads
+/// them when it ends (clones of the pipes its context writes to): a
+/// component's answer is its response, and what it prints, standard output
+/// and error both, is its log.
 pub(crate) struct Pipes {
-    pub stdout: MemoryOutputPipe,
+    pub stdout: Option<MemoryOutputPipe>,
     pub stderr: MemoryOutputPipe,
 }
 
@@ -65,13 +71,14 @@ pub(crate) fn context(
     deployed: &[(String, String)],
     max_output: usize,
 ) -> (WasiP1Ctx, Pipes) {
+    let stdout = MemoryOutputPipe::new(max_output.saturating_add(1));
     let pipes = Pipes {
-        stdout: MemoryOutputPipe::new(max_output.saturating_add(1)),
+        stdout: Some(stdout.clone()),
         stderr: MemoryOutputPipe::new(STDERR_KEPT),
     };
     let ctx = WasiCtxBuilder::new()
         .stdin(MemoryInputPipe::new(stdin))
-        .stdout(pipes.stdout.clone())
+        .stdout(stdout)
         .stderr(pipes.stderr.clone())
         .args(&[name])
         .envs(env)

@@ -120,8 +120,9 @@ impl Config {
         self
     }
 
-    /// Bytes of standard output a command may write; past them it fails
-    /// with [`Fault::OutputLimit`]. By default [`DEFAULT_MAX_OUTPUT`].
+    /// Bytes of standard output a command may write, or of response body
+    /// a component; past them it fails with [`Fault::OutputLimit`]. By
+    /// default [`DEFAULT_MAX_OUTPUT`].
     ///
     /// [`Fault::OutputLimit`]: crate::Fault::OutputLimit
     pub fn max_output(&mut self, bytes: usize) -> &mut Self {

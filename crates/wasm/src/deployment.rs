@@ -12,6 +12,9 @@ use crate::{Fault, Result};
 /// variables: each request's instance copies them.
 pub const MAX_ENV_BYTES: usize = 64 << 10;
 
+/// Hosts a deployment may let a component reach.
+pub const MAX_OUTBOUND: usize = 64;
+
 /// One function's own settings; each left unset is the runtime's.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Deployment {
@@ -26,6 +29,11 @@ pub struct Deployment {
     /// Environment variables a WASI command sees after those of its
     /// [`Input`](crate::Input), in order; a `run` module has none.
     pub env: Vec<(String, String)>,
+    /// Where a component's outgoing requests may go: `host` or
+    /// `host:port` (port 80 if none), plain HTTP only, matched exactly
+    /// (case aside); every other request is refused. None by default;
+    /// only a component makes requests.
+    pub allow_outbound: Vec<String>,
 }
 
 impl Deployment {
@@ -63,6 +71,20 @@ impl Deployment {
             }
             bytes += key.len() + value.len() + 2;
         }
+        if self.allow_outbound.len() > MAX_OUTBOUND {
+            return refuse(format!(
+                "it allows {} outbound hosts, more than the {MAX_OUTBOUND} a function may",
+                self.allow_outbound.len()
+            ));
+        }
+        for host in &self.allow_outbound {
+            if outbound_key(host).is_none() {
+                return refuse(format!(
+                    "outbound host `{host}` is not `host` or `host:port` (no scheme, path or \
+                     user)"
+                ));
+            }
+        }
         if bytes > MAX_ENV_BYTES {
             return refuse(format!(
                 "its environment is {bytes} bytes, more than the {MAX_ENV_BYTES} a function may \
@@ -71,4 +93,19 @@ impl Deployment {
         }
         Ok(())
     }
+}
+
+/// `host:port` in lower case (port 80 if `authority` names none), or
+/// `None` for what is not a bare authority: the form an allowed host and
+/// an outgoing request's target are compared in.
+pub(crate) fn outbound_key(authority: &str) -> Option<String> {
+    let parsed: http::uri::Authority = authority.parse().ok()?;
+    if parsed.as_str().contains('@') || parsed.host().is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{}:{}",
+        parsed.host().to_ascii_lowercase(),
+        parsed.port_u16().unwrap_or(80)
+    ))
 }

@@ -109,10 +109,11 @@ pub enum Fault {
         /// The limit, in bytes.
         limit: u64,
     },
-    /// A command wrote more to its standard output than the runtime keeps
+    /// A command wrote more to its standard output, or a component to its
+    /// response body, than the runtime keeps
     /// ([`Config::max_output`](crate::Config::max_output)): its answer would
     /// be cut short, so it has none.
-    #[error("`{function}` wrote more than {limit} bytes to its standard output, the most kept")]
+    #[error("`{function}` answered more than the {limit} bytes kept")]
     OutputLimit {
         /// The function called.
         function: String,

@@ -7,6 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use wasmtime::{Engine, ResourceLimiter};
 use wasmtime_wasi::p1::WasiP1Ctx;
 
+use crate::http::HttpHost;
+
 /// A worker's preemption flag: the dispatcher (any thread) calls
 /// [`Preempt::request`]; the sandbox the worker is running yields at its
 /// next epoch check.
@@ -66,21 +68,40 @@ pub(crate) struct OverMemory {
     pub(crate) asked: u64,
 }
 
-/// A store's data: the per-sandbox memory limit, and a command's WASI
-/// context (its pipes and environment).
+/// A store's data: the per-sandbox memory limit, and what the host gives
+/// the function's kind.
 pub(crate) struct Guest {
     pub(crate) memory_limit: u64,
-    pub(crate) wasi: Option<WasiP1Ctx>,
+    pub(crate) host: Host,
+}
+
+/// What the host gives a function beyond its memory, by its kind.
+pub(crate) enum Host {
+    /// Nothing: a `run` module imports nothing.
+    Bare,
+    /// A command's WASI preview 1 context (its pipes and environment).
+    Command(Box<WasiP1Ctx>),
+    /// A component's WASI preview 2 and wasi:http contexts.
+    Http(Box<HttpHost>),
 }
 
 impl Guest {
-    /// The WASI context the linker's WASI functions reach: a command's
-    /// store always has one (a `run` module imports no WASI function, so
-    /// its store, which has none, is never asked).
+    /// The WASI preview 1 context the linker's functions reach: only a
+    /// command imports them, and a command's store always has one.
     pub(crate) fn wasi(&mut self) -> &mut WasiP1Ctx {
-        self.wasi
-            .as_mut()
-            .expect("only a command imports WASI, and its store has a context")
+        match &mut self.host {
+            Host::Command(ctx) => ctx,
+            _ => unreachable!("only a command imports WASI preview 1, and its store has a context"),
+        }
+    }
+
+    /// A component's host: only a component imports WASI preview 2 or
+    /// wasi:http, and a component's store always has one.
+    pub(crate) fn http_host(&mut self) -> &mut HttpHost {
+        match &mut self.host {
+            Host::Http(host) => host,
+            _ => unreachable!("only a component imports WASI preview 2, and its store has a host"),
+        }
     }
 }
 

@@ -31,8 +31,8 @@
 //!
 //! # ABI
 //!
-//! A module (`.wasm` bytes or `.wat` text) follows one of two ABIs
-//! ([`Kind`]), found from its exports when it is registered:
+//! A module (`.wasm` bytes or `.wat` text) follows one of three ABIs
+//! ([`Kind`]), found from its encoding and exports when it is registered:
 //!
 //! - **`run`** ([`Kind::Run`]): it exports a function `run` of type
 //!   `(i64) -> i64` (the argument in, the result, for the suite a checksum,
@@ -49,11 +49,23 @@
 //!   [`Fault::OutputLimit`]) and the first [`STDERR_KEPT`] bytes of its
 //!   standard error. `poll_oneoff` (sleeping, waiting) answers "not
 //!   supported": a sandbox cannot wait without stopping its worker.
+//! - **`wasi:http/proxy` component** ([`Kind::Component`]): a component
+//!   that exports `wasi:http/incoming-handler` and imports at most WASI
+//!   preview 2 (command-line interfaces included) and wasi:http, as
+//!   `wasmtime serve` and Spin run it. A sandbox of it starts from
+//!   [`Input::Request`] and ends with its [`Response`] (status, headers,
+//!   a body of at most [`Config::max_output`] bytes) as
+//!   [`Output::response`], its status as [`Output::value`], and what it
+//!   printed, standard output and error, as its log. It reaches no file,
+//!   socket or name; its outgoing requests are refused. It may wait (on a
+//!   timer, on its body's reader): the worker then parks, still answering
+//!   preemption, and its limit bounds the time it runs and waits.
 //!
-//! Either kind must fit the sandbox: one linear memory, grown to at most
-//! the memory limit (growing past it ends the request with
-//! [`Fault::MemoryLimit`], not a `-1` from `memory.grow`), one table, wasm
-//! stack 512 KiB (wasmtime's default; deeper recursion traps). It may
+//! Every kind must fit the sandbox: one linear memory per module, each
+//! grown to at most the memory limit (growing past it ends the request
+//! with [`Fault::MemoryLimit`], not a `-1` from `memory.grow`), one table
+//! per module, wasm stack 512 KiB (wasmtime's default; deeper recursion
+//! traps). It may
 //! export its memory; a start function runs inside [`Sandbox::start`],
 //! bounded by the CPU limit but not preemptible.
 //!
@@ -98,6 +110,7 @@ mod config;
 mod deployment;
 mod fault;
 mod guest;
+mod http;
 mod runtime;
 mod sandbox;
 pub mod shape;
@@ -110,9 +123,10 @@ pub use config::{
     Config, DEFAULT_CPU_LIMIT, DEFAULT_MAX_COMPILE, DEFAULT_MAX_MODULES, DEFAULT_MAX_OUTPUT,
     DEFAULT_MAX_SANDBOXES, DEFAULT_MEMORY_LIMIT, DEFAULT_TICK,
 };
-pub use deployment::{Deployment, MAX_ENV_BYTES};
+pub use deployment::{Deployment, MAX_ENV_BYTES, MAX_OUTBOUND};
 pub use fault::{Fault, Result};
 pub use guest::Preempt;
+pub use http::{Request, Response};
 pub use runtime::{Compiler, Image, Kind, Prepared, Runtime};
 pub use sandbox::{Output, Sandbox, Stats, Step};
 pub use suite::{BUILTINS, Call, resize_arg};

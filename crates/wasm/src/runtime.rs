@@ -3,25 +3,27 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use faasched_model::Nanos;
+use wasmtime::component::Component;
 use wasmtime::{
     Engine, ExternType, InstanceAllocationStrategy, InstancePre, Linker, Module,
     PoolingAllocationConfig, ValType, WasmBacktraceDetails,
 };
+use wasmtime_wasi_http::p2::bindings::ProxyPre;
 
 use crate::cache::{Cache, CacheStats};
-use crate::command;
 use crate::config::Resolved;
 use crate::deployment::Deployment;
 use crate::guest::{Guest, Preempt};
 use crate::suite::{self, Builtin, Call, SUITE};
 use crate::{Config, Fault, Result, shape};
+use crate::{command, http};
 
-/// Which of the two ABIs a module follows (see the crate docs).
+/// Which of the three ABIs a module follows (see the crate docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// Exports `run: (i64) -> i64` and imports nothing: an integer in, an
@@ -31,6 +33,10 @@ pub enum Kind {
     /// only `wasi_snapshot_preview1`; standard input and environment in,
     /// exit status and standard output out.
     Command,
+    /// A `wasi:http/proxy` component: exports
+    /// `wasi:http/incoming-handler`, imports at most WASI preview 2 and
+    /// wasi:http; an HTTP request in, an HTTP response out.
+    Component,
 }
 
 impl Kind {
@@ -97,10 +103,25 @@ impl Kind {
 /// is smaller zeroes only what it has.
 const KEEP_RESIDENT: usize = 64 << 10;
 
+/// A function compiled and linked, ready to instantiate.
+pub(crate) enum Linked {
+    /// A core module (`run` or a command).
+    Core(InstancePre<Guest>),
+    /// A `wasi:http/proxy` component.
+    Proxy(ProxyPre<Guest>),
+}
+
+/// Core instances, memories and tables the pool holds per sandbox, on
+/// average: a component instantiates several of each (its modules, WASI
+/// preview 1's adapter, the shims that join them), a core module one.
+const CORE_INSTANCES_PER_SANDBOX: u32 = 16;
+const MEMORIES_PER_SANDBOX: u32 = 2;
+const TABLES_PER_SANDBOX: u32 = 4;
+
 /// One registered function: checked, compiled and linked once, so that each
 /// request only instantiates it.
 pub(crate) struct Function {
-    pub pre: InstancePre<Guest>,
+    pub linked: Linked,
     pub kind: Kind,
     pub builtin: Option<&'static Builtin>,
     /// Its own limits and environment.
@@ -186,6 +207,12 @@ impl Compiler {
                 reason: "it exports `run`, which reads no environment".into(),
             });
         }
+        if function.kind != Kind::Component && !deployment.allow_outbound.is_empty() {
+            return Err(Fault::Deployment {
+                name: name.to_owned(),
+                reason: "only a wasi:http component makes outgoing requests".into(),
+            });
+        }
         function.deployment = deployment;
         Ok(Prepared {
             name: name.to_owned(),
@@ -193,30 +220,54 @@ impl Compiler {
         })
     }
 
-    /// Compiles `bytes`, checks the ABI and links the module.
+    /// Compiles `bytes` (from the cache if it has them), checks the ABI
+    /// and links the module or component.
     fn compile(&self, name: &str, source: Arc<[u8]>) -> Result<Function> {
         let bytes = &source[..];
         let malformed = |reason: String| Fault::Malformed {
             name: name.to_owned(),
             reason,
         };
-        let compile = || Module::new(&self.engine, bytes);
-        let module = match &self.cache {
-            Some(cache) => cache.module(&self.engine, bytes, compile),
-            None => compile(),
-        }
-        .map_err(|e| malformed(describe(&e)))?;
-        let kind = Kind::of(&module).map_err(malformed)?;
-        let mut linker = Linker::new(&self.engine);
-        if kind == Kind::Command {
-            command::link(&mut linker)
-                .map_err(|e| Fault::Config(format!("cannot link WASI: {}", describe(&e))))?;
-        }
-        let pre = linker
-            .instantiate_pre(&module)
+        let unlinkable =
+            |e: wasmtime::Error| Fault::Config(format!("cannot link WASI: {}", describe(&e)));
+        let (kind, linked) = if wasmparser::Parser::is_component(bytes) {
+            let compile = || Component::new(&self.engine, bytes);
+            let component = match &self.cache {
+                Some(cache) => cache.compiled(&self.engine, bytes, compile),
+                None => compile(),
+            }
             .map_err(|e| malformed(describe(&e)))?;
+            let mut linker = wasmtime::component::Linker::new(&self.engine);
+            http::link(&mut linker).map_err(unlinkable)?;
+            let pre = linker
+                .instantiate_pre(&component)
+                .and_then(ProxyPre::new)
+                .map_err(|e| {
+                    malformed(format!(
+                        "a component must be a wasi:http/proxy one: {}",
+                        describe(&e)
+                    ))
+                })?;
+            (Kind::Component, Linked::Proxy(pre))
+        } else {
+            let compile = || Module::new(&self.engine, bytes);
+            let module = match &self.cache {
+                Some(cache) => cache.compiled(&self.engine, bytes, compile),
+                None => compile(),
+            }
+            .map_err(|e| malformed(describe(&e)))?;
+            let kind = Kind::of(&module).map_err(malformed)?;
+            let mut linker = Linker::new(&self.engine);
+            if kind == Kind::Command {
+                command::link(&mut linker).map_err(unlinkable)?;
+            }
+            let pre = linker
+                .instantiate_pre(&module)
+                .map_err(|e| malformed(describe(&e)))?;
+            (kind, Linked::Core(pre))
+        };
         Ok(Function {
-            pre,
+            linked,
             kind,
             builtin: None,
             deployment: Deployment::default(),
@@ -268,6 +319,8 @@ pub struct Runtime {
     pub(crate) limits: Resolved,
     pub(crate) spin_steps_per_ms: u64,
     cache: Option<Arc<Cache>>,
+    /// Sandboxes alive now, at most `limits.max_sandboxes`.
+    pub(crate) live: Arc<AtomicU32>,
     /// Only held: dropping it stops the thread.
     _ticker: Ticker,
 }
@@ -295,9 +348,14 @@ impl Runtime {
         let mut pool = PoolingAllocationConfig::new();
         pool.linear_memory_keep_resident(KEEP_RESIDENT)
             .table_keep_resident(KEEP_RESIDENT);
-        pool.total_core_instances(limits.max_sandboxes)
-            .total_memories(limits.max_sandboxes)
-            .total_tables(limits.max_sandboxes)
+        // A sandbox runs one core instance, or one component of several
+        // (a C component is its module, WASI's adapter and their shims);
+        // the pool's slots are shared by all sandboxes.
+        let slots = |per: u32| limits.max_sandboxes.saturating_mul(per);
+        pool.total_component_instances(limits.max_sandboxes)
+            .total_core_instances(slots(CORE_INSTANCES_PER_SANDBOX))
+            .total_memories(slots(MEMORIES_PER_SANDBOX))
+            .total_tables(slots(TABLES_PER_SANDBOX))
             .total_stacks(limits.max_sandboxes)
             .max_memory_size(usize::try_from(limits.memory_limit).map_err(|_| {
                 Fault::Config(format!(
@@ -326,6 +384,7 @@ impl Runtime {
             limits,
             spin_steps_per_ms: 1,
             cache,
+            live: Arc::new(AtomicU32::new(0)),
             _ticker: ticker,
         };
         for builtin in &SUITE {
@@ -463,10 +522,10 @@ impl Runtime {
         let function = self.function(name)?;
         match function.kind {
             Kind::Run => suite::parse(name, query, function.builtin, self.spin_steps_per_ms),
-            Kind::Command => Ok(Call {
+            kind @ (Kind::Command | Kind::Component) => Ok(Call {
                 function: name.to_owned(),
                 arg: 0,
-                kind: Kind::Command,
+                kind,
             }),
         }
     }

@@ -19,12 +19,20 @@
 //! Every epoch check also compares the thread's CPU clock with the
 //! request's CPU deadline: CPU time is summed over the request's runs, so
 //! the time it spends preempted does not count against it.
+//!
+//! A component may also wait (on its response body's reader, a timer):
+//! then `resume` parks the worker until the guest's waker fires, checking
+//! every tick for a preemption request (answered with
+//! [`Step::Preempted`], the guest's wait kept), an abort, or the
+//! request's limit, which bounds the time it runs and waits together.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::{self, Thread};
+use std::time::Duration;
 
 use bytes::Bytes;
 use faasched_model::Nanos;
@@ -33,8 +41,9 @@ use wasmtime::{Engine, PoolConcurrencyLimitError, Store, UpdateDeadline};
 use wasmtime_wasi::I32Exit;
 
 use crate::command::{self, Input, Pipes};
-use crate::guest::{Guest, OverMemory, Preempt};
-use crate::runtime::{Function, Image, Kind, describe};
+use crate::guest::{Guest, Host, OverMemory, Preempt};
+use crate::http::{self, HttpHost, OverOutput, Response};
+use crate::runtime::{Function, Image, Kind, Linked, describe};
 use crate::{Fault, Result, Runtime};
 
 /// What one request cost.
@@ -49,25 +58,36 @@ pub struct Stats {
     pub cpu: Nanos,
     /// How many times the request yielded to a preemption.
     pub preemptions: u32,
+    /// Wall time a component spent waiting (for its response's reader, a
+    /// timer) over all its resumes, in ns; 0 for a module.
+    pub waited: Nanos,
 }
 
 /// A request that ran to completion.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Output {
-    /// What `run` returned (a checksum for the built-in suite), or a
-    /// command's exit status (0 when it returned from `_start`).
+    /// What `run` returned (a checksum for the built-in suite), a
+    /// command's exit status (0 when it returned from `_start`), or a
+    /// component's response status.
     pub value: i64,
     /// What a command wrote to standard output (empty for `run`).
     pub stdout: Bytes,
-    /// What a command wrote to standard error, its first
-    /// [`STDERR_KEPT`](crate::STDERR_KEPT) bytes (empty for `run`).
+    /// What a command wrote to standard error, or a component to either
+    /// stream, its first [`STDERR_KEPT`](crate::STDERR_KEPT) bytes (empty
+    /// for `run`).
     pub stderr: Bytes,
+    /// A component's response (`None` for a module).
+    pub response: Option<Response>,
     /// What it cost.
     pub stats: Stats,
 }
 
 /// What one [`Sandbox::resume`] ended with.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "a step is matched as soon as it is returned, never kept"
+)]
 pub enum Step {
     /// The request ended: its value or the fault that ended it. The slot is
     /// back in the pool.
@@ -77,8 +97,73 @@ pub enum Step {
 }
 
 /// The guest's call to `run` (or a command's `_start`, whose exit status
-/// stands for the value), suspended between resumes.
-type Run = Pin<Box<dyn Future<Output = wasmtime::Result<i64>> + Send>>;
+/// stands for the value, or a component's handler), suspended between
+/// resumes.
+type Run = Pin<Box<dyn Future<Output = wasmtime::Result<Ended>> + Send>>;
+
+/// What a guest's call returned.
+enum Ended {
+    /// `run`'s result or a command's exit status.
+    Value(i64),
+    /// A component's response.
+    Response(Response),
+}
+
+/// A sandbox's waker: a guest waiting on something outside it (a
+/// component's body reader, a timer) is woken through it, and the worker
+/// parked for it is unparked.
+#[derive(Default)]
+struct Alarm {
+    rung: AtomicBool,
+    /// The thread that resumes the sandbox now.
+    thread: Mutex<Option<Thread>>,
+}
+
+impl Wake for Alarm {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.rung.store(true, Ordering::Release);
+        if let Some(thread) = &*self.thread.lock().unwrap_or_else(|e| e.into_inner()) {
+            thread.unpark();
+        }
+    }
+}
+
+/// One of the [`Config::max_sandboxes`](crate::Config::max_sandboxes)
+/// sandboxes a runtime lets live at once, given back when its sandbox is
+/// dropped. Counted here, not by the pool: a component takes several of
+/// the pool's instances, memories and tables.
+pub(crate) struct Slot(Arc<AtomicU32>);
+
+impl Slot {
+    /// A slot of `live`'s `max`, if one is free.
+    pub(crate) fn take(live: &Arc<AtomicU32>, max: u32) -> Option<Slot> {
+        live.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+            (n < max).then_some(n + 1)
+        })
+        .ok()
+        .map(|_| Slot(Arc::clone(live)))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// What a wait for a sandbox's waker ended with.
+enum Waited {
+    /// The waker fired: poll the guest again.
+    Rung,
+    /// The worker's preemption flag was set meanwhile.
+    Preempted,
+    /// The request is over: aborted or past its limit.
+    Over(Fault),
+}
 
 /// One request in a fresh instance. `Send`: a sandbox may move between
 /// threads between resumes, though SledgeScale's workers keep theirs.
@@ -93,11 +178,19 @@ pub struct Sandbox {
     cpu_limit: Nanos,
     memory_limit: u64,
     slots: u32,
-    /// A command's standard output and error.
+    /// A command's standard output and error, a component's log.
     pipes: Option<Pipes>,
     max_output: usize,
     /// To advance the epoch for a request made before a run.
     engine: Engine,
+    /// Its place among the runtime's sandboxes alive at once, until it
+    /// ends.
+    slot: Option<Slot>,
+    /// Wakes the guest when what it waits for is ready.
+    alarm: Arc<Alarm>,
+    waker: Waker,
+    /// How often a waiting sandbox checks its flags.
+    tick: Duration,
 }
 
 impl std::fmt::Debug for Sandbox {
@@ -121,6 +214,9 @@ struct Guard {
     /// False while instantiating: a start function runs synchronously and
     /// cannot yield.
     may_yield: AtomicBool,
+    /// Set when the callback yields: a `Pending` poll was a preemption,
+    /// not a wait.
+    yielded: AtomicBool,
     /// Set by whoever no longer wants the result (a client that left):
     /// the guest stops at its next check with [`Fault::Aborted`].
     abort: Mutex<Option<Arc<AtomicBool>>>,
@@ -143,6 +239,7 @@ impl Guard {
             // came before the resume), and the guest would run on to the
             // ticker's next tick. A deadline of 0 has it look at its first
             // check after every resume.
+            self.yielded.store(true, Ordering::Relaxed);
             Ok(UpdateDeadline::Yield(0))
         } else {
             Ok(UpdateDeadline::Continue(1))
@@ -240,35 +337,53 @@ impl Sandbox {
             function: function.to_owned(),
             reason,
         };
-        let (arg, wasi, pipes) = match (registered.kind, input) {
+        let (arg, host, pipes, request) = match (registered.kind, input) {
             (Kind::Run, Input::Arg(arg)) => {
                 if let Some(builtin) = registered.builtin {
                     builtin.check(arg).map_err(bad)?;
                 }
-                (arg, None, None)
+                (arg, Host::Bare, None, None)
             }
             (Kind::Command, Input::Command { stdin, env }) => {
                 let (ctx, pipes) =
                     command::context(function, stdin, &env, &deployed.env, limits.max_output);
-                (0, Some(ctx), Some(pipes))
+                (0, Host::Command(Box::new(ctx)), Some(pipes), None)
             }
-            (Kind::Run, Input::Command { .. }) => {
-                return Err(bad(
-                    "it takes an integer argument, not standard input".into()
-                ));
+            (Kind::Component, Input::Request(request)) => {
+                let log = http::log();
+                let host = HttpHost::new(function, &deployed.env, &deployed.allow_outbound, &log);
+                let pipes = Pipes {
+                    stdout: None,
+                    stderr: log,
+                };
+                (0, Host::Http(Box::new(host)), Some(pipes), Some(request))
             }
-            (Kind::Command, Input::Arg(_)) => {
-                return Err(bad(
-                    "it is a WASI command: it takes standard input, not an integer".into(),
-                ));
+            (kind, input) => {
+                let takes = match kind {
+                    Kind::Run => "it takes an integer argument",
+                    Kind::Command => "it is a WASI command: it takes standard input",
+                    Kind::Component => "it is a wasi:http component: it takes an HTTP request",
+                };
+                let given = match input {
+                    Input::Arg(_) => "an integer",
+                    Input::Command { .. } => "standard input",
+                    Input::Request(_) => "an HTTP request",
+                };
+                return Err(bad(format!("{takes}, not {given}")));
             }
         };
         let guard = Arc::new(Guard {
             preempt: Mutex::new(Arc::clone(&preempt.flag)),
             cpu_deadline: AtomicU64::new(cpu.saturating_add(cpu_limit)),
             may_yield: AtomicBool::new(false),
+            yielded: AtomicBool::new(false),
             abort: Mutex::new(None),
         });
+        let alarm = Arc::new(Alarm::default());
+        let slot = Slot::take(&runtime.live, limits.max_sandboxes).ok_or(Fault::Capacity {
+            function: function.to_owned(),
+            slots: limits.max_sandboxes,
+        })?;
         let mut sandbox = Self {
             run: None,
             function: function.to_owned(),
@@ -281,44 +396,65 @@ impl Sandbox {
             pipes,
             max_output: limits.max_output,
             engine: runtime.engine.clone(),
+            slot: Some(slot),
+            waker: Waker::from(Arc::clone(&alarm)),
+            alarm,
+            tick: Duration::from_nanos(limits.tick),
         };
-        let mut store = Store::new(&runtime.engine, Guest { memory_limit, wasi });
+        let mut store = Store::new(&runtime.engine, Guest { memory_limit, host });
         store.limiter(|guest| guest);
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(move |_| guard.on_epoch());
+        let waited = || Fault::Trap {
+            function: function.to_owned(),
+            message: "its start function waited, which a sandbox cannot".into(),
+        };
         // Instantiation cannot yield (`may_yield` is false) and a start
         // function's WASI calls only touch memory pipes, so one poll ends
         // it; async only because WASI's functions are.
-        let instance = match std::pin::pin!(registered.pre.instantiate_async(&mut store))
-            .poll(&mut Context::from_waker(Waker::noop()))
-        {
-            Poll::Ready(instance) => instance.map_err(|e| sandbox.fault(&e))?,
-            Poll::Pending => {
-                return Err(Fault::Trap {
-                    function: function.to_owned(),
-                    message: "its start function waited, which a sandbox cannot".into(),
+        let run: Run = match &registered.linked {
+            Linked::Core(pre) => {
+                let instance = match std::pin::pin!(pre.instantiate_async(&mut store))
+                    .poll(&mut Context::from_waker(Waker::noop()))
+                {
+                    Poll::Ready(instance) => instance.map_err(|e| sandbox.fault(&e))?,
+                    Poll::Pending => return Err(waited()),
+                };
+                if registered.kind == Kind::Run {
+                    let run = instance
+                        .get_typed_func::<i64, i64>(&mut store, "run")
+                        .map_err(|e| sandbox.fault(&e))?;
+                    Box::pin(async move { run.call_async(&mut store, arg).await.map(Ended::Value) })
+                } else {
+                    let start = instance
+                        .get_typed_func::<(), ()>(&mut store, "_start")
+                        .map_err(|e| sandbox.fault(&e))?;
+                    Box::pin(async move {
+                        match start.call_async(&mut store, ()).await {
+                            Ok(()) => Ok(Ended::Value(0)),
+                            Err(e) => match e.downcast_ref::<I32Exit>() {
+                                Some(&I32Exit(status)) => Ok(Ended::Value(i64::from(status))),
+                                None => Err(e),
+                            },
+                        }
+                    })
+                }
+            }
+            Linked::Proxy(pre) => {
+                let proxy = wasmtime_wasi::runtime::with_ambient_tokio_runtime(|| {
+                    std::pin::pin!(pre.instantiate_async(&mut store))
+                        .poll(&mut Context::from_waker(Waker::noop()))
                 });
-            }
-        };
-        let run: Run = match registered.kind {
-            Kind::Run => {
-                let run = instance
-                    .get_typed_func::<i64, i64>(&mut store, "run")
-                    .map_err(|e| sandbox.fault(&e))?;
-                Box::pin(async move { run.call_async(&mut store, arg).await })
-            }
-            Kind::Command => {
-                let start = instance
-                    .get_typed_func::<(), ()>(&mut store, "_start")
-                    .map_err(|e| sandbox.fault(&e))?;
+                let proxy = match proxy {
+                    Poll::Ready(proxy) => proxy.map_err(|e| sandbox.fault(&e))?,
+                    Poll::Pending => return Err(waited()),
+                };
+                let request = request.expect("a component's input is a request");
+                let max_output = limits.max_output;
                 Box::pin(async move {
-                    match start.call_async(&mut store, ()).await {
-                        Ok(()) => Ok(0),
-                        Err(e) => match e.downcast_ref::<I32Exit>() {
-                            Some(&I32Exit(status)) => Ok(i64::from(status)),
-                            None => Err(e),
-                        },
-                    }
+                    http::exchange(proxy, store, request, max_output)
+                        .await
+                        .map(Ended::Response)
                 })
             }
         };
@@ -349,7 +485,8 @@ impl Sandbox {
     /// yields to a preemption request. After [`Step::Done`] it only answers
     /// `Done(Err(Fault::Finished))`.
     pub fn resume(&mut self) -> Step {
-        let Some(run) = self.run.as_mut() else {
+        // Out of `self` while it runs, back in while it is suspended.
+        let Some(mut run) = self.run.take() else {
             return Step::Done(Err(Fault::Finished(self.function.clone())));
         };
         // A request made before this run began may have advanced the epoch
@@ -365,36 +502,103 @@ impl Sandbox {
         self.guard
             .cpu_deadline
             .store(begin.saturating_add(left), Ordering::Relaxed);
-        // No executor: the only thing that suspends the guest is the epoch
-        // callback's yield, and the next resume is its wake-up.
-        let poll = run.as_mut().poll(&mut Context::from_waker(Waker::noop()));
-        self.stats.cpu += clock::thread_cpu().saturating_sub(begin);
-        match poll {
-            Poll::Pending => {
+        *self.alarm.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread::current());
+        let component = self.kind == Kind::Component;
+        let result = loop {
+            self.alarm.rung.store(false, Ordering::Release);
+            let mut cx = Context::from_waker(&self.waker);
+            // A component's host spawns and times on tokio: wasmtime-wasi's
+            // own runtime, when the worker runs none.
+            let poll = if component {
+                wasmtime_wasi::runtime::with_ambient_tokio_runtime(|| run.as_mut().poll(&mut cx))
+            } else {
+                run.as_mut().poll(&mut cx)
+            };
+            if let Poll::Ready(result) = poll {
+                break result;
+            }
+            if self.guard.yielded.swap(false, Ordering::Relaxed) {
+                self.stats.cpu += clock::thread_cpu().saturating_sub(begin);
                 self.stats.preemptions += 1;
-                Step::Preempted
+                self.run = Some(run);
+                return Step::Preempted;
             }
-            Poll::Ready(result) => {
-                self.run = None;
-                let stdout = self.stdout();
-                if stdout.len() > self.max_output {
-                    // Whatever the guest did once its writes failed.
-                    return Step::Done(Err(Fault::OutputLimit {
-                        function: self.function.clone(),
-                        limit: self.max_output,
-                    }));
+            let ran = clock::thread_cpu().saturating_sub(begin);
+            match self.wait(ran) {
+                Waited::Rung => {}
+                Waited::Preempted => {
+                    self.stats.cpu += clock::thread_cpu().saturating_sub(begin);
+                    self.stats.preemptions += 1;
+                    self.run = Some(run);
+                    return Step::Preempted;
                 }
-                Step::Done(match result {
-                    Ok(value) => Ok(Output {
-                        value,
-                        stdout,
-                        stderr: self.stderr(),
-                        stats: self.stats,
-                    }),
-                    Err(e) => Err(self.fault(&e)),
-                })
+                Waited::Over(fault) => {
+                    self.stats.cpu += clock::thread_cpu().saturating_sub(begin);
+                    drop(run);
+                    self.slot = None;
+                    return Step::Done(Err(fault));
+                }
             }
+        };
+        self.stats.cpu += clock::thread_cpu().saturating_sub(begin);
+        // Its slots back to the pool and the runtime before the answer is
+        // read.
+        drop(run);
+        self.slot = None;
+        let stdout = self.stdout();
+        if stdout.len() > self.max_output {
+            // Whatever the guest did once its writes failed.
+            return Step::Done(Err(Fault::OutputLimit {
+                function: self.function.clone(),
+                limit: self.max_output,
+            }));
         }
+        Step::Done(match result {
+            Ok(Ended::Value(value)) => Ok(Output {
+                value,
+                stdout,
+                stderr: self.stderr(),
+                response: None,
+                stats: self.stats,
+            }),
+            Ok(Ended::Response(response)) => Ok(Output {
+                value: i64::from(response.status.as_u16()),
+                stdout,
+                stderr: self.stderr(),
+                response: Some(response),
+                stats: self.stats,
+            }),
+            Err(e) => Err(self.fault(&e)),
+        })
+    }
+
+    /// Parks the worker until the guest's waker fires, checking every tick
+    /// whether the worker is asked to preempt, the request was aborted, or
+    /// its time (`ran` ns of CPU in this resume, its earlier CPU and
+    /// waits) is past its limit.
+    fn wait(&mut self, ran: Nanos) -> Waited {
+        let began = clock::monotonic();
+        let waited = loop {
+            if self.alarm.rung.load(Ordering::Acquire) {
+                break Waited::Rung;
+            }
+            if self.guard.aborted() {
+                break Waited::Over(Fault::Aborted(self.function.clone()));
+            }
+            if self.guard.take_preempt() {
+                break Waited::Preempted;
+            }
+            let waiting = clock::monotonic().saturating_sub(began);
+            if self.stats.cpu + ran + self.stats.waited + waiting >= self.cpu_limit {
+                break Waited::Over(Fault::Timeout {
+                    function: self.function.clone(),
+                    limit: self.cpu_limit,
+                });
+            }
+            thread::park_timeout(self.tick);
+        };
+        self.stats.waited += clock::monotonic().saturating_sub(began);
+        waited
     }
 
     /// What the request has cost so far.
@@ -415,7 +619,8 @@ impl Sandbox {
     fn stdout(&self) -> Bytes {
         self.pipes
             .as_ref()
-            .map_or_else(Bytes::new, |p| p.stdout.contents())
+            .and_then(|p| p.stdout.as_ref())
+            .map_or_else(Bytes::new, |stdout| stdout.contents())
     }
 
     /// The ABI of the function it runs.
@@ -448,6 +653,11 @@ impl Sandbox {
                 function,
                 asked: over.asked,
                 limit: self.memory_limit,
+            }
+        } else if cause::<OverOutput>(error).is_some() {
+            Fault::OutputLimit {
+                function,
+                limit: self.max_output,
             }
         } else if cause::<PoolConcurrencyLimitError>(error).is_some() {
             Fault::Capacity {

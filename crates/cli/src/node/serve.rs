@@ -136,8 +136,9 @@ pub struct Args {
     /// (413); the node holds at most 64 of the largest at once.
     #[arg(long, default_value_t = (DEFAULT_MAX_BODY_BYTES >> 10) as u32, value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
     max_body_kib: u32,
-    /// The most a WASI command may write to standard output, KiB; one that
-    /// writes more is answered 500 `output-limit`, not cut short.
+    /// The most a WASI command may write to standard output, or a
+    /// wasi:http component answer in its body, KiB; one that answers more
+    /// is answered 500 `output-limit`, not cut short.
     #[arg(long, default_value_t = (DEFAULT_MAX_OUTPUT >> 10) as u32, value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
     max_output_kib: u32,
     /// Register the functions DIR's manifests describe before serving:

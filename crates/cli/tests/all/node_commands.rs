@@ -243,3 +243,86 @@ fn a_node_serves_the_functions_of_a_manifest_directory() {
         "{stderr}"
     );
 }
+
+/// The built function `name` (scripts/build-functions), or `None` having
+/// said so; required where `FAASCHED_REQUIRE_FUNCTIONS` is set (CI).
+fn built(name: &str) -> Option<std::path::PathBuf> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/functions")
+        .join(format!("{name}.wasm"));
+    if path.is_file() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("FAASCHED_REQUIRE_FUNCTIONS").is_none(),
+        "{} is not built (scripts/build-functions); FAASCHED_REQUIRE_FUNCTIONS is set",
+        path.display()
+    );
+    eprintln!("skipped: {} is not built", path.display());
+    None
+}
+
+/// A wasi:http component on `node serve`, deployed from a manifest and
+/// registered over HTTP: it is handed the invocation (method, target,
+/// headers but the node's token, body) and its response is the answer,
+/// with the node's cost headers; what it prints is its log.
+#[test]
+fn a_wasi_http_component_answers_with_its_own_response() {
+    let (Some(echo), Some(hello)) = (built("echo-http"), built("hello-http")) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("echo.toml"),
+        format!(
+            "module = {:?}\ncpu_limit_ms = 100\n",
+            echo.display().to_string()
+        ),
+    )
+    .unwrap();
+    let token_file = dir.path().join("token");
+    let token = "k".repeat(40);
+    std::fs::write(&token_file, format!("{token}\n")).unwrap();
+    let node = Server::start(&[
+        "node",
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--deploy",
+        dir.path().to_str().unwrap(),
+        "--token-file",
+        token_file.to_str().unwrap(),
+    ]);
+    let bearer = format!("Bearer {token}");
+    let mut c = node.connect();
+    c.send_with(
+        "POST",
+        "/invoke/echo?status=202&x=1",
+        &[
+            ("content-type", "text/csv"),
+            ("authorization", bearer.as_str()),
+        ],
+        b"a,b\n1,2\n",
+    );
+    let echoed = c.receive();
+    assert_eq!(echoed.status, 202, "{}", echoed.body);
+    assert_eq!(echoed.body, "a,b\n1,2\n");
+    assert_eq!(echoed.header("content-type"), Some("text/csv"));
+    assert_eq!(echoed.header("x-method"), Some("POST"));
+    assert_eq!(echoed.header("x-path"), Some("/invoke/echo?status=202&x=1"));
+    assert!(echoed.header("x-faasched-cpu-us").is_some());
+    assert_eq!(echoed.header("x-faasched-exit-status"), None);
+
+    c.send_with(
+        "POST",
+        "/register/hello",
+        &[("authorization", bearer.as_str())],
+        &std::fs::read(hello).unwrap(),
+    );
+    let registered = c.receive();
+    assert_eq!(registered.status, 201, "{}", registered.body);
+    let hi = c.call("POST", "/invoke/hello", b"");
+    assert_eq!((hi.status, hi.body.as_str()), (200, "hello, world\n"));
+    assert_eq!(hi.header("content-type"), Some("text/plain"));
+    assert!(node.stop().0);
+}

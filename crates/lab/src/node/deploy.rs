@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The largest module a manifest may name: what `POST /register` takes.
-const MAX_MODULE_BYTES: u64 = 16 << 20;
+const MAX_MODULE_BYTES: u64 = faasched_live::node::ingress::DEFAULT_MAX_MODULE_BYTES as u64;
 
 /// Manifests a directory may hold: what a node registers at most by
 /// default.
@@ -35,9 +35,14 @@ struct Manifest {
     /// Its requests' relative deadline, as `--deadline` gives one (`10x`,
     /// `50ms`); by default `--deadline`'s.
     deadline: Option<String>,
-    /// Environment variables a WASI command sees after its CGI ones.
+    /// Environment variables a WASI command sees after its CGI ones, or a
+    /// component sees.
     #[serde(default)]
     env: BTreeMap<String, String>,
+    /// Hosts (`host` or `host:port`) a component's outgoing requests may
+    /// reach, over plain HTTP; by default none.
+    #[serde(default)]
+    allow_outbound: Vec<String>,
 }
 
 /// A function read from its manifest, ready to register.
@@ -116,8 +121,9 @@ fn read(path: &Path) -> Result<Deployed> {
     let size = meta.len();
     if size > MAX_MODULE_BYTES {
         bail!(
-            "{}: {size} bytes, more than the 16 MiB a module may be",
-            module_at()
+            "{}: {size} bytes, more than the {} MiB a module may be",
+            module_at(),
+            MAX_MODULE_BYTES >> 20
         );
     }
     let module = std::fs::read(&module_path).with_context(module_at)?;
@@ -149,6 +155,7 @@ fn read(path: &Path) -> Result<Deployed> {
             memory_limit,
             cpu_limit,
             env: manifest.env.into_iter().collect(),
+            allow_outbound: manifest.allow_outbound,
         },
         deadline,
     })
@@ -209,6 +216,7 @@ mod tests {
                 memory_limit: Some(16 << 20),
                 cpu_limit: Some(50 * MS),
                 env: vec![("A".into(), "1".into()), ("MODE".into(), "fast".into())],
+                allow_outbound: Vec::new(),
             }
         );
         assert_eq!(b.deadline, Some(Deadline::Absolute(20 * MS)));

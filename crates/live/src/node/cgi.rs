@@ -17,8 +17,9 @@
 //! only `Location`) and the other headers go out as they are. Output
 //! without such a block is sent as `application/octet-stream`.
 
-use super::invoke::Invoke;
+use super::invoke::{Invoke, NODE_HEADERS};
 use bytes::Bytes;
+use faasched_wasm::Response;
 use hyper::header::{self, HeaderName, HeaderValue};
 use hyper::{HeaderMap, StatusCode};
 
@@ -43,13 +44,7 @@ pub fn environment(invoke: &Invoke) -> Vec<(String, String)> {
     let mut names: Vec<&HeaderName> = invoke.headers.keys().collect();
     names.sort_by_key(|name| name.as_str());
     for name in names {
-        if [
-            header::AUTHORIZATION,
-            header::PROXY_AUTHORIZATION,
-            header::CONTENT_LENGTH,
-        ]
-        .contains(name)
-        {
+        if NODE_HEADERS.contains(name) || name == header::CONTENT_LENGTH {
             continue;
         }
         // A value that is not text (obs-text) is left out, not mangled.
@@ -72,17 +67,6 @@ pub fn environment(invoke: &Invoke) -> Vec<(String, String)> {
         env.push((variable, values.join(", ")));
     }
     env
-}
-
-/// A command's response: status, headers, body.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Response {
-    /// 200, or what its `Status` header said.
-    pub status: StatusCode,
-    /// Its own headers (`Content-Type` always set).
-    pub headers: HeaderMap,
-    /// What followed its header block, or all it wrote.
-    pub body: Bytes,
 }
 
 /// What a command's standard output says, or why it is not a response

@@ -12,6 +12,7 @@ use bytes::Bytes;
 use faasched_model::Nanos;
 use faasched_model::node::Refusal;
 use hyper::HeaderMap;
+use hyper::header::{AUTHORIZATION, HeaderName, HeaderValue, PROXY_AUTHORIZATION};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -55,6 +56,9 @@ impl PartialEq for Cancel {
 
 impl Eq for Cancel {}
 
+/// The headers a function never sees: they carry the node's own tokens.
+pub const NODE_HEADERS: [HeaderName; 2] = [AUTHORIZATION, PROXY_AUTHORIZATION];
+
 /// One invocation as the ingress received it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Invoke {
@@ -92,6 +96,13 @@ impl Invoke {
         self.label.as_deref().unwrap_or(&self.function)
     }
 
+    /// Its headers a function may see: all but [`NODE_HEADERS`].
+    pub fn function_headers(&self) -> impl Iterator<Item = (&HeaderName, &HeaderValue)> {
+        self.headers
+            .iter()
+            .filter(|(name, _)| !NODE_HEADERS.contains(name))
+    }
+
     /// The call as one string, `function` or `function?query`.
     pub fn call(&self) -> String {
         match &self.query {
@@ -101,13 +112,20 @@ impl Invoke {
     }
 }
 
-/// What a WASI command wrote, beside its exit status.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Written {
-    /// Its standard output: the response, CGI headers first if it has any.
-    pub stdout: Bytes,
-    /// The start of its standard error: its log.
-    pub stderr: Bytes,
+/// What a WASI command or a `wasi:http` component answered, beside its
+/// value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Written {
+    /// A command's output, beside its exit status.
+    Command {
+        /// Its standard output: the response, CGI headers first if it has
+        /// any.
+        stdout: Bytes,
+        /// The start of its standard error: its log.
+        stderr: Bytes,
+    },
+    /// A component's response (its log is kept by the executor).
+    Response(faasched_wasm::Response),
 }
 
 /// What a finished invocation returns.
@@ -115,7 +133,8 @@ pub struct Written {
 pub struct Completed {
     /// The function's result; a WASI command's exit status.
     pub value: i64,
-    /// What a WASI command wrote; `None` for a function of the `run` ABI.
+    /// What a WASI command or a component answered; `None` for a
+    /// function of the `run` ABI.
     pub written: Option<Written>,
     /// CPU time its sandbox ran, ns.
     pub cpu: Nanos,
@@ -218,7 +237,8 @@ impl fmt::Display for Failure {
             Failure::Memory => f.write_str("the function grew its memory past the sandbox's limit"),
             Failure::OutputLimit { limit } => write!(
                 f,
-                "the function wrote more than {limit} bytes to its standard output, the most kept"
+                "the function's answer (a command's standard output, a component's body) is \
+                 longer than the {limit} bytes kept"
             ),
             Failure::Overloaded => f.write_str("the runtime refused the request: overloaded"),
             Failure::Refused(why) => f.write_str(match why {

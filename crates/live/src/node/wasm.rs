@@ -10,7 +10,7 @@ use super::runtime::{Executor, Finished, Step};
 use crate::wire::{request, response};
 use bytes::Bytes;
 use faasched_model::{Nanos, US};
-use faasched_wasm::{Call, Deployment, Fault, Input, Kind, Preempt, Runtime, Sandbox};
+use faasched_wasm::{Call, Deployment, Fault, Input, Kind, Preempt, Request, Runtime, Sandbox};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -130,6 +130,27 @@ fn failure(fault: Fault) -> Failure {
     }
 }
 
+/// What a component is handed for `invoke`: `POST /invoke/NAME?QUERY`,
+/// its headers but the node's own tokens, its body.
+fn request(invoke: &Invoke) -> Result<Request, Failure> {
+    let target = match &invoke.query {
+        Some(query) => format!("/invoke/{}?{query}", invoke.function),
+        None => format!("/invoke/{}", invoke.function),
+    };
+    let uri = target
+        .parse()
+        .map_err(|e| Failure::BadRequest(format!("the request target {target:?}: {e}")))?;
+    Ok(Request {
+        method: hyper::Method::POST,
+        uri,
+        headers: invoke
+            .function_headers()
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect(),
+        body: invoke.body.clone(),
+    })
+}
+
 /// What `invoke` calls on `runtime`, checked: a `run` function's query is
 /// integer arguments and it takes no body; a command takes any query and
 /// body.
@@ -168,6 +189,7 @@ impl Executor for WasmExecutor {
                 stdin: invoke.body.clone(),
                 env: cgi::environment(invoke),
             },
+            Kind::Component => Input::Request(request(invoke)?),
         };
         let preempt = &self.preempts[worker];
         let lease = match &self.containers {
@@ -193,17 +215,23 @@ impl Executor for WasmExecutor {
             job.sandbox.rebind(&self.preempts[worker]);
             job.worker = worker;
         }
-        let command = job.sandbox.kind() == Kind::Command;
+        let kind = job.sandbox.kind();
         match job.sandbox.resume() {
             faasched_wasm::Step::Done(Ok(out)) => Step::Done(Ok(Finished {
                 value: out.value,
-                written: command.then(|| {
-                    self.append_log(job.sandbox.function(), &out.stderr);
-                    Written {
-                        stdout: out.stdout,
-                        stderr: out.stderr,
+                written: match (kind, out.response) {
+                    (Kind::Run, _) => None,
+                    (_, response) => {
+                        self.append_log(job.sandbox.function(), &out.stderr);
+                        Some(match response {
+                            Some(response) => Written::Response(response),
+                            None => Written::Command {
+                                stdout: out.stdout,
+                                stderr: out.stderr,
+                            },
+                        })
                     }
-                }),
+                },
                 cpu: out.stats.cpu,
                 cold: job.lease.as_ref().is_some_and(Lease::cold),
             })),

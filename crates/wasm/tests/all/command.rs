@@ -386,5 +386,17 @@ fn a_deployment_sets_a_functions_environment_and_limits() -> Result<()> {
     assert!(refused("d", &hello(), bad_env).contains("`A=B`"));
     let run = r#"(module (func (export "run") (param i64) (result i64) local.get 0))"#;
     assert!(refused("e", run, deploy(env, None)).contains("reads no environment"));
+    let outbound = |hosts: &[&str]| Deployment {
+        allow_outbound: hosts.iter().map(|h| h.to_string()).collect(),
+        ..Deployment::default()
+    };
+    assert!(
+        refused("f", &hello(), outbound(&["example.com"]))
+            .contains("only a wasi:http component makes outgoing requests")
+    );
+    for bad in ["http://example.com", "a@example.com", "example.com/x", ""] {
+        let why = refused("g", &hello(), outbound(&[bad]));
+        assert!(why.contains("is not `host` or `host:port`"), "{bad}: {why}");
+    }
     Ok(())
 }

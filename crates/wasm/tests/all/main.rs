@@ -8,6 +8,7 @@ mod c;
 mod command;
 mod faults;
 mod go;
+mod http;
 mod image;
 mod pool;
 mod preempt;

@@ -70,7 +70,7 @@ pub use load::LoadConfig;
 use crate::auth;
 use crate::http::{self, FrontConfig, Invoker, Limits, Service};
 use crate::node::cgi;
-use crate::node::invoke::{Answer, Backend, Cancel, Failure, Invoke};
+use crate::node::invoke::{Answer, Backend, Cancel, Failure, Invoke, Written};
 use crate::wire::request::{self, Malformed, Route, RouteKind, read_body};
 use crate::wire::response::{self, BAD_HEADERS, Counted, EXIT_STATUS, OK, json, refusal, text};
 use crate::wire::{
@@ -93,10 +93,11 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-/// The largest module `POST /register` takes by default, bytes: 16 MiB,
-/// above the function suite's modules and small enough to hold in memory
-/// while it compiles.
-pub const DEFAULT_MAX_MODULE_BYTES: usize = 16 << 20;
+/// The largest module `POST /register` takes by default, bytes: 32 MiB,
+/// above the function suite's modules (a Python component, its
+/// interpreter within, is 18 MB) and small enough to hold in memory while
+/// it compiles.
+pub const DEFAULT_MAX_MODULE_BYTES: usize = 32 << 20;
 
 /// The largest invocation body taken by default, bytes: 1 MiB, a WASI
 /// command's standard input (a `run` function takes none). Each request
@@ -680,17 +681,24 @@ impl Drop for Waiting<'_> {
 
 /// The response to an invocation's answer: `VALUE\n` for a `run`
 /// function; for a WASI command, what its standard output says
-/// ([`cgi::response`]) if it exited 0, else a 500 `exit-status`. Either
-/// way it carries the cost headers, and a command's its exit status.
+/// ([`cgi::response`]) if it exited 0, else a 500 `exit-status`; a
+/// component's own response. Each carries the cost headers, and a
+/// command's its exit status.
 fn invoke_answer(answer: Answer) -> Counted {
     let completed = match answer {
         Ok(completed) => completed,
         Err(failure) => return failure_answer(&failure),
     };
-    let command = completed.written.is_some();
+    let command = matches!(completed.written, Some(Written::Command { .. }));
     let (mut response, kind) = match completed.written {
         None => (text(StatusCode::OK, format!("{}\n", completed.value)), OK),
-        Some(_) if completed.value != 0 => response::error(
+        Some(Written::Response(answer)) => {
+            let mut response = Response::new(Full::new(answer.body));
+            *response.status_mut() = answer.status;
+            *response.headers_mut() = answer.headers;
+            (response, OK)
+        }
+        Some(Written::Command { .. }) if completed.value != 0 => response::error(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!(
                 "the function exited with status {} (its standard error is its log)\n",
@@ -698,7 +706,7 @@ fn invoke_answer(answer: Answer) -> Counted {
             ),
             EXIT_STATUS,
         ),
-        Some(written) => match cgi::response(written.stdout) {
+        Some(Written::Command { stdout, .. }) => match cgi::response(stdout) {
             Ok(cgi) => {
                 let mut response = Response::new(Full::new(cgi.body));
                 *response.status_mut() = cgi.status;

@@ -35,7 +35,7 @@ pub use threads::Runtime;
 pub struct Finished {
     /// The function's value; a WASI command's exit status.
     pub value: i64,
-    /// What a WASI command wrote.
+    /// What a WASI command or a component answered.
     pub written: Option<Written>,
     /// The CPU time its sandbox ran.
     pub cpu: Nanos,
