@@ -326,3 +326,50 @@ fn a_wasi_http_component_answers_with_its_own_response() {
     assert_eq!(hi.header("content-type"), Some("text/plain"));
     assert!(node.stop().0);
 }
+
+/// `POST /register/NAME` takes the manifest's fields as JSON in
+/// `x-faasched-manifest`: the environment reaches the function; an
+/// unknown or misplaced field is a 400 naming it, nothing registered.
+#[test]
+fn a_registration_carries_its_manifest_in_a_header() {
+    let node = Server::start(&["node", "serve", "--listen", "127.0.0.1:0"]);
+    let mut c = node.connect();
+    let manifest = r#"{"env": {"GREETING": "hi there"}, "cpu_limit_ms": 100, "deadline": "40ms"}"#;
+    c.send_with(
+        "POST",
+        "/register/echo",
+        &[("x-faasched-manifest", manifest)],
+        CGI_ECHO.as_bytes(),
+    );
+    let registered = c.receive();
+    assert_eq!(registered.status, 201, "{}", registered.body);
+    let echo = c.call("POST", "/invoke/echo", b"");
+    assert!(
+        echo.body.lines().any(|l| l == "GREETING=hi there"),
+        "{}",
+        echo.body
+    );
+    for (bad, named) in [
+        (r#"{"memory": 1}"#, "unknown field `memory`"),
+        (
+            r#"{"module": "x.wasm"}"#,
+            "give neither `module` nor `name`",
+        ),
+        (r#"{"cpu_limit_ms": 100000000}"#, "CPU limit"),
+        ("{", "x-faasched-manifest"),
+    ] {
+        let mut c = node.connect();
+        c.send_with(
+            "POST",
+            "/register/other",
+            &[("x-faasched-manifest", bad)],
+            CGI_ECHO.as_bytes(),
+        );
+        let refused = c.receive();
+        assert_eq!(refused.status, 400, "{bad}: {}", refused.body);
+        assert!(refused.body.contains(named), "{bad}: {}", refused.body);
+    }
+    let unknown = node.connect().call("POST", "/invoke/other", b"");
+    assert_eq!(unknown.status, 404, "{}", unknown.body);
+    assert!(node.stop().0);
+}

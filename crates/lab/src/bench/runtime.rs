@@ -282,7 +282,7 @@ pub fn measure(
         let command_rt = match command {
             Some(command) => {
                 rt.executor()
-                    .register(COMMAND, &command.module)
+                    .register(COMMAND, &command.module, Default::default())
                     .map_err(|f| anyhow::anyhow!("the command: {f}"))?;
                 round_trips(rt, warm, || command.invoke())?;
                 Some(Latency::of(round_trips(rt, settings.round_trips, || {

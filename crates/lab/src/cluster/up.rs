@@ -237,7 +237,7 @@ impl Nodes {
         }
         // The containers checked here, once, rather than
         // by every node as it fails to start.
-        node.node(&[])?;
+        node.node()?;
         let exe = std::env::current_exe().context("this program's path, to start its nodes")?;
         let pin = faasched_sys::sched::online_cpus() >= (count * cores) as usize;
         let mut nodes = Nodes { nodes: Vec::new() };

@@ -5,11 +5,7 @@
 //! leave it serving without the function.
 
 use anyhow::{Context, Result, bail};
-use faasched_model::MS;
-use faasched_wasm::Deployment;
-use faasched_workload::node::{Deadline, Deadlines};
-use serde::Deserialize;
-use std::collections::BTreeMap;
+use faasched_live::node::manifest::{Manifest, Settings};
 use std::path::{Path, PathBuf};
 
 /// The largest module a manifest may name: what `POST /register` takes.
@@ -18,32 +14,6 @@ const MAX_MODULE_BYTES: u64 = faasched_live::node::ingress::DEFAULT_MAX_MODULE_B
 /// Manifests a directory may hold: what a node registers at most by
 /// default.
 const MAX_MANIFESTS: usize = faasched_wasm::DEFAULT_MAX_MODULES;
-
-/// One function's manifest, `NAME.toml`, as a user writes it.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Manifest {
-    /// The module: `.wasm` or `.wat`, relative to the manifest's directory.
-    module: PathBuf,
-    /// The name invocations use; by default the file's stem.
-    name: Option<String>,
-    /// Linear memory one of its sandboxes may grow to, MiB; by default
-    /// the node's.
-    memory_limit_mib: Option<u64>,
-    /// CPU time one of its requests may use, ms; by default the node's.
-    cpu_limit_ms: Option<u64>,
-    /// Its requests' relative deadline, as `--deadline` gives one (`10x`,
-    /// `50ms`); by default `--deadline`'s.
-    deadline: Option<String>,
-    /// Environment variables a WASI command sees after its CGI ones, or a
-    /// component sees.
-    #[serde(default)]
-    env: BTreeMap<String, String>,
-    /// Hosts (`host` or `host:port`) a component's outgoing requests may
-    /// reach, over plain HTTP; by default none.
-    #[serde(default)]
-    allow_outbound: Vec<String>,
-}
 
 /// A function read from its manifest, ready to register.
 #[derive(Debug, Clone)]
@@ -54,10 +24,8 @@ pub struct Deployed {
     pub manifest: PathBuf,
     /// The module's bytes.
     pub module: Vec<u8>,
-    /// Its limits and environment.
-    pub deployment: Deployment,
-    /// Its deadline, if the manifest sets one.
-    pub deadline: Option<Deadline>,
+    /// Its limits, environment, outbound hosts and deadline.
+    pub settings: Settings,
 }
 
 /// Every `*.toml` in `dir`, in name order, read and checked: errors name
@@ -101,6 +69,12 @@ fn read(path: &Path) -> Result<Deployed> {
     let at = || path.display().to_string();
     let text = std::fs::read_to_string(path).with_context(at)?;
     let manifest: Manifest = toml::from_str(&text).with_context(at)?;
+    let settings = manifest
+        .settings()
+        .map_err(|why| anyhow::anyhow!("{}: {why}", at()))?;
+    let Some(module) = &manifest.module else {
+        bail!("{}: missing field `module`", at());
+    };
     let name = match manifest.name {
         Some(name) => name,
         None => path
@@ -109,10 +83,7 @@ fn read(path: &Path) -> Result<Deployed> {
             .with_context(|| format!("{}: the file's name is not UTF-8; give `name`", at()))?
             .to_owned(),
     };
-    let module_path = path
-        .parent()
-        .unwrap_or(Path::new("."))
-        .join(&manifest.module);
+    let module_path = path.parent().unwrap_or(Path::new(".")).join(module);
     let module_at = || format!("{}: module {}", at(), module_path.display());
     let meta = std::fs::metadata(&module_path).with_context(module_at)?;
     if !meta.is_file() {
@@ -127,62 +98,20 @@ fn read(path: &Path) -> Result<Deployed> {
         );
     }
     let module = std::fs::read(&module_path).with_context(module_at)?;
-    let deadline = manifest
-        .deadline
-        .as_deref()
-        .map(str::parse::<Deadline>)
-        .transpose()
-        .with_context(|| format!("{}: deadline", at()))?;
-    let memory_limit = manifest
-        .memory_limit_mib
-        .map(|mib| {
-            mib.checked_mul(1 << 20)
-                .with_context(|| format!("{}: memory_limit_mib {mib} is too large", at()))
-        })
-        .transpose()?;
-    let cpu_limit = manifest
-        .cpu_limit_ms
-        .map(|ms| {
-            ms.checked_mul(MS)
-                .with_context(|| format!("{}: cpu_limit_ms {ms} is too large", at()))
-        })
-        .transpose()?;
     Ok(Deployed {
         name,
         manifest: path.to_owned(),
         module,
-        deployment: Deployment {
-            memory_limit,
-            cpu_limit,
-            env: manifest.env.into_iter().collect(),
-            allow_outbound: manifest.allow_outbound,
-        },
-        deadline,
+        settings,
     })
-}
-
-/// `deadlines` with each deployed function's own, or an error naming a
-/// function that `--deadline` names too.
-pub fn deadlines(mut deadlines: Deadlines, deployed: &[Deployed]) -> Result<Deadlines> {
-    for d in deployed {
-        if let Some(deadline) = d.deadline {
-            deadlines = deadlines
-                .with_override(&d.name, deadline)
-                .with_context(|| {
-                    format!(
-                        "{}: deadline: --deadline names `{}` too; give its deadline in one place",
-                        d.manifest.display(),
-                        d.name
-                    )
-                })?;
-        }
-    }
-    Ok(deadlines)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use faasched_model::MS;
+    use faasched_wasm::Deployment;
+    use faasched_workload::node::Deadline;
 
     fn write(dir: &Path, file: &str, text: &str) {
         std::fs::write(dir.join(file), text).unwrap();
@@ -207,11 +136,11 @@ mod tests {
         let deployed = read_dir(dir.path()).unwrap();
         let names: Vec<_> = deployed.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, ["first", "b"]);
-        assert_eq!(deployed[0].deployment, Deployment::default());
+        assert_eq!(deployed[0].settings, Settings::default());
         assert_eq!(deployed[0].module, b"(module)");
         let b = &deployed[1];
         assert_eq!(
-            b.deployment,
+            b.settings.deployment,
             Deployment {
                 memory_limit: Some(16 << 20),
                 cpu_limit: Some(50 * MS),
@@ -219,14 +148,7 @@ mod tests {
                 allow_outbound: Vec::new(),
             }
         );
-        assert_eq!(b.deadline, Some(Deadline::Absolute(20 * MS)));
-        let merged = deadlines(Deadlines::parse("*=10x").unwrap(), &deployed).unwrap();
-        assert_eq!(merged.for_function("b"), Some(Deadline::Absolute(20 * MS)));
-        let e = deadlines(Deadlines::parse("b=2x").unwrap(), &deployed).unwrap_err();
-        assert!(
-            format!("{e:#}").contains("--deadline names `b` too"),
-            "{e:#}"
-        );
+        assert_eq!(b.settings.deadline, Some(Deadline::Absolute(20 * MS)));
     }
 
     #[test]

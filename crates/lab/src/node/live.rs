@@ -381,8 +381,7 @@ pub fn serve(
     let runtime = Arc::new(node.start()?);
     for d in deployed {
         runtime
-            .executor()
-            .register_with(&d.name, &d.module, d.deployment.clone())
+            .register_function(&d.name, &d.module, &d.settings)
             .map_err(|f| anyhow::anyhow!("{}: {f}", d.manifest.display()))?;
     }
     let tokio = ingress::runtime().context("the ingress's runtime")?;

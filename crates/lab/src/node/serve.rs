@@ -6,7 +6,7 @@
 //! reading a line meant for people.
 
 use super::admission::Admit;
-use super::deploy::{self, Deployed};
+use super::deploy;
 use super::live::{Front, Host, LiveNode, NodeContainers, Register, serve};
 use crate::outln;
 use crate::tls::TlsFiles;
@@ -166,15 +166,14 @@ impl ServeOptions {
         serde_json::from_str(&text).with_context(|| format!("--config {}", source.display()))
     }
 
-    /// The node these options describe, with the deadlines of the
-    /// functions `deployed`; errors name the option.
-    pub(crate) fn node(&self, deployed: &[Deployed]) -> Result<LiveNode> {
+    /// The node these options describe; errors name the option.
+    pub(crate) fn node(&self) -> Result<LiveNode> {
         Ok(LiveNode {
             policy: self.policy.clone(),
             dispatchers: self.dispatchers,
             workers: self.workers,
             workload: self.workload.clone(),
-            deadlines: deploy::deadlines(self.deadline.clone(), deployed)?,
+            deadlines: self.deadline.clone(),
             estimator: match self.estimate {
                 Estimate::Exact => faasched_model::node::Estimate::Given,
                 Estimate::Median => faasched_model::node::Estimate::PAPER_MEDIAN,
@@ -276,7 +275,7 @@ pub fn run(options: &ServeOptions, announce: Announce) -> Result<()> {
         Some(dir) => deploy::read_dir(dir)?,
         None => Vec::new(),
     };
-    let node = options.node(&deployed)?;
+    let node = options.node()?;
     let mut load = LoadConfig::new();
     load.cores(
         options
@@ -429,10 +428,10 @@ mod tests {
     fn bad_containers_and_drains_are_refused_naming_the_flag() {
         let mut o = options();
         o.containers.as_mut().unwrap().cold_wait = -1.0;
-        assert!(format!("{:#}", o.node(&[]).unwrap_err()).contains("--cold-wait"));
+        assert!(format!("{:#}", o.node().unwrap_err()).contains("--cold-wait"));
         o.containers.as_mut().unwrap().cold_wait = 1.0;
         o.containers.as_mut().unwrap().keep_alive = "nope".into();
-        assert!(format!("{:#}", o.node(&[]).unwrap_err()).contains("--keep-alive"));
+        assert!(format!("{:#}", o.node().unwrap_err()).contains("--keep-alive"));
         assert!(
             drain(f64::NAN)
                 .unwrap_err()

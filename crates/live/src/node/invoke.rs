@@ -8,6 +8,7 @@
 //! the scheduling is what lets the transport's cost be measured apart (an
 //! in-process caller uses the same [`Backend`] without HTTP).
 
+use crate::node::manifest::Settings;
 use bytes::Bytes;
 use faasched_model::Nanos;
 use faasched_model::node::Refusal;
@@ -285,9 +286,11 @@ pub trait Backend: Send + Sync {
         Ok(())
     }
 
-    /// Registers a module (`.wasm` bytes or `.wat` text) under `name`, or
-    /// says why not ([`Failure::BadRequest`] for a malformed module).
-    fn register(&self, name: &str, module: &[u8]) -> Result<(), Failure>;
+    /// Registers a module (`.wasm` bytes or `.wat` text) under `name` with
+    /// what its manifest gives it, or says why not
+    /// ([`Failure::BadRequest`] for a malformed module, settings past the
+    /// node's, or a deadline the node's own `--deadline` gives).
+    fn register(&self, name: &str, module: &[u8], settings: &Settings) -> Result<(), Failure>;
 
     /// Removes the module registered under `name`, or says why not
     /// ([`Failure::UnknownFunction`]; [`Failure::BadRequest`] for a

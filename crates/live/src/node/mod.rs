@@ -7,6 +7,7 @@ pub mod containers;
 pub mod ingress;
 pub mod invoke;
 pub mod load;
+pub mod manifest;
 pub mod mechanism_costs;
 pub mod runtime;
 pub mod wasm;

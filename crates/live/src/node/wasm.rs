@@ -78,35 +78,6 @@ impl WasmExecutor {
     pub fn with_runtime<T>(&self, f: impl FnOnce(&Runtime) -> T) -> T {
         f(&self.runtime.read().unwrap_or_else(|e| e.into_inner()))
     }
-
-    /// Registers `module` under `name` with its own limits and
-    /// environment ([`Executor::register`] gives it the runtime's).
-    ///
-    /// Compiles outside the runtime's lock, so that requests go on
-    /// starting meanwhile (a shared lock would not do: a registration
-    /// waiting to add its module would hold every new reader back until
-    /// the compile ends), and takes the lock only to add the compiled
-    /// module.
-    pub fn register_with(
-        &self,
-        name: &str,
-        module: &[u8],
-        deployment: Deployment,
-    ) -> Result<(), Failure> {
-        let compiler = self
-            .runtime
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .compiler();
-        let prepared = compiler
-            .prepare_with(name, module, deployment)
-            .map_err(failure)?;
-        self.runtime
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .add(prepared)
-            .map_err(failure)
-    }
 }
 
 /// A sandbox's fault as the request's failure.
@@ -299,8 +270,25 @@ impl Executor for WasmExecutor {
         self.containers.as_ref().map(|c| c.status())
     }
 
-    fn register(&self, name: &str, module: &[u8]) -> Result<(), Failure> {
-        self.register_with(name, module, Deployment::default())
+    /// Compiles outside the runtime's lock, so that requests go on
+    /// starting meanwhile (a shared lock would not do: a registration
+    /// waiting to add its module would hold every new reader back until
+    /// the compile ends), and takes the lock only to add the compiled
+    /// module.
+    fn register(&self, name: &str, module: &[u8], deployment: Deployment) -> Result<(), Failure> {
+        let compiler = self
+            .runtime
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .compiler();
+        let prepared = compiler
+            .prepare_with(name, module, deployment)
+            .map_err(failure)?;
+        self.runtime
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .add(prepared)
+            .map_err(failure)
     }
 
     fn unregister(&self, name: &str) -> Result<(), Failure> {
@@ -370,7 +358,7 @@ mod tests {
                 (Arc::clone(&executor), Arc::clone(&began), Arc::clone(&done));
             std::thread::spawn(move || {
                 began.wait();
-                let registered = executor.register("big", module.as_bytes());
+                let registered = executor.register("big", module.as_bytes(), Deployment::default());
                 done.store(true, std::sync::atomic::Ordering::SeqCst);
                 registered
             })
@@ -397,7 +385,7 @@ mod tests {
         assert!(executor.with_runtime(|r| r.contains("big")));
         // A name taken while it compiled is refused when it is added.
         let taken = executor
-            .register("big", big_module(1).as_bytes())
+            .register("big", big_module(1).as_bytes(), Deployment::default())
             .unwrap_err();
         assert!(
             matches!(taken, Failure::BadRequest(ref m) if m.contains("taken")),
@@ -455,5 +443,51 @@ mod tests {
         assert!(!ask("other").cold);
         let s = containers.stats();
         assert_eq!((s.cold_starts, s.warm_starts, s.containers), (1, 1, 1));
+    }
+
+    /// A manifest's deadline is what the dispatchers give its function's
+    /// requests, until the function is removed; a function the node's
+    /// `--deadline` names cannot have another.
+    #[test]
+    fn a_registered_functions_deadline_is_its_requests() {
+        use crate::node::manifest::Settings;
+        use faasched_workload::node::{DEFAULT_DEADLINE_FACTOR, Deadline, Deadlines};
+        let mut config = faasched_wasm::Config::new();
+        config.max_sandboxes(2).spin_steps_per_ms(1000);
+        let executor = WasmExecutor::new(Runtime::new(&config).unwrap(), 1);
+        let node = Node::start(
+            RuntimeConfig {
+                deadlines: Deadlines::parse("pinned=2x").unwrap(),
+                ..RuntimeConfig::default()
+            },
+            vec![Box::new(SledgeScale::new(Scan::Paper, PreemptTest::Paper))],
+            Arc::new(executor),
+        )
+        .unwrap();
+        let module = big_module(1);
+        let settings = Settings {
+            deadline: Some(Deadline::Absolute(7_000_000)),
+            ..Settings::default()
+        };
+        assert_eq!(
+            node.deadline("f"),
+            Deadline::Factor(DEFAULT_DEADLINE_FACTOR)
+        );
+        node.register_function("f", module.as_bytes(), &settings)
+            .unwrap();
+        assert_eq!(node.deadline("f"), Deadline::Absolute(7_000_000));
+        node.unregister_function("f").unwrap();
+        assert_eq!(
+            node.deadline("f"),
+            Deadline::Factor(DEFAULT_DEADLINE_FACTOR)
+        );
+        let refused = node
+            .register_function("pinned", module.as_bytes(), &settings)
+            .unwrap_err();
+        assert!(
+            matches!(refused, Failure::BadRequest(ref m) if m.contains("--deadline names `pinned`")),
+            "{refused:?}"
+        );
+        assert_eq!(node.deadline("pinned"), Deadline::Factor(2.0));
     }
 }

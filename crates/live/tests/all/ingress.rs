@@ -157,7 +157,12 @@ impl Backend for Fake {
     }
 
     /// A module named `slow` compiles until the gate opens.
-    fn register(&self, name: &str, module: &[u8]) -> Result<(), Failure> {
+    fn register(
+        &self,
+        name: &str,
+        module: &[u8],
+        _settings: &faasched_live::node::manifest::Settings,
+    ) -> Result<(), Failure> {
         if !module.starts_with(b"\0asm") {
             return Err(Failure::BadRequest("not a WebAssembly module".into()));
         }

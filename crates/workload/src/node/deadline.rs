@@ -153,16 +153,6 @@ impl Deadlines {
         Ok(out)
     }
 
-    /// The same deadlines with `function`'s set to `deadline`, or `None`
-    /// if they name `function` already.
-    pub fn with_override(mut self, function: &str, deadline: Deadline) -> Option<Deadlines> {
-        if self.override_for(function).is_some() {
-            return None;
-        }
-        self.overrides.push((function.to_owned(), deadline));
-        Some(self)
-    }
-
     /// The deadline `*` sets, if any.
     pub fn default_deadline(&self) -> Option<Deadline> {
         self.default

@@ -71,6 +71,7 @@ use crate::auth;
 use crate::http::{self, FrontConfig, Invoker, Limits, Service};
 use crate::node::cgi;
 use crate::node::invoke::{Answer, Backend, Cancel, Failure, Invoke, Written};
+use crate::node::manifest::{MANIFEST_HEADER, Manifest};
 use crate::wire::request::{self, Malformed, Route, RouteKind, read_body};
 use crate::wire::response::{self, BAD_HEADERS, Counted, EXIT_STATUS, OK, json, refusal, text};
 use crate::wire::{
@@ -472,6 +473,14 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
             if request.uri().query().is_some() {
                 return Err(Malformed::bad("POST /register takes no query"));
             }
+            let manifest = Manifest::from_header(
+                request
+                    .headers()
+                    .get(MANIFEST_HEADER)
+                    .map(HeaderValue::as_bytes),
+            )
+            .and_then(|m| m.unwrap_or_default().settings())
+            .map_err(|why| Malformed::bad(format!("POST /register: {why}")))?;
             // A few modules read at once: each may hold up to
             // `max_module_bytes` while it comes.
             let Ok(_reading) = shared.reading.try_acquire() else {
@@ -491,7 +500,7 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
             };
             let registering = name.clone();
             let registered = blocking(shared, move |backend| {
-                backend.register(&registering, &module)
+                backend.register(&registering, &module, &manifest)
             })
             .await;
             Ok(match registered {

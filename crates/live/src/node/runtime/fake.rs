@@ -87,7 +87,12 @@ impl Executor for Fake {
         Some(if invoke.function == "gate" { SEC } else { US })
     }
 
-    fn register(&self, _name: &str, _module: &[u8]) -> Result<(), Failure> {
+    fn register(
+        &self,
+        _name: &str,
+        _module: &[u8],
+        _deployment: faasched_wasm::Deployment,
+    ) -> Result<(), Failure> {
         Err(Failure::BadRequest("the fake runs built-ins only".into()))
     }
 

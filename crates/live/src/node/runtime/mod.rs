@@ -25,8 +25,10 @@ pub(crate) mod group;
 mod threads;
 
 use super::invoke::{Answer, Backend, Failure, Invoke, Reply, Written};
+use super::manifest::Settings;
 use faasched_model::Nanos;
 use faasched_model::node::{Dispatch, Estimate, MedianEstimator};
+use faasched_wasm::Deployment;
 use faasched_workload::node::{DEFAULT_DEADLINE_FACTOR, Deadline, Deadlines};
 pub use threads::Runtime;
 
@@ -81,8 +83,9 @@ pub trait Executor: Send + Sync + 'static {
     /// calibrated spin); the runtime's estimate otherwise.
     fn work(&self, invoke: &Invoke) -> Option<Nanos>;
 
-    /// Registers a module under `name`.
-    fn register(&self, name: &str, module: &[u8]) -> Result<(), Failure>;
+    /// Registers a module under `name` with its own limits and
+    /// environment.
+    fn register(&self, name: &str, module: &[u8], deployment: Deployment) -> Result<(), Failure>;
 
     /// Removes the module registered under `name`.
     fn unregister(&self, name: &str) -> Result<(), Failure>;
@@ -225,12 +228,12 @@ impl<E: Executor> Backend for Runtime<E> {
         self.executor().log(name)
     }
 
-    fn register(&self, name: &str, module: &[u8]) -> Result<(), Failure> {
-        self.executor().register(name, module)
+    fn register(&self, name: &str, module: &[u8], settings: &Settings) -> Result<(), Failure> {
+        self.register_function(name, module, settings)
     }
 
     fn unregister(&self, name: &str) -> Result<(), Failure> {
-        self.executor().unregister(name)
+        self.unregister_function(name)
     }
 
     fn metrics(&self, out: &mut String) {

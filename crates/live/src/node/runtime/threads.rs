@@ -4,16 +4,18 @@
 use super::group::{After, Effects, Group, GroupStats, Next, Ran, SWITCH_MAX};
 use super::{Executor, Percentiles, Policies, RuntimeConfig, Step, Ticket};
 use crate::node::invoke::{Failure, Invoke, Reply};
+use crate::node::manifest::Settings;
 use crate::sys;
 use crate::wire::response;
 use faasched_model::node::{Refusal, RequestId, WorkerId};
 use faasched_model::{CpuSet, Time};
 use faasched_workload::node::Deadline;
 use serde_json::json;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, RwLock};
 use std::thread::{self, JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
@@ -51,6 +53,9 @@ struct Common<E: Executor> {
     executor: Arc<E>,
     groups: Vec<Arc<Shared<E::Job>>>,
     config: RuntimeConfig,
+    /// The deadlines registered functions' manifests gave, by name: after
+    /// a request's own, before the configuration's.
+    registered: RwLock<HashMap<String, Deadline>>,
     start: Instant,
     ids: AtomicU64,
     stopping: AtomicBool,
@@ -59,6 +64,16 @@ struct Common<E: Executor> {
 impl<E: Executor> Common<E> {
     fn now(&self) -> Time {
         self.start.elapsed().as_nanos() as Time
+    }
+
+    /// The relative deadline of a request labelled `label` that names
+    /// none: its function's registered one, else the configuration's.
+    fn deadline(&self, label: &str) -> Deadline {
+        let registered = self.registered.read().unwrap_or_else(|e| e.into_inner());
+        match registered.get(label) {
+            Some(&deadline) => deadline,
+            None => self.config.deadline(label),
+        }
     }
 
     /// Does what a group's critical section asked, outside its lock.
@@ -132,6 +147,7 @@ impl<E: Executor> Runtime<E> {
             executor,
             groups,
             config,
+            registered: RwLock::new(HashMap::new()),
             start: Instant::now(),
             ids: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
@@ -190,6 +206,61 @@ impl<E: Executor> Runtime<E> {
     /// What runs the requests.
     pub fn executor(&self) -> &E {
         &self.common.executor
+    }
+
+    /// The relative deadline a request labelled `label` gets when it names
+    /// none, as the dispatchers give it: its function's registered one,
+    /// else the configuration's.
+    pub fn deadline(&self, label: &str) -> Deadline {
+        self.common.deadline(label)
+    }
+
+    /// Registers `module` under `name` with its manifest's `settings`: its
+    /// limits and environment to the executor, its deadline kept for its
+    /// requests.
+    ///
+    /// # Errors
+    ///
+    /// The executor's refusal; [`Failure::BadRequest`] for a deadline the
+    /// configuration already gives `name` (one place for each deadline).
+    pub fn register_function(
+        &self,
+        name: &str,
+        module: &[u8],
+        settings: &Settings,
+    ) -> Result<(), Failure> {
+        if settings.deadline.is_some() && self.common.config.deadlines.override_for(name).is_some()
+        {
+            return Err(Failure::BadRequest(format!(
+                "the node's --deadline names `{name}` too; give its deadline in one place"
+            )));
+        }
+        self.common
+            .executor
+            .register(name, module, settings.deployment.clone())?;
+        if let Some(deadline) = settings.deadline {
+            self.common
+                .registered
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(name.to_owned(), deadline);
+        }
+        Ok(())
+    }
+
+    /// Removes the function registered under `name`, and its deadline.
+    ///
+    /// # Errors
+    ///
+    /// The executor's refusal.
+    pub fn unregister_function(&self, name: &str) -> Result<(), Failure> {
+        self.common.executor.unregister(name)?;
+        self.common
+            .registered
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name);
+        Ok(())
     }
 
     /// Hands `invoke` to the next dispatcher in turn; `reply` gets its
@@ -439,7 +510,7 @@ fn dispatcher<E: Executor>(c: &Common<E>, d: usize, rx: &mpsc::Receiver<Msg>) {
                 let id = RequestId(c.ids.fetch_add(1, Ordering::Relaxed));
                 let deadline = invoke
                     .deadline
-                    .map_or_else(|| c.config.deadline(invoke.label()), Deadline::Absolute);
+                    .map_or_else(|| c.deadline(invoke.label()), Deadline::Absolute);
                 let estimate = c.executor.work(&invoke).unwrap_or(c.config.estimate);
                 let now = c.now();
                 let fx = g.lock().arrive(now, id, deadline, estimate, invoke, ticket);
