@@ -158,6 +158,14 @@ pub struct Args {
     /// removed first. By default nothing is kept.
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
+    /// Serve as the baseline a user would run instead, the way `wasmtime
+    /// serve` serves a component: --workers threads of a multi-threaded
+    /// tokio runtime, each request a task that runs its function in a
+    /// fresh sandbox to its end; no dispatcher, no deadline, no
+    /// preemption. The same HTTP, sandboxes and functions as the node, so
+    /// a load against each compares their scheduling alone.
+    #[arg(long, conflicts_with_all = ["dispatchers", "workload"])]
+    baseline: bool,
     /// Connections open at once; one more is answered 503 and closed, so
     /// that slow clients cannot take every file descriptor.
     #[arg(long, default_value_t = DEFAULT_MAX_CONNECTIONS as u32, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -221,6 +229,7 @@ impl Args {
             max_connections: self.max_connections as usize,
             max_body: (self.max_body_kib as usize) << 10,
             deploy: self.deploy,
+            baseline: self.baseline,
             admission: self.admit.admit(Admit::SERVE),
             tls: self.tls,
         })

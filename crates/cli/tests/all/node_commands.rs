@@ -373,3 +373,44 @@ fn a_registration_carries_its_manifest_in_a_header() {
     assert_eq!(unknown.status, 404, "{}", unknown.body);
     assert!(node.stop().0);
 }
+
+/// `node serve --baseline` serves the same functions, built-in, command
+/// and component, through the same HTTP, each request run to its end on
+/// one of its tokio threads; its status and metrics say it is the
+/// baseline.
+#[test]
+fn the_baseline_serves_the_same_functions_without_a_dispatcher() {
+    let node = Server::start(&[
+        "node",
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--baseline",
+        "--workers",
+        "2",
+    ]);
+    let mut c = node.connect();
+    let fib = c.call("POST", "/invoke/fib?n=10", b"");
+    assert_eq!((fib.status, fib.body.as_str()), (200, "55\n"));
+    assert_eq!(fib.header("x-faasched-preemptions"), Some("0"));
+    let registered = c.call("POST", "/register/echo", CGI_ECHO.as_bytes());
+    assert_eq!(registered.status, 201, "{}", registered.body);
+    let echo = c.call("POST", "/invoke/echo", b"through the baseline");
+    assert_eq!(echo.status, 201, "{}", echo.body);
+    assert!(echo.body.ends_with("through the baseline"), "{}", echo.body);
+    if let Some(hello) = built("hello-http") {
+        let registered = c.call("POST", "/register/hello", &std::fs::read(hello).unwrap());
+        assert_eq!(registered.status, 201, "{}", registered.body);
+        let hi = c.call("POST", "/invoke/hello", b"");
+        assert_eq!((hi.status, hi.body.as_str()), (200, "hello, world\n"));
+    }
+    let status = c.call("GET", "/status", b"").body;
+    assert!(status.contains(r#""baseline":true"#), "{status}");
+    let metrics = c.call("GET", "/metrics", b"").body;
+    assert!(
+        metric(&metrics, "faasched_baseline_completed_total") >= 2,
+        "{metrics}"
+    );
+    assert_eq!(metric(&metrics, "faasched_baseline_failed_total"), 0);
+    assert!(node.stop().0);
+}

@@ -132,6 +132,7 @@ impl ClusterNodes {
             max_connections: faasched_live::http::DEFAULT_MAX_CONNECTIONS,
             max_body: faasched_live::node::ingress::DEFAULT_MAX_BODY_BYTES,
             deploy: None,
+            baseline: false,
             // The cluster simulator's servers admit every invocation (they
             // share their cores, and wait for memory), and a live cluster
             // is set beside it: its nodes admit everything too.

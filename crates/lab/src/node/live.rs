@@ -8,8 +8,10 @@ use crate::cluster::catalog::KeepAliveSpec;
 use anyhow::{Context, Result, bail};
 use faasched_live::cluster::Registration;
 use faasched_live::http::FrontConfig;
+use faasched_live::node::baseline::Baseline;
 use faasched_live::node::containers::{ColdStart, Containers};
 use faasched_live::node::ingress::{self, Drained, Ingress, LoadConfig, StopSignal};
+use faasched_live::node::invoke::Backend;
 use faasched_live::node::runtime::{Policies, Runtime, RuntimeConfig};
 use faasched_live::node::wasm::WasmExecutor;
 use faasched_live::tls::ClientTls;
@@ -110,22 +112,31 @@ impl Host {
         config
     }
 
-    /// Starts the sandboxes (compiling the suite and calibrating `spin`) and
-    /// the threads of `config` under `policies`, one per dispatcher; with
-    /// `containers`, the functions of their table run in containers.
+    /// The sandboxes (compiling the suite and calibrating `spin`) for
+    /// `workers` workers; with `containers`, the functions of their table
+    /// run in containers.
+    pub fn executor(
+        &self,
+        workers: usize,
+        containers: Option<&NodeContainers>,
+    ) -> Result<Arc<WasmExecutor>> {
+        let sandboxes = faasched_wasm::Runtime::new(&self.sandboxes()).context("the sandboxes")?;
+        let mut executor = WasmExecutor::new(sandboxes, workers);
+        if let Some(c) = containers {
+            executor = executor.with_containers(Arc::new(c.build()));
+        }
+        Ok(Arc::new(executor))
+    }
+
+    /// Starts the sandboxes ([`Host::executor`]) and the threads of
+    /// `config` under `policies`, one per dispatcher.
     pub fn launch(
         &self,
         config: RuntimeConfig,
         policies: Policies,
         containers: Option<&NodeContainers>,
     ) -> Result<Runtime<WasmExecutor>> {
-        let sandboxes = faasched_wasm::Runtime::new(&self.sandboxes()).context("the sandboxes")?;
-        let workers = config.dispatchers * config.workers;
-        let mut executor = WasmExecutor::new(sandboxes, workers);
-        if let Some(c) = containers {
-            executor = executor.with_containers(Arc::new(c.build()));
-        }
-        let executor = Arc::new(executor);
+        let executor = self.executor(config.dispatchers * config.workers, containers)?;
         let config = RuntimeConfig {
             cpus: self.cpus.clone(),
             poll: self.poll,
@@ -318,6 +329,16 @@ impl LiveNode {
     }
 }
 
+impl LiveNode {
+    /// Starts the baseline on its sandboxes: [`LiveNode::workers`] tokio
+    /// threads, each request run to its end on one; no policy, deadline or
+    /// dispatcher.
+    pub fn start_baseline(&self) -> Result<Baseline<WasmExecutor>> {
+        let executor = self.host.executor(1, self.containers.as_ref())?;
+        Baseline::start(executor, self.workers as usize).context("starting the baseline's threads")
+    }
+}
+
 /// What a served node did before it stopped.
 #[derive(Debug)]
 pub struct Served {
@@ -350,6 +371,8 @@ pub struct Front<'a> {
     pub register: Option<&'a Register>,
     /// Functions registered before the node listens.
     pub deployed: &'a [super::deploy::Deployed],
+    /// Serve as the baseline ([`LiveNode::start_baseline`]), not the node.
+    pub baseline: bool,
     /// Its tokens (the control one is also what the node presents to its
     /// gateway), connections, a body's pace and TLS.
     pub front: FrontConfig,
@@ -362,12 +385,13 @@ pub struct Front<'a> {
 /// `front.load`; `ready` learns the address once it listens. With
 /// `front.register`, the node registers with its gateway once it listens
 /// and every load period after (failures said on stderr, never fatal),
-/// and says it leaves before it drains ([`Registration`]).
+/// and says it leaves before it drains ([`Registration`]). `ready` is
+/// also told `spin`'s steps per ms in the node's sandboxes.
 pub fn serve(
     node: &LiveNode,
     listen: &str,
     front: Front<'_>,
-    ready: impl FnOnce(SocketAddr, &Runtime<WasmExecutor>),
+    ready: impl FnOnce(SocketAddr, u64),
 ) -> Result<Served> {
     let Front {
         drain,
@@ -375,13 +399,23 @@ pub fn serve(
         max_body,
         register,
         deployed,
+        baseline,
         front,
         gateway_tls,
     } = front;
-    let runtime = Arc::new(node.start()?);
+    let spin = |e: &WasmExecutor| e.with_runtime(|r| r.spin_steps_per_ms());
+    let (runtime, spin): (Arc<dyn Backend>, u64) = if baseline {
+        let b = node.start_baseline()?;
+        let steps = spin(b.executor());
+        (Arc::new(b), steps)
+    } else {
+        let r = node.start()?;
+        let steps = spin(r.executor());
+        (Arc::new(r), steps)
+    };
     for d in deployed {
         runtime
-            .register_function(&d.name, &d.module, &d.settings)
+            .register(&d.name, &d.module, &d.settings)
             .map_err(|f| anyhow::anyhow!("{}: {f}", d.manifest.display()))?;
     }
     let tokio = ingress::runtime().context("the ingress's runtime")?;
@@ -402,7 +436,7 @@ pub fn serve(
                 )
             })
             .transpose()?;
-        ready(addr, &runtime);
+        ready(addr, spin);
         let stop = ingress::shutdown_signal().context("the stop signals")?;
         let (leave, leaving) = tokio::sync::oneshot::channel::<()>();
         let heartbeat = registration.map(|registration| {

@@ -98,6 +98,11 @@ pub struct ServeOptions {
     /// ([`deploy`](super::deploy)).
     #[serde(default)]
     pub deploy: Option<PathBuf>,
+    /// Serve as the baseline instead: `workers` tokio threads, each
+    /// request run to its end on one, no policy or deadline
+    /// ([`Baseline`](faasched_live::node::baseline::Baseline)).
+    #[serde(default)]
+    pub baseline: bool,
 }
 
 /// What policies are told of a request's work.
@@ -293,6 +298,7 @@ pub fn run(options: &ServeOptions, announce: Announce) -> Result<()> {
         max_body: options.max_body,
         register: options.register.as_ref(),
         deployed: &deployed,
+        baseline: options.baseline,
         front: FrontConfig {
             token,
             invoke_token,
@@ -302,10 +308,14 @@ pub fn run(options: &ServeOptions, announce: Announce) -> Result<()> {
         },
         gateway_tls: tls.peers,
     };
-    let served = serve(&node, &options.listen, front, |addr, runtime| {
+    let served = serve(&node, &options.listen, front, |addr, spin| {
         match announce {
+            Announce::Human if options.baseline => eprintln!(
+                "faasched node serve: the baseline, {} tokio thread(s) running each request to \
+                 its end, listening on {addr} (spin: {spin} steps per ms)",
+                node.workers
+            ),
             Announce::Human => {
-                let spin = runtime.executor().with_runtime(|r| r.spin_steps_per_ms());
                 eprintln!(
                     "faasched node serve: {} on {} dispatcher(s) x {} worker(s), listening on \
                          {addr} (spin: {spin} steps per ms)",
@@ -374,6 +384,7 @@ mod tests {
             max_connections: default_max_connections(),
             max_body: default_max_body(),
             deploy: None,
+            baseline: false,
             admission: Admit::SERVE,
             tls: TlsFiles::default(),
             host: Host {

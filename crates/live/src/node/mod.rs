@@ -1,6 +1,7 @@
 //! The node level, live: a WebAssembly function runtime whose dispatchers
 //! run the node simulator's policies, and what drives and measures it.
 
+pub mod baseline;
 pub mod bench;
 pub mod cgi;
 pub mod containers;

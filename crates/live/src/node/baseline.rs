@@ -1,0 +1,179 @@
+//! The baseline: what a user would run instead of a scheduling node. Each
+//! invocation is a task on a multi-threaded tokio runtime that runs its
+//! function in a fresh sandbox to its end, as `wasmtime serve` serves a
+//! component: no dispatcher, no deadline, no preemption. Who runs next is
+//! tokio's scheduler (a worker's own tasks first in, first out, idle
+//! workers stealing), and a long request holds its thread until it ends.
+//!
+//! It is a [`Backend`], so the same ingress serves it: the same HTTP, the
+//! same sandboxes and functions, the same answers; only the scheduling
+//! differs, which is what a comparison against it measures. A component
+//! that waits (on a timer, an outgoing request) holds its thread while it
+//! waits, where `wasmtime serve` would yield it: the suite's functions do
+//! not wait.
+
+use super::invoke::{Answer, Backend, Completed, Failure, Invoke, Reply};
+use super::manifest::Settings;
+use super::runtime::{Executor, Step};
+use crate::wire::response;
+use faasched_model::Nanos;
+use serde_json::json;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Invocations on tokio tasks, each run to its end on `executor`.
+pub struct Baseline<E: Executor> {
+    executor: Arc<E>,
+    tasks: tokio::runtime::Runtime,
+    threads: usize,
+    accepting: AtomicBool,
+    counts: Arc<Counts>,
+}
+
+/// What the baseline has done.
+#[derive(Default)]
+struct Counts {
+    accepted: AtomicU64,
+    completed: AtomicU64,
+    failed: AtomicU64,
+}
+
+impl<E: Executor> Baseline<E> {
+    /// Runs invocations on `threads` tokio worker threads over `executor`
+    /// (which it asks for worker 0's sandboxes: nobody preempts them).
+    ///
+    /// # Errors
+    ///
+    /// The runtime's threads could not start.
+    pub fn start(executor: Arc<E>, threads: usize) -> std::io::Result<Baseline<E>> {
+        let tasks = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads.max(1))
+            .thread_name("baseline")
+            .enable_all()
+            .build()?;
+        Ok(Baseline {
+            executor,
+            tasks,
+            threads: threads.max(1),
+            accepting: AtomicBool::new(true),
+            counts: Arc::default(),
+        })
+    }
+
+    /// The executor its sandboxes run on.
+    pub fn executor(&self) -> &E {
+        &self.executor
+    }
+}
+
+/// Runs `invoke` to its end on `executor`, on the calling thread.
+fn run<E: Executor>(executor: &E, invoke: &Invoke) -> Answer {
+    if invoke.cancel.is_cancelled() {
+        return Err(Failure::Cancelled);
+    }
+    let since = |at: std::time::Instant| at.elapsed().as_nanos() as Nanos;
+    let started = since(invoke.received);
+    let mut job = executor.start(0, invoke)?;
+    let finished = loop {
+        // Nobody asks worker 0 to stop: a stop is a spurious one.
+        if let Step::Done(done) = executor.resume(0, &mut job) {
+            break done?;
+        }
+    };
+    Ok(Completed {
+        value: finished.value,
+        written: finished.written,
+        cpu: finished.cpu,
+        preemptions: 0,
+        runtime: since(invoke.received),
+        started,
+        dispatcher: 0,
+        worker: 0,
+        cold: finished.cold,
+    })
+}
+
+impl<E: Executor> Backend for Baseline<E> {
+    fn invoke(&self, invoke: Invoke, reply: Reply) {
+        if !self.accepting.load(Ordering::Acquire) {
+            return reply(Err(Failure::ShuttingDown));
+        }
+        self.counts.accepted.fetch_add(1, Ordering::Relaxed);
+        let executor = Arc::clone(&self.executor);
+        let counts = Arc::clone(&self.counts);
+        self.tasks.spawn(async move {
+            let answer = run(&*executor, &invoke);
+            let count = match answer {
+                Ok(_) => &counts.completed,
+                Err(_) => &counts.failed,
+            };
+            count.fetch_add(1, Ordering::Relaxed);
+            reply(answer);
+        });
+    }
+
+    fn check(&self, invoke: &Invoke) -> Result<(), Failure> {
+        self.executor.check(invoke)
+    }
+
+    fn log(&self, name: &str) -> Result<bytes::Bytes, Failure> {
+        self.executor.log(name)
+    }
+
+    /// A manifest's deadline is taken and kept by nobody: the baseline
+    /// schedules by none.
+    fn register(&self, name: &str, module: &[u8], settings: &Settings) -> Result<(), Failure> {
+        self.executor
+            .register(name, module, settings.deployment.clone())
+    }
+
+    fn unregister(&self, name: &str) -> Result<(), Failure> {
+        self.executor.unregister(name)
+    }
+
+    fn metrics(&self, out: &mut String) {
+        let c = &self.counts;
+        for (name, help, value) in [
+            (
+                "accepted",
+                "Invocations the baseline took.",
+                c.accepted.load(Ordering::Relaxed),
+            ),
+            (
+                "completed",
+                "Invocations that returned a value.",
+                c.completed.load(Ordering::Relaxed),
+            ),
+            (
+                "failed",
+                "Invocations that ended without one.",
+                c.failed.load(Ordering::Relaxed),
+            ),
+        ] {
+            response::single(
+                out,
+                &format!("faasched_baseline_{name}_total"),
+                help,
+                "counter",
+                value,
+            );
+        }
+        self.executor.write_metrics(out);
+    }
+
+    fn status(&self) -> serde_json::Value {
+        let c = &self.counts;
+        json!({
+            "baseline": true,
+            "threads": self.threads,
+            "accepting": self.accepting.load(Ordering::Acquire),
+            "accepted": c.accepted.load(Ordering::Relaxed),
+            "completed": c.completed.load(Ordering::Relaxed),
+            "failed": c.failed.load(Ordering::Relaxed),
+        })
+    }
+
+    fn shutdown(&self) {
+        self.accepting.store(false, Ordering::Release);
+    }
+}
