@@ -11,31 +11,22 @@
  */
 #include "http.h"
 
+/* The longest body echoed: past any a node takes (its --max-body-kib). */
+#define ECHO_MAX_BODY (64u << 20)
+
 void exports_wasi_http_incoming_handler_handle(exports_wasi_http_incoming_handler_own_incoming_request_t request,
                                                exports_wasi_http_incoming_handler_own_response_outparam_t out) {
     wasi_http_types_borrow_incoming_request_t borrowed = wasi_http_types_borrow_incoming_request(request);
 
     wasi_http_types_method_t method;
     wasi_http_types_method_incoming_request_method(borrowed, &method);
-    proxy_string_t path = {NULL, 0};
-    if (!wasi_http_types_method_incoming_request_path_with_query(borrowed, &path)) {
-        path = (proxy_string_t){NULL, 0};
-    }
+    proxy_string_t path = http_path(borrowed);
 
     /* The request's content-type, copied out of its headers. */
     static const char octets[] = "application/octet-stream";
-    uint8_t *content_type = NULL;
-    size_t content_type_len = 0;
-    wasi_http_types_own_headers_t headers = wasi_http_types_method_incoming_request_headers(borrowed);
-    proxy_string_t name = http_str("content-type");
-    wasi_http_types_list_field_value_t values;
-    wasi_http_types_method_fields_get(wasi_http_types_borrow_fields(headers), &name, &values);
-    if (values.len > 0 && values.ptr[0].len > 0 && (content_type = malloc(values.ptr[0].len)) != NULL) {
-        memcpy(content_type, values.ptr[0].ptr, values.ptr[0].len);
-        content_type_len = values.ptr[0].len;
-    }
-    wasi_http_types_list_field_value_free(&values);
-    wasi_http_types_fields_drop_own(headers);
+    size_t content_type_len;
+    uint8_t *content_type =
+        http_first_value(wasi_http_types_method_incoming_request_headers(borrowed), "content-type", &content_type_len);
 
     uint32_t status = 200;
     proxy_string_t wanted;
@@ -44,7 +35,7 @@ void exports_wasi_http_incoming_handler_handle(exports_wasi_http_incoming_handle
 
     uint8_t *body = NULL;
     size_t len = 0;
-    bool read = !bad_status && http_read_body(borrowed, &body, &len);
+    bool read = !bad_status && http_read_body(borrowed, ECHO_MAX_BODY, &body, &len);
     wasi_http_types_incoming_request_drop_own(request);
 
     if (bad_status) {

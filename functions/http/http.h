@@ -119,12 +119,89 @@ static inline bool http_parse_u32(proxy_string_t text, uint32_t max, uint32_t *n
     return true;
 }
 
+/* REQUEST's path-with-query: the caller's to free; empty without one. */
+static inline proxy_string_t http_path(wasi_http_types_borrow_incoming_request_t request) {
+    proxy_string_t path = {NULL, 0};
+    if (!wasi_http_types_method_incoming_request_path_with_query(request, &path)) {
+        path = (proxy_string_t){NULL, 0};
+    }
+    return path;
+}
+
+/* How reading a stream to its end ended. */
+enum http_read { HTTP_READ_OK, HTTP_READ_TOO_LONG, HTTP_READ_NO_MEMORY, HTTP_READ_FAILED };
+
 /*
- * Reads the whole body of REQUEST: true with it in *DATA (malloc'd, the
- * caller's to free; NULL when empty) and its length in *LEN, false if the
- * body was taken already, a read failed or memory ran out.
+ * Reads STREAM to its end, at most MAX bytes: HTTP_READ_OK with its bytes
+ * in *DATA (malloc'd, the caller's to free; NULL when empty) and their
+ * number in *LEN; otherwise *DATA is NULL and, for HTTP_READ_FAILED, *ERR
+ * is the error-code the read failed with if the host gave one (else
+ * HTTP-response-incomplete; the caller's to free).
  */
-static inline bool http_read_body(wasi_http_types_borrow_incoming_request_t request, uint8_t **data,
+static inline enum http_read http_read_stream(wasi_io_streams_borrow_input_stream_t stream, size_t max,
+                                              uint8_t **data, size_t *len, wasi_http_types_error_code_t *err) {
+    *data = NULL;
+    *len = 0;
+    size_t capacity = 0;
+    enum http_read result = HTTP_READ_OK;
+    for (;;) {
+        /* Never more than one byte past the cap: enough to tell it passed. */
+        size_t room = max - *len + 1;
+        proxy_list_u8_t chunk;
+        wasi_io_streams_stream_error_t failure;
+        if (!wasi_io_streams_method_input_stream_blocking_read(stream, room < HTTP_READ_CHUNK ? room : HTTP_READ_CHUNK,
+                                                               &chunk, &failure)) {
+            /* Closed is the end of the stream; anything else, a failure. */
+            if (failure.tag == WASI_IO_STREAMS_STREAM_ERROR_LAST_OPERATION_FAILED) {
+                if (!wasi_http_types_http_error_code(wasi_io_error_borrow_error(failure.val.last_operation_failed),
+                                                     err)) {
+                    err->tag = WASI_HTTP_TYPES_ERROR_CODE_HTTP_RESPONSE_INCOMPLETE;
+                }
+                result = HTTP_READ_FAILED;
+            }
+            http_drop_stream_error(&failure);
+            break;
+        }
+        if (chunk.len > max - *len) {
+            proxy_list_u8_free(&chunk);
+            result = HTTP_READ_TOO_LONG;
+            break;
+        }
+        if (*len + chunk.len > capacity) {
+            size_t wanted = capacity == 0 ? HTTP_READ_CHUNK : capacity * 2;
+            while (wanted < *len + chunk.len) {
+                wanted *= 2;
+            }
+            uint8_t *grown = realloc(*data, wanted);
+            if (grown == NULL) {
+                proxy_list_u8_free(&chunk);
+                result = HTTP_READ_NO_MEMORY;
+                break;
+            }
+            *data = grown;
+            capacity = wanted;
+        }
+        if (chunk.len > 0) {
+            memcpy(*data + *len, chunk.ptr, chunk.len);
+            *len += chunk.len;
+        }
+        proxy_list_u8_free(&chunk);
+    }
+    if (result != HTTP_READ_OK) {
+        free(*data);
+        *data = NULL;
+        *len = 0;
+    }
+    return result;
+}
+
+/*
+ * Reads the whole body of REQUEST, at most MAX bytes: true with it in
+ * *DATA (malloc'd, the caller's to free; NULL when empty) and its length
+ * in *LEN, false if the body was taken already, was longer, a read failed
+ * or memory ran out.
+ */
+static inline bool http_read_body(wasi_http_types_borrow_incoming_request_t request, size_t max, uint8_t **data,
                                   size_t *len) {
     *data = NULL;
     *len = 0;
@@ -137,46 +214,34 @@ static inline bool http_read_body(wasi_http_types_borrow_incoming_request_t requ
         wasi_http_types_incoming_body_drop_own(body);
         return false;
     }
-    bool ok = true;
-    size_t capacity = 0;
-    for (;;) {
-        proxy_list_u8_t chunk;
-        wasi_io_streams_stream_error_t err;
-        if (!wasi_io_streams_method_input_stream_blocking_read(wasi_io_streams_borrow_input_stream(stream),
-                                                               HTTP_READ_CHUNK, &chunk, &err)) {
-            /* Closed is the end of the body; anything else, a failure. */
-            ok = err.tag == WASI_IO_STREAMS_STREAM_ERROR_CLOSED;
-            http_drop_stream_error(&err);
-            break;
-        }
-        if (*len + chunk.len > capacity) {
-            size_t wanted = capacity == 0 ? HTTP_READ_CHUNK : capacity * 2;
-            while (wanted < *len + chunk.len) {
-                wanted *= 2;
-            }
-            uint8_t *grown = realloc(*data, wanted);
-            if (grown == NULL) {
-                proxy_list_u8_free(&chunk);
-                ok = false;
-                break;
-            }
-            *data = grown;
-            capacity = wanted;
-        }
-        if (chunk.len > 0) {
-            memcpy(*data + *len, chunk.ptr, chunk.len);
-            *len += chunk.len;
-        }
-        proxy_list_u8_free(&chunk);
+    wasi_http_types_error_code_t err;
+    enum http_read read = http_read_stream(wasi_io_streams_borrow_input_stream(stream), max, data, len, &err);
+    if (read == HTTP_READ_FAILED) {
+        wasi_http_types_error_code_free(&err);
     }
     wasi_io_streams_input_stream_drop_own(stream);
     wasi_http_types_future_trailers_drop_own(wasi_http_types_static_incoming_body_finish(body));
-    if (!ok) {
-        free(*data);
-        *data = NULL;
-        *len = 0;
+    return read == HTTP_READ_OK;
+}
+
+/*
+ * The first value of header NAME in HEADERS (which it drops), copied:
+ * malloc'd, the caller's to free, its length in *LEN; NULL without one
+ * (or without memory for it).
+ */
+static inline uint8_t *http_first_value(wasi_http_types_own_headers_t headers, const char *name, size_t *len) {
+    *len = 0;
+    uint8_t *copy = NULL;
+    proxy_string_t key = http_str(name);
+    wasi_http_types_list_field_value_t values;
+    wasi_http_types_method_fields_get(wasi_http_types_borrow_fields(headers), &key, &values);
+    if (values.len > 0 && values.ptr[0].len > 0 && (copy = malloc(values.ptr[0].len)) != NULL) {
+        memcpy(copy, values.ptr[0].ptr, values.ptr[0].len);
+        *len = values.ptr[0].len;
     }
-    return ok;
+    wasi_http_types_list_field_value_free(&values);
+    wasi_http_types_fields_drop_own(headers);
+    return copy;
 }
 
 /*

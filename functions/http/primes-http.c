@@ -32,11 +32,7 @@ static uint32_t count_primes(uint32_t n) {
 
 void exports_wasi_http_incoming_handler_handle(exports_wasi_http_incoming_handler_own_incoming_request_t request,
                                                exports_wasi_http_incoming_handler_own_response_outparam_t out) {
-    proxy_string_t path = {NULL, 0};
-    if (!wasi_http_types_method_incoming_request_path_with_query(wasi_http_types_borrow_incoming_request(request),
-                                                                 &path)) {
-        path = (proxy_string_t){NULL, 0};
-    }
+    proxy_string_t path = http_path(wasi_http_types_borrow_incoming_request(request));
     wasi_http_types_incoming_request_drop_own(request);
 
     uint32_t n = 1000;

@@ -23,7 +23,9 @@ use faasched_lab::node::load::LoadOptions;
 /// runtime sustains; the stream gives the functions and work, not the times.
 ///
 /// A request is `POST /invoke/spin?us=WORK` with its workload function and
-/// deadline in headers (docs/RUNTIME.md, "HTTP API"). Sending stops after
+/// deadline in headers (docs/RUNTIME.md, "HTTP API"), or, for a workload
+/// function given a --function, `POST /invoke/CALL` with them and its
+/// --body: the paper's workloads on real functions. Sending stops after
 /// --seconds; requests in flight then get --drain-ms to finish. Ctrl-C stops
 /// early, still writes what was measured, and exits with status 1. Failed
 /// requests (no connection, a reset, a timeout, a non-2xx answer) are

@@ -6,6 +6,7 @@ use super::host::HostArgs;
 use super::simulate::SweepArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
+use faasched_lab::node::load::CallOptions;
 use faasched_lab::node::replay::replay_sweep;
 use faasched_lab::output::Outputs;
 
@@ -15,7 +16,8 @@ use faasched_lab::output::Outputs;
 /// The requests `node simulate` runs with the same options are sent at
 /// their arrival times to a node runtime started for each policy (a
 /// dispatcher thread per group, worker threads running each request as
-/// `spin` of its work in a fresh WebAssembly sandbox), measured, and
+/// `spin` of its work in a fresh WebAssembly sandbox, or as the built-in
+/// --function gives its workload function), measured, and
 /// summarised as `node simulate` summarises (the same table, summary.json,
 /// summary.csv and report.html).
 ///
@@ -34,6 +36,8 @@ pub struct Args {
     #[command(flatten)]
     host: HostArgs,
     #[command(flatten)]
+    calls: CallOptions,
+    #[command(flatten)]
     outputs: Outputs,
 }
 
@@ -44,6 +48,7 @@ impl Args {
             self.node.costs.is_some(),
             &self.sweep.sweep(),
             self.host.host()?,
+            &self.calls,
             &self.outputs,
         )
     }

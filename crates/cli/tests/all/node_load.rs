@@ -190,6 +190,76 @@ fn closed_loop_prints_its_summary_as_json() {
     assert!(summary["answered"].as_u64().unwrap() >= 1, "{summary}");
 }
 
+/// `--function` and `--body` send the colocated workload's streams to real
+/// functions (what the server answers is all it checks); bad ones are
+/// refused before anything is sent, naming the option.
+#[test]
+fn real_functions_are_sent_and_bad_ones_refused_by_name() {
+    let (addr, count) = serve_counting();
+    let target = addr.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("input.json");
+    std::fs::write(&body, "{\"n\": 3}").unwrap();
+    let body = format!("short={}", body.display());
+    let base = [
+        "node",
+        "load",
+        "--target",
+        &target,
+        "-w",
+        "colocated",
+        "--rate",
+        "200",
+        "--seconds",
+        "0.2",
+    ];
+    let mapped = [
+        "--function",
+        "short=hello-http",
+        "--function",
+        "long=primes-http?n=300000",
+        "--body",
+        &body,
+        "--json",
+    ];
+    let summary: Value =
+        serde_json::from_slice(&ok(&[&base[..], &mapped].concat()).stdout).unwrap();
+    assert!(summary["requests"].as_u64().unwrap() >= 1, "{summary}");
+    assert_eq!(summary["requests"], summary["answered"], "{summary}");
+    assert_eq!(summary["answered"], count.load(Ordering::SeqCst));
+    let sent = count.load(Ordering::SeqCst);
+    let big = dir.path().join("big");
+    std::fs::write(&big, vec![0u8; (1 << 20) + 1]).unwrap();
+    let big = format!("short={}", big.display());
+    for (extra, expect) in [
+        (vec!["--function", "tiny=fib"], "short, long"),
+        (
+            vec!["--function", "short=fib", "--function", "short=noop"],
+            "given twice",
+        ),
+        (vec!["--function", "short=a/b"], "--function"),
+        (vec!["--function", "short=fib?n=1 2"], "' '"),
+        (
+            vec!["--function", "short=fib", "--body", &big],
+            "1048576 bytes",
+        ),
+        (vec!["--body", &body], "--body"),
+    ] {
+        let e = stderr_of_failure(&[&base[..], &extra].concat());
+        assert!(e.contains(expect), "{extra:?}: {e}");
+        assert!(
+            e.contains(if extra.contains(&"--body") {
+                "--body"
+            } else {
+                "--function"
+            }),
+            "{e}"
+        );
+    }
+    // Nothing was sent for them.
+    assert_eq!(count.load(Ordering::SeqCst), sent);
+}
+
 #[test]
 fn a_dead_target_fails_naming_it() {
     let addr = TcpListener::bind("127.0.0.1:0")

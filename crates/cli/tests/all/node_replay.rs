@@ -140,6 +140,35 @@ fn compare_sets_both_worlds_side_by_side_and_ranks_them() {
     }
 }
 
+/// `--function` runs the workload's requests on a built-in instead of
+/// `spin`: every one answered, summarised under its workload function.
+#[test]
+fn a_replay_runs_a_workload_on_a_built_in_function() {
+    let json = ok(&[
+        &["node", "replay", "--json", "-p", "rr"][..],
+        &RUN,
+        &["--function", "fixed=fib?n=10"],
+    ]
+    .concat());
+    let live: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let requests = all(&live, "rr", "requests");
+    assert!(requests > 50.0, "{requests}");
+    assert_eq!(all(&live, "rr", "finished"), requests);
+    assert_eq!(all(&live, "rr", "dropped"), 0.0);
+    let functions: Vec<&Value> = rows(&live, "rr")
+        .into_iter()
+        .map(|r| &r["function"])
+        .collect();
+    assert_eq!(functions, ["all", "fixed"]);
+    // A label the workload lacks is refused before anything runs.
+    let e =
+        stderr_of_failure(&[&["node", "replay"][..], &RUN, &["--function", "short=fib"]].concat());
+    assert!(
+        e.contains("--function") && e.contains("functions are fixed"),
+        "{e}"
+    );
+}
+
 #[test]
 fn what_a_live_node_cannot_do_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();

@@ -9,10 +9,12 @@
 //! received when it was due, so a driver that wakes late delays its
 //! latency, never its schedule (no coordinated omission). The runtime
 //! reports when each request first ran and finished; the outcomes go to
-//! the same [`Collector`] as the simulator's.
+//! the same [`Collector`] as the simulator's. A request is `spin` of its
+//! work, or the real function its workload function is given ([`Calls`]).
 
 use super::catalog::NodePolicy;
 use super::live::Host;
+use super::load::CallOptions;
 use super::run::{NodeOptions, NodeSetup};
 use super::sweep::Sweep;
 use crate::interrupt;
@@ -20,7 +22,7 @@ use crate::output::Outputs;
 use anyhow::{Context, Result, bail};
 use faasched_live::load::{self, End, Failure, InProcess, Lateness, LoadConfig, Mode, Pacing};
 use faasched_live::node::invoke::{self, Completed};
-use faasched_live::node::load::{NodeCall, Record, spin_us};
+use faasched_live::node::load::{Calls, NodeCall, Record, spin_us};
 use faasched_live::node::runtime::RuntimeConfig;
 use faasched_model::node::{Request, RequestOutcome};
 use faasched_model::{Nanos, SEC};
@@ -46,21 +48,24 @@ pub struct Replayed {
     pub rate: f64,
     /// How late the requests were sent.
     pub late: Lateness,
-    /// The CPU time the finished requests' sandboxes used over the work
-    /// they asked for: above 1, the machine ran the workload at a higher
+    /// The CPU time the finished `spin` requests' sandboxes used over the
+    /// work they asked for (a real function's is not the work its request
+    /// stands for): above 1, the machine ran the workload at a higher
     /// load than it asks (a calibrated spin slowed by a busy sibling
     /// hyperthread, the sandbox's own set-up).
     pub cpu_over_work: Option<f64>,
 }
 
-/// Runs `policy` live on `host` over the setup's requests and summarises
-/// it as [`NodeSetup::run`] does, calling `answered` (on the runtime's
-/// threads) as each answer comes. The run stops at the first failure
-/// other than a refusal (a refusal is a drop, as the simulator's).
+/// Runs `policy` live on `host` over the setup's requests, each sent as
+/// `calls` says, and summarises it as [`NodeSetup::run`] does, calling
+/// `answered` (on the runtime's threads) as each answer comes. The run
+/// stops at the first failure other than a refusal (a refusal is a drop,
+/// as the simulator's).
 pub fn replay(
     setup: &NodeSetup,
     policy: &NodePolicy,
     host: &Host,
+    calls: &Calls,
     answered: impl Fn() + Send + Sync + 'static,
 ) -> Result<Replayed> {
     let estimator = match setup.config.estimate {
@@ -116,7 +121,7 @@ pub fn replay(
             first_failure
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .get_or_insert_with(|| failed_live(&call.request, failure));
+                .get_or_insert_with(|| failed_live(call, failure));
         }
     };
     let stop = || {
@@ -137,14 +142,15 @@ pub fn replay(
         // The connections an in-process run has none of.
         ..LoadConfig::new(Mode::Open { connections: 1 }, last + 1)
     };
-    let calls = requests.into_iter().map(|request| NodeCall {
-        send: request.arrival,
-        request,
+    let calls = calls.clone();
+    let sent = requests.into_iter().map(move |request| {
+        let send = request.arrival;
+        NodeCall::new(request, send, &calls)
     });
     let run = load::open(
         &load,
         InProcess::new(&runtime, each),
-        calls,
+        sent,
         Pacing::Sleep,
         &stop,
     );
@@ -175,7 +181,12 @@ pub fn replay(
     };
     for record in &run.records {
         let outcome = outcome(record).with_context(|| policy.name().to_string())?;
-        tally.record(&outcome, record.completed.as_ref());
+        // A real function's CPU time is not the work it stands for.
+        let spun = record
+            .completed
+            .as_ref()
+            .filter(|_| record.call.call.is_none());
+        tally.record(&outcome, spun);
     }
     let span = tally.last.saturating_sub(first);
     let usage = Usage {
@@ -217,8 +228,8 @@ struct Tally {
     workers: usize,
     /// The last finish.
     last: Nanos,
-    /// Over the finished requests: the CPU their sandboxes used, and the
-    /// work they asked for.
+    /// Over the finished `spin` requests: the CPU their sandboxes used,
+    /// and the work they asked for.
     used: (u128, u128),
 }
 
@@ -241,9 +252,9 @@ impl Tally {
 fn outcome(record: &Record) -> Result<RequestOutcome> {
     match &record.failure {
         Some(Failure::Server { kind }) if kind == invoke::Failure::Overloaded.kind() => {}
-        Some(failure) => bail!(failed_live(&record.call.request, failure)),
+        Some(failure) => bail!(failed_live(&record.call, failure)),
         None if record.completed.is_none() => bail!(failed_live(
-            &record.call.request,
+            &record.call,
             "answered without the runtime's account"
         )),
         None => {}
@@ -251,32 +262,40 @@ fn outcome(record: &Record) -> Result<RequestOutcome> {
     Ok(record.outcome())
 }
 
-/// Why the run failed at `r`.
-fn failed_live(r: &Request, why: impl std::fmt::Display) -> String {
+/// Why the run failed at `call`.
+fn failed_live(call: &NodeCall, why: impl std::fmt::Display) -> String {
+    let r = &call.request;
+    let sent = match &call.call {
+        Some(call) => format!("as {call}"),
+        None => format!("{} µs", spin_us(r.work)),
+    };
     format!(
-        "request {} ({}, {} µs) failed live: {why}",
-        r.id.0,
-        r.function.name,
-        spin_us(r.work)
+        "request {} ({}, {sent}) failed live: {why}",
+        r.id.0, r.function.name
     )
 }
 
-/// `node replay`: the sweep replayed live, published as `node simulate`
-/// publishes its own. `--costs` is refused: it sets what the simulator
-/// charges, and a live node pays its own.
+/// `node replay`: the sweep replayed live, each request sent as `calls`
+/// says, published as `node simulate` publishes its own. `--costs` is
+/// refused: it sets what the simulator charges, and a live node pays its
+/// own.
 pub fn replay_sweep(
     options: &NodeOptions,
     costs_given: bool,
     sweep: &Sweep,
     host: Host,
+    calls: &CallOptions,
     outputs: &Outputs,
 ) -> Result<()> {
     if costs_given {
         bail!("--costs sets what the simulator charges; a live node pays its own");
     }
+    // Checked before `spin` is measured; every rate's setup has the same
+    // functions.
+    let calls = calls.calls(&options.setup(None)?.functions())?;
     let host = measured_spin(host)?;
     let mut summary = sweep.run(options, &mut |setup, policy, bar| {
-        replayed(setup, policy, &host, bar)
+        replayed_calling(setup, policy, &host, &calls, bar)
     })?;
     live_settings(&mut summary.settings, &host);
     outputs.publish(&summary, "faasched node replay", Staged::new())
@@ -292,16 +311,27 @@ pub fn measured_spin(host: Host) -> Result<Host> {
     Ok(host)
 }
 
-/// `policy` replayed live with a progress bar; says on stderr how late the
-/// requests were sent.
+/// `policy` replayed live with a progress bar, every request `spin`; says
+/// on stderr how late the requests were sent.
 pub fn replayed(
     setup: &NodeSetup,
     policy: &NodePolicy,
     host: &Host,
     bar: &ProgressBar,
 ) -> Result<(PolicySummary, f64)> {
+    replayed_calling(setup, policy, host, &Calls::default(), bar)
+}
+
+/// [`replayed`], each request sent as `calls` says.
+pub fn replayed_calling(
+    setup: &NodeSetup,
+    policy: &NodePolicy,
+    host: &Host,
+    calls: &Calls,
+    bar: &ProgressBar,
+) -> Result<(PolicySummary, f64)> {
     let progress = bar.clone();
-    let r = replay(setup, policy, host, move || progress.inc(1))?;
+    let r = replay(setup, policy, host, calls, move || progress.inc(1))?;
     bar.suspend(|| {
         eprintln!(
             "{}: requests sent late by p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; \

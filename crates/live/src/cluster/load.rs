@@ -37,7 +37,7 @@ impl load::Call for Call {
 }
 
 impl load::HttpCall for Call {
-    fn request(&self, target: &str) -> hyper::Request<http_body_util::Empty<hyper::body::Bytes>> {
+    fn request(&self, target: &str) -> hyper::Request<http_body_util::Full<hyper::body::Bytes>> {
         load::invoke(target, self.work_us, &self.name, None)
     }
 }

@@ -12,11 +12,11 @@ use crate::wire::{
     COLD_HEADER, DEADLINE_HEADER, ERROR_HEADER, FUNCTION_HEADER, NODE_HEADER, PREEMPTIONS_HEADER,
     RUNTIME_CPU_HEADER, RUNTIME_HEADER,
 };
-use http_body_util::{BodyExt, Empty};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::client::conn::http1::{self, SendRequest};
 use hyper::header::{HOST, HeaderMap, HeaderValue};
-use hyper::{Method, Response};
+use hyper::{Method, Response, Uri};
 use hyper_util::rt::TokioIo;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -31,7 +31,7 @@ use tokio::time::{Instant, timeout, timeout_at};
 const MAX_KIND: usize = 32;
 
 /// One open connection's sending half.
-pub(crate) type Sender = SendRequest<Empty<Bytes>>;
+pub(crate) type Sender = SendRequest<Full<Bytes>>;
 
 /// A connection of the open loop: its number, and its sender (`None`: to
 /// open again).
@@ -179,9 +179,9 @@ impl<C: HttpCall> Transport<C> for Http {
 
 /// `message` with `token`, if any, as its `Authorization: Bearer`.
 pub(crate) fn presenting(
-    mut message: hyper::Request<Empty<Bytes>>,
+    mut message: hyper::Request<Full<Bytes>>,
     token: Option<&Token>,
-) -> hyper::Request<Empty<Bytes>> {
+) -> hyper::Request<Full<Bytes>> {
     if let Some(token) = token {
         message
             .headers_mut()
@@ -195,7 +195,7 @@ pub(crate) fn presenting(
 pub(crate) async fn attempt(
     slot: Option<Sender>,
     dest: &Dest,
-    message: hyper::Request<Empty<Bytes>>,
+    message: hyper::Request<Full<Bytes>>,
 ) -> (Option<Sender>, Result<Answer, Failure>) {
     let kept = match slot {
         // A connection the server closed after its last response (`Connection:
@@ -218,20 +218,34 @@ pub(crate) async fn attempt(
     (keep.then_some(sender), result)
 }
 
-/// `POST /invoke/spin?us={work_us}` to `target`, the function named in
-/// `x-faasched-function` and, if given, the relative deadline in
-/// `x-faasched-deadline-us`.
+/// `POST /invoke/spin?us={work_us}` to `target`, without a body, as
+/// [`invoke_call`] labels it.
 pub(crate) fn invoke(
     target: &str,
     work_us: u64,
     function: &str,
     deadline_us: Option<u64>,
-) -> hyper::Request<Empty<Bytes>> {
-    let mut http = hyper::Request::new(Empty::new());
-    *http.method_mut() = Method::POST;
-    *http.uri_mut() = format!("/invoke/spin?us={work_us}")
+) -> hyper::Request<Full<Bytes>> {
+    let uri = format!("/invoke/spin?us={work_us}")
         .parse()
         .expect("a path of ASCII digits and letters is a URI");
+    invoke_call(target, uri, Bytes::new(), function, deadline_us)
+}
+
+/// `POST {uri}` (`/invoke/NAME[?QUERY]`) to `target` with `body` (an empty
+/// one costs nothing), the workload function named in
+/// `x-faasched-function` and, if given, the relative deadline in
+/// `x-faasched-deadline-us`.
+pub(crate) fn invoke_call(
+    target: &str,
+    uri: Uri,
+    body: Bytes,
+    function: &str,
+    deadline_us: Option<u64>,
+) -> hyper::Request<Full<Bytes>> {
+    let mut http = hyper::Request::new(Full::new(body));
+    *http.method_mut() = Method::POST;
+    *http.uri_mut() = uri;
     let headers = http.headers_mut();
     // A target that is no header value was refused by the config's check
     // (it resolves, so it is a host name or an address).
@@ -266,7 +280,7 @@ async fn connect(dest: &Dest) -> io::Result<Sender> {
 /// Sends `http` on `sender` and reads the whole response.
 async fn exchange(
     sender: &mut Sender,
-    http: hyper::Request<Empty<Bytes>>,
+    http: hyper::Request<Full<Bytes>>,
 ) -> Result<Answer, Failure> {
     sender.ready().await.map_err(|_| Failure::ConnectionLost)?;
     let response = sender

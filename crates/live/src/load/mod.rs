@@ -47,7 +47,7 @@ pub use config::{
 };
 pub use drive::{Pacing, closed, open};
 pub use http::Http;
-pub(crate) use http::invoke;
+pub(crate) use http::{invoke, invoke_call};
 pub use local::InProcess;
 pub use outcome::{Answer, End, Failure, LoadError};
 pub use transport::Transport;
@@ -63,8 +63,8 @@ pub trait Call: Send + 'static {
 
 /// A call that goes over HTTP ([`Http`]).
 pub trait HttpCall: Call {
-    /// Its HTTP request to `target`.
-    fn request(&self, target: &str) -> hyper::Request<http_body_util::Empty<hyper::body::Bytes>>;
+    /// Its HTTP request to `target` (a body of no bytes costs nothing).
+    fn request(&self, target: &str) -> hyper::Request<http_body_util::Full<hyper::body::Bytes>>;
 }
 
 /// A call handed to a node runtime in this process ([`InProcess`]).

@@ -289,3 +289,89 @@ fn a_component_is_bounded_by_its_cpu_output_and_input_kind() -> Result<()> {
     }
     Ok(())
 }
+
+/// A one-shot HTTP server on a port of its own: it answers the first
+/// connection `hello` and sends back the request's head it read.
+fn upstream() -> (u16, std::sync::mpsc::Receiver<String>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let Ok((mut stream, _)) = listener.accept() else {
+            return;
+        };
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0];
+        while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).is_ok_and(|n| n == 1) {
+            head.push(byte[0]);
+        }
+        let _ = stream.write_all(
+            b"HTTP/1.1 203 Non-Authoritative Information\r\ncontent-type: text/x-test\r\n\
+              content-length: 5\r\nconnection: close\r\n\r\nhello",
+        );
+        let _ = tx.send(String::from_utf8_lossy(&head).into_owned());
+    });
+    (port, rx)
+}
+
+#[test]
+fn a_component_reaches_only_the_hosts_its_deployment_allows() -> Result<()> {
+    let Some(fetch) = module("fetch-http") else {
+        return Ok(());
+    };
+    let (port, head) = upstream();
+    let mut runtime = runtime(|_| ())?;
+    let allowed = faasched_wasm::Deployment {
+        allow_outbound: vec![format!("127.0.0.1:{port}")],
+        ..Default::default()
+    };
+    let compiler = runtime.compiler();
+    runtime.add(compiler.prepare_with("open", &fetch, allowed)?)?;
+    runtime.register("closed", &fetch)?;
+    let url = format!("/?url=http://127.0.0.1:{port}/x?y=1");
+    let out = call(&runtime, "open", request(&url, &[], b""))?;
+    let response = out.response.as_ref().unwrap();
+    assert_eq!(response.status.as_u16(), 203, "{response:?}");
+    assert_eq!(response.body, "hello");
+    assert_eq!(response.headers["x-upstream-status"], "203");
+    assert_eq!(response.headers["content-type"], "text/x-test");
+    let head = head
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .unwrap();
+    assert!(head.starts_with("GET /x?y=1 HTTP/1.1\r\n"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains(&format!("host: 127.0.0.1:{port}")),
+        "{head}"
+    );
+    // Refused: any host for a function allowed none, another port of the
+    // allowed one, another name for it.
+    for (function, url) in [
+        ("closed", format!("http://127.0.0.1:{port}/")),
+        (
+            "open",
+            format!("http://127.0.0.1:{}/", port.wrapping_add(1)),
+        ),
+        ("open", format!("http://localhost:{port}/")),
+    ] {
+        let out = call(
+            &runtime,
+            function,
+            request(&format!("/?url={url}"), &[], b""),
+        )?;
+        assert_eq!(
+            answer(&out, "content-type"),
+            (
+                StatusCode::BAD_GATEWAY,
+                "text/plain".into(),
+                "error: HTTP-request-denied\n".into()
+            ),
+            "{function} {url}"
+        );
+    }
+    Ok(())
+}

@@ -6,18 +6,25 @@
 //!
 //! A request is `POST /invoke/spin?us={work in µs}` with its workload
 //! function and deadline in headers (docs/RUNTIME.md, "HTTP API"), both
-//! times in whole µs, rounded to the nearest. Its latency counts from its arrival in the stream
-//! (open loop), however late it went out; in the closed loop from when its
-//! client sent it. The open loop spins the last 2 ms to a request's time
+//! times in whole µs, rounded to the nearest; a function given a real
+//! function instead ([`Calls`]) is `POST /invoke/{its call}` with its body,
+//! labelled and with its deadline alike. Its latency counts from its
+//! arrival in the stream (open loop), however late it went out; in the
+//! closed loop from when its client sent it. The open loop spins the last 2 ms to a request's time
 //! ([`Pacing::Spin`]): the node's requests are µs long.
 
+mod calls;
 mod summary;
 
 use crate::load::{self, End, Http, LoadConfig, LoadError, Mode, Pacing, Sampler};
 use crate::node::invoke::{Cancel, Invoke};
 use faasched_model::node::{Request, RequestInfo, RequestOutcome, WorkerId};
 use faasched_model::{Nanos, Time, US};
+use http_body_util::Full;
+use hyper::body::Bytes;
+use std::sync::Arc;
 
+pub use calls::{BodyFile, Calls, CallsError, FunctionCall, MAX_BODY, Mapping, read_body};
 pub use summary::{
     LatencySummary, LoadSummary, REQUESTS_CSV_HEADER, ScopeSummary, SlowdownSummary,
 };
@@ -35,6 +42,19 @@ pub struct NodeCall {
     pub request: Request,
     /// When it is due.
     pub send: Time,
+    /// The real function it is sent to; `None`: `spin` of its work.
+    pub call: Option<Arc<FunctionCall>>,
+}
+
+impl NodeCall {
+    /// `request`, due at `send`, sent as `calls` says.
+    pub fn new(request: Request, send: Time, calls: &Calls) -> NodeCall {
+        NodeCall {
+            call: calls.of(&request.function.name).cloned(),
+            request,
+            send,
+        }
+    }
 }
 
 /// `spin`'s argument for `work` in process: whole µs, rounded to the
@@ -49,16 +69,29 @@ impl load::Call for NodeCall {
     }
 }
 
-/// In process, the request is `spin?us=W` (W as [`spin_us`] rounds it)
-/// labelled with its function, its deadline in ns.
+/// In process, the request is its call with its body, or `spin?us=W` (W
+/// as [`spin_us`] rounds it), labelled with its function, its deadline in
+/// ns.
 impl load::LocalCall for NodeCall {
     fn invoke(&self, received: std::time::Instant, cancel: Cancel) -> Invoke {
         let r = &self.request;
+        let (function, query, body) = match &self.call {
+            Some(call) => (
+                call.function().to_string(),
+                call.query().map(str::to_string),
+                call.body().clone(),
+            ),
+            None => (
+                "spin".to_string(),
+                Some(format!("us={}", spin_us(r.work))),
+                Bytes::new(),
+            ),
+        };
         Invoke {
-            function: "spin".into(),
-            query: Some(format!("us={}", spin_us(r.work))),
+            function,
+            query,
             headers: Default::default(),
-            body: Default::default(),
+            body,
             label: Some(r.function.name.to_string()),
             deadline: Some(r.deadline),
             received,
@@ -68,12 +101,20 @@ impl load::LocalCall for NodeCall {
 }
 
 impl load::HttpCall for NodeCall {
-    fn request(&self, target: &str) -> hyper::Request<http_body_util::Empty<hyper::body::Bytes>> {
+    fn request(&self, target: &str) -> hyper::Request<Full<Bytes>> {
         let r = &self.request;
-        let work = round_us(r.work);
         // A node takes no deadline of 0 µs (one under half a µs rounds so).
         let deadline = round_us(r.deadline).max(1);
-        load::invoke(target, work, &r.function.name, Some(deadline))
+        match &self.call {
+            Some(call) => load::invoke_call(
+                target,
+                call.uri().clone(),
+                call.body().clone(),
+                &r.function.name,
+                Some(deadline),
+            ),
+            None => load::invoke(target, round_us(r.work), &r.function.name, Some(deadline)),
+        }
     }
 }
 
@@ -141,20 +182,18 @@ pub struct LoadRun {
 }
 
 /// The closed loop's requests: the stream's, in its order, each due when
-/// the client that takes it is free.
-struct BackToBack<I>(I);
+/// the client that takes it is free, sent as the calls say.
+struct BackToBack<I>(I, Calls);
 
 impl<I: Iterator<Item = Request> + Send + 'static> Sampler<NodeCall> for BackToBack<I> {
     fn next(&mut self, _client: u32, finish: Time) -> Option<NodeCall> {
         let request = self.0.next()?;
-        Some(NodeCall {
-            request,
-            send: finish,
-        })
+        Some(NodeCall::new(request, finish, &self.1))
     }
 }
 
-/// Sends `requests` to the node at `target` as `config` says, measuring each; asks
+/// Sends `requests` to the node at `target` as `config` says (each as
+/// `calls` says: its real function, or `spin`), measuring each; asks
 /// `stop` (every 10 ms while waiting) whether to end early, as Ctrl-C
 /// does, and then still returns what was measured. Fails only before the
 /// first request: a bad config or a target that refuses to connect.
@@ -162,19 +201,21 @@ pub fn run(
     target: &str,
     config: &LoadConfig,
     requests: impl IntoIterator<Item = Request, IntoIter: Send + 'static>,
+    calls: &Calls,
     stop: &dyn Fn() -> bool,
 ) -> Result<LoadRun, LoadError> {
     let requests = requests.into_iter();
     let http = Http::to(target)?.tls(config.tls.clone());
+    let calls = calls.clone();
     let run = match config.mode {
         Mode::Open { .. } => {
-            let calls = requests.map(|request| NodeCall {
-                send: request.arrival,
-                request,
+            let sent = requests.map(move |request| {
+                let send = request.arrival;
+                NodeCall::new(request, send, &calls)
             });
-            load::open(config, http, calls, Pacing::Spin, stop)?
+            load::open(config, http, sent, Pacing::Spin, stop)?
         }
-        Mode::Closed { .. } => load::closed(config, &http, BackToBack(requests), stop)?,
+        Mode::Closed { .. } => load::closed(config, &http, BackToBack(requests, calls), stop)?,
     };
     Ok(LoadRun {
         mode: config.mode,

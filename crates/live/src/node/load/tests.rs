@@ -1,17 +1,18 @@
 //! The load generator against an in-test HTTP server on its own thread,
-//! which answers `/invoke/spin` at once, after the asked work as a sleep,
-//! or after a hold, and fails some requests on purpose. Every assertion is
-//! a count or a bound that holds however slow the machine is.
+//! which answers `/invoke/...` at once, after the asked work as a sleep,
+//! or after a hold, fails some requests on purpose, and keeps what it was
+//! sent. Every assertion is a count or a bound that holds however slow the
+//! machine is.
 
 use super::*;
 use crate::wire::{
-    DEADLINE_HEADER, ERROR_HEADER, FUNCTION_HEADER, PREEMPTIONS_HEADER, RUNTIME_CPU_HEADER,
-    RUNTIME_HEADER,
+    DEADLINE_HEADER, ERROR_HEADER, FUNCTION_HEADER, MAX_NAME, PREEMPTIONS_HEADER,
+    RUNTIME_CPU_HEADER, RUNTIME_HEADER,
 };
 use faasched_model::node::Request;
 use faasched_model::{MS, SEC};
 use faasched_workload::node::{Deadlines, Estimate, Length, Params, Workload};
-use http_body_util::Full;
+use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -19,8 +20,8 @@ use hyper::{Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 use tokio::sync::oneshot;
@@ -50,9 +51,23 @@ impl Behaviour {
     };
 }
 
+/// One request as the server received it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Seen {
+    /// Its path and query.
+    uri: String,
+    /// Its `x-faasched-function`.
+    label: String,
+    /// Its `x-faasched-deadline-us`.
+    deadline: String,
+    body: Bytes,
+}
+
 /// What the server saw and did, for exact comparison with the client.
 #[derive(Default)]
 struct Counts {
+    /// Every request, in the order it came.
+    seen: Mutex<Vec<Seen>>,
     received: AtomicU64,
     ok: AtomicU64,
     failed: AtomicU64,
@@ -148,9 +163,22 @@ async fn answer(
         .and_then(|q| q.strip_prefix("us="))
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    assert_eq!(req.uri().path(), "/invoke/spin");
-    assert!(req.headers().contains_key(FUNCTION_HEADER));
-    assert!(req.headers().contains_key(DEADLINE_HEADER));
+    let header = |name| {
+        let value = req.headers().get(name).expect("every request carries it");
+        value.to_str().unwrap().to_string()
+    };
+    let (label, deadline) = (header(FUNCTION_HEADER), header(DEADLINE_HEADER));
+    let uri = req.uri().to_string();
+    let body = match req.into_body().collect().await {
+        Ok(body) => body.to_bytes(),
+        Err(_) => Bytes::new(),
+    };
+    c.seen.lock().unwrap().push(Seen {
+        uri,
+        label,
+        deadline,
+        body,
+    });
     tokio::time::sleep(b.hold).await;
     if b.sleep_work {
         tokio::time::sleep(Duration::from_micros(us)).await;
@@ -216,6 +244,8 @@ fn results_cross_threads() {
     send_sync::<LoadRun>();
     send_sync::<LoadSummary>();
     send_sync::<LoadError>();
+    send_sync::<Calls>();
+    send_sync::<CallsError>();
 }
 
 #[test]
@@ -229,7 +259,14 @@ fn every_request_is_answered_or_counted_once_and_follows_the_stream() {
     let duration = 300 * MS;
     let requests = stream("bimodal-high", 1_000.0, duration, 3);
     let config = LoadConfig::new(Mode::Open { connections: 8 }, duration);
-    let run = run(&server.target(), &config, requests.clone(), &never).unwrap();
+    let run = run(
+        &server.target(),
+        &config,
+        requests.clone(),
+        &Calls::default(),
+        &never,
+    )
+    .unwrap();
     assert_eq!(run.end, End::Completed);
     let s = check_accounting(&run);
     // One record per request of the stream, in its order, at its arrival.
@@ -289,7 +326,14 @@ fn a_connection_the_server_closes_after_answering_is_opened_again() {
     let duration = 100 * MS;
     let requests = stream("fixed", 500.0, duration, 6);
     let config = LoadConfig::new(Mode::Open { connections: 2 }, duration);
-    let run = run(&server.target(), &config, requests.clone(), &never).unwrap();
+    let run = run(
+        &server.target(),
+        &config,
+        requests.clone(),
+        &Calls::default(),
+        &never,
+    )
+    .unwrap();
     let s = check_accounting(&run);
     assert!(s.all.errors.is_empty(), "{:?}", s.all.errors);
     assert_eq!(s.all.answered, requests.len() as u64);
@@ -311,7 +355,14 @@ fn latency_counts_from_the_intended_time_when_the_server_stalls() {
     assert!(requests.len() >= 5, "{} requests", requests.len());
     let mut config = LoadConfig::new(Mode::Open { connections: 1 }, duration);
     config.drain = 60 * SEC;
-    let run = run(&server.target(), &config, requests.clone(), &never).unwrap();
+    let run = run(
+        &server.target(),
+        &config,
+        requests.clone(),
+        &Calls::default(),
+        &never,
+    )
+    .unwrap();
     let s = check_accounting(&run);
     assert_eq!(s.all.answered, requests.len() as u64);
     for (k, r) in run.records.iter().enumerate() {
@@ -337,6 +388,7 @@ fn a_dead_target_is_an_error_naming_it() {
         &addr.to_string(),
         &config,
         stream("fixed", 100.0, SEC, 1),
+        &Calls::default(),
         &never,
     )
     .unwrap_err();
@@ -360,7 +412,14 @@ fn closed_loop_keeps_one_request_per_client_in_flight() {
         })
         .unwrap();
     let config = LoadConfig::new(Mode::Closed { clients: 2 }, duration);
-    let run = run(&server.target(), &config, requests, &never).unwrap();
+    let run = run(
+        &server.target(),
+        &config,
+        requests,
+        &Calls::default(),
+        &never,
+    )
+    .unwrap();
     let s = check_accounting(&run);
     assert_eq!(run.end, End::Completed);
     assert!(s.all.answered >= 1 && s.all.errors.is_empty(), "{s:?}");
@@ -387,7 +446,14 @@ fn a_stop_ends_the_run_with_every_due_request_accounted() {
         }
         flag.load(Ordering::SeqCst)
     };
-    let run = run(&server.target(), &config, requests.clone(), &stop_fn).unwrap();
+    let run = run(
+        &server.target(),
+        &config,
+        requests.clone(),
+        &Calls::default(),
+        &stop_fn,
+    )
+    .unwrap();
     assert_eq!(run.end, End::Interrupted);
     let s = check_accounting(&run);
     assert!(
@@ -415,7 +481,14 @@ fn a_response_too_slow_times_out_and_the_drain_bounds_the_run() {
     let mut config = LoadConfig::new(Mode::Open { connections: 64 }, duration);
     config.timeout = 20 * MS;
     config.drain = 30 * SEC;
-    let run1 = run(&server.target(), &config, requests.clone(), &never).unwrap();
+    let run1 = run(
+        &server.target(),
+        &config,
+        requests.clone(),
+        &Calls::default(),
+        &never,
+    )
+    .unwrap();
     let s = check_accounting(&run1);
     assert_eq!(run1.end, End::Completed);
     assert_eq!(
@@ -426,7 +499,14 @@ fn a_response_too_slow_times_out_and_the_drain_bounds_the_run() {
     // unfinished, and those still queued for the one connection unsent.
     let mut config = LoadConfig::new(Mode::Open { connections: 1 }, duration);
     config.drain = 100 * MS;
-    let run2 = run(&server.target(), &config, requests.clone(), &never).unwrap();
+    let run2 = run(
+        &server.target(),
+        &config,
+        requests.clone(),
+        &Calls::default(),
+        &never,
+    )
+    .unwrap();
     let s = check_accounting(&run2);
     assert_eq!(run2.end, End::DrainTimeout);
     assert_eq!(s.all.requests, requests.len() as u64);
@@ -454,6 +534,7 @@ fn a_request_carries_its_work_and_deadline_rounded_to_the_us() {
             estimate: work,
         },
         send: 0,
+        call: None,
     };
     let http = call(26_499, 264_990).request("127.0.0.1:9");
     assert_eq!(http.uri(), "/invoke/spin?us=26");
@@ -495,6 +576,7 @@ fn a_record_becomes_the_simulators_outcome() {
         call: NodeCall {
             request,
             send: 1_000,
+            call: None,
         },
         id: 0,
         client: 0,
@@ -551,4 +633,313 @@ fn a_record_becomes_the_simulators_outcome() {
     .outcome();
     assert!(refused.dropped() && refused.missed());
     assert_eq!((refused.first_run, refused.preemptions), (None, 0));
+}
+
+/// `bimodal-high`'s functions, by id.
+fn bimodal_functions() -> faasched_model::Functions {
+    Workload::builtin("bimodal-high").unwrap().function_table()
+}
+
+fn mapping(given: &str) -> Mapping {
+    given.parse().unwrap()
+}
+
+/// `image-resize` sent as `hello-http?x=1` with a body; `image-classify`
+/// left as `spin`.
+fn resize_to_hello() -> Calls {
+    let mut calls = Calls::new(
+        &bimodal_functions(),
+        [mapping("image-resize=hello-http?x=1")],
+    )
+    .unwrap();
+    calls
+        .with_body("image-resize", Bytes::from_static(b"the input"))
+        .unwrap();
+    calls
+}
+
+#[test]
+fn a_mapped_function_goes_to_its_call_with_its_body_and_the_rest_to_spin() {
+    let server = Server::start(Behaviour::AT_ONCE);
+    let duration = 100 * MS;
+    let requests = stream("bimodal-high", 500.0, duration, 8);
+    // One connection: the server sees the requests in the stream's order.
+    let config = LoadConfig::new(Mode::Open { connections: 1 }, duration);
+    let calls = resize_to_hello();
+    let run = run(&server.target(), &config, requests.clone(), &calls, &never).unwrap();
+    let s = check_accounting(&run);
+    assert_eq!(s.all.answered, requests.len() as u64, "{s:?}");
+    let seen = server.counts.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), requests.len());
+    let mut mapped = 0;
+    for (r, q) in seen.iter().zip(&requests) {
+        let deadline = round_us(q.deadline).max(1).to_string();
+        let name = &*q.function.name;
+        let expect = match name {
+            "image-resize" => {
+                mapped += 1;
+                Seen {
+                    uri: "/invoke/hello-http?x=1".into(),
+                    label: name.into(),
+                    deadline,
+                    body: Bytes::from_static(b"the input"),
+                }
+            }
+            _ => Seen {
+                uri: format!("/invoke/spin?us={}", round_us(q.work)),
+                label: name.into(),
+                deadline,
+                body: Bytes::new(),
+            },
+        };
+        assert_eq!(r, &expect);
+    }
+    // Both kinds were sent; the records keep which was which.
+    assert!(mapped > 0 && mapped < requests.len(), "{mapped}");
+    for r in &run.records {
+        let name = &*r.call.request.function.name;
+        assert_eq!(r.call.call.is_some(), name == "image-resize", "{r:?}");
+    }
+    // The summary is per workload function, as without calls.
+    let names: Vec<&str> = s.functions.keys().map(String::as_str).collect();
+    assert_eq!(names, ["image-classify", "image-resize"]);
+}
+
+#[test]
+fn the_closed_loop_sends_mapped_functions_to_their_calls_too() {
+    let server = Server::start(Behaviour::AT_ONCE);
+    let requests = stream("bimodal-high", 1_000.0, 3_600 * SEC, 2);
+    let config = LoadConfig::new(Mode::Closed { clients: 1 }, 50 * MS);
+    let run = run(
+        &server.target(),
+        &config,
+        requests,
+        &resize_to_hello(),
+        &never,
+    )
+    .unwrap();
+    check_accounting(&run);
+    let seen = server.counts.seen.lock().unwrap().clone();
+    assert!(!seen.is_empty());
+    for r in &seen {
+        match r.label.as_str() {
+            "image-resize" => assert_eq!(
+                (r.uri.as_str(), &r.body[..]),
+                ("/invoke/hello-http?x=1", &b"the input"[..])
+            ),
+            _ => assert!(r.uri.starts_with("/invoke/spin?us=") && r.body.is_empty()),
+        }
+    }
+}
+
+#[test]
+fn a_mapped_request_is_its_call_over_http_and_in_process() {
+    use crate::load::{HttpCall, LocalCall};
+    use crate::node::invoke::Cancel;
+    let functions = bimodal_functions();
+    let request = |name: &str| Request {
+        id: faasched_model::node::RequestId(0),
+        function: functions.find(name).unwrap().clone(),
+        arrival: 0,
+        work: 26_499,
+        deadline: 264_990,
+        estimate: 26_499,
+    };
+    let calls = resize_to_hello();
+    let mapped = NodeCall::new(request("image-resize"), 7, &calls);
+    let spun = NodeCall::new(request("image-classify"), 7, &calls);
+    assert_eq!((mapped.send, spun.call.as_ref()), (7, None));
+    // The call is shared, not copied, by every request of its function.
+    let again = NodeCall::new(request("image-resize"), 8, &calls);
+    assert!(Arc::ptr_eq(
+        mapped.call.as_ref().unwrap(),
+        again.call.as_ref().unwrap()
+    ));
+    // Over HTTP: the call's path and body, the label and the deadline.
+    let body = |http: hyper::Request<Full<Bytes>>| {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(http.into_body().collect())
+            .unwrap()
+            .to_bytes()
+    };
+    let http = mapped.request("127.0.0.1:9");
+    assert_eq!(http.method(), hyper::Method::POST);
+    assert_eq!(http.uri(), "/invoke/hello-http?x=1");
+    assert_eq!(http.headers()[FUNCTION_HEADER], "image-resize");
+    assert_eq!(http.headers()[DEADLINE_HEADER], "265");
+    assert_eq!(body(http), "the input");
+    let http = spun.request("127.0.0.1:9");
+    assert_eq!(http.uri(), "/invoke/spin?us=26");
+    assert_eq!(http.headers()[FUNCTION_HEADER], "image-classify");
+    assert_eq!(http.headers()[DEADLINE_HEADER], "265");
+    assert!(body(http).is_empty());
+    // In process: the call's function, query and body, the label, the
+    // deadline in ns.
+    let i = mapped.invoke(std::time::Instant::now(), Cancel::new());
+    assert_eq!(
+        (i.function.as_str(), i.query.as_deref(), i.label()),
+        ("hello-http", Some("x=1"), "image-resize")
+    );
+    assert_eq!(
+        (&i.body[..], i.deadline),
+        (&b"the input"[..], Some(264_990))
+    );
+    let i = spun.invoke(std::time::Instant::now(), Cancel::new());
+    assert_eq!(
+        (i.call(), i.label(), i.body.is_empty()),
+        ("spin?us=26".to_string(), "image-classify", true)
+    );
+    // A call without a query has none, and no body by default.
+    let bare = Calls::new(&functions, [mapping("image-classify=noop")]).unwrap();
+    let i = NodeCall::new(request("image-classify"), 0, &bare)
+        .invoke(std::time::Instant::now(), Cancel::new());
+    assert_eq!((i.call(), i.body.is_empty()), ("noop".to_string(), true));
+    assert_eq!(
+        NodeCall::new(request("image-classify"), 0, &bare)
+            .request("h:1")
+            .uri(),
+        "/invoke/noop"
+    );
+}
+
+#[test]
+fn a_call_parses_and_a_bad_one_says_why() {
+    let call = |s: &str| s.parse::<FunctionCall>();
+    let c = call("primes-http?n=300000").unwrap();
+    assert_eq!((c.function(), c.query()), ("primes-http", Some("n=300000")));
+    assert_eq!(
+        (c.uri().to_string(), c.to_string()),
+        (
+            "/invoke/primes-http?n=300000".into(),
+            "primes-http?n=300000".into()
+        )
+    );
+    let c = call("hello.v2_x-y").unwrap();
+    assert_eq!((c.query(), c.uri().path()), (None, "/invoke/hello.v2_x-y"));
+    assert!(c.body().is_empty());
+    assert!(call(&"f".repeat(MAX_NAME)).is_ok());
+    for (bad, why) in [
+        ("", "NAME or NAME?QUERY"),
+        ("?n=1", "NAME or NAME?QUERY"),
+        ("has space", "' '"),
+        ("a/b", "'/'"),
+        ("..", "only dots"),
+        (&"f".repeat(MAX_NAME + 1), "longer than 128"),
+        ("fib?", "empty"),
+        ("fib?n=1 2", "' '"),
+        ("fib?n=1#x", "'#'"),
+        ("fib?n=\u{e9}", "visible ASCII"),
+    ] {
+        let e = call(bad).unwrap_err();
+        assert!(matches!(e, CallsError::Call { .. }), "{bad}: {e:?}");
+        let e = e.to_string();
+        assert!(e.contains(why) && e.contains(bad), "{bad}: {e}");
+    }
+    // LABEL=CALL and LABEL=FILE.
+    let m = mapping("long=primes-http?n=3=4");
+    assert_eq!((m.label.as_str(), m.call.query()), ("long", Some("n=3=4")));
+    for bad in ["long", "=fib", "long=", ""] {
+        let e = bad.parse::<Mapping>().unwrap_err();
+        assert!(e.to_string().contains("LABEL=CALL"), "{bad}: {e}");
+    }
+    assert!(matches!(
+        "long=a b".parse::<Mapping>(),
+        Err(CallsError::Call { .. })
+    ));
+    let b: BodyFile = "short=dir/in=put.json".parse().unwrap();
+    assert_eq!(
+        (b.label.as_str(), b.path.to_str()),
+        ("short", Some("dir/in=put.json"))
+    );
+    assert_eq!(b.to_string(), "short=dir/in=put.json");
+    for bad in ["short", "=f", "short="] {
+        let e = bad.parse::<BodyFile>().unwrap_err();
+        assert!(e.to_string().contains("LABEL=FILE"), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn calls_take_only_the_workloads_functions_once_each() {
+    let functions = bimodal_functions();
+    let e = Calls::new(&functions, [mapping("resize=fib")]).unwrap_err();
+    assert!(matches!(e, CallsError::UnknownLabel { .. }), "{e:?}");
+    let e = e.to_string();
+    assert!(
+        e.contains("`resize`") && e.contains("image-resize, image-classify"),
+        "{e}"
+    );
+    let e = Calls::new(
+        &functions,
+        [mapping("image-resize=fib"), mapping("image-resize=noop")],
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("`image-resize` is given twice"),
+        "{e}"
+    );
+    let none = Calls::new(&functions, []).unwrap();
+    assert!(none.is_empty() && none == Calls::default());
+    let mut calls = Calls::new(
+        &functions,
+        [
+            mapping("image-resize=fib?n=10"),
+            mapping("image-classify=noop"),
+        ],
+    )
+    .unwrap();
+    let listed: Vec<(&str, String)> = calls.iter().map(|(l, c)| (l, c.to_string())).collect();
+    assert_eq!(
+        listed,
+        [
+            ("image-classify", "noop".to_string()),
+            ("image-resize", "fib?n=10".to_string())
+        ]
+    );
+    // A body: only for a mapped label, once.
+    let e = Calls::new(&functions, [mapping("image-resize=fib")])
+        .unwrap()
+        .with_body("image-classify", Bytes::new())
+        .map(|_| ())
+        .unwrap_err();
+    assert!(matches!(e, CallsError::Unmapped { .. }), "{e:?}");
+    assert!(e.to_string().contains("`image-classify`"), "{e}");
+    calls
+        .with_body("image-resize", Bytes::from_static(b"x"))
+        .unwrap();
+    let e = calls
+        .with_body("image-resize", Bytes::from_static(b"y"))
+        .map(|_| ())
+        .unwrap_err();
+    assert!(e.to_string().contains("given twice"), "{e}");
+    assert_eq!(&calls.of("image-resize").unwrap().body()[..], b"x");
+    assert!(calls.of("image-classify").unwrap().body().is_empty());
+}
+
+#[test]
+fn a_body_is_a_regular_file_of_a_mib_at_most() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, len: usize| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, vec![b'a'; len]).unwrap();
+        path
+    };
+    assert_eq!(read_body(&file("full", MAX_BODY)).unwrap().len(), MAX_BODY);
+    assert!(read_body(&file("empty", 0)).unwrap().is_empty());
+    let over = file("over", MAX_BODY + 1);
+    let missing = dir.path().join("missing");
+    for (path, why) in [
+        (over.as_path(), "longer than 1048576 bytes"),
+        (dir.path(), "not a regular file"),
+        (missing.as_path(), "No such file"),
+    ] {
+        let e = read_body(path).unwrap_err();
+        assert!(matches!(e, CallsError::Body { .. }), "{e:?}");
+        let e = e.to_string();
+        assert!(
+            e.contains(why) && e.contains(&path.display().to_string()),
+            "{e}"
+        );
+    }
 }
