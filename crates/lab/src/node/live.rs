@@ -335,7 +335,8 @@ impl LiveNode {
     /// dispatcher.
     pub fn start_baseline(&self) -> Result<Baseline<WasmExecutor>> {
         let executor = self.host.executor(1, self.containers.as_ref())?;
-        Baseline::start(executor, self.workers as usize).context("starting the baseline's threads")
+        Baseline::start(executor, self.workers as usize, &self.host.cpus)
+            .context("starting the baseline's threads")
     }
 }
 

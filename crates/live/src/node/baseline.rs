@@ -14,12 +14,12 @@
 
 use super::invoke::{Answer, Backend, Completed, Failure, Invoke, Reply};
 use super::manifest::Settings;
-use super::runtime::{Executor, Step};
+use super::runtime::{Executor, Step, pin_to};
 use crate::wire::response;
 use faasched_model::Nanos;
 use serde_json::json;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// Invocations on tokio tasks, each run to its end on `executor`.
 pub struct Baseline<E: Executor> {
@@ -40,15 +40,25 @@ struct Counts {
 
 impl<E: Executor> Baseline<E> {
     /// Runs invocations on `threads` tokio worker threads over `executor`
-    /// (which it asks for worker 0's sandboxes: nobody preempts them).
+    /// (which it asks for worker 0's sandboxes: nobody preempts them),
+    /// the threads pinned to `cpus` in turn as they start (none: left to
+    /// the kernel).
     ///
     /// # Errors
     ///
     /// The runtime's threads could not start.
-    pub fn start(executor: Arc<E>, threads: usize) -> std::io::Result<Baseline<E>> {
+    pub fn start(executor: Arc<E>, threads: usize, cpus: &[usize]) -> std::io::Result<Baseline<E>> {
+        let cpus: Arc<[usize]> = cpus.into();
+        let started = AtomicUsize::new(0);
         let tasks = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads.max(1))
             .thread_name("baseline")
+            .on_thread_start(move || {
+                if !cpus.is_empty() {
+                    let n = started.fetch_add(1, Ordering::Relaxed);
+                    pin_to(Some(cpus[n % cpus.len()]));
+                }
+            })
             .enable_all()
             .build()?;
         Ok(Baseline {

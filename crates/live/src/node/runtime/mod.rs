@@ -31,6 +31,7 @@ use faasched_model::node::{Dispatch, Estimate, MedianEstimator};
 use faasched_wasm::Deployment;
 use faasched_workload::node::{DEFAULT_DEADLINE_FACTOR, Deadline, Deadlines};
 pub use threads::Runtime;
+pub(crate) use threads::pin_to;
 
 /// What a request that ran to its end returns.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -465,7 +465,7 @@ impl<E: Executor> Drop for Runtime<E> {
 
 /// Pins the calling thread to `cpu`, if given; a failure leaves it
 /// unpinned (a CPU outside the process's set), said once on stderr.
-fn pin_to(cpu: Option<usize>) {
+pub(crate) fn pin_to(cpu: Option<usize>) {
     let Some(cpu) = cpu else { return };
     let mut set = CpuSet::EMPTY;
     set.insert(cpu);
