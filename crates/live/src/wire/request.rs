@@ -342,6 +342,85 @@ fn header<'h>(headers: &'h HeaderMap, name: &'static str) -> Result<Option<&'h s
     Ok(Some(value))
 }
 
+/// How many of the largest invocation bodies a front holds at once (read,
+/// queued or running, or on their way to a node); a body past that
+/// budget is refused 503 `overloaded` with `Retry-After: 1` before it is
+/// read.
+pub const BODIES_HELD: usize = 64;
+
+/// The invocation bodies a front (a node's ingress, a gateway) holds:
+/// each at most [`Bodies::max`] bytes, and [`BODIES_HELD`] of the largest
+/// in sum, counted in KiB. A body takes its declared length from the
+/// budget (the most a body may be, if it declares none) until its answer.
+#[derive(Debug)]
+pub struct Bodies {
+    max: usize,
+    held: tokio::sync::Semaphore,
+}
+
+/// A body read within its front's budget, and the share it holds until
+/// dropped.
+#[derive(Debug)]
+pub struct Held<'a> {
+    /// The body.
+    pub body: Bytes,
+    _share: Option<tokio::sync::SemaphorePermit<'a>>,
+}
+
+impl Bodies {
+    /// A budget of bodies of at most `max` bytes each.
+    pub fn new(max: usize) -> Bodies {
+        let held = usize::try_from(kib(max))
+            .unwrap_or(usize::MAX)
+            .saturating_mul(BODIES_HELD)
+            .min(tokio::sync::Semaphore::MAX_PERMITS);
+        Bodies {
+            max,
+            held: tokio::sync::Semaphore::new(held),
+        }
+    }
+
+    /// Reads `body` ([`read_body`], at `pace`) within the budget; `None`
+    /// when the bodies held leave no room for it (the caller answers 503
+    /// `overloaded`).
+    ///
+    /// # Errors
+    ///
+    /// [`read_body`]'s: longer than [`Bodies::max`], malformed, too slow.
+    pub async fn read<B>(
+        &self,
+        body: B,
+        pace: BodyPace,
+        what: &str,
+    ) -> Result<Option<Held<'_>>, Malformed>
+    where
+        B: Body<Data = Bytes>,
+        B::Error: std::fmt::Display,
+    {
+        let declared = match body.size_hint().upper() {
+            Some(0) => 0,
+            upper => upper.map_or(self.max, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+        };
+        let share = match declared.min(self.max) {
+            0 => None,
+            bytes => match self.held.try_acquire_many(kib(bytes)) {
+                Ok(permit) => Some(permit),
+                Err(_) => return Ok(None),
+            },
+        };
+        let body = read_body(body, self.max, pace, what).await?;
+        Ok(Some(Held {
+            body,
+            _share: share,
+        }))
+    }
+}
+
+/// `bytes` in whole KiB, rounded up: the unit of the body budget.
+fn kib(bytes: usize) -> u32 {
+    u32::try_from(bytes.div_ceil(1024)).unwrap_or(u32::MAX)
+}
+
 /// Reads a body of at most `limit` bytes (`what` it is, for the error)
 /// at `pace`: a body that comes slower is refused 408.
 pub async fn read_body<B>(

@@ -649,7 +649,6 @@ fn malformed_requests_and_unknown_functions_reach_no_node() {
             &[("x-faasched-function", "g")][..],
             404,
         ),
-        ("POST", "/invoke/f?n=x&m=2", &[][..], 400),
         (
             "POST",
             "/invoke/f",

@@ -80,6 +80,7 @@ impl Inner {
         &self,
         profile: FunctionProfile,
         parts: &Parts,
+        body: &Bytes,
         received: Instant,
         deadline: Option<Nanos>,
     ) -> Counted {
@@ -97,7 +98,7 @@ impl Inner {
             };
             answering.started = Some(started);
             link.requests.fetch_add(1, Ordering::Relaxed);
-            let sending = send(&link, parts, self.max_response_bytes);
+            let sending = send(&link, parts, body, self.max_response_bytes);
             let sent = tokio::time::timeout(patience, sending)
                 .await
                 .unwrap_or_else(|_| {
@@ -221,6 +222,7 @@ impl Inner {
 async fn send(
     link: &NodeLink,
     parts: &Parts,
+    body: &Bytes,
     limit: usize,
 ) -> Result<Response<Full<Bytes>>, NoAnswer> {
     let path = parts
@@ -230,7 +232,7 @@ async fn send(
     let mut request = Request::builder()
         .method(Method::POST)
         .uri(path)
-        .body(Full::new(Bytes::new()))
+        .body(Full::new(body.clone()))
         .map_err(|e| link::Failed::Unsent(format!("building the request: {e}")))?;
     let headers = request.headers_mut();
     for (name, value) in &parts.headers {

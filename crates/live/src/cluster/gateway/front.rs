@@ -6,9 +6,9 @@
 
 use super::{Inner, lock};
 use crate::http::Service;
-use crate::node::invoke::Invoke;
+use crate::node::invoke::{Failure, Invoke};
 use crate::wire::FUNCTION_HEADER;
-use crate::wire::request::{self, Malformed, RouteKind, read_body};
+use crate::wire::request::{self, Malformed, RouteKind};
 use crate::wire::response::{self, Counted, OK, json, refusal};
 use bytes::Bytes;
 use http_body_util::Full;
@@ -99,14 +99,26 @@ impl Inner {
         // only bounds how long the gateway waits for it.
         self.front.invoker(request.headers())?;
         let (parts, body) = request.into_parts();
-        read_body(body, 0, self.front.body_pace, "an invocation's body").await?;
-        // What a node's `run` functions take: the gateway forwards no
-        // body, and no query but integer arguments.
-        request::arguments(parts.uri.query())?;
+        // The query and body go to the node as sent: what a function
+        // takes is its node's to check.
+        let Some(held) = self
+            .bodies
+            .read(body, self.front.body_pace, "an invocation's body")
+            .await?
+        else {
+            let (mut response, kind) = response::error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the gateway holds as many invocation bodies as it takes; send again in a second\n"
+                    .into(),
+                Failure::Overloaded.kind(),
+            );
+            response::retry_later(&mut response);
+            return Ok((response, kind));
+        };
         let invoke = request::invoke(function, parts.uri.query(), &parts.headers)?;
         match self.profiles.get(invoke.label()) {
             Some(&profile) => Ok(self
-                .forward(profile, &parts, received, invoke.deadline)
+                .forward(profile, &parts, &held.body, received, invoke.deadline)
                 .await),
             None => Ok(unknown_function(&invoke)),
         }

@@ -4,7 +4,7 @@
 //!
 //! | request | answer |
 //! |---|---|
-//! | `POST /invoke/{function}[?{query}]` | the chosen node's answer, with `x-faasched-node: HOST:PORT` added; 503 `x-faasched-error: overloaded` if the router drops it; 502 `x-faasched-error: node-unreachable` if the node fails before its answer or gives none within the forward timeout; 502 `response-too-large` if its answer is longer than [`GatewayConfig::max_response_bytes`] |
+//! | `POST /invoke/{function}[?{query}]`, a body of at most the node ingress's default ([`DEFAULT_MAX_BODY_BYTES`](crate::node::ingress::DEFAULT_MAX_BODY_BYTES)) | the query and body forwarded as sent; the chosen node's answer, with `x-faasched-node: HOST:PORT` added; 503 `x-faasched-error: overloaded` if the router drops it, or while the gateway holds [`BODIES_HELD`](crate::wire::request::BODIES_HELD) of the largest bodies; 502 `x-faasched-error: node-unreachable` if the node fails before its answer or gives none within the forward timeout; 502 `response-too-large` if its answer is longer than [`GatewayConfig::max_response_bytes`] |
 //! | `PUT /nodes/{HOST:PORT}` | 201 if the node joins the table ([`Membership::Registered`], up at once, idle until its first report, polled from the next round), 200 if it is in the table already (a heartbeat; nothing changes); 400 naming a malformed address; 401 `unauthorized` without the token, if the gateway has one ([`FrontConfig::token`](crate::http::FrontConfig::token)), as for `DELETE` |
 //! | `DELETE /nodes/{HOST:PORT}` | 200: a registered node is dropped from the table, a static one (`--node`) taken down until its next report; 404 `x-faasched-error: unknown-node` if it is not in the table |
 //! | `GET /metrics` | per node requests, errors, load, up; registrations, drops and leaves; the decision time and the forwarding overhead (quantiles); the mean load variance across the up nodes, in Prometheus text |
@@ -12,9 +12,10 @@
 //!
 //! The invariants:
 //!
-//! 1. A malformed request (the node ingress's rules: a bad name, query,
-//!    [`FUNCTION_HEADER`] or deadline, a body) is answered 4xx and reaches no
-//!    node. A function the workload's table does not have (by
+//! 1. A malformed request (the node ingress's rules: a bad name,
+//!    [`FUNCTION_HEADER`] or deadline, a body too long or too slow) is
+//!    answered 4xx and reaches no node; its query and body go to the node
+//!    as sent, which checks what its function takes. A function the workload's table does not have (by
 //!    [`FUNCTION_HEADER`] if given, else the path's name) is answered 404
 //!    `unknown-function`, naming it.
 //! 2. Every invocation is decided once under one lock: the router reads
@@ -92,7 +93,9 @@ pub use poll::MIN_POLL_TIMEOUT;
 
 use super::table::NodeTable;
 use crate::http;
+use crate::node::ingress;
 use crate::tls::ClientTls;
+use crate::wire::request::Bodies;
 use faasched_model::cluster::loads::LoadSeries;
 use faasched_model::cluster::{FunctionProfile, Route};
 use faasched_model::{Nanos, Time};
@@ -204,6 +207,7 @@ impl Gateway {
                 deadline_factor: config.deadline_factor,
                 front: config.front.clone(),
                 max_response_bytes: config.max_response_bytes,
+                bodies: Bodies::new(ingress::DEFAULT_MAX_BODY_BYTES),
                 listen: Mutex::new(None),
                 metrics: Metrics::default(),
                 suspects: outage::Suspects::default(),
@@ -261,6 +265,10 @@ struct Inner {
     front: http::FrontConfig,
     /// The largest node answer passed on.
     max_response_bytes: usize,
+    /// The invocation bodies held on their way to a node: each at most
+    /// what a node takes by default, [`BODIES_HELD`](crate::wire::request::BODIES_HELD)
+    /// of them.
+    bodies: Bodies,
     listen: Mutex<Option<SocketAddr>>,
     metrics: Metrics,
     /// The nodes a failed forward asks to probe (invariant 8).

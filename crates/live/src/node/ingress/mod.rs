@@ -72,7 +72,7 @@ use crate::http::{self, FrontConfig, Invoker, Limits, Service};
 use crate::node::cgi;
 use crate::node::invoke::{Answer, Backend, Cancel, Failure, Invoke, Written};
 use crate::node::manifest::{MANIFEST_HEADER, Manifest};
-use crate::wire::request::{self, Malformed, Route, RouteKind, read_body};
+use crate::wire::request::{self, Bodies, Malformed, Route, RouteKind, read_body};
 use crate::wire::response::{self, BAD_HEADERS, Counted, EXIT_STATUS, OK, json, refusal, text};
 use crate::wire::{
     COLD_HEADER, EXIT_STATUS_HEADER, LoadReport, PREEMPTIONS_HEADER, RUNTIME_CPU_HEADER,
@@ -80,7 +80,6 @@ use crate::wire::{
 };
 use bytes::Bytes;
 use http_body_util::Full;
-use hyper::body::Body as _;
 use hyper::body::Incoming;
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Request, Response, StatusCode};
@@ -104,16 +103,6 @@ pub const DEFAULT_MAX_MODULE_BYTES: usize = 32 << 20;
 /// command's standard input (a `run` function takes none). Each request
 /// being read may hold this much.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1 << 20;
-
-/// How many of the largest invocation bodies the ingress holds at once
-/// (read, queued or running); a body past that budget is refused 503
-/// `overloaded` with `Retry-After: 1` before it is read.
-pub const BODIES_HELD: usize = 64;
-
-/// `bytes` in whole KiB, rounded up: the unit of the body budget.
-fn kib(bytes: usize) -> u32 {
-    u32::try_from(bytes.div_ceil(1024)).unwrap_or(u32::MAX)
-}
 
 /// How long a shutdown waits by default for the requests it holds to be
 /// answered: 10 s, past the function suite's default CPU-time limits, and
@@ -226,18 +215,12 @@ impl Ingress {
             listen: listener.local_addr()?,
             started: Instant::now(),
             max_module_bytes: self.max_module_bytes,
-            max_body_bytes: self.max_body_bytes,
             load: self.load,
             front: self.front.clone(),
             id: self.id.clone(),
             compiling: tokio::sync::Semaphore::new(1),
             reading: tokio::sync::Semaphore::new(MODULES_READ_AT_ONCE),
-            bodies: tokio::sync::Semaphore::new(
-                usize::try_from(kib(self.max_body_bytes))
-                    .unwrap_or(usize::MAX)
-                    .saturating_mul(BODIES_HELD)
-                    .min(tokio::sync::Semaphore::MAX_PERMITS),
-            ),
+            bodies: Bodies::new(self.max_body_bytes),
             sampled: Mutex::new(Sampled::default()),
         });
         let sampler = tokio::spawn(sample_load(Arc::clone(&shared)));
@@ -348,10 +331,8 @@ struct Shared {
     listen: SocketAddr,
     started: Instant,
     max_module_bytes: usize,
-    max_body_bytes: usize,
-    /// The invocation bodies held at once, in KiB: [`BODIES_HELD`] of the
-    /// largest.
-    bodies: tokio::sync::Semaphore,
+    /// The invocation bodies held at once.
+    bodies: Bodies,
     load: LoadConfig,
     /// Its tokens and a body's pace.
     front: FrontConfig,
@@ -422,34 +403,17 @@ async fn respond(shared: &Shared, request: Request<Incoming>) -> Result<Counted,
             let invoker = shared.front.invoker(request.headers())?;
             let (parts, body) = request.into_parts();
             // The bodies held at once, read or waiting for their answer,
-            // are bounded in sum: a body takes its declared length from
-            // the budget (the most a body may be, if it declares none)
-            // until its answer.
-            let declared = match body.size_hint().upper() {
-                Some(0) => 0,
-                upper => upper.map_or(shared.max_body_bytes, |n| {
-                    usize::try_from(n).unwrap_or(usize::MAX)
-                }),
+            // are bounded in sum.
+            let Some(held) = shared
+                .bodies
+                .read(body, shared.front.body_pace, "an invocation's body")
+                .await?
+            else {
+                return Ok(overloaded(
+                    "the node holds as many invocation bodies as it takes; send again in a second",
+                ));
             };
-            let _held = match declared.min(shared.max_body_bytes) {
-                0 => None,
-                bytes => match shared.bodies.try_acquire_many(kib(bytes)) {
-                    Ok(permit) => Some(permit),
-                    Err(_) => {
-                        return Ok(overloaded(
-                            "the node holds as many invocation bodies as it takes; send again in \
-                             a second",
-                        ));
-                    }
-                },
-            };
-            let body = read_body(
-                body,
-                shared.max_body_bytes,
-                shared.front.body_pace,
-                "an invocation's body",
-            )
-            .await?;
+            let body = held.body.clone();
             let mut invoke = request::invoke(function, parts.uri.query(), &parts.headers)?;
             invoke.headers = parts.headers;
             invoke.body = body;
@@ -595,7 +559,7 @@ pub const MODULES_READ_AT_ONCE: usize = 4;
 
 /// A 503 `overloaded` saying `why` and when to come back
 /// (`Retry-After: 1`): a registration while others are read or compile,
-/// or an invocation past the body budget ([`BODIES_HELD`]).
+/// or an invocation past the body budget ([`BODIES_HELD`](crate::wire::request::BODIES_HELD)).
 fn overloaded(why: &str) -> Counted {
     let failure = Failure::Overloaded;
     let (mut response, kind) = response::error(
