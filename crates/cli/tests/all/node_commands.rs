@@ -2,40 +2,8 @@
 //! over HTTP, invoked with a body, a query and headers, answered with what
 //! they wrote; a failing one's exit status and log.
 
+use crate::common::CGI_ECHO;
 use crate::common::server::Server;
-
-/// A command that writes a CGI header block (`Status: 201`), then its
-/// environment one variable a line, then its standard input.
-const CGI_ECHO: &str = r#"(module
-  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
-  (import "wasi_snapshot_preview1" "fd_read" (func $fd_read (param i32 i32 i32 i32) (result i32)))
-  (import "wasi_snapshot_preview1" "environ_sizes_get" (func $sizes (param i32 i32) (result i32)))
-  (import "wasi_snapshot_preview1" "environ_get" (func $get (param i32 i32) (result i32)))
-  (memory (export "memory") 2)
-  (data (i32.const 64) "Content-Type: text/plain\nStatus: 201\n\n")
-  (func $write (param $fd i32) (param $ptr i32) (param $len i32)
-    (i32.store (i32.const 0) (local.get $ptr))
-    (i32.store (i32.const 4) (local.get $len))
-    (drop (call $fd_write (local.get $fd) (i32.const 0) (i32.const 1) (i32.const 8))))
-  (func (export "_start") (local $i i32) (local $n i32)
-    (call $write (i32.const 1) (i32.const 64) (i32.const 38))
-    (drop (call $sizes (i32.const 32) (i32.const 36)))
-    (drop (call $get (i32.const 1024) (i32.const 4096)))
-    (local.set $n (i32.load (i32.const 36)))
-    (block $done (loop $each
-      (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
-      (if (i32.eqz (i32.load8_u offset=4096 (local.get $i)))
-        (then (i32.store8 offset=4096 (local.get $i) (i32.const 10))))
-      (local.set $i (i32.add (local.get $i) (i32.const 1)))
-      (br $each)))
-    (call $write (i32.const 1) (i32.const 4096) (local.get $n))
-    (loop $more
-      (i32.store (i32.const 16) (i32.const 65536))
-      (i32.store (i32.const 20) (i32.const 65536))
-      (drop (call $fd_read (i32.const 0) (i32.const 16) (i32.const 1) (i32.const 24)))
-      (local.set $n (i32.load (i32.const 24)))
-      (if (local.get $n)
-        (then (call $write (i32.const 1) (i32.const 65536) (local.get $n)) (br $more))))))"#;
 
 /// A command that writes "oops" to standard error and exits 3.
 const FAIL: &str = r#"(module
