@@ -12,7 +12,29 @@ pub(crate) mod response;
 
 pub use request::{MAX_NAME, Malformed, arguments};
 
+use hyper::header::HeaderName;
 use serde::{Deserialize, Serialize};
+
+/// Whether `name` is a hop-by-hop header, which a proxy does not forward
+/// (RFC 9110 §7.6.1), or one whose message sets it itself (its framing,
+/// `Content-Length`, and `Host`): the gateway forwards none of them, and
+/// the node takes none from what a function answers, whose body's length
+/// is what it wrote.
+pub(crate) fn hop_by_hop(name: &HeaderName) -> bool {
+    matches!(
+        name.as_str(),
+        "connection"
+            | "keep-alive"
+            | "proxy-connection"
+            | "proxy-authorization"
+            | "te"
+            | "trailer"
+            | "transfer-encoding"
+            | "upgrade"
+            | "host"
+            | "content-length"
+    )
+}
 
 /// Request header: the workload function an invocation stands for, by
 /// name; by default the path's function. The node keeps its estimates and

@@ -71,7 +71,11 @@ pub(crate) struct OverMemory {
 /// A store's data: the per-sandbox memory limit, and what the host gives
 /// the function's kind.
 pub(crate) struct Guest {
+    /// The most its memories may hold together: a component's several
+    /// memories share one limit.
     pub(crate) memory_limit: u64,
+    /// What its memories hold now, bytes.
+    pub(crate) memory_used: u64,
     pub(crate) host: Host,
 }
 
@@ -106,18 +110,24 @@ impl Guest {
 }
 
 impl ResourceLimiter for Guest {
+    /// Called for every memory as it is made (from 0) and grown: the
+    /// memories' sum is what the limit bounds.
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        let asked = desired as u64;
+        let asked = self
+            .memory_used
+            .saturating_sub(current as u64)
+            .saturating_add(desired as u64);
         if asked > self.memory_limit {
             // An error, not `Ok(false)`: the request ends with a fault that
             // says why, instead of the guest seeing memory.grow return -1.
             return Err(wasmtime::Error::new(OverMemory { asked }));
         }
+        self.memory_used = asked;
         Ok(true)
     }
 

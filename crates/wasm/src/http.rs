@@ -84,12 +84,17 @@ impl HttpHost {
             .args(&[name])
             .envs(env)
             .build();
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(MAX_RESOURCES);
+        let mut http = WasiHttpCtx::new();
+        http.set_field_size_limit(MAX_FIELDS_BYTES);
         Self {
             wasi,
-            table: ResourceTable::new(),
-            http: WasiHttpCtx::new(),
+            table,
+            http,
             outbound: Outbound {
                 allowed: allowed.iter().filter_map(|a| outbound_key(a)).collect(),
+                sent: 0,
             },
         }
     }
@@ -117,8 +122,20 @@ pub(crate) fn log() -> MemoryOutputPipe {
 }
 
 /// How long an allowed outgoing request may take to connect, or to begin
-/// its response, by default (a component may ask for less).
+/// its response, at most (a component may ask for less).
 const OUTBOUND_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Outgoing requests one request's component may make; past them each is
+/// refused (`connection-limit-reached`).
+pub const MAX_OUTBOUND_REQUESTS: u32 = 64;
+
+/// Resources (fields, bodies, streams, requests, ...) one component may
+/// hold at once: host memory its memory limit does not count.
+const MAX_RESOURCES: usize = 4096;
+
+/// Bytes one set of header fields may hold (wasmtime-wasi-http's
+/// in-memory measure): 64 KiB, past what HTTP front ends take.
+const MAX_FIELDS_BYTES: usize = 64 << 10;
 
 /// The hooks of a component's outgoing requests: one to an allowed host
 /// is sent over plain HTTP/1.1 on a connection of its own; any other is
@@ -126,6 +143,8 @@ const OUTBOUND_TIMEOUT: Duration = Duration::from_secs(10);
 struct Outbound {
     /// [`outbound_key`]s of the hosts allowed.
     allowed: Vec<String>,
+    /// Outgoing requests sent so far.
+    sent: u32,
 }
 
 /// What an outgoing request's hook returns: the response, and a future
@@ -152,12 +171,14 @@ impl WasiHttpHooks for Outbound {
         let Some(target) = target else {
             return Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) });
         };
-        let connect_timeout = options
-            .and_then(|o| o.connect_timeout)
-            .unwrap_or(OUTBOUND_TIMEOUT);
-        let first_byte_timeout = options
-            .and_then(|o| o.first_byte_timeout)
-            .unwrap_or(OUTBOUND_TIMEOUT);
+        if self.sent >= MAX_OUTBOUND_REQUESTS {
+            return Box::new(async { Err(wasmtime_wasi_http::Error::ConnectionLimitReached) });
+        }
+        self.sent += 1;
+        let at_most =
+            |asked: Option<Duration>| asked.map_or(OUTBOUND_TIMEOUT, |t| t.min(OUTBOUND_TIMEOUT));
+        let connect_timeout = at_most(options.and_then(|o| o.connect_timeout));
+        let first_byte_timeout = at_most(options.and_then(|o| o.first_byte_timeout));
         Box::new(send(request, target, connect_timeout, first_byte_timeout))
     }
 }
@@ -225,7 +246,10 @@ pub(crate) struct OverOutput(pub usize);
 /// reader, and the reader for the component. The store moves into the
 /// handler's call, so that when the handler returns, whatever it left
 /// open (a body never finished, a response never set) is dropped, and
-/// the reader sees the end.
+/// the reader sees the end. A body the component never finished reads as
+/// ended where it stopped: wasmtime-wasi-http's body tells a dropped one
+/// from a finished one apart only by its trailers, which it does not
+/// report (a limitation, named in docs/RUNTIME.md).
 pub(crate) async fn exchange(
     proxy: Proxy,
     mut store: Store<Guest>,

@@ -57,13 +57,16 @@
 //!   a body of at most [`Config::max_output`] bytes) as
 //!   [`Output::response`], its status as [`Output::value`], and what it
 //!   printed, standard output and error, as its log. It reaches no file,
-//!   socket or name; its outgoing requests are refused. It may wait (on a
+//!   socket or name; its outgoing requests go only to the hosts its
+//!   [`Deployment::allow_outbound`] names (at most
+//!   [`MAX_OUTBOUND_REQUESTS`] a request). It may wait (on a
 //!   timer, on its body's reader): the worker then parks, still answering
 //!   preemption, and its limit bounds the time it runs and waits.
 //!
-//! Every kind must fit the sandbox: one linear memory per module, each
-//! grown to at most the memory limit (growing past it ends the request
-//! with [`Fault::MemoryLimit`], not a `-1` from `memory.grow`), one table
+//! Every kind must fit the sandbox: one linear memory per module, all of
+//! a sandbox's together grown to at most the memory limit (growing past
+//! it ends the request with [`Fault::MemoryLimit`], not a `-1` from
+//! `memory.grow`), one table
 //! per module, wasm stack 512 KiB (wasmtime's default; deeper recursion
 //! traps). It may
 //! export its memory; a start function runs inside [`Sandbox::start`],
@@ -126,7 +129,7 @@ pub use config::{
 pub use deployment::{Deployment, MAX_ENV_BYTES, MAX_OUTBOUND};
 pub use fault::{Fault, Result};
 pub use guest::Preempt;
-pub use http::{Request, Response};
+pub use http::{MAX_OUTBOUND_REQUESTS, Request, Response};
 pub use runtime::{Compiler, Image, Kind, Prepared, Runtime};
 pub use sandbox::{Output, Sandbox, Stats, Step};
 pub use suite::{BUILTINS, Call, resize_arg};

@@ -401,7 +401,14 @@ impl Sandbox {
             alarm,
             tick: Duration::from_nanos(limits.tick),
         };
-        let mut store = Store::new(&runtime.engine, Guest { memory_limit, host });
+        let mut store = Store::new(
+            &runtime.engine,
+            Guest {
+                memory_limit,
+                memory_used: 0,
+                host,
+            },
+        );
         store.limiter(|guest| guest);
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(move |_| guard.on_epoch());
@@ -498,10 +505,7 @@ impl Sandbox {
             self.engine.increment_epoch();
         }
         let begin = clock::thread_cpu();
-        let left = self.cpu_limit.saturating_sub(self.stats.cpu);
-        self.guard
-            .cpu_deadline
-            .store(begin.saturating_add(left), Ordering::Relaxed);
+        self.set_cpu_deadline(begin, 0);
         *self.alarm.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread::current());
         let component = self.kind == Kind::Component;
         let result = loop {
@@ -525,7 +529,8 @@ impl Sandbox {
             }
             let ran = clock::thread_cpu().saturating_sub(begin);
             match self.wait(ran) {
-                Waited::Rung => {}
+                // What it waited is spent: its CPU deadline comes closer.
+                Waited::Rung => self.set_cpu_deadline(clock::thread_cpu(), ran),
                 Waited::Preempted => {
                     self.stats.cpu += clock::thread_cpu().saturating_sub(begin);
                     self.stats.preemptions += 1;
@@ -570,6 +575,17 @@ impl Sandbox {
             }),
             Err(e) => Err(self.fault(&e)),
         })
+    }
+
+    /// Sets the CPU-time deadline of the guest's run from `now` (this
+    /// thread's CPU clock), `ran` ns already spent in this resume: what is
+    /// left of the limit after its earlier runs and all its waits.
+    fn set_cpu_deadline(&self, now: Nanos, ran: Nanos) {
+        let spent = self.stats.cpu + ran + self.stats.waited;
+        let left = self.cpu_limit.saturating_sub(spent);
+        self.guard
+            .cpu_deadline
+            .store(now.saturating_add(left), Ordering::Relaxed);
     }
 
     /// Parks the worker until the guest's waker fires, checking every tick

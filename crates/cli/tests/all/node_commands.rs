@@ -382,3 +382,78 @@ fn the_baseline_serves_the_same_functions_without_a_dispatcher() {
     assert_eq!(metric(&metrics, "faasched_baseline_failed_total"), 0);
     assert!(node.stop().0);
 }
+
+/// A function's answer is framed by what it wrote: a `Content-Length` (or
+/// any hop-by-hop header) it declares is not passed on, so a wrong one
+/// cannot break the connection for the answers after it.
+#[test]
+fn a_functions_own_framing_headers_are_not_passed_on() {
+    const LIAR: &str = r#"(module
+      (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+      (memory (export "memory") 1)
+      (data (i32.const 64) "Content-Type: text/plain\nContent-Length: 100\nConnection: close\n\nhi")
+      (func (export "_start")
+        (i32.store (i32.const 0) (i32.const 64))
+        (i32.store (i32.const 4) (i32.const 66))
+        (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))"#;
+    let node = Server::start(&["node", "serve", "--listen", "127.0.0.1:0"]);
+    let mut c = node.connect();
+    let registered = c.call("POST", "/register/liar", LIAR.as_bytes());
+    assert_eq!(registered.status, 201, "{}", registered.body);
+    for _ in 0..2 {
+        // Twice on one connection: the second finds it still framed.
+        let lied = c.call("POST", "/invoke/liar", b"");
+        assert_eq!((lied.status, lied.body.as_str()), (200, "hi"));
+        assert_eq!(lied.header("content-length"), Some("2"));
+        assert_eq!(lied.header("connection"), None);
+    }
+    assert!(node.stop().0);
+}
+
+/// A component that waits (here for an allowed outgoing request) is woken
+/// under the baseline too, whose every task thread it holds meanwhile.
+#[test]
+fn the_baseline_wakes_a_component_that_waits() {
+    use std::io::{Read, Write};
+    let Some(fetch) = built("fetch-http") else {
+        return;
+    };
+    let upstream = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = upstream.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        if let Ok((mut stream, _)) = upstream.accept() {
+            let mut head = [0; 1024];
+            let _ = stream.read(&mut head);
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-length: 8\r\nconnection: close\r\n\r\nupstream",
+            );
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("fetch.toml"),
+        format!(
+            "module = {:?}\nallow_outbound = [\"127.0.0.1:{port}\"]\n",
+            fetch.display().to_string()
+        ),
+    )
+    .unwrap();
+    let node = Server::start(&[
+        "node",
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--baseline",
+        "--workers",
+        "1",
+        "--deploy",
+        dir.path().to_str().unwrap(),
+    ]);
+    let fetched = node.connect().call(
+        "POST",
+        &format!("/invoke/fetch?url=http://127.0.0.1:{port}/"),
+        b"",
+    );
+    assert_eq!((fetched.status, fetched.body.as_str()), (200, "upstream"));
+    assert!(node.stop().0);
+}

@@ -9,8 +9,9 @@
 //! same sandboxes and functions, the same answers; only the scheduling
 //! differs, which is what a comparison against it measures. A component
 //! that waits (on a timer, an outgoing request) holds its thread while it
-//! waits, where `wasmtime serve` would yield it: the suite's functions do
-//! not wait.
+//! waits, where `wasmtime serve` would yield it (the suite's functions
+//! but `fetch-http` do not wait); what it waits for is driven by a runtime
+//! of its own, so that it is woken though every task thread is busy.
 
 use super::invoke::{Answer, Backend, Completed, Failure, Invoke, Reply};
 use super::manifest::Settings;
@@ -25,6 +26,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 pub struct Baseline<E: Executor> {
     executor: Arc<E>,
     tasks: tokio::runtime::Runtime,
+    /// What the sandboxes' hosts spawn and time on (a component's body,
+    /// its outgoing requests): not `tasks`, whose threads a waiting
+    /// sandbox holds.
+    io: tokio::runtime::Runtime,
     threads: usize,
     accepting: AtomicBool,
     counts: Arc<Counts>,
@@ -61,9 +66,15 @@ impl<E: Executor> Baseline<E> {
             })
             .enable_all()
             .build()?;
+        let io = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("baseline-io")
+            .enable_all()
+            .build()?;
         Ok(Baseline {
             executor,
             tasks,
+            io,
             threads: threads.max(1),
             accepting: AtomicBool::new(true),
             counts: Arc::default(),
@@ -111,8 +122,12 @@ impl<E: Executor> Backend for Baseline<E> {
         self.counts.accepted.fetch_add(1, Ordering::Relaxed);
         let executor = Arc::clone(&self.executor);
         let counts = Arc::clone(&self.counts);
+        let io = self.io.handle().clone();
         self.tasks.spawn(async move {
-            let answer = run(&*executor, &invoke);
+            let answer = {
+                let _io = io.enter();
+                run(&*executor, &invoke)
+            };
             let count = match answer {
                 Ok(_) => &counts.completed,
                 Err(_) => &counts.failed,

@@ -11,7 +11,7 @@ use super::link::{self, NodeLink};
 use super::metrics::record;
 use super::{Inner, nanos};
 use crate::wire::response::{self, Counted, OK};
-use crate::wire::{COLD_HEADER, ERROR_HEADER, NODE_HEADER, RUNTIME_HEADER};
+use crate::wire::{COLD_HEADER, ERROR_HEADER, NODE_HEADER, RUNTIME_HEADER, hop_by_hop};
 use bytes::Bytes;
 use faasched_model::Nanos;
 use faasched_model::cluster::FunctionProfile;
@@ -270,22 +270,4 @@ async fn send(
         }
     }
     Ok(Response::from_parts(head, Full::new(body)))
-}
-
-/// Whether `name` is a hop-by-hop header, which a proxy does not forward
-/// (RFC 9110 §7.6.1), or one the forwarded request sets itself.
-fn hop_by_hop(name: &HeaderName) -> bool {
-    matches!(
-        name.as_str(),
-        "connection"
-            | "keep-alive"
-            | "proxy-connection"
-            | "proxy-authorization"
-            | "te"
-            | "trailer"
-            | "transfer-encoding"
-            | "upgrade"
-            | "host"
-            | "content-length"
-    )
 }

@@ -76,7 +76,7 @@ use crate::wire::request::{self, Bodies, Malformed, Route, RouteKind, read_body}
 use crate::wire::response::{self, BAD_HEADERS, Counted, EXIT_STATUS, OK, json, refusal, text};
 use crate::wire::{
     COLD_HEADER, EXIT_STATUS_HEADER, LoadReport, PREEMPTIONS_HEADER, RUNTIME_CPU_HEADER,
-    RUNTIME_HEADER,
+    RUNTIME_HEADER, hop_by_hop,
 };
 use bytes::Bytes;
 use http_body_util::Full;
@@ -668,7 +668,7 @@ fn invoke_answer(answer: Answer) -> Counted {
         Some(Written::Response(answer)) => {
             let mut response = Response::new(Full::new(answer.body));
             *response.status_mut() = answer.status;
-            *response.headers_mut() = answer.headers;
+            *response.headers_mut() = functions_headers(answer.headers);
             (response, OK)
         }
         Some(Written::Command { .. }) if completed.value != 0 => response::error(
@@ -683,7 +683,7 @@ fn invoke_answer(answer: Answer) -> Counted {
             Ok(cgi) => {
                 let mut response = Response::new(Full::new(cgi.body));
                 *response.status_mut() = cgi.status;
-                *response.headers_mut() = cgi.headers;
+                *response.headers_mut() = functions_headers(cgi.headers);
                 (response, OK)
             }
             Err(why) => response::error(
@@ -709,6 +709,21 @@ fn invoke_answer(answer: Answer) -> Counted {
         );
     }
     (response, kind)
+}
+
+/// The headers a function answered with, but its hop-by-hop ones and its
+/// framing ([`hop_by_hop`]): its body is what it wrote, whatever length
+/// it declared, and the connection is the node's.
+fn functions_headers(mut headers: hyper::HeaderMap) -> hyper::HeaderMap {
+    let theirs: Vec<_> = headers
+        .keys()
+        .filter(|name| hop_by_hop(name))
+        .cloned()
+        .collect();
+    for name in theirs {
+        headers.remove(name);
+    }
+    headers
 }
 
 /// The response carrying `failure`; a refusal by admission control says

@@ -54,8 +54,13 @@ struct Common<E: Executor> {
     groups: Vec<Arc<Shared<E::Job>>>,
     config: RuntimeConfig,
     /// The deadlines registered functions' manifests gave, by name: after
-    /// a request's own, before the configuration's.
+    /// a request's own, before the configuration's, looked up by a
+    /// request's label as `--deadline`'s are (its function's name unless
+    /// it names another in `x-faasched-function`).
     registered: RwLock<HashMap<String, Deadline>>,
+    /// Held by a registration or a removal from start to end, so that a
+    /// function's deadline and its module come and go together.
+    registering: Mutex<()>,
     start: Instant,
     ids: AtomicU64,
     stopping: AtomicBool,
@@ -148,6 +153,7 @@ impl<E: Executor> Runtime<E> {
             groups,
             config,
             registered: RwLock::new(HashMap::new()),
+            registering: Mutex::new(()),
             start: Instant::now(),
             ids: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
@@ -229,6 +235,11 @@ impl<E: Executor> Runtime<E> {
         module: &[u8],
         settings: &Settings,
     ) -> Result<(), Failure> {
+        let _one = self
+            .common
+            .registering
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         if settings.deadline.is_some() && self.common.config.deadlines.override_for(name).is_some()
         {
             return Err(Failure::BadRequest(format!(
@@ -254,6 +265,11 @@ impl<E: Executor> Runtime<E> {
     ///
     /// The executor's refusal.
     pub fn unregister_function(&self, name: &str) -> Result<(), Failure> {
+        let _one = self
+            .common
+            .registering
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         self.common.executor.unregister(name)?;
         self.common
             .registered
