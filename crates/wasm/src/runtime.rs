@@ -111,9 +111,10 @@ pub(crate) enum Linked {
     Proxy(ProxyPre<Guest>),
 }
 
-/// Core instances, memories and tables the pool holds per sandbox, on
-/// average: a component instantiates several of each (its modules, WASI
-/// preview 1's adapter, the shims that join them), a core module one.
+/// Core instances, memories and tables the pool holds per sandbox, and the
+/// most one component may take: a component instantiates several of each
+/// (its modules, WASI preview 1's adapter, the shims that join them), a
+/// core module one.
 const CORE_INSTANCES_PER_SANDBOX: u32 = 16;
 const MEMORIES_PER_SANDBOX: u32 = 2;
 const TABLES_PER_SANDBOX: u32 = 4;
@@ -352,6 +353,10 @@ impl Runtime {
         // (a C component is its module, WASI's adapter and their shims);
         // the pool's slots are shared by all sandboxes.
         let slots = |per: u32| limits.max_sandboxes.saturating_mul(per);
+        // And one sandbox may not take more than a sandbox's share.
+        pool.max_core_instances_per_component(CORE_INSTANCES_PER_SANDBOX)
+            .max_memories_per_component(MEMORIES_PER_SANDBOX)
+            .max_tables_per_component(TABLES_PER_SANDBOX);
         pool.total_component_instances(limits.max_sandboxes)
             .total_core_instances(slots(CORE_INSTANCES_PER_SANDBOX))
             .total_memories(slots(MEMORIES_PER_SANDBOX))
