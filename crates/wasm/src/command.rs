@@ -61,6 +61,12 @@ pub(crate) struct Pipes {
     pub stderr: MemoryOutputPipe,
 }
 
+/// A function's log: what a command writes to standard error, or a
+/// component to either stream, its first [`STDERR_KEPT`] bytes kept.
+pub(crate) fn log() -> MemoryOutputPipe {
+    MemoryOutputPipe::new(STDERR_KEPT)
+}
+
 /// The WASI context a command named `name` runs with: `stdin`, `env`, and
 /// output pipes that take `max_output` bytes of standard output and one
 /// more (a command that writes the one more has written too much).
@@ -74,7 +80,7 @@ pub(crate) fn context(
     let stdout = MemoryOutputPipe::new(max_output.saturating_add(1));
     let pipes = Pipes {
         stdout: Some(stdout.clone()),
-        stderr: MemoryOutputPipe::new(STDERR_KEPT),
+        stderr: log(),
     };
     let ctx = WasiCtxBuilder::new()
         .stdin(MemoryInputPipe::new(stdin))

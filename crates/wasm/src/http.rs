@@ -27,7 +27,6 @@ use wasmtime_wasi_http::p2::bindings::Proxy;
 use wasmtime_wasi_http::p2::bindings::http::types::Scheme;
 use wasmtime_wasi_http::{WasiBody, WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView};
 
-use crate::command::STDERR_KEPT;
 use crate::deployment::outbound_key;
 use crate::guest::Guest;
 
@@ -113,12 +112,6 @@ impl HttpHost {
             hooks: &mut self.outbound,
         }
     }
-}
-
-/// A component's log pipe: standard output and error together, the first
-/// [`STDERR_KEPT`] bytes kept.
-pub(crate) fn log() -> MemoryOutputPipe {
-    MemoryOutputPipe::new(STDERR_KEPT)
 }
 
 /// How long an allowed outgoing request may take to connect, or to begin

@@ -350,7 +350,7 @@ impl Sandbox {
                 (0, Host::Command(Box::new(ctx)), Some(pipes), None)
             }
             (Kind::Component, Input::Request(request)) => {
-                let log = http::log();
+                let log = command::log();
                 let host = HttpHost::new(function, &deployed.env, &deployed.allow_outbound, &log);
                 let pipes = Pipes {
                     stdout: None,
@@ -506,8 +506,12 @@ impl Sandbox {
         }
         let begin = clock::thread_cpu();
         self.set_cpu_deadline(begin, 0);
-        *self.alarm.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread::current());
         let component = self.kind == Kind::Component;
+        // Only a component waits on what wakes a thread (a module's pipes
+        // never pend); a wait checks the alarm every tick regardless.
+        if component {
+            *self.alarm.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread::current());
+        }
         let result = loop {
             self.alarm.rung.store(false, Ordering::Release);
             let mut cx = Context::from_waker(&self.waker);

@@ -158,31 +158,27 @@ impl<E: Executor> Backend for Baseline<E> {
 
     fn metrics(&self, out: &mut String) {
         let c = &self.counts;
-        for (name, help, value) in [
-            (
-                "accepted",
-                "Invocations the baseline took.",
-                c.accepted.load(Ordering::Relaxed),
-            ),
-            (
-                "completed",
-                "Invocations that returned a value.",
-                c.completed.load(Ordering::Relaxed),
-            ),
-            (
-                "failed",
-                "Invocations that ended without one.",
-                c.failed.load(Ordering::Relaxed),
-            ),
-        ] {
-            response::single(
-                out,
-                &format!("faasched_baseline_{name}_total"),
-                help,
-                "counter",
-                value,
-            );
-        }
+        response::counters(
+            out,
+            "faasched_baseline",
+            &[
+                (
+                    "accepted",
+                    "Invocations the baseline took.",
+                    c.accepted.load(Ordering::Relaxed),
+                ),
+                (
+                    "completed",
+                    "Invocations that returned a value.",
+                    c.completed.load(Ordering::Relaxed),
+                ),
+                (
+                    "failed",
+                    "Invocations that ended without one.",
+                    c.failed.load(Ordering::Relaxed),
+                ),
+            ],
+        );
         self.executor.write_metrics(out);
     }
 

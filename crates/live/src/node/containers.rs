@@ -174,41 +174,37 @@ impl Containers {
     /// The containers' counters and gauges, in Prometheus text format.
     pub fn write_metrics(&self, out: &mut String) {
         let s = self.stats();
-        for (name, help, value) in [
-            (
-                "cold_starts",
-                "Requests that started a new container.",
-                s.cold_starts,
-            ),
-            (
-                "warm_starts",
-                "Requests that took an idle warm container.",
-                s.warm_starts,
-            ),
-            (
-                "evictions",
-                "Idle containers evicted for memory.",
-                s.evictions,
-            ),
-            (
-                "expirations",
-                "Idle containers the keep-alive let expire.",
-                s.expirations,
-            ),
-            (
-                "refused",
-                "Requests refused: no memory could be freed.",
-                s.refused,
-            ),
-        ] {
-            response::single(
-                out,
-                &format!("faasched_node_{name}_total"),
-                help,
-                "counter",
-                value,
-            );
-        }
+        response::counters(
+            out,
+            "faasched_node",
+            &[
+                (
+                    "cold_starts",
+                    "Requests that started a new container.",
+                    s.cold_starts,
+                ),
+                (
+                    "warm_starts",
+                    "Requests that took an idle warm container.",
+                    s.warm_starts,
+                ),
+                (
+                    "evictions",
+                    "Idle containers evicted for memory.",
+                    s.evictions,
+                ),
+                (
+                    "expirations",
+                    "Idle containers the keep-alive let expire.",
+                    s.expirations,
+                ),
+                (
+                    "refused",
+                    "Requests refused: no memory could be freed.",
+                    s.refused,
+                ),
+            ],
+        );
         for (name, help, value) in [
             (
                 "container_memory_mb",

@@ -234,36 +234,32 @@ impl Executor for WasmExecutor {
         let Some(s) = self.with_runtime(Runtime::cache_stats) else {
             return;
         };
-        for (name, help, value) in [
-            (
-                "hits",
-                "Modules loaded compiled from the disk cache.",
-                s.hits,
-            ),
-            (
-                "misses",
-                "Modules compiled: the disk cache had none.",
-                s.misses,
-            ),
-            (
-                "rejected",
-                "Disk cache entries found unusable (torn, corrupted, refused) and compiled again.",
-                s.rejected,
-            ),
-            (
-                "write_errors",
-                "Compiled modules the disk cache could not keep.",
-                s.write_errors,
-            ),
-        ] {
-            response::single(
-                out,
-                &format!("faasched_wasm_cache_{name}_total"),
-                help,
-                "counter",
-                value,
-            );
-        }
+        response::counters(
+            out,
+            "faasched_wasm_cache",
+            &[
+                (
+                    "hits",
+                    "Modules loaded compiled from the disk cache.",
+                    s.hits,
+                ),
+                (
+                    "misses",
+                    "Modules compiled: the disk cache had none.",
+                    s.misses,
+                ),
+                (
+                    "rejected",
+                    "Disk cache entries found unusable (torn, corrupted, refused) and compiled again.",
+                    s.rejected,
+                ),
+                (
+                    "write_errors",
+                    "Compiled modules the disk cache could not keep.",
+                    s.write_errors,
+                ),
+            ],
+        );
     }
 
     fn status(&self) -> Option<serde_json::Value> {

@@ -78,6 +78,20 @@ pub fn single(out: &mut String, name: &str, help: &str, kind: &str, value: impl 
     let _ = writeln!(out, "{name} {value}");
 }
 
+/// Counters, each a family of one sample: `(name, help, value)` as
+/// `{prefix}_{name}_total`.
+pub fn counters(out: &mut String, prefix: &str, counters: &[(&str, &str, u64)]) {
+    for &(name, help, value) in counters {
+        single(
+            out,
+            &format!("{prefix}_{name}_total"),
+            help,
+            "counter",
+            value,
+        );
+    }
+}
+
 /// A plain-text failure: `body` under `status`, its `kind` in
 /// [`ERROR_HEADER`], counted under that kind.
 pub fn error(status: StatusCode, body: String, kind: &'static str) -> Counted {

@@ -5,6 +5,16 @@
 //! machine is.
 
 use super::*;
+
+/// [`run`] of `requests` with every one sent as `spin` of its work.
+fn spin_run(
+    target: &str,
+    config: &LoadConfig,
+    requests: impl IntoIterator<Item = Request, IntoIter: Send + 'static>,
+    stop: &dyn Fn() -> bool,
+) -> Result<LoadRun, LoadError> {
+    run(target, config, requests, &Calls::default(), stop)
+}
 use crate::wire::{
     DEADLINE_HEADER, ERROR_HEADER, FUNCTION_HEADER, MAX_NAME, PREEMPTIONS_HEADER,
     RUNTIME_CPU_HEADER, RUNTIME_HEADER,
@@ -259,14 +269,7 @@ fn every_request_is_answered_or_counted_once_and_follows_the_stream() {
     let duration = 300 * MS;
     let requests = stream("bimodal-high", 1_000.0, duration, 3);
     let config = LoadConfig::new(Mode::Open { connections: 8 }, duration);
-    let run = run(
-        &server.target(),
-        &config,
-        requests.clone(),
-        &Calls::default(),
-        &never,
-    )
-    .unwrap();
+    let run = spin_run(&server.target(), &config, requests.clone(), &never).unwrap();
     assert_eq!(run.end, End::Completed);
     let s = check_accounting(&run);
     // One record per request of the stream, in its order, at its arrival.
@@ -326,14 +329,7 @@ fn a_connection_the_server_closes_after_answering_is_opened_again() {
     let duration = 100 * MS;
     let requests = stream("fixed", 500.0, duration, 6);
     let config = LoadConfig::new(Mode::Open { connections: 2 }, duration);
-    let run = run(
-        &server.target(),
-        &config,
-        requests.clone(),
-        &Calls::default(),
-        &never,
-    )
-    .unwrap();
+    let run = spin_run(&server.target(), &config, requests.clone(), &never).unwrap();
     let s = check_accounting(&run);
     assert!(s.all.errors.is_empty(), "{:?}", s.all.errors);
     assert_eq!(s.all.answered, requests.len() as u64);
@@ -355,14 +351,7 @@ fn latency_counts_from_the_intended_time_when_the_server_stalls() {
     assert!(requests.len() >= 5, "{} requests", requests.len());
     let mut config = LoadConfig::new(Mode::Open { connections: 1 }, duration);
     config.drain = 60 * SEC;
-    let run = run(
-        &server.target(),
-        &config,
-        requests.clone(),
-        &Calls::default(),
-        &never,
-    )
-    .unwrap();
+    let run = spin_run(&server.target(), &config, requests.clone(), &never).unwrap();
     let s = check_accounting(&run);
     assert_eq!(s.all.answered, requests.len() as u64);
     for (k, r) in run.records.iter().enumerate() {
@@ -384,11 +373,10 @@ fn a_dead_target_is_an_error_naming_it() {
         l.local_addr().unwrap()
     };
     let config = LoadConfig::new(Mode::Open { connections: 2 }, SEC);
-    let e = run(
+    let e = spin_run(
         &addr.to_string(),
         &config,
         stream("fixed", 100.0, SEC, 1),
-        &Calls::default(),
         &never,
     )
     .unwrap_err();
@@ -412,14 +400,7 @@ fn closed_loop_keeps_one_request_per_client_in_flight() {
         })
         .unwrap();
     let config = LoadConfig::new(Mode::Closed { clients: 2 }, duration);
-    let run = run(
-        &server.target(),
-        &config,
-        requests,
-        &Calls::default(),
-        &never,
-    )
-    .unwrap();
+    let run = spin_run(&server.target(), &config, requests, &never).unwrap();
     let s = check_accounting(&run);
     assert_eq!(run.end, End::Completed);
     assert!(s.all.answered >= 1 && s.all.errors.is_empty(), "{s:?}");
@@ -446,14 +427,7 @@ fn a_stop_ends_the_run_with_every_due_request_accounted() {
         }
         flag.load(Ordering::SeqCst)
     };
-    let run = run(
-        &server.target(),
-        &config,
-        requests.clone(),
-        &Calls::default(),
-        &stop_fn,
-    )
-    .unwrap();
+    let run = spin_run(&server.target(), &config, requests.clone(), &stop_fn).unwrap();
     assert_eq!(run.end, End::Interrupted);
     let s = check_accounting(&run);
     assert!(
@@ -481,14 +455,7 @@ fn a_response_too_slow_times_out_and_the_drain_bounds_the_run() {
     let mut config = LoadConfig::new(Mode::Open { connections: 64 }, duration);
     config.timeout = 20 * MS;
     config.drain = 30 * SEC;
-    let run1 = run(
-        &server.target(),
-        &config,
-        requests.clone(),
-        &Calls::default(),
-        &never,
-    )
-    .unwrap();
+    let run1 = spin_run(&server.target(), &config, requests.clone(), &never).unwrap();
     let s = check_accounting(&run1);
     assert_eq!(run1.end, End::Completed);
     assert_eq!(
@@ -499,14 +466,7 @@ fn a_response_too_slow_times_out_and_the_drain_bounds_the_run() {
     // unfinished, and those still queued for the one connection unsent.
     let mut config = LoadConfig::new(Mode::Open { connections: 1 }, duration);
     config.drain = 100 * MS;
-    let run2 = run(
-        &server.target(),
-        &config,
-        requests.clone(),
-        &Calls::default(),
-        &never,
-    )
-    .unwrap();
+    let run2 = spin_run(&server.target(), &config, requests.clone(), &never).unwrap();
     let s = check_accounting(&run2);
     assert_eq!(run2.end, End::DrainTimeout);
     assert_eq!(s.all.requests, requests.len() as u64);

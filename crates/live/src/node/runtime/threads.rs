@@ -382,15 +382,7 @@ impl<E: Executor> Runtime<E> {
                 s.take_backs,
             ),
         ];
-        for (name, help, value) in counters {
-            response::single(
-                out,
-                &format!("faasched_node_{name}_total"),
-                help,
-                "counter",
-                value,
-            );
-        }
+        response::counters(out, "faasched_node", &counters);
         response::family(
             out,
             "faasched_node_refused_total",
