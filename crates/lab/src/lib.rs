@@ -19,6 +19,8 @@
 //! typed errors).
 
 pub mod bench;
+#[cfg(feature = "live")]
+pub mod calls;
 pub mod catalogue;
 pub mod cluster;
 pub mod compare;

@@ -306,6 +306,12 @@ impl Image {
     pub fn name(&self) -> &str {
         &self.name
     }
+
+    /// Whether it is one of the built-in suite's (`spin`, `fib`, ...),
+    /// not a module a user registered.
+    pub fn is_builtin(&self) -> bool {
+        self.function.builtin.is_some()
+    }
 }
 
 /// The sandbox runtime: built once, registered into, then shared (behind an

@@ -12,8 +12,8 @@ pub struct ContainerArgs {
     /// Table 1, `aes-encryption-0` ..., as `cluster gateway` routes them) or
     /// a table CSV (`name,memory_mb,warm_ms,cold_ms`).
     /// A request names its function in `x-faasched-function`; the first of
-    /// a function starts a container cold (its module compiled again, then
-    /// the wait of --cold-wait), later ones find it warm while the
+    /// a function starts a container cold (its code loaded again, then the
+    /// wait of --cold-wait), later ones find it warm while the
     /// keep-alive keeps it within --memory-mb. Without it, no containers.
     #[arg(long, value_name = "NAME|FILE")]
     functions: Option<String>,
@@ -24,11 +24,15 @@ pub struct ContainerArgs {
     /// The keep-alive policy of the containers: greedy-dual, ttl or lru.
     #[arg(long, default_value = "greedy-dual", requires = "functions")]
     keep_alive: String,
-    /// What a cold start waits after compiling, as a share of the
-    /// function's (scaled) cold − warm time: what starting a container
-    /// costs a platform beyond a WebAssembly compile.
-    #[arg(long, default_value_t = 1.0, requires = "functions")]
-    cold_wait: f64,
+    /// What a cold start waits after loading the function's code, as a
+    /// share of the function's (scaled) cold − warm time: what starting a
+    /// container (a process, a language runtime) costs a platform beyond
+    /// loading WebAssembly. By default 1 for a built-in standing in for
+    /// the table's function (`spin`, whose own load is no function's) and
+    /// 0 for a real function, whose cold start is its load: from
+    /// --cache-dir if the node has one, else a compile.
+    #[arg(long, requires = "functions")]
+    cold_wait: Option<f64>,
 }
 
 impl ContainerArgs {

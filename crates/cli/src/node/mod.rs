@@ -8,6 +8,7 @@ mod calibrate;
 mod capacity;
 mod compare;
 mod containers;
+mod functions;
 mod host;
 mod load;
 mod replay;

@@ -2,11 +2,13 @@
 //! live node runtime under each policy; the same table and files.
 
 use super::args::NodeArgs;
+use super::functions::FunctionArgs;
 use super::host::HostArgs;
 use super::simulate::SweepArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
-use faasched_lab::node::load::CallOptions;
+use faasched_lab::calls::CallOptions;
+use faasched_lab::node::live::Host;
 use faasched_lab::node::replay::replay_sweep;
 use faasched_lab::output::Outputs;
 
@@ -16,8 +18,9 @@ use faasched_lab::output::Outputs;
 /// The requests `node simulate` runs with the same options are sent at
 /// their arrival times to a node runtime started for each policy (a
 /// dispatcher thread per group, worker threads running each request as
-/// `spin` of its work in a fresh WebAssembly sandbox, or as the built-in
-/// --function gives its workload function), measured, and
+/// `spin` of its work in a fresh WebAssembly sandbox, or as --function
+/// gives its workload function: a built-in, or a function --deploy
+/// registers), measured, and
 /// summarised as `node simulate` summarises (the same table, summary.json,
 /// summary.csv and report.html).
 ///
@@ -38,17 +41,24 @@ pub struct Args {
     #[command(flatten)]
     calls: CallOptions,
     #[command(flatten)]
+    functions: FunctionArgs,
+    #[command(flatten)]
     outputs: Outputs,
 }
 
 impl Args {
     pub fn execute(self) -> Result<()> {
+        let host = Host {
+            cache: self.functions.cache_dir,
+            ..self.host.host()?
+        };
         replay_sweep(
             &self.node.options()?,
             self.node.costs.is_some(),
             &self.sweep.sweep(),
-            self.host.host()?,
+            host,
             &self.calls,
+            self.functions.deploy.as_deref(),
             &self.outputs,
         )
     }

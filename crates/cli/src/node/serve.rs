@@ -4,6 +4,7 @@
 use super::admit::AdmitArgs;
 use super::args::{PreemptArg, policy_help};
 use super::containers::ContainerArgs;
+use super::functions::FunctionArgs;
 use super::host::HostArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
@@ -141,23 +142,8 @@ pub struct Args {
     /// is answered 500 `output-limit`, not cut short.
     #[arg(long, default_value_t = (DEFAULT_MAX_OUTPUT >> 10) as u32, value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
     max_output_kib: u32,
-    /// Register the functions DIR's manifests describe before serving:
-    /// one TOML file a function, `NAME.toml`, naming its module (`module =
-    /// "f.wasm"`, relative to DIR) and optionally `name`,
-    /// `memory_limit_mib`, `cpu_limit_ms` (each at most the node's),
-    /// `deadline` (as --deadline gives one) and an `[env]` table for a
-    /// WASI command (docs/FUNCTIONS.md shows one). A bad manifest stops
-    /// the node, its file and field named.
-    #[arg(long, value_name = "DIR")]
-    deploy: Option<PathBuf>,
-    /// Keep compiled code in DIR (created mode 0700; it must be yours and
-    /// writable by no one else), keyed by each module's SHA-256 and the
-    /// engine's settings: a module compiled once, by this run or an
-    /// earlier one, loads from there in milliseconds at registration and
-    /// at every cold start. At most 1 GiB, the entries used least recently
-    /// removed first. By default nothing is kept.
-    #[arg(long, value_name = "DIR")]
-    cache_dir: Option<PathBuf>,
+    #[command(flatten)]
+    functions: FunctionArgs,
     /// Serve as the baseline a user would run instead, the way `wasmtime
     /// serve` serves a component: --workers threads of a multi-threaded
     /// tokio runtime, each request a task that runs its function in a
@@ -220,7 +206,7 @@ impl Args {
                 max_modules: self.max_modules as usize,
                 max_compile: seconds(self.max_compile_s, "--max-compile-s")?,
                 max_output: (self.max_output_kib as usize) << 10,
-                cache: self.cache_dir,
+                cache: self.functions.cache_dir,
                 ..self.host.host()?
             },
             token_file: self.token_file,
@@ -228,7 +214,7 @@ impl Args {
             no_token: self.no_token,
             max_connections: self.max_connections as usize,
             max_body: (self.max_body_kib as usize) << 10,
-            deploy: self.deploy,
+            deploy: self.functions.deploy,
             baseline: self.baseline,
             admission: self.admit.admit(Admit::SERVE),
             tls: self.tls,

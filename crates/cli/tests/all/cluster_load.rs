@@ -336,3 +336,92 @@ fn cluster_replay_sends_the_rising_burst() {
     assert!(invocations >= 1, "{row}");
     assert_eq!(invocations, row["finished"].as_u64().unwrap() + errors);
 }
+
+/// `cluster replay --deploy --calls`: every FunctionBench function's calls
+/// go to a real C function (each copy of `matrix-multiply` to `matrix`,
+/// the rest to `hello` with a body), compiled once into the cache before
+/// the nodes start (and found there by the next run), and every call is
+/// answered by it: a call sent to `spin` with a body, or to a function
+/// the nodes lack, would be an error.
+#[test]
+fn cluster_replay_sends_real_functions_from_a_calls_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(deploy) = crate::common::deploy_dir(dir.path(), &["matrix", "hello"]) else {
+        return;
+    };
+    std::fs::write(dir.path().join("in.txt"), "some bytes").unwrap();
+    let mut calls = String::from("[matrix-multiply]\ncall = \"matrix?n=8\"\n");
+    for f in [
+        "web-serving",
+        "ml-inference-cnn",
+        "disk-bench-dd",
+        "sklearn-regression",
+        "aes-encryption",
+        "video-encoding",
+        "json-parsing",
+    ] {
+        calls += &format!("[{f}]\ncall = \"hello?name={f}\"\nbody = \"in.txt\"\n");
+    }
+    let file = dir.path().join("calls.toml");
+    std::fs::write(&file, calls).unwrap();
+    let cache = dir.path().join("cache");
+    let replay = |out: &str| {
+        let out = dir.path().join(out);
+        let printed = ok(&[
+            "cluster",
+            "replay",
+            "-p",
+            "ch-rlu",
+            "--nodes",
+            "1",
+            "--clients",
+            "2",
+            "--seconds",
+            "2",
+            "--time-scale",
+            "0.001",
+            "--deploy",
+            deploy.to_str().unwrap(),
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--calls",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        (String::from_utf8(printed.stderr).unwrap(), summary)
+    };
+    let (stderr, summary) = replay("first");
+    assert!(
+        stderr.contains("2 function(s) in") && stderr.contains("2 compiled, 0 already there"),
+        "{stderr}"
+    );
+    let settings = &summary["settings"];
+    assert_eq!(settings["calls"]["matrix-multiply"]["call"], "matrix?n=8");
+    assert_eq!(settings["calls"]["json-parsing"]["body_bytes"], 10);
+    // What the real functions cost was measured first, in process.
+    for label in ["matrix-multiply", "json-parsing"] {
+        let call = &settings["calls"][label];
+        assert!(call["warm_ms"].as_f64().unwrap() > 0.0, "{call}");
+        assert!(call["load_ms"].as_f64().unwrap() > 0.0, "{call}");
+        assert!(
+            stderr.contains(&format!("{label} (")) && stderr.contains("ms of CPU warm"),
+            "{stderr}"
+        );
+    }
+    let run = &settings["per_router"][0];
+    assert_eq!(run["end"], "completed", "{run}");
+    assert_eq!(run["errors"], serde_json::json!({}), "{run}");
+    let row = &summary["policies"][0];
+    assert!(row["invocations"].as_u64().unwrap() >= 2, "{row}");
+    assert_eq!(row["dropped"], 0, "{row}");
+    assert!(row["cold_starts"].as_u64().unwrap() >= 1, "{row}");
+    let (stderr, _) = replay("second");
+    assert!(stderr.contains("0 compiled, 2 already there"), "{stderr}");
+    // Real calls need functions for the nodes to serve.
+    let e = stderr_of_failure(&["cluster", "replay", "--calls", file.to_str().unwrap()]);
+    assert!(e.contains("give --deploy DIR"), "{e}");
+}

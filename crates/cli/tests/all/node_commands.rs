@@ -2,8 +2,8 @@
 //! over HTTP, invoked with a body, a query and headers, answered with what
 //! they wrote; a failing one's exit status and log.
 
-use crate::common::CGI_ECHO;
 use crate::common::server::Server;
+use crate::common::{CGI_ECHO, built};
 
 /// A command that writes "oops" to standard error and exits 3.
 const FAIL: &str = r#"(module
@@ -210,24 +210,6 @@ fn a_node_serves_the_functions_of_a_manifest_directory() {
         stderr.contains("third.toml") && stderr.contains("memory_limit_mib"),
         "{stderr}"
     );
-}
-
-/// The built function `name` (scripts/build-functions), or `None` having
-/// said so; required where `FAASCHED_REQUIRE_FUNCTIONS` is set (CI).
-fn built(name: &str) -> Option<std::path::PathBuf> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../target/functions")
-        .join(format!("{name}.wasm"));
-    if path.is_file() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var_os("FAASCHED_REQUIRE_FUNCTIONS").is_none(),
-        "{} is not built (scripts/build-functions); FAASCHED_REQUIRE_FUNCTIONS is set",
-        path.display()
-    );
-    eprintln!("skipped: {} is not built", path.display());
-    None
 }
 
 /// A wasi:http component on `node serve`, deployed from a manifest and

@@ -227,6 +227,11 @@ fn real_functions_are_sent_and_bad_ones_refused_by_name() {
     assert!(summary["requests"].as_u64().unwrap() >= 1, "{summary}");
     assert_eq!(summary["requests"], summary["answered"], "{summary}");
     assert_eq!(summary["answered"], count.load(Ordering::SeqCst));
+    let calls = &summary["settings"]["calls"];
+    assert_eq!(calls["short"]["call"], "hello-http", "{calls}");
+    assert_eq!(calls["short"]["body_bytes"], 8, "{calls}");
+    assert_eq!(calls["long"]["call"], "primes-http?n=300000", "{calls}");
+    assert_eq!(calls["long"]["body_bytes"], 0, "{calls}");
     let sent = count.load(Ordering::SeqCst);
     let big = dir.path().join("big");
     std::fs::write(&big, vec![0u8; (1 << 20) + 1]).unwrap();

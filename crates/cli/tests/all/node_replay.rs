@@ -169,6 +169,36 @@ fn a_replay_runs_a_workload_on_a_built_in_function() {
     );
 }
 
+/// `--deploy` serves real functions beside the built-ins, in process:
+/// every request of the workload runs the C command `hello` (compiled
+/// once into --cache-dir) and is answered; without it the first request
+/// names the function the node lacks.
+#[test]
+fn a_replay_runs_a_workload_on_a_deployed_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(deploy) = crate::common::deploy_dir(dir.path(), &["hello"]) else {
+        return;
+    };
+    let cache = dir.path().join("cache");
+    let real = [
+        "--function",
+        "fixed=hello?name=replay",
+        "--deploy",
+        deploy.to_str().unwrap(),
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ];
+    let out = ok(&[&["node", "replay", "--json", "-p", "rr"][..], &RUN, &real].concat());
+    let live: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let requests = all(&live, "rr", "requests");
+    assert!(requests > 50.0, "{requests}");
+    assert_eq!(all(&live, "rr", "finished"), requests);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("1 compiled, 0 already there"), "{stderr}");
+    let e = stderr_of_failure(&[&["node", "replay"][..], &RUN, &real[..2]].concat());
+    assert!(e.contains("hello"), "{e}");
+}
+
 #[test]
 fn what_a_live_node_cannot_do_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();

@@ -13,18 +13,24 @@
 //!
 //! - **warm time**: `spin` run here, with the steps per ms every node is
 //!   given, in a sandbox of this process: its CPU time over the work asked
-//!   (the simulator's warm times are the table's times this ratio);
+//!   (the simulator's warm times are the table's times this ratio); a
+//!   function whose calls go to a real one (`--calls`), that function's
+//!   own, measured here ([`super::calibrate`]);
 //! - **cold start**: what a live node's cold start does, the function's
 //!   module compiled (its CPU time here, the median of several) and then
-//!   the node's wait (`--cold-wait` of cold − warm); charged as a wait
-//!   that takes no core ([`ColdStart::Wall`]): the node's wait sleeps on
-//!   the invocation's own worker thread while the others run (the compile's
-//!   milliseconds of CPU are counted in the wait: a simplification);
+//!   the node's wait (`--cold-wait` of cold − warm; by default all of it
+//!   for `spin`); for a real function, loading its code from the nodes'
+//!   cache (measured here) and the wait (by default none); charged as a
+//!   wait that takes no core ([`ColdStart::Wall`]): the node's wait sleeps
+//!   on the invocation's own worker thread while the others run (the
+//!   compile's milliseconds of CPU are counted in the wait: a
+//!   simplification);
 //! - **transport**: each live call's latency less the node's own time for
 //!   it (`x-faasched-runtime-us`): the client's and the gateway's hops,
 //!   the median over every answered call of every router's run
 //!   ([`ClusterConfig::transport`](faasched_sim::cluster::ClusterConfig::transport)).
 
+use super::calibrate::Measured;
 use super::catalog::contenders;
 use super::load::LiveLoad;
 use super::publish::Rows;
@@ -35,6 +41,7 @@ use crate::interrupt;
 use crate::output::Publish;
 use crate::output::{Outputs, publish_comparison};
 use anyhow::{Context, Result, bail};
+use faasched_live::node::containers::ColdStart as NodeColdStart;
 use faasched_model::{Nanos, US};
 use faasched_report::cluster::ClusterRow;
 use faasched_sim::cluster::ColdStart;
@@ -42,6 +49,7 @@ use faasched_sys::clock;
 use faasched_workload::cluster::FunctionTable;
 use serde::Serialize;
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// How many times each cost measured here is sampled; the median is kept.
@@ -57,9 +65,10 @@ pub struct CompareSpec {
     pub memory_mb: u32,
     /// The nodes' keep-alive policy.
     pub keep_alive: String,
-    /// What a node's cold start waits after compiling, as a share of the
-    /// function's cold − warm.
-    pub cold_wait: f64,
+    /// What a node's cold start waits after loading the function's code,
+    /// as a share of the function's cold − warm (`None`: 1 for `spin`, 0
+    /// for a real function, [`NodeColdStart::share`]).
+    pub cold_wait: Option<f64>,
     /// `spin`'s steps per ms on every node, as measured here.
     pub spin_steps_per_ms: u64,
 }
@@ -189,6 +198,10 @@ pub fn compare(
     warms.sort_unstable();
     let typical = ((warms[warms.len() / 2] as f64 * scale) as Nanos).max(US);
     let (warm_ratio, compile) = measure_here(spec.spin_steps_per_ms, typical)?;
+    // The real functions' own costs, for both worlds.
+    let mut r = r.clone();
+    r.calibrate()?;
+    let r = &r;
     let live = replay(r, stop, each)?;
     if live.len() < r.routers.len() {
         bail!(
@@ -211,7 +224,15 @@ pub fn compare(
         .validate()
         .map_err(|e| anyhow::anyhow!("the measured transport: {e}"))?;
     if let ClusterWorkload::Closed { table, .. } = &mut setup.workload {
-        *table = measured_table(table, &costs, spec.cold_wait, scale)?;
+        *table = measured_table(
+            table,
+            &costs,
+            &r.load.measured,
+            NodeColdStart {
+                wait: spec.cold_wait,
+            },
+            scale,
+        )?;
     }
     let mut sim = Vec::with_capacity(contenders.len());
     for c in &contenders {
@@ -222,6 +243,7 @@ pub fn compare(
         "warm_ratio": costs.warm_ratio,
         "compile_ms": costs.compile as f64 / 1e6,
         "cold_wait": spec.cold_wait,
+        "real": r.load.measured.len(),
         "transport_ms": costs.transport as f64 / 1e6,
         "time_scale": scale,
     });
@@ -304,21 +326,34 @@ pub fn run(o: Options) -> Result<()> {
     )
 }
 
-/// `table` (the paper's times) as the live nodes ran it: warm times the
-/// measured ratio, and each cold start the node's wait (`cold_wait` of
-/// cold − warm) plus the compile measured here, scaled to the paper's
-/// clock.
+/// `table` (the paper's times) as the live nodes ran it, on the paper's
+/// clock: a function given a real one its measured warm time, and a cold
+/// start its measured load plus the node's wait for a real function
+/// (`cold_start`'s share of cold − warm, by default none); any other (a
+/// `spin`) its warm time the measured ratio, and a cold start the compile
+/// measured here plus the node's wait for a built-in (by default the
+/// whole cold − warm).
 fn measured_table(
     table: &FunctionTable,
     costs: &Costs,
-    cold_wait: f64,
+    real: &BTreeMap<String, Measured>,
+    cold_start: NodeColdStart,
     scale: f64,
 ) -> Result<FunctionTable> {
-    let compile = costs.compile as f64 / scale;
+    let paper = |live: Nanos| live as f64 / scale;
     let mut out = FunctionTable::new();
     for (f, p) in table.iter() {
-        let warm = ((p.warm as f64 * costs.warm_ratio).round() as Nanos).max(1);
-        let extra = p.cold_extra() as f64 * cold_wait + compile;
+        let (warm, extra) = match real.get(&*f.name) {
+            Some(m) => (
+                paper(m.warm),
+                paper(m.load) + p.cold_extra() as f64 * cold_start.share(false),
+            ),
+            None => (
+                p.warm as f64 * costs.warm_ratio,
+                paper(costs.compile) + p.cold_extra() as f64 * cold_start.share(true),
+            ),
+        };
+        let warm = (warm.round() as Nanos).max(1);
         let cold = warm.saturating_add(extra.round() as Nanos);
         out.push(&f.name, p.memory_mb, warm, cold)?;
     }
@@ -503,7 +538,7 @@ pub const COMPARE_CSV_HEADER: &str = "router,world,invocations,dropped,cold_pct,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use faasched_model::SEC;
+    use faasched_model::{MS, SEC};
 
     fn row(policy: &str, cold: f64, increase: f64, variance: f64) -> ClusterRow {
         ClusterRow {
@@ -574,10 +609,47 @@ mod tests {
         };
         // Warm 1 s × 1.1; cold extra half of the 2 s, plus 2 ms of compile
         // at scale 0.01: 200 ms of the paper's.
-        let t = measured_table(&table, &costs, 0.5, 0.01).unwrap();
+        let half = NodeColdStart { wait: Some(0.5) };
+        let none = BTreeMap::new();
+        let t = measured_table(&table, &costs, &none, half, 0.01).unwrap();
         let p = t.profiles()[0];
         assert_eq!(p.warm, 1_100_000_000);
         assert_eq!(p.cold, 1_100_000_000 + SEC + 200_000_000);
         assert_eq!(p.memory_mb, 256);
+        // By default a `spin` waits its whole cold − warm.
+        let t = measured_table(&table, &costs, &none, NodeColdStart::default(), 0.01).unwrap();
+        assert_eq!(t.profiles()[0].cold, 1_100_000_000 + 2 * SEC + 200_000_000);
+    }
+
+    /// A function given a real one runs, on the paper's clock, what the
+    /// real one measured: 3 ms of CPU warm and a 0.5 ms load at scale
+    /// 0.01 are 300 ms and 50 ms; by default no wait, half of cold − warm
+    /// with --cold-wait 0.5; a function without one keeps `spin`'s costs.
+    #[test]
+    fn a_real_functions_measured_costs_replace_the_tables() {
+        let mut table = FunctionTable::new();
+        table.push("real", 256, SEC, 3 * SEC).unwrap();
+        table.push("spun", 512, SEC, 3 * SEC).unwrap();
+        let costs = Costs {
+            warm_ratio: 1.0,
+            compile: 0,
+            transport: 0,
+            transport_calls: 0,
+        };
+        let real = BTreeMap::from([(
+            "real".to_string(),
+            Measured {
+                warm: 3_000_000,
+                load: 500_000,
+            },
+        )]);
+        let t = measured_table(&table, &costs, &real, NodeColdStart::default(), 0.01).unwrap();
+        let (r, s) = (t.profiles()[0], t.profiles()[1]);
+        assert_eq!((r.warm, r.cold, r.memory_mb), (300 * MS, 350 * MS, 256));
+        assert_eq!((s.warm, s.cold), (SEC, 3 * SEC));
+        let half = NodeColdStart { wait: Some(0.5) };
+        let t = measured_table(&table, &costs, &real, half, 0.01).unwrap();
+        assert_eq!(t.profiles()[0].cold, 350 * MS + SEC);
+        assert_eq!(t.profiles()[1].cold, 2 * SEC);
     }
 }

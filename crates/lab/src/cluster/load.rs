@@ -13,10 +13,12 @@
 //! times of `functionbench-rising` (its 30 minutes). Each call asks for its
 //! function's scaled warm time of work.
 
+use super::calibrate::{Measured, per_label};
 use super::publish::Rows;
 use super::run::{
     ClusterOptions, ClusterWorkload, FUNCTIONBENCH, FUNCTIONBENCH_BURSTS, FUNCTIONBENCH_RISING,
 };
+use crate::calls::CallOptions;
 use crate::interrupt;
 use crate::node::serve::read_token;
 use crate::output::{Outputs, write_staged};
@@ -24,6 +26,7 @@ use anyhow::{Context, Result, bail};
 use faasched_live::auth::Token;
 use faasched_live::cluster::load::{Call, CallRecord, ClientRun, run_clients, run_schedule};
 use faasched_live::load::{End, Lateness, LoadConfig, LoadError, MAX_CONNECTIONS, Mode, Sampler};
+use faasched_live::node::load::{Calls as RealCalls, FunctionCall};
 use faasched_live::tls::ClientTls;
 use faasched_model::cluster::{
     FunctionProfile, Invocation, InvocationId, InvocationInfo, InvocationOutcome, ServerId,
@@ -132,6 +135,13 @@ pub struct LiveLoadSpec {
     pub token: Option<Token>,
     /// The target is called under TLS, checked against this CA.
     pub tls: Option<ClientTls>,
+    /// What each function's calls are sent as, if not `spin` (mappings
+    /// over the table's functions, or the copies they share a name with).
+    pub calls: CallOptions,
+    /// What the real functions cost here, by the table's name: a call's
+    /// slowdown is over its function's measured warm time, not the
+    /// table's; empty: the table's for every function.
+    pub measured: BTreeMap<String, Measured>,
 }
 
 /// What a live load run measured.
@@ -193,6 +203,7 @@ impl LiveLoadSpec {
             .table()
             .scaled(self.time_scale)
             .context("--time-scale")?;
+        let real = self.calls.calls(scaled.functions())?;
         let duration = (self.seconds * SEC as f64).round() as Nanos;
         let config = |mode| LoadConfig {
             drain: self.drain,
@@ -203,7 +214,11 @@ impl LiveLoadSpec {
         };
         let (run, workload, late) = match &setup.workload {
             ClusterWorkload::Closed { clients, .. } => {
-                let sampler = Locust::new(clients.clone(), &scaled, self.time_scale, self.seed);
+                let sampler = Locust::new(
+                    clients.clone(),
+                    Calls::new(&scaled, self.time_scale, real.clone()),
+                    self.seed,
+                );
                 let mode = Mode::Closed {
                     clients: self.clients as usize,
                 };
@@ -218,7 +233,10 @@ impl LiveLoadSpec {
                 (run, workload, None)
             }
             _ => {
-                let mut schedule = Schedule::new(setup.invocations()?, &scaled, self.time_scale);
+                let mut schedule = Schedule::new(
+                    setup.invocations()?,
+                    Calls::new(&scaled, self.time_scale, real.clone()),
+                );
                 let mode = Mode::Open {
                     connections: self.clients as usize,
                 };
@@ -231,11 +249,31 @@ impl LiveLoadSpec {
                 (run, setup.describe()["workload"].take(), Some(late))
             }
         };
-        let (collector, nodes) =
-            outcomes(&run.records, scaled.profiles(), &self.label, &self.target);
+        let profiles: Vec<FunctionProfile> = scaled
+            .iter()
+            .map(|(f, p)| match self.measured.get(&*f.name) {
+                Some(m) => FunctionProfile {
+                    warm: m.warm.max(1),
+                    cold: m.warm.max(1).saturating_add(m.load),
+                    ..*p
+                },
+                None => *p,
+            })
+            .collect();
+        let (collector, nodes) = outcomes(&run.records, &profiles, &self.label, &self.target);
         let summary = collector.finish();
         let row = ClusterRow::new(&summary, &ClusterUsage::default());
-        let settings = self.settings(workload, &run, &nodes, late);
+        let mut settings = self.settings(workload, &run, &nodes, late);
+        if !real.is_empty() {
+            let mut calls = crate::calls::describe(&real);
+            for (label, _, measured) in per_label(&real, &scaled, &self.measured) {
+                if let (Some(m), Some(entry)) = (measured, calls.get_mut(label)) {
+                    entry["warm_ms"] = json!(m.warm as f64 / 1e6);
+                    entry["load_ms"] = json!(m.load as f64 / 1e6);
+                }
+            }
+            settings["calls"] = calls.into();
+        }
         Ok(LiveLoad {
             run,
             nodes,
@@ -365,22 +403,25 @@ fn outcomes(
 }
 
 /// The calls of a scaled function table on the run's clock: each
-/// function's name and scaled warm time (whole µs, at least 1), and the
-/// time scale between the paper's clock and the run's.
+/// function's name and scaled warm time (whole µs, at least 1), the real
+/// function it is sent to if any, and the time scale between the paper's
+/// clock and the run's.
 struct Calls {
     names: Vec<Arc<str>>,
     work_us: Vec<u64>,
+    real: Vec<Option<Arc<FunctionCall>>>,
     scale: f64,
 }
 
 impl Calls {
-    fn new(scaled: &FunctionTable, scale: f64) -> Calls {
-        let (names, work_us) = scaled
+    fn new(scaled: &FunctionTable, scale: f64, real: RealCalls) -> Calls {
+        let (names, work_us): (Vec<Arc<str>>, Vec<u64>) = scaled
             .iter()
             .map(|(f, p)| (Arc::from(&*f.name), (p.warm + US / 2) / US))
             .map(|(n, us): (Arc<str>, u64)| (n, us.max(1)))
             .unzip();
         Calls {
+            real: names.iter().map(|n| real.of(n).cloned()).collect(),
             names,
             work_us,
             scale,
@@ -405,6 +446,7 @@ impl Calls {
             name: self.names.get(function as usize)?.clone(),
             send: self.to_run(paper),
             work_us: *self.work_us.get(function as usize)?,
+            call: self.real.get(function as usize)?.clone(),
         })
     }
 }
@@ -419,10 +461,10 @@ struct Locust {
 }
 
 impl Locust {
-    fn new(clients: ClosedLoop, scaled: &FunctionTable, scale: f64, seed: u64) -> Locust {
+    fn new(clients: ClosedLoop, calls: Calls, seed: u64) -> Locust {
         Locust {
             clients,
-            calls: Calls::new(scaled, scale),
+            calls,
             rng: Pcg64::seed_from_u64(seed),
         }
     }
@@ -447,10 +489,10 @@ struct Schedule<I> {
 }
 
 impl<I> Schedule<I> {
-    fn new(invocations: I, scaled: &FunctionTable, scale: f64) -> Schedule<I> {
+    fn new(invocations: I, calls: Calls) -> Schedule<I> {
         Schedule {
             invocations,
-            calls: Calls::new(scaled, scale),
+            calls,
             error: None,
         }
     }
@@ -566,6 +608,11 @@ pub struct Options {
     /// host of --target).
     #[arg(long, value_name = "FILE")]
     pub tls_ca: Option<PathBuf>,
+    /// What the calls are sent as: `spin` of each function's warm time,
+    /// or real functions (a gateway whose nodes serve them: `cluster up
+    /// --deploy DIR`).
+    #[command(flatten)]
+    pub calls: CallOptions,
     /// Where the results go; with a directory, requests.csv too. The
     /// command's own --out and --json give it (their help is its own).
     #[arg(skip)]
@@ -601,6 +648,8 @@ pub fn run(o: Options) -> Result<()> {
         timeout: o.timeout_ms * MS,
         token: read_token(o.token_file.as_deref())?,
         tls: crate::tls::client(o.tls_ca.as_deref())?,
+        calls: o.calls.clone(),
+        measured: BTreeMap::new(),
     };
     match open_loop(&o.workload, o.time_scale) {
         None => eprintln!(
@@ -669,6 +718,7 @@ mod tests {
                 name: format!("f-{function}").into(),
                 send: id * MS,
                 work_us: 1,
+                call: None,
             },
             id,
             client: 0,
@@ -727,7 +777,7 @@ mod tests {
             panic!("functionbench is closed-loop");
         };
         let scaled = table.scaled(0.01).unwrap();
-        let mut locust = Locust::new(clients, &scaled, 0.01, 1);
+        let mut locust = Locust::new(clients, Calls::new(&scaled, 0.01, RealCalls::default()), 1);
         let mut finish = 0;
         for _ in 0..1_000 {
             let call = locust.next(0, finish).unwrap();
@@ -760,9 +810,12 @@ mod tests {
             .take(200)
             .map(Result::unwrap)
             .collect();
-        let calls: Vec<Call> = Schedule::new(setup.invocations().unwrap(), &scaled, 0.01)
-            .take(200)
-            .collect();
+        let calls: Vec<Call> = Schedule::new(
+            setup.invocations().unwrap(),
+            Calls::new(&scaled, 0.01, RealCalls::default()),
+        )
+        .take(200)
+        .collect();
         assert_eq!(calls.len(), 200);
         for (inv, call) in stream.iter().zip(&calls) {
             let (f, p) = table.iter().nth(inv.function.0 as usize).unwrap();
@@ -830,6 +883,8 @@ mod tests {
             timeout: SEC,
             token: None,
             tls: None,
+            calls: CallOptions::default(),
+            measured: BTreeMap::new(),
         };
         let e = |spec: LiveLoadSpec| spec.run(&|| false).unwrap_err().to_string();
         for (bad, option) in [

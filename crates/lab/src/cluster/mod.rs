@@ -3,6 +3,8 @@
 //! the live gateway in front of node runtimes, with the clients that load
 //! it: what the `faasched cluster` commands do.
 
+#[cfg(feature = "live")]
+pub mod calibrate;
 pub mod catalog;
 #[cfg(feature = "live")]
 pub mod compare;

@@ -5,12 +5,16 @@
 //! starts from cold nodes. Each router's row takes its `load_variance`
 //! from its gateway's polls.
 
+use super::calibrate;
 use super::catalog::ROUTERS;
+use super::live::function_table;
 use super::live::{GatewaySpec, RunningGateway};
 use super::load::{LiveLoad, LiveLoadSpec, OpenLoop, open_loop, report_lateness};
 use super::publish::Rows;
 use super::up::{ClusterNodes, Nodes};
+use crate::calls::CallOptions;
 use crate::interrupt;
+use crate::node::deploy;
 use crate::node::serve::ServeOptions;
 use crate::output::Outputs;
 use anyhow::{Context, Result, bail};
@@ -82,6 +86,10 @@ pub struct ReplayOptions {
     /// Seed of the routers' and the clients' draws.
     #[arg(long, short = 's', default_value_t = 1)]
     pub seed: u64,
+    /// What the calls are sent as: `spin` of each function's warm time,
+    /// or real functions the nodes serve (give --deploy).
+    #[command(flatten)]
+    pub calls: CallOptions,
 }
 
 /// What `faasched cluster replay` runs, and where its results go.
@@ -91,6 +99,44 @@ pub struct Options {
     pub replay: ReplayOptions,
     /// Where the results go.
     pub outputs: Outputs,
+}
+
+impl ReplaySpec {
+    /// With calls to real functions, measures what they cost here
+    /// ([`calibrate::measure`], after compiling them into the nodes'
+    /// cache), so that each run's slowdowns are over the real functions'
+    /// warm times; says so on stderr. Errs when the nodes are given no
+    /// functions to serve (no --deploy).
+    pub fn calibrate(&mut self) -> Result<()> {
+        if self.load.calls.is_empty() {
+            return Ok(());
+        }
+        let Some(dir) = &self.node.deploy else {
+            bail!(
+                "--calls and --function send calls to real functions: give --deploy DIR (and \
+                 --cache-dir) for the nodes to serve them"
+            );
+        };
+        let deployed = deploy::read_dir(dir)?;
+        deploy::precompile(&self.node.host, &deployed).context("--cache-dir")?;
+        let table = function_table(&self.load.workload)?
+            .scaled(self.load.time_scale)
+            .context("--time-scale")?;
+        let calls = self.load.calls.calls(table.functions())?;
+        let measured = calibrate::measure(&self.node.host, &deployed, &table, &calls)?;
+        for (label, call, m) in calibrate::per_label(&calls, &table, &measured) {
+            if let Some(m) = m {
+                eprintln!(
+                    "{label} ({call}): {:.2} ms of CPU warm, its code loaded in {:.2} ms at a \
+                     cold start (here, in process)",
+                    m.warm as f64 / 1e6,
+                    m.load as f64 / 1e6
+                );
+            }
+        }
+        self.load.measured = measured;
+        Ok(())
+    }
 }
 
 impl ReplayOptions {
@@ -151,6 +197,8 @@ impl ReplayOptions {
                 timeout: 60_000 * MS,
                 token: None,
                 tls: None,
+                calls: self.calls.clone(),
+                measured: Default::default(),
             },
         })
     }
@@ -227,8 +275,9 @@ pub fn each_run(load: &LiveLoad) {
 /// `cluster simulate` does; a signal stops it between runs, leaving an
 /// earlier run's files.
 pub fn run(o: Options) -> Result<()> {
-    let spec = o.replay.spec()?;
+    let mut spec = o.replay.spec()?;
     o.replay.announce();
+    spec.calibrate()?;
     interrupt::catch()?;
     let loads = replay(&spec, &interrupt::requested, each_run)?;
     interrupt::check()?;

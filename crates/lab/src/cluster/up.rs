@@ -26,7 +26,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -78,10 +78,26 @@ pub struct ClusterNodes {
     /// The nodes' keep-alive policy: greedy-dual, ttl or lru.
     #[arg(long, default_value = "greedy-dual")]
     pub keep_alive: String,
-    /// What a cold start waits after compiling, as a share of the
-    /// function's (scaled) cold − warm time.
-    #[arg(long, default_value_t = 1.0)]
-    pub cold_wait: f64,
+    /// What a cold start waits after loading the function's code, as a
+    /// share of the function's (scaled) cold − warm time. By default 1 for
+    /// `spin` standing in for the table's function (loading it costs
+    /// nothing of the function's) and 0 for a real function, whose cold
+    /// start is its load.
+    #[arg(long)]
+    pub cold_wait: Option<f64>,
+    /// Register the functions DIR's manifests describe on every node
+    /// (`node serve --deploy`): real functions for the calls to name
+    /// (`scripts/build-functions` writes the suite's, with a manifest each,
+    /// into target/functions). Needs --cache-dir.
+    #[arg(long, value_name = "DIR", requires = "cache_dir")]
+    pub deploy: Option<PathBuf>,
+    /// The compiled code every node loads its functions from, at start and
+    /// at every cold start (`node serve --cache-dir`); compiled into it
+    /// here first, once, where it lacks them: a cold start of a real
+    /// function is then a load from it, as on a platform that keeps its
+    /// functions precompiled.
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl ClusterNodes {
@@ -131,7 +147,7 @@ impl ClusterNodes {
             no_token: false,
             max_connections: faasched_live::http::DEFAULT_MAX_CONNECTIONS,
             max_body: faasched_live::node::ingress::DEFAULT_MAX_BODY_BYTES,
-            deploy: None,
+            deploy: self.deploy.as_deref().map(absolute).transpose()?,
             baseline: false,
             // The cluster simulator's servers admit every invocation (they
             // share their cores, and wait for memory), and a live cluster
@@ -150,11 +166,16 @@ impl ClusterNodes {
                 max_modules: faasched_wasm::DEFAULT_MAX_MODULES,
                 max_compile: faasched_wasm::DEFAULT_MAX_COMPILE,
                 max_output: faasched_wasm::DEFAULT_MAX_OUTPUT,
-                cache: None,
+                cache: self.cache_dir.as_deref().map(absolute).transpose()?,
                 spin_steps_per_ms: None,
             },
         })
     }
+}
+
+/// `path` from the root, as a node started elsewhere reads it.
+fn absolute(path: &Path) -> Result<PathBuf> {
+    std::path::absolute(path).with_context(|| path.display().to_string())
 }
 
 /// Starts the nodes, then the gateway in front of them in this process;
@@ -239,6 +260,10 @@ impl Nodes {
         // The containers checked here, once, rather than
         // by every node as it fails to start.
         node.node()?;
+        if let Some(dir) = &node.deploy {
+            let deployed = crate::node::deploy::read_dir(dir)?;
+            crate::node::deploy::precompile(&node.host, &deployed).context("--cache-dir")?;
+        }
         let exe = std::env::current_exe().context("this program's path, to start its nodes")?;
         let pin = faasched_sys::sched::online_cpus() >= (count * cores) as usize;
         let mut nodes = Nodes { nodes: Vec::new() };

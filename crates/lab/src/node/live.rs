@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use faasched_live::cluster::Registration;
 use faasched_live::http::FrontConfig;
 use faasched_live::node::baseline::Baseline;
-use faasched_live::node::containers::{ColdStart, Containers};
+use faasched_live::node::containers::{ColdStart, ColdStarts, Containers};
 use faasched_live::node::ingress::{self, Drained, Ingress, LoadConfig, StopSignal};
 use faasched_live::node::invoke::Backend;
 use faasched_live::node::runtime::{Policies, Runtime, RuntimeConfig};
@@ -21,6 +21,7 @@ use faasched_policy::node::PreemptTest;
 use faasched_workload::cluster::FunctionTable;
 use faasched_workload::node::{Deadlines, Workload};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -94,7 +95,7 @@ impl Host {
         })
     }
 
-    fn sandboxes(&self) -> faasched_wasm::Config {
+    pub(crate) fn sandboxes(&self) -> faasched_wasm::Config {
         let mut config = faasched_wasm::Config::new();
         config
             .max_sandboxes(self.max_sandboxes)
@@ -218,16 +219,17 @@ impl NodeContainers {
     /// table CSV's path) with `memory_mb` for them: the table's times
     /// multiplied by `time_scale`, kept by the keep-alive policy named
     /// `keep_alive`, a cold start waiting `cold_wait` of the function's
-    /// cold − warm time after compiling. Errors name the option.
+    /// cold − warm time after loading its code ([`ColdStart::wait`]).
+    /// Errors name the option.
     pub fn new(
         functions: &str,
         time_scale: f64,
         keep_alive: &str,
-        cold_wait: f64,
+        cold_wait: Option<f64>,
         memory_mb: u64,
     ) -> Result<NodeContainers> {
-        if !(cold_wait.is_finite() && cold_wait >= 0.0) {
-            bail!("--cold-wait {cold_wait}: give a share of 0 or more");
+        if let Some(share) = cold_wait.filter(|s| !(s.is_finite() && *s >= 0.0)) {
+            bail!("--cold-wait {share}: give a share of 0 or more");
         }
         let table = if std::path::Path::new(functions).is_file() {
             FunctionTable::read_csv(std::path::Path::new(functions))
@@ -239,7 +241,7 @@ impl NodeContainers {
             table: table.scaled(time_scale).context("--time-scale")?,
             memory_mb,
             keep_alive: crate::cluster::catalog::keep_alive(keep_alive).context("--keep-alive")?,
-            cold_start: ColdStart { scale: cold_wait },
+            cold_start: ColdStart { wait: cold_wait },
         })
     }
 
@@ -347,6 +349,9 @@ pub struct Served {
     pub drained: Drained,
     /// The signal that stopped it.
     pub signal: Option<StopSignal>,
+    /// What each function's cold starts cost, by its module's name (none
+    /// without containers).
+    pub cold_starts: BTreeMap<String, ColdStarts>,
 }
 
 /// Where a served node registers itself, if anywhere.
@@ -405,14 +410,16 @@ pub fn serve(
         gateway_tls,
     } = front;
     let spin = |e: &WasmExecutor| e.with_runtime(|r| r.spin_steps_per_ms());
-    let (runtime, spin): (Arc<dyn Backend>, u64) = if baseline {
+    let (runtime, spin, containers): (Arc<dyn Backend>, u64, _) = if baseline {
         let b = node.start_baseline()?;
         let steps = spin(b.executor());
-        (Arc::new(b), steps)
+        let containers = b.executor().containers().cloned();
+        (Arc::new(b), steps, containers)
     } else {
         let r = node.start()?;
         let steps = spin(r.executor());
-        (Arc::new(r), steps)
+        let containers = r.executor().containers().cloned();
+        (Arc::new(r), steps, containers)
     };
     for d in deployed {
         runtime
@@ -470,7 +477,11 @@ pub fn serve(
             })
             .await
             .context("serving")?;
-        anyhow::Ok(Served { drained, signal })
+        anyhow::Ok(Served {
+            drained,
+            signal,
+            cold_starts: containers.map(|c| c.cold_starts()).unwrap_or_default(),
+        })
     })?;
     // The ingress has let go of it: stopping joins the threads.
     drop(runtime);
@@ -603,7 +614,7 @@ mod tests {
                 table: FunctionTable::functionbench().scaled(0.001).unwrap(),
                 memory_mb: 512,
                 keep_alive: crate::cluster::catalog::keep_alive("greedy-dual").unwrap(),
-                cold_start: ColdStart { scale: 1.0 },
+                cold_start: ColdStart::default(),
             }),
             admission: Admission::default(),
         };

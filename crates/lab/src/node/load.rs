@@ -8,9 +8,7 @@ use crate::output::write_staged;
 use crate::{interrupt, out, outln};
 use anyhow::{Context, Result, bail};
 use faasched_live::load::{End, LoadConfig, Mode};
-use faasched_live::node::load::{
-    self, BodyFile, Calls, LoadRun, LoadSummary, Mapping, ScopeSummary, read_body,
-};
+use faasched_live::node::load::{self, LoadRun, LoadSummary, ScopeSummary};
 use faasched_model::Functions;
 use faasched_model::{MS, SEC, TIME_LIMIT};
 use faasched_report::Staged;
@@ -89,49 +87,7 @@ pub struct LoadOptions {
     pub json: bool,
     /// What the requests are sent as: `spin`, or real functions.
     #[command(flatten)]
-    pub calls: CallOptions,
-}
-
-/// What a workload's requests are sent as: `spin` of their work, or, for
-/// the functions given here, a real function. `node load`'s and `node
-/// replay`'s.
-#[derive(Clone, Debug, Default, clap::Args)]
-pub struct CallOptions {
-    /// Send the requests of workload function LABEL to a real function
-    /// instead of `spin` of their work: `POST /invoke/CALL`, CALL being
-    /// NAME or NAME?QUERY, each request still labelled LABEL and carrying
-    /// its own deadline; functions not given stay `spin`. Repeat it per
-    /// function. For running the paper's workloads on real functions: the
-    /// colocated workload's short and long streams as `--function
-    /// short=hello-http --function long=primes-http?n=300000` against a
-    /// node that serves both (`node serve --deploy DIR`). In `node replay`,
-    /// whose node runs in this process, CALL is one of its built-ins (the
-    /// paper's Fig. 1 is `--function short=fib?n=1 --function
-    /// long=fib?n=32`).
-    #[arg(long = "function", value_name = "LABEL=CALL")]
-    pub functions: Vec<Mapping>,
-    /// Send FILE's bytes as the body of LABEL's requests, LABEL given a
-    /// --function (a WASI command or component reads it). FILE is read once
-    /// at the start, a regular file of 1 MiB at most (a node's default
-    /// --max-body-kib). Repeat it per function.
-    #[arg(long = "body", value_name = "LABEL=FILE")]
-    pub bodies: Vec<BodyFile>,
-}
-
-impl CallOptions {
-    /// The calls over the workload's `functions`, each body read; errors
-    /// name the option.
-    pub fn calls(&self, functions: &Functions) -> Result<Calls> {
-        let mut calls =
-            Calls::new(functions, self.functions.iter().cloned()).context("--function")?;
-        for file in &self.bodies {
-            let body = read_body(&file.path).with_context(|| format!("--body {file}"))?;
-            calls
-                .with_body(&file.label, body)
-                .with_context(|| format!("--body {file}"))?;
-        }
-        Ok(calls)
-    }
+    pub calls: crate::calls::CallOptions,
 }
 
 /// `--connections` and `--closed`: 1 to [`MAX_CONNECTIONS`].
@@ -196,7 +152,10 @@ impl LoadOptions {
         let summary = run.summary();
         let metrics = metrics(&run, &functions);
         let rate = self.rate.or(summary.achieved_rps).unwrap_or(0.0);
-        let file = self.summary_json(&config, &summary, &metrics, rate);
+        let mut file = self.summary_json(&config, &summary, &metrics, rate);
+        if !calls.is_empty() {
+            file["settings"]["calls"] = crate::calls::describe(&calls).into();
+        }
         if let Some(dir) = &self.out {
             write_outputs(dir, &run, &file)?;
         }

@@ -13,10 +13,11 @@
 //! work, or the real function its workload function is given ([`Calls`]).
 
 use super::catalog::NodePolicy;
+use super::deploy::{self, Deployed};
 use super::live::Host;
-use super::load::CallOptions;
 use super::run::{NodeOptions, NodeSetup};
 use super::sweep::Sweep;
+use crate::calls::CallOptions;
 use crate::interrupt;
 use crate::output::Outputs;
 use anyhow::{Context, Result, bail};
@@ -32,6 +33,7 @@ use faasched_sim::node::{Assign, Estimate as Estimator};
 use faasched_workload::node::Estimate;
 use indicatif::ProgressBar;
 use serde_json::{Value, json};
+use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
 /// How long the run waits, after its last arrival, for the answers still
@@ -56,8 +58,9 @@ pub struct Replayed {
     pub cpu_over_work: Option<f64>,
 }
 
-/// Runs `policy` live on `host` over the setup's requests, each sent as
-/// `calls` says, and summarises it as [`NodeSetup::run`] does, calling
+/// Runs `policy` live on `host`, serving `deployed` beside the built-ins,
+/// over the setup's requests, each sent as `calls` says, and summarises
+/// it as [`NodeSetup::run`] does, calling
 /// `answered` (on the runtime's threads) as each answer comes. The run
 /// stops at the first failure other than a refusal (a refusal is a drop,
 /// as the simulator's).
@@ -66,6 +69,7 @@ pub fn replay(
     policy: &NodePolicy,
     host: &Host,
     calls: &Calls,
+    deployed: &[Deployed],
     answered: impl Fn() + Send + Sync + 'static,
 ) -> Result<Replayed> {
     let estimator = match setup.config.estimate {
@@ -110,6 +114,11 @@ pub fn replay(
     let runtime = host
         .launch(config, policies, None)
         .with_context(|| format!("{}: the live node", policy.name()))?;
+    for d in deployed {
+        runtime
+            .register_function(&d.name, &d.module, &d.settings)
+            .map_err(|f| anyhow::anyhow!("{}: {f}", d.manifest.display()))?;
+    }
     // The first failure but a refusal, told as it came; it ends the run.
     let failed: std::sync::Arc<Mutex<Option<String>>> = Default::default();
     let first_failure = failed.clone();
@@ -285,6 +294,7 @@ pub fn replay_sweep(
     sweep: &Sweep,
     host: Host,
     calls: &CallOptions,
+    deploy: Option<&Path>,
     outputs: &Outputs,
 ) -> Result<()> {
     if costs_given {
@@ -293,9 +303,17 @@ pub fn replay_sweep(
     // Checked before `spin` is measured; every rate's setup has the same
     // functions.
     let calls = calls.calls(&options.setup(None)?.functions())?;
+    let deployed = match deploy {
+        Some(dir) => deploy::read_dir(dir)?,
+        None => Vec::new(),
+    };
     let host = measured_spin(host)?;
+    if host.cache.is_some() && !deployed.is_empty() {
+        // Compiled once here, loaded by every policy's node.
+        deploy::precompile(&host, &deployed).context("--cache-dir")?;
+    }
     let mut summary = sweep.run(options, &mut |setup, policy, bar| {
-        replayed_calling(setup, policy, &host, &calls, bar)
+        replayed_calling(setup, policy, &host, &calls, &deployed, bar)
     })?;
     live_settings(&mut summary.settings, &host);
     outputs.publish(&summary, "faasched node replay", Staged::new())
@@ -319,19 +337,23 @@ pub fn replayed(
     host: &Host,
     bar: &ProgressBar,
 ) -> Result<(PolicySummary, f64)> {
-    replayed_calling(setup, policy, host, &Calls::default(), bar)
+    replayed_calling(setup, policy, host, &Calls::default(), &[], bar)
 }
 
-/// [`replayed`], each request sent as `calls` says.
+/// [`replayed`], each request sent as `calls` says, on a node serving
+/// `deployed` beside the built-ins.
 pub fn replayed_calling(
     setup: &NodeSetup,
     policy: &NodePolicy,
     host: &Host,
     calls: &Calls,
+    deployed: &[Deployed],
     bar: &ProgressBar,
 ) -> Result<(PolicySummary, f64)> {
     let progress = bar.clone();
-    let r = replay(setup, policy, host, calls, move || progress.inc(1))?;
+    let r = replay(setup, policy, host, calls, deployed, move || {
+        progress.inc(1)
+    })?;
     bar.suspend(|| {
         eprintln!(
             "{}: requests sent late by p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; \

@@ -136,9 +136,12 @@ pub struct ContainerOptions {
     pub time_scale: f64,
     /// The keep-alive policy, as the catalogue names it.
     pub keep_alive: String,
-    /// What a cold start waits after compiling, as a share of the
-    /// function's (scaled) cold − warm time.
-    pub cold_wait: f64,
+    /// What a cold start waits after loading the function's code, as a
+    /// share of the function's (scaled) cold − warm time; `None`: 1 for a
+    /// built-in standing in for the table's function (`spin`), 0 for a
+    /// real one.
+    #[serde(default)]
+    pub cold_wait: Option<f64>,
 }
 
 /// How a served node says where it listens.
@@ -331,11 +334,14 @@ pub fn run(options: &ServeOptions, announce: Announce) -> Result<()> {
         if let Some(c) = &node.containers {
             eprintln!(
                 "faasched node serve: containers of {} functions in {} MB under {}; \
-                     a cold start compiles, then waits {} of cold - warm",
+                     a cold start loads the function's code, then waits {} of cold - warm",
                 c.table.len(),
                 c.memory_mb,
                 c.keep_alive.name,
-                c.cold_start.scale
+                match c.cold_start.wait {
+                    Some(share) => share.to_string(),
+                    None => "1 (a built-in's) or 0 (a real function's)".to_string(),
+                }
             );
         }
     })?;
@@ -347,6 +353,17 @@ pub fn run(options: &ServeOptions, announce: Announce) -> Result<()> {
         d.unanswered,
         d.connections_cut
     );
+    for (function, c) in &served.cold_starts {
+        let ms = |ns: u64| ns as f64 / 1e6;
+        eprintln!(
+            "faasched node serve: {function}: {} cold start(s), loading its code {:.2} ms on \
+             average ({:.2} ms at most), then waiting {:.2} ms on average",
+            c.count,
+            ms(c.load) / c.count.max(1) as f64,
+            ms(c.max_load),
+            ms(c.wait) / c.count.max(1) as f64,
+        );
+    }
     if d.unanswered > 0 {
         bail!("{} invocations were cut unanswered", d.unanswered);
     }
@@ -373,7 +390,7 @@ mod tests {
                 functions: "functionbench".into(),
                 time_scale: 0.01,
                 keep_alive: "greedy-dual".into(),
-                cold_wait: 1.0,
+                cold_wait: None,
             }),
             load_period_ms: 50,
             load_cores: Some(1),
@@ -438,9 +455,9 @@ mod tests {
     #[test]
     fn bad_containers_and_drains_are_refused_naming_the_flag() {
         let mut o = options();
-        o.containers.as_mut().unwrap().cold_wait = -1.0;
+        o.containers.as_mut().unwrap().cold_wait = Some(-1.0);
         assert!(format!("{:#}", o.node().unwrap_err()).contains("--cold-wait"));
-        o.containers.as_mut().unwrap().cold_wait = 1.0;
+        o.containers.as_mut().unwrap().cold_wait = Some(1.0);
         o.containers.as_mut().unwrap().keep_alive = "nope".into();
         assert!(format!("{:#}", o.node().unwrap_err()).contains("--keep-alive"));
         assert!(

@@ -4,7 +4,9 @@
 //!
 //! Both go through the [load driver](crate::load): a call is `POST
 //! /invoke/spin?us={work}` with the function's name in
-//! `x-faasched-function`. In the closed loop, each client's next call is
+//! `x-faasched-function`, or, for a function given a real one
+//! ([`FunctionCall`]), `POST /invoke/NAME[?QUERY]` with its body and the
+//! same name. In the closed loop, each client's next call is
 //! due a think time after its last answer came, as the [`Sampler`] draws
 //! it; a client stops when the sampler has no call for it or its next
 //! call is due at or after [`LoadConfig::duration`].
@@ -14,6 +16,7 @@
 //! are ns from the start of the run.
 
 use crate::load::{self, Http, LoadConfig, LoadError, Pacing, Sampler};
+use crate::node::load::FunctionCall;
 use faasched_model::Time;
 use std::sync::Arc;
 
@@ -28,6 +31,8 @@ pub struct Call {
     pub send: Time,
     /// The work asked for, µs (`?us=`).
     pub work_us: u64,
+    /// The real function it is sent to; `None`: `spin` of its work.
+    pub call: Option<Arc<FunctionCall>>,
 }
 
 impl load::Call for Call {
@@ -38,7 +43,16 @@ impl load::Call for Call {
 
 impl load::HttpCall for Call {
     fn request(&self, target: &str) -> hyper::Request<http_body_util::Full<hyper::body::Bytes>> {
-        load::invoke(target, self.work_us, &self.name, None)
+        match &self.call {
+            Some(call) => load::invoke_call(
+                target,
+                call.uri().clone(),
+                call.body().clone(),
+                &self.name,
+                None,
+            ),
+            None => load::invoke(target, self.work_us, &self.name, None),
+        }
     }
 }
 

@@ -7,12 +7,25 @@
 //! idle container of its function (a warm start) or starts a new one cold:
 //! the keep-alive evicts idle containers until the new one's memory fits
 //! (the request is refused, overloaded, if it cannot), the function's
-//! module is compiled and linked again on its own (the real work of a cold
+//! compiled code is loaded again on its own (read from the node's disk
+//! cache, or compiled without one, and linked: the real work of a cold
 //! start, [`faasched_wasm::Image`]), and the worker then waits what the
-//! node's [`ColdStart`] says a container's start adds beyond that. When the
-//! request's sandbox goes, its container goes idle for the keep-alive to
-//! keep or evict. The bookkeeping is the simulator's own
-//! ([`ContainerPool`]), so the two worlds keep and evict alike.
+//! node's [`ColdStart`] says a container's start adds beyond that (by
+//! default nothing for a real function, whose load is its cold start). The
+//! request's sandbox is the container's first instance. What each cold
+//! start cost is kept per function ([`ColdStarts`]). When the request's
+//! sandbox goes, its container goes idle for the keep-alive to keep or
+//! evict, its code held, and its memory counted as its table row says.
+//! The bookkeeping is the simulator's own ([`ContainerPool`]), so the two
+//! worlds keep and evict alike.
+//!
+//! A warm container holds its function's compiled and linked code, not an
+//! instance: every request runs in a fresh instance (as `wasmtime serve`
+//! and Spin run theirs: a WASI command runs once, and a fresh instance is
+//! microseconds from a pooling allocator), so what a container keeps warm
+//! is the load, and the memory it is charged is its table row's, not its
+//! instances' (a simplification: a platform's container holds a process
+//! whose memory the row measured).
 //!
 //! Functions outside the table run from the runtime's own copy, as they do
 //! without containers.
@@ -22,23 +35,57 @@ use crate::wire::response;
 use faasched_model::cluster::{ContainerId, ContainerPool, FunctionProfile, KeepAlive};
 use faasched_model::{Nanos, Time};
 use faasched_wasm::{Image, Runtime};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// What a cold start adds after compiling the function, for what starting
+/// What a cold start waits after loading the function, for what starting
 /// a container (a process, a language runtime, the function's imports)
-/// costs a platform beyond a WebAssembly compile.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// costs a platform beyond loading WebAssembly.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ColdStart {
     /// The wait is this share of the function's cold − warm time in its
-    /// table (0: the compile alone).
-    pub scale: f64,
+    /// table, for every function. `None`: a share of 1 for a built-in
+    /// (`spin` standing in for a table's function: loading it costs nothing
+    /// of the function it stands for) and none for a real function, whose
+    /// cold start is what loading it costs here.
+    pub wait: Option<f64>,
 }
 
 impl ColdStart {
-    fn delay(&self, profile: &FunctionProfile) -> Duration {
-        Duration::from_nanos((profile.cold_extra() as f64 * self.scale).round() as u64)
+    /// The share of cold − warm a cold start of a built-in (`builtin`) or
+    /// a real function waits.
+    pub fn share(&self, builtin: bool) -> f64 {
+        self.wait.unwrap_or(if builtin { 1.0 } else { 0.0 })
+    }
+
+    fn delay(&self, profile: &FunctionProfile, builtin: bool) -> Duration {
+        Duration::from_nanos((profile.cold_extra() as f64 * self.share(builtin)).round() as u64)
+    }
+}
+
+/// What one function's cold starts cost on this node: loading its code
+/// (the disk cache's read or a compile, and the link) and the wait after.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ColdStarts {
+    /// Cold starts that loaded it.
+    pub count: u64,
+    /// Their loads' wall time, ns.
+    pub load: Nanos,
+    /// The longest load, ns.
+    pub max_load: Nanos,
+    /// Their waits after loading, ns.
+    pub wait: Nanos,
+}
+
+impl ColdStarts {
+    fn add(&mut self, load: Duration, wait: Duration) {
+        let ns = |d: Duration| Nanos::try_from(d.as_nanos()).unwrap_or(Nanos::MAX);
+        self.count += 1;
+        self.load = self.load.saturating_add(ns(load));
+        self.max_load = self.max_load.max(ns(load));
+        self.wait = self.wait.saturating_add(ns(wait));
     }
 }
 
@@ -67,6 +114,8 @@ struct State {
     images: HashMap<ContainerId, Option<Arc<Image>>>,
     next: u64,
     stats: ContainerStats,
+    /// Each loaded function's cold starts, by its name.
+    loads: BTreeMap<String, ColdStarts>,
 }
 
 /// A node's containers. Shared by its workers.
@@ -141,6 +190,7 @@ impl Containers {
                 images: HashMap::new(),
                 next: 0,
                 stats: ContainerStats::default(),
+                loads: BTreeMap::new(),
             }),
             profiles: table.into_iter().collect(),
             cold_start,
@@ -169,6 +219,11 @@ impl Containers {
             containers: state.images.len() as u64,
             ..state.stats
         }
+    }
+
+    /// Each function's cold starts so far, by the name of its module.
+    pub fn cold_starts(&self) -> BTreeMap<String, ColdStarts> {
+        self.lock().loads.clone()
     }
 
     /// The containers' counters and gauges, in Prometheus text format.
@@ -215,6 +270,50 @@ impl Containers {
         ] {
             response::single(out, &format!("faasched_node_{name}"), help, "gauge", value);
         }
+        let loads = self.cold_starts();
+        fn seconds(ns: Nanos) -> f64 {
+            ns as f64 / 1e9
+        }
+        /// A family's name, help, type and value of a function's cold starts.
+        type Family = (
+            &'static str,
+            &'static str,
+            &'static str,
+            fn(&ColdStarts) -> f64,
+        );
+        let families: [Family; 4] = [
+            (
+                "cold_start_loads_total",
+                "Cold starts that loaded the function's code, by function.",
+                "counter",
+                |c| c.count as f64,
+            ),
+            (
+                "cold_start_load_seconds_total",
+                "Wall time cold starts spent loading the function's code (disk cache or compile, and link), by function.",
+                "counter",
+                |c| seconds(c.load),
+            ),
+            (
+                "cold_start_load_max_seconds",
+                "The longest load of the function's code a cold start took, by function.",
+                "gauge",
+                |c| seconds(c.max_load),
+            ),
+            (
+                "cold_start_wait_seconds_total",
+                "Wall time cold starts waited after loading (--cold-wait), by function.",
+                "counter",
+                |c| seconds(c.wait),
+            ),
+        ];
+        for (name, help, kind, value) in families {
+            let name = format!("faasched_node_{name}");
+            response::family(out, &name, help, kind);
+            for (function, c) in &loads {
+                let _ = writeln!(out, "{name}{{function=\"{function}\"}} {}", value(c));
+            }
+        }
     }
 
     /// The containers' state for `GET /status`.
@@ -228,7 +327,16 @@ impl Containers {
             "functions": self.profiles.len(),
             "memory_mb": memory_mb,
             "keep_alive": keep_alive,
-            "cold_start_scale": self.cold_start.scale,
+            "cold_wait": self.cold_start.wait,
+            "cold_start_loads": self.cold_starts().iter().map(|(function, c)| {
+                let ms = |ns: Nanos| ns as f64 / 1e6;
+                (function.clone(), serde_json::json!({
+                    "count": c.count,
+                    "load_ms_mean": ms(c.load) / c.count.max(1) as f64,
+                    "load_ms_max": ms(c.max_load),
+                    "wait_ms_total": ms(c.wait),
+                }))
+            }).collect::<serde_json::Map<_, _>>(),
             "cold_starts": s.cold_starts,
             "warm_starts": s.warm_starts,
             "evictions": s.evictions,
@@ -241,8 +349,9 @@ impl Containers {
 
     /// A container for a request of `label` whose module is `function` of
     /// `runtime`: a warm one, or a new one started cold on the calling
-    /// thread (compiled, then the cold start's wait); `None` for a function
-    /// outside the table. Overloaded when no memory can be freed for it.
+    /// thread (its code loaded, then the cold start's wait); `None` for a
+    /// function outside the table. Overloaded when no memory can be freed
+    /// for it.
     pub fn acquire(
         self: &Arc<Self>,
         label: &str,
@@ -284,6 +393,7 @@ impl Containers {
             id
         };
         // Outside the lock: other workers' warm starts go on meanwhile.
+        let loading = Instant::now();
         let image = match runtime.image(function) {
             Ok(image) => Arc::new(image),
             Err(fault) => {
@@ -293,8 +403,17 @@ impl Containers {
                 )));
             }
         };
-        std::thread::sleep(self.cold_start.delay(&profile));
-        self.lock().images.insert(id, Some(Arc::clone(&image)));
+        let load = loading.elapsed();
+        let wait = self.cold_start.delay(&profile, image.is_builtin());
+        std::thread::sleep(wait);
+        let mut state = self.lock();
+        state.images.insert(id, Some(Arc::clone(&image)));
+        state
+            .loads
+            .entry(function.to_owned())
+            .or_default()
+            .add(load, wait);
+        drop(state);
         Ok(Some(self.lease(id, image, true)))
     }
 
@@ -357,7 +476,7 @@ mod tests {
                 ("b".to_string(), profile(1, 256)),
                 ("big".to_string(), profile(2, 512)),
             ],
-            ColdStart { scale: 0.0 },
+            ColdStart { wait: Some(0.0) },
         ))
     }
 
@@ -420,15 +539,63 @@ mod tests {
 
     #[test]
     fn a_cold_start_waits_its_share_of_the_tables_cold_time() {
-        let slow = Containers::new(
-            512,
+        let p = profile(0, 256);
+        let half = ColdStart { wait: Some(0.5) };
+        assert_eq!(half.delay(&p, true), Duration::from_millis(1));
+        assert_eq!(half.delay(&p, false), Duration::from_millis(1));
+        // By default a built-in stands in for the table's function and
+        // waits its whole cold − warm; a real function's load is its cold
+        // start.
+        let default = ColdStart::default();
+        assert_eq!(default.delay(&p, true), Duration::from_millis(2));
+        assert_eq!(default.delay(&p, false), Duration::ZERO);
+    }
+
+    /// Each function's cold starts are kept by its module's name: a
+    /// built-in's with its wait, a user module's without one.
+    #[test]
+    fn every_cold_start_is_counted_with_its_load_and_wait_per_function() {
+        let c = Arc::new(Containers::new(
+            1024,
             Box::new(Lru::new()),
-            [("a".to_string(), profile(0, 256))],
-            ColdStart { scale: 0.5 },
+            [
+                ("a".to_string(), profile(0, 256)),
+                ("b".to_string(), profile(1, 256)),
+            ],
+            ColdStart::default(),
+        ));
+        let mut rt = runtime();
+        rt.register(
+            "mine",
+            b"(module (func (export \"run\") (param i64) (result i64) local.get 0))",
+        )
+        .unwrap();
+        let (first, second) = (
+            c.acquire("a", "fib", &rt).unwrap().unwrap(),
+            c.acquire("a", "fib", &rt).unwrap().unwrap(),
         );
-        assert_eq!(
-            slow.cold_start.delay(&profile(0, 256)),
-            Duration::from_millis(1)
+        let mine = c.acquire("b", "mine", &rt).unwrap().unwrap();
+        assert!(first.cold() && second.cold() && mine.cold());
+        drop((first, second, mine));
+        // Warm: not loaded again.
+        let _warm = c.acquire("a", "fib", &rt).unwrap().unwrap();
+        let loads = c.cold_starts();
+        assert_eq!(loads.keys().collect::<Vec<_>>(), ["fib", "mine"]);
+        let (fib, mine) = (loads["fib"], loads["mine"]);
+        assert_eq!((fib.count, fib.wait), (2, 4 * MS));
+        assert_eq!((mine.count, mine.wait), (1, 0));
+        assert!(fib.load > 0 && fib.max_load <= fib.load && mine.load > 0);
+        let mut metrics = String::new();
+        c.write_metrics(&mut metrics);
+        assert!(
+            metrics.contains("faasched_node_cold_start_loads_total{function=\"fib\"} 2\n"),
+            "{metrics}"
         );
+        assert!(
+            metrics.contains("faasched_node_cold_start_wait_seconds_total{function=\"mine\"} 0\n")
+        );
+        let status = c.status();
+        assert_eq!(status["cold_start_loads"]["fib"]["count"], 2);
+        assert_eq!(status["cold_start_loads"]["fib"]["wait_ms_total"], 4.0);
     }
 }

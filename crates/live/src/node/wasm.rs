@@ -57,8 +57,8 @@ impl WasmExecutor {
     }
 
     /// The node's containers, if it keeps any.
-    pub fn containers(&self) -> Option<&Containers> {
-        self.containers.as_deref()
+    pub fn containers(&self) -> Option<&Arc<Containers>> {
+        self.containers.as_ref()
     }
 
     /// Appends `stderr` to `function`'s log, keeping its last
@@ -406,7 +406,7 @@ mod tests {
             256,
             Box::new(Lru::new()),
             [("fn-a".to_string(), profile)],
-            ColdStart { scale: 0.0 },
+            ColdStart { wait: Some(0.0) },
         ));
         let executor = WasmExecutor::new(Runtime::new(&config).unwrap(), 1)
             .with_containers(Arc::clone(&containers));

@@ -93,3 +93,37 @@ pub const CGI_ECHO: &str = r#"(module
       (local.set $n (i32.load (i32.const 24)))
       (if (local.get $n)
         (then (call $write (i32.const 1) (i32.const 65536) (local.get $n)) (br $more))))))"#;
+
+/// The built function `name` (scripts/build-functions), or `None` having
+/// said so; required where `FAASCHED_REQUIRE_FUNCTIONS` is set (CI).
+pub fn built(name: &str) -> Option<std::path::PathBuf> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/functions")
+        .join(format!("{name}.wasm"));
+    if path.is_file() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("FAASCHED_REQUIRE_FUNCTIONS").is_none(),
+        "{} is not built (scripts/build-functions); FAASCHED_REQUIRE_FUNCTIONS is set",
+        path.display()
+    );
+    eprintln!("skipped: {} is not built", path.display());
+    None
+}
+
+/// A directory `--deploy` takes in `dir`: a manifest naming each built
+/// function of `names`; `None` (having said so) if one is not built.
+pub fn deploy_dir(dir: &Path, names: &[&str]) -> Option<PathBuf> {
+    let deploy = dir.join("deploy");
+    std::fs::create_dir_all(&deploy).unwrap();
+    for name in names {
+        let module = built(name)?;
+        std::fs::write(
+            deploy.join(format!("{name}.toml")),
+            format!("module = {:?}\n", module.to_str().unwrap()),
+        )
+        .unwrap();
+    }
+    Some(deploy)
+}

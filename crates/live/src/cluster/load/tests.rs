@@ -124,6 +124,7 @@ impl Sampler<Call> for RoundRobin {
             name: TABLE[function as usize].into(),
             send: finish,
             work_us: 5,
+            call: None,
         })
     }
 }
@@ -244,6 +245,7 @@ fn schedule(n: u64, gap: Time) -> Vec<Call> {
                 name: TABLE[function as usize].into(),
                 send: i * gap,
                 work_us: 5,
+                call: None,
             }
         })
         .collect()

@@ -261,34 +261,67 @@ pub fn read_body(path: &Path) -> Result<Bytes, CallsError> {
     Ok(Bytes::from(body))
 }
 
+/// Whether workload function `function` is `label` or one of its copies,
+/// `{label}-{i}` (a live cluster's table holds ten copies of each of its
+/// functions, `aes-encryption-0` to `aes-encryption-9`).
+fn is_of(function: &str, label: &str) -> bool {
+    function == label
+        || function
+            .strip_prefix(label)
+            .and_then(|rest| rest.strip_prefix('-'))
+            .is_some_and(|i| !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Which workload functions' requests go to a real function, and with
 /// what body; the others' are `spin` of their work. Empty by default.
+///
+/// A label names a workload function, or, where it names none, every copy
+/// of one (`aes-encryption` for `aes-encryption-0` to `-9`), so that one
+/// mapping gives a live cluster's copies of a function one call.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Calls {
-    by_label: BTreeMap<String, Arc<FunctionCall>>,
+    /// Each label as given, its call and the workload functions it names.
+    by_label: BTreeMap<String, (Arc<FunctionCall>, Vec<String>)>,
+    /// Each workload function mapped, its call.
+    by_function: BTreeMap<String, Arc<FunctionCall>>,
     /// The labels given a body.
     bodies: Vec<String>,
 }
 
 impl Calls {
-    /// `mappings` over the workload's `functions`: each label one of them,
-    /// none twice.
+    /// `mappings` over the workload's `functions`: each label one of them
+    /// or the name its copies share, no function mapped twice.
     pub fn new(
         functions: &Functions,
         mappings: impl IntoIterator<Item = Mapping>,
     ) -> Result<Calls, CallsError> {
         let mut calls = Calls::default();
         for Mapping { label, call } in mappings {
-            if functions.find(&label).is_none() {
+            let named: Vec<String> = match functions.find(&label) {
+                Some(_) => vec![label.clone()],
+                None => functions
+                    .iter()
+                    .map(|f| &*f.name)
+                    .filter(|f| is_of(f, &label))
+                    .map(str::to_string)
+                    .collect(),
+            };
+            if named.is_empty() {
                 return Err(CallsError::UnknownLabel {
                     label,
                     functions: functions.iter().map(|f| f.name.to_string()).collect(),
                 });
             }
-            if calls.by_label.contains_key(&label) {
+            if calls.by_label.contains_key(&label)
+                || named.iter().any(|f| calls.by_function.contains_key(f))
+            {
                 return Err(CallsError::Twice { label });
             }
-            calls.by_label.insert(label, Arc::new(call));
+            let call = Arc::new(call);
+            for f in &named {
+                calls.by_function.insert(f.clone(), Arc::clone(&call));
+            }
+            calls.by_label.insert(label, (call, named));
         }
         Ok(calls)
     }
@@ -296,7 +329,7 @@ impl Calls {
     /// Gives `label`'s call `body`; a label not mapped, or given a body
     /// already, is refused.
     pub fn with_body(&mut self, label: &str, body: Bytes) -> Result<&mut Calls, CallsError> {
-        let Some(call) = self.by_label.get_mut(label) else {
+        let Some((call, named)) = self.by_label.get_mut(label) else {
             return Err(CallsError::Unmapped {
                 label: label.to_string(),
             });
@@ -307,13 +340,16 @@ impl Calls {
             });
         }
         Arc::make_mut(call).body = body;
+        for f in named.iter() {
+            self.by_function.insert(f.clone(), Arc::clone(call));
+        }
         self.bodies.push(label.to_string());
         Ok(self)
     }
 
-    /// The call of workload function `label`'s requests; `None`: `spin`.
-    pub fn of(&self, label: &str) -> Option<&Arc<FunctionCall>> {
-        self.by_label.get(label)
+    /// The call of workload function `function`'s requests; `None`: `spin`.
+    pub fn of(&self, function: &str) -> Option<&Arc<FunctionCall>> {
+        self.by_function.get(function)
     }
 
     /// Whether every request is `spin`.
@@ -321,8 +357,8 @@ impl Calls {
         self.by_label.is_empty()
     }
 
-    /// Each mapped label and its call, by label.
+    /// Each label as given and its call, by label.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &FunctionCall)> {
-        self.by_label.iter().map(|(l, c)| (l.as_str(), &**c))
+        self.by_label.iter().map(|(l, (c, _))| (l.as_str(), &**c))
     }
 }

@@ -877,6 +877,38 @@ fn calls_take_only_the_workloads_functions_once_each() {
     assert!(calls.of("image-classify").unwrap().body().is_empty());
 }
 
+/// A label that names no function but the copies of one maps them all to
+/// one call, its body given once; a copy mapped again is refused, and a
+/// name that only starts like a function's is no copy of it.
+#[test]
+fn a_label_of_copies_maps_every_copy() {
+    let mut functions = faasched_model::Functions::default();
+    for name in ["aes-0", "aes-1", "aes-extra", "aes"] {
+        functions.intern(name);
+    }
+    let mut calls = Calls::new(&functions, [mapping("aes-extra=noop")]).unwrap();
+    assert!(calls.of("aes-0").is_none());
+    // `aes` is itself a function: it maps that one alone.
+    calls = Calls::new(&functions, [mapping("aes=fib")]).unwrap();
+    assert!(calls.of("aes").is_some() && calls.of("aes-0").is_none());
+    let mut functions = faasched_model::Functions::default();
+    for name in ["aes-0", "aes-1", "aes-x"] {
+        functions.intern(name);
+    }
+    let mut calls = Calls::new(&functions, [mapping("aes=fib?n=3")]).unwrap();
+    calls.with_body("aes", Bytes::from_static(b"k")).unwrap();
+    for copy in ["aes-0", "aes-1"] {
+        assert_eq!(calls.of(copy).unwrap().to_string(), "fib?n=3");
+        assert_eq!(&calls.of(copy).unwrap().body()[..], b"k");
+    }
+    assert!(calls.of("aes-x").is_none());
+    assert_eq!(calls.iter().count(), 1);
+    let e = Calls::new(&functions, [mapping("aes=fib"), mapping("aes-1=noop")]).unwrap_err();
+    assert!(e.to_string().contains("`aes-1` is given twice"), "{e}");
+    let e = Calls::new(&functions, [mapping("ae=fib")]).unwrap_err();
+    assert!(matches!(e, CallsError::UnknownLabel { .. }), "{e:?}");
+}
+
 #[test]
 fn a_body_is_a_regular_file_of_a_mib_at_most() {
     let dir = tempfile::tempdir().unwrap();
