@@ -15,6 +15,7 @@
 //! ```
 
 use anyhow::{Context, Result};
+use bytes::Bytes;
 use faasched_live::node::load::{BodyFile, Calls, Mapping, read_body};
 use faasched_model::Functions;
 use serde::Deserialize;
@@ -41,7 +42,7 @@ pub struct CallOptions {
     /// node that serves both (`node serve --deploy DIR`). In `node replay`,
     /// whose node runs in this process, CALL is one of its built-ins (the
     /// paper's Fig. 1 is `--function short=fib?n=1 --function
-    /// long=fib?n=32`).
+    /// long=fib?n=32`) or a function its --deploy registers.
     #[arg(long = "function", value_name = "LABEL=CALL")]
     pub functions: Vec<Mapping>,
     /// Send FILE's bytes as the body of LABEL's requests, LABEL given a
@@ -68,9 +69,19 @@ struct Entry {
     body: Option<PathBuf>,
 }
 
-/// A calls file's mappings and bodies, in label order; errors name the
-/// file and, where TOML's reader can, its line and field.
-pub fn read_file(path: &Path) -> Result<(Vec<Mapping>, Vec<BodyFile>)> {
+/// What a calls file gives, in label order.
+#[derive(Debug, Default)]
+pub struct CallsFile {
+    /// Each label's call.
+    pub mappings: Vec<Mapping>,
+    /// The bodies read, by label.
+    pub bodies: Vec<(String, Bytes)>,
+}
+
+/// A calls file's mappings, and its bodies read; errors name the file
+/// and, where TOML's reader can, its line and field, or the label's
+/// field.
+pub fn read_file(path: &Path) -> Result<CallsFile> {
     let at = || format!("--calls {}", path.display());
     let meta = std::fs::metadata(path).with_context(at)?;
     if !meta.is_file() || meta.len() > MAX_CALLS_FILE {
@@ -93,13 +104,12 @@ pub fn read_file(path: &Path) -> Result<(Vec<Mapping>, Vec<BodyFile>)> {
             call,
         });
         if let Some(body) = entry.body {
-            bodies.push(BodyFile {
-                label,
-                path: dir.join(body),
-            });
+            let body =
+                read_body(&dir.join(body)).with_context(|| format!("{}: [{label}] body", at()))?;
+            bodies.push((label, body));
         }
     }
-    Ok((mappings, bodies))
+    Ok(CallsFile { mappings, bodies })
 }
 
 /// summary.json's record of `calls`: each label as given, its `call` and
@@ -116,7 +126,7 @@ pub fn describe(calls: &Calls) -> serde_json::Map<String, serde_json::Value> {
 }
 
 impl CallOptions {
-    /// Whether any request goes to a real function.
+    /// Whether every request is `spin`: no call is given.
     pub fn is_empty(&self) -> bool {
         self.functions.is_empty() && self.file.is_none()
     }
@@ -124,9 +134,12 @@ impl CallOptions {
     /// The calls over the workload's `functions`, each body read; errors
     /// name the option.
     pub fn calls(&self, functions: &Functions) -> Result<Calls> {
-        let (mut mappings, mut bodies) = match &self.file {
+        let CallsFile {
+            mut mappings,
+            bodies,
+        } = match &self.file {
             Some(path) => read_file(path)?,
-            None => Default::default(),
+            None => CallsFile::default(),
         };
         let flag = if self.file.is_some() {
             "--calls or --function"
@@ -134,9 +147,13 @@ impl CallOptions {
             "--function"
         };
         mappings.extend(self.functions.iter().cloned());
-        bodies.extend(self.bodies.iter().cloned());
         let mut calls = Calls::new(functions, mappings).context(flag)?;
-        for file in &bodies {
+        for (label, body) in bodies {
+            calls
+                .with_body(&label, body)
+                .with_context(|| format!("--calls: [{label}] body"))?;
+        }
+        for file in &self.bodies {
             let body = read_body(&file.path).with_context(|| format!("--body {file}"))?;
             calls
                 .with_body(&file.label, body)
@@ -217,12 +234,39 @@ mod tests {
         let e = refused("[jsn]\ncall = \"json\"\n", &[]);
         assert!(e.contains("`jsn` is no function"), "{e}");
         let e = refused("[json]\ncall = \"json\"\nbody = \"missing.json\"\n", &[]);
-        assert!(e.contains("missing.json"), "{e}");
+        assert!(
+            e.contains("calls.toml: [json] body") && e.contains("missing.json"),
+            "{e}"
+        );
         let options = CallOptions {
             file: Some(dir.path().to_path_buf()),
             ..CallOptions::default()
         };
         let e = format!("{:#}", options.calls(&fs).unwrap_err());
         assert!(e.contains("regular file"), "{e}");
+    }
+
+    /// The shipped map gives every copy of every FunctionBench function a
+    /// call of the suite, each body read from the inputs beside it.
+    #[test]
+    fn the_functionbench_calls_map_every_copy_of_the_live_table() {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../functions/functionbench.toml");
+        let options = CallOptions {
+            file: Some(file),
+            ..CallOptions::default()
+        };
+        let table = crate::cluster::live::function_table("functionbench").unwrap();
+        let calls = options.calls(table.functions()).unwrap();
+        assert_eq!(calls.iter().count(), 8);
+        for (f, _) in table.iter() {
+            let call = calls
+                .of(&f.name)
+                .unwrap_or_else(|| panic!("{} unmapped", f.name));
+            assert!(!call.function().is_empty());
+        }
+        let body = |label: &str| calls.of(label).unwrap().body().len();
+        assert_eq!(body("json-parsing-3"), body("aes-encryption-0"));
+        assert!(body("video-encoding-9") > 0 && body("ml-inference-cnn-0") > 0);
+        assert_eq!(body("matrix-multiply-5"), 0);
     }
 }

@@ -130,6 +130,6 @@ pub use deployment::{Deployment, MAX_ENV_BYTES, MAX_OUTBOUND};
 pub use fault::{Fault, Result};
 pub use guest::Preempt;
 pub use http::{MAX_OUTBOUND_REQUESTS, Request, Response};
-pub use runtime::{Compiler, Image, Kind, Prepared, Runtime};
+pub use runtime::{Compiler, Image, Kind, Loader, Prepared, Runtime};
 pub use sandbox::{Output, Sandbox, Stats, Step};
 pub use suite::{BUILTINS, Call, resize_arg};

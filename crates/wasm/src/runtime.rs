@@ -314,6 +314,59 @@ impl Image {
     }
 }
 
+/// What loading a registered function's code again on its own takes,
+/// read from the runtime ([`Runtime::loader`]) and run without borrowing
+/// it ([`Loader::load`]): a cold start's compile or cache read takes
+/// milliseconds to seconds, and requests and registrations need the
+/// runtime meanwhile.
+pub struct Loader {
+    compiler: Compiler,
+    name: String,
+    source: Arc<[u8]>,
+    builtin: Option<&'static Builtin>,
+    deployment: Deployment,
+}
+
+impl Loader {
+    /// The function it loads.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether the function is a built-in ([`Image::is_builtin`]).
+    pub fn is_builtin(&self) -> bool {
+        self.builtin.is_some()
+    }
+
+    /// Whether `image` holds the code this loads: the same name, as
+    /// registered now (a name removed and registered again is other code,
+    /// even with the same bytes).
+    pub fn loaded(&self, image: &Image) -> bool {
+        image.name == self.name && Arc::ptr_eq(&image.function.source, &self.source)
+    }
+
+    /// Compiles the function again, on its own, into an [`Image`]: the
+    /// real work of a cold start, every time it is called. That is
+    /// parsing, compiling and linking the module, or, with a
+    /// [`Config::cache`], reading it compiled from disk, checking its
+    /// digest, mapping it and linking it, as a platform that keeps its
+    /// functions precompiled does.
+    ///
+    /// # Errors
+    ///
+    /// What compiling it again meets ([`Fault::Malformed`] for a cache
+    /// entry that no longer fits, say).
+    pub fn load(self) -> Result<Image> {
+        let mut function = self.compiler.compile(&self.name, self.source)?;
+        function.builtin = self.builtin;
+        function.deployment = self.deployment;
+        Ok(Image {
+            name: self.name,
+            function,
+        })
+    }
+}
+
 /// The sandbox runtime: built once, registered into, then shared (behind an
 /// `Arc`) by every worker thread, each of which starts [`Sandbox`](crate::Sandbox)es on it.
 ///
@@ -480,27 +533,30 @@ impl Runtime {
         }
     }
 
-    /// Compiles registered function `name` again, on its own, into an
-    /// [`Image`]: the real work of a cold start, every time it is called.
-    /// That is parsing, compiling and linking the module, or, with a
-    /// [`Config::cache`], reading it compiled from disk, checking its
-    /// digest, mapping it and linking it, as a platform that keeps its
-    /// functions precompiled does.
+    /// What loads registered function `name` again ([`Loader::load`]).
     ///
     /// # Errors
     ///
     /// [`Fault::UnknownFunction`].
-    pub fn image(&self, name: &str) -> Result<Image> {
+    pub fn loader(&self, name: &str) -> Result<Loader> {
         let registered = self.function(name)?;
-        let mut function = self
-            .compiler()
-            .compile(name, Arc::clone(&registered.source))?;
-        function.builtin = registered.builtin;
-        function.deployment = registered.deployment.clone();
-        Ok(Image {
+        Ok(Loader {
+            compiler: self.compiler(),
             name: name.to_owned(),
-            function,
+            source: Arc::clone(&registered.source),
+            builtin: registered.builtin,
+            deployment: registered.deployment.clone(),
         })
+    }
+
+    /// Registered function `name` loaded again, on its own
+    /// ([`Loader::load`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Fault::UnknownFunction`], and what [`Loader::load`] meets.
+    pub fn image(&self, name: &str) -> Result<Image> {
+        self.loader(name)?.load()
     }
 
     /// The registered function called `name`.

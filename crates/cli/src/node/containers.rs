@@ -30,7 +30,8 @@ pub struct ContainerArgs {
     /// loading WebAssembly. By default 1 for a built-in standing in for
     /// the table's function (`spin`, whose own load is no function's) and
     /// 0 for a real function, whose cold start is its load: from
-    /// --cache-dir if the node has one, else a compile.
+    /// --cache-dir if the node has one, else a compile. Given (0 to 100),
+    /// the share for every function.
     #[arg(long, requires = "functions")]
     cold_wait: Option<f64>,
 }

@@ -395,6 +395,8 @@ fn cluster_replay_sends_real_functions_from_a_calls_file() {
         (String::from_utf8(printed.stderr).unwrap(), summary)
     };
     let (stderr, summary) = replay("first");
+    // Compiled once, before the nodes start, and only then.
+    assert_eq!(stderr.matches("function(s) in").count(), 1, "{stderr}");
     assert!(
         stderr.contains("2 function(s) in") && stderr.contains("2 compiled, 0 already there"),
         "{stderr}"

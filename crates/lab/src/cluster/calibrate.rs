@@ -23,6 +23,7 @@ use faasched_live::node::load::{Calls, FunctionCall};
 use faasched_live::node::runtime::{Executor, Finished, Step};
 use faasched_live::node::wasm::WasmExecutor;
 use faasched_model::Nanos;
+use faasched_model::cluster::FunctionProfile;
 use faasched_workload::cluster::FunctionTable;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -41,6 +42,26 @@ pub struct Measured {
     /// Loading its code at a cold start, the mean, ns.
     #[serde(rename = "load_ns")]
     pub load: Nanos,
+    /// Whether the call is a built-in (`fib`, say), whose cold start waits
+    /// as `spin`'s does ([`ColdStart::share`]).
+    pub builtin: bool,
+}
+
+impl Measured {
+    /// `table`'s row (on the live clock) as the real function ran it: its
+    /// measured warm time, and a cold start its load plus the node's wait
+    /// after it (`cold_start`'s share of the row's cold − warm).
+    pub fn profile(&self, table: &FunctionProfile, cold_start: ColdStart) -> FunctionProfile {
+        let wait = table.cold_extra() as f64 * cold_start.share(self.builtin);
+        let warm = self.warm.max(1);
+        FunctionProfile {
+            warm,
+            cold: warm
+                .saturating_add(self.load)
+                .saturating_add(wait.round() as Nanos),
+            ..*table
+        }
+    }
 }
 
 /// The real functions' costs of every function of `table` that `calls`
@@ -84,6 +105,8 @@ pub fn measure(
             None => groups.push((Arc::clone(call), vec![&f.name])),
         }
     }
+    let builtin =
+        |function: &str| executor.with_runtime(|r| r.loader(function).map(|l| l.is_builtin()));
     let mut warm = Vec::with_capacity(groups.len());
     for (call, copies) in &groups {
         for copy in copies.iter().take(COLD_COPIES) {
@@ -106,10 +129,18 @@ pub fn measure(
     for ((call, copies), warm) in groups.iter().zip(warm) {
         let load = loads
             .get(call.function())
-            .map(|c| c.load / c.count.max(1))
+            .map(|c| c.mean_load())
             .with_context(|| format!("{call}: no cold start of it was counted"))?;
+        let builtin = builtin(call.function()).map_err(|f| anyhow::anyhow!("{call}: {f}"))?;
         for copy in copies {
-            measured.insert(copy.to_string(), Measured { warm, load });
+            measured.insert(
+                copy.to_string(),
+                Measured {
+                    warm,
+                    load,
+                    builtin,
+                },
+            );
         }
     }
     Ok(measured)

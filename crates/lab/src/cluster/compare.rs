@@ -200,7 +200,7 @@ pub fn compare(
     let (warm_ratio, compile) = measure_here(spec.spin_steps_per_ms, typical)?;
     // The real functions' own costs, for both worlds.
     let mut r = r.clone();
-    r.calibrate()?;
+    r.prepare()?;
     let r = &r;
     let live = replay(r, stop, each)?;
     if live.len() < r.routers.len() {
@@ -341,13 +341,14 @@ fn measured_table(
     scale: f64,
 ) -> Result<FunctionTable> {
     let paper = |live: Nanos| live as f64 / scale;
+    let live = table.scaled(scale)?;
     let mut out = FunctionTable::new();
-    for (f, p) in table.iter() {
+    for ((f, p), live) in table.iter().zip(live.profiles()) {
         let (warm, extra) = match real.get(&*f.name) {
-            Some(m) => (
-                paper(m.warm),
-                paper(m.load) + p.cold_extra() as f64 * cold_start.share(false),
-            ),
+            Some(m) => {
+                let ran = m.profile(live, cold_start);
+                (paper(ran.warm), paper(ran.cold_extra()))
+            }
             None => (
                 p.warm as f64 * costs.warm_ratio,
                 paper(costs.compile) + p.cold_extra() as f64 * cold_start.share(true),
@@ -641,6 +642,7 @@ mod tests {
             Measured {
                 warm: 3_000_000,
                 load: 500_000,
+                builtin: false,
             },
         )]);
         let t = measured_table(&table, &costs, &real, NodeColdStart::default(), 0.01).unwrap();
@@ -651,5 +653,16 @@ mod tests {
         let t = measured_table(&table, &costs, &real, half, 0.01).unwrap();
         assert_eq!(t.profiles()[0].cold, 350 * MS + SEC);
         assert_eq!(t.profiles()[1].cold, 2 * SEC);
+        // A built-in measured waits as a node waits for it: all of
+        // cold − warm by default.
+        let builtin = BTreeMap::from([(
+            "real".to_string(),
+            Measured {
+                builtin: true,
+                ..real["real"]
+            },
+        )]);
+        let t = measured_table(&table, &costs, &builtin, NodeColdStart::default(), 0.01).unwrap();
+        assert_eq!(t.profiles()[0].cold, 350 * MS + 2 * SEC);
     }
 }

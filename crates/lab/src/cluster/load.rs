@@ -26,6 +26,7 @@ use anyhow::{Context, Result, bail};
 use faasched_live::auth::Token;
 use faasched_live::cluster::load::{Call, CallRecord, ClientRun, run_clients, run_schedule};
 use faasched_live::load::{End, Lateness, LoadConfig, LoadError, MAX_CONNECTIONS, Mode, Sampler};
+use faasched_live::node::containers::ColdStart;
 use faasched_live::node::load::{Calls as RealCalls, FunctionCall};
 use faasched_live::tls::ClientTls;
 use faasched_model::cluster::{
@@ -249,14 +250,12 @@ impl LiveLoadSpec {
                 (run, setup.describe()["workload"].take(), Some(late))
             }
         };
+        // The nodes' wait after a cold start is not known here; a slowdown
+        // is over the warm time alone.
         let profiles: Vec<FunctionProfile> = scaled
             .iter()
             .map(|(f, p)| match self.measured.get(&*f.name) {
-                Some(m) => FunctionProfile {
-                    warm: m.warm.max(1),
-                    cold: m.warm.max(1).saturating_add(m.load),
-                    ..*p
-                },
+                Some(m) => m.profile(p, ColdStart::default()),
                 None => *p,
             })
             .collect();

@@ -11,10 +11,9 @@ use super::live::function_table;
 use super::live::{GatewaySpec, RunningGateway};
 use super::load::{LiveLoad, LiveLoadSpec, OpenLoop, open_loop, report_lateness};
 use super::publish::Rows;
-use super::up::{ClusterNodes, Nodes};
+use super::up::{ClusterNodes, Nodes, precompile};
 use crate::calls::CallOptions;
 use crate::interrupt;
-use crate::node::deploy;
 use crate::node::serve::ServeOptions;
 use crate::output::Outputs;
 use anyhow::{Context, Result, bail};
@@ -102,23 +101,23 @@ pub struct Options {
 }
 
 impl ReplaySpec {
-    /// With calls to real functions, measures what they cost here
-    /// ([`calibrate::measure`], after compiling them into the nodes'
-    /// cache), so that each run's slowdowns are over the real functions'
-    /// warm times; says so on stderr. Errs when the nodes are given no
-    /// functions to serve (no --deploy).
-    pub fn calibrate(&mut self) -> Result<()> {
+    /// Compiles the functions the nodes deploy into their cache, once for
+    /// every router's nodes ([`precompile`]); with calls to real
+    /// functions, then measures what those cost here
+    /// ([`calibrate::measure`]), so that each run's slowdowns are over the
+    /// real functions' warm times, and says so on stderr. Errs when calls
+    /// go to real functions the nodes are not given (no --deploy).
+    pub fn prepare(&mut self) -> Result<()> {
+        let deployed = precompile(&self.node)?;
         if self.load.calls.is_empty() {
             return Ok(());
         }
-        let Some(dir) = &self.node.deploy else {
+        if self.node.deploy.is_none() {
             bail!(
                 "--calls and --function send calls to real functions: give --deploy DIR (and \
                  --cache-dir) for the nodes to serve them"
             );
-        };
-        let deployed = deploy::read_dir(dir)?;
-        deploy::precompile(&self.node.host, &deployed).context("--cache-dir")?;
+        }
         let table = function_table(&self.load.workload)?
             .scaled(self.load.time_scale)
             .context("--time-scale")?;
@@ -277,7 +276,7 @@ pub fn each_run(load: &LiveLoad) {
 pub fn run(o: Options) -> Result<()> {
     let mut spec = o.replay.spec()?;
     o.replay.announce();
-    spec.calibrate()?;
+    spec.prepare()?;
     interrupt::catch()?;
     let loads = replay(&spec, &interrupt::requested, each_run)?;
     interrupt::check()?;

@@ -82,7 +82,7 @@ pub struct ClusterNodes {
     /// share of the function's (scaled) cold − warm time. By default 1 for
     /// `spin` standing in for the table's function (loading it costs
     /// nothing of the function's) and 0 for a real function, whose cold
-    /// start is its load.
+    /// start is its load; given (0 to 100), the share for every function.
     #[arg(long)]
     pub cold_wait: Option<f64>,
     /// Register the functions DIR's manifests describe on every node
@@ -173,6 +173,17 @@ impl ClusterNodes {
     }
 }
 
+/// Compiles the functions `node` deploys into its cache, once, before any
+/// node starts and registers them from there; the functions read.
+pub fn precompile(node: &ServeOptions) -> Result<Vec<crate::node::deploy::Deployed>> {
+    let Some(dir) = &node.deploy else {
+        return Ok(Vec::new());
+    };
+    let deployed = crate::node::deploy::read_dir(dir)?;
+    crate::node::deploy::precompile(&node.host, &deployed).context("--cache-dir")?;
+    Ok(deployed)
+}
+
 /// `path` from the root, as a node started elsewhere reads it.
 fn absolute(path: &Path) -> Result<PathBuf> {
     std::path::absolute(path).with_context(|| path.display().to_string())
@@ -193,6 +204,7 @@ pub fn run(o: Options) -> Result<()> {
         ..o.nodes
             .serve_options(&g.workload, g.time_scale, g.period_ms, g.drain_s)?
     };
+    precompile(&node)?;
     let nodes =
         Nodes::start(o.nodes.nodes, o.nodes.cores_per_node, &node).context("starting the nodes")?;
     for (i, n) in nodes.nodes.iter().enumerate() {
@@ -260,10 +272,6 @@ impl Nodes {
         // The containers checked here, once, rather than
         // by every node as it fails to start.
         node.node()?;
-        if let Some(dir) = &node.deploy {
-            let deployed = crate::node::deploy::read_dir(dir)?;
-            crate::node::deploy::precompile(&node.host, &deployed).context("--cache-dir")?;
-        }
         let exe = std::env::current_exe().context("this program's path, to start its nodes")?;
         let pin = faasched_sys::sched::online_cpus() >= (count * cores) as usize;
         let mut nodes = Nodes { nodes: Vec::new() };

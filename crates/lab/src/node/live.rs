@@ -199,6 +199,11 @@ impl std::str::FromStr for CpuList {
     }
 }
 
+/// The largest `--cold-wait`: a hundred times a function's cold − warm is
+/// far past any platform's container start, and a larger share could
+/// hold a worker asleep for years.
+pub const MAX_COLD_WAIT: f64 = 100.0;
+
 /// A node's containers: the functions that run in them, the memory they
 /// share and the keep-alive that keeps them ([`Containers`]).
 #[derive(Clone, Debug)]
@@ -210,7 +215,7 @@ pub struct NodeContainers {
     pub memory_mb: u64,
     /// The keep-alive policy.
     pub keep_alive: &'static KeepAliveSpec,
-    /// What a cold start waits after compiling.
+    /// What a cold start waits after loading the function's code.
     pub cold_start: ColdStart,
 }
 
@@ -228,8 +233,8 @@ impl NodeContainers {
         cold_wait: Option<f64>,
         memory_mb: u64,
     ) -> Result<NodeContainers> {
-        if let Some(share) = cold_wait.filter(|s| !(s.is_finite() && *s >= 0.0)) {
-            bail!("--cold-wait {share}: give a share of 0 or more");
+        if let Some(share) = cold_wait.filter(|s| !(0.0..=MAX_COLD_WAIT).contains(s)) {
+            bail!("--cold-wait {share}: give a share from 0 to {MAX_COLD_WAIT}");
         }
         let table = if std::path::Path::new(functions).is_file() {
             FunctionTable::read_csv(std::path::Path::new(functions))

@@ -359,9 +359,9 @@ pub fn run(options: &ServeOptions, announce: Announce) -> Result<()> {
             "faasched node serve: {function}: {} cold start(s), loading its code {:.2} ms on \
              average ({:.2} ms at most), then waiting {:.2} ms on average",
             c.count,
-            ms(c.load) / c.count.max(1) as f64,
+            ms(c.mean_load()),
             ms(c.max_load),
-            ms(c.wait) / c.count.max(1) as f64,
+            ms(c.mean_wait()),
         );
     }
     if d.unanswered > 0 {
@@ -455,8 +455,10 @@ mod tests {
     #[test]
     fn bad_containers_and_drains_are_refused_naming_the_flag() {
         let mut o = options();
-        o.containers.as_mut().unwrap().cold_wait = Some(-1.0);
-        assert!(format!("{:#}", o.node().unwrap_err()).contains("--cold-wait"));
+        for bad in [-1.0, 1e300, f64::NAN] {
+            o.containers.as_mut().unwrap().cold_wait = Some(bad);
+            assert!(format!("{:#}", o.node().unwrap_err()).contains("--cold-wait"));
+        }
         o.containers.as_mut().unwrap().cold_wait = Some(1.0);
         o.containers.as_mut().unwrap().keep_alive = "nope".into();
         assert!(format!("{:#}", o.node().unwrap_err()).contains("--keep-alive"));

@@ -34,7 +34,7 @@ use super::invoke::Failure;
 use crate::wire::response;
 use faasched_model::cluster::{ContainerId, ContainerPool, FunctionProfile, KeepAlive};
 use faasched_model::{Nanos, Time};
-use faasched_wasm::{Image, Runtime};
+use faasched_wasm::{Image, Loader};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -80,6 +80,16 @@ pub struct ColdStarts {
 }
 
 impl ColdStarts {
+    /// The mean load, ns (0 without a cold start).
+    pub fn mean_load(&self) -> Nanos {
+        self.load / self.count.max(1)
+    }
+
+    /// The mean wait, ns (0 without a cold start).
+    pub fn mean_wait(&self) -> Nanos {
+        self.wait / self.count.max(1)
+    }
+
     fn add(&mut self, load: Duration, wait: Duration) {
         let ns = |d: Duration| Nanos::try_from(d.as_nanos()).unwrap_or(Nanos::MAX);
         self.count += 1;
@@ -226,6 +236,13 @@ impl Containers {
         self.lock().loads.clone()
     }
 
+    /// Forgets what `function`'s cold starts cost: it was removed, and a
+    /// function registered under its name later is other code (its idle
+    /// containers are evicted when next asked for).
+    pub fn forget(&self, function: &str) {
+        self.lock().loads.remove(function);
+    }
+
     /// The containers' counters and gauges, in Prometheus text format.
     pub fn write_metrics(&self, out: &mut String) {
         let s = self.stats();
@@ -332,7 +349,7 @@ impl Containers {
                 let ms = |ns: Nanos| ns as f64 / 1e6;
                 (function.clone(), serde_json::json!({
                     "count": c.count,
-                    "load_ms_mean": ms(c.load) / c.count.max(1) as f64,
+                    "load_ms_mean": ms(c.mean_load()),
                     "load_ms_max": ms(c.max_load),
                     "wait_ms_total": ms(c.wait),
                 }))
@@ -347,16 +364,17 @@ impl Containers {
         })
     }
 
-    /// A container for a request of `label` whose module is `function` of
-    /// `runtime`: a warm one, or a new one started cold on the calling
-    /// thread (its code loaded, then the cold start's wait); `None` for a
-    /// function outside the table. Overloaded when no memory can be freed
-    /// for it.
+    /// A container for a request of `label` whose function `loader`
+    /// loads: a warm one holding that code, or a new one started cold on
+    /// the calling thread (its code loaded, then the cold start's wait);
+    /// `None` for a function outside the table. Overloaded when no memory
+    /// can be freed for it. An idle container of the label holding other
+    /// code (another function sent under the label, or one registered
+    /// again since) is evicted, never run.
     pub fn acquire(
         self: &Arc<Self>,
         label: &str,
-        function: &str,
-        runtime: &Runtime,
+        loader: Loader,
     ) -> Result<Option<Lease>, Failure> {
         let Some(&profile) = self.profiles.get(label) else {
             return Ok(None);
@@ -370,8 +388,16 @@ impl Containers {
                 let image = state.images.get(&id).cloned().flatten().ok_or_else(|| {
                     Failure::Internal(format!("warm container {} has no image", id.0))
                 })?;
-                state.stats.warm_starts += 1;
-                return Ok(Some(self.lease(id, image, false)));
+                if loader.loaded(&image) {
+                    state.stats.warm_starts += 1;
+                    return Ok(Some(self.lease(id, image, false)));
+                }
+                state.pool.release(now, id);
+                state.pool.remove_idle(id).map_err(|what| {
+                    Failure::Internal(format!("evicting container {}: {what}", id.0))
+                })?;
+                state.images.remove(&id);
+                state.stats.evictions += 1;
             }
             let (images, stats) = (&mut state.images, &mut state.stats);
             let fits = state
@@ -394,7 +420,9 @@ impl Containers {
         };
         // Outside the lock: other workers' warm starts go on meanwhile.
         let loading = Instant::now();
-        let image = match runtime.image(function) {
+        let function = loader.name().to_owned();
+        let wait = self.cold_start.delay(&profile, loader.is_builtin());
+        let image = match loader.load() {
             Ok(image) => Arc::new(image),
             Err(fault) => {
                 self.discard(id);
@@ -404,15 +432,10 @@ impl Containers {
             }
         };
         let load = loading.elapsed();
-        let wait = self.cold_start.delay(&profile, image.is_builtin());
         std::thread::sleep(wait);
         let mut state = self.lock();
         state.images.insert(id, Some(Arc::clone(&image)));
-        state
-            .loads
-            .entry(function.to_owned())
-            .or_default()
-            .add(load, wait);
+        state.loads.entry(function).or_default().add(load, wait);
         drop(state);
         Ok(Some(self.lease(id, image, true)))
     }
@@ -480,23 +503,23 @@ mod tests {
         ))
     }
 
-    fn runtime() -> Runtime {
+    fn runtime() -> faasched_wasm::Runtime {
         let mut config = faasched_wasm::Config::new();
         config.max_sandboxes(8).spin_steps_per_ms(1000);
-        Runtime::new(&config).unwrap()
+        faasched_wasm::Runtime::new(&config).unwrap()
     }
 
     #[test]
     fn a_second_request_takes_the_container_the_first_left_warm() {
         let (c, rt) = (containers(), runtime());
-        let first = c.acquire("a", "fib", &rt).unwrap().unwrap();
+        let first = c.acquire("a", rt.loader("fib").unwrap()).unwrap().unwrap();
         assert!(first.cold());
         assert_eq!(first.image().name(), "fib");
         // Busy: the next request of `a` starts a second container.
-        let second = c.acquire("a", "fib", &rt).unwrap().unwrap();
+        let second = c.acquire("a", rt.loader("fib").unwrap()).unwrap().unwrap();
         assert!(second.cold());
         drop(first);
-        let third = c.acquire("a", "fib", &rt).unwrap().unwrap();
+        let third = c.acquire("a", rt.loader("fib").unwrap()).unwrap().unwrap();
         assert!(!third.cold(), "the idle container is taken warm");
         let s = c.stats();
         assert_eq!(
@@ -504,28 +527,35 @@ mod tests {
             (2, 1, 2, 512)
         );
         // Outside the table: no container.
-        assert!(c.acquire("noop", "noop", &rt).unwrap().is_none());
+        assert!(
+            c.acquire("noop", rt.loader("noop").unwrap())
+                .unwrap()
+                .is_none()
+        );
         assert!(!c.holds("noop") && c.holds("b"));
     }
 
     #[test]
     fn memory_held_by_running_requests_refuses_and_idle_memory_is_evicted() {
         let (c, rt) = (containers(), runtime());
-        let a = c.acquire("a", "spin", &rt).unwrap().unwrap();
-        let b = c.acquire("b", "spin", &rt).unwrap().unwrap();
+        let a = c.acquire("a", rt.loader("spin").unwrap()).unwrap().unwrap();
+        let b = c.acquire("b", rt.loader("spin").unwrap()).unwrap().unwrap();
         // Both busy: 512 MB more cannot be freed.
         assert_eq!(
-            c.acquire("big", "spin", &rt).unwrap_err(),
+            c.acquire("big", rt.loader("spin").unwrap()).unwrap_err(),
             Failure::Overloaded
         );
         drop(a);
         // Still 256 MB busy.
         assert_eq!(
-            c.acquire("big", "spin", &rt).unwrap_err(),
+            c.acquire("big", rt.loader("spin").unwrap()).unwrap_err(),
             Failure::Overloaded
         );
         drop(b);
-        let big = c.acquire("big", "spin", &rt).unwrap().unwrap();
+        let big = c
+            .acquire("big", rt.loader("spin").unwrap())
+            .unwrap()
+            .unwrap();
         assert!(big.cold());
         let s = c.stats();
         assert_eq!(
@@ -534,7 +564,42 @@ mod tests {
         );
         drop(big);
         // `a`'s container was evicted: cold again.
-        assert!(c.acquire("a", "spin", &rt).unwrap().unwrap().cold());
+        assert!(
+            c.acquire("a", rt.loader("spin").unwrap())
+                .unwrap()
+                .unwrap()
+                .cold()
+        );
+    }
+
+    /// A warm container runs only the code it loaded: another function
+    /// under its label, or its function registered again, evicts it.
+    #[test]
+    fn an_idle_container_holding_other_code_is_evicted_not_run() {
+        let (c, mut rt) = (containers(), runtime());
+        let module = |value: i64| {
+            format!("(module (func (export \"run\") (param i64) (result i64) i64.const {value}))")
+        };
+        rt.register("mine", module(1).as_bytes()).unwrap();
+        drop(c.acquire("a", rt.loader("mine").unwrap()).unwrap().unwrap());
+        assert!(
+            !c.acquire("a", rt.loader("mine").unwrap())
+                .unwrap()
+                .unwrap()
+                .cold()
+        );
+        // `fib` sent under the same label: not `mine`'s container.
+        let fib = c.acquire("a", rt.loader("fib").unwrap()).unwrap().unwrap();
+        assert!(fib.cold() && fib.image().name() == "fib");
+        drop(fib);
+        rt.remove("mine").unwrap();
+        rt.register("mine", module(2).as_bytes()).unwrap();
+        c.forget("mine");
+        let again = c.acquire("a", rt.loader("mine").unwrap()).unwrap().unwrap();
+        assert!(again.cold(), "registered again: other code");
+        let s = c.stats();
+        assert_eq!((s.evictions, s.containers), (2, 1));
+        assert_eq!(c.cold_starts()["mine"].count, 1, "forgotten, then one more");
     }
 
     #[test]
@@ -571,14 +636,14 @@ mod tests {
         )
         .unwrap();
         let (first, second) = (
-            c.acquire("a", "fib", &rt).unwrap().unwrap(),
-            c.acquire("a", "fib", &rt).unwrap().unwrap(),
+            c.acquire("a", rt.loader("fib").unwrap()).unwrap().unwrap(),
+            c.acquire("a", rt.loader("fib").unwrap()).unwrap().unwrap(),
         );
-        let mine = c.acquire("b", "mine", &rt).unwrap().unwrap();
+        let mine = c.acquire("b", rt.loader("mine").unwrap()).unwrap().unwrap();
         assert!(first.cold() && second.cold() && mine.cold());
         drop((first, second, mine));
         // Warm: not loaded again.
-        let _warm = c.acquire("a", "fib", &rt).unwrap().unwrap();
+        let _warm = c.acquire("a", rt.loader("fib").unwrap()).unwrap().unwrap();
         let loads = c.cold_starts();
         assert_eq!(loads.keys().collect::<Vec<_>>(), ["fib", "mine"]);
         let (fib, mine) = (loads["fib"], loads["mine"]);

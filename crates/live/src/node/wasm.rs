@@ -152,7 +152,7 @@ impl Executor for WasmExecutor {
     }
 
     fn start(&self, worker: usize, invoke: &Invoke) -> Result<WasmJob, Failure> {
-        let runtime = self.runtime.read().unwrap_or_else(|e| e.into_inner());
+        let mut runtime = self.runtime.read().unwrap_or_else(|e| e.into_inner());
         let call = call(&runtime, invoke)?;
         let input = match call.kind {
             Kind::Run => Input::Arg(call.arg),
@@ -164,8 +164,17 @@ impl Executor for WasmExecutor {
         };
         let preempt = &self.preempts[worker];
         let lease = match &self.containers {
-            Some(c) => c.acquire(invoke.label(), &call.function, &runtime)?,
-            None => None,
+            Some(c) if c.holds(invoke.label()) => {
+                let loader = runtime.loader(&call.function).map_err(failure)?;
+                // A cold start loads code for milliseconds to seconds: not
+                // under the runtime's lock, which a registration waits on
+                // and every start behind it.
+                drop(runtime);
+                let lease = c.acquire(invoke.label(), loader)?;
+                runtime = self.runtime.read().unwrap_or_else(|e| e.into_inner());
+                lease
+            }
+            _ => None,
         };
         let mut sandbox = match &lease {
             Some(lease) => Sandbox::start_image(&runtime, preempt, lease.image(), input),
@@ -293,6 +302,9 @@ impl Executor for WasmExecutor {
             .unwrap_or_else(|e| e.into_inner())
             .remove(name)
             .map_err(failure)?;
+        if let Some(c) = &self.containers {
+            c.forget(name);
+        }
         self.logs
             .lock()
             .unwrap_or_else(|e| e.into_inner())

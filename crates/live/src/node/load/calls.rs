@@ -67,6 +67,17 @@ pub enum CallsError {
         /// The label.
         label: String,
     },
+    /// Two labels that map the same workload function (one of them the
+    /// name of its copies).
+    #[error("`{function}` is mapped by both `{first}` and `{second}`")]
+    Overlap {
+        /// The function.
+        function: String,
+        /// The label that mapped it first.
+        first: String,
+        /// The label that mapped it again.
+        second: String,
+    },
     /// A body for a label whose requests stay `spin`, which reads none.
     #[error("`{label}` has no call to carry a body (its requests are `spin`, which takes none)")]
     Unmapped {
@@ -312,10 +323,21 @@ impl Calls {
                     functions: functions.iter().map(|f| f.name.to_string()).collect(),
                 });
             }
-            if calls.by_label.contains_key(&label)
-                || named.iter().any(|f| calls.by_function.contains_key(f))
-            {
+            if calls.by_label.contains_key(&label) {
                 return Err(CallsError::Twice { label });
+            }
+            if let Some(function) = named.iter().find(|f| calls.by_function.contains_key(*f)) {
+                let first = calls
+                    .by_label
+                    .iter()
+                    .find(|(_, (_, fs))| fs.contains(function))
+                    .map(|(l, _)| l.clone())
+                    .unwrap_or_default();
+                return Err(CallsError::Overlap {
+                    function: function.clone(),
+                    first,
+                    second: label,
+                });
             }
             let call = Arc::new(call);
             for f in &named {

@@ -903,8 +903,11 @@ fn a_label_of_copies_maps_every_copy() {
     }
     assert!(calls.of("aes-x").is_none());
     assert_eq!(calls.iter().count(), 1);
-    let e = Calls::new(&functions, [mapping("aes=fib"), mapping("aes-1=noop")]).unwrap_err();
-    assert!(e.to_string().contains("`aes-1` is given twice"), "{e}");
+    for (one, other) in [("aes=fib", "aes-1=noop"), ("aes-1=noop", "aes=fib")] {
+        let e = Calls::new(&functions, [mapping(one), mapping(other)]).unwrap_err();
+        assert!(matches!(e, CallsError::Overlap { .. }), "{e:?}");
+        assert!(e.to_string().contains("`aes-1` is mapped by both"), "{e}");
+    }
     let e = Calls::new(&functions, [mapping("ae=fib")]).unwrap_err();
     assert!(matches!(e, CallsError::UnknownLabel { .. }), "{e:?}");
 }
