@@ -112,7 +112,7 @@ fn outputs_hold_one_row_per_request_of_the_stream() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("wrote requests.csv, summary.json"),
+        stdout.contains("wrote requests.csv, workload.csv, summary.json"),
         "{stdout}"
     );
     let arrivals = arrivals_us("bimodal-high", 500.0, 0.2, 7);
@@ -129,6 +129,34 @@ fn outputs_hold_one_row_per_request_of_the_stream() {
         assert_eq!(row[2], arrival.to_string());
         assert_eq!((row[6], row[7], row[8], row[9]), ("3", "2", "200", ""));
     }
+    // workload.csv: the run as a workload, each request's work the CPU
+    // time the node said (2 µs here), which the simulator runs.
+    let workload = out.join("workload.csv");
+    let text = std::fs::read_to_string(&workload).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("id,function,arrival_us,phases,memory_mb,deadline_us")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), arrivals.len());
+    for (row, arrival) in rows.iter().zip(&arrivals) {
+        assert_eq!((row[2], row[3]), (arrival.to_string().as_str(), "c2"));
+    }
+    let simulated: Value = serde_json::from_slice(
+        &ok(&[
+            "node",
+            "simulate",
+            "-w",
+            workload.to_str().unwrap(),
+            "-p",
+            "sledgescale",
+            "--json",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert!(simulated.to_string().contains("sledgescale"), "{simulated}");
     let summary: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["requests"], arrivals.len());

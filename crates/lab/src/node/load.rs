@@ -78,8 +78,11 @@ pub struct LoadOptions {
     /// host of --target).
     #[arg(long, value_name = "FILE")]
     pub tls_ca: Option<PathBuf>,
-    /// Write requests.csv (one row per request) and summary.json into this
-    /// directory, put in place together once both are written.
+    /// Write requests.csv (one row per request), workload.csv (the run as
+    /// a workload CSV, each request's work the CPU time the node said it
+    /// took: `node simulate -w DIR/workload.csv` runs the same requests
+    /// with the real functions' work) and summary.json into this
+    /// directory, put in place together once all are written.
     #[arg(long, short = 'o', value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Print summary.json to stdout instead of the table.
@@ -164,7 +167,10 @@ impl LoadOptions {
         } else {
             out!("{}", render_table(&summary))?;
             if let Some(dir) = &self.out {
-                outln!("wrote requests.csv, summary.json to {}", dir.display())?;
+                outln!(
+                    "wrote requests.csv, workload.csv, summary.json to {}",
+                    dir.display()
+                )?;
             }
         }
         // What was measured is out; the status tells a script (a sweep's
@@ -258,12 +264,15 @@ fn metrics(run: &LoadRun, functions: &Functions) -> PolicySummary {
     )
 }
 
-/// Writes requests.csv and summary.json into `dir`, staged: an earlier
-/// run's files are replaced only once both are written.
+/// Writes requests.csv, workload.csv and summary.json into `dir`, staged:
+/// an earlier run's files are replaced only once all are written.
 fn write_outputs(dir: &Path, run: &LoadRun, file: &Value) -> Result<()> {
     let mut staged = Staged::new();
     staged.create_dir(dir)?;
     write_staged(&dir.join("requests.csv"), &mut staged, |w| run.write_csv(w))?;
+    write_staged(&dir.join("workload.csv"), &mut staged, |w| {
+        run.write_workload_csv(w)
+    })?;
     faasched_report::write_json(&dir.join("summary.json"), file, &mut staged)?;
     staged.commit()?;
     Ok(())

@@ -15,6 +15,14 @@ use std::io::Write;
 pub const REQUESTS_CSV_HEADER: &str =
     "id,function,intended_us,sent_us,done_us,latency_us,runtime_us,cpu_us,status,error";
 
+/// Header of workload.csv: the run as a node workload CSV
+/// (`node simulate --workload FILE` reads it).
+pub const WORKLOAD_CSV_HEADER: &str = "id,function,arrival_us,phases,memory_mb,deadline_us";
+
+/// The memory workload.csv gives every request, MB: the node level does
+/// not read it.
+const WORKLOAD_MEMORY_MB: u32 = 128;
+
 /// A send later than this after its intended time counts as late: about
 /// the pacing's own jitter (a sleep, then a spin, on a busy machine).
 const LATE_SEND: Nanos = MS;
@@ -160,6 +168,40 @@ impl LoadRun {
         w.write_record(REQUESTS_CSV_HEADER.split(','))?;
         for r in &self.records {
             w.write_record(row(r))?;
+        }
+        w.flush()?;
+        Ok(())
+    }
+}
+
+impl LoadRun {
+    /// Writes workload.csv ([`WORKLOAD_CSV_HEADER`]) to `out`: every
+    /// request at its intended time (its arrival in the open loop; when
+    /// its client was free in the closed one), with its relative deadline,
+    /// and as its work the CPU time its sandbox used where the node said
+    /// (`x-faasched-cpu-us`, at least 1 µs), else the work it stood for.
+    /// So a run of real functions is their calibration: `node simulate`
+    /// runs the same requests with the work the real functions took.
+    pub fn write_workload_csv(&self, out: impl Write) -> csv::Result<()> {
+        let mut w = csv::Writer::from_writer(out);
+        w.write_record(WORKLOAD_CSV_HEADER.split(','))?;
+        let mut records: Vec<&Record> = self.records.iter().collect();
+        records.sort_by_key(|r| r.intended);
+        for r in records {
+            let request = &r.call.request;
+            let work_us = match r.cpu_us {
+                Some(us) if r.failure.is_none() => us,
+                _ => request.work / US,
+            }
+            .max(1);
+            w.write_record([
+                request.id.0.to_string(),
+                request.function.name.to_string(),
+                (r.intended / US).to_string(),
+                format!("c{work_us}"),
+                WORKLOAD_MEMORY_MB.to_string(),
+                (request.deadline / US).max(1).to_string(),
+            ])?;
         }
         w.flush()?;
         Ok(())

@@ -318,6 +318,39 @@ fn every_request_is_answered_or_counted_once_and_follows_the_stream() {
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some(REQUESTS_CSV_HEADER));
     assert_eq!(lines.count(), requests.len());
+    // workload.csv: the same requests as a workload the simulator reads,
+    // each at its intended time with the CPU time the server reported.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("workload.csv");
+    run.write_workload_csv(std::fs::File::create(&path).unwrap())
+        .unwrap();
+    let file = faasched_workload::node::RequestFile::open(&path).unwrap();
+    let read: Vec<_> = file
+        .requests(&Default::default(), Default::default(), 1)
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(read.len(), requests.len());
+    let mut by_time: Vec<&Record> = run.records.iter().collect();
+    by_time.sort_by_key(|r| r.intended);
+    // Both kinds of row: measured, and failed (the work asked).
+    assert!(
+        by_time
+            .iter()
+            .any(|r| r.failure.is_none() && r.cpu_us.is_some())
+    );
+    assert!(by_time.iter().any(|r| r.failure.is_some()));
+    for (got, r) in read.iter().zip(by_time) {
+        assert_eq!(got.function.name, r.call.request.function.name);
+        assert_eq!(got.arrival, r.intended / US * US);
+        // The CPU time the server said, else the work asked.
+        let work_us = match r.cpu_us {
+            Some(us) if r.failure.is_none() => us,
+            _ => r.call.request.work / US,
+        };
+        assert_eq!(got.work, work_us.max(1) * US, "{r:?}");
+        assert_eq!(got.deadline, r.call.request.deadline / US * US);
+    }
 }
 
 #[test]
