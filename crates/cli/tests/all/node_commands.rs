@@ -3,7 +3,7 @@
 //! they wrote; a failing one's exit status and log.
 
 use crate::common::server::Server;
-use crate::common::{CGI_ECHO, built};
+use crate::common::{CGI_ECHO, built, manifest};
 
 /// A command that writes "oops" to standard error and exits 3.
 const FAIL: &str = r#"(module
@@ -222,14 +222,7 @@ fn a_wasi_http_component_answers_with_its_own_response() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("echo.toml"),
-        format!(
-            "module = {:?}\ncpu_limit_ms = 100\n",
-            echo.display().to_string()
-        ),
-    )
-    .unwrap();
+    manifest(dir.path(), "echo", &echo, "cpu_limit_ms = 100\n");
     let token_file = dir.path().join("token");
     let token = "k".repeat(40);
     std::fs::write(&token_file, format!("{token}\n")).unwrap();
@@ -412,14 +405,12 @@ fn the_baseline_wakes_a_component_that_waits() {
         }
     });
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("fetch.toml"),
-        format!(
-            "module = {:?}\nallow_outbound = [\"127.0.0.1:{port}\"]\n",
-            fetch.display().to_string()
-        ),
-    )
-    .unwrap();
+    manifest(
+        dir.path(),
+        "fetch",
+        &fetch,
+        &format!("allow_outbound = [\"127.0.0.1:{port}\"]\n"),
+    );
     let node = Server::start(&[
         "node",
         "serve",

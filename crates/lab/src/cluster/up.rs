@@ -176,12 +176,7 @@ impl ClusterNodes {
 /// Compiles the functions `node` deploys into its cache, once, before any
 /// node starts and registers them from there; the functions read.
 pub fn precompile(node: &ServeOptions) -> Result<Vec<crate::node::deploy::Deployed>> {
-    let Some(dir) = &node.deploy else {
-        return Ok(Vec::new());
-    };
-    let deployed = crate::node::deploy::read_dir(dir)?;
-    crate::node::deploy::precompile(&node.host, &deployed).context("--cache-dir")?;
-    Ok(deployed)
+    crate::node::deploy::read_compiled(node.deploy.as_deref(), &node.host)
 }
 
 /// `path` from the root, as a node started elsewhere reads it.

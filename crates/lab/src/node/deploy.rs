@@ -65,14 +65,25 @@ pub fn read_dir(dir: &Path) -> Result<Vec<Deployed>> {
     Ok(deployed)
 }
 
-/// Compiles every function of `deployed` into the disk cache of `host`
-/// (which must name one), here and once, so that nodes started after
-/// load their code from it in milliseconds rather than each compile it
-/// (a Go function's compile takes seconds); says on stderr what it did.
-pub fn precompile(host: &Host, deployed: &[Deployed]) -> Result<()> {
-    let Some(dir) = &host.cache else {
-        bail!("precompiling needs a cache directory");
+/// The functions `dir`'s manifests describe (none without a `dir`), and,
+/// where `host` keeps a disk cache, each compiled into it here, once, so
+/// that the nodes started after load their code from it in milliseconds
+/// rather than each compile it (a Go function's compile takes seconds);
+/// says on stderr what it compiled. Errors name the option.
+pub fn read_compiled(dir: Option<&Path>, host: &Host) -> Result<Vec<Deployed>> {
+    let deployed = match dir {
+        Some(dir) => read_dir(dir)?,
+        None => Vec::new(),
     };
+    if let Some(cache) = host.cache.as_deref().filter(|_| !deployed.is_empty()) {
+        precompile(host, cache, &deployed).context("--cache-dir")?;
+    }
+    Ok(deployed)
+}
+
+/// Compiles every function of `deployed` into `dir`, the disk cache of
+/// `host`.
+fn precompile(host: &Host, dir: &Path, deployed: &[Deployed]) -> Result<()> {
     let runtime = faasched_wasm::Runtime::new(&host.sandboxes())
         .with_context(|| format!("the sandboxes, to compile into {}", dir.display()))?;
     let compiler = runtime.compiler();

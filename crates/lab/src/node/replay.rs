@@ -303,15 +303,9 @@ pub fn replay_sweep(
     // Checked before `spin` is measured; every rate's setup has the same
     // functions.
     let calls = calls.calls(&options.setup(None)?.functions())?;
-    let deployed = match deploy {
-        Some(dir) => deploy::read_dir(dir)?,
-        None => Vec::new(),
-    };
     let host = measured_spin(host)?;
-    if host.cache.is_some() && !deployed.is_empty() {
-        // Compiled once here, loaded by every policy's node.
-        deploy::precompile(&host, &deployed).context("--cache-dir")?;
-    }
+    // Compiled once here, loaded by every policy's node.
+    let deployed = deploy::read_compiled(deploy, &host)?;
     let mut summary = sweep.run(options, &mut |setup, policy, bar| {
         replayed_calling(setup, policy, &host, &calls, &deployed, bar)
     })?;

@@ -112,18 +112,23 @@ pub fn built(name: &str) -> Option<std::path::PathBuf> {
     None
 }
 
+/// Writes `dir/NAME.toml`, a manifest naming `module` by its path, then
+/// the lines of `rest` (more of the manifest's fields).
+pub fn manifest(dir: &Path, name: &str, module: &Path, rest: &str) {
+    std::fs::write(
+        dir.join(format!("{name}.toml")),
+        format!("module = {:?}\n{rest}", module.to_str().unwrap()),
+    )
+    .unwrap();
+}
+
 /// A directory `--deploy` takes in `dir`: a manifest naming each built
 /// function of `names`; `None` (having said so) if one is not built.
 pub fn deploy_dir(dir: &Path, names: &[&str]) -> Option<PathBuf> {
     let deploy = dir.join("deploy");
     std::fs::create_dir_all(&deploy).unwrap();
     for name in names {
-        let module = built(name)?;
-        std::fs::write(
-            deploy.join(format!("{name}.toml")),
-            format!("module = {:?}\n", module.to_str().unwrap()),
-        )
-        .unwrap();
+        manifest(&deploy, name, &built(name)?, "");
     }
     Some(deploy)
 }
