@@ -94,13 +94,14 @@ impl Kind {
     }
 }
 
-/// The first bytes of a slot's linear memory and table that are zeroed in
-/// place when its sandbox ends, rather than given back to the kernel: a C
-/// command touches its static data and stdio buffers there on every
-/// request, and each page given back costs a page fault on the next and a
-/// TLB shootdown (an IPI to the other cores) now. 64 KiB about halved a C
-/// hello's sandbox (`bench runtime --command`); a `run` module whose memory
-/// is smaller zeroes only what it has.
+/// How much of a slot's linear memory and table is reset in place when its
+/// sandbox ends, rather than given back to the kernel: the pages it wrote,
+/// up to this much (where the kernel has PAGEMAP_SCAN; else its first
+/// bytes). A C command writes its static data, stdio buffers, stack and
+/// heap on every request, and each page given back costs a page fault on
+/// the next and a TLB shootdown (an IPI to the other cores) now. A C
+/// hello writes less than 64 KiB, so nothing of it is given back; a `run`
+/// module whose memory is smaller resets only what it has.
 const KEEP_RESIDENT: usize = 64 << 10;
 
 /// A function compiled and linked, ready to instantiate.
@@ -406,8 +407,14 @@ impl Runtime {
     pub(crate) fn build(config: &Config) -> Result<Self> {
         let limits = config.resolve()?;
         let mut pool = PoolingAllocationConfig::new();
+        // Which pages to reset in place the kernel's PAGEMAP_SCAN says
+        // (Linux 6.7 and later; older kernels keep the first bytes): the
+        // ones the sandbox wrote, wherever they lie. A C command's stack and
+        // heap are a megabyte in, past the first bytes, and without the
+        // scan each request faulted them in again.
         pool.linear_memory_keep_resident(KEEP_RESIDENT)
-            .table_keep_resident(KEEP_RESIDENT);
+            .table_keep_resident(KEEP_RESIDENT)
+            .pagemap_scan(wasmtime::Enabled::Auto);
         // A sandbox runs one core instance, or one component of several
         // (a C component is its module, WASI's adapter and their shims);
         // the pool's slots are shared by all sandboxes.

@@ -2,6 +2,7 @@
 //! compiled code is kept: `node serve`'s and `node replay`'s.
 
 use clap::Args as ClapArgs;
+use faasched_lab::node::live::Host;
 use std::path::PathBuf;
 
 /// Functions deployed from manifests, and the cache of compiled code.
@@ -25,4 +26,14 @@ pub struct FunctionArgs {
     /// removed first. By default nothing is kept.
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+}
+
+impl FunctionArgs {
+    /// `host`, keeping compiled code where --cache-dir says.
+    pub fn on(&self, host: Host) -> Host {
+        Host {
+            cache: self.cache_dir.clone(),
+            ..host
+        }
+    }
 }

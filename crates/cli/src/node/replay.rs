@@ -8,7 +8,6 @@ use super::simulate::SweepArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::calls::CallOptions;
-use faasched_lab::node::live::Host;
 use faasched_lab::node::replay::replay_sweep;
 use faasched_lab::output::Outputs;
 
@@ -48,15 +47,11 @@ pub struct Args {
 
 impl Args {
     pub fn execute(self) -> Result<()> {
-        let host = Host {
-            cache: self.functions.cache_dir,
-            ..self.host.host()?
-        };
         replay_sweep(
             &self.node.options()?,
             self.node.costs.is_some(),
             &self.sweep.sweep(),
-            host,
+            self.functions.on(self.host.host()?),
             &self.calls,
             self.functions.deploy.as_deref(),
             &self.outputs,

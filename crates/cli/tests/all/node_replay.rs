@@ -30,11 +30,16 @@ fn rows<'a>(summary: &'a Value, policy: &str) -> Vec<&'a Value> {
         .collect()
 }
 
-fn all(summary: &Value, policy: &str, field: &str) -> f64 {
+fn row<'a>(summary: &'a Value, policy: &str, function: &str) -> &'a Value {
     rows(summary, policy)
         .into_iter()
-        .find(|r| r["function"] == "all")
-        .and_then(|r| r[field].as_f64())
+        .find(|r| r["function"] == function)
+        .unwrap_or_else(|| panic!("no row of {function} under {policy}"))
+}
+
+fn all(summary: &Value, policy: &str, field: &str) -> f64 {
+    row(summary, policy, "all")[field]
+        .as_f64()
         .unwrap_or_else(|| panic!("no {field} for {policy}"))
 }
 
@@ -196,6 +201,63 @@ fn a_replay_runs_a_workload_on_a_deployed_function() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("1 compiled, 0 already there"), "{stderr}");
     let e = stderr_of_failure(&[&["node", "replay"][..], &RUN, &real[..2]].concat());
+    assert!(e.contains("hello"), "{e}");
+}
+
+/// `node compare --function --deploy`: a workload whose work is a real
+/// function's (as `node load --out` writes one) runs simulated with that
+/// work and live on the function itself: every request answered in both
+/// worlds, the simulated ones taking at least their 40 µs.
+#[test]
+fn compare_runs_a_workload_of_a_real_functions_work_on_the_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(deploy) = crate::common::deploy_dir(dir.path(), &["hello"]) else {
+        return;
+    };
+    let rows: String = (0..40)
+        .map(|i| format!("{i},f,{},c40,128,400\n", i * 2_500))
+        .collect();
+    let workload = crate::common::workload_csv(dir.path(), "hello.csv", &rows);
+    let out = dir.path().join("cmp");
+    let args = [
+        "node",
+        "compare",
+        "--json",
+        "-p",
+        "sledgescale,rr",
+        "--workers",
+        "1",
+        "-w",
+        workload.to_str().unwrap(),
+        "--function",
+        "f=hello?name=compare",
+        "--deploy",
+        deploy.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let c: Value = serde_json::from_slice(&ok(&args).stdout).unwrap();
+    for row in c["comparison"]["rows"].as_array().unwrap() {
+        let sim = row["sim"]["p50_us"].as_f64().unwrap();
+        assert!((40.0..2_500.0).contains(&sim), "{row}");
+        assert!(row["live"]["p50_us"].as_f64().unwrap() > 0.0, "{row}");
+    }
+    for world in ["sim", "live"] {
+        let summary: Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join(world).join("summary.json")).unwrap(),
+        )
+        .unwrap();
+        for policy in ["sledgescale", "rr"] {
+            let f = row(&summary, policy, "f");
+            assert_eq!(
+                (f["requests"].as_f64(), f["finished"].as_f64()),
+                (Some(40.0), Some(40.0)),
+                "{world} {policy}"
+            );
+        }
+    }
+    // Without the deployment the live node lacks `hello`, and says so.
+    let e = stderr_of_failure(&args[..args.len() - 4]);
     assert!(e.contains("hello"), "{e}");
 }
 

@@ -114,27 +114,33 @@ pub fn compare(sim: &Summary, live: &Summary) -> Result<Comparison> {
     })
 }
 
-/// `node compare`: the sweep simulated, then replayed live, and the two
+/// `node compare`: the sweep simulated, then replayed live, each request
+/// sent as `calls` says to a node serving what `deploy` holds, and the two
 /// set side by side; published with each world's files in sim/ and live/
-/// of `dir`.
+/// of `dir`. The simulation runs every request with the work the workload
+/// gives it: for real functions, a workload whose work is theirs (the
+/// workload.csv of a `node load` of them) sets both worlds on the same
+/// functions.
 #[cfg(feature = "live")]
 pub fn compare_sweep(
     options: &super::run::NodeOptions,
     sweep: &super::sweep::Sweep,
     host: super::live::Host,
+    calls: &crate::calls::CallOptions,
+    deploy: Option<&std::path::Path>,
     dir: Option<&std::path::Path>,
     json: bool,
 ) -> Result<()> {
-    use super::replay::{live_settings, measured_spin, replayed};
+    use super::replay::{Live, live_settings};
     use crate::output::Publish;
-    let host = measured_spin(host)?;
+    let runs = Live::prepare(options, host, calls, deploy)?;
     let sim = sweep.run(options, &mut |setup, policy, bar| {
         setup.run(policy, |_| bar.inc(1))
     })?;
     let mut live = sweep.run(options, &mut |setup, policy, bar| {
-        replayed(setup, policy, &host, bar)
+        runs.replayed(setup, policy, bar)
     })?;
-    live_settings(&mut live.settings, &host);
+    live_settings(&mut live.settings, &runs.host);
     let comparison = compare(&sim, &live)?;
     let text = serde_json::to_string_pretty(&serde_json::json!({
         "sim_settings": sim.settings,

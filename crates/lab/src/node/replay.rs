@@ -300,67 +300,81 @@ pub fn replay_sweep(
     if costs_given {
         bail!("--costs sets what the simulator charges; a live node pays its own");
     }
-    // Checked before `spin` is measured; every rate's setup has the same
-    // functions.
-    let calls = calls.calls(&options.setup(None)?.functions())?;
-    let host = measured_spin(host)?;
-    // Compiled once here, loaded by every policy's node.
-    let deployed = deploy::read_compiled(deploy, &host)?;
+    let live = Live::prepare(options, host, calls, deploy)?;
     let mut summary = sweep.run(options, &mut |setup, policy, bar| {
-        replayed_calling(setup, policy, &host, &calls, &deployed, bar)
+        live.replayed(setup, policy, bar)
     })?;
-    live_settings(&mut summary.settings, &host);
+    live_settings(&mut summary.settings, &live.host);
     outputs.publish(&summary, "faasched node replay", Staged::new())
 }
 
-/// `host` with `spin` measured once for every policy's run, said on
-/// stderr.
-pub fn measured_spin(host: Host) -> Result<Host> {
-    let host = host.with_spin_measured()?;
-    if let Some(steps) = host.spin_steps_per_ms {
-        eprintln!("spin: {steps} steps per ms of CPU, the same for every policy");
+/// What every policy's live run of a sweep shares: the host with `spin`
+/// measured, what each workload function is sent as, and the deployed
+/// functions, compiled once.
+pub struct Live {
+    /// The host, `spin` measured.
+    pub host: Host,
+    calls: Calls,
+    deployed: Vec<Deployed>,
+}
+
+impl Live {
+    /// Checks `calls` against the workload's functions, measures `spin`
+    /// once for every policy (said on stderr) and compiles what `deploy`
+    /// holds, in that order: a mistyped label fails before anything is
+    /// measured or compiled.
+    pub fn prepare(
+        options: &NodeOptions,
+        host: Host,
+        calls: &CallOptions,
+        deploy: Option<&Path>,
+    ) -> Result<Live> {
+        // Every rate's setup has the same functions.
+        let calls = calls.calls(&options.setup(None)?.functions())?;
+        let host = host.with_spin_measured()?;
+        if let Some(steps) = host.spin_steps_per_ms {
+            eprintln!("spin: {steps} steps per ms of CPU, the same for every policy");
+        }
+        // Compiled once here, loaded by every policy's node.
+        let deployed = deploy::read_compiled(deploy, &host)?;
+        Ok(Live {
+            host,
+            calls,
+            deployed,
+        })
     }
-    Ok(host)
-}
 
-/// `policy` replayed live with a progress bar, every request `spin`; says
-/// on stderr how late the requests were sent.
-pub fn replayed(
-    setup: &NodeSetup,
-    policy: &NodePolicy,
-    host: &Host,
-    bar: &ProgressBar,
-) -> Result<(PolicySummary, f64)> {
-    replayed_calling(setup, policy, host, &Calls::default(), &[], bar)
-}
-
-/// [`replayed`], each request sent as `calls` says, on a node serving
-/// `deployed` beside the built-ins.
-pub fn replayed_calling(
-    setup: &NodeSetup,
-    policy: &NodePolicy,
-    host: &Host,
-    calls: &Calls,
-    deployed: &[Deployed],
-    bar: &ProgressBar,
-) -> Result<(PolicySummary, f64)> {
-    let progress = bar.clone();
-    let r = replay(setup, policy, host, calls, deployed, move || {
-        progress.inc(1)
-    })?;
-    bar.suspend(|| {
-        eprintln!(
-            "{}: requests sent late by p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; \
-             sandboxes used {} of the work asked",
-            policy.name(),
-            r.late.p50 as f64 / 1e3,
-            r.late.p99 as f64 / 1e3,
-            r.late.max as f64 / 1e3,
-            r.cpu_over_work
-                .map_or_else(|| "none".to_string(), |x| format!("{:.1}%", x * 100.0))
-        )
-    });
-    Ok((r.summary, r.rate))
+    /// `policy` replayed live with a progress bar; says on stderr how late
+    /// the requests were sent.
+    pub fn replayed(
+        &self,
+        setup: &NodeSetup,
+        policy: &NodePolicy,
+        bar: &ProgressBar,
+    ) -> Result<(PolicySummary, f64)> {
+        let progress = bar.clone();
+        let r = replay(
+            setup,
+            policy,
+            &self.host,
+            &self.calls,
+            &self.deployed,
+            move || progress.inc(1),
+        )?;
+        bar.suspend(|| {
+            eprintln!(
+                "{}: requests sent late by p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; \
+                 sandboxes used {} of the work asked",
+                policy.name(),
+                r.late.p50 as f64 / 1e3,
+                r.late.p99 as f64 / 1e3,
+                r.late.max as f64 / 1e3,
+                r.cpu_over_work
+                    .map_or_else(|| "none".to_string(), |x| format!("{:.1}%", x * 100.0))
+            )
+        });
+        Ok((r.summary, r.rate))
+    }
 }
 
 /// What summary.json records of a live run: the host instead of the
