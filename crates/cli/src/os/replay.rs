@@ -20,12 +20,13 @@ use std::path::PathBuf;
 /// calibration (`faasched fn calibrate`; measured once and saved if missing).
 /// Each process starts under the attributes its policy gives it, set in the
 /// child before exec, and is steered until it exits: demotion at slice
-/// expiry (sfs, hybrid) or CPU-time bounds (las, alps-las), core groups by
-/// affinity (hybrid), the ALPS learner retraining from finished invocations
-/// (alps, alps-io, alps-las).
+/// expiry (sfs, hybrid) or CPU-time bounds (las, alps-las, gittins), core
+/// groups by affinity (hybrid), the ALPS learner retraining from finished
+/// invocations (alps, alps-io, alps-las), the Gittins index following its
+/// functions' CPU times (gittins).
 ///
 /// Policies: cfs, fifo, rr, sfs, hybrid (and its variants), alps, alps-io,
-/// las, alps-las. fifo, rr, sfs and hybrid need the privilege for
+/// las, alps-las, gittins. fifo, rr, sfs and hybrid need the privilege for
 /// SCHED_FIFO/SCHED_RR, alps, alps-io and alps-las for negative nice values
 /// (root, or CAP_SYS_NICE); without it the command says which policies need
 /// it and runs none. Sim-only policies

@@ -89,7 +89,7 @@ fn replayed(invocations: &str, policies: &str, more: &[&str]) -> (tempfile::Temp
 
 #[test]
 fn a_short_replay_writes_the_simulators_outputs_marked_live() {
-    let policies = if is_root() { "cfs,sfs" } else { "cfs" };
+    let policies = if is_root() { "cfs,sfs,gittins" } else { "cfs" };
     let (dir, summary) = replayed("20", policies, &[]);
     let out_dir = dir.path().join("out");
     assert_eq!(summary["machine"]["live"], true);
@@ -115,6 +115,15 @@ fn a_short_replay_writes_the_simulators_outputs_marked_live() {
             sfs["watch_to_change_us"]["count"], sfs["attribute_changes"],
             "{sfs}"
         );
+    }
+    if policies.contains("gittins") {
+        // gittins reads each invocation's index again at its CPU watches
+        // once its functions have history (the first arrivals have none);
+        // a watch changes the attributes only where the nice value moves.
+        let g = &summary["policies"]["gittins"]["live"];
+        let watches = g["watch_to_change_us"]["count"].as_u64().unwrap();
+        assert!(watches > 0, "{g}");
+        assert!(g["attribute_changes"].as_u64().unwrap() <= watches, "{g}");
     }
     let rows = std::fs::read_to_string(out_dir.join("invocations.csv")).unwrap();
     assert_eq!(rows.lines().count(), 1 + 20 * policies.split(',').count());

@@ -11,6 +11,7 @@ use faasched_model::{Privileges, Steer};
 use faasched_policy::os::Uniform;
 use faasched_policy::os::alps::{self, Alps, Enforcement};
 use faasched_policy::os::attained::Attained;
+use faasched_policy::os::gittins::{self, Gittins};
 use faasched_policy::os::hybrid::{Hybrid, HybridParams};
 use faasched_policy::os::sfs::Sfs;
 use faasched_policy::os::wait_guard::WaitGuard;
@@ -112,6 +113,12 @@ static SPECS: &[Spec] = &[
         family: Family::Las,
     },
     Spec {
+        name: "gittins",
+        about: "Gittins index of the function's recent CPU times at the service attained -> nice 0..19 (16 per doubling of the remaining size past 480 ms), read again as service grows",
+        level: Level::Os,
+        family: Family::Gittins,
+    },
+    Spec {
         name: "alps-las",
         about: "alps, with las's attained-service steps added to its learned nice: ranked at arrival, the long tail demoted",
         level: Level::Os,
@@ -172,13 +179,16 @@ pub struct Tuning {
     /// The hybrid scheduler's parameters (`hybrid`; its named variants
     /// override `adaptive` and `rightsizing`).
     pub hybrid: HybridParams,
+    /// How `gittins` maps effective sizes to nice values.
+    pub gittins: gittins::Params,
 }
 
 impl Tuning {
     /// Checks every parameter's range, naming the first out of it.
     pub fn validate(&self) -> Result<(), faasched_policy::BadParam> {
         self.alps.validate()?;
-        self.hybrid.validate()
+        self.hybrid.validate()?;
+        self.gittins.validate()
     }
 }
 
@@ -197,6 +207,7 @@ enum Family {
     AlpsKernel,
     Las,
     AlpsLas,
+    Gittins,
     /// A sim-only discipline with a policy that sets nothing.
     Oracle(Discipline),
 }
@@ -238,8 +249,9 @@ impl Spec {
         };
         match self.family {
             Family::Fifo | Family::Rr | Family::Sfs | Family::Hybrid => realtime,
-            // Learned ranks map to nice values below 0.
-            Family::Alps | Family::AlpsIo | Family::AlpsLas => Privileges {
+            // Learned ranks map to nice values below 0; gittins's wait
+            // guard promotes to nice -20.
+            Family::Alps | Family::AlpsIo | Family::AlpsLas | Family::Gittins => Privileges {
                 raise_priority: true,
                 ..Privileges::default()
             },
@@ -257,6 +269,7 @@ impl Spec {
                 Some(Parameters::Alps(tuning.alps))
             }
             Family::Hybrid => Some(Parameters::Hybrid(self.hybrid_params(tuning))),
+            Family::Gittins => Some(Parameters::Gittins(tuning.gittins)),
             Family::Stock
             | Family::Fifo
             | Family::Rr
@@ -297,6 +310,7 @@ impl Spec {
             Family::AlpsIo => Box::new(WaitGuard::new(Alps::io_aware(name, tuning.alps))),
             Family::AlpsKernel => Box::new(Alps::new(name, Enforcement::Kernel, tuning.alps)),
             Family::Las => Box::new(Attained::new(name, Uniform::STOCK)),
+            Family::Gittins => Box::new(WaitGuard::new(Gittins::new(name, tuning.gittins))),
             Family::AlpsLas => Box::new(Attained::new(
                 name,
                 WaitGuard::new(Alps::new(name, Enforcement::Stock, tuning.alps)),
@@ -361,7 +375,7 @@ pub fn live_names() -> Vec<&'static str> {
 }
 
 /// The parameters a policy runs with, as the TOML table that sets them:
-/// `{"alps": {...}}` or `{"hybrid": {...}}`. A run's summary records them,
+/// `{"alps": {...}}`, `{"hybrid": {...}}` or `{"gittins": {...}}`. A run's summary records them,
 /// so that a tuned run does not pass for a default one.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -370,6 +384,8 @@ pub enum Parameters {
     Alps(alps::Params),
     /// The hybrid scheduler's (`hybrid` and its named variants).
     Hybrid(HybridParams),
+    /// `gittins`'s.
+    Gittins(gittins::Params),
 }
 
 #[cfg(test)]
@@ -395,6 +411,7 @@ mod tests {
                     };
                     assert_eq!((h.adaptive, h.rightsizing), (adaptive, rightsizing), "{n}");
                 }
+                "gittins" => assert_eq!(params, Some(Parameters::Gittins(tuning.gittins))),
                 n => assert_eq!(params, None, "{n}"),
             }
         }

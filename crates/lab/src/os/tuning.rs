@@ -16,7 +16,8 @@ pub struct TuningFlags {
     /// TOML file of policy parameters: `[alps]` with `window_ms`,
     /// `window_min_invocations`, `trainer`, `alpha`, `beta`, `gamma`, `theta`,
     /// `ewma_weight`, `unpredictability`, `overload`; `[hybrid]` with `time_limit_ms`, `adaptive`, `percentile`,
-    /// `rightsizing`, `threshold`, `fifo_share`. Flags below override it.
+    /// `rightsizing`, `threshold`, `fifo_share`; `[gittins]` with `size_ms`,
+    /// `nice_per_doubling`. Flags below override it.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// ALPS: retrain every this many ms from the invocations finished in it
@@ -57,6 +58,14 @@ pub struct TuningFlags {
     /// [default: 95].
     #[arg(long, value_name = "P")]
     pub hybrid_percentile: Option<f64>,
+    /// Gittins: the effective remaining size in ms at and below which an
+    /// invocation runs at nice 0 [default: 480].
+    #[arg(long, value_name = "MS")]
+    pub gittins_size_ms: Option<f64>,
+    /// Gittins: nice added per doubling of the effective size past
+    /// --gittins-size-ms [default: 16].
+    #[arg(long, value_name = "X")]
+    pub gittins_nice_per_doubling: Option<f64>,
 }
 
 impl TuningFlags {
@@ -106,6 +115,14 @@ impl TuningFlags {
             h.percentile = p;
         }
         h.validate().with_context(|| format!("in {source}"))?;
+        let g = &mut t.gittins;
+        if let Some(ms) = self.gittins_size_ms {
+            g.size_ms = ms;
+        }
+        if let Some(x) = self.gittins_nice_per_doubling {
+            g.nice_per_doubling = x;
+        }
+        g.validate().with_context(|| format!("in {source}"))?;
         Ok(t)
     }
 }
@@ -139,6 +156,17 @@ mod tests {
             ..TuningFlags::default()
         };
         assert!(format!("{:#}", bad.tuning().unwrap_err()).starts_with("in flags: "));
+        let gittins = TuningFlags {
+            gittins_size_ms: Some(40.0),
+            ..TuningFlags::default()
+        };
+        assert_eq!(gittins.tuning().unwrap().gittins.size_ms, 40.0);
+        let bad = TuningFlags {
+            gittins_nice_per_doubling: Some(-1.0),
+            ..TuningFlags::default()
+        };
+        let e = format!("{:#}", bad.tuning().unwrap_err());
+        assert!(e.contains("nice_per_doubling"), "{e}");
     }
 
     #[test]

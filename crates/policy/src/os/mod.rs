@@ -10,6 +10,7 @@
 pub mod alps;
 pub mod attained;
 mod baseline;
+pub mod gittins;
 pub mod hybrid;
 pub mod sfs;
 #[cfg(test)]

@@ -282,16 +282,54 @@ mod tests {
             ..Settings::default()
         };
         let cases = real::cases(&s).unwrap();
-        assert_eq!(cases.len(), 12);
-        assert_eq!(cases[0].slug, "all-24-80");
-        assert_eq!(cases[11].slug, "short-56-100");
-        // The imported day is written once and found again.
+        assert_eq!(cases.len(), 24);
+        assert_eq!(cases[0].slug, "tuning-all-24-80");
+        assert_eq!(cases[11].slug, "tuning-short-56-100");
+        assert_eq!(cases[12].slug, "held-out-all-24-80");
+        assert_eq!(cases[23].slug, "held-out-short-56-100");
+        // The fixture's day, minutes 1 to 1440, in halves.
+        assert!(
+            cases[0].title.contains("minutes 1..720 (tuning)"),
+            "{}",
+            cases[0].title
+        );
+        assert!(
+            cases[12].title.contains("minutes 721..1440 (held-out)"),
+            "{}",
+            cases[12].title
+        );
+        assert_ne!(cases[0].workload.workload, cases[12].workload.workload);
+        // The imported halves are written once and found again.
         assert_eq!(real::cases(&s).unwrap(), cases);
         let ran = run::<Os>(cases).unwrap();
         let table = real::table(&ran);
-        assert_eq!(table.rows.len(), 12 * 9);
-        assert_eq!(table.rows[0][..2], ["all-24-80".to_string(), "cfs".into()]);
-        assert_eq!(table.rows[0][3], "+0.0%");
+        assert_eq!(table.rows.len(), 24 * 10);
+        let row = |i: usize| &table.rows[i];
+        assert_eq!(row(0)[..2], ["tuning-all-24-80".to_string(), "cfs".into()]);
+        assert_eq!(
+            row(120)[..2],
+            ["held-out-all-24-80".to_string(), "cfs".into()]
+        );
+        // Per case, cfs takes none of srpt's gain and srpt all of it, or
+        // neither has a share where srpt gains nothing (as on the
+        // fixture's few invocations, which hardly queue).
+        for case in table.rows.chunks(10) {
+            assert_eq!((case[0][1].as_str(), case[0][3].as_str()), ("cfs", "+0.0%"));
+            assert_eq!(case[9][1], "srpt *");
+            let shares = (case[0][4].as_str(), case[9][4].as_str());
+            assert!(matches!(shares, ("0%", "100%") | ("-", "-")), "{case:?}");
+        }
+        // A note per part, naming every policy but cfs and srpt.
+        for (note, part) in table.notes[1..].iter().zip(["tuning", "held-out"]) {
+            assert!(
+                note.starts_with(&format!("{part}, least of_srpt over its 12 cases: fifo ")),
+                "{note}"
+            );
+            assert!(
+                note.contains(", gittins ") && !note.contains(", srpt "),
+                "{note}"
+            );
+        }
     }
 
     #[test]

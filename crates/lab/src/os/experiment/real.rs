@@ -4,8 +4,11 @@
 //! leave little to schedule; a real day has bursts, hundreds of functions
 //! and demands spread over orders of magnitude).
 //!
-//! Two subsets: the trace's first invocations as they are, and those of at
-//! most [`SHORT`] of CPU (the long tail removed), each written once as a
+//! The trace's minutes are split in two halves ([`Part`]): every parameter
+//! of the policies is chosen on the first (tuning) and judged on the second
+//! as well (held out), which nothing was tuned on. From each, two subsets:
+//! its first invocations as they are, and those of at most [`SHORT`] of CPU
+//! (the long tail removed), each written once as a
 //! workload CSV in the user's cache (`$XDG_CACHE_HOME/faasched/alps-real`,
 //! else `~/.cache/...`), named by what it was made from (the trace files'
 //! paths, sizes and modification times, the day, minutes, seed, size and
@@ -17,11 +20,11 @@ use super::{Case, Ran, Variant};
 use crate::level::Settings;
 use crate::os::run::Kernel;
 use crate::output::write_workload;
-use crate::table::{Table, change, fixed};
+use crate::table::{NONE, Table, change, fixed};
 use anyhow::{Context, Result, bail};
 use faasched_model::{Group, MS, Nanos};
 use faasched_report::Staged;
-use faasched_report::os::{Metric, Scope};
+use faasched_report::os::{Metric, PolicySummary, Scope};
 use faasched_workload::traces::azure2019;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -37,7 +40,7 @@ const CORES: [usize; 2] = [24, 56];
 /// The loads the arrivals are rescaled to.
 const LOADS: [f64; 3] = [0.8, 0.9, 1.0];
 /// The policies, cfs first (every change is against it).
-const POLICIES: [&str; 9] = [
+const POLICIES: [&str; 10] = [
     "cfs",
     "fifo",
     "sfs",
@@ -46,10 +49,43 @@ const POLICIES: [&str; 9] = [
     "hybrid",
     "las",
     "alps-las",
+    "gittins",
     "srpt",
 ];
 
-/// One case per subset, machine and load.
+/// Which half of the trace's minutes a case is drawn from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Part {
+    /// The first half: what parameters are chosen on.
+    Tuning,
+    /// The second half: never tuned on.
+    HeldOut,
+}
+
+impl Part {
+    const BOTH: [Part; 2] = [Part::Tuning, Part::HeldOut];
+
+    /// As case slugs begin.
+    fn slug(self) -> &'static str {
+        match self {
+            Part::Tuning => "tuning",
+            Part::HeldOut => "held-out",
+        }
+    }
+
+    /// Its half of `minutes` (the earlier half one minute shorter when
+    /// their count is odd); at least two minutes are needed.
+    fn minutes(self, minutes: &RangeInclusive<u32>) -> RangeInclusive<u32> {
+        let (first, last) = (*minutes.start(), *minutes.end());
+        let second_half = first + (last - first).div_ceil(2);
+        match self {
+            Part::Tuning => first..=second_half - 1,
+            Part::HeldOut => second_half..=last,
+        }
+    }
+}
+
+/// One case per part, subset, machine and load, the tuning part's first.
 pub fn cases(s: &Settings) -> Result<Vec<Case>> {
     let Some(dir) = &s.trace else {
         bail!(
@@ -66,6 +102,14 @@ pub fn cases(s: &Settings) -> Result<Vec<Case>> {
         )
     })?;
     let minutes = azure2019::header_minutes(dir, day)?;
+    if minutes.start() == minutes.end() {
+        bail!(
+            "{}: day {day} holds minute {} alone; alps-real splits the minutes into a tuning \
+             and a held-out half, which takes at least 2",
+            dir.display(),
+            minutes.start()
+        );
+    }
     let n = s.invocations.unwrap_or(INVOCATIONS);
     if n < 2 {
         bail!("alps-real: --invocations {n}: a case rescales arrivals, which takes at least 2");
@@ -74,35 +118,39 @@ pub fn cases(s: &Settings) -> Result<Vec<Case>> {
         Some(dir) => dir.join("alps-real"),
         None => cache_dir()?,
     };
-    let files = import(dir, day, minutes.clone(), s.seed, n, &cache)?;
     let mut cases = Vec::new();
-    for (subset, file) in [("all", &files.0), ("short", &files.1)] {
-        for cores in CORES {
-            for load in LOADS {
-                let percent = (load * 100.0).round();
-                let what = match subset {
-                    "all" => "every invocation".to_string(),
-                    _ => format!("invocations of at most {} s", SHORT / 1_000 / MS),
-                };
-                cases.push(Case {
-                    title: format!(
-                        "Azure 2019 day {day}, minutes {}..{}, {what}, at {percent}% load on \
-                         {cores} cores",
-                        minutes.start(),
-                        minutes.end()
-                    ),
-                    slug: format!("{subset}-{cores}-{percent}"),
-                    workload: faasched_workload::Choice {
-                        workload: file.display().to_string(),
-                        cores,
-                        load: Some(load),
-                        invocations: None,
-                        seed: s.seed,
-                    },
-                    kernel: Kernel::default(),
-                    variants: POLICIES.map(Variant::plain).to_vec(),
-                    by_function: false,
-                });
+    for part in Part::BOTH {
+        let minutes = part.minutes(&minutes);
+        let files = import(dir, day, minutes.clone(), s.seed, n, &cache)?;
+        for (subset, file) in [("all", &files.0), ("short", &files.1)] {
+            for cores in CORES {
+                for load in LOADS {
+                    let percent = (load * 100.0).round();
+                    let what = match subset {
+                        "all" => "every invocation".to_string(),
+                        _ => format!("invocations of at most {} s", SHORT / 1_000 / MS),
+                    };
+                    cases.push(Case {
+                        title: format!(
+                            "Azure 2019 day {day}, minutes {}..{} ({}), {what}, at {percent}% \
+                             load on {cores} cores",
+                            minutes.start(),
+                            minutes.end(),
+                            part.slug()
+                        ),
+                        slug: format!("{}-{subset}-{cores}-{percent}", part.slug()),
+                        workload: faasched_workload::Choice {
+                            workload: file.display().to_string(),
+                            cores,
+                            load: Some(load),
+                            invocations: None,
+                            seed: s.seed,
+                        },
+                        kernel: Kernel::default(),
+                        variants: POLICIES.map(Variant::plain).to_vec(),
+                        by_function: false,
+                    });
+                }
             }
         }
     }
@@ -121,6 +169,7 @@ fn import(
     n: u64,
     cache: &Path,
 ) -> Result<(PathBuf, PathBuf)> {
+    let range = minutes.clone();
     let mut options = azure2019::Options::new(dir, day);
     options.minutes = Some(minutes.clone());
     options.seed = seed;
@@ -152,8 +201,11 @@ fn import(
     ] {
         if subset.len() < 2 {
             bail!(
-                "{}, day {day}: {} {what}; a case rescales arrivals, which takes at least 2",
+                "{}, day {day}, minutes {}..{}: {} {what}; a case rescales arrivals, which \
+                 takes at least 2",
                 dir.display(),
+                range.start(),
+                range.end(),
                 subset.len()
             );
         }
@@ -177,8 +229,11 @@ fn cache_dir() -> Result<PathBuf> {
     Ok(cache.join("faasched").join("alps-real"))
 }
 
-/// Per case and policy: mean turnaround and its change against cfs, G1's
-/// mean, the mean and longest wait for a first run.
+/// Per case and policy: mean turnaround, its change against cfs and the
+/// share of srpt's gain over cfs it takes, G1's and G4's mean, the mean and
+/// longest wait for a first run; then, per part, each policy's least share
+/// over the part's cases, so that what holds where it was tuned and what
+/// holds where it was not read apart.
 pub fn table(ran: &[Ran]) -> Table {
     let mut t = Table::new(
         &[
@@ -186,6 +241,7 @@ pub fn table(ran: &[Ran]) -> Table {
             "policy",
             "mean_ms",
             "vs_cfs",
+            "of_srpt",
             "G1_mean",
             "G4_mean",
             "resp_mean",
@@ -204,6 +260,7 @@ pub fn table(ran: &[Ran]) -> Table {
                 label(p),
                 fixed(mean(p, Scope::All), 2),
                 change(mean(p, Scope::All), cfs.and_then(|c| mean(c, Scope::All))),
+                share_label(of_srpt(r, p)),
                 fixed(mean(p, Scope::Group(Group::G1)), 2),
                 fixed(mean(p, Scope::Group(Group::G4)), 2),
                 response(|s| s.mean),
@@ -212,9 +269,88 @@ pub fn table(ran: &[Ran]) -> Table {
         }
     }
     t.notes.push(
-        "case: subset (all, or short: at most 4 s of CPU)-cores-load%; times in ms; vs_cfs: \
-         mean turnaround against cfs; resp: wait for the first run"
+        "case: part (tuning: the first half of the trace's minutes; held-out: the second)-\
+         subset (all, or short: at most 4 s of CPU)-cores-load%; times in ms; vs_cfs: mean \
+         turnaround against cfs; of_srpt: the share of srpt's gain over cfs it takes; resp: \
+         wait for the first run"
             .into(),
     );
+    for part in Part::BOTH {
+        let prefix = format!("{}-", part.slug());
+        let of_part: Vec<&Ran> = ran
+            .iter()
+            .filter(|r| r.case.slug.starts_with(&prefix))
+            .collect();
+        let Some(first) = of_part.first() else {
+            continue;
+        };
+        let least: Vec<String> = first
+            .summary
+            .policies
+            .iter()
+            .filter(|p| !matches!(p.policy.as_str(), "cfs" | "srpt"))
+            .map(|p| {
+                let shares = of_part
+                    .iter()
+                    .map(|r| find(&r.summary.policies, &p.policy).and_then(|q| of_srpt(r, q)));
+                let least = shares
+                    .collect::<Option<Vec<f64>>>()
+                    .and_then(|s| s.into_iter().reduce(f64::min));
+                format!("{} {}", p.policy, share_label(least))
+            })
+            .collect();
+        t.notes.push(format!(
+            "{}, least of_srpt over its {} cases: {}",
+            part.slug(),
+            of_part.len(),
+            least.join(", ")
+        ));
+    }
     t
+}
+
+/// The share of srpt's gain over cfs in mean turnaround that `p` takes in
+/// `r`: 1 for srpt's, 0 for cfs's, below 0 for worse than cfs; `None` where
+/// either is missing or srpt gains nothing.
+fn of_srpt(r: &Ran, p: &PolicySummary) -> Option<f64> {
+    let mean_of = |name| find(&r.summary.policies, name).and_then(|q| mean(q, Scope::All));
+    share_of_gain(mean_of("cfs")?, mean_of("srpt")?, mean(p, Scope::All)?)
+}
+
+/// The share of the gain from `base` to `best` that `own` takes; `None`
+/// where `best` gains nothing.
+fn share_of_gain(base: f64, best: f64, own: f64) -> Option<f64> {
+    (base > best).then(|| (base - own) / (base - best))
+}
+
+/// A share as a whole percentage.
+fn share_label(share: Option<f64>) -> String {
+    share.map_or_else(|| NONE.to_string(), |s| format!("{:.0}%", s * 100.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_share_of_the_oracles_gain_by_hand() {
+        // cfs 1000 ms, srpt 600 ms: 800 ms takes half the 400 ms gain.
+        assert_eq!(share_of_gain(1000.0, 600.0, 800.0), Some(0.5));
+        assert_eq!(share_of_gain(1000.0, 600.0, 1000.0), Some(0.0));
+        assert_eq!(share_of_gain(1000.0, 600.0, 1200.0), Some(-0.5));
+        assert_eq!(share_label(Some(0.5)), "50%");
+        // No gain to share.
+        assert_eq!(share_of_gain(600.0, 600.0, 500.0), None);
+        assert_eq!(share_label(None), NONE);
+    }
+
+    #[test]
+    fn the_minutes_split_in_halves_the_earlier_shorter_when_odd() {
+        assert_eq!(Part::Tuning.minutes(&(480..=959)), 480..=719);
+        assert_eq!(Part::HeldOut.minutes(&(480..=959)), 720..=959);
+        assert_eq!(Part::Tuning.minutes(&(1..=3)), 1..=1);
+        assert_eq!(Part::HeldOut.minutes(&(1..=3)), 2..=3);
+        assert_eq!(Part::Tuning.minutes(&(5..=6)), 5..=5);
+        assert_eq!(Part::HeldOut.minutes(&(5..=6)), 6..=6);
+    }
 }

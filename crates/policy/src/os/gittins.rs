@@ -1,0 +1,371 @@
+//! A Gittins-index rank per function on a stock kernel: each invocation's
+//! nice value follows the Gittins index of its function's recent CPU times
+//! at the service it has attained, so the cores go first to the
+//! invocations likeliest to finish soonest for the CPU they still take.
+//!
+//! Why: when sizes are unknown but their distribution is known, serving
+//! the job of highest Gittins index minimises the mean response time in
+//! M/G/1 (Gittins; Aalto, Ayesta and Righter). With `a` of service
+//! attained, the index is the best, over service budgets `Δ`, of
+//! P(done within `Δ` more | not done at `a`) / E[service spent within `Δ`],
+//! a completion rate; its inverse is an effective remaining size. It needs
+//! no prediction of one invocation: a function's past invocations give the
+//! distribution, and attained service, which a stock kernel reports,
+//! moves each invocation along it. It orders what `alps`'s one rank per
+//! function cannot (one function's invocations, which span decades on
+//! production traces) and what `las`'s fixed steps cannot (a function
+//! whose invocations are all long starts demoted; one near the end of a
+//! known size is raised again).
+//!
+//! Realised with nice values only, 0 to 19, and no privilege: an
+//! effective size of up to [`Params::size_ms`] runs at nice 0, and each
+//! doubling beyond it adds [`Params::nice_per_doubling`]; an invocation that has
+//! outrun every CPU time its function's history holds goes to nice 19, as
+//! `las`'s tail does. Nice values are weights, never a ban, so nothing
+//! starves. The index is read again each time attained service crosses a
+//! CPU watch set [`RECHECK`] times further on (and at the history's
+//! longest time), so an invocation is re-steered a few dozen times at most
+//! over five decades.
+
+use crate::param::BadParam;
+use faasched_model::{
+    Attrs, CpuSet, FunctionId, IdMap, MS, Nanos, Outcome, Steer, TaskId, TaskInfo, Time,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// CPU times kept per function: its most recent invocations'.
+pub const HISTORY: usize = 256;
+/// Below this many, a function is judged by the pooled history of every
+/// function (a new function's first invocations).
+pub const MIN_HISTORY: usize = 8;
+/// CPU times kept over all functions, for those with too little history.
+pub const POOLED_HISTORY: usize = 1024;
+/// How effective sizes map to nice values. Serialised as the TOML table
+/// `[gittins]` reads it (what a run's summary records).
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Params {
+    /// The effective remaining size (the index's inverse), ms, at and below
+    /// which an invocation runs at nice 0.
+    pub size_ms: f64,
+    /// Nice added per doubling of the effective size beyond `size_ms`.
+    pub nice_per_doubling: f64,
+}
+
+impl Default for Params {
+    /// Chosen on the tuning half of `experiment alps-real` alone
+    /// (docs/REAL-TRACE.md): the most of srpt's gain in its worst case.
+    /// Nice 0 up to an effective 480 ms, nice 19 from about 1.1 s: nearly
+    /// two classes, the invocations expected short and the rest, with a
+    /// short ramp between.
+    fn default() -> Params {
+        Params {
+            size_ms: 480.0,
+            nice_per_doubling: 16.0,
+        }
+    }
+}
+
+impl Params {
+    /// An error naming the first parameter out of its range.
+    pub fn validate(&self) -> Result<(), BadParam> {
+        BadParam::require(
+            self.size_ms.is_finite() && (0.001..=3_600_000.0).contains(&self.size_ms),
+            "gittins",
+            "size_ms",
+            self.size_ms,
+            "from 0.001 ms (1 µs) up to 1 h",
+        )?;
+        BadParam::require(
+            self.nice_per_doubling.is_finite() && (0.1..=39.0).contains(&self.nice_per_doubling),
+            "gittins",
+            "nice_per_doubling",
+            self.nice_per_doubling,
+            "from 0.1 to 39",
+        )
+    }
+
+    /// The nice value of an effective remaining size, ns.
+    fn nice_of(&self, size: f64) -> i8 {
+        let doublings = (size / (self.size_ms * MS as f64)).log2();
+        (doublings * self.nice_per_doubling)
+            .round()
+            .clamp(0.0, f64::from(TAIL_NICE)) as i8
+    }
+}
+/// The index is read again once attained service has grown this much (or
+/// by 1 ms, whichever is more).
+pub const RECHECK: f64 = 1.25;
+/// The nice value of an invocation longer than its function's whole history.
+pub const TAIL_NICE: i8 = 19;
+
+/// The most recent CPU times of some invocations, kept sorted too.
+#[derive(Debug)]
+struct History {
+    capacity: usize,
+    /// In arrival order of the outcomes, for eviction.
+    recent: VecDeque<Nanos>,
+    /// The same times, ascending.
+    sorted: Vec<Nanos>,
+}
+
+impl History {
+    fn new(capacity: usize) -> History {
+        History {
+            capacity,
+            recent: VecDeque::with_capacity(capacity),
+            sorted: Vec::with_capacity(capacity),
+        }
+    }
+
+    /// Adds `cpu`, forgetting the oldest time when full.
+    fn push(&mut self, cpu: Nanos) {
+        if self.recent.len() == self.capacity
+            && let Some(old) = self.recent.pop_front()
+        {
+            let at = self.sorted.partition_point(|&x| x < old);
+            self.sorted.remove(at);
+        }
+        self.recent.push_back(cpu);
+        let at = self.sorted.partition_point(|&x| x < cpu);
+        self.sorted.insert(at, cpu);
+    }
+
+    fn len(&self) -> usize {
+        self.sorted.len()
+    }
+
+    /// The effective remaining size, ns, of an invocation that has had
+    /// `attained` of CPU: the inverse of its Gittins index over these times,
+    /// min over budgets `Δ` of E[min(S − a, Δ) | S > a] / P(S − a ≤ Δ | S > a).
+    /// For an empirical distribution the best budgets end at the surviving
+    /// times, so with the survivors x₁ ≤ … ≤ xₘ it is the least over j of
+    /// (Σ_{i≤j} (xᵢ − a) + (m − j)(xⱼ − a)) / j. `None` when no time is
+    /// longer than `attained`.
+    fn effective_size(&self, attained: Nanos) -> Option<f64> {
+        let survivors = &self.sorted[self.sorted.partition_point(|&x| x <= attained)..];
+        let m = survivors.len();
+        let mut spent_by_done = 0.0;
+        let mut best = f64::INFINITY;
+        for (j, &x) in survivors.iter().enumerate() {
+            let rest = (x - attained) as f64;
+            spent_by_done += rest;
+            let done = (j + 1) as f64;
+            let spent = spent_by_done + (m - j - 1) as f64 * rest;
+            best = best.min(spent / done);
+        }
+        (m > 0).then_some(best)
+    }
+
+    /// The longest time held.
+    fn longest(&self) -> Option<Nanos> {
+        self.sorted.last().copied()
+    }
+}
+
+/// A task in flight.
+#[derive(Clone, Copy, Debug)]
+struct Task {
+    function: FunctionId,
+    attrs: Attrs,
+    /// Where its index is read next; `None` once at the tail.
+    watch: Option<Nanos>,
+}
+
+/// The Gittins-index policy.
+#[derive(Debug)]
+pub struct Gittins {
+    name: &'static str,
+    params: Params,
+    functions: IdMap<FunctionId, History>,
+    pooled: History,
+    tasks: IdMap<TaskId, Task>,
+}
+
+impl Gittins {
+    /// A policy with no history yet, under `name`.
+    pub fn new(name: &'static str, params: Params) -> Gittins {
+        Gittins {
+            name,
+            params,
+            functions: IdMap::default(),
+            pooled: History::new(POOLED_HISTORY),
+            tasks: IdMap::default(),
+        }
+    }
+
+    /// The history `function`'s invocations are judged by: its own once it
+    /// has [`MIN_HISTORY`] times, else the pooled one.
+    fn history(&self, function: FunctionId) -> &History {
+        match self.functions.get(&function) {
+            Some(h) if h.len() >= MIN_HISTORY => h,
+            _ => &self.pooled,
+        }
+    }
+
+    /// The nice value and next watch of an invocation of `function` that
+    /// has had `attained` of CPU. With no history at all it runs at nice 0,
+    /// unwatched until some history exists.
+    fn steer(&self, function: FunctionId, attained: Nanos) -> (i8, Option<Nanos>) {
+        let history = self.history(function);
+        let Some(longest) = history.longest() else {
+            return (0, None);
+        };
+        match history.effective_size(attained) {
+            Some(size) => {
+                let further = ((attained as f64 * RECHECK) as Nanos).max(attained + MS);
+                (self.params.nice_of(size), Some(further.min(longest)))
+            }
+            None => (TAIL_NICE, None),
+        }
+    }
+}
+
+impl Steer for Gittins {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn on_arrival(&mut self, _now: Time, task: &TaskInfo, cpus: CpuSet) -> Attrs {
+        let (nice, watch) = self.steer(task.function, 0);
+        let attrs = Attrs {
+            nice,
+            ..Attrs::normal(cpus)
+        };
+        self.tasks.insert(
+            task.task,
+            Task {
+                function: task.function,
+                attrs,
+                watch,
+            },
+        );
+        attrs
+    }
+
+    fn cpu_watch(&self, task: TaskId) -> Option<Nanos> {
+        self.tasks.get(&task)?.watch
+    }
+
+    fn on_cpu_used(&mut self, _now: Time, task: TaskId, used: Nanos) -> Option<Attrs> {
+        let function = self.tasks.get(&task)?.function;
+        let (nice, watch) = self.steer(function, used);
+        let t = self.tasks.get_mut(&task)?;
+        t.watch = watch;
+        if t.attrs.nice == nice {
+            return None;
+        }
+        t.attrs.nice = nice;
+        Some(t.attrs)
+    }
+
+    fn on_exit(&mut self, _now: Time, task: TaskId, outcome: &Outcome) {
+        self.tasks.remove(&task);
+        let function = outcome.function.id;
+        self.functions
+            .entry(function)
+            .or_insert_with(|| History::new(HISTORY))
+            .push(outcome.cpu);
+        self.pooled.push(outcome.cpu);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::os::testkit::{info, outcome};
+
+    fn history(times: &[Nanos]) -> History {
+        let mut h = History::new(HISTORY);
+        for &t in times {
+            h.push(t);
+        }
+        h
+    }
+
+    #[test]
+    fn the_effective_size_is_the_gittins_index_inverted_by_hand() {
+        // Sizes 1 and 9, equally likely. From 0: a budget of 1 finishes half
+        // for an expected 1 spent (size 2); a budget of 9 finishes all for
+        // an expected 5 spent (size 5): the index picks 2.
+        let h = history(&[9, 1]);
+        assert_eq!(h.effective_size(0), Some(2.0));
+        // Past 1, only 9 is left: 8 more.
+        assert_eq!(h.effective_size(1), Some(8.0));
+        assert_eq!(h.effective_size(9), None);
+        // One size: the remaining work itself, the index of a known size.
+        assert_eq!(history(&[5, 5, 5]).effective_size(2), Some(3.0));
+        // A decreasing hazard (most short, a few long) keeps a small size at
+        // first and a large one once the short ones are ruled out.
+        let h = history(&[1, 1, 1, 1000]);
+        assert_eq!(h.effective_size(0), Some((3.0 + 1.0) / 3.0));
+        assert_eq!(h.effective_size(1), Some(999.0));
+    }
+
+    #[test]
+    fn the_history_forgets_its_oldest_and_stays_sorted() {
+        let mut h = History::new(3);
+        for t in [5, 1, 3, 2] {
+            h.push(t);
+        }
+        assert_eq!(h.sorted, [1, 2, 3]);
+        h.push(3);
+        assert_eq!(h.sorted, [2, 3, 3]);
+        assert_eq!(h.longest(), Some(3));
+    }
+
+    #[test]
+    fn nice_rises_by_its_step_per_doubling_past_the_size_and_stops_at_19() {
+        let p = Params {
+            size_ms: 10.0,
+            nice_per_doubling: 2.0,
+        };
+        assert_eq!(p.nice_of(1e6), 0);
+        assert_eq!(p.nice_of((10 * MS) as f64), 0);
+        assert_eq!(p.nice_of((20 * MS) as f64), 2);
+        assert_eq!(p.nice_of((80 * MS) as f64), 6);
+        assert_eq!(p.nice_of(1e12), 19);
+        let bad = Params {
+            nice_per_doubling: 0.0,
+            ..p
+        };
+        assert_eq!(bad.validate().unwrap_err().name, "nice_per_doubling");
+        assert!(Params::default().validate().is_ok());
+    }
+
+    #[test]
+    fn a_function_of_long_invocations_starts_demoted_and_a_short_one_does_not() {
+        let cpus = CpuSet::first(2);
+        let mut p = Gittins::new(
+            "gittins",
+            Params {
+                size_ms: 10.0,
+                nice_per_doubling: 2.0,
+            },
+        );
+        // No history: nice 0, nothing watched.
+        assert_eq!(p.on_arrival(0, &info(1, 7, 0), cpus).nice, 0);
+        assert_eq!(p.cpu_watch(TaskId(1)), None);
+        p.on_exit(0, TaskId(1), &outcome(7, 0, 2 * MS));
+        for i in 0..MIN_HISTORY as u64 {
+            p.on_exit(0, TaskId(100 + i), &outcome(1, 0, 2 * MS));
+            p.on_exit(0, TaskId(200 + i), &outcome(2, 0, 640 * MS));
+        }
+        // Function 1's 2 ms: nice 0; function 2's 640 ms: 6 doublings.
+        assert_eq!(p.on_arrival(0, &info(2, 1, 0), cpus).nice, 0);
+        let long = p.on_arrival(0, &info(3, 2, 0), cpus);
+        assert_eq!(long.nice, 12);
+        assert_eq!(p.cpu_watch(TaskId(3)), Some(MS));
+        // Near the end of its known size it is raised again: 40 ms left.
+        let w = p.on_cpu_used(0, TaskId(3), 600 * MS).unwrap();
+        assert_eq!(w.nice, 4);
+        assert_eq!(p.cpu_watch(TaskId(3)), Some(640 * MS));
+        // Past every time it has had: the tail.
+        assert_eq!(p.on_cpu_used(0, TaskId(3), 640 * MS).unwrap().nice, 19);
+        assert_eq!(p.cpu_watch(TaskId(3)), None);
+        // A function with too little history of its own is judged by the
+        // pooled one (mostly 2 ms and 640 ms: half short, so nice 0 at first).
+        assert_eq!(p.on_arrival(0, &info(4, 9, 0), cpus).nice, 0);
+    }
+}
