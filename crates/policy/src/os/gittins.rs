@@ -23,9 +23,11 @@
 //! outrun every CPU time its function's history holds goes to nice 19, as
 //! `las`'s tail does. Nice values are weights, never a ban, so nothing
 //! starves. The index is read again each time attained service crosses a
-//! CPU watch set [`RECHECK`] times further on (and at the history's
-//! longest time), so an invocation is re-steered a few dozen times at most
-//! over five decades.
+//! CPU watch set [`RECHECK`] times further on, at least [`MIN_STEP`] (and
+//! at the history's longest time), so an invocation is re-read about ten
+//! times over 10 ms to 10 s. Live, each watch is a poll of the process's
+//! CPU time: a watch every millisecond or so took the steering thread half
+//! a core on two cores, and the cores it took made the queue grow.
 
 use crate::param::BadParam;
 use faasched_model::{
@@ -95,8 +97,10 @@ impl Params {
     }
 }
 /// The index is read again once attained service has grown this much (or
-/// by 1 ms, whichever is more).
-pub const RECHECK: f64 = 1.25;
+/// by [`MIN_STEP`], whichever is more).
+pub const RECHECK: f64 = 2.0;
+/// The least growth of attained service between two readings.
+pub const MIN_STEP: Nanos = 10 * MS;
 /// The nice value of an invocation longer than its function's whole history.
 pub const TAIL_NICE: i8 = 19;
 
@@ -214,7 +218,7 @@ impl Gittins {
         };
         match history.effective_size(attained) {
             Some(size) => {
-                let further = ((attained as f64 * RECHECK) as Nanos).max(attained + MS);
+                let further = ((attained as f64 * RECHECK) as Nanos).max(attained + MIN_STEP);
                 (self.params.nice_of(size), Some(further.min(longest)))
             }
             None => (TAIL_NICE, None),
@@ -356,7 +360,7 @@ mod tests {
         assert_eq!(p.on_arrival(0, &info(2, 1, 0), cpus).nice, 0);
         let long = p.on_arrival(0, &info(3, 2, 0), cpus);
         assert_eq!(long.nice, 12);
-        assert_eq!(p.cpu_watch(TaskId(3)), Some(MS));
+        assert_eq!(p.cpu_watch(TaskId(3)), Some(10 * MS));
         // Near the end of its known size it is raised again: 40 ms left.
         let w = p.on_cpu_used(0, TaskId(3), 600 * MS).unwrap();
         assert_eq!(w.nice, 4);
