@@ -27,7 +27,7 @@ use std::path::PathBuf;
 ///
 /// Policies: cfs, fifo, rr, sfs, hybrid (and its variants), alps, alps-io,
 /// las, alps-las, gittins. fifo, rr, sfs and hybrid need the privilege for
-/// SCHED_FIFO/SCHED_RR, alps, alps-io and alps-las for negative nice values
+/// SCHED_FIFO/SCHED_RR, alps, alps-io, alps-las and gittins for negative nice values
 /// (root, or CAP_SYS_NICE); without it the command says which policies need
 /// it and runs none. Sim-only policies
 /// (srpt, ps, alps-kernel, ...) are refused.

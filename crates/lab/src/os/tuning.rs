@@ -91,38 +91,30 @@ impl TuningFlags {
         if let Some(x) = self.alps_trainer {
             a.trainer = x;
         }
+        // Every plain number a flag overrides, of any table.
         for (flag, field) in [
-            (self.alps_alpha, &mut a.alpha),
-            (self.alps_beta, &mut a.beta),
-            (self.alps_gamma, &mut a.gamma),
-            (self.alps_theta, &mut a.theta),
+            (self.alps_alpha, &mut t.alps.alpha),
+            (self.alps_beta, &mut t.alps.beta),
+            (self.alps_gamma, &mut t.alps.gamma),
+            (self.alps_theta, &mut t.alps.theta),
+            (self.hybrid_time_limit_ms, &mut t.hybrid.time_limit_ms),
+            (self.hybrid_percentile, &mut t.hybrid.percentile),
+            (self.gittins_size_ms, &mut t.gittins.size_ms),
+            (
+                self.gittins_nice_per_doubling,
+                &mut t.gittins.nice_per_doubling,
+            ),
         ] {
             if let Some(x) = flag {
                 *field = x;
             }
         }
-        a.unpredictability &= !self.alps_no_unpredictability;
-        a.overload &= !self.alps_no_overload;
+        t.alps.unpredictability &= !self.alps_no_unpredictability;
+        t.alps.overload &= !self.alps_no_overload;
         let source = self.config.as_ref().map_or("flags".to_string(), |p| {
             format!("{} and flags", p.display())
         });
-        a.validate().with_context(|| format!("in {source}"))?;
-        let h = &mut t.hybrid;
-        if let Some(ms) = self.hybrid_time_limit_ms {
-            h.time_limit_ms = ms;
-        }
-        if let Some(p) = self.hybrid_percentile {
-            h.percentile = p;
-        }
-        h.validate().with_context(|| format!("in {source}"))?;
-        let g = &mut t.gittins;
-        if let Some(ms) = self.gittins_size_ms {
-            g.size_ms = ms;
-        }
-        if let Some(x) = self.gittins_nice_per_doubling {
-            g.nice_per_doubling = x;
-        }
-        g.validate().with_context(|| format!("in {source}"))?;
+        t.validate().with_context(|| format!("in {source}"))?;
         Ok(t)
     }
 }

@@ -17,7 +17,9 @@
 //! whose invocations are all long starts demoted; one near the end of a
 //! known size is raised again).
 //!
-//! Realised with nice values only, 0 to 19, and no privilege: an
+//! Realised with nice values only, 0 to 19, and no privilege (the
+//! catalogue's `gittins` adds `alps`'s wait guard, whose promotion to nice
+//! −20 needs it): an
 //! effective size of up to [`Params::size_ms`] runs at nice 0, and each
 //! doubling beyond it adds [`Params::nice_per_doubling`]; an invocation that has
 //! outrun every CPU time its function's history holds goes to nice 19, as
@@ -43,6 +45,14 @@ pub const HISTORY: usize = 256;
 pub const MIN_HISTORY: usize = 8;
 /// CPU times kept over all functions, for those with too little history.
 pub const POOLED_HISTORY: usize = 1024;
+/// The index is read again once attained service has grown this much (or
+/// by [`MIN_STEP`], whichever is more).
+pub const RECHECK: f64 = 2.0;
+/// The least growth of attained service between two readings.
+pub const MIN_STEP: Nanos = 10 * MS;
+/// The nice value of an invocation longer than its function's whole history.
+pub const TAIL_NICE: i8 = 19;
+
 /// How effective sizes map to nice values. Serialised as the TOML table
 /// `[gittins]` reads it (what a run's summary records).
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize)]
@@ -96,13 +106,6 @@ impl Params {
             .clamp(0.0, f64::from(TAIL_NICE)) as i8
     }
 }
-/// The index is read again once attained service has grown this much (or
-/// by [`MIN_STEP`], whichever is more).
-pub const RECHECK: f64 = 2.0;
-/// The least growth of attained service between two readings.
-pub const MIN_STEP: Nanos = 10 * MS;
-/// The nice value of an invocation longer than its function's whole history.
-pub const TAIL_NICE: i8 = 19;
 
 /// The most recent CPU times of some invocations, kept sorted too.
 #[derive(Debug)]
