@@ -165,12 +165,15 @@ pub fn replay(
     );
     runtime.stop();
     let run = run.with_context(|| format!("{}: the live run", policy.name()))?;
+    // A signal first: stopping cancels the queued requests, whose answers
+    // (the client left) are its doing, not the run's failure.
+    interrupt::check()?;
     if let Some(failure) = failed.lock().unwrap_or_else(PoisonError::into_inner).take() {
         bail!("{}: {failure}", policy.name());
     }
     match run.end {
-        End::Completed => {}
-        End::Interrupted => interrupt::check()?,
+        // Stopped early by a signal or a failure, told above.
+        End::Completed | End::Interrupted => {}
         End::DrainTimeout => bail!(
             "{}: {} requests unanswered {} s after the last arrival",
             policy.name(),
