@@ -41,8 +41,9 @@ pub enum Command {
     /// Huawei-like workload on 56 cores, to set beside ALPS Table 2.
     Learn(learn::Options),
     /// Live: how promptly and at what CPU cost a watcher notices that a real
-    /// process used a given CPU time (faasched's sleep-then-check, a POSIX
-    /// CPU-time timer, SFS's 1 ms polling), and what one class change costs
+    /// process used a given CPU time (a POSIX CPU-time timer, as faasched's
+    /// steering uses; its sleep-then-check fallback; SFS's 1 ms polling),
+    /// and what one class change costs
     /// (sched_setattr against a fork+exec of chrt, as SFS runs schedtool).
     /// Spins one process (SCHED_FIFO on the last CPU when privileged) for a
     /// few seconds.

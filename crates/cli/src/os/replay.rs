@@ -20,15 +20,17 @@ use std::path::PathBuf;
 /// calibration (`faasched fn calibrate`; measured once and saved if missing).
 /// Each process starts under the attributes its policy gives it, set in the
 /// child before exec, and is steered until it exits: demotion at slice
-/// expiry (sfs, hybrid) or CPU-time bounds (las, alps-las, gittins), core
+/// expiry (sfs, hybrid, sfs-alps, sfs-gittins) or CPU-time bounds (las,
+/// alps-las, gittins), each noticed by a CPU-time timer on the process, core
 /// groups by affinity (hybrid), the ALPS learner retraining from finished
 /// invocations (alps, alps-io, alps-las), the Gittins index following its
 /// functions' CPU times (gittins).
 ///
 /// Policies: cfs, fifo, rr, sfs, hybrid (and its variants), alps, alps-io,
-/// las, alps-las, gittins. fifo, rr, sfs and hybrid need the privilege for
-/// SCHED_FIFO/SCHED_RR, alps, alps-io, alps-las and gittins for negative nice values
-/// (root, or CAP_SYS_NICE); without it the command says which policies need
+/// las, alps-las, gittins, sfs-alps, sfs-gittins. fifo, rr, sfs and hybrid
+/// need the privilege for SCHED_FIFO/SCHED_RR, alps, alps-io, alps-las and
+/// gittins for negative nice values, sfs-gittins for the first, sfs-alps
+/// for both (root, or CAP_SYS_NICE); without it the command says which policies need
 /// it and runs none. Sim-only policies
 /// (srpt, ps, alps-kernel, ...) are refused.
 ///

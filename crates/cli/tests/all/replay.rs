@@ -52,6 +52,18 @@ fn small_run(
     policies: &str,
     more: &[&str],
 ) -> (tempfile::TempDir, Output) {
+    small_run_by(faasched(), command, invocations, policies, more)
+}
+
+/// [`small_run`] with `cmd` as the binary (a wrapper's command line that
+/// ends in it).
+fn small_run_by(
+    mut cmd: Command,
+    command: &str,
+    invocations: &str,
+    policies: &str,
+    more: &[&str],
+) -> (tempfile::TempDir, Output) {
     let dir = tempfile::tempdir().unwrap();
     let cal = calibration(dir.path());
     let out_dir = dir.path().join("out");
@@ -71,7 +83,7 @@ fn small_run(
         out_dir.to_str().unwrap(),
     ];
     args.extend(more);
-    let out = run(&args);
+    let out = cmd.args(&args).output().expect("the binary runs");
     assert!(
         out.status.success(),
         "{}",
@@ -89,7 +101,11 @@ fn replayed(invocations: &str, policies: &str, more: &[&str]) -> (tempfile::Temp
 
 #[test]
 fn a_short_replay_writes_the_simulators_outputs_marked_live() {
-    let policies = if is_root() { "cfs,sfs,gittins" } else { "cfs" };
+    let policies = if is_root() {
+        "cfs,sfs,gittins,sfs-alps,sfs-gittins"
+    } else {
+        "cfs"
+    };
     let (dir, summary) = replayed("20", policies, &[]);
     let out_dir = dir.path().join("out");
     assert_eq!(summary["machine"]["live"], true);
@@ -115,6 +131,9 @@ fn a_short_replay_writes_the_simulators_outputs_marked_live() {
             sfs["watch_to_change_us"]["count"], sfs["attribute_changes"],
             "{sfs}"
         );
+        // Each told by its CPU timer: one look per watch, none at the
+        // invocations that ended within their credit.
+        assert_eq!(looks(sfs, 20), sfs["watch_to_change_us"]["count"], "{sfs}");
     }
     if policies.contains("gittins") {
         // gittins reads each invocation's index again at its CPU watches
@@ -128,6 +147,35 @@ fn a_short_replay_writes_the_simulators_outputs_marked_live() {
     let rows = std::fs::read_to_string(out_dir.join("invocations.csv")).unwrap();
     assert_eq!(rows.lines().count(), 1 + 20 * policies.split(',').count());
     assert!(out_dir.join("report.html").is_file());
+}
+
+/// The looks a replay of `invocations` made for CPU watches.
+fn looks(live: &Value, invocations: u64) -> u64 {
+    let per = live["watch_checks_per_invocation"].as_f64().unwrap();
+    (per * invocations as f64).round() as u64
+}
+
+/// With no room for a CPU timer (RLIMIT_SIGPENDING 0, set by util-linux's
+/// `prlimit`), the watches are looked at instead: SFS still demotes each
+/// invocation that outlives its credit, at two looks or more per watch (the
+/// first comes when the task could have used its credit had it run from
+/// the instant it started, and it could not have).
+#[test]
+fn without_cpu_timers_the_watches_are_looked_at() {
+    if !is_root() {
+        eprintln!("skipped: sfs's SCHED_FIFO needs root");
+        return;
+    }
+    let mut cmd = Command::new("prlimit");
+    cmd.args(["--sigpending=0", "--", env!("CARGO_BIN_EXE_faasched")]);
+    let (dir, _) = small_run_by(cmd, "replay", "20", "sfs", &[]);
+    let summary = std::fs::read_to_string(dir.path().join("out/summary.json")).unwrap();
+    let summary: Value = serde_json::from_str(&summary).unwrap();
+    let sfs = &summary["policies"]["sfs"]["live"];
+    let watches = sfs["watch_to_change_us"]["count"].as_u64().unwrap();
+    assert!(watches > 0, "{sfs}");
+    assert_eq!(sfs["attribute_changes"], watches, "{sfs}");
+    assert!(looks(sfs, 20) >= 2 * watches, "{sfs}");
 }
 
 /// `--rounds 2`: each half of the invocations under every policy before the

@@ -125,6 +125,18 @@ static SPECS: &[Spec] = &[
         family: Family::AlpsLas,
     },
     Spec {
+        name: "sfs-alps",
+        about: "sfs's first-come FIFO credit, then alps's learned rank and slice instead of the kernel's defaults",
+        level: Level::Os,
+        family: Family::SfsAlps,
+    },
+    Spec {
+        name: "sfs-gittins",
+        about: "sfs's first-come FIFO credit, then gittins's nice instead of the kernel's defaults",
+        level: Level::Os,
+        family: Family::SfsGittins,
+    },
+    Spec {
         name: "alps-kernel",
         about: "sim only: ALPS on the paper's patched CFS (queue by rank, hold for the learned slice)",
         level: Level::Os,
@@ -208,6 +220,10 @@ enum Family {
     Las,
     AlpsLas,
     Gittins,
+    /// `sfs`'s FIFO credit over `alps`.
+    SfsAlps,
+    /// `sfs`'s FIFO credit over `gittins`.
+    SfsGittins,
     /// A sim-only discipline with a policy that sets nothing.
     Oracle(Discipline),
 }
@@ -247,13 +263,20 @@ impl Spec {
             realtime: true,
             ..Privileges::default()
         };
+        let raise = Privileges {
+            raise_priority: true,
+            ..Privileges::default()
+        };
         match self.family {
             Family::Fifo | Family::Rr | Family::Sfs | Family::Hybrid => realtime,
             // Learned ranks map to nice values below 0; gittins's wait
             // guard promotes to nice -20.
-            Family::Alps | Family::AlpsIo | Family::AlpsLas | Family::Gittins => Privileges {
-                raise_priority: true,
-                ..Privileges::default()
+            Family::Alps | Family::AlpsIo | Family::AlpsLas | Family::Gittins => raise,
+            // gittins's nice values are 0..19: only its guard raises.
+            Family::SfsGittins => realtime,
+            Family::SfsAlps => Privileges {
+                realtime: true,
+                ..raise
             },
             Family::Stock | Family::AlpsKernel | Family::Las | Family::Oracle(_) => {
                 Privileges::default()
@@ -265,11 +288,13 @@ impl Spec {
     /// parameters.
     pub fn parameters(&self, tuning: &Tuning) -> Option<Parameters> {
         match self.family {
-            Family::Alps | Family::AlpsIo | Family::AlpsKernel | Family::AlpsLas => {
-                Some(Parameters::Alps(tuning.alps))
-            }
+            Family::Alps
+            | Family::AlpsIo
+            | Family::AlpsKernel
+            | Family::AlpsLas
+            | Family::SfsAlps => Some(Parameters::Alps(tuning.alps)),
             Family::Hybrid => Some(Parameters::Hybrid(self.hybrid_params(tuning))),
-            Family::Gittins => Some(Parameters::Gittins(tuning.gittins)),
+            Family::Gittins | Family::SfsGittins => Some(Parameters::Gittins(tuning.gittins)),
             Family::Stock
             | Family::Fifo
             | Family::Rr
@@ -315,6 +340,14 @@ impl Spec {
                 name,
                 WaitGuard::new(Alps::new(name, Enforcement::Stock, tuning.alps)),
             )),
+            // No wait guard: SFS's FIFO phase runs every newcomer before
+            // any fair task, and what a guard gives a task that has not
+            // run would be kept, never applied.
+            Family::SfsAlps => Box::new(Sfs::new(
+                name,
+                Alps::new(name, Enforcement::Stock, tuning.alps),
+            )),
+            Family::SfsGittins => Box::new(Sfs::new(name, Gittins::new(name, tuning.gittins))),
             Family::Oracle(_) => Box::new(Uniform::passive(name)),
         }
     }
@@ -398,7 +431,7 @@ mod tests {
         for spec in CATALOG.iter() {
             let params = spec.parameters(&tuning);
             match spec.name {
-                n if n.starts_with("alps") => {
+                n if n.starts_with("alps") || n == "sfs-alps" => {
                     assert_eq!(params, Some(Parameters::Alps(tuning.alps)), "{n}");
                 }
                 n if n.starts_with("hybrid") => {
@@ -411,7 +444,9 @@ mod tests {
                     };
                     assert_eq!((h.adaptive, h.rightsizing), (adaptive, rightsizing), "{n}");
                 }
-                "gittins" => assert_eq!(params, Some(Parameters::Gittins(tuning.gittins))),
+                "gittins" | "sfs-gittins" => {
+                    assert_eq!(params, Some(Parameters::Gittins(tuning.gittins)))
+                }
                 n => assert_eq!(params, None, "{n}"),
             }
         }

@@ -7,45 +7,57 @@
 //! `on_cpu_used` when its CPU time reaches the policy's watch, `on_period`
 //! every period with the cores' measured load, `on_exit` with its outcome.
 //!
-//! **CPU watches without polling storms.** The kernel's accounting of a task
+//! **CPU watches told by the kernel.** The kernel's accounting of a task
 //! that is running (`sum_exec_runtime`, which schedstat, /proc/PID/stat and
-//! POSIX CPU timers on another process all read) is brought up to date at
+//! POSIX CPU clocks of another process all read) is brought up to date at
 //! the scheduler tick and at context switches, so any reading may be up to a
 //! tick stale ([`STALE`]); on a stock kernel no method sees a process's CPU
-//! time more finely (`faasched bench watch` measures three). A task cannot
-//! use CPU faster than the wall clock, so a watch at CPU time `w` is first
-//! looked at when the task could have reached it, `w` after it started;
-//! each look is one `pread` of schedstat (about 0.5 µs). If the reading is
-//! `r < w`, the reading cannot reach `w` before `w − r − STALE` from now, so
-//! the next look is then, or 0.25 ms ([`RECHECK`]) later if that is sooner.
-//! Once a reading shows the watch reached, the policy's new attributes are
-//! applied at once. A task alone on its core, as a SCHED_FIFO task is, is
-//! looked at a handful of times per watch; SFS polls /proc every
-//! millisecond for every job and forks `schedtool` for each change.
+//! time more finely (`faasched bench watch` measures three). So each
+//! watched task has a POSIX CPU timer on its process's CPU clock, armed at
+//! its watch: the kernel checks it at the tick, right after bringing the
+//! accounting up to date, and signals the steering thread, which reads the
+//! clock once (a *look*, after a read of the kept-open schedstat that
+//! fails once the process is reaped) and calls the policy. A watch costs one
+//! `timer_settime`, one signal and one look however the task shares its
+//! core; a task that ends before its watch is never looked at.
 //!
-//! For each watch that fires, [`SteerStats::watch_lags`] records an upper
-//! bound on the time from the kernel's accounting showing the watch reached
-//! to the new attributes applied: from the later of the last look that found
-//! it not reached and the earliest instant the reading could reach it.
+//! A task whose timer could not be made (RLIMIT_SIGPENDING spent: each
+//! timer holds a signal's room) is looked at instead: a watch at CPU time
+//! `w` first `w` after the task started, since a task cannot use CPU faster
+//! than the wall clock; if the reading is `r < w`, it cannot reach `w`
+//! before `w − r − STALE` from now, so the next look is then, or 0.25 ms
+//! ([`RECHECK`]) later if that is sooner. Looks at a task that shares its
+//! core come every 0.25 ms for as long as it is within a tick of its
+//! watch, which is why timers come first.
+//!
+//! For each watch that fires, [`SteerStats::watch_lags`] records the time
+//! from noticing to the new attributes applied: from the look's wake-up for
+//! a timer's watch (the signal comes at the tick that accounts the watch
+//! reached); for a looked-at one, an upper bound on the time from the
+//! kernel's accounting showing it reached, from the later of the last look
+//! that found it not reached and the earliest instant the reading could
+//! reach it. [`SteerStats::watch_overshoots`] is the CPU the task used past
+//! its watch by the look, tick included.
 
 use crate::os::observe::{self, Schedstat, SchedstatReading};
 use crate::sys::clock;
+use crate::sys::cputimer::{CpuClock, CpuTimers};
 use crate::sys::sched::{Prepared, Unsupported};
 use faasched_model::{Attrs, CpuSet, Load, Nanos, Outcome, Steer, TaskId, TaskInfo, Time};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::io;
+use std::os::fd::BorrowedFd;
 
 /// How stale the kernel's account of a running task's CPU time may be: one
 /// tick at HZ 250 (the common and this machine's configuration; a kernel
 /// with a lower HZ makes [`SteerStats::watch_lags`] optimistic).
 pub const STALE: Nanos = 4 * faasched_model::MS;
 
-/// Longest wait between two looks at a watch that may already be reached.
-/// It is most of [`SteerStats::watch_lags`]: a look that finds the watch
-/// reached comes this long after one that did not. At 0.25 ms a watch
-/// costs at most about 16 looks (one tick's worth), each a `pread` and a
-/// wake-up; SFS looks every 1 ms for the whole of every job.
+/// Longest wait between two looks at a watch that may already be reached,
+/// when no timer tells it (module docs). It is most of
+/// [`SteerStats::watch_lags`] then: a look that finds the watch reached
+/// comes this long after one that did not.
 pub const RECHECK: Nanos = 250 * faasched_model::US;
 
 /// After a look at `now` found `used` of a watch at `watch` not reached:
@@ -120,13 +132,10 @@ pub struct SteerStats {
     pub cpu: Nanos,
     /// Attribute changes applied to running processes.
     pub changes: u64,
-    /// Schedstat reads made for CPU watches.
+    /// Looks at tasks' CPU clocks made for CPU watches.
     pub watch_checks: u64,
-    /// For each watch that fired: an upper bound on the time from the
-    /// kernel's accounting showing the watch reached to the new attributes
-    /// applied, measured from the later of the last look that found it not
-    /// reached and the earliest instant the reading could reach it (module
-    /// docs).
+    /// For each watch that fired: the time from noticing it reached to the
+    /// new attributes applied (module docs).
     pub watch_lags: Vec<Nanos>,
     /// For each watch that fired: CPU the task used past its watch.
     pub watch_overshoots: Vec<Nanos>,
@@ -151,17 +160,29 @@ impl SteerStats {
     }
 }
 
+/// [`Tracked::look`] of a task with no look pending.
+const NO_LOOK: Nanos = Nanos::MAX;
+
 struct Tracked {
     pid: libc::pid_t,
     schedstat: Schedstat,
     /// The reading when tracking began: what the process used before it
     /// arrived, which is not the task's.
     base: SchedstatReading,
+    /// The process's CPU clock, which watches read and its timer counts...
+    clock: CpuClock,
+    /// ...and its reading when tracking began (0 for a process launched
+    /// for the task).
+    clock_base: Nanos,
+    /// Whether a timer in [`Steering::timers`] tells when the watch is
+    /// reached; if not, it is looked at ([`next_look`]).
+    timed: bool,
     watch: Option<Nanos>,
     /// The reading cannot have reached the watch before this instant.
     floor: Nanos,
-    /// The instant of its pending look in [`Steering::watches`]: an entry
-    /// at another instant was left behind by a re-read watch.
+    /// The instant of its pending look in [`Steering::watches`]
+    /// ([`NO_LOOK`] if none): an entry at another instant was left behind by
+    /// a re-read watch.
     look: Nanos,
 }
 
@@ -175,6 +196,8 @@ pub struct Steering<'p, P: Steer + ?Sized> {
     /// Entries of tasks gone or re-armed (not at their `look`) are skipped
     /// when they come up.
     watches: BinaryHeap<Reverse<(Nanos, TaskId)>>,
+    /// A CPU timer per tracked task, named by its id.
+    timers: CpuTimers,
     period: Option<Nanos>,
     next_period: Option<Nanos>,
     /// Each core's busy time at the last period's reading.
@@ -189,7 +212,9 @@ pub struct Steering<'p, P: Steer + ?Sized> {
 impl<'p, P: Steer + ?Sized> Steering<'p, P> {
     /// Steers tasks on `cpus` with `policy`, on `timeline`; the policy's
     /// periods count from monotonic instant `start` (the first arrival, as in
-    /// the simulator).
+    /// the simulator). Blocks SIGALRM in the calling thread until dropped
+    /// (the CPU timers' signal): a steering must be used and dropped on the
+    /// thread that made it, and the caller polls [`Steering::timers_fd`].
     pub fn new(
         policy: &'p mut P,
         cpus: CpuSet,
@@ -202,7 +227,12 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
             what: "/proc/stat".into(),
             source,
         })?;
+        let timers = CpuTimers::new().map_err(|source| SteerError::Observe {
+            what: "a signalfd for CPU timers".into(),
+            source,
+        })?;
         Ok(Steering {
+            timers,
             read_at: clock::monotonic(),
             next_period: period.map(|p| start + p),
             policy,
@@ -298,14 +328,27 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
             source,
         };
         let schedstat = Schedstat::open(pid).map_err(observe)?;
-        let base = match adopted {
-            true => schedstat.read().map_err(observe)?,
-            false => SchedstatReading::default(),
+        let clock_error = |source| SteerError::Observe {
+            what: format!("the CPU clock of pid {pid}"),
+            source,
         };
+        let clock = CpuClock::of(pid).map_err(clock_error)?;
+        let (base, clock_base) = match adopted {
+            true => (
+                schedstat.read().map_err(observe)?,
+                clock.now().map_err(clock_error)?,
+            ),
+            false => (SchedstatReading::default(), 0),
+        };
+        let timed = self.timers.add(task.0, clock).is_ok();
         let watch = self.policy.cpu_watch(task);
         // Not before it could have used `w`: it had used nothing at `since`.
         let floor = since + watch.unwrap_or(0);
-        if watch.is_some() {
+        let mut look = NO_LOOK;
+        if let Some(w) = watch
+            && !(timed && self.timers.arm(task.0, clock_base + w).is_ok())
+        {
+            look = floor;
             self.watches.push(Reverse((floor, task)));
         }
         self.tasks.insert(
@@ -314,9 +357,12 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
                 pid,
                 schedstat,
                 base,
+                clock,
+                clock_base,
+                timed: timed && look == NO_LOOK,
                 watch,
                 floor,
-                look: floor,
+                look,
             },
         );
         self.stats.cpu += self.cpu_now() - cpu;
@@ -338,6 +384,7 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
     pub fn exited(&mut self, task: TaskId, outcome: &Outcome) {
         let cpu = self.cpu_now();
         self.tasks.remove(&task);
+        self.timers.remove(task.0);
         self.policy.on_exit(outcome.finish, task, outcome);
         self.rewatch(clock::monotonic());
         self.stats.cpu += self.cpu_now() - cpu;
@@ -385,13 +432,44 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
         result
     }
 
+    /// The descriptor that becomes readable when a CPU timer fires; then
+    /// call [`Steering::timers_fired`].
+    pub fn timers_fd(&self) -> BorrowedFd<'_> {
+        self.timers.fd()
+    }
+
+    /// Looks at the tasks whose CPU timers fired, then does what else is
+    /// due by monotonic instant `now` ([`Steering::act`]).
+    pub fn timers_fired(&mut self, now: Nanos) -> Result<(), SteerError> {
+        let cpu = self.cpu_now();
+        let result = self.timers_fired_inner(now);
+        self.stats.cpu += self.cpu_now() - cpu;
+        result
+    }
+
+    fn timers_fired_inner(&mut self, now: Nanos) -> Result<(), SteerError> {
+        let fired = self.timers.fired().map_err(|source| SteerError::Observe {
+            what: "the CPU timers' signalfd".into(),
+            source,
+        })?;
+        for task in fired.into_iter().map(TaskId) {
+            // A task with a look pending is looked at then.
+            if self.tasks.get(&task).is_some_and(|t| t.look == NO_LOOK) {
+                self.look(task, now)?;
+            }
+        }
+        self.act_inner(now)
+    }
+
     fn act_inner(&mut self, now: Nanos) -> Result<(), SteerError> {
         while let Some(&Reverse((at, task))) = self.watches.peek() {
             if at > now {
                 break;
             }
             self.watches.pop();
-            self.check_watch(task, at, now)?;
+            if self.tasks.get(&task).is_some_and(|t| t.look == at) {
+                self.look(task, now)?;
+            }
         }
         if let (Some(p), Some(at)) = (self.period, self.next_period)
             && at <= now
@@ -402,46 +480,70 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
         Ok(())
     }
 
-    fn check_watch(&mut self, task: TaskId, at: Nanos, now: Nanos) -> Result<(), SteerError> {
+    /// Reads a task's CPU clock: calls the policy if its watch is reached,
+    /// and waits for the watch that is then in force.
+    fn look(&mut self, task: TaskId, now: Nanos) -> Result<(), SteerError> {
         let Some(t) = self.tasks.get_mut(&task) else {
             return Ok(());
         };
-        let Some(watch) = t.watch.filter(|_| t.look == at) else {
+        t.look = NO_LOOK;
+        let Some(watch) = t.watch else {
             return Ok(());
         };
         self.stats.watch_checks += 1;
-        let used = match t.schedstat.read() {
-            Ok(r) => r.cpu.saturating_sub(t.base.cpu),
+        // The kept-open schedstat first: it fails once the process is
+        // reaped, where the clock, named by pid, would read whichever
+        // process took the pid next.
+        let used = match t.schedstat.read().and_then(|_| t.clock.now()) {
+            Ok(c) => c.saturating_sub(t.clock_base),
             // Exited and reaped under us: its exit is on its way.
             Err(_) => return Ok(()),
         };
         if used < watch {
-            let (floor, next) = next_look(now, used, watch);
-            (t.floor, t.look) = (floor, next);
-            self.watches.push(Reverse((next, task)));
+            self.expect(task, now, used);
             return Ok(());
         }
-        let floor = t.floor;
+        // A timer's watch is noticed at the wake-up its signal caused.
+        let noticed = if t.timed { now } else { t.floor };
         if let Some(attrs) = self.policy.on_cpu_used(self.timeline.time(now), task, used) {
             self.apply(task, attrs)?;
         }
         let done = clock::monotonic();
-        self.stats.watch_lags.push(done.saturating_sub(floor));
+        self.stats.watch_lags.push(done.saturating_sub(noticed));
         self.stats.watch_overshoots.push(used - watch);
         let next = self.policy.cpu_watch(task);
         if let Some(t) = self.tasks.get_mut(&task) {
             t.watch = next;
-            // It had used `used` by now: the next watch is looked at as one
-            // not yet reached, with the same allowance for a stale reading.
-            if let Some(w) = next {
-                (t.floor, t.look) = match w <= used {
-                    true => (now, now), // reached already: look again at once
-                    false => next_look(now, used, w),
-                };
-                self.watches.push(Reverse((t.look, task)));
-            }
+            self.expect(task, now, used);
         }
         Ok(())
+    }
+
+    /// A task that had used `used` at `now` waits for its watch: by its
+    /// timer, or by a look when it has none (or the watch is reached
+    /// already: at once).
+    fn expect(&mut self, task: TaskId, now: Nanos, used: Nanos) {
+        let Some(t) = self.tasks.get_mut(&task) else {
+            return;
+        };
+        let Some(w) = t.watch else {
+            return;
+        };
+        let (floor, next) = match w <= used {
+            true => (now, now),
+            false => next_look(now, used, w),
+        };
+        t.floor = floor;
+        if w > used && t.timed {
+            if self.timers.arm(task.0, t.clock_base + w).is_ok() {
+                return;
+            }
+            // Looked at from now on (an arming fails only for a process
+            // the kernel no longer has).
+            t.timed = false;
+        }
+        t.look = next;
+        self.watches.push(Reverse((next, task)));
     }
 
     fn periodic(&mut self, now: Nanos) -> Result<(), SteerError> {

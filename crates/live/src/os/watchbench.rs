@@ -4,11 +4,12 @@
 //! when privileged, as SFS runs its jobs, so CPU time advances with the wall
 //! clock):
 //!
-//! - **sleep-then-check** (what [`crate::os::steering`] does): sleep until the
-//!   earliest instant the reading can show the target reached, read
-//!   schedstat, repeat ([`next_look`]);
-//! - **POSIX CPU timer**: `timer_create` on the process's CPU clock, its
-//!   signal read from a signalfd; the kernel checks such timers at the tick;
+//! - **POSIX CPU timer** (what [`crate::os::steering`] does): `timer_create`
+//!   on the process's CPU clock, its signal read from a signalfd; the kernel
+//!   checks such timers at the tick;
+//! - **sleep-then-check** (the steering's fallback when no timer can be
+//!   made): sleep until the earliest instant the reading can show the target
+//!   reached, read schedstat, repeat ([`next_look`]);
 //! - **1 ms polling** (SFS): every millisecond read `/proc/PID/stat` (as
 //!   gopsutil does) and the CPU time.
 //!
@@ -21,7 +22,7 @@ use crate::os::observe::Schedstat;
 use crate::os::replay::nearest_rank;
 use crate::os::steering::next_look;
 use crate::sys::clock;
-use crate::sys::cputimer::CpuTimer;
+use crate::sys::cputimer::{CpuClock, CpuTimers};
 use crate::sys::poll::Poll;
 use crate::sys::process::{self, Child, Program, Setup};
 use crate::sys::sched::{Prepared, online_cpus};
@@ -117,13 +118,8 @@ pub fn run(trials: usize, realtime: bool) -> io::Result<Measured> {
     // Let it get going.
     std::thread::sleep(Duration::from_millis(20));
     let watching = vec![
-        watch(
-            &spinner,
-            trials,
-            "sleep-then-check (faasched)",
-            sleep_then_check,
-        )?,
-        watch(&spinner, trials, "POSIX CPU timer", posix_timer)?,
+        watch(&spinner, trials, "POSIX CPU timer (faasched)", posix_timer)?,
+        watch(&spinner, trials, "sleep-then-check", sleep_then_check)?,
         watch(&spinner, trials, "1 ms polling (SFS)", poll_every_ms)?,
     ];
     let mut changing = Vec::new();
@@ -199,11 +195,12 @@ fn sleep_then_check(spinner: &Spinner, target: Nanos) -> io::Result<Nanos> {
 }
 
 fn posix_timer(spinner: &Spinner, target: Nanos) -> io::Result<Nanos> {
-    let mut timer = CpuTimer::new(spinner.child.pid)?;
+    let mut timers = CpuTimers::new()?;
+    timers.add(0, CpuClock::of(spinner.child.pid)?)?;
     let mut poll = Poll::new()?;
-    poll.add(timer.fd(), 0)?;
-    timer.arm(target)?;
-    while !timer.take()? {
+    poll.add(timers.fd(), 0)?;
+    timers.arm(0, target)?;
+    while timers.fired()?.is_empty() {
         poll.wait(Some(SEC))?;
     }
     spinner.cpu()

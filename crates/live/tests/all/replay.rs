@@ -193,6 +193,8 @@ fn a_cpu_watch_demotes_a_fifo_process_and_the_kernel_shows_it() {
     }
     assert_eq!(stats.steering.watch_lags.len(), 2);
     assert_eq!(stats.steering.changes, 2);
+    // Each watch told by its CPU timer and looked at once.
+    assert_eq!(stats.steering.watch_checks, 2);
 }
 
 #[test]

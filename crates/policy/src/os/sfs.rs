@@ -1,6 +1,9 @@
 //! SFS (the ALPS paper's comparison point; public code ds2-lab/SFS): every new
 //! invocation runs SCHED_FIFO for a credit of CPU time, then drops to the fair
-//! class, approximating SRPT from user space.
+//! class, approximating SRPT from user space. Alone it drops to the kernel's
+//! defaults (`sfs`); on top of another policy it drops to what that policy
+//! gives the task (`sfs-alps`, `sfs-gittins`): the first-come short slice
+//! before a learned rank.
 //!
 //! What the public code does and how it maps here (SFS's public code):
 //! - credit T = the mean of the last 200 inter-arrival gaps × cores, 20 ms
@@ -17,10 +20,14 @@
 //! SFS keeps its own FIFO queue and pins each job to a worker's core; here the
 //! kernel's global FIFO run queue plays that part (one queue per mask is the
 //! model's ideal balance).
+//!
+//! The policy beneath hears every event as if alone; while a task is in its
+//! FIFO phase what beneath gives it is kept, not applied, and is what the
+//! task drops to.
 
-use crate::os::baseline::BASELINE_RT_PRIO;
+use crate::os::baseline::{BASELINE_RT_PRIO, Uniform};
 use faasched_model::{
-    Attrs, Class, CpuSet, IdMap, MS, Nanos, Outcome, Steer, TaskId, TaskInfo, Time,
+    Attrs, Class, CpuSet, IdMap, Load, MS, Nanos, Outcome, Steer, TaskId, TaskInfo, Time,
 };
 use std::collections::VecDeque;
 
@@ -36,12 +43,15 @@ pub const WINDOW: usize = 200;
 struct Fifo {
     arrival: Time,
     credit: Nanos,
-    cpus: CpuSet,
+    /// What the policy beneath last gave it: what it drops to.
+    beneath: Attrs,
 }
 
-/// The SFS steering policy.
-#[derive(Debug, Default)]
-pub struct Sfs {
+/// The SFS steering policy on top of policy `P`.
+#[derive(Debug)]
+pub struct Sfs<P = Uniform> {
+    name: &'static str,
+    beneath: P,
     /// Inter-arrival times of the last [`WINDOW`] arrivals.
     gaps: VecDeque<Nanos>,
     gap_sum: Nanos,
@@ -50,7 +60,27 @@ pub struct Sfs {
     fifo: IdMap<TaskId, Fifo>,
 }
 
-impl Sfs {
+impl Default for Sfs {
+    /// `sfs`: dropping to the kernel's defaults.
+    fn default() -> Self {
+        Sfs::new("sfs", Uniform::STOCK)
+    }
+}
+
+impl<P: Steer> Sfs<P> {
+    /// SFS's FIFO credit first, then `beneath`, under `name`.
+    pub fn new(name: &'static str, beneath: P) -> Sfs<P> {
+        Sfs {
+            name,
+            beneath,
+            gaps: VecDeque::new(),
+            gap_sum: 0,
+            last_arrival: None,
+            cores: 0,
+            fifo: IdMap::default(),
+        }
+    }
+
     /// The current credit T.
     pub fn credit(&self) -> Nanos {
         if self.gaps.len() < WINDOW {
@@ -72,32 +102,50 @@ impl Sfs {
     }
 
     fn demote(&mut self, task: TaskId) -> Option<Attrs> {
-        self.fifo.remove(&task).map(|f| Attrs::normal(f.cpus))
+        self.fifo.remove(&task).map(|f| f.beneath)
+    }
+
+    /// Passes on what beneath gave `task`, kept instead while it is in its
+    /// FIFO phase.
+    fn pass(&mut self, task: TaskId, given: Option<Attrs>) -> Option<Attrs> {
+        let given = given?;
+        match self.fifo.get_mut(&task) {
+            Some(f) => {
+                f.beneath = given;
+                None
+            }
+            None => Some(given),
+        }
     }
 }
 
-impl Steer for Sfs {
+impl<P: Steer> Steer for Sfs<P> {
     fn name(&self) -> &str {
-        "sfs"
+        self.name
     }
 
     fn on_arrival(&mut self, now: Time, task: &TaskInfo, cpus: CpuSet) -> Attrs {
         self.cores = cpus.len();
         self.observe_arrival(now);
         let credit = self.credit();
+        let beneath = self.beneath.on_arrival(now, task, cpus);
         self.fifo.insert(
             task.task,
             Fifo {
                 arrival: now,
                 credit,
-                cpus,
+                beneath,
             },
         );
-        Attrs::normal(cpus).with_class(Class::Fifo(BASELINE_RT_PRIO))
+        Attrs::normal(beneath.cpus).with_class(Class::Fifo(BASELINE_RT_PRIO))
     }
 
     fn on_start(&mut self, now: Time, task: TaskId) -> Option<Attrs> {
-        let f = *self.fifo.get(&task)?;
+        let given = self.beneath.on_start(now, task);
+        let given = self.pass(task, given);
+        let Some(f) = self.fifo.get(&task) else {
+            return given;
+        };
         (now - f.arrival > 3 * f.credit)
             .then(|| self.demote(task))
             .flatten()
@@ -108,22 +156,62 @@ impl Steer for Sfs {
     }
 
     fn cpu_watch(&self, task: TaskId) -> Option<Nanos> {
-        self.fifo.get(&task).map(|f| f.credit)
+        let beneath = self.beneath.cpu_watch(task);
+        match self.fifo.get(&task) {
+            Some(f) => Some(beneath.map_or(f.credit, |w| w.min(f.credit))),
+            None => beneath,
+        }
     }
 
-    fn on_cpu_used(&mut self, _now: Time, task: TaskId, _used: Nanos) -> Option<Attrs> {
-        self.demote(task)
+    fn rewatch(&mut self) -> Vec<TaskId> {
+        self.beneath.rewatch()
     }
 
-    fn on_exit(&mut self, _now: Time, task: TaskId, _outcome: &Outcome) {
+    fn on_cpu_used(&mut self, now: Time, task: TaskId, used: Nanos) -> Option<Attrs> {
+        // Beneath hears only of the watch it set.
+        let reached = self.beneath.cpu_watch(task).is_some_and(|w| used >= w);
+        let given = reached
+            .then(|| self.beneath.on_cpu_used(now, task, used))
+            .flatten();
+        let given = self.pass(task, given);
+        match self.fifo.get(&task) {
+            Some(f) if used >= f.credit => self.demote(task),
+            _ => given,
+        }
+    }
+
+    fn on_block(&mut self, now: Time, task: TaskId) {
+        self.beneath.on_block(now, task);
+    }
+
+    fn on_wake(&mut self, now: Time, task: TaskId) -> Option<Attrs> {
+        let given = self.beneath.on_wake(now, task);
+        self.pass(task, given)
+    }
+
+    fn on_exit(&mut self, now: Time, task: TaskId, outcome: &Outcome) {
         self.fifo.remove(&task);
+        self.beneath.on_exit(now, task, outcome);
+    }
+
+    fn period(&self) -> Option<Nanos> {
+        self.beneath.period()
+    }
+
+    fn on_period(&mut self, now: Time, load: Load) -> Vec<(TaskId, Attrs)> {
+        let given = self.beneath.on_period(now, load);
+        given
+            .into_iter()
+            .filter_map(|(task, a)| Some((task, self.pass(task, Some(a))?)))
+            .collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::os::testkit::info;
+    use crate::os::attained::Attained;
+    use crate::os::testkit::{info, outcome};
 
     #[test]
     fn credit_tracks_the_mean_gap_times_cores_with_a_floor() {
@@ -161,5 +249,49 @@ mod tests {
         let late = sfs.on_start(3 * INITIAL_CREDIT + 1, TaskId(1));
         assert_eq!(late, Some(Attrs::normal(cpus)));
         assert_eq!(sfs.cpu_watch(TaskId(1)), None);
+    }
+
+    fn nice(cpus: CpuSet, nice: i8) -> Attrs {
+        let mut a = Attrs::normal(cpus);
+        a.nice = nice;
+        a
+    }
+
+    /// Over `las`: FIFO first; the credit's end drops the task to what las
+    /// gives it then; las's own steps before the credit ends are kept, not
+    /// applied, and the task drops to the last of them.
+    #[test]
+    fn on_top_of_a_policy_the_task_drops_to_what_it_gives() {
+        let cpus = CpuSet::first(4);
+        let mut p = Sfs::new("sfs-las", Attained::new("las", Uniform::STOCK));
+        let fifo = Attrs::normal(cpus).with_class(Class::Fifo(BASELINE_RT_PRIO));
+        // Credit 20 ms, below las's first bound (50 ms).
+        assert_eq!(p.on_arrival(0, &info(0, 0, 0), cpus), fifo);
+        assert_eq!(p.cpu_watch(TaskId(0)), Some(INITIAL_CREDIT));
+        assert_eq!(
+            p.on_cpu_used(30 * MS, TaskId(0), INITIAL_CREDIT),
+            Some(nice(cpus, 0))
+        );
+        assert_eq!(p.cpu_watch(TaskId(0)), Some(50 * MS), "las's own");
+        assert_eq!(
+            p.on_cpu_used(60 * MS, TaskId(0), 50 * MS),
+            Some(nice(cpus, 5))
+        );
+        p.on_exit(70 * MS, TaskId(0), &outcome(0, 0, 55 * MS));
+
+        // 200 gaps of 30 ms on 4 cores: a credit of 120 ms, past las's
+        // 50 ms step.
+        let mut at = 100 * MS;
+        for i in 1..=WINDOW as u64 + 1 {
+            assert_eq!(p.on_arrival(at, &info(i, 0, at), cpus), fifo);
+            at += 30 * MS;
+        }
+        let last = TaskId(WINDOW as u64 + 1);
+        assert_eq!(p.credit(), 120 * MS);
+        assert_eq!(p.cpu_watch(last), Some(50 * MS));
+        assert_eq!(p.on_cpu_used(at, last, 50 * MS), None, "kept: still FIFO");
+        assert_eq!(p.cpu_watch(last), Some(120 * MS));
+        assert_eq!(p.on_cpu_used(at, last, 120 * MS), Some(nice(cpus, 5)));
+        assert_eq!(p.cpu_watch(last), Some(400 * MS));
     }
 }

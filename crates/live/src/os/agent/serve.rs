@@ -7,7 +7,7 @@ use super::registry::Registry;
 use super::socket::Socket;
 use super::state::StateFile;
 use super::throttle::Throttle;
-use super::tokens::{CLIENT, DATAGRAMS, LISTENER, SIGNALS};
+use super::tokens::{CLIENT, DATAGRAMS, LISTENER, SIGNALS, TIMERS};
 use super::{AgentError, Config, system, target};
 use crate::os::steering::{Steering, Timeline};
 use crate::sys::clock;
@@ -65,6 +65,8 @@ pub fn serve<P: Steer + ?Sized>(
     // The agent's own CPU time is what counts (Summary::cpu); per call it
     // would cost more system calls than the call.
     steering.count_cpu(false);
+    poll.add(steering.timers_fd(), TIMERS)
+        .map_err(system("epoll"))?;
     let mut agent = Agent {
         config,
         steering,
@@ -153,6 +155,11 @@ impl<P: Steer + ?Sized, L: FnMut(Event<'_>)> Agent<'_, '_, P, L> {
                     SIGNALS => {
                         if let Some(sig) = signals.take().map_err(system("reading the signalfd"))? {
                             return Ok(sig);
+                        }
+                    }
+                    TIMERS => {
+                        if let Err(e) = self.steering.timers_fired(clock::monotonic()) {
+                            self.warn(e.to_string());
                         }
                     }
                     LISTENER => self.accept(listener),

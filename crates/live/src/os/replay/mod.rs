@@ -185,6 +185,7 @@ impl Drop for Flight {
 }
 
 const SIGNALS: u64 = u64::MAX;
+const TIMERS: u64 = u64::MAX - 1;
 
 /// How long a launch keeps the launcher from anything else: starting a
 /// child costs the launcher about 0.15 ms of CPU on the 2-vCPU VM this was
@@ -246,6 +247,8 @@ where
     let origin = clock::monotonic() + config.lead;
     let timeline = Timeline::new(origin, first);
     let mut steering = Steering::new(policy, config.cpus, timeline, origin)?;
+    poll.add(steering.timers_fd(), TIMERS)
+        .map_err(system("epoll"))?;
     let mut flight = Flight::default();
     let mut stats = ReplayStats {
         start: first,
@@ -316,6 +319,10 @@ where
                 if let Some(sig) = signals.take().map_err(system("reading the signalfd"))? {
                     return Err(ReplayError::Interrupted(sig));
                 }
+                continue;
+            }
+            if t == TIMERS {
+                steering.timers_fired(clock::monotonic())?;
                 continue;
             }
             let task = TaskId(t >> 1);
