@@ -43,10 +43,11 @@ pub struct Kernel {
         value_name = "US"
     )]
     pub context_switch_us: f64,
-    /// Hear CPU watches (sfs's and hybrid's demotions) as a live watcher
-    /// does on a stock kernel: at the first tick at or after the task's CPU
-    /// time reaches the watch, when the kernel accounts it, plus US µs to
-    /// act (`faasched replay` measures about 340 µs from the tick to the
+    /// Hear CPU watches (sfs's and hybrid's demotions, gittins's
+    /// re-readings) as a live watcher does on a stock kernel: at the first
+    /// tick at or after the task's CPU time reaches the watch, when the
+    /// kernel accounts it, plus US µs to act (`faasched replay` measures
+    /// about 30 µs from the CPU timer's wake-up at the tick to the
     /// demotion, at the median). By default a watch is heard at the instant
     /// it is reached.
     #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=MAX_KNOB_US))]
