@@ -5,29 +5,22 @@
 //! checks these timers from the scheduler tick (after bringing the running
 //! task's accounting up to date), so they fire up to a tick late.
 //!
-//! The signal is SIGALRM, which nothing in faasched uses otherwise (nix
-//! names the standard signals only, so a real-time one is out of reach),
-//! sent to the thread that made the timers, which blocks it. A standard
-//! signal does not queue: expiries that come while one is pending are told
-//! by that one signal. So [`CpuTimers::fired`] asks every armed timer
-//! whether it expired (one `timer_gettime` each) after reading the signals:
-//! an expiry before the read is found by the asking, one after it sends a
-//! signal of its own.
+//! The signal is the first real-time one (`rt_timer`), which nothing in
+//! faasched uses otherwise, sent to the thread that made the timers, which
+//! blocks it. Real-time signals queue, each with its timer's key, so a
+//! wake-up costs a read per expiry, however many timers are armed (a
+//! timer's expiry is queued once at most: it holds one signal's room).
 
 use crate::nix_io;
+use crate::rt_timer::{self, RtTimer};
 use faasched_model::Nanos;
-use nix::sys::signal::{SigEvent, SigSet, SigevNotify, SigmaskHow, Signal};
+use nix::sys::signal::{SigSet, SigmaskHow};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
-use nix::sys::time::TimeSpec;
-use nix::sys::timer::{Expiration, Timer, TimerSetTimeFlags};
 use nix::time::ClockId;
 use nix::unistd::Pid;
 use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
-
-/// The signal the timers send.
-const SIGNAL: Signal = Signal::SIGALRM;
 
 /// Process `pid`'s CPU clock: the CPU time of all its threads, living and
 /// gone, which the timers count.
@@ -50,19 +43,13 @@ impl CpuClock {
     }
 }
 
-struct Armed {
-    timer: Timer,
-    /// Whether it was armed and has not been found expired since.
-    pending: bool,
-}
-
 /// One-shot timers on processes' CPU clocks, each named by a key; their
 /// expiries arrive on [`CpuTimers::fd`], signalled to the calling thread,
 /// which blocks the timers' signal while the set is alive. Must be used and
 /// dropped on the thread that made it.
 pub struct CpuTimers {
     /// Emptied in `drop`, before the mask is restored.
-    timers: HashMap<u64, Armed>,
+    timers: HashMap<u64, RtTimer>,
     fd: SignalFd,
     previous: SigSet,
 }
@@ -70,8 +57,7 @@ pub struct CpuTimers {
 impl CpuTimers {
     /// An empty set; blocks the timers' signal in the calling thread.
     pub fn new() -> io::Result<CpuTimers> {
-        let mut set = SigSet::empty();
-        set.add(SIGNAL);
+        let set = rt_timer::signal_set();
         let previous = set
             .thread_swap_mask(SigmaskHow::SIG_BLOCK)
             .map_err(nix_io)?;
@@ -93,19 +79,9 @@ impl CpuTimers {
     pub fn add(&mut self, key: u64, clock: CpuClock) -> io::Result<()> {
         // To this thread, which blocks the signal: a process-directed
         // signal could land on another thread and kill the process.
-        let event = SigEvent::new(SigevNotify::SigevThreadId {
-            signal: SIGNAL,
-            thread_id: rustix::thread::gettid().as_raw_nonzero().get(),
-            si_value: key as libc::intptr_t,
-        });
-        let timer = Timer::new(clock.0, event).map_err(nix_io)?;
-        self.timers.insert(
-            key,
-            Armed {
-                timer,
-                pending: false,
-            },
-        );
+        let tid = rustix::thread::gettid().as_raw_nonzero().get();
+        let timer = RtTimer::new(clock.0.as_raw(), tid, key)?;
+        self.timers.insert(key, timer);
         Ok(())
     }
 
@@ -119,22 +95,11 @@ impl CpuTimers {
             ));
         };
         // A zero expiry would disarm it instead.
-        let at = at.max(1);
-        let at = TimeSpec::new(
-            (at / 1_000_000_000) as libc::time_t,
-            (at % 1_000_000_000) as libc::c_long,
-        );
-        t.timer
-            .set(
-                Expiration::OneShot(at),
-                TimerSetTimeFlags::TFD_TIMER_ABSTIME,
-            )
-            .map_err(nix_io)?;
-        t.pending = true;
-        Ok(())
+        t.arm(at.max(1))
     }
 
-    /// Deletes `key`'s timer, if there is one.
+    /// Deletes `key`'s timer, if there is one (and a signal of its still
+    /// pending).
     pub fn remove(&mut self, key: u64) {
         self.timers.remove(&key);
     }
@@ -149,33 +114,27 @@ impl CpuTimers {
         self.fd.as_fd()
     }
 
-    /// The keys, in order, of the timers that fired since they were armed
-    /// and were not told yet: empty unless a signal was pending.
+    /// The keys, in order and once each, of the timers whose expiries
+    /// came since the last call. A timer re-armed after it fired may be
+    /// told of the earlier expiry: the caller checks what it waited for.
     pub fn fired(&mut self) -> io::Result<Vec<u64>> {
-        let mut signalled = false;
-        while self.fd.read_signal().map_err(nix_io)?.is_some() {
-            signalled = true;
-        }
-        if !signalled {
-            return Ok(Vec::new());
-        }
         let mut keys = Vec::new();
-        for (&key, t) in self.timers.iter_mut().filter(|(_, t)| t.pending) {
-            if t.timer.get().map_err(nix_io)?.is_none() {
-                t.pending = false;
-                keys.push(key);
+        while let Some(info) = self.fd.read_signal().map_err(nix_io)? {
+            if self.timers.contains_key(&info.ssi_ptr) {
+                keys.push(info.ssi_ptr);
             }
         }
         keys.sort_unstable();
+        keys.dedup();
         Ok(keys)
     }
 }
 
 impl Drop for CpuTimers {
     fn drop(&mut self) {
+        // Deleting a timer takes back its pending signal; any other left
+        // would be delivered, and kill, once the mask is restored.
         self.timers.clear();
-        // An expiry still pending would be delivered, and kill, once the
-        // mask is restored: consume it first.
         while matches!(self.fd.read_signal(), Ok(Some(_))) {}
         let _ = self.previous.thread_set_mask();
     }

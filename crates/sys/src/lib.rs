@@ -1,7 +1,7 @@
 //! The Linux calls faasched's live runtime needs that std does not wrap.
 //!
 //! Each public module is safe code over [rustix], or over [nix] where
-//! rustix has no wrapper (signalfd, POSIX timers, `getrusage`, `sysconf`)
+//! rustix has no wrapper (signalfd, CPU clocks, `getrusage`, `sysconf`)
 //! or none that is sound for every answer the kernel may give (`SO_PEERCRED`:
 //! see `peercred`). What no maintained crate offers is written by hand, each
 //! in a small private module of its own, the only places where `unsafe` is
@@ -17,7 +17,8 @@
 //! - `prlimit`: reading another process's resource limit;
 //! - `credmsg`: a datagram received with its sender's credentials, and the
 //!   answer to its address;
-//! - `disposition`: setting a signal's disposition to its default and back.
+//! - `disposition`: setting a signal's disposition to its default and back;
+//! - `rt_timer`: a POSIX timer that sends a real-time signal with a value.
 
 pub mod clock;
 pub mod cputimer;
@@ -37,6 +38,7 @@ mod launch;
 mod pidfd_info;
 mod prlimit;
 mod raw;
+mod rt_timer;
 mod sched_attr;
 mod wait4;
 

@@ -212,9 +212,10 @@ pub struct Steering<'p, P: Steer + ?Sized> {
 impl<'p, P: Steer + ?Sized> Steering<'p, P> {
     /// Steers tasks on `cpus` with `policy`, on `timeline`; the policy's
     /// periods count from monotonic instant `start` (the first arrival, as in
-    /// the simulator). Blocks SIGALRM in the calling thread until dropped
-    /// (the CPU timers' signal): a steering must be used and dropped on the
-    /// thread that made it, and the caller polls [`Steering::timers_fd`].
+    /// the simulator). Blocks the CPU timers' real-time signal in the
+    /// calling thread until dropped: a steering must be used and dropped on
+    /// the thread that made it, and the caller polls
+    /// [`Steering::timers_fd`].
     pub fn new(
         policy: &'p mut P,
         cpus: CpuSet,
