@@ -17,7 +17,7 @@ pub struct TuningFlags {
     /// `window_min_invocations`, `trainer`, `alpha`, `beta`, `gamma`, `theta`,
     /// `ewma_weight`, `unpredictability`, `overload`; `[hybrid]` with `time_limit_ms`, `adaptive`, `percentile`,
     /// `rightsizing`, `threshold`, `fifo_share`; `[gittins]` with `size_ms`,
-    /// `nice_per_doubling`. Flags below override it.
+    /// `nice_per_doubling`, `history`. Flags below override it.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// ALPS: retrain every this many ms from the invocations finished in it
@@ -66,6 +66,10 @@ pub struct TuningFlags {
     /// --gittins-size-ms [default: 16].
     #[arg(long, value_name = "X")]
     pub gittins_nice_per_doubling: Option<f64>,
+    /// Gittins: CPU times kept per function, its most recent invocations',
+    /// 8 to 65,536 [default: 512].
+    #[arg(long, value_name = "N")]
+    pub gittins_history: Option<usize>,
 }
 
 impl TuningFlags {
@@ -90,6 +94,9 @@ impl TuningFlags {
         }
         if let Some(x) = self.alps_trainer {
             a.trainer = x;
+        }
+        if let Some(n) = self.gittins_history {
+            t.gittins.history = n;
         }
         // Every plain number a flag overrides, of any table.
         for (flag, field) in [
@@ -159,6 +166,13 @@ mod tests {
         };
         let e = format!("{:#}", bad.tuning().unwrap_err());
         assert!(e.contains("nice_per_doubling"), "{e}");
+        let history = |n| TuningFlags {
+            gittins_history: Some(n),
+            ..TuningFlags::default()
+        };
+        assert_eq!(history(64).tuning().unwrap().gittins.history, 64);
+        let e = format!("{:#}", history(4).tuning().unwrap_err());
+        assert!(e.contains("history"), "{e}");
     }
 
     #[test]

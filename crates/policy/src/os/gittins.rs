@@ -38,11 +38,11 @@ use faasched_model::{
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-/// CPU times kept per function: its most recent invocations'.
-pub const HISTORY: usize = 256;
-/// Below this many, a function is judged by the pooled history of every
-/// function (a new function's first invocations).
+/// Below this many CPU times, a function is judged by the pooled history of
+/// every function (a new function's first invocations).
 pub const MIN_HISTORY: usize = 8;
+/// The most CPU times [`Params::history`] may keep per function.
+pub const MAX_HISTORY: usize = 65_536;
 /// CPU times kept over all functions, for those with too little history.
 pub const POOLED_HISTORY: usize = 1024;
 /// The index is read again once attained service has grown this much (or
@@ -63,6 +63,11 @@ pub struct Params {
     pub size_ms: f64,
     /// Nice added per doubling of the effective size beyond `size_ms`.
     pub nice_per_doubling: f64,
+    /// CPU times kept per function, its most recent invocations': the
+    /// distribution its index is read from. A short history follows a
+    /// function whose sizes drift (the recent past predicts the next
+    /// invocation); a long one estimates a steady distribution better.
+    pub history: usize,
 }
 
 impl Default for Params {
@@ -70,11 +75,14 @@ impl Default for Params {
     /// (docs/REAL-TRACE.md): the most of srpt's gain in its worst case.
     /// Nice 0 up to an effective 480 ms, nice 19 from about 1.1 s: nearly
     /// two classes, the invocations expected short and the rest, with a
-    /// short ramp between.
+    /// short ramp between. Each function's last 512 CPU times: a shorter
+    /// memory did worse there (the trace's sizes do not drift within a
+    /// day), a longer one no better.
     fn default() -> Params {
         Params {
             size_ms: 480.0,
             nice_per_doubling: 16.0,
+            history: 512,
         }
     }
 }
@@ -95,6 +103,13 @@ impl Params {
             "nice_per_doubling",
             self.nice_per_doubling,
             "from 0.1 to 39",
+        )?;
+        BadParam::require(
+            (MIN_HISTORY..=MAX_HISTORY).contains(&self.history),
+            "gittins",
+            "history",
+            self.history,
+            "from 8 to 65,536 CPU times",
         )
     }
 
@@ -272,7 +287,7 @@ impl Steer for Gittins {
         let function = outcome.function.id;
         self.functions
             .entry(function)
-            .or_insert_with(|| History::new(HISTORY))
+            .or_insert_with(|| History::new(self.params.history))
             .push(outcome.cpu);
         self.pooled.push(outcome.cpu);
     }
@@ -284,7 +299,7 @@ mod tests {
     use crate::os::testkit::{info, outcome};
 
     fn history(times: &[Nanos]) -> History {
-        let mut h = History::new(HISTORY);
+        let mut h = History::new(Params::default().history);
         for &t in times {
             h.push(t);
         }
@@ -327,6 +342,7 @@ mod tests {
         let p = Params {
             size_ms: 10.0,
             nice_per_doubling: 2.0,
+            ..Params::default()
         };
         assert_eq!(p.nice_of(1e6), 0);
         assert_eq!(p.nice_of((10 * MS) as f64), 0);
@@ -338,7 +354,37 @@ mod tests {
             ..p
         };
         assert_eq!(bad.validate().unwrap_err().name, "nice_per_doubling");
+        for history in [MIN_HISTORY - 1, MAX_HISTORY + 1] {
+            let bad = Params { history, ..p };
+            assert_eq!(bad.validate().unwrap_err().name, "history");
+        }
         assert!(Params::default().validate().is_ok());
+    }
+
+    /// A function that ran short 16 times and then long 8 times: a history
+    /// of 8 sees only the long ones, one of 512 mostly short ones.
+    #[test]
+    fn a_short_history_follows_a_function_whose_sizes_drift() {
+        let cpus = CpuSet::first(2);
+        let run = |history| {
+            let params = Params {
+                size_ms: 10.0,
+                nice_per_doubling: 2.0,
+                history,
+            };
+            let mut p = Gittins::new("gittins", params);
+            for i in 0..16 {
+                p.on_exit(0, TaskId(i), &outcome(1, 0, 2 * MS));
+            }
+            for i in 16..24 {
+                p.on_exit(0, TaskId(i), &outcome(1, 0, 640 * MS));
+            }
+            p.on_arrival(0, &info(99, 1, 0), cpus).nice
+        };
+        // 640 ms: 6 doublings past 10 ms.
+        assert_eq!(run(MIN_HISTORY), 12);
+        // A 2 ms budget ends two thirds of them for 2 ms spent: 3 ms.
+        assert_eq!(run(512), 0);
     }
 
     #[test]
@@ -349,6 +395,7 @@ mod tests {
             Params {
                 size_ms: 10.0,
                 nice_per_doubling: 2.0,
+                ..Params::default()
             },
         );
         // No history: nice 0, nothing watched.
