@@ -16,9 +16,8 @@
 //! weights, never a ban (nice 19 weighs 15 against nice 0's 1,024), so
 //! nothing starves; raising nice needs no privilege.
 
-use faasched_model::{
-    Attrs, Class, CpuSet, IdMap, Load, MS, Nanos, Outcome, Steer, TaskId, TaskInfo, Time,
-};
+use crate::os::layer::{Layer, Over};
+use faasched_model::{Attrs, Class, CpuSet, IdMap, MS, Nanos, Steer, TaskId, TaskInfo, Time};
 
 /// (CPU time used, nice added from then on), in order; the last step sends
 /// any fair task to nice 19.
@@ -36,24 +35,28 @@ struct Task {
     passed: usize,
 }
 
-/// Attained-service demotion on top of policy `P`.
+/// Attained-service demotion, the layer.
 #[derive(Debug)]
-pub struct Attained<P> {
+pub struct Levels {
     name: &'static str,
-    beneath: P,
     tasks: IdMap<TaskId, Task>,
 }
+
+/// Attained-service demotion on top of policy `P`.
+pub type Attained<P> = Over<Levels, P>;
 
 impl<P: Steer> Attained<P> {
     /// `beneath`, demoted by attained service, under `name`.
     pub fn new(name: &'static str, beneath: P) -> Attained<P> {
-        Attained {
+        let layer = Levels {
             name,
-            beneath,
             tasks: IdMap::default(),
-        }
+        };
+        Over { layer, beneath }
     }
+}
 
+impl Levels {
     /// What `task` runs under: the attributes from beneath, their nice
     /// raised by the last level passed (only in the fair classes: a
     /// real-time task's nice does nothing).
@@ -66,44 +69,42 @@ impl<P: Steer> Attained<P> {
         }
         Some(a)
     }
-
-    /// Notes the attributes beneath gave `task`, if any; the task's own.
-    fn beneath_gave(&mut self, task: TaskId, given: Option<Attrs>) -> Option<Attrs> {
-        let t = self.tasks.get_mut(&task)?;
-        t.beneath = given?;
-        self.attrs(task)
-    }
 }
 
-impl<P: Steer> Steer for Attained<P> {
-    fn name(&self) -> &str {
-        self.name
+impl Layer for Levels {
+    fn name(&self) -> Option<&str> {
+        Some(self.name)
     }
 
-    fn on_arrival(&mut self, now: Time, task: &TaskInfo, cpus: CpuSet) -> Attrs {
-        let beneath = self.beneath.on_arrival(now, task, cpus);
-        self.tasks.insert(task.task, Task { beneath, passed: 0 });
-        beneath
+    fn on_arrival(&mut self, _now: Time, task: &TaskInfo, _cpus: CpuSet, given: Attrs) -> Attrs {
+        self.tasks.insert(
+            task.task,
+            Task {
+                beneath: given,
+                passed: 0,
+            },
+        );
+        given
+    }
+
+    /// Notes what beneath gave; the task's own.
+    fn pass(&mut self, task: TaskId, given: Attrs) -> Option<Attrs> {
+        self.tasks.get_mut(&task)?.beneath = given;
+        self.attrs(task)
     }
 
     fn cpu_watch(&self, task: TaskId) -> Option<Nanos> {
-        let level = self.tasks.get(&task).and_then(|t| LEVELS.get(t.passed));
-        match (self.beneath.cpu_watch(task), level) {
-            (Some(w), Some(&(bound, _))) => Some(w.min(bound)),
-            (w, level) => w.or(level.map(|&(bound, _)| bound)),
-        }
+        let t = self.tasks.get(&task)?;
+        LEVELS.get(t.passed).map(|&(bound, _)| bound)
     }
 
-    fn rewatch(&mut self) -> Vec<TaskId> {
-        self.beneath.rewatch()
-    }
-
-    fn on_cpu_used(&mut self, now: Time, task: TaskId, used: Nanos) -> Option<Attrs> {
-        // Beneath hears only of the watch it set.
-        let reached = self.beneath.cpu_watch(task).is_some_and(|w| used >= w);
-        let given = reached
-            .then(|| self.beneath.on_cpu_used(now, task, used))
-            .flatten();
+    fn on_cpu_used(
+        &mut self,
+        _now: Time,
+        task: TaskId,
+        used: Nanos,
+        given: Option<Attrs>,
+    ) -> Option<Attrs> {
         let t = self.tasks.get_mut(&task)?;
         let before = t.passed;
         while LEVELS
@@ -114,45 +115,14 @@ impl<P: Steer> Steer for Attained<P> {
         }
         let passed = t.passed > before;
         match (given, passed) {
-            (Some(a), _) => self.beneath_gave(task, Some(a)),
+            (Some(a), _) => self.pass(task, a),
             (None, true) => self.attrs(task),
             (None, false) => None,
         }
     }
 
-    fn on_start(&mut self, now: Time, task: TaskId) -> Option<Attrs> {
-        let given = self.beneath.on_start(now, task);
-        self.beneath_gave(task, given)
-    }
-
-    fn wants_start(&self) -> bool {
-        self.beneath.wants_start()
-    }
-
-    fn on_block(&mut self, now: Time, task: TaskId) {
-        self.beneath.on_block(now, task);
-    }
-
-    fn on_wake(&mut self, now: Time, task: TaskId) -> Option<Attrs> {
-        let given = self.beneath.on_wake(now, task);
-        self.beneath_gave(task, given)
-    }
-
-    fn on_exit(&mut self, now: Time, task: TaskId, outcome: &Outcome) {
+    fn forget(&mut self, task: TaskId) {
         self.tasks.remove(&task);
-        self.beneath.on_exit(now, task, outcome);
-    }
-
-    fn period(&self) -> Option<Nanos> {
-        self.beneath.period()
-    }
-
-    fn on_period(&mut self, now: Time, load: Load) -> Vec<(TaskId, Attrs)> {
-        let given = self.beneath.on_period(now, load);
-        given
-            .into_iter()
-            .filter_map(|(task, a)| Some((task, self.beneath_gave(task, Some(a))?)))
-            .collect()
     }
 }
 

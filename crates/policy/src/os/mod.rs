@@ -12,6 +12,7 @@ pub mod attained;
 mod baseline;
 pub mod gittins;
 pub mod hybrid;
+pub mod layer;
 pub mod sfs;
 #[cfg(test)]
 mod testkit;

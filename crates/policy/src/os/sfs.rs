@@ -26,9 +26,8 @@
 //! task drops to.
 
 use crate::os::baseline::{BASELINE_RT_PRIO, Uniform};
-use faasched_model::{
-    Attrs, Class, CpuSet, IdMap, Load, MS, Nanos, Outcome, Steer, TaskId, TaskInfo, Time,
-};
+use crate::os::layer::{Layer, Over};
+use faasched_model::{Attrs, Class, CpuSet, IdMap, MS, Nanos, Steer, TaskId, TaskInfo, Time};
 use std::collections::VecDeque;
 
 /// Credit before [`WINDOW`] gaps between arrivals are seen.
@@ -47,11 +46,10 @@ struct Fifo {
     beneath: Attrs,
 }
 
-/// The SFS steering policy on top of policy `P`.
+/// SFS's FIFO credit, the layer.
 #[derive(Debug)]
-pub struct Sfs<P = Uniform> {
+pub struct Credit {
     name: &'static str,
-    beneath: P,
     /// Inter-arrival times of the last [`WINDOW`] arrivals.
     gaps: VecDeque<Nanos>,
     gap_sum: Nanos,
@@ -59,6 +57,9 @@ pub struct Sfs<P = Uniform> {
     cores: usize,
     fifo: IdMap<TaskId, Fifo>,
 }
+
+/// The SFS steering policy on top of policy `P`.
+pub type Sfs<P = Uniform> = Over<Credit, P>;
 
 impl Default for Sfs {
     /// `sfs`: dropping to the kernel's defaults.
@@ -70,19 +71,25 @@ impl Default for Sfs {
 impl<P: Steer> Sfs<P> {
     /// SFS's FIFO credit first, then `beneath`, under `name`.
     pub fn new(name: &'static str, beneath: P) -> Sfs<P> {
-        Sfs {
+        let layer = Credit {
             name,
-            beneath,
             gaps: VecDeque::new(),
             gap_sum: 0,
             last_arrival: None,
             cores: 0,
             fifo: IdMap::default(),
-        }
+        };
+        Over { layer, beneath }
     }
 
     /// The current credit T.
     pub fn credit(&self) -> Nanos {
+        self.layer.credit()
+    }
+}
+
+impl Credit {
+    fn credit(&self) -> Nanos {
         if self.gaps.len() < WINDOW {
             return INITIAL_CREDIT;
         }
@@ -104,11 +111,30 @@ impl<P: Steer> Sfs<P> {
     fn demote(&mut self, task: TaskId) -> Option<Attrs> {
         self.fifo.remove(&task).map(|f| f.beneath)
     }
+}
 
-    /// Passes on what beneath gave `task`, kept instead while it is in its
-    /// FIFO phase.
-    fn pass(&mut self, task: TaskId, given: Option<Attrs>) -> Option<Attrs> {
-        let given = given?;
+impl Layer for Credit {
+    fn name(&self) -> Option<&str> {
+        Some(self.name)
+    }
+
+    fn on_arrival(&mut self, now: Time, task: &TaskInfo, cpus: CpuSet, given: Attrs) -> Attrs {
+        self.cores = cpus.len();
+        self.observe_arrival(now);
+        let credit = self.credit();
+        self.fifo.insert(
+            task.task,
+            Fifo {
+                arrival: now,
+                credit,
+                beneath: given,
+            },
+        );
+        Attrs::normal(given.cpus).with_class(Class::Fifo(BASELINE_RT_PRIO))
+    }
+
+    /// Kept instead while the task is in its FIFO phase.
+    fn pass(&mut self, task: TaskId, given: Attrs) -> Option<Attrs> {
         match self.fifo.get_mut(&task) {
             Some(f) => {
                 f.beneath = given;
@@ -117,32 +143,9 @@ impl<P: Steer> Sfs<P> {
             None => Some(given),
         }
     }
-}
 
-impl<P: Steer> Steer for Sfs<P> {
-    fn name(&self) -> &str {
-        self.name
-    }
-
-    fn on_arrival(&mut self, now: Time, task: &TaskInfo, cpus: CpuSet) -> Attrs {
-        self.cores = cpus.len();
-        self.observe_arrival(now);
-        let credit = self.credit();
-        let beneath = self.beneath.on_arrival(now, task, cpus);
-        self.fifo.insert(
-            task.task,
-            Fifo {
-                arrival: now,
-                credit,
-                beneath,
-            },
-        );
-        Attrs::normal(beneath.cpus).with_class(Class::Fifo(BASELINE_RT_PRIO))
-    }
-
-    fn on_start(&mut self, now: Time, task: TaskId) -> Option<Attrs> {
-        let given = self.beneath.on_start(now, task);
-        let given = self.pass(task, given);
+    fn on_start(&mut self, now: Time, task: TaskId, given: Option<Attrs>) -> Option<Attrs> {
+        let given = given.and_then(|a| self.pass(task, a));
         let Some(f) = self.fifo.get(&task) else {
             return given;
         };
@@ -156,54 +159,25 @@ impl<P: Steer> Steer for Sfs<P> {
     }
 
     fn cpu_watch(&self, task: TaskId) -> Option<Nanos> {
-        let beneath = self.beneath.cpu_watch(task);
-        match self.fifo.get(&task) {
-            Some(f) => Some(beneath.map_or(f.credit, |w| w.min(f.credit))),
-            None => beneath,
-        }
+        self.fifo.get(&task).map(|f| f.credit)
     }
 
-    fn rewatch(&mut self) -> Vec<TaskId> {
-        self.beneath.rewatch()
-    }
-
-    fn on_cpu_used(&mut self, now: Time, task: TaskId, used: Nanos) -> Option<Attrs> {
-        // Beneath hears only of the watch it set.
-        let reached = self.beneath.cpu_watch(task).is_some_and(|w| used >= w);
-        let given = reached
-            .then(|| self.beneath.on_cpu_used(now, task, used))
-            .flatten();
-        let given = self.pass(task, given);
+    fn on_cpu_used(
+        &mut self,
+        _now: Time,
+        task: TaskId,
+        used: Nanos,
+        given: Option<Attrs>,
+    ) -> Option<Attrs> {
+        let given = given.and_then(|a| self.pass(task, a));
         match self.fifo.get(&task) {
             Some(f) if used >= f.credit => self.demote(task),
             _ => given,
         }
     }
 
-    fn on_block(&mut self, now: Time, task: TaskId) {
-        self.beneath.on_block(now, task);
-    }
-
-    fn on_wake(&mut self, now: Time, task: TaskId) -> Option<Attrs> {
-        let given = self.beneath.on_wake(now, task);
-        self.pass(task, given)
-    }
-
-    fn on_exit(&mut self, now: Time, task: TaskId, outcome: &Outcome) {
+    fn forget(&mut self, task: TaskId) {
         self.fifo.remove(&task);
-        self.beneath.on_exit(now, task, outcome);
-    }
-
-    fn period(&self) -> Option<Nanos> {
-        self.beneath.period()
-    }
-
-    fn on_period(&mut self, now: Time, load: Load) -> Vec<(TaskId, Attrs)> {
-        let given = self.beneath.on_period(now, load);
-        given
-            .into_iter()
-            .filter_map(|(task, a)| Some((task, self.pass(task, Some(a))?)))
-            .collect()
     }
 }
 

@@ -15,9 +15,8 @@
 //! [`TICK`] is what a stock kernel allows without a hook on the run queue;
 //! the live runtime calls the same code from its periodic timer.
 
-use faasched_model::{
-    Attrs, Class, CpuSet, IdMap, Load, MS, Nanos, Outcome, Steer, TaskId, TaskInfo, Time,
-};
+use crate::os::layer::{Layer, Over};
+use faasched_model::{Attrs, Class, CpuSet, IdMap, Load, MS, Nanos, Steer, TaskId, TaskInfo, Time};
 use std::collections::VecDeque;
 
 /// How long a task may wait for its first run before it is promoted.
@@ -38,10 +37,9 @@ struct Waiting {
     promoted: bool,
 }
 
-/// Policy `P` with a bound on the wait for a first run.
+/// The bound on the wait for a first run, the layer.
 #[derive(Debug)]
-pub struct WaitGuard<P> {
-    beneath: P,
+pub struct FirstRun {
     /// Tasks that have not run yet, by id.
     waiting: IdMap<TaskId, Waiting>,
     /// Every arrival not yet checked, in arrival order; a task that ran or
@@ -55,26 +53,26 @@ pub struct WaitGuard<P> {
     elapsed: Nanos,
 }
 
+/// Policy `P` with a bound on the wait for a first run.
+pub type WaitGuard<P> = Over<FirstRun, P>;
+
 impl<P: Steer> WaitGuard<P> {
     /// `beneath`, with first runs bounded.
     pub fn new(beneath: P) -> WaitGuard<P> {
         let beneath_period = beneath.period().filter(|&p| p > 0);
-        WaitGuard {
+        let layer = FirstRun {
             tick: beneath_period.map_or(TICK, |p| p.min(TICK)),
-            beneath,
             waiting: IdMap::default(),
             arrivals: VecDeque::new(),
             beneath_period,
             busy: Vec::new(),
             elapsed: 0,
-        }
+        };
+        Over { layer, beneath }
     }
+}
 
-    /// The policy beneath.
-    pub fn beneath(&self) -> &P {
-        &self.beneath
-    }
-
+impl FirstRun {
     /// What a waiting task runs under: beneath's attributes, promoted if it
     /// is (only in the fair classes that have a weight).
     fn attrs(w: &Waiting) -> Attrs {
@@ -84,18 +82,6 @@ impl<P: Steer> WaitGuard<P> {
             a.slice = Some(Attrs::SLICE_MIN);
         }
         a
-    }
-
-    /// Passes on what beneath gave `task`, promoted while the task waits.
-    fn pass(&mut self, task: TaskId, given: Option<Attrs>) -> Option<Attrs> {
-        let given = given?;
-        match self.waiting.get_mut(&task) {
-            Some(w) => {
-                w.beneath = given;
-                Some(Self::attrs(w))
-            }
-            None => Some(given),
-        }
     }
 
     /// Promotes every task that arrived `WAIT_LIMIT` before `now` and has
@@ -145,39 +131,35 @@ impl<P: Steer> WaitGuard<P> {
     }
 }
 
-impl<P: Steer> Steer for WaitGuard<P> {
-    fn name(&self) -> &str {
-        self.beneath.name()
+impl Layer for FirstRun {
+    fn name(&self) -> Option<&str> {
+        None
     }
 
-    fn on_arrival(&mut self, now: Time, task: &TaskInfo, cpus: CpuSet) -> Attrs {
-        let beneath = self.beneath.on_arrival(now, task, cpus);
+    fn on_arrival(&mut self, now: Time, task: &TaskInfo, _cpus: CpuSet, given: Attrs) -> Attrs {
         self.waiting.insert(
             task.task,
             Waiting {
-                beneath,
+                beneath: given,
                 promoted: false,
             },
         );
         self.arrivals.push_back((now, task.task));
-        beneath
+        given
     }
 
-    fn cpu_watch(&self, task: TaskId) -> Option<Nanos> {
-        self.beneath.cpu_watch(task)
+    /// Promoted while the task waits.
+    fn pass(&mut self, task: TaskId, given: Attrs) -> Option<Attrs> {
+        match self.waiting.get_mut(&task) {
+            Some(w) => {
+                w.beneath = given;
+                Some(Self::attrs(w))
+            }
+            None => Some(given),
+        }
     }
 
-    fn rewatch(&mut self) -> Vec<TaskId> {
-        self.beneath.rewatch()
-    }
-
-    fn on_cpu_used(&mut self, now: Time, task: TaskId, used: Nanos) -> Option<Attrs> {
-        let given = self.beneath.on_cpu_used(now, task, used);
-        self.pass(task, given)
-    }
-
-    fn on_start(&mut self, now: Time, task: TaskId) -> Option<Attrs> {
-        let given = self.beneath.on_start(now, task);
+    fn on_start(&mut self, _now: Time, task: TaskId, given: Option<Attrs>) -> Option<Attrs> {
         match self.waiting.remove(&task) {
             // Back to what beneath gives it, now that it has run.
             Some(w) if w.promoted => Some(given.unwrap_or(w.beneath)),
@@ -189,32 +171,27 @@ impl<P: Steer> Steer for WaitGuard<P> {
         true
     }
 
-    fn on_block(&mut self, now: Time, task: TaskId) {
-        self.beneath.on_block(now, task);
-    }
-
-    fn on_wake(&mut self, now: Time, task: TaskId) -> Option<Attrs> {
-        let given = self.beneath.on_wake(now, task);
-        self.pass(task, given)
-    }
-
-    fn on_exit(&mut self, now: Time, task: TaskId, outcome: &Outcome) {
+    fn forget(&mut self, task: TaskId) {
         self.waiting.remove(&task);
-        self.beneath.on_exit(now, task, outcome);
     }
 
-    fn period(&self) -> Option<Nanos> {
+    fn period(&self, _beneath: Option<Nanos>) -> Option<Nanos> {
         Some(self.tick)
     }
 
-    fn on_period(&mut self, now: Time, load: Load) -> Vec<(TaskId, Attrs)> {
+    fn on_period<P: Steer>(
+        &mut self,
+        now: Time,
+        load: Load,
+        beneath: &mut P,
+    ) -> Vec<(TaskId, Attrs)> {
         // Promoted first, so that what beneath gives a promoted task comes
         // out promoted.
         let mut out = Vec::new();
         self.promote(now, &mut out);
         if let Some(load) = self.tally(&load) {
-            for (task, given) in self.beneath.on_period(now, load) {
-                if let Some(a) = self.pass(task, Some(given)) {
+            for (task, given) in beneath.on_period(now, load) {
+                if let Some(a) = self.pass(task, given) {
                     out.push((task, a));
                 }
             }
