@@ -44,7 +44,9 @@ enum Command {
     #[command(subcommand)]
     Node(node::Command),
     /// The cluster level: a router over servers that keep warm containers
-    /// (CH-RLU and its baselines), simulated.
+    /// (CH-RLU and its baselines), simulated, or live as a gateway in front
+    /// of node runtimes (started here or elsewhere), loaded, replayed, and
+    /// the two compared.
     #[command(subcommand)]
     Cluster(cluster::Command),
     Experiment(experiment::Args),

@@ -45,7 +45,7 @@ pub struct Generate {
     #[arg(long, short = 'c', default_value_t = 56, value_parser = clap::value_parser!(u16).range(1..=256))]
     cores: u16,
     /// Offered load (CPU demand / core-time).
-    #[arg(long, short = 'l', default_value_t = DEFAULT_LOAD)]
+    #[arg(long, short = 'l', default_value_t = DEFAULT_LOAD, value_parser = faasched_lab::workload::load)]
     load: f64,
     /// Number of invocations.
     #[arg(long, short = 'n', default_value_t = DEFAULT_INVOCATIONS,
@@ -98,7 +98,7 @@ pub struct Common {
     #[arg(long, short = 's', default_value_t = 1)]
     seed: u64,
     /// Rescale arrivals to this offered load on --cores.
-    #[arg(long, short = 'l', requires = "cores")]
+    #[arg(long, short = 'l', requires = "cores", value_parser = faasched_lab::workload::load)]
     load: Option<f64>,
     /// Cores the load is computed for, 1 to 256 (with --load, or to report
     /// the load; no default).
@@ -124,7 +124,8 @@ pub enum Import {
         #[arg(long, default_value_t = 1)]
         day: u32,
         /// Minutes of the day to keep, 1-based and inclusive, like 540..690
-        /// (default: the whole day).
+        /// (default: every minute the invocations file has, the whole day of a
+        /// published day, a sample's own minutes).
         #[arg(long, value_parser = parse_range::<u32>)]
         minutes: Option<RangeInclusive<u32>>,
         /// How the k invocations of a function in a minute are placed in it.

@@ -267,10 +267,23 @@ fn significant(x: f64) -> String {
 /// A number of invocations (or functions, requests) for a flag: a whole
 /// number, at least 1.
 pub fn count(s: &str) -> Result<u64, String> {
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
     match s.parse::<u64>() {
         Ok(0) => Err("must be at least 1".to_string()),
         Ok(n) => Ok(n),
-        Err(e) => Err(e.to_string()),
+        Err(_) if s.strip_prefix('-').is_some_and(digits) => Err("must be at least 1".to_string()),
+        Err(_) if digits(s) => Err(format!("must be at most {}", u64::MAX)),
+        Err(_) => Err("expected a whole number, such as 1000".to_string()),
+    }
+}
+
+/// An offered load for a flag, at every level: a fraction of the capacity
+/// (CPU demand over core-time), above 0. Above 1 is allowed: overload is
+/// something to study.
+pub fn load(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(l) if l.is_finite() && l > 0.0 => Ok(l),
+        _ => Err("give a fraction of the capacity above 0, such as 0.8".to_string()),
     }
 }
 
@@ -354,10 +367,31 @@ mod tests {
     }
 
     #[test]
+    fn loads_are_positive_fractions() {
+        assert_eq!(load("0.8"), Ok(0.8));
+        assert_eq!(load("1.5"), Ok(1.5));
+        for bad in ["0", "-0.5", "inf", "NaN", "high"] {
+            assert_eq!(
+                load(bad).unwrap_err(),
+                "give a fraction of the capacity above 0, such as 0.8",
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
     fn counts_are_whole_and_positive() {
         assert_eq!(count("12"), Ok(12));
         assert_eq!(count("0").unwrap_err(), "must be at least 1");
-        assert!(count("-1").is_err());
+        assert_eq!(count("-10").unwrap_err(), "must be at least 1");
+        assert_eq!(
+            count("1e3").unwrap_err(),
+            "expected a whole number, such as 1000"
+        );
+        assert_eq!(
+            count("99999999999999999999").unwrap_err(),
+            "must be at most 18446744073709551615"
+        );
     }
 
     #[test]

@@ -103,9 +103,15 @@ impl From<PreemptArg> for PreemptTest {
     }
 }
 
-/// `--policy`'s long help: every node policy, with what it does.
-pub fn policy_help() -> String {
+/// `--policy`'s long help where it takes several: every node policy, with
+/// what it does.
+pub fn policies_help() -> String {
     NODE_CATALOG.help("Node policies, comma-separated, each run on the same requests:\n")
+}
+
+/// `--policy`'s long help where it takes one.
+pub fn policy_help() -> String {
+    NODE_CATALOG.help("The node policy to run, one of:\n")
 }
 
 impl NodeArgs {

@@ -2,7 +2,7 @@
 //! the simulated node still meets a tail target; a table and (with `--out`)
 //! summary.json and summary.csv.
 
-use super::args::{NodeArgs, policy_help};
+use super::args::{NodeArgs, policies_help};
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::node::capacity::{
@@ -52,7 +52,7 @@ pub struct Args {
         short = 'p',
         value_delimiter = ',',
         default_value = "sledgescale,darc,shinjuku",
-        long_help = policy_help()
+        long_help = policies_help()
     )]
     policy: Vec<String>,
     #[command(flatten)]

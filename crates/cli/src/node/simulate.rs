@@ -2,7 +2,7 @@
 //! node under several dispatch policies; a table and (with `--out`)
 //! summary.json, summary.csv and report.html.
 
-use super::args::{NodeArgs, policy_help};
+use super::args::{NodeArgs, policies_help};
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::node::sweep::{Sweep, simulate};
@@ -38,7 +38,7 @@ pub struct SweepArgs {
     /// Offered load as a fraction of the workers' capacity (workers / mean
     /// work, overheads left out); several, comma-separated, make a sweep
     /// [default: 0.8].
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = faasched_lab::workload::load)]
     load: Vec<f64>,
     /// Node policies to compare, comma-separated, each run on the same
     /// requests.
@@ -47,7 +47,7 @@ pub struct SweepArgs {
         short = 'p',
         value_delimiter = ',',
         default_value = "sledgescale,darc,shinjuku,lld,rr,sledge,srpt",
-        long_help = policy_help()
+        long_help = policies_help()
     )]
     policy: Vec<String>,
 }

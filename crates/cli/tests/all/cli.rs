@@ -286,7 +286,7 @@ fn a_workload_drawn_past_the_time_limit_is_refused_by_generate_and_simulate() {
     // A negative load is a value, refused by name, not an unknown flag.
     let out = out.to_str().unwrap();
     let err = stderr_of_failure(&["workload", "generate", "-l", "-1", "-o", out]);
-    assert!(err.contains("invalid load"), "{err}");
+    assert!(err.contains("--load") && err.contains("above 0"), "{err}");
 }
 
 #[test]
@@ -499,7 +499,7 @@ fn unknown_names_are_errors_that_list_the_choices() {
     let err = stderr_of_failure(&["simulate", "--load=-1", "-n", "10"]);
     assert!(err.contains("load"), "{err}");
     let err = stderr_of_failure(&["simulate", "--load", "-1", "-n", "10"]);
-    assert!(err.contains("invalid load"), "{err}");
+    assert!(err.contains("--load") && err.contains("above 0"), "{err}");
     let dir = tempfile::tempdir().unwrap();
     let empty = workload_csv(dir.path(), "empty.csv", "");
     let err = stderr_of_failure(&["simulate", "-w", empty.to_str().unwrap()]);
@@ -641,6 +641,62 @@ fn zero_invocations_is_refused_naming_the_flag() {
     let err = stderr_of_failure(&["bench", "node", "--requests", "0"]);
     assert!(
         err.contains("--requests") && err.contains("must be at least 1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_newcomers_first_commands_say_what_they_mean() {
+    let help = |args: &[&str]| String::from_utf8_lossy(&ok(args).stdout).into_owned();
+    // `node serve` runs one policy; the commands that run several say so.
+    assert!(help(&["node", "serve", "--help"]).contains("The node policy to run, one of:"));
+    assert!(help(&["node", "simulate", "--help"]).contains("comma-separated"));
+    // The cluster level is live as well as simulated.
+    assert!(help(&["--help"]).contains("live as a gateway"));
+    // A partial-day sample imports without naming its minutes.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("w.csv");
+    let partial = fixtures().join("azure2019-partial");
+    ok(&[
+        "workload",
+        "import",
+        "azure-2019",
+        partial.to_str().unwrap(),
+        "--day",
+        "1",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(std::fs::read_to_string(&out).unwrap().lines().count() > 1);
+    // A count below 1 or not a number says so, naming the flag.
+    for (n, says) in [
+        ("-10", "must be at least 1"),
+        ("ten", "expected a whole number"),
+    ] {
+        let err = stderr_of_failure(&["simulate", "-n", n]);
+        assert!(
+            err.contains("--invocations") && err.contains(says) && !err.contains("invalid digit"),
+            "{n}: {err}"
+        );
+    }
+    // A load of 0 is refused in the same words at every level.
+    for level in [
+        &["simulate"][..],
+        &["node", "simulate"],
+        &["cluster", "simulate"],
+    ] {
+        let mut args = level.to_vec();
+        args.extend(["--load", "0"]);
+        let err = stderr_of_failure(&args);
+        assert!(
+            err.contains("--load") && err.contains("give a fraction of the capacity above 0"),
+            "{args:?}: {err}"
+        );
+    }
+    // A trace folder that is not there is named with its flag.
+    let err = stderr_of_failure(&["experiment", "alps-real", "--trace", "/nonexistent/trace"]);
+    assert!(
+        err.contains("--trace") && err.contains("/nonexistent/trace"),
         "{err}"
     );
 }

@@ -90,7 +90,7 @@ pub struct ClusterOptions {
     #[arg(long, default_value_t = 32.0)]
     pub memory_gb: f64,
     /// Offered CPU of `azure-functions` over the cluster's cores
-    #[arg(long, default_value_t = 0.7)]
+    #[arg(long, default_value_t = 0.7, value_parser = crate::workload::load)]
     pub load: f64,
     /// Closed-loop clients of `functionbench` (the paper: 20 for low load,
     /// 120 for heavy)
@@ -386,7 +386,8 @@ impl ClusterOptions {
         }
         let day = match self.day {
             Some(d) => d,
-            None => *faasched_workload::traces::azure2019::days(dir)?
+            None => *faasched_workload::traces::azure2019::days(dir)
+                .context("--trace")?
                 .first()
                 .ok_or_else(|| anyhow!("{}: no day of the Azure 2019 trace", dir.display()))?,
         };

@@ -97,9 +97,7 @@ impl Sweep {
             .map(
                 |&load| match load.is_finite() && load > 0.0 && load <= 10.0 {
                     true => Ok(Some(load * capacity)),
-                    false => bail!(
-                        "--load {load}: give a fraction of the capacity above 0 and at most 10"
-                    ),
+                    false => bail!("--load {load}: give a fraction of the capacity above 0, at most 10 on a node"),
                 },
             )
             .collect()

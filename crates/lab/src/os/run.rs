@@ -208,7 +208,7 @@ pub struct WorkloadOptions {
     pub cores: Option<usize>,
     /// Offered load (CPU demand / core-time). Built-ins default to 0.9; a file
     /// is used as it is unless this asks to rescale its arrivals.
-    #[arg(long, short = 'l', value_name = "FRACTION")]
+    #[arg(long, short = 'l', value_name = "FRACTION", value_parser = crate::workload::load)]
     pub load: Option<f64>,
     /// Invocations to generate (built-ins) or to take from the start of a
     /// file. Default: 15000 of a built-in and all of a file for `simulate`;

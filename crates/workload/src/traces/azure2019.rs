@@ -95,7 +95,8 @@ pub struct Options {
     /// Day of the dataset, 1..=14.
     pub day: u32,
     /// 1-based minutes of the day to read, inclusive, within 1..=1440. By default
-    /// (`None`) the whole day.
+    /// (`None`) every minute the invocations file has (a published day's
+    /// whole day; a sample's first to last minute).
     pub minutes: Option<RangeInclusive<u32>>,
     /// Keep this many functions, sampled uniformly (see the module docs). By
     /// default (`None`) all of them.
@@ -142,7 +143,10 @@ impl Options {
                 format!("{}: the dataset has days 1..=14", self.day),
             ));
         }
-        let window = self.minutes.clone().unwrap_or(1..=MINUTES_PER_DAY);
+        let window = match &self.minutes {
+            Some(m) => m.clone(),
+            None => header_minutes(&self.dir, self.day)?,
+        };
         let max = Some(u64::from(MINUTES_PER_DAY));
         check_minutes(u64::from(*window.start()), u64::from(*window.end()), max)?;
         Ok(window)

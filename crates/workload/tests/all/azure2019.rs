@@ -417,9 +417,17 @@ fn bad_options_are_refused() {
         let err = read(&opts).unwrap_err();
         assert!(matches!(err, Error::Invalid { .. }), "{opts:?}: {err}");
     }
+    // With no window given, the invocations file's header says it: the
+    // first file opened.
     let missing = read(&Options::new(Path::new("/nonexistent"), 1)).unwrap_err();
     assert!(matches!(missing, Error::Io { .. }));
-    assert!(missing.to_string().contains(DURATIONS));
+    assert!(missing.to_string().contains(INVOCATIONS), "{missing}");
+    let missing = read(&Options {
+        minutes: Some(1..=2),
+        ..Options::new(Path::new("/nonexistent"), 1)
+    })
+    .unwrap_err();
+    assert!(missing.to_string().contains(DURATIONS), "{missing}");
 }
 
 #[test]
@@ -431,7 +439,7 @@ fn a_header_with_part_of_the_day_names_its_minutes() {
             ..Options::new(fixture("azure2019-partial"), 1)
         })
     };
-    for (minutes, missing) in [(None, "1"), (Some(1..=3), "1"), (Some(5..=11), "11")] {
+    for (minutes, missing) in [(Some(1..=3), "1"), (Some(5..=11), "11")] {
         let err = partial(minutes.clone()).unwrap_err();
         assert_parse_error(&err, INVOCATIONS, 1, missing);
         assert!(
@@ -440,7 +448,9 @@ fn a_header_with_part_of_the_day_names_its_minutes() {
             "{minutes:?}: {err}"
         );
     }
+    // No window: every minute the header has.
     let within = partial(Some(2..=10)).unwrap();
+    assert_eq!(partial(None).unwrap().invocations, within.invocations);
     let whole = read(&Options {
         minutes: Some(2..=10),
         ..options()

@@ -354,6 +354,7 @@ mod tests {
         );
         assert_eq!(c.rows[2].involuntary_live, None);
         assert!(render(&c).contains(" 1.5:0.5\n"));
+        assert!(render(&c).contains("KS = Kolmogorov-Smirnov distance"));
         assert!(render(&c).contains("(a 25.0%, b 0.0%)"));
     }
 

@@ -24,6 +24,17 @@ const COLUMNS: [(&str, usize); 15] = [
     ("invol l:m", 11),
 ];
 
+/// What the table's terse headings mean, printed under it so that the
+/// output explains itself without the docs.
+const LEGEND: &str = "\
+columns: live/sim = live mean / simulated mean; KS = Kolmogorov-Smirnov distance between the
+  simulated and live turnarounds (0 same, 1 disjoint); resp = arrival to first run;
+  CPU l/s = CPU time the invocations used live / simulated; sim@live CPU = simulated again,
+  each invocation given the CPU time it used live; +capacity = that on cores less the share
+  other work took; live/that = live mean / the column before it; invol l:m = involuntary
+  switches per invocation, live : the last simulation
+";
+
 /// One line of the table: `cells` laid out under [`COLUMNS`].
 fn push_line(out: &mut String, cells: &[String; COLUMNS.len()]) {
     for (k, (text, (_, width))) in cells.iter().zip(COLUMNS).enumerate() {
@@ -98,5 +109,6 @@ pub fn render(c: &Comparison) -> String {
         c.ranking_sim_at_live_capacity.join(" < "),
         verdict(c.rankings_agree_at_live_capacity)
     );
+    out.push_str(LEGEND);
     out
 }

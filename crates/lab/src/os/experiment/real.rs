@@ -96,7 +96,8 @@ pub fn cases(s: &Settings) -> Result<Vec<Case>> {
         );
     };
     // The first day the folder holds.
-    let day = azure2019::days(dir)?.first().copied().with_context(|| {
+    let days = azure2019::days(dir).context("--trace")?;
+    let day = days.first().copied().with_context(|| {
         format!(
             "{}: no invocations_per_function_md.anon.dNN.csv, so no day of the Azure 2019 \
              trace",
