@@ -7,7 +7,7 @@
 //! - [`bench`]: what `faasched bench` times;
 //! - [`workload`]: workload CSV generated or imported from a trace;
 //! - [`interrupt`], [`progress`], [`output`], [`stdout`]: what the runs
-//!   share.
+//!   share, and [`failures`]: why a live load's calls failed.
 //!
 //! `replay`, `compare` and the agent's bench run real processes; they come
 //! with the `live` feature (on by default). Without it nothing here links
@@ -25,6 +25,8 @@ pub mod catalogue;
 pub mod cluster;
 pub mod compare;
 pub mod experiment;
+#[cfg(feature = "live")]
+pub mod failures;
 pub mod interrupt;
 pub mod level;
 pub mod node;

@@ -427,3 +427,52 @@ fn cluster_replay_sends_real_functions_from_a_calls_file() {
     let e = stderr_of_failure(&["cluster", "replay", "--calls", file.to_str().unwrap()]);
     assert!(e.contains("give --deploy DIR"), "{e}");
 }
+
+/// A node with no memory for any container answers every call 503
+/// `overloaded`; the load says how many failed, the kind, and what to
+/// try.
+#[test]
+fn a_load_that_fails_says_why() {
+    let node = Server::start(&[
+        "node",
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--memory-mb",
+        "1",
+        "--functions",
+        "functionbench",
+        "--time-scale",
+        "0.001",
+    ]);
+    let printed = ok(&[
+        "cluster",
+        "load",
+        "--target",
+        &node.addr.to_string(),
+        "--clients",
+        "2",
+        "--seconds",
+        "0.5",
+        "--time-scale",
+        "0.001",
+    ]);
+    let stderr = String::from_utf8(printed.stderr).unwrap();
+    let lines: Vec<&str> = stderr.lines().collect();
+    let failed = lines
+        .iter()
+        .position(|l| l.contains(" calls failed: overloaded "))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    // Every call failed, and the one kind is explained.
+    let (n, calls) = lines[failed]
+        .split_once(" calls failed")
+        .unwrap()
+        .0
+        .split_once(" of ")
+        .unwrap();
+    assert_eq!(n, calls, "{stderr}");
+    assert!(
+        lines[failed + 1].starts_with("  overloaded: no room for it"),
+        "{stderr}"
+    );
+}

@@ -21,22 +21,39 @@ fn serve() -> SocketAddr {
 
 /// [`serve`], with the count of requests it received.
 fn serve_counting() -> (SocketAddr, Arc<AtomicU64>) {
+    serve_as(Reply::default())
+}
+
+/// How the test's server answers.
+#[derive(Clone, Default)]
+struct Reply {
+    /// A 503 `overloaded` instead of a 200.
+    overloaded: bool,
+    /// Each answer takes this long, one at a time across the connections:
+    /// a server of one worker.
+    serial: Option<Duration>,
+}
+
+/// A server that answers as `reply` says; with the count of requests it
+/// received.
+fn serve_as(reply: Reply) -> (SocketAddr, Arc<AtomicU64>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let count = Arc::new(AtomicU64::new(0));
     let counted = count.clone();
+    let worker = Arc::new(std::sync::Mutex::new(()));
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { break };
-            let counted = counted.clone();
-            std::thread::spawn(move || answer(stream, &counted));
+            let (counted, reply, worker) = (counted.clone(), reply.clone(), worker.clone());
+            std::thread::spawn(move || answer(stream, &counted, &reply, &worker));
         }
     });
     (addr, count)
 }
 
 /// Answers the requests of one connection until it closes.
-fn answer(stream: TcpStream, count: &AtomicU64) {
+fn answer(stream: TcpStream, count: &AtomicU64, reply: &Reply, worker: &std::sync::Mutex<()>) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut writer = stream;
     loop {
@@ -60,8 +77,20 @@ fn answer(stream: TcpStream, count: &AtomicU64) {
             return;
         }
         count.fetch_add(1, Ordering::SeqCst);
-        let response = "HTTP/1.1 200 OK\r\ncontent-length: 4\r\nx-faasched-runtime-us: 3\r\n\
-                        x-faasched-cpu-us: 2\r\nx-faasched-preemptions: 0\r\n\r\ndone";
+        if let Some(busy) = reply.serial {
+            let _one_at_a_time = worker.lock().unwrap();
+            std::thread::sleep(busy);
+        }
+        let response = match reply.overloaded {
+            false => {
+                "HTTP/1.1 200 OK\r\ncontent-length: 4\r\nx-faasched-runtime-us: 3\r\n\
+                 x-faasched-cpu-us: 2\r\nx-faasched-preemptions: 0\r\n\r\ndone"
+            }
+            true => {
+                "HTTP/1.1 503 Service Unavailable\r\ncontent-length: 4\r\n\
+                 x-faasched-error: overloaded\r\n\r\nfull"
+            }
+        };
         if writer.write_all(response.as_bytes()).is_err() {
             return;
         }
@@ -291,6 +320,57 @@ fn real_functions_are_sent_and_bad_ones_refused_by_name() {
     }
     // Nothing was sent for them.
     assert_eq!(count.load(Ordering::SeqCst), sent);
+}
+
+/// `node load -w fixed --rate R --seconds 1` against `target`: its stderr.
+fn load_stderr(target: SocketAddr, rate: &str) -> String {
+    let out = ok(&[
+        "node",
+        "load",
+        "--target",
+        &target.to_string(),
+        "-w",
+        "fixed",
+        "--rate",
+        rate,
+        "--seconds",
+        "1",
+    ]);
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_load_says_why_requests_failed_and_when_it_was_above_the_targets_capacity() {
+    // A target that keeps up: no warning, no failures.
+    let err = load_stderr(serve(), "100");
+    assert!(!err.contains("warning") && !err.contains("failed"), "{err}");
+    // Every request refused: the count, the kind and what to try.
+    let (full, _) = serve_as(Reply {
+        overloaded: true,
+        ..Reply::default()
+    });
+    let err = load_stderr(full, "100");
+    let lines: Vec<&str> = err.lines().collect();
+    let failed = lines
+        .iter()
+        .position(|l| l.contains(" calls failed: overloaded "));
+    let failed = failed.unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        lines[failed + 1].starts_with("  overloaded: no room for it"),
+        "{err}"
+    );
+    // One request at a time, 10 ms each, at most 100/s: offered 300/s is
+    // above it (answered well under the offer, whatever the machine).
+    let (slow, _) = serve_as(Reply {
+        serial: Some(Duration::from_millis(10)),
+        ..Reply::default()
+    });
+    let err = load_stderr(slow, "300");
+    assert!(
+        err.contains("warning: offered")
+            && err.contains("the load is above what the target serves"),
+        "{err}"
+    );
 }
 
 #[test]

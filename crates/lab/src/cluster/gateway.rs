@@ -140,10 +140,20 @@ impl GatewayOptions {
             }
         })?;
         let s = &run.served;
+        let node_errors: u64 = s.node_failures.values().sum();
+        let kinds: Vec<String> = s
+            .node_failures
+            .iter()
+            .map(|(kind, n)| format!("{kind} {n}"))
+            .collect();
+        let node_errors = match node_errors {
+            0 => String::new(),
+            n => format!(" ({n} with a node's error: {})", kinds.join(", ")),
+        };
         eprintln!(
-            "faasched cluster gateway: stopped by {}; {} invocations received, {} answered, \
-             {} node-unreachable, {} dropped, {}; decision p50 {:.2} us, \
-             forwarding overhead p50 {:.1} us",
+            "faasched cluster gateway: stopped by {}; {} invocations received, {} \
+             answered{node_errors}, {} node-unreachable, {} dropped by the router, {}; decision p50 \
+             {:.2} us, forwarding overhead p50 {:.1} us",
             stopped_by(run.signal, "the gateway"),
             s.received,
             s.answered,

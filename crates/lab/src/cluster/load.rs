@@ -291,12 +291,7 @@ impl LiveLoadSpec {
         nodes: &[String],
         late: Option<Lateness>,
     ) -> Value {
-        let mut errors = BTreeMap::<&str, u64>::new();
-        for r in &run.records {
-            if let Some(f) = &r.failure {
-                *errors.entry(f.kind()).or_default() += 1;
-            }
-        }
+        let errors = errors(run);
         let per_node: Vec<Value> = nodes
             .iter()
             .enumerate()
@@ -664,6 +659,7 @@ pub fn run(o: Options) -> Result<()> {
     interrupt::catch()?;
     let load = spec.run(&interrupt::requested)?;
     report_lateness(&load);
+    report_failures(&load);
     let rows = Rows {
         extra: Some(("requests.csv", &|dir, staged| {
             write_requests(dir, &load, staged)
@@ -698,6 +694,25 @@ pub fn report_lateness(load: &LiveLoad) {
             late.max as f64 / 1e3,
         );
     }
+}
+
+/// Says on stderr how many calls failed, of which kinds, and why.
+pub fn report_failures(load: &LiveLoad) {
+    let calls = load.run.records.len() as u64;
+    if let Some(report) = crate::failures::report(calls, errors(&load.run)) {
+        eprint!("{report}");
+    }
+}
+
+/// A run's calls not answered with a 2xx, by kind.
+fn errors(run: &ClientRun) -> BTreeMap<&str, u64> {
+    let mut errors = BTreeMap::<&str, u64>::new();
+    for r in &run.records {
+        if let Some(f) = &r.failure {
+            *errors.entry(f.kind()).or_default() += 1;
+        }
+    }
+    errors
 }
 
 /// Writes requests.csv into `dir`, staged with the other files.

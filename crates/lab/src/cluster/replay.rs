@@ -9,7 +9,7 @@ use super::calibrate;
 use super::catalog::ROUTERS;
 use super::live::function_table;
 use super::live::{GatewaySpec, RunningGateway};
-use super::load::{LiveLoad, LiveLoadSpec, OpenLoop, open_loop, report_lateness};
+use super::load::{LiveLoad, LiveLoadSpec, OpenLoop, open_loop, report_failures, report_lateness};
 use super::publish::Rows;
 use super::up::{ClusterNodes, Nodes, precompile};
 use crate::calls::CallOptions;
@@ -268,6 +268,7 @@ impl ReplayOptions {
 pub fn each_run(load: &LiveLoad) {
     eprintln!("{}: {} calls", load.row.policy, load.run.records.len());
     report_lateness(load);
+    report_failures(load);
 }
 
 /// Replays every router in turn and publishes their rows side by side as

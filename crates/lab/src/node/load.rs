@@ -173,6 +173,16 @@ impl LoadOptions {
                 )?;
             }
         }
+        let errors = summary.all.errors.iter().map(|(k, &n)| (k.as_str(), n));
+        if let Some(report) = crate::failures::report(summary.all.requests, errors) {
+            eprint!("{report}");
+        }
+        if self.rate.is_some() {
+            let offered = summary.all.requests as f64 / self.seconds;
+            if let Some(warning) = overload(&self.workload, &workload, offered, &summary) {
+                eprintln!("{warning}");
+            }
+        }
         // What was measured is out; the status tells a script (a sweep's
         // loop) that the run did not go its whole length.
         if run.end == End::Interrupted {
@@ -241,6 +251,31 @@ impl LoadOptions {
             .collect();
         file
     }
+}
+
+/// The warning of an open loop whose target answered well under the
+/// `rate` offered (the requests due over the seconds of sending), or left
+/// requests unsent: what that rate of workload `name` asks of the node,
+/// and what one worker serves.
+fn overload(name: &str, workload: &Workload, rate: f64, s: &LoadSummary) -> Option<String> {
+    let answered = s.achieved_rps.unwrap_or(0.0);
+    let unsent = s.all.errors.get("unsent").copied().unwrap_or(0);
+    // A target that keeps up answers the last request just after it is
+    // due, so at the offered rate or above; the margin is for a client
+    // held back on a busy machine.
+    if unsent == 0 && answered >= 0.75 * rate {
+        return None;
+    }
+    let mean_us = workload.mean_work() / 1e3;
+    Some(format!(
+        "warning: offered {rate:.0} requests/s, answered {answered:.0}/s: the load is above what \
+         the target serves, so its latencies are mostly queueing. {} asks {mean_us:.0} µs \
+         of work a request on average: {:.2} cores at this rate, and one worker serves at most \
+         {:.0} requests/s of it. Lower --rate, or serve with more --workers",
+        name,
+        rate * mean_us / 1e6,
+        1e6 / mean_us,
+    ))
 }
 
 /// The run's outcomes through the simulator's [`Collector`], so that its

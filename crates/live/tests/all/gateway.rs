@@ -91,6 +91,13 @@ impl Service for FakeNode {
             response
                 .headers_mut()
                 .insert("x-faasched-runtime-us", 5.into());
+            // `error=KIND` answers a 503 of that kind, as a full node does.
+            if let Some(kind) = request.uri().query().and_then(|q| q.strip_prefix("error=")) {
+                *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+                response
+                    .headers_mut()
+                    .insert("x-faasched-error", kind.parse().unwrap());
+            }
             if request.uri().query() == Some("close=1") {
                 // As a node that stops says of its own connection.
                 response
@@ -392,6 +399,46 @@ fn requests_go_where_the_router_says_with_their_query_and_headers() {
     }
     let served = c.stop();
     assert_eq!((served.received, served.answered), (10, 10));
+}
+
+/// The nodes' own failures are counted by kind, apart from the router's
+/// drops, in the metrics, the status and what the gateway served; a kind
+/// that is not one (upper case, too long) counts as `other`.
+#[test]
+fn the_nodes_failures_are_counted_by_kind() {
+    let c = Cluster::start([0.2, 0.8]);
+    for query in [
+        "error=overloaded",
+        "error=overloaded",
+        "error=NotAKind",
+        "n=1",
+    ] {
+        let a = call(c.gateway, "POST", &format!("/invoke/f?{query}"), &[]);
+        assert_eq!(a.status == 503, query.starts_with("error"), "{query}");
+    }
+    let metrics = call(c.gateway, "GET", "/metrics", &[]).body;
+    for line in [
+        "faasched_gateway_node_failures_total{kind=\"overloaded\"} 2",
+        "faasched_gateway_node_failures_total{kind=\"other\"} 1",
+        "faasched_gateway_drops_total 0",
+    ] {
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "no {line:?} in\n{metrics}"
+        );
+    }
+    let status = call(c.gateway, "GET", "/status", &[]).body;
+    let status: serde_json::Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(
+        status["invocations"]["node_failures"],
+        serde_json::json!({"other": 1, "overloaded": 2})
+    );
+    let served = c.stop();
+    assert_eq!(served.answered, 4);
+    assert_eq!(
+        served.node_failures.into_iter().collect::<Vec<_>>(),
+        [("other".to_string(), 1), ("overloaded".to_string(), 2)]
+    );
 }
 
 /// A node that refuses connections (it died) is taken out at the first

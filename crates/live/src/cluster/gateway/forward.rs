@@ -186,7 +186,10 @@ impl Inner {
         }
         let kind = match response.headers().get(ERROR_HEADER) {
             None => OK,
-            Some(_) => "node-error",
+            Some(error) => {
+                self.metrics.node_error(error.as_bytes());
+                "node-error"
+            }
         };
         (response, kind)
     }

@@ -15,6 +15,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// The histograms' top, ns: 60 s, past any invocation.
 const HISTOGRAM_MAX: u64 = 60_000_000_000;
 
+/// The most error kinds of nodes' answers counted apart: a node may name
+/// any kind, and what the gateway keeps of them stays bounded; the rest
+/// count as [`OTHER_KIND`].
+const NODE_ERROR_KINDS: usize = 32;
+
+/// The longest node error kind counted as sent.
+const NODE_ERROR_KIND_BYTES: usize = 32;
+
+/// The kind a node error is counted under when its own is not kept: too
+/// long, not lowercase letters, digits and dashes, or past
+/// [`NODE_ERROR_KINDS`].
+const OTHER_KIND: &str = "other";
+
 /// The quantiles the metrics and the status give.
 const QUANTILES: [f64; 3] = [0.5, 0.9, 0.99];
 
@@ -38,6 +51,9 @@ pub(super) struct Metrics {
     /// Static nodes found to be another's address (the same node id).
     pub(super) aliases: AtomicU64,
     pub(super) responses: Mutex<BTreeMap<(u16, &'static str), u64>>,
+    /// Nodes' answers with an `x-faasched-error`, by its kind: what the
+    /// nodes refused (their `overloaded`), apart from the router's drops.
+    node_failures: Mutex<BTreeMap<String, u64>>,
     pub(super) decision: Mutex<Histogram<u64>>,
     pub(super) overhead: Mutex<Histogram<u64>>,
 }
@@ -63,9 +79,29 @@ impl Default for Metrics {
             refused_connections: AtomicU64::new(0),
             aliases: AtomicU64::new(0),
             responses: Mutex::new(BTreeMap::new()),
+            node_failures: Mutex::new(BTreeMap::new()),
             decision: Mutex::new(histogram()),
             overhead: Mutex::new(histogram()),
         }
+    }
+}
+
+impl Metrics {
+    /// Counts a node's answer whose `x-faasched-error` is `kind`.
+    pub(super) fn node_error(&self, kind: &[u8]) {
+        let mut errors = lock(&self.node_failures);
+        let named = kind.len() <= NODE_ERROR_KIND_BYTES
+            && !kind.is_empty()
+            && kind
+                .iter()
+                .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        // Checked to be ASCII above.
+        let kind = std::str::from_utf8(kind).ok().filter(|_| named);
+        let key = match kind {
+            Some(k) if errors.contains_key(k) || errors.len() < NODE_ERROR_KINDS => k,
+            _ => OTHER_KIND,
+        };
+        *errors.entry(key.to_string()).or_default() += 1;
     }
 }
 
@@ -96,6 +132,7 @@ impl Inner {
             registrations: m.registrations.load(Ordering::Relaxed),
             drops: m.node_drops.load(Ordering::Relaxed),
             leaves: m.leaves.load(Ordering::Relaxed),
+            node_failures: lock(&m.node_failures).clone(),
         }
     }
 
@@ -138,6 +175,7 @@ impl Inner {
                 "dropped": m.dropped.load(Ordering::Relaxed),
                 "malformed": m.malformed.load(Ordering::Relaxed),
                 "rerouted": m.rerouted.load(Ordering::Relaxed),
+                "node_failures": lock(&m.node_failures).clone(),
             },
             "membership": {
                 "registrations": m.registrations.load(Ordering::Relaxed),
@@ -252,6 +290,18 @@ impl Metrics {
             let _ = writeln!(
                 out,
                 "faasched_gateway_responses_total{{code=\"{code}\",kind=\"{kind}\"}} {count}"
+            );
+        }
+        family(
+            out,
+            "faasched_gateway_node_failures_total",
+            "Nodes' answers passed on with an error, by its kind (a node's overloaded is its own refusal, not the router's drop).",
+            "counter",
+        );
+        for (kind, count) in lock(&self.node_failures).iter() {
+            let _ = writeln!(
+                out,
+                "faasched_gateway_node_failures_total{{kind=\"{kind}\"}} {count}"
             );
         }
         summary(

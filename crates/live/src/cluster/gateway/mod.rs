@@ -146,6 +146,10 @@ pub struct GatewayServed {
     pub drops: u64,
     /// Nodes that said they left (`DELETE /nodes/{HOST:PORT}`).
     pub leaves: u64,
+    /// Nodes' answers passed on with an error, by its kind (at most 32
+    /// kinds, the rest as `other`): what the nodes refused, where
+    /// `dropped` is the router's.
+    pub node_failures: BTreeMap<String, u64>,
 }
 
 impl std::fmt::Debug for Gateway {
