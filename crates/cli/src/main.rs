@@ -18,12 +18,15 @@ use std::process::ExitCode;
 /// traces with a model of the Linux scheduler, run them for real on this
 /// machine's stock kernel, and compare the two.
 ///
-/// Start with `faasched simulate` (a Huawei-like workload on 56 cores at 90% load
-/// under cfs, fifo, rr and srpt), then `faasched simulate --help`. For real
-/// processes: `faasched replay --help`.
+/// Start with `faasched simulate` (the ALPS paper's Huawei-like workload on 8
+/// cores at 90% load under cfs, sfs, alps, gittins and srpt), then `faasched
+/// simulate --help`. For real processes: `faasched replay --help`.
 #[derive(Parser, Debug)]
 #[command(name = "faasched", version, propagate_version = true)]
 struct Cli {
+    /// Hide the progress bars (shown on stderr only when it is a terminal).
+    #[arg(long, short = 'q', global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -78,6 +81,9 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
+    if cli.quiet {
+        faasched_lab::progress::quiet();
+    }
     let result = match cli.command {
         Command::Simulate(a) => a.execute(),
         Command::Workload(c) => c.execute(),

@@ -8,7 +8,8 @@ use anyhow::{Context, Result};
 use faasched_model::Invocation;
 use faasched_report::Staged;
 use faasched_report::os::{
-    InvocationsWriter, Report, Summary, render_table, write_outputs, write_report,
+    InvocationsWriter, Metric, PolicySummary, Report, Summary, render_table, write_outputs,
+    write_report,
 };
 use faasched_workload::csv;
 use std::borrow::Borrow;
@@ -72,7 +73,12 @@ impl Publish for OsRun {
     }
 
     fn table(&self) -> String {
-        render_table(self.summary())
+        let summary = self.summary();
+        let mut table = run_heading(summary) + &render_table(summary);
+        if let Some(line) = against_cfs(summary) {
+            table.push_str(&line);
+        }
+        table
     }
 
     fn json(&self) -> serde_json::Value {
@@ -160,6 +166,53 @@ pub fn section_title(summary: &Summary) -> String {
         title.push_str(&format!(" on {}", counted(cores as usize, "core")));
     }
     title
+}
+
+/// The line an OS table is headed by, so that its output says what ran:
+/// the workload, its load, the cores and invocations, and the kernel (the
+/// model with its fair class, tick and switch cost, or the live one).
+pub fn run_heading(summary: &Summary) -> String {
+    let mut line = section_title(summary);
+    if let Some(n) = summary.workload["invocations"].as_u64() {
+        line.push_str(&format!(", {}", counted(n as usize, "invocation")));
+    }
+    let m = &summary.machine;
+    if let Some(kernel) = m["kernel"].as_str() {
+        line.push_str(&format!("; kernel: {kernel}"));
+    }
+    if let Some(fair) = m["fair_class"].as_str() {
+        line.push_str(&format!(", {}", fair.to_uppercase()));
+    }
+    if let Some(hz) = m["hz"].as_u64() {
+        line.push_str(&format!(", HZ {hz}"));
+    }
+    if let Some(us) = m["context_switch_us"].as_f64() {
+        line.push_str(&format!(", {us} µs a context switch"));
+    }
+    line.push('\n');
+    line
+}
+
+/// The line an OS table ends with when it ran `cfs` and others: each
+/// other policy's mean turnaround against cfs's, the question the table is
+/// read for; `None` without cfs or without another policy.
+pub fn against_cfs(summary: &Summary) -> Option<String> {
+    let mean = |p: &PolicySummary| p.all().stats(Metric::Turnaround).map(|s| s.mean);
+    let cfs = summary.policies.iter().find(|p| p.policy == "cfs")?;
+    let base = mean(cfs).filter(|&m| m > 0.0)?;
+    let others: Vec<String> = summary
+        .policies
+        .iter()
+        .filter(|p| p.policy != "cfs")
+        .filter_map(|p| {
+            Some(format!(
+                "{} {:+.1}%",
+                p.policy,
+                (mean(p)? / base - 1.0) * 100.0
+            ))
+        })
+        .collect();
+    (!others.is_empty()).then(|| format!("mean turnaround against cfs: {}\n", others.join(", ")))
 }
 
 /// `n` and `noun`, plural unless `n` is 1 (`process` → `processes`).

@@ -1,7 +1,16 @@
-//! Progress bars on stderr, hidden when stderr is not a terminal.
+//! Progress bars on stderr, hidden when stderr is not a terminal or
+//! after [`quiet`] (`--quiet`).
 
 pub use indicatif::ProgressBar;
-use indicatif::ProgressStyle;
+use indicatif::{ProgressDrawTarget, ProgressStyle};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Set by [`quiet`]: every bar made after is hidden.
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// How often a [`phase`]'s spinner turns by itself.
+const TICK: Duration = Duration::from_millis(100);
 
 /// [`bar`] of a run of known length.
 const BAR: &str = "{prefix:>12} [{bar:40}] {pos}/{len} invocations ({per_sec}, eta {eta})";
@@ -9,6 +18,13 @@ const BAR: &str = "{prefix:>12} [{bar:40}] {pos}/{len} invocations ({per_sec}, e
 const COUNT: &str = "{prefix:>12} {pos} invocations ({per_sec})";
 /// [`runs`].
 const RUNS: &str = "{prefix:>10} [{bar:40}] {pos}/{len} runs ({elapsed}) {msg}";
+/// [`phase`].
+const PHASE: &str = "{prefix:>12} {spinner} {msg} ({elapsed})";
+
+/// Hides every bar made from now on: the `--quiet` of every command.
+pub fn quiet() {
+    QUIET.store(true, Ordering::Relaxed);
+}
 
 /// A bar counting the invocations of a run labelled `name`.
 pub fn bar(name: &str, len: Option<u64>) -> ProgressBar {
@@ -47,7 +63,28 @@ pub fn runs(name: &str, len: u64) -> ProgressBar {
     styled(ProgressBar::new(len), RUNS, name)
 }
 
+/// A spinner for a step of unknown length (reading a trace), labelled
+/// `name`, saying `what`, turning by itself until it is finished or
+/// dropped.
+fn phase(name: &str, what: &str) -> ProgressBar {
+    let bar = styled(ProgressBar::new_spinner(), PHASE, name);
+    bar.set_message(what.to_string());
+    bar.enable_steady_tick(TICK);
+    bar
+}
+
+/// Runs `step` under a [`phase`] spinner, cleared when it ends.
+pub fn during<R>(name: &str, what: &str, step: impl FnOnce() -> R) -> R {
+    let bar = phase(name, what);
+    let done = step();
+    bar.finish_and_clear();
+    done
+}
+
 fn styled(bar: ProgressBar, template: &str, name: &str) -> ProgressBar {
+    if QUIET.load(Ordering::Relaxed) {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
     bar.set_style(
         ProgressStyle::with_template(template)
             .unwrap_or_else(|_| ProgressStyle::default_bar())
@@ -94,7 +131,7 @@ mod tests {
 
     #[test]
     fn templates_parse() {
-        for t in [BAR, COUNT, RUNS] {
+        for t in [BAR, COUNT, RUNS, PHASE] {
             assert!(ProgressStyle::with_template(t).is_ok(), "{t}");
         }
     }

@@ -118,47 +118,50 @@ pub fn import(o: Import) -> Result<()> {
         .functions
         .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     // The flag that widens the window, for an empty selection's error.
-    let (trace, window) = match o.trace.clone() {
-        TraceFiles::Azure2019 {
-            dir,
-            day,
-            minutes,
-            arrivals,
-        } => {
-            let read = azure2019::Options {
+    let read = || -> Result<(Trace, &str)> {
+        Ok(match o.trace.clone() {
+            TraceFiles::Azure2019 {
+                dir,
+                day,
                 minutes,
                 arrivals,
-                functions,
-                seed: o.seed,
-                ..azure2019::Options::new(dir, day)
-            };
-            (azure2019::read(&read)?, "--minutes")
-        }
-        TraceFiles::Azure2021 { file, seconds } => {
-            let read = azure2021::Options {
-                window: seconds,
-                functions,
-                seed: o.seed,
-                ..azure2021::Options::new(file)
-            };
-            (azure2021::read(&read)?, "--seconds")
-        }
-        TraceFiles::Huawei2023 {
-            dir,
-            days,
-            minutes,
-            arrivals,
-        } => {
-            let read = huawei2023::Options {
+            } => {
+                let read = azure2019::Options {
+                    minutes,
+                    arrivals,
+                    functions,
+                    seed: o.seed,
+                    ..azure2019::Options::new(dir, day)
+                };
+                (azure2019::read(&read)?, "--minutes")
+            }
+            TraceFiles::Azure2021 { file, seconds } => {
+                let read = azure2021::Options {
+                    window: seconds,
+                    functions,
+                    seed: o.seed,
+                    ..azure2021::Options::new(file)
+                };
+                (azure2021::read(&read)?, "--seconds")
+            }
+            TraceFiles::Huawei2023 {
+                dir,
+                days,
                 minutes,
                 arrivals,
-                functions,
-                seed: o.seed,
-                ..huawei2023::Options::new(dir, days)
-            };
-            (huawei2023::read(&read)?, "--days or --minutes")
-        }
+            } => {
+                let read = huawei2023::Options {
+                    minutes,
+                    arrivals,
+                    functions,
+                    seed: o.seed,
+                    ..huawei2023::Options::new(dir, days)
+                };
+                (huawei2023::read(&read)?, "--days or --minutes")
+            }
+        })
     };
+    let (trace, window) = crate::progress::during("import", "reading the trace", read)?;
     write_trace(trace, &o, window)
 }
 

@@ -22,6 +22,11 @@ pub fn thread_cpu() -> Nanos {
     nanos(clock_gettime(ClockId::ThreadCPUTime))
 }
 
+/// CPU time every thread of this process has used, in ns.
+pub fn process_cpu() -> Nanos {
+    nanos(clock_gettime(ClockId::ProcessCPUTime))
+}
+
 /// CPU time (user + system) of every waited-for child of this process, in
 /// ns. `getrusage` of the caller's children cannot fail on Linux; a broken
 /// system is reported as 0 rather than a panic.

@@ -22,8 +22,54 @@ fn mean(summary: &Value, policy: &str, group: &str) -> f64 {
 }
 
 #[test]
-fn default_run_orders_g1_like_alps_fig_1() {
+fn default_run_shows_the_papers_policies_apart_and_says_what_ran() {
     let out = ok(&["simulate", "--json"]);
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = s["policies"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    for p in ["cfs", "sfs", "alps", "gittins", "srpt"] {
+        assert!(names.contains(&p), "{p} not run: {names:?}");
+    }
+    assert_eq!(s["workload"]["name"], "huawei");
+    assert_eq!(s["workload"]["invocations"], 15000);
+    assert_eq!(s["machine"]["cores"], 8);
+    // Where they differ: the oracle below every stock policy, and each of
+    // the papers' policies below cfs by more than a percent.
+    let cfs = mean(&s, "cfs", "all");
+    let srpt = mean(&s, "srpt", "all");
+    for p in ["sfs", "alps", "gittins"] {
+        let m = mean(&s, p, "all");
+        assert!(
+            srpt < m && m < 0.99 * cfs,
+            "{p} {m}, cfs {cfs}, srpt {srpt}"
+        );
+    }
+    assert_eq!(s["policies"]["srpt"]["sim_only"], true);
+    assert_eq!(s["policies"]["cfs"]["sim_only"], false);
+    // The table is headed by what ran, and ends with each policy against
+    // cfs.
+    let table = String::from_utf8(ok(&["simulate", "-n", "300", "-p", "cfs,srpt"]).stdout).unwrap();
+    let last = table.lines().last().unwrap();
+    assert!(
+        last.starts_with("mean turnaround against cfs: srpt -"),
+        "{table}"
+    );
+    assert_eq!(
+        table.lines().next(),
+        Some(
+            "huawei at 90% load on 8 cores, 300 invocations; kernel: faasched model \
+             (simulated), EEVDF, HZ 250, 3.5 µs a context switch"
+        )
+    );
+}
+
+#[test]
+fn the_papers_machine_orders_g1_like_alps_fig_1() {
+    let out = ok(&["simulate", "-c", "56", "-p", "cfs,fifo,srpt", "--json"]);
     let s: Value = serde_json::from_slice(&out.stdout).unwrap();
     let (srpt, cfs, fifo) = (
         mean(&s, "srpt", "G1"),
@@ -34,10 +80,6 @@ fn default_run_orders_g1_like_alps_fig_1() {
         srpt < cfs && cfs < fifo,
         "G1 means: srpt {srpt}, cfs {cfs}, fifo {fifo}"
     );
-    assert_eq!(s["policies"]["srpt"]["sim_only"], true);
-    assert_eq!(s["policies"]["cfs"]["sim_only"], false);
-    assert_eq!(s["workload"]["invocations"], 15000);
-    assert_eq!(s["machine"]["cores"], 56);
 }
 
 #[test]
@@ -693,6 +735,17 @@ fn a_newcomers_first_commands_say_what_they_mean() {
             "{args:?}: {err}"
         );
     }
+    // Every command takes --quiet, before or after its name.
+    ok(&["--quiet", "simulate", "-n", "50", "-p", "cfs"]);
+    ok(&[
+        "workload",
+        "generate",
+        "-n",
+        "5",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     // A trace folder that is not there is named with its flag.
     let err = stderr_of_failure(&["experiment", "alps-real", "--trace", "/nonexistent/trace"]);
     assert!(

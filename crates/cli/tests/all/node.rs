@@ -125,7 +125,12 @@ fn bad_options_are_refused_naming_them() {
         "{err}"
     );
     let err = stderr_of_failure(&["node", "simulate", "--load", "0"]);
-    assert!(err.contains("--load 0"), "{err}");
+    assert!(err.contains("--load") && err.contains("above 0"), "{err}");
+    let err = stderr_of_failure(&["node", "simulate", "--load", "11"]);
+    assert!(
+        err.contains("--load 11") && err.contains("at most 10"),
+        "{err}"
+    );
     let err = stderr_of_failure(&["node", "simulate", "--deadline", "nosuch=2x"]);
     assert!(err.contains("nosuch"), "{err}");
     let dir = tempfile::tempdir().unwrap();

@@ -186,13 +186,14 @@ fn report_html_renders_in_headless_chromium() {
         );
     }
     assert!(count("<svg xmlns") >= 13, "chart SVGs in the rendered DOM");
-    // Default policies cfs, fifo, rr, srpt: a line each in 5 CDFs and completions.
+    // Default policies cfs, sfs, alps, gittins, srpt: a line each in 5 CDFs
+    // and completions.
     assert_eq!(
         count("<path class=\"line pol"),
-        4 * 6,
+        5 * 6,
         "CDF and completion lines"
     );
-    assert!(count("<rect class=\"pol") >= 4 * 5 * 5, "percentile bars");
+    assert!(count("<rect class=\"pol") >= 5 * 5 * 5, "percentile bars");
     assert!(dom.contains("sim only"), "the sim-only badge");
     assert!(dom.contains("huawei"), "the workload description");
 }

@@ -236,7 +236,7 @@ pub fn compare(
     }
     let mut sim = Vec::with_capacity(contenders.len());
     for c in &contenders {
-        sim.push(setup.run(c)?.row(setup.config.cores));
+        sim.push(setup.run(c, |_| {})?.row(setup.config.cores));
     }
     let mut sim_settings = setup.describe();
     sim_settings["costs"] = json!({

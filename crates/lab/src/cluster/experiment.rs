@@ -100,7 +100,7 @@ impl Level for Cluster {
         (routers, setup): &Self::Ready,
         job: usize,
     ) -> Result<Self::Measured> {
-        let ran = setup.run(&routers[job])?;
+        let ran = setup.run(&routers[job], |_| {})?;
         Ok((ran.row(case.options.cores), ran.decisions))
     }
 

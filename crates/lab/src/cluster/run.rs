@@ -396,7 +396,10 @@ impl ClusterOptions {
             seed: self.seed,
             ..AzureOptions::new(dir, day)
         };
-        Ok(AzureTrace::read(&options)?)
+        let reading = format!("reading day {day} of {}", dir.display());
+        Ok(crate::progress::during("trace", &reading, || {
+            AzureTrace::read(&options)
+        })?)
     }
 }
 
@@ -498,8 +501,13 @@ impl ClusterSetup {
         })
     }
 
-    /// Runs `contender` over the invocations and summarises it.
-    pub fn run(&self, contender: &Contender) -> Result<ClusterRan> {
+    /// Runs `contender` over the invocations and summarises it, handing
+    /// `each` every outcome as it comes (a progress bar counts them).
+    pub fn run(
+        &self,
+        contender: &Contender,
+        each: impl FnMut(&InvocationOutcome),
+    ) -> Result<ClusterRan> {
         let mut route = contender.router.build(self.seed)?;
         let keep_alive = contender.keep_alive.unwrap_or(self.keep_alive);
         let keep = |_| keep_alive.build();
@@ -508,6 +516,7 @@ impl ClusterSetup {
         let name = name.as_str();
         let mut sink = Recording {
             collector: Collector::new(name),
+            each,
         };
         let mut route = Timed {
             route: &mut *route,
@@ -660,15 +669,17 @@ impl Route for Timed<'_> {
     }
 }
 
-/// The sink of [`ClusterSetup::run`]: records each outcome; stops the run
-/// when the process is asked to.
-struct Recording {
+/// The sink of [`ClusterSetup::run`]: records each outcome and hands it
+/// to `each`; stops the run when the process is asked to.
+struct Recording<F> {
     collector: Collector,
+    each: F,
 }
 
-impl ClusterSink for &mut Recording {
+impl<F: FnMut(&InvocationOutcome)> ClusterSink for &mut Recording<F> {
     fn outcome(&mut self, o: InvocationOutcome) {
         self.collector.record(&o);
+        (self.each)(&o);
     }
 
     fn interrupted(&mut self) -> bool {

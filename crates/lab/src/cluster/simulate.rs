@@ -31,7 +31,9 @@ pub fn run(o: Options) -> Result<()> {
     let contenders = contenders(&o.policies)?;
     let setup = o.cluster.setup()?;
     interrupt::catch()?;
-    let ran = progress::each(&contenders, Contender::name, None, |c, _| setup.run(c))?;
+    let ran = progress::each(&contenders, Contender::name, None, |c, bar| {
+        setup.run(c, |_| bar.inc(1))
+    })?;
     let (rows, decisions): (Vec<_>, Vec<_>) = ran
         .into_iter()
         .map(|ran| (ran.row(o.cluster.cores), ran.decisions))

@@ -19,12 +19,14 @@ use super::run::{NodeOptions, NodeSetup};
 use super::sweep::Sweep;
 use crate::calls::CallOptions;
 use crate::interrupt;
+use crate::os::replay::busy_warning;
 use crate::output::Outputs;
 use anyhow::{Context, Result, bail};
 use faasched_live::load::{self, End, Failure, InProcess, Lateness, LoadConfig, Mode, Pacing};
 use faasched_live::node::invoke::{self, Completed};
 use faasched_live::node::load::{Calls, NodeCall, Record, spin_us};
 use faasched_live::node::runtime::RuntimeConfig;
+use faasched_live::os::observe::OtherWork;
 use faasched_model::node::{Request, RequestOutcome};
 use faasched_model::{Nanos, SEC};
 use faasched_report::Staged;
@@ -356,6 +358,7 @@ impl Live {
         bar: &ProgressBar,
     ) -> Result<(PolicySummary, f64)> {
         let progress = bar.clone();
+        let other = OtherWork::start().ok();
         let r = replay(
             setup,
             policy,
@@ -364,6 +367,14 @@ impl Live {
             &self.deployed,
             move || progress.inc(1),
         )?;
+        let busy = other.and_then(|o| o.share().ok()).and_then(|share| {
+            busy_warning(
+                policy.name(),
+                share,
+                "this machine's CPUs' time (other processes, the kernel, the host's steal) \
+                 while it ran live",
+            )
+        });
         bar.suspend(|| {
             eprintln!(
                 "{}: requests sent late by p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; \
@@ -374,7 +385,10 @@ impl Live {
                 r.late.max as f64 / 1e3,
                 r.cpu_over_work
                     .map_or_else(|| "none".to_string(), |x| format!("{:.1}%", x * 100.0))
-            )
+            );
+            if let Some(warning) = &busy {
+                eprintln!("{warning}");
+            }
         });
         Ok((r.summary, r.rate))
     }

@@ -398,20 +398,41 @@ fn part_report(label: &str, stats: &replay::ReplayStats) -> Vec<String> {
             ids.join(", ")
         ));
     }
-    if share > BUSY_HOST_SHARE {
-        lines.push(format!(
-            "warning: {label}: other work took {:.0}% of the replayed cores' time (the \
-             launcher, the kernel, other processes, the host's steal): its numbers mean little \
-             on this busy machine",
-            share * 100.0
-        ));
-    }
+    lines.extend(busy_warning(
+        label,
+        share,
+        "the replayed cores' time (the launcher, the kernel, other processes, the host's steal)",
+    ));
     lines
+}
+
+/// The warning of a live run `label` during which other work took `share`
+/// of `what`, more than [`BUSY_HOST_SHARE`]: its numbers then say as much
+/// about the rest of the machine as about the policy.
+pub fn busy_warning(label: &str, share: f64, what: &str) -> Option<String> {
+    (share > BUSY_HOST_SHARE).then(|| {
+        format!(
+            "warning: {label}: other work took {:.0}% of {what}: its numbers mean little on \
+             this busy machine",
+            share * 100.0
+        )
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_busy_machine_is_named_past_the_share() {
+        assert_eq!(busy_warning("sfs", BUSY_HOST_SHARE, "the cores"), None);
+        assert_eq!(
+            busy_warning("sfs", 0.5, "the cores").as_deref(),
+            Some(
+                "warning: sfs: other work took 50% of the cores: its numbers mean little on this busy machine"
+            )
+        );
+    }
 
     #[test]
     fn a_part_says_it_is_done_and_warns_of_a_busy_host_or_failures() {

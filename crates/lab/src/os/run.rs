@@ -10,8 +10,9 @@ use faasched_workload::{Choice, Source};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-/// Default number of simulated cores (the ALPS paper's machine).
-pub const DEFAULT_CORES: usize = 56;
+/// Default number of simulated cores: few enough that the policies differ
+/// (the ALPS paper's machine has 56, where a Poisson load pools the queue).
+pub const DEFAULT_CORES: usize = 8;
 /// Default timer frequency of the simulated kernel.
 pub const DEFAULT_HZ: u32 = 250;
 /// Highest timer frequency, Hz.
@@ -201,7 +202,7 @@ pub struct WorkloadOptions {
     /// mixed-io.
     #[arg(long, short = 'w', default_value = "huawei", value_name = "NAME|FILE")]
     pub workload: String,
-    /// Cores, 1 to 256: of the simulated machine (default 56), or for
+    /// Cores, 1 to 256: of the simulated machine (default 8), or for
     /// `replay` and `compare` the first N CPUs of this one (default: all
     /// online CPUs; `compare` simulates as many).
     #[arg(long, short = 'c', value_name = "N", value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=256), usize::from))]

@@ -1,7 +1,8 @@
 //! What the kernel's own accounting says, read without polling storms: a
 //! task's CPU time and run-queue wait from `/proc/PID/schedstat` (one `pread`
-//! on a descriptor kept open, about 0.5 µs), and per-core busy time from
-//! `/proc/stat` for a policy's periodic load.
+//! on a descriptor kept open, about 0.5 µs), per-core busy time from
+//! `/proc/stat` for a policy's periodic load, and from both how much of
+//! the machine other work took while this process ran ([`OtherWork`]).
 
 use crate::sys::clock;
 use faasched_model::Nanos;
@@ -91,9 +92,68 @@ fn core_busy_from(path: &Path, cores: usize) -> io::Result<Vec<Nanos>> {
     Ok(busy)
 }
 
+/// How much of this machine's CPUs other work (other processes, the
+/// kernel's threads, the host's steal) takes while this process runs
+/// something: the CPUs' busy time from `/proc/stat` less this process's
+/// own CPU time, over the CPUs' time. A live run whose machine was busy
+/// says so with it. An estimate: `/proc/stat` counts in ticks (10 ms), so
+/// a run of seconds reads it to a fraction of a percent.
+#[derive(Clone, Copy, Debug)]
+pub struct OtherWork {
+    cpus: usize,
+    busy: Nanos,
+    own: Nanos,
+    at: Nanos,
+}
+
+impl OtherWork {
+    /// Starts counting now, over every online CPU.
+    pub fn start() -> io::Result<OtherWork> {
+        let cpus = crate::sys::sched::online_cpus();
+        Ok(OtherWork {
+            cpus,
+            busy: core_busy(cpus)?.iter().sum(),
+            own: clock::process_cpu(),
+            at: clock::monotonic(),
+        })
+    }
+
+    /// The share of the CPUs' time since [`OtherWork::start`] that went to
+    /// anything but this process, 0 to 1.
+    pub fn share(&self) -> io::Result<f64> {
+        let busy: Nanos = core_busy(self.cpus)?.iter().sum();
+        let own = clock::process_cpu().saturating_sub(self.own);
+        let window = clock::monotonic().saturating_sub(self.at) * self.cpus as Nanos;
+        let other = busy.saturating_sub(self.busy).saturating_sub(own);
+        Ok((other as f64 / window.max(1) as f64).min(1.0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn other_work_counts_another_process_not_this_one() {
+        let meter = OtherWork::start().unwrap();
+        // This process busy for 300 ms: not other work.
+        let until = clock::monotonic() + 300_000_000;
+        while clock::monotonic() < until {}
+        let own = meter.share().unwrap();
+        // A child busy for 300 ms: other work.
+        let meter = OtherWork::start().unwrap();
+        let status = std::process::Command::new("sh")
+            .args([
+                "-c",
+                "end=$(($(date +%s%N) + 300000000)); while [ $(date +%s%N) -lt $end ]; do :; done",
+            ])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let child = meter.share().unwrap();
+        assert!((0.0..=1.0).contains(&own) && (0.0..=1.0).contains(&child));
+        assert!(child > 0.0, "a busy child took no share");
+    }
 
     #[test]
     fn parses_schedstat_and_proc_stat() {
