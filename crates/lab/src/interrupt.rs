@@ -23,9 +23,20 @@ struct Flags {
 
 static FLAGS: OnceLock<Flags> = OnceLock::new();
 
-/// Catches SIGINT and SIGTERM from now on (idempotent).
+/// Set by [`leave_to_host`]: [`catch`] catches nothing.
+static HOSTED: AtomicBool = AtomicBool::new(false);
+
+/// Leaves the signals to the process this library runs in (Python, whose
+/// own Ctrl-C raises `KeyboardInterrupt`): [`catch`] installs no handler
+/// from now on, and a run goes to its end.
+pub fn leave_to_host() {
+    HOSTED.store(true, Ordering::Relaxed);
+}
+
+/// Catches SIGINT and SIGTERM from now on (idempotent), unless
+/// [`leave_to_host`] was called.
 pub fn catch() -> Result<()> {
-    if FLAGS.get().is_some() {
+    if FLAGS.get().is_some() || HOSTED.load(Ordering::Relaxed) {
         return Ok(());
     }
     let flags = Flags {

@@ -29,6 +29,7 @@ pub mod experiment;
 pub mod failures;
 pub mod interrupt;
 pub mod level;
+pub mod message;
 pub mod node;
 pub mod os;
 pub mod output;

@@ -34,6 +34,9 @@ pub struct Outputs {
     /// Print summary.json to stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Print nothing: the files are what a caller reads (Python's).
+    #[arg(skip)]
+    pub silent: bool,
 }
 
 impl Outputs {
@@ -146,6 +149,9 @@ impl Outputs {
                 interrupt::check()?;
             }
             staged.commit()?;
+        }
+        if self.silent {
+            return Ok(());
         }
         out!("{text}")?;
         if let (Some(dir), false) = (&self.dir, self.json) {

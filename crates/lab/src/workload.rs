@@ -35,8 +35,24 @@ pub struct Generate {
     pub output: PathBuf,
 }
 
-/// Generates the workload into its file, put in place once written.
+/// Generates the workload into its file, put in place once written, and
+/// says so on stderr.
 pub fn generate(o: Generate) -> Result<()> {
+    let params = write_generated(&o)?;
+    eprintln!(
+        "wrote {} invocations of `{}` ({} cores, load {}) to {}",
+        o.invocations,
+        params.spec,
+        o.cores,
+        o.load,
+        o.output.display()
+    );
+    Ok(())
+}
+
+/// Generates the workload into its file, put in place once written; the
+/// parameters it was drawn with.
+pub fn write_generated(o: &Generate) -> Result<Params> {
     let params = Params {
         spec: Spec::parse(&o.workload)?,
         cores: o.cores,
@@ -47,15 +63,7 @@ pub fn generate(o: Generate) -> Result<()> {
     let mut staged = Staged::new();
     write_workload(&o.output, Generator::new(&params)?, &mut staged)?;
     staged.commit()?;
-    eprintln!(
-        "wrote {} invocations of `{}` ({} cores, load {}) to {}",
-        o.invocations,
-        params.spec,
-        o.cores,
-        o.load,
-        o.output.display()
-    );
-    Ok(())
+    Ok(params)
 }
 
 /// A production trace to import: which, and what of it to keep.

@@ -39,7 +39,7 @@ pub struct Args {
         long,
         short = 'p',
         value_delimiter = ',',
-        default_value = "cfs,sfs,alps,gittins,srpt",
+        default_value = simulate::DEFAULT_POLICIES,
         long_help = policy_help()
     )]
     policy: Vec<String>,

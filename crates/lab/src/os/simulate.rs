@@ -11,6 +11,11 @@ use anyhow::Result;
 use faasched_report::Staged;
 use faasched_report::os::Summary;
 
+/// The policies `faasched simulate` runs unless told, comma-separated as
+/// `--policy` takes them: the papers' (the ALPS family's best on real
+/// traces among them) and the oracle.
+pub const DEFAULT_POLICIES: &str = "cfs,sfs,alps,gittins,srpt";
+
 /// What `faasched simulate` runs, and where its results go.
 #[derive(Debug, Clone)]
 pub struct Options {

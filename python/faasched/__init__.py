@@ -1,0 +1,110 @@
+"""faasched from Python: the simulators, the workload generators and
+readers, results as pandas DataFrames.
+
+Each function runs what the `faasched` command of the same name runs
+(the same code, the same defaults, the same seed giving the same
+numbers) and reads the files that command writes: a DataFrame has the
+columns of its summary.csv or invocations.csv. An error raises
+``FaaschedError`` (a ``ValueError``) with the message the command
+prints. The simulation runs without the GIL held.
+
+    >>> import faasched
+    >>> faasched.simulate().head()
+"""
+
+import os
+import tempfile
+from typing import Optional, Sequence
+
+import pandas as pd
+
+from . import _native
+
+__all__ = [
+    "DEFAULT_POLICIES",
+    "FaaschedError",
+    "generate",
+    "read_workload",
+    "simulate",
+]
+
+#: The policies ``simulate`` runs unless told, as ``faasched simulate`` does.
+DEFAULT_POLICIES = list(_native.DEFAULT_POLICIES)
+
+__version__ = _native.VERSION
+
+
+class FaaschedError(ValueError):
+    """What the command would print after ``error:``."""
+
+
+def _call(native, *args, **kwargs):
+    try:
+        return native(*args, **kwargs)
+    except ValueError as e:
+        raise FaaschedError(str(e)) from None
+
+
+def simulate(
+    workload: str = "huawei",
+    policies: Optional[Sequence[str]] = None,
+    cores: Optional[int] = None,
+    load: Optional[float] = None,
+    invocations: Optional[int] = None,
+    seed: int = 1,
+    *,
+    invocations_table: bool = False,
+    out: Optional[str] = None,
+):
+    """``faasched simulate``: a workload through the simulated kernel under
+    each policy.
+
+    ``workload`` is a built-in (``huawei``, ``azure``, ``lognormal``, ...)
+    or a workload CSV file; ``cores`` defaults to 8 and a built-in's
+    ``load`` to 0.9, ``invocations`` to 15,000 of a built-in and all of a
+    file. Returns summary.csv as a DataFrame (one row per policy, group
+    and metric); with ``invocations_table=True``, the pair (summary,
+    invocations.csv). With ``out``, the command's files stay in that
+    directory (summary.json, report.html too).
+    """
+    policies = list(DEFAULT_POLICIES if policies is None else policies)
+    with tempfile.TemporaryDirectory(prefix="faasched-") as tmp:
+        target = out if out is not None else os.path.join(tmp, "run")
+        _call(
+            _native.simulate,
+            target,
+            workload,
+            policies,
+            cores=cores,
+            load=load,
+            invocations=invocations,
+            seed=seed,
+        )
+        summary = pd.read_csv(os.path.join(target, "summary.csv"))
+        if not invocations_table:
+            return summary
+        return summary, pd.read_csv(os.path.join(target, "invocations.csv"))
+
+
+def generate(
+    workload: str = "huawei",
+    cores: int = 56,
+    load: float = 0.9,
+    invocations: int = 15000,
+    seed: int = 1,
+    *,
+    out: Optional[str] = None,
+):
+    """``faasched workload generate``: a built-in workload as a workload
+    CSV, returned as a DataFrame (written to ``out`` too, if given)."""
+    with tempfile.TemporaryDirectory(prefix="faasched-") as tmp:
+        target = out if out is not None else os.path.join(tmp, "workload.csv")
+        _call(_native.generate, target, workload, cores, load, invocations, seed=seed)
+        return pd.read_csv(target)
+
+
+def read_workload(path: str):
+    """A workload CSV as ``simulate`` reads it: every row checked (an error
+    names the file, the line and the field), then as a DataFrame."""
+    _call(_native.check_workload, path)
+    return pd.read_csv(path)

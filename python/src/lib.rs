@@ -1,0 +1,129 @@
+//! `faasched._native`: faasched's simulators for Python. Each function
+//! runs what the command of its name runs and writes that command's files
+//! into a path the caller gives; the `faasched` package reads them into
+//! pandas DataFrames, so a DataFrame has summary.csv's columns by
+//! construction. No function holds the GIL while it runs. An error is a
+//! `ValueError` whose message is the one the command prints.
+
+use anyhow::{Result, bail};
+use faasched_lab::os::run::{Kernel, WorkloadOptions};
+use faasched_lab::os::simulate::{self as os_simulate, DEFAULT_POLICIES};
+use faasched_lab::os::tuning::TuningFlags;
+use faasched_lab::output::Outputs;
+use faasched_lab::workload::{self as lab_workload, Generate};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use std::path::PathBuf;
+
+/// The most cores a simulated machine has, as `--cores` takes them.
+const MAX_CORES: usize = 256;
+
+/// An error as a Python exception, in the command's words.
+fn error(e: anyhow::Error) -> PyErr {
+    PyValueError::new_err(faasched_lab::message::chain(&e))
+}
+
+/// What the flags' own parsers refuse, refused here in their words.
+fn check(cores: Option<usize>, load: Option<f64>, invocations: Option<u64>) -> Result<()> {
+    if let Some(c) = cores.filter(|c| !(1..=MAX_CORES).contains(c)) {
+        bail!("cores {c}: give 1 to {MAX_CORES}");
+    }
+    if let Some(l) = load
+        && let Err(why) = lab_workload::load(&l.to_string())
+    {
+        bail!("load {l}: {why}");
+    }
+    if invocations == Some(0) {
+        bail!("invocations 0: must be at least 1");
+    }
+    Ok(())
+}
+
+/// `faasched simulate` into the directory `out`: summary.csv, summary.json,
+/// invocations.csv and report.html.
+#[pyfunction]
+#[pyo3(signature = (out, workload, policies, cores=None, load=None, invocations=None, seed=1))]
+#[allow(clippy::too_many_arguments)]
+fn simulate(
+    py: Python<'_>,
+    out: PathBuf,
+    workload: String,
+    policies: Vec<String>,
+    cores: Option<usize>,
+    load: Option<f64>,
+    invocations: Option<u64>,
+    seed: u64,
+) -> PyResult<()> {
+    let options = os_simulate::Options {
+        workload: WorkloadOptions {
+            workload,
+            cores,
+            load,
+            invocations,
+            seed,
+        },
+        policies,
+        kernel: Kernel::default(),
+        tuning: TuningFlags::default(),
+        outputs: Outputs {
+            dir: Some(out),
+            json: false,
+            silent: true,
+        },
+    };
+    py.detach(|| check(cores, load, invocations).and_then(|()| os_simulate::run(options)))
+        .map_err(error)
+}
+
+/// `faasched workload generate` into the workload CSV `out`.
+#[pyfunction]
+#[pyo3(signature = (out, workload, cores, load, invocations, seed=1))]
+fn generate(
+    py: Python<'_>,
+    out: PathBuf,
+    workload: String,
+    cores: usize,
+    load: f64,
+    invocations: u64,
+    seed: u64,
+) -> PyResult<()> {
+    let options = Generate {
+        workload,
+        cores,
+        load,
+        invocations,
+        seed,
+        output: out,
+    };
+    py.detach(|| {
+        check(Some(cores), Some(load), Some(invocations))
+            .and_then(|()| lab_workload::write_generated(&options).map(drop))
+    })
+    .map_err(error)
+}
+
+/// Reads the workload CSV `path` as `simulate` does, every row checked
+/// (an error names the file, the line and the field); the number of
+/// invocations.
+#[pyfunction]
+fn check_workload(py: Python<'_>, path: PathBuf) -> PyResult<usize> {
+    py.detach(|| Ok(faasched_workload::csv::read_all(&path)?.0.len()))
+        .map_err(error)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Python's Ctrl-C stays Python's, and a notebook's stderr gets no
+    // progress bars.
+    faasched_lab::interrupt::leave_to_host();
+    faasched_lab::progress::quiet();
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(generate, m)?)?;
+    m.add_function(wrap_pyfunction!(check_workload, m)?)?;
+    m.add(
+        "DEFAULT_POLICIES",
+        DEFAULT_POLICIES.split(',').collect::<Vec<_>>(),
+    )?;
+    m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
