@@ -22,14 +22,20 @@ from . import _native
 
 __all__ = [
     "DEFAULT_POLICIES",
+    "DEFAULT_ROUTERS",
     "FaaschedError",
     "generate",
     "read_workload",
     "simulate",
+    "simulate_cluster",
 ]
 
 #: The policies ``simulate`` runs unless told, as ``faasched simulate`` does.
 DEFAULT_POLICIES = list(_native.DEFAULT_POLICIES)
+
+#: The routers ``simulate_cluster`` runs unless told, as ``faasched cluster
+#: simulate`` does.
+DEFAULT_ROUTERS = list(_native.DEFAULT_ROUTERS)
 
 __version__ = _native.VERSION
 
@@ -84,6 +90,49 @@ def simulate(
         if not invocations_table:
             return summary
         return summary, pd.read_csv(os.path.join(target, "invocations.csv"))
+
+
+def simulate_cluster(
+    workload: str = "azure-functions",
+    policies: Optional[Sequence[str]] = None,
+    servers: int = 8,
+    cores: int = 16,
+    memory_gb: float = 32.0,
+    load: float = 0.7,
+    seconds: float = 600.0,
+    invocations: Optional[int] = None,
+    seed: int = 1,
+    keep_alive: str = "greedy-dual",
+    *,
+    out: Optional[str] = None,
+):
+    """``faasched cluster simulate``: invocations through a simulated
+    cluster under each router (``ROUTER:KEEP-ALIVE`` for one with its own
+    keep-alive policy). ``workload`` is ``azure-functions``,
+    ``functionbench``, ``functionbench-bursts``, ``functionbench-rising`` or
+    a workload CSV. Returns summary.csv as a DataFrame, a row per router;
+    with ``out``, the command's files stay there (timing.json holds the
+    routers' decision times on this machine, the one file that differs
+    between runs of the same seed).
+    """
+    policies = list(DEFAULT_ROUTERS if policies is None else policies)
+    with tempfile.TemporaryDirectory(prefix="faasched-") as tmp:
+        target = out if out is not None else os.path.join(tmp, "run")
+        _call(
+            _native.simulate_cluster,
+            target,
+            workload,
+            policies,
+            servers,
+            cores,
+            memory_gb,
+            load,
+            seconds,
+            invocations,
+            seed,
+            keep_alive,
+        )
+        return pd.read_csv(os.path.join(target, "summary.csv"))
 
 
 def generate(

@@ -6,6 +6,8 @@
 //! `ValueError` whose message is the one the command prints.
 
 use anyhow::{Result, bail};
+use faasched_lab::cluster::run::ClusterOptions;
+use faasched_lab::cluster::simulate::{self as cluster_simulate, DEFAULT_ROUTERS};
 use faasched_lab::os::run::{Kernel, WorkloadOptions};
 use faasched_lab::os::simulate::{self as os_simulate, DEFAULT_POLICIES};
 use faasched_lab::os::tuning::TuningFlags;
@@ -75,6 +77,49 @@ fn simulate(
         .map_err(error)
 }
 
+/// `faasched cluster simulate` into the directory `out`: summary.csv,
+/// summary.json, report.html and timing.json.
+#[pyfunction]
+#[pyo3(signature = (out, workload, policies, servers, cores, memory_gb, load, seconds, invocations, seed, keep_alive))]
+#[allow(clippy::too_many_arguments)]
+fn simulate_cluster(
+    py: Python<'_>,
+    out: PathBuf,
+    workload: String,
+    policies: Vec<String>,
+    servers: u32,
+    cores: u32,
+    memory_gb: f64,
+    load: f64,
+    seconds: f64,
+    invocations: Option<u64>,
+    seed: u64,
+    keep_alive: String,
+) -> PyResult<()> {
+    let options = cluster_simulate::Options {
+        cluster: ClusterOptions {
+            workload,
+            servers,
+            cores,
+            memory_gb,
+            load,
+            seconds,
+            invocations,
+            seed,
+            keep_alive,
+            ..ClusterOptions::default()
+        },
+        policies,
+        outputs: Outputs {
+            dir: Some(out),
+            json: false,
+            silent: true,
+        },
+    };
+    py.detach(|| check(None, Some(load), invocations).and_then(|()| cluster_simulate::run(options)))
+        .map_err(error)
+}
+
 /// `faasched workload generate` into the workload CSV `out`.
 #[pyfunction]
 #[pyo3(signature = (out, workload, cores, load, invocations, seed=1))]
@@ -118,11 +163,16 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     faasched_lab::interrupt::leave_to_host();
     faasched_lab::progress::quiet();
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_cluster, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(check_workload, m)?)?;
     m.add(
         "DEFAULT_POLICIES",
         DEFAULT_POLICIES.split(',').collect::<Vec<_>>(),
+    )?;
+    m.add(
+        "DEFAULT_ROUTERS",
+        DEFAULT_ROUTERS.split(',').collect::<Vec<_>>(),
     )?;
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -129,3 +129,17 @@ def test_runs_in_threads_at_once_give_what_they_give_one_by_one():
             seeds))
     for a, b in zip(one_by_one, at_once):
         pd.testing.assert_frame_equal(a, b)
+
+
+def test_the_cluster_summary_is_the_commands_byte_for_byte(tmp_path):
+    args = ["--servers", "4", "--cores", "4", "--seconds", "60", "-p", "ch-rlu,least-loaded"]
+    subprocess.run([cli(), "cluster", "simulate", *args, "--out", str(tmp_path / "cli")],
+                   check=True, capture_output=True)
+    summary = faasched.simulate_cluster(policies=["ch-rlu", "least-loaded"], servers=4,
+                                        cores=4, seconds=60, out=str(tmp_path / "py"))
+    assert list(summary["policy"]) == ["ch-rlu", "least-loaded"]
+    for name in ("summary.csv", "summary.json"):
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    assert faasched.DEFAULT_ROUTERS[0] == "ch-rlu"
+    with pytest.raises(faasched.FaaschedError, match="chrlu"):
+        faasched.simulate_cluster(policies=["chrlu"], seconds=1)

@@ -32,7 +32,7 @@ pub struct Args {
     /// Routers, comma-separated, each run on the same invocations (ROUTER:KEEP-ALIVE
     /// for one with its own keep-alive policy)
     #[arg(long, short = 'p', value_delimiter = ',',
-          default_value = "ch-rlu,ch-bl,openwhisk,least-loaded,random,round-robin,greedy",
+          default_value = simulate::DEFAULT_ROUTERS,
           long_help = router_help())]
     policy: Vec<String>,
     #[command(flatten)]

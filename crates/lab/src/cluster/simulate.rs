@@ -13,6 +13,10 @@ use faasched_report::Staged;
 use faasched_report::cluster::{render_decision_times, write_cluster_timing};
 use std::path::Path;
 
+/// The routers `faasched cluster simulate` runs unless told,
+/// comma-separated as `--policy` takes them: CH-RLU and its baselines.
+pub const DEFAULT_ROUTERS: &str = "ch-rlu,ch-bl,openwhisk,least-loaded,random,round-robin,greedy";
+
 /// What `faasched cluster simulate` runs, and where its results go.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -52,6 +56,8 @@ pub fn run(o: Options) -> Result<()> {
     };
     o.outputs
         .publish(&published, "faasched cluster simulate", Staged::new())?;
-    eprint!("{}", render_decision_times(&timing));
+    if !o.outputs.silent {
+        eprint!("{}", render_decision_times(&timing));
+    }
     Ok(())
 }
