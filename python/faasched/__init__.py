@@ -12,6 +12,7 @@ prints. The simulation runs without the GIL held.
     >>> faasched.simulate().head()
 """
 
+import contextlib
 import os
 import tempfile
 from typing import Optional, Sequence
@@ -44,6 +45,17 @@ class FaaschedError(ValueError):
     """What the command would print after ``error:``."""
 
 
+@contextlib.contextmanager
+def _target(out, name):
+    """Where a command writes: ``out`` if given, else ``name`` in a
+    temporary directory removed once the frame is read."""
+    if out is not None:
+        yield out
+        return
+    with tempfile.TemporaryDirectory(prefix="faasched-") as tmp:
+        yield os.path.join(tmp, name)
+
+
 def _call(native, *args, **kwargs):
     try:
         return native(*args, **kwargs)
@@ -74,8 +86,7 @@ def simulate(
     directory (summary.json, report.html too).
     """
     policies = list(DEFAULT_POLICIES if policies is None else policies)
-    with tempfile.TemporaryDirectory(prefix="faasched-") as tmp:
-        target = out if out is not None else os.path.join(tmp, "run")
+    with _target(out, "run") as target:
         _call(
             _native.simulate,
             target,
@@ -116,8 +127,7 @@ def simulate_cluster(
     between runs of the same seed).
     """
     policies = list(DEFAULT_ROUTERS if policies is None else policies)
-    with tempfile.TemporaryDirectory(prefix="faasched-") as tmp:
-        target = out if out is not None else os.path.join(tmp, "run")
+    with _target(out, "run") as target:
         _call(
             _native.simulate_cluster,
             target,
@@ -146,8 +156,7 @@ def generate(
 ):
     """``faasched workload generate``: a built-in workload as a workload
     CSV, returned as a DataFrame (written to ``out`` too, if given)."""
-    with tempfile.TemporaryDirectory(prefix="faasched-") as tmp:
-        target = out if out is not None else os.path.join(tmp, "workload.csv")
+    with _target(out, "workload.csv") as target:
         _call(_native.generate, target, workload, cores, load, invocations, seed=seed)
         return pd.read_csv(target)
 
