@@ -22,6 +22,7 @@ import pandas as pd
 from . import _native
 
 __all__ = [
+    "DEFAULT_NODE_POLICIES",
     "DEFAULT_POLICIES",
     "DEFAULT_ROUTERS",
     "FaaschedError",
@@ -29,10 +30,15 @@ __all__ = [
     "read_workload",
     "simulate",
     "simulate_cluster",
+    "simulate_node",
 ]
 
 #: The policies ``simulate`` runs unless told, as ``faasched simulate`` does.
 DEFAULT_POLICIES = list(_native.DEFAULT_POLICIES)
+
+#: The policies ``simulate_node`` runs unless told, as ``faasched node
+#: simulate`` does.
+DEFAULT_NODE_POLICIES = list(_native.DEFAULT_NODE_POLICIES)
 
 #: The routers ``simulate_cluster`` runs unless told, as ``faasched cluster
 #: simulate`` does.
@@ -101,6 +107,53 @@ def simulate(
         if not invocations_table:
             return summary
         return summary, pd.read_csv(os.path.join(target, "invocations.csv"))
+
+
+def _floats(x):
+    if x is None:
+        return []
+    if isinstance(x, (int, float)):
+        return [float(x)]
+    return [float(v) for v in x]
+
+
+def simulate_node(
+    workload: str = "exponential",
+    policies: Optional[Sequence[str]] = None,
+    workers: int = 6,
+    dispatchers: int = 1,
+    rate=None,
+    load=None,
+    seconds: float = 10.0,
+    requests: Optional[int] = None,
+    seed: int = 1,
+    *,
+    out: Optional[str] = None,
+):
+    """``faasched node simulate``: a request workload through the simulated
+    node under each policy, at each offered ``rate`` (requests/s) or
+    ``load`` (a fraction of the workers' capacity; 0.8 with neither), a
+    number or a list of them. ``workload`` is a built-in (``exponential``,
+    ``bimodal-high``, ``sd-vbs``, ``colocated``, ...) or a request CSV.
+    Returns summary.csv as a DataFrame, a row per policy, rate and scope
+    (all requests, then each function).
+    """
+    policies = list(DEFAULT_NODE_POLICIES if policies is None else policies)
+    with _target(out, "run") as target:
+        _call(
+            _native.simulate_node,
+            target,
+            workload,
+            policies,
+            workers,
+            dispatchers,
+            _floats(rate),
+            _floats(load),
+            seconds,
+            requests,
+            seed,
+        )
+        return pd.read_csv(os.path.join(target, "summary.csv"))
 
 
 def simulate_cluster(

@@ -8,6 +8,8 @@
 use anyhow::{Result, bail};
 use faasched_lab::cluster::run::ClusterOptions;
 use faasched_lab::cluster::simulate::{self as cluster_simulate, DEFAULT_ROUTERS};
+use faasched_lab::node::run::NodeOptions;
+use faasched_lab::node::sweep::{self as node_sweep, DEFAULT_NODE_POLICIES, Sweep};
 use faasched_lab::os::run::{Kernel, WorkloadOptions};
 use faasched_lab::os::simulate::{self as os_simulate, DEFAULT_POLICIES};
 use faasched_lab::os::tuning::TuningFlags;
@@ -75,6 +77,49 @@ fn simulate(
     };
     py.detach(|| check(cores, load, invocations).and_then(|()| os_simulate::run(options)))
         .map_err(error)
+}
+
+/// `faasched node simulate` into the directory `out`: summary.csv,
+/// summary.json and report.html, a row per policy and offered rate.
+#[pyfunction]
+#[pyo3(signature = (out, workload, policies, workers, dispatchers, rates, loads, seconds, requests, seed))]
+#[allow(clippy::too_many_arguments)]
+fn simulate_node(
+    py: Python<'_>,
+    out: PathBuf,
+    workload: String,
+    policies: Vec<String>,
+    workers: u32,
+    dispatchers: u32,
+    rates: Vec<f64>,
+    loads: Vec<f64>,
+    seconds: f64,
+    requests: Option<u64>,
+    seed: u64,
+) -> PyResult<()> {
+    let options = NodeOptions {
+        workload,
+        workers,
+        dispatchers,
+        requests,
+        seconds,
+        seed,
+        ..NodeOptions::default()
+    };
+    let sweep = Sweep {
+        rates,
+        loads,
+        policies,
+    };
+    let outputs = Outputs {
+        dir: Some(out),
+        json: false,
+        silent: true,
+    };
+    py.detach(|| {
+        check(None, None, requests).and_then(|()| node_sweep::simulate(&options, &sweep, &outputs))
+    })
+    .map_err(error)
 }
 
 /// `faasched cluster simulate` into the directory `out`: summary.csv,
@@ -163,12 +208,17 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     faasched_lab::interrupt::leave_to_host();
     faasched_lab::progress::quiet();
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_node, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_cluster, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(check_workload, m)?)?;
     m.add(
         "DEFAULT_POLICIES",
         DEFAULT_POLICIES.split(',').collect::<Vec<_>>(),
+    )?;
+    m.add(
+        "DEFAULT_NODE_POLICIES",
+        DEFAULT_NODE_POLICIES.split(',').collect::<Vec<_>>(),
     )?;
     m.add(
         "DEFAULT_ROUTERS",

@@ -143,3 +143,18 @@ def test_the_cluster_summary_is_the_commands_byte_for_byte(tmp_path):
     assert faasched.DEFAULT_ROUTERS[0] == "ch-rlu"
     with pytest.raises(faasched.FaaschedError, match="chrlu"):
         faasched.simulate_cluster(policies=["chrlu"], seconds=1)
+
+
+def test_the_node_summary_is_the_commands_byte_for_byte(tmp_path):
+    args = ["-w", "bimodal-high", "-n", "3000", "--load", "0.7,0.9", "-p", "sledgescale,rr"]
+    subprocess.run([cli(), "node", "simulate", *args, "--out", str(tmp_path / "cli")],
+                   check=True, capture_output=True)
+    summary = faasched.simulate_node("bimodal-high", ["sledgescale", "rr"], requests=3000,
+                                     load=[0.7, 0.9], out=str(tmp_path / "py"))
+    assert set(summary["policy"]) == {"sledgescale", "rr"}
+    assert summary["rate_rps"].nunique() == 2
+    for name in ("summary.csv", "summary.json"):
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    assert faasched.DEFAULT_NODE_POLICIES[0] == "sledgescale"
+    with pytest.raises(faasched.FaaschedError, match="at most 10"):
+        faasched.simulate_node(load=11, requests=10)

@@ -21,21 +21,21 @@ pub struct NodeArgs {
         long,
         short = 'w',
         value_name = "NAME|FILE",
-        default_value = "exponential"
+        default_value_t = NodeOptions::default().workload
     )]
     pub workload: String,
     /// Workers in each dispatcher's group.
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, default_value_t = NodeOptions::default().workers, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub workers: u32,
     /// Dispatchers, each over its own group of `--workers`.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(long, default_value_t = NodeOptions::default().dispatchers, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub dispatchers: u32,
     /// Which dispatcher an arrival reaches: in turn (the paper's runs), or
     /// at random as RSS spreads packets (seeded by --seed).
     #[arg(long, value_enum, default_value_t = AssignArg::Equal)]
     pub assign: AssignArg,
     /// Seconds of arrivals of a built-in.
-    #[arg(long, default_value_t = 10.0, conflicts_with = "requests")]
+    #[arg(long, default_value_t = NodeOptions::default().seconds, conflicts_with = "requests")]
     pub seconds: f64,
     /// A built-in's requests, instead of --seconds.
     #[arg(long, short = 'n', value_parser = faasched_lab::workload::count)]

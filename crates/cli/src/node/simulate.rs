@@ -46,7 +46,7 @@ pub struct SweepArgs {
         long,
         short = 'p',
         value_delimiter = ',',
-        default_value = "sledgescale,darc,shinjuku,lld,rr,sledge,srpt",
+        default_value = faasched_lab::node::sweep::DEFAULT_NODE_POLICIES,
         long_help = policies_help()
     )]
     policy: Vec<String>,

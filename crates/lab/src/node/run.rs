@@ -62,6 +62,30 @@ pub struct NodeOptions {
     pub admission: Admit,
 }
 
+impl Default for NodeOptions {
+    /// `node simulate`'s: `exponential` on one dispatcher of six workers,
+    /// arrivals spread equally, 10 s of them, seed 1, deadlines 10 times
+    /// the work, exact estimates, the paper's preemption test, the default
+    /// costs, no stretch and no admission bounds.
+    fn default() -> NodeOptions {
+        NodeOptions {
+            workload: "exponential".to_string(),
+            workers: 6,
+            dispatchers: 1,
+            spread: Spread::Equal,
+            requests: None,
+            seconds: 10.0,
+            seed: 1,
+            deadline: None,
+            estimate: Estimates::Exact,
+            preempt_test: PreemptTest::Paper,
+            costs: Costs::default(),
+            stretch: no_stretch(),
+            admission: Admit::default(),
+        }
+    }
+}
+
 /// Which dispatcher an arrival reaches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Spread {

@@ -13,6 +13,10 @@ use faasched_workload::node::{LOGNORMAL_CAP, LOGNORMAL_FLOOR};
 use indicatif::ProgressBar;
 use std::path::Path;
 
+/// The node policies `faasched node simulate` runs unless told,
+/// comma-separated as `--policy` takes them.
+pub const DEFAULT_NODE_POLICIES: &str = "sledgescale,darc,shinjuku,lld,rr,sledge,srpt";
+
 /// The offered rates and the policies of a node run, simulated or live.
 #[derive(Clone, Debug, Default)]
 pub struct Sweep {
