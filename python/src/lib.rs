@@ -10,7 +10,7 @@ use faasched_lab::cluster::run::ClusterOptions;
 use faasched_lab::cluster::simulate::{self as cluster_simulate, DEFAULT_ROUTERS};
 use faasched_lab::node::run::NodeOptions;
 use faasched_lab::node::sweep::{self as node_sweep, DEFAULT_NODE_POLICIES, Sweep};
-use faasched_lab::os::run::{Kernel, WorkloadOptions};
+use faasched_lab::os::run::{Kernel, MAX_CORES, WorkloadOptions};
 use faasched_lab::os::simulate::{self as os_simulate, DEFAULT_POLICIES};
 use faasched_lab::os::tuning::TuningFlags;
 use faasched_lab::output::Outputs;
@@ -19,9 +19,6 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::path::PathBuf;
 
-/// The most cores a simulated machine has, as `--cores` takes them.
-const MAX_CORES: usize = 256;
-
 /// An error as a Python exception, in the command's words.
 fn error(e: anyhow::Error) -> PyErr {
     PyValueError::new_err(faasched_lab::message::chain(&e))
@@ -29,11 +26,11 @@ fn error(e: anyhow::Error) -> PyErr {
 
 /// What the flags' own parsers refuse, refused here in their words.
 fn check(cores: Option<usize>, load: Option<f64>, invocations: Option<u64>) -> Result<()> {
-    if let Some(c) = cores.filter(|c| !(1..=MAX_CORES).contains(c)) {
+    if let Some(c) = cores.filter(|&c| !(1..=usize::from(MAX_CORES)).contains(&c)) {
         bail!("cores {c}: give 1 to {MAX_CORES}");
     }
     if let Some(l) = load
-        && let Err(why) = lab_workload::load(&l.to_string())
+        && let Err(why) = lab_workload::valid_load(l)
     {
         bail!("load {l}: {why}");
     }

@@ -293,8 +293,20 @@ pub fn count(s: &str) -> Result<u64, String> {
 /// something to study.
 pub fn load(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(l) if l.is_finite() && l > 0.0 => Ok(l),
-        _ => Err("give a fraction of the capacity above 0, such as 0.8".to_string()),
+        Ok(l) => valid_load(l),
+        Err(_) => Err(LOAD_RULE.to_string()),
+    }
+}
+
+/// What [`load`] and [`valid_load`] say of a load that is not one.
+const LOAD_RULE: &str = "give a fraction of the capacity above 0, such as 0.8";
+
+/// `l` if it is a load [`load`] takes (for a caller given a number, not a
+/// flag's text).
+pub fn valid_load(l: f64) -> Result<f64, String> {
+    match l.is_finite() && l > 0.0 {
+        true => Ok(l),
+        false => Err(LOAD_RULE.to_string()),
     }
 }
 

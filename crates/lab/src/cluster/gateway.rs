@@ -140,13 +140,12 @@ impl GatewayOptions {
             }
         })?;
         let s = &run.served;
-        let node_errors: u64 = s.node_failures.values().sum();
         let kinds: Vec<String> = s
             .node_failures
             .iter()
             .map(|(kind, n)| format!("{kind} {n}"))
             .collect();
-        let node_errors = match node_errors {
+        let node_errors = match s.node_failures.values().sum::<u64>() {
             0 => String::new(),
             n => format!(" ({n} with a node's error: {})", kinds.join(", ")),
         };

@@ -13,6 +13,8 @@ use serde_json::{Value, json};
 /// Default number of simulated cores: few enough that the policies differ
 /// (the ALPS paper's machine has 56, where a Poisson load pools the queue).
 pub const DEFAULT_CORES: usize = 8;
+/// The most cores a machine has, simulated or replayed on (`--cores`).
+pub const MAX_CORES: u16 = 256;
 /// Default timer frequency of the simulated kernel.
 pub const DEFAULT_HZ: u32 = 250;
 /// Highest timer frequency, Hz.
@@ -205,7 +207,7 @@ pub struct WorkloadOptions {
     /// Cores, 1 to 256: of the simulated machine (default 8), or for
     /// `replay` and `compare` the first N CPUs of this one (default: all
     /// online CPUs; `compare` simulates as many).
-    #[arg(long, short = 'c', value_name = "N", value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=256), usize::from))]
+    #[arg(long, short = 'c', value_name = "N", value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=i64::from(MAX_CORES)), usize::from))]
     pub cores: Option<usize>,
     /// Offered load (CPU demand / core-time). Built-ins default to 0.9; a file
     /// is used as it is unless this asks to rescale its arrivals.

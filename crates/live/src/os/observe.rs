@@ -134,7 +134,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn other_work_counts_another_process_not_this_one() {
+    fn another_process_is_other_work() {
         let meter = OtherWork::start().unwrap();
         // This process busy for 300 ms: not other work.
         let until = clock::monotonic() + 300_000_000;

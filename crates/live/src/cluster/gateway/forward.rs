@@ -187,7 +187,7 @@ impl Inner {
         let kind = match response.headers().get(ERROR_HEADER) {
             None => OK,
             Some(error) => {
-                self.metrics.node_error(error.as_bytes());
+                self.metrics.node_failure(error.as_bytes());
                 "node-error"
             }
         };

@@ -88,20 +88,17 @@ impl Default for Metrics {
 
 impl Metrics {
     /// Counts a node's answer whose `x-faasched-error` is `kind`.
-    pub(super) fn node_error(&self, kind: &[u8]) {
-        let mut errors = lock(&self.node_failures);
-        let named = kind.len() <= NODE_ERROR_KIND_BYTES
-            && !kind.is_empty()
+    pub(super) fn node_failure(&self, kind: &[u8]) {
+        let mut failures = lock(&self.node_failures);
+        let named = (1..=NODE_ERROR_KIND_BYTES).contains(&kind.len())
             && kind
                 .iter()
                 .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-        // Checked to be ASCII above.
-        let kind = std::str::from_utf8(kind).ok().filter(|_| named);
-        let key = match kind {
-            Some(k) if errors.contains_key(k) || errors.len() < NODE_ERROR_KINDS => k,
+        let key = match std::str::from_utf8(kind) {
+            Ok(k) if named && (failures.contains_key(k) || failures.len() < NODE_ERROR_KINDS) => k,
             _ => OTHER_KIND,
         };
-        *errors.entry(key.to_string()).or_default() += 1;
+        *failures.entry(key.to_string()).or_default() += 1;
     }
 }
 
