@@ -1,5 +1,6 @@
 """faasched from Python: the simulators, the workload generators and
-readers, results as pandas DataFrames.
+readers, the papers' experiments (here or swept on a Dask cluster),
+results as pandas DataFrames.
 
 Each function runs what the `faasched` command of the same name runs
 (the same code, the same defaults, the same seed giving the same
@@ -13,6 +14,7 @@ prints. The simulation runs without the GIL held.
 """
 
 import contextlib
+import json
 import os
 import tempfile
 from typing import Optional, Sequence
@@ -25,8 +27,11 @@ __all__ = [
     "DEFAULT_NODE_POLICIES",
     "DEFAULT_POLICIES",
     "DEFAULT_ROUTERS",
+    "EXPERIMENTS",
     "FaaschedError",
+    "experiment",
     "generate",
+    "plan",
     "read_workload",
     "simulate",
     "simulate_cluster",
@@ -43,6 +48,9 @@ DEFAULT_NODE_POLICIES = list(_native.DEFAULT_NODE_POLICIES)
 #: The routers ``simulate_cluster`` runs unless told, as ``faasched cluster
 #: simulate`` does.
 DEFAULT_ROUTERS = list(_native.DEFAULT_ROUTERS)
+
+#: The experiments ``experiment`` runs, as ``faasched experiment`` names them.
+EXPERIMENTS = list(_native.EXPERIMENTS)
 
 __version__ = _native.VERSION
 
@@ -219,3 +227,73 @@ def read_workload(path: str):
     names the file, the line and the field), then as a DataFrame."""
     _call(_native.check_workload, path)
     return pd.read_csv(path)
+
+
+def _cases_text(cases):
+    """A cases file's text from ``cases``: a path to one, or a list of
+    cases (``plan``'s dicts, edited); ``None`` for the experiment's own."""
+    if cases is None:
+        return None
+    if isinstance(cases, (str, os.PathLike)):
+        try:
+            with open(cases, encoding="utf-8") as f:
+                return f.read()
+        except OSError as e:
+            raise FaaschedError(f"reading {os.fspath(cases)}: {e.strerror}") from None
+    return json.dumps(list(cases))
+
+
+def plan(name: str, invocations: Optional[int] = None, seed: int = 1,
+         trace: Optional[str] = None):
+    """``faasched experiment NAME --plan``: the experiment's cases, a dict
+    each, to edit and give back to ``experiment(cases=...)``."""
+    lines = _call(_native.experiment_cases, name, invocations=invocations, seed=seed,
+                  trace=trace)
+    return [json.loads(line) for line in lines]
+
+
+def experiment(
+    name: str,
+    invocations: Optional[int] = None,
+    seed: Optional[int] = None,
+    trace: Optional[str] = None,
+    *,
+    cases=None,
+    out: Optional[str] = None,
+    client=None,
+):
+    """``faasched experiment NAME``: a paper's experiment, its table.csv
+    as a DataFrame (the printed table in ``.attrs["table"]``); with
+    ``out``, table.txt, report.html and a summary per case stay there.
+
+    ``cases`` runs these instead of the experiment's own: a cases file's
+    path, or a list as ``plan`` gives it (they say every workload's size,
+    seed and trace, so ``invocations``, ``seed`` and ``trace`` are refused
+    with them). With ``client`` (a ``distributed.Client``, a Dask
+    scheduler's address, or ``"local"`` for a LocalCluster), the cases run
+    on that Dask cluster, a task each; the table and files are the same
+    bytes as here (``faasched.sweep`` says what the workers need).
+    """
+    if cases is not None and (invocations, seed, trace) != (None, None, None):
+        raise FaaschedError(
+            "cases say every workload's size, seed and trace: invocations, seed and "
+            "trace are refused with them"
+        )
+    seed = 1 if seed is None else seed
+    with _target(out, "experiment") as target:
+        if client is None:
+            lines = _call(_native.experiment_cases, name, invocations=invocations,
+                          seed=seed, trace=trace, cases=_cases_text(cases), out=target)
+            text = _call(_native.experiment_run, name, lines, out=target)
+        else:
+            from . import sweep
+
+            text = sweep.run(name, client=client, invocations=invocations, seed=seed,
+                             trace=trace, cases=cases, out=target)
+        table = pd.read_csv(os.path.join(target, "table.csv"))
+        if out is None:
+            # The files went to a temporary directory: the printout's
+            # last line, which names it, is not the caller's.
+            text = text[: text.rfind("wrote table.txt")]
+        table.attrs["table"] = text
+        return table

@@ -8,6 +8,10 @@
 use anyhow::{Result, bail};
 use faasched_lab::cluster::run::ClusterOptions;
 use faasched_lab::cluster::simulate::{self as cluster_simulate, DEFAULT_ROUTERS};
+use faasched_lab::experiment::Name;
+use faasched_lab::experiment::command::staged_dir;
+use faasched_lab::experiment::sweep;
+use faasched_lab::level::Settings;
 use faasched_lab::node::run::NodeOptions;
 use faasched_lab::node::sweep::{self as node_sweep, DEFAULT_NODE_POLICIES, Sweep};
 use faasched_lab::os::run::{Kernel, MAX_CORES, WorkloadOptions};
@@ -17,6 +21,8 @@ use faasched_lab::output::Outputs;
 use faasched_lab::workload::{self as lab_workload, Generate};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 /// An error as a Python exception, in the command's words.
@@ -198,6 +204,74 @@ fn check_workload(py: Python<'_>, path: PathBuf) -> PyResult<usize> {
         .map_err(error)
 }
 
+/// An experiment's cases, each as a line of JSON: its own for the
+/// settings, or those of `cases` (a cases file's text); with `out`, that
+/// directory is made now, so that one that cannot be made is found
+/// before anything runs.
+#[pyfunction]
+#[pyo3(signature = (name, invocations=None, seed=1, trace=None, cases=None, out=None))]
+fn experiment_cases(
+    py: Python<'_>,
+    name: String,
+    invocations: Option<u64>,
+    seed: u64,
+    trace: Option<PathBuf>,
+    cases: Option<String>,
+    out: Option<PathBuf>,
+) -> PyResult<Vec<String>> {
+    py.detach(|| {
+        check(None, None, invocations)?;
+        let settings = Settings {
+            invocations,
+            seed,
+            trace,
+            cache: None,
+        };
+        let lines = sweep::cases(Name::parse(&name)?, &settings, cases.as_deref())?;
+        staged_dir(out.as_deref())?;
+        Ok(lines)
+    })
+    .map_err(error)
+}
+
+/// Runs an experiment's cases (lines of [`experiment_cases`]) here, into
+/// `out` if given; what `faasched experiment` prints.
+#[pyfunction]
+#[pyo3(signature = (name, cases, out=None))]
+fn experiment_run(
+    py: Python<'_>,
+    name: String,
+    cases: Vec<String>,
+    out: Option<PathBuf>,
+) -> PyResult<String> {
+    py.detach(|| sweep::run(Name::parse(&name)?, &cases, out.as_deref()))
+        .map_err(error)
+}
+
+/// Measures one case of an experiment: the bytes `experiment_finish`
+/// gathers.
+#[pyfunction]
+fn experiment_measure(py: Python<'_>, name: String, case: String) -> PyResult<Cow<'static, [u8]>> {
+    py.detach(|| sweep::measure(Name::parse(&name)?, &case))
+        .map(Cow::Owned)
+        .map_err(error)
+}
+
+/// Gathers each case's measurements into the experiment's table and
+/// files (into `out` if given); what `faasched experiment` prints.
+#[pyfunction]
+#[pyo3(signature = (name, cases, measured, out=None))]
+fn experiment_finish(
+    py: Python<'_>,
+    name: String,
+    cases: Vec<String>,
+    measured: Vec<PyBackedBytes>,
+    out: Option<PathBuf>,
+) -> PyResult<String> {
+    py.detach(|| sweep::finish(Name::parse(&name)?, &cases, &measured, out.as_deref()))
+        .map_err(error)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Python's Ctrl-C stays Python's, and a notebook's stderr gets no
@@ -209,6 +283,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_cluster, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(check_workload, m)?)?;
+    m.add_function(wrap_pyfunction!(experiment_cases, m)?)?;
+    m.add_function(wrap_pyfunction!(experiment_run, m)?)?;
+    m.add_function(wrap_pyfunction!(experiment_measure, m)?)?;
+    m.add_function(wrap_pyfunction!(experiment_finish, m)?)?;
+    m.add("EXPERIMENTS", Name::ALL.map(Name::spelled).to_vec())?;
     m.add(
         "DEFAULT_POLICIES",
         DEFAULT_POLICIES.split(',').collect::<Vec<_>>(),

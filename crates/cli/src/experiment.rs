@@ -1,13 +1,16 @@
 //! `faasched experiment NAME`: the papers' experiments as canned, seeded runs.
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use clap::Args as ClapArgs;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use faasched_lab::experiment::Name;
 use faasched_lab::experiment::command::{self, Action, Options};
 use faasched_lab::level::Settings;
+use faasched_lab::progress;
 use faasched_lab::workload::count;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
+use std::process::Command;
 
 /// Reproduce a paper's experiment: canned, seeded runs and their table.
 ///
@@ -50,6 +53,15 @@ pub struct Args {
     /// `--invocations`, `--seed` and `--trace` are refused with it.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["invocations", "seed", "trace"])]
     cases: Option<PathBuf>,
+    /// Run the cases on a Dask cluster, a task each: ADDR is its
+    /// scheduler's address (tcp://HOST:8786), or `local` for a
+    /// LocalCluster on this machine. The table and files are a local
+    /// run's, byte for byte. Needs Python with faasched's package and
+    /// dask.distributed here and on every worker (`pip install ./python
+    /// 'dask[distributed]'`); the interpreter is $FAASCHED_PYTHON, else
+    /// python3. docs/PYTHON.md says how, and how on Ray.
+    #[arg(long, value_name = "ADDR", conflicts_with = "plan")]
+    dask: Option<String>,
 }
 
 /// The experiments' names, each with what it reproduces.
@@ -65,6 +77,9 @@ fn names() -> impl TypedValueParser<Value = Name> {
 
 impl Args {
     pub fn execute(self) -> Result<()> {
+        if let Some(scheduler) = &self.dask {
+            return self.on_dask(scheduler);
+        }
         command::run(Options {
             name: self.name,
             settings: Settings {
@@ -79,5 +94,46 @@ impl Args {
                 false => Action::Run { out: self.out },
             },
         })
+    }
+
+    /// Hands the sweep to `python -m faasched.sweep`, which becomes this
+    /// process (so nothing is left behind, and its exit status is ours).
+    fn on_dask(&self, scheduler: &str) -> Result<()> {
+        let python = std::env::var_os("FAASCHED_PYTHON").unwrap_or_else(|| "python3".into());
+        let mut command = Command::new(&python);
+        command.args([
+            "-m",
+            "faasched.sweep",
+            self.name.spelled(),
+            "--scheduler",
+            scheduler,
+        ]);
+        if let Some(out) = &self.out {
+            command.arg("--out").arg(out);
+        }
+        if let Some(n) = self.invocations {
+            command.arg("--invocations").arg(n.to_string());
+        }
+        if let Some(trace) = &self.trace {
+            command.arg("--trace").arg(trace);
+        }
+        match &self.cases {
+            Some(cases) => {
+                command.arg("--cases").arg(cases);
+            }
+            None => {
+                command.arg("--seed").arg(self.seed.to_string());
+            }
+        }
+        if progress::is_quiet() {
+            command.arg("--quiet");
+        }
+        let err = command.exec();
+        bail!(
+            "running {} for --dask: {err}; --dask needs Python with faasched's package and \
+             dask.distributed (pip install ./python 'dask[distributed]'), or $FAASCHED_PYTHON \
+             naming such an interpreter",
+            python.to_string_lossy()
+        )
     }
 }

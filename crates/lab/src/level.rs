@@ -35,7 +35,7 @@ pub trait Level {
     /// policies looked up, its workload made.
     type Ready: Sync;
     /// What one job measured.
-    type Measured: Send;
+    type Measured: Send + Serialize + DeserializeOwned;
     /// What one case measured.
     type Ran;
     /// Whether `--invocations` and `--trace` reach its cases: the OS
@@ -106,47 +106,129 @@ impl Settings {
 /// names the case's directory under `--out`, or that two cases share),
 /// then every job of every case in parallel; the results in case order.
 pub fn run<L: Level>(cases: Vec<L::Case>) -> Result<Vec<L::Ran>> {
+    let prepared = Prepared::<L>::new(cases)?;
+    let measured = prepared.measure();
+    prepared.finish(measured)
+}
+
+/// Measures one case of a sweep whose cases run on other machines: the
+/// case checked and made ready as [`run`] does, its jobs in parallel;
+/// what each measured, in job order, for [`gather`].
+pub fn measure<L: Level>(case: L::Case) -> Result<Vec<L::Measured>> {
+    Prepared::<L>::new(vec![case])?
+        .measure()
+        .into_iter()
+        .collect()
+}
+
+/// The results of `cases` from what each case's jobs measured
+/// ([`measure`], case by case, anywhere): the same as [`run`] gives, as
+/// each job is deterministic and the cases are gathered here as there.
+/// Refuses results whose number is not the case's jobs'.
+pub fn gather<L: Level>(
+    cases: Vec<L::Case>,
+    measured: Vec<Vec<L::Measured>>,
+) -> Result<Vec<L::Ran>> {
+    if measured.len() != cases.len() {
+        bail!(
+            "{} cases but the results of {}",
+            cases.len(),
+            measured.len()
+        );
+    }
+    let prepared = Prepared::<L>::new(cases)?;
+    for ((case, labels), m) in prepared.cases.iter().zip(&prepared.labels).zip(&measured) {
+        if m.len() != labels.len() {
+            bail!(
+                "case {}: {} results for its {} jobs",
+                L::slug(case),
+                m.len(),
+                labels.len()
+            );
+        }
+    }
+    prepared.finish(measured.into_iter().flatten().map(Ok).collect())
+}
+
+/// Cases checked and made ready, with their jobs' labels: where a run,
+/// a sweep's case and a sweep's gathering all start.
+struct Prepared<L: Level> {
+    cases: Vec<L::Case>,
+    ready: Vec<L::Ready>,
+    labels: Vec<Vec<String>>,
+}
+
+impl<L: Level> Prepared<L> {
+    /// Refuses no cases, a slug that is no plain file name or that two
+    /// cases share, and a case its level cannot make ready.
+    fn new(cases: Vec<L::Case>) -> Result<Prepared<L>> {
+        check_slugs::<L>(&cases)?;
+        let ready = cases
+            .iter()
+            .map(|case| L::ready(case).with_context(|| format!("case {}", L::slug(case))))
+            .collect::<Result<Vec<_>>>()?;
+        let labels = cases
+            .iter()
+            .zip(&ready)
+            .map(|(c, r)| L::jobs(c, r))
+            .collect();
+        Ok(Prepared {
+            cases,
+            ready,
+            labels,
+        })
+    }
+
+    /// Every job of every case, in parallel; what each measured, in job
+    /// order (case by case).
+    fn measure(&self) -> Vec<Result<L::Measured>> {
+        let jobs: Vec<(usize, usize)> = self
+            .labels
+            .iter()
+            .enumerate()
+            .flat_map(|(c, jobs)| (0..jobs.len()).map(move |j| (c, j)))
+            .collect();
+        let name =
+            |c: usize, j: usize| format!("{} {}", L::slug(&self.cases[c]), self.labels[c][j]);
+        in_parallel(
+            &jobs,
+            |&(c, j)| name(c, j),
+            |&(c, j)| {
+                L::measure(&self.cases[c], &self.ready[c], j).with_context(|| {
+                    format!("case {}, {}", L::slug(&self.cases[c]), self.labels[c][j])
+                })
+            },
+        )
+    }
+
+    /// The cases' results from what their jobs measured, in job order.
+    fn finish(self, measured: Vec<Result<L::Measured>>) -> Result<Vec<L::Ran>> {
+        let mut measured = measured.into_iter();
+        self.cases
+            .into_iter()
+            .zip(self.ready)
+            .zip(self.labels)
+            .map(|((case, ready), labels)| {
+                let of_case = measured
+                    .by_ref()
+                    .take(labels.len())
+                    .collect::<Result<_>>()?;
+                L::gather(case, ready, of_case)
+            })
+            .collect()
+    }
+}
+
+/// Refuses no cases at all, and a case slug that is no plain file name
+/// or that two cases share.
+pub fn check_slugs<L: Level>(cases: &[L::Case]) -> Result<()> {
     if cases.is_empty() {
         bail!("no cases to run");
     }
     for (i, case) in cases.iter().enumerate() {
         check_slug(L::slug(case), cases[..i].iter().map(L::slug))?;
     }
-    let ready = cases
-        .iter()
-        .map(|case| L::ready(case).with_context(|| format!("case {}", L::slug(case))))
-        .collect::<Result<Vec<_>>>()?;
-    let labels: Vec<Vec<String>> = cases
-        .iter()
-        .zip(&ready)
-        .map(|(c, r)| L::jobs(c, r))
-        .collect();
-    let jobs: Vec<(usize, usize)> = labels
-        .iter()
-        .enumerate()
-        .flat_map(|(c, jobs)| (0..jobs.len()).map(move |j| (c, j)))
-        .collect();
-    let measured = in_parallel(
-        &jobs,
-        |&(c, j)| format!("{} {}", L::slug(&cases[c]), labels[c][j]),
-        |&(c, j)| {
-            L::measure(&cases[c], &ready[c], j)
-                .with_context(|| format!("case {}, {}", L::slug(&cases[c]), labels[c][j]))
-        },
-    );
-    let mut measured = measured.into_iter();
-    cases
-        .into_iter()
-        .zip(ready)
-        .zip(labels)
-        .map(|((case, ready), labels)| {
-            let of_case = measured
-                .by_ref()
-                .take(labels.len())
-                .collect::<Result<_>>()?;
-            L::gather(case, ready, of_case)
-        })
-        .collect()
+    Ok(())
 }
 
 /// Refuses a case slug that is no plain file name (it names the case's

@@ -26,6 +26,11 @@ pub fn quiet() {
     QUIET.store(true, Ordering::Relaxed);
 }
 
+/// Whether [`quiet`] was called.
+pub fn is_quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
 /// A bar counting the invocations of a run labelled `name`.
 pub fn bar(name: &str, len: Option<u64>) -> ProgressBar {
     // Without a length, a count: a bar and an eta would have nothing to

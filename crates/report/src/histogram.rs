@@ -15,6 +15,8 @@
 //!
 //! Count, sum (as `u128`), minimum and maximum are kept exactly.
 
+use serde::{Deserialize, Serialize};
+
 /// Sub-bucket bits: each power-of-two range above 2^(SUB_BITS+1) holds
 /// 2^SUB_BITS buckets.
 pub const SUB_BITS: u32 = 10;
@@ -23,7 +25,7 @@ pub const SUB_BITS: u32 = 10;
 pub const EXACT_BELOW: u64 = 1 << (SUB_BITS + 1);
 
 /// A log-bucketed histogram with exact count, sum, min and max.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Histogram {
     counts: Vec<u64>,
     count: u64,

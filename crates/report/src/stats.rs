@@ -7,6 +7,7 @@
 
 use crate::histogram::Histogram;
 use faasched_model::Nanos;
+use serde::{Deserialize, Serialize};
 
 /// Slowdown fixed point: a slowdown of 1.0 is recorded as this, so that a
 /// ratio goes into a [`Histogram`] of integers to 10⁻⁶.
@@ -33,7 +34,7 @@ pub(crate) fn slowdown_fixed(time: Nanos, demand: Nanos) -> u64 {
 /// Mean and max are exact (up to the f64 conversion); percentiles are
 /// nearest-rank, from a histogram (within its 0.049%) or exact from sorted
 /// values.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
     /// Arithmetic mean.
     pub mean: f64,

@@ -15,7 +15,8 @@ use crate::level::Level;
 use anyhow::Result;
 use faasched_report::Staged;
 use faasched_report::cluster::{
-    ClusterRow, DecisionTimes, write_cluster_outputs, write_cluster_report, write_cluster_timing,
+    ClusterRow, DecisionTimes, LoadPoint, write_cluster_outputs, write_cluster_report,
+    write_cluster_timing,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -63,6 +64,16 @@ impl CaseRan {
     }
 }
 
+/// What one router's run of a case measured: its row, with the loads
+/// over time apart (the row's serde is summary.json's, which leaves them
+/// out, and a sweep's machines send this whole), and its decision times.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+pub struct RouterRun {
+    row: ClusterRow,
+    load_series: Vec<LoadPoint>,
+    decisions: DecisionTimes,
+}
+
 /// The cluster level, as the experiment runner runs it: each case under
 /// each router.
 pub struct Cluster;
@@ -70,7 +81,7 @@ pub struct Cluster;
 impl Level for Cluster {
     type Case = ClusterCase;
     type Ready = (Vec<Contender>, ClusterSetup);
-    type Measured = (ClusterRow, DecisionTimes);
+    type Measured = RouterRun;
     type Ran = CaseRan;
 
     fn slug(case: &ClusterCase) -> &str {
@@ -101,7 +112,12 @@ impl Level for Cluster {
         job: usize,
     ) -> Result<Self::Measured> {
         let ran = setup.run(&routers[job], |_| {})?;
-        Ok((ran.row(case.options.cores), ran.decisions))
+        let mut row = ran.row(case.options.cores);
+        Ok(RouterRun {
+            load_series: std::mem::take(&mut row.load_series),
+            row,
+            decisions: ran.decisions,
+        })
     }
 
     fn gather(
@@ -109,7 +125,14 @@ impl Level for Cluster {
         (_, setup): Self::Ready,
         measured: Vec<Self::Measured>,
     ) -> Result<CaseRan> {
-        let (rows, decisions) = measured.into_iter().unzip();
+        let (rows, decisions) = measured
+            .into_iter()
+            .map(|m| {
+                let mut row = m.row;
+                row.load_series = m.load_series;
+                (row, m.decisions)
+            })
+            .unzip();
         Ok(CaseRan {
             case,
             settings: setup.describe(),

@@ -2,12 +2,12 @@
 //! printed as a plan or run, their table printed and (with a directory)
 //! written with every case's files.
 
-use super::{Experiment, Name, Of};
+use super::{AtLevel, Experiment, Name};
 use crate::level::{self, Level, Settings, read_cases, write_files};
 use crate::{interrupt, out, outln};
 use anyhow::Result;
 use faasched_report::{REPORT_HTML, Staged};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Which experiment, with what, and what to do with it.
 #[derive(Debug, Clone)]
@@ -38,44 +38,58 @@ pub enum Action {
 /// Plans the experiment (or reads a file's cases), then prints the plan
 /// or runs it.
 pub fn run(o: Options) -> Result<()> {
-    match o.name.experiment() {
-        Of::Os(e) => execute(&e, o),
-        Of::Node(e) => execute(&e, o),
-        Of::Capacity(e) => execute(&e, o),
-        Of::Cluster(e) => execute(&e, o),
+    o.name.with(o)
+}
+
+impl AtLevel for Options {
+    type Output = Result<()>;
+
+    /// [`run`] at the experiment's level.
+    fn at<L: Level>(self, e: &Experiment<L>) -> Result<()> {
+        let cases: Vec<L::Case> = match &self.cases {
+            Some(path) => read_cases(path)?,
+            None => e.plan(&self.settings)?,
+        };
+        let out = match self.action {
+            Action::Plan => return outln!("{}", serde_json::to_string_pretty(&cases)?),
+            Action::Run { out } => out,
+        };
+        // A directory that cannot be made is found before the runs, not
+        // after them.
+        let staged = staged_dir(out.as_deref())?;
+        interrupt::catch()?;
+        let ran = level::run::<L>(cases)?;
+        out!("{}", publish(e, &ran, out.as_deref(), staged)?)
     }
 }
 
-/// [`run`] at the experiment's level.
-fn execute<L: Level>(e: &Experiment<L>, o: Options) -> Result<()> {
-    let cases: Vec<L::Case> = match &o.cases {
-        Some(path) => read_cases(path)?,
-        None => e.plan(&o.settings)?,
-    };
-    let out = match o.action {
-        Action::Plan => return outln!("{}", serde_json::to_string_pretty(&cases)?),
-        Action::Run { out } => out,
-    };
-    // A directory that cannot be made is found before the runs, not
-    // after them.
+/// A staging of files in `dir`, made at once (if there is a directory)
+/// so that one that cannot be made is found before the runs.
+pub fn staged_dir(dir: Option<&Path>) -> Result<Staged> {
     let mut staged = Staged::new();
-    if let Some(dir) = &out {
+    if let Some(dir) = dir {
         staged.create_dir(dir)?;
     }
-    interrupt::catch()?;
-    let ran = level::run::<L>(cases)?;
-    let table = (e.table)(&ran);
-    let text = table.render();
-    if let Some(dir) = &out {
+    Ok(staged)
+}
+
+/// The experiment's table of `ran`, written with every case's files into
+/// `out` (staged in `staged`) if given; what the command prints.
+pub fn publish<L: Level>(
+    e: &Experiment<L>,
+    ran: &[L::Ran],
+    out: Option<&Path>,
+    staged: Staged,
+) -> Result<String> {
+    let table = (e.table)(ran);
+    let mut text = table.render();
+    if let Some(dir) = out {
         interrupt::check()?;
-        write_files::<L>(staged, dir, o.name.spelled(), &ran, &table, &text)?;
-    }
-    out!("{text}")?;
-    if let Some(dir) = &out {
-        outln!(
-            "wrote table.txt, table.csv, {REPORT_HTML} and a summary per case to {}",
+        write_files::<L>(staged, dir, e.name.spelled(), ran, &table, &text)?;
+        text.push_str(&format!(
+            "wrote table.txt, table.csv, {REPORT_HTML} and a summary per case to {}\n",
             dir.display()
-        )?;
+        ));
     }
-    Ok(())
+    Ok(text)
 }

@@ -7,6 +7,7 @@
 //! printed as a plan, or run and their table published.
 
 pub mod command;
+pub mod sweep;
 
 use crate::cluster::experiment::Cluster;
 use crate::cluster::figures as cl;
@@ -126,7 +127,38 @@ pub enum Of {
     Cluster(Experiment<Cluster>),
 }
 
+/// What is done with an experiment at its own level: [`Name::with`]
+/// hands it the experiment, typed by level, so that code written once
+/// for every level runs whichever the name is of.
+pub trait AtLevel {
+    /// What doing it gives.
+    type Output;
+    /// Does it with `e`.
+    fn at<L: Level>(self, e: &Experiment<L>) -> Self::Output;
+}
+
 impl Name {
+    /// Does `what` with this experiment, at its level.
+    pub fn with<A: AtLevel>(self, what: A) -> A::Output {
+        match self.experiment() {
+            Of::Os(e) => what.at(&e),
+            Of::Node(e) => what.at(&e),
+            Of::Capacity(e) => what.at(&e),
+            Of::Cluster(e) => what.at(&e),
+        }
+    }
+
+    /// The experiment spelled `s`; the error lists every name.
+    pub fn parse(s: &str) -> Result<Name> {
+        match Name::ALL.into_iter().find(|n| n.spelled() == s) {
+            Some(n) => Ok(n),
+            None => {
+                let names: Vec<_> = Name::ALL.map(Name::spelled).into();
+                bail!("no experiment `{s}`: expected one of {}", names.join(", "))
+            }
+        }
+    }
+
     /// Every experiment.
     pub const ALL: [Name; 24] = [
         Name::AlpsLoad,

@@ -54,7 +54,7 @@ use faasched_report::node::{
 };
 use faasched_workload::node::Length;
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::fmt;
 use std::str::FromStr;
@@ -367,7 +367,7 @@ impl Search {
 }
 
 /// One rate tried.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Probe {
     /// Offered requests per second.
     pub rate_rps: f64,
@@ -383,7 +383,7 @@ pub struct Probe {
 }
 
 /// What a search found.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Found {
     /// The highest rate that held; 0 if none did.
     pub capacity_rps: f64,

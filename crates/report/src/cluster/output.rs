@@ -6,7 +6,7 @@ use crate::Result;
 use crate::output::{FAASCHED_VERSION, write_summary};
 use crate::staged::Staged;
 use crate::table;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -39,7 +39,7 @@ pub struct ClusterUsage {
 /// The servers' published loads at one moment of a run (or averaged over
 /// consecutive publications): the mean and the variance across servers,
 /// the paper's load evenness against time (Figs. 8c, 9b).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LoadPoint {
     /// Simulated time of the (first) publication, s.
     pub at_s: f64,
@@ -52,7 +52,7 @@ pub struct LoadPoint {
 /// One policy's line of every output. Ratios are shares (0.05 = 5%);
 /// latency is in ms; `None` (JSON `null`, an empty CSV cell) where there is
 /// nothing to measure.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClusterRow {
     /// The router's name.
     pub policy: String,

@@ -15,6 +15,7 @@ use crate::Result;
 use crate::histogram::Histogram;
 use crate::output::{FAASCHED_VERSION, write_json};
 use crate::staged::Staged;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -25,7 +26,7 @@ pub const TIMED_EVERY: u64 = 8;
 pub const TIMING_SCHEMA_VERSION: u32 = 1;
 
 /// One router's decision times in one run, ns.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DecisionTimes {
     decisions: u64,
     timed: Histogram,

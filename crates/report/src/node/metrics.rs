@@ -6,6 +6,7 @@ use crate::histogram::Histogram;
 use crate::stats::{SLOWDOWN_ONE, Stats, slowdown_fixed};
 use faasched_model::node::RequestOutcome;
 use faasched_model::{FunctionId, Functions, Nanos, SEC};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Latency is recorded in ns and reported in µs: divided by this.
@@ -16,7 +17,7 @@ pub const ALL: &str = "all";
 
 /// Everything measured over one scope of one policy: every request, or one
 /// function's.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScopeSummary {
     /// [`ALL`], or the function's name.
     pub scope: String,
@@ -52,7 +53,7 @@ impl ScopeSummary {
 }
 
 /// What the engine measured of a policy's run beyond its outcomes.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     /// The run's span, ns: the time throughput is counted over.
     pub span: Nanos,
@@ -79,7 +80,7 @@ fn mean(values: &[f64]) -> Option<f64> {
 }
 
 /// The finished measurements of one policy at one offered load.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PolicySummary {
     /// The policy's name, as the CLI spells it.
     pub policy: String,

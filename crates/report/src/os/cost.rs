@@ -9,6 +9,7 @@
 //! dollars happens once, when asked.
 
 use faasched_model::{MS, Nanos};
+use serde::{Deserialize, Serialize};
 
 /// Price of one GB-second of duration: AWS Lambda, x86, first pricing tier
 /// (public price list, <https://aws.amazon.com/lambda/pricing/>).
@@ -33,7 +34,7 @@ pub fn billed_ms(execution: Nanos) -> u64 {
 }
 
 /// Exact running total of requests and billed MB·ms.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cost {
     requests: u64,
     billed_mb_ms: u128,

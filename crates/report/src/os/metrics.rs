@@ -168,7 +168,7 @@ impl<'de> Deserialize<'de> for Scope {
 }
 
 /// One point of a cumulative distribution.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CdfPoint {
     /// The value, in ms.
     pub ms: f64,
@@ -177,7 +177,7 @@ pub struct CdfPoint {
 }
 
 /// Everything measured over one scope of one policy.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScopeSummary {
     /// Which invocations.
     pub scope: Scope,
@@ -220,7 +220,7 @@ impl ScopeSummary {
 }
 
 /// The finished measurements of one policy.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PolicySummary {
     /// The policy's name, as the CLI spells it.
     pub policy: String,

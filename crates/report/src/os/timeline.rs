@@ -15,6 +15,7 @@
 //! exact: they sum to the number of finishes recorded.
 
 use faasched_model::{Nanos, Time};
+use serde::{Deserialize, Serialize};
 
 /// The most buckets a [`Completions`] keeps.
 pub const COMPLETION_BUCKETS: usize = 256;
@@ -26,7 +27,7 @@ const FIRST_SHIFT: u32 = 20;
 pub const FIRST_BUCKET_WIDTH: Nanos = 1 << FIRST_SHIFT;
 
 /// Finishes per span of simulated time (see the module docs).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Completions {
     /// Bucket width is 2^shift ns.
     shift: u32,

@@ -187,6 +187,7 @@ pub struct Ran {
 }
 
 /// What one (case, variant) run measured.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 pub struct Measured {
     summary: PolicySummary,
     by_function: BTreeMap<String, PolicySummary>,
