@@ -24,6 +24,7 @@ import pandas as pd
 from . import _native
 
 __all__ = [
+    "DEFAULT_CAPACITY_POLICIES",
     "DEFAULT_NODE_POLICIES",
     "DEFAULT_POLICIES",
     "DEFAULT_ROUTERS",
@@ -31,6 +32,10 @@ __all__ = [
     "FaaschedError",
     "experiment",
     "generate",
+    "import_azure_2019",
+    "import_azure_2021",
+    "import_huawei_2023",
+    "node_capacity",
     "plan",
     "read_workload",
     "simulate",
@@ -48,6 +53,10 @@ DEFAULT_NODE_POLICIES = list(_native.DEFAULT_NODE_POLICIES)
 #: The routers ``simulate_cluster`` runs unless told, as ``faasched cluster
 #: simulate`` does.
 DEFAULT_ROUTERS = list(_native.DEFAULT_ROUTERS)
+
+#: The policies ``node_capacity`` searches unless told otherwise, as
+#: ``faasched node capacity`` does.
+DEFAULT_CAPACITY_POLICIES = list(_native.DEFAULT_CAPACITY_POLICIES)
 
 #: The experiments ``experiment`` runs, as ``faasched experiment`` names them.
 EXPERIMENTS = list(_native.EXPERIMENTS)
@@ -164,6 +173,52 @@ def simulate_node(
         return pd.read_csv(os.path.join(target, "summary.csv"))
 
 
+def node_capacity(
+    target: str,
+    workload: str = "exponential",
+    policies: Optional[Sequence[str]] = None,
+    workers: int = 6,
+    dispatchers: int = 1,
+    seconds: float = 10.0,
+    requests: Optional[int] = None,
+    seed: int = 1,
+    *,
+    max_dropped: Optional[str] = None,
+    seeds: Optional[int] = None,
+    precision: Optional[float] = None,
+    min_requests: Optional[int] = None,
+    out: Optional[str] = None,
+):
+    """``faasched node capacity``: per policy, the highest offered rate at
+    which the simulated node meets ``target`` (``"p99.9-slowdown=10"``,
+    ``"p99-latency=5ms"``, ``"miss-rate=1%"``, ...), the median over
+    ``seeds`` seeds. Returns summary.csv as a DataFrame, a row per policy
+    (``policies=None`` is ``faasched.DEFAULT_CAPACITY_POLICIES``). The
+    search's settings left out are the command's defaults: ``max_dropped``
+    (a percentage, ``"0.1%"``), ``seeds`` (3), ``precision`` (0.02) and
+    ``min_requests`` (20,000).
+    """
+    policies = list(DEFAULT_CAPACITY_POLICIES if policies is None else policies)
+    with _target(out, "capacity") as target_dir:
+        _call(
+            _native.node_capacity,
+            target_dir,
+            target,
+            workload,
+            policies,
+            workers,
+            dispatchers,
+            seconds,
+            requests,
+            seed,
+            max_dropped=max_dropped,
+            seeds=seeds,
+            precision=precision,
+            min_requests=min_requests,
+        )
+        return pd.read_csv(os.path.join(target_dir, "summary.csv"))
+
+
 def simulate_cluster(
     workload: str = "azure-functions",
     policies: Optional[Sequence[str]] = None,
@@ -220,6 +275,89 @@ def generate(
     with _target(out, "workload.csv") as target:
         _call(_native.generate, target, workload, cores, load, invocations, seed=seed)
         return pd.read_csv(target)
+
+
+def _range(x):
+    """A range option as its flag's text: ``"540..690"`` or ``7`` as given,
+    a pair ``(a, b)`` as ``"a..b"``."""
+    if x is None or isinstance(x, str):
+        return x
+    if isinstance(x, (tuple, list)) and len(x) == 2:
+        return f"{x[0]}..{x[1]}"
+    return str(x)
+
+
+def _import(kind, path, out, *, day=1, days="0", minutes=None, seconds=None,
+            arrivals="uniform", functions=None, seed=1, load=None, cores=None):
+    with _target(out, "workload.csv") as target:
+        _call(_native.import_trace, target, kind, os.fspath(path), day, _range(days),
+              _range(minutes), _range(seconds), arrivals, functions, seed, load, cores)
+        return pd.read_csv(target)
+
+
+def import_azure_2019(
+    dir: str,
+    day: int = 1,
+    minutes=None,
+    arrivals: str = "uniform",
+    functions: Optional[int] = None,
+    seed: int = 1,
+    load: Optional[float] = None,
+    cores: Optional[int] = None,
+    *,
+    out: Optional[str] = None,
+):
+    """``faasched workload import azure-2019 DIR``: one day of the Azure
+    Functions 2019 trace as a workload CSV, returned as a DataFrame
+    (written to ``out`` too, if given). ``minutes`` keeps some of the
+    day's minutes, 1-based and inclusive (``"540..690"`` or ``(540,
+    690)``; by default every minute the invocations file has);
+    ``arrivals`` places a minute's invocations in it (``uniform``,
+    ``equidistant`` or ``poisson``); ``functions`` samples that many with
+    ``seed``; ``load`` rescales the arrivals to that load on ``cores``.
+    The command's summary line goes to stderr."""
+    return _import("azure-2019", dir, out, day=day, minutes=minutes, arrivals=arrivals,
+                   functions=functions, seed=seed, load=load, cores=cores)
+
+
+def import_azure_2021(
+    file: str,
+    seconds=None,
+    functions: Optional[int] = None,
+    seed: int = 1,
+    load: Optional[float] = None,
+    cores: Optional[int] = None,
+    *,
+    out: Optional[str] = None,
+):
+    """``faasched workload import azure-2021 FILE``: the Azure Functions
+    2021 trace as a workload CSV, returned as a DataFrame. ``seconds``
+    keeps the invocations starting in a half-open window of trace seconds
+    (``"0..3600"`` or ``(0, 3600)``); the rest as
+    ``import_azure_2019``."""
+    return _import("azure-2021", file, out, seconds=seconds, functions=functions,
+                   seed=seed, load=load, cores=cores)
+
+
+def import_huawei_2023(
+    dir: str,
+    days="0",
+    minutes=None,
+    arrivals: str = "uniform",
+    functions: Optional[int] = None,
+    seed: int = 1,
+    load: Optional[float] = None,
+    cores: Optional[int] = None,
+    *,
+    out: Optional[str] = None,
+):
+    """``faasched workload import huawei-2023 DIR``: the Huawei 2023
+    release's per-minute metrics as a workload CSV, returned as a
+    DataFrame. ``days`` are the day files' numbers, inclusive (``1``,
+    ``"1..3"`` or ``(1, 3)``); ``minutes`` keeps some minutes of them,
+    1-based and inclusive; the rest as ``import_azure_2019``."""
+    return _import("huawei-2023", dir, out, days=days, minutes=minutes, arrivals=arrivals,
+                   functions=functions, seed=seed, load=load, cores=cores)
 
 
 def read_workload(path: str):

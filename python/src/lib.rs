@@ -5,25 +5,31 @@
 //! construction. No function holds the GIL while it runs. An error is a
 //! `ValueError` whose message is the one the command prints.
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use faasched_lab::cluster::run::ClusterOptions;
 use faasched_lab::cluster::simulate::{self as cluster_simulate, DEFAULT_ROUTERS};
 use faasched_lab::experiment::Name;
 use faasched_lab::experiment::command::staged_dir;
 use faasched_lab::experiment::sweep;
 use faasched_lab::level::Settings;
+use faasched_lab::node::capacity::{
+    self, CapacityOptions, DEFAULT_CAPACITY_POLICIES, DEFAULT_MAX_DROPPED, DEFAULT_MIN_REQUESTS,
+    DEFAULT_PRECISION, DEFAULT_SEEDS, percent,
+};
 use faasched_lab::node::run::NodeOptions;
 use faasched_lab::node::sweep::{self as node_sweep, DEFAULT_NODE_POLICIES, Sweep};
 use faasched_lab::os::run::{Kernel, MAX_CORES, WorkloadOptions};
 use faasched_lab::os::simulate::{self as os_simulate, DEFAULT_POLICIES};
 use faasched_lab::os::tuning::TuningFlags;
 use faasched_lab::output::Outputs;
-use faasched_lab::workload::{self as lab_workload, Generate};
+use faasched_lab::workload::{self as lab_workload, Arrivals, Generate, Import, TraceFiles};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use std::borrow::Cow;
+use std::ops::RangeInclusive;
 use std::path::PathBuf;
+use std::str::FromStr;
 
 /// An error as a Python exception, in the command's words.
 fn error(e: anyhow::Error) -> PyErr {
@@ -82,6 +88,27 @@ fn simulate(
         .map_err(error)
 }
 
+/// The node of `node simulate` and `node capacity` from the options
+/// Python passes; the rest are the commands' defaults.
+fn node(
+    workload: String,
+    workers: u32,
+    dispatchers: u32,
+    requests: Option<u64>,
+    seconds: f64,
+    seed: u64,
+) -> NodeOptions {
+    NodeOptions {
+        workload,
+        workers,
+        dispatchers,
+        requests,
+        seconds,
+        seed,
+        ..NodeOptions::default()
+    }
+}
+
 /// `faasched node simulate` into the directory `out`: summary.csv,
 /// summary.json and report.html, a row per policy and offered rate.
 #[pyfunction]
@@ -100,15 +127,7 @@ fn simulate_node(
     requests: Option<u64>,
     seed: u64,
 ) -> PyResult<()> {
-    let options = NodeOptions {
-        workload,
-        workers,
-        dispatchers,
-        requests,
-        seconds,
-        seed,
-        ..NodeOptions::default()
-    };
+    let options = node(workload, workers, dispatchers, requests, seconds, seed);
     let sweep = Sweep {
         rates,
         loads,
@@ -204,6 +223,132 @@ fn check_workload(py: Python<'_>, path: PathBuf) -> PyResult<usize> {
         .map_err(error)
 }
 
+/// A range option's text (`540..690`, `1..3`, `7`) as the flag's parser
+/// reads it; an error names the option.
+fn range<T>(option: &str, text: Option<&str>) -> Result<Option<RangeInclusive<T>>>
+where
+    T: FromStr + Copy + PartialOrd,
+    T::Err: std::fmt::Display,
+{
+    text.map(|t| lab_workload::parse_range(t).map_err(|why| anyhow!("{option}: {why}")))
+        .transpose()
+}
+
+/// `faasched workload import KIND PATH` into the workload CSV `out`;
+/// `day`, `days`, `minutes`, `seconds` and `arrivals` are read where
+/// `kind` has them, as its flags.
+#[pyfunction]
+#[pyo3(signature = (out, kind, path, day, days, minutes, seconds, arrivals, functions, seed, load, cores))]
+#[allow(clippy::too_many_arguments)]
+fn import_trace(
+    py: Python<'_>,
+    out: PathBuf,
+    kind: String,
+    path: PathBuf,
+    day: u32,
+    days: String,
+    minutes: Option<String>,
+    seconds: Option<String>,
+    arrivals: String,
+    functions: Option<u64>,
+    seed: u64,
+    load: Option<f64>,
+    cores: Option<usize>,
+) -> PyResult<()> {
+    py.detach(|| {
+        check(cores, load, None)?;
+        if functions == Some(0) {
+            bail!("functions 0: must be at least 1");
+        }
+        if load.is_some() && cores.is_none() {
+            bail!("load: rescaling to a load needs the cores it is computed for (cores)");
+        }
+        let arrivals: Arrivals = arrivals.parse().map_err(|why| anyhow!("arrivals: {why}"))?;
+        let trace = match kind.as_str() {
+            "azure-2019" => TraceFiles::Azure2019 {
+                dir: path,
+                day,
+                minutes: range("minutes", minutes.as_deref())?,
+                arrivals,
+            },
+            "azure-2021" => TraceFiles::Azure2021 {
+                file: path,
+                seconds: seconds
+                    .as_deref()
+                    .map(|t| lab_workload::parse_window(t).map_err(|why| anyhow!("seconds: {why}")))
+                    .transpose()?,
+            },
+            "huawei-2023" => TraceFiles::Huawei2023 {
+                dir: path,
+                days: range("days", Some(&days))?.expect("a range was given"),
+                minutes: range("minutes", minutes.as_deref())?,
+                arrivals,
+            },
+            other => {
+                bail!("no trace kind `{other}`: expected azure-2019, azure-2021 or huawei-2023")
+            }
+        };
+        lab_workload::import(Import {
+            trace,
+            functions,
+            seed,
+            load,
+            cores,
+            output: out,
+        })
+    })
+    .map_err(error)
+}
+
+/// `faasched node capacity` into the directory `out`: summary.csv,
+/// summary.json and report.html, a row per policy; a search setting left
+/// out is the command's default.
+#[pyfunction]
+#[pyo3(signature = (out, target, workload, policies, workers, dispatchers, seconds, requests, seed, max_dropped=None, seeds=None, precision=None, min_requests=None))]
+#[allow(clippy::too_many_arguments)]
+fn node_capacity(
+    py: Python<'_>,
+    out: PathBuf,
+    target: String,
+    workload: String,
+    policies: Vec<String>,
+    workers: u32,
+    dispatchers: u32,
+    seconds: f64,
+    requests: Option<u64>,
+    seed: u64,
+    max_dropped: Option<String>,
+    seeds: Option<u64>,
+    precision: Option<f64>,
+    min_requests: Option<u64>,
+) -> PyResult<()> {
+    py.detach(|| {
+        check(None, None, requests)?;
+        let options = node(workload, workers, dispatchers, requests, seconds, seed);
+        let search = CapacityOptions {
+            target: target.parse().context("target")?,
+            max_dropped: match max_dropped {
+                Some(text) => percent(&text).context("max_dropped")?,
+                None => DEFAULT_MAX_DROPPED,
+            },
+            seeds: seeds.unwrap_or(DEFAULT_SEEDS),
+            precision: precision.unwrap_or(DEFAULT_PRECISION),
+            min_requests: min_requests.unwrap_or(DEFAULT_MIN_REQUESTS),
+            policies,
+        };
+        if search.min_requests == 0 {
+            bail!("min_requests 0: must be at least 1");
+        }
+        let outputs = Outputs {
+            dir: Some(out),
+            json: false,
+            silent: true,
+        };
+        capacity::capacity(&options, &search, &outputs)
+    })
+    .map_err(error)
+}
+
 /// An experiment's cases, each as a line of JSON: its own for the
 /// settings, or those of `cases` (a cases file's text); with `out`, that
 /// directory is made now, so that one that cannot be made is found
@@ -283,11 +428,17 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_cluster, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(check_workload, m)?)?;
+    m.add_function(wrap_pyfunction!(import_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(node_capacity, m)?)?;
     m.add_function(wrap_pyfunction!(experiment_cases, m)?)?;
     m.add_function(wrap_pyfunction!(experiment_run, m)?)?;
     m.add_function(wrap_pyfunction!(experiment_measure, m)?)?;
     m.add_function(wrap_pyfunction!(experiment_finish, m)?)?;
     m.add("EXPERIMENTS", Name::ALL.map(Name::spelled).to_vec())?;
+    m.add(
+        "DEFAULT_CAPACITY_POLICIES",
+        DEFAULT_CAPACITY_POLICIES.split(',').collect::<Vec<_>>(),
+    )?;
     m.add(
         "DEFAULT_POLICIES",
         DEFAULT_POLICIES.split(',').collect::<Vec<_>>(),

@@ -158,3 +158,57 @@ def test_the_node_summary_is_the_commands_byte_for_byte(tmp_path):
     assert faasched.DEFAULT_NODE_POLICIES[0] == "sledgescale"
     with pytest.raises(faasched.FaaschedError, match="at most 10"):
         faasched.simulate_node(load=11, requests=10)
+
+
+FIXTURES = os.path.join(ROOT, "crates", "workload", "tests", "fixtures")
+
+
+@pytest.mark.parametrize("kind, path, flags, call", [
+    ("azure-2019", "azure2019", ["--minutes", "1..2", "--arrivals", "equidistant"],
+     lambda p, out: faasched.import_azure_2019(p, minutes=(1, 2), arrivals="equidistant",
+                                               out=out)),
+    ("azure-2021", "azure2021/trace.csv", ["--seconds", "0..100000", "--functions", "2"],
+     lambda p, out: faasched.import_azure_2021(p, seconds="0..100000", functions=2, out=out)),
+    ("huawei-2023", "huawei2023", ["--days", "0..1", "--load", "0.5", "--cores", "2"],
+     lambda p, out: faasched.import_huawei_2023(p, days=(0, 1), load=0.5, cores=2, out=out)),
+])
+def test_an_imported_trace_is_the_commands_workload_byte_for_byte(tmp_path, kind, path,
+                                                                    flags, call):
+    path = os.path.join(FIXTURES, path)
+    subprocess.run([cli(), "workload", "import", kind, path, *flags,
+                    "-o", str(tmp_path / "cli.csv")], check=True, capture_output=True)
+    frame = call(path, str(tmp_path / "py.csv"))
+    assert (tmp_path / "py.csv").read_bytes() == (tmp_path / "cli.csv").read_bytes()
+    assert len(frame) > 0
+    assert list(frame.columns) == list(faasched.read_workload(str(tmp_path / "py.csv")).columns)
+
+
+def test_an_import_refuses_what_its_command_refuses():
+    path = os.path.join(FIXTURES, "azure2019")
+    with pytest.raises(faasched.FaaschedError, match="expected one of uniform, equidistant"):
+        faasched.import_azure_2019(path, arrivals="even")
+    with pytest.raises(faasched.FaaschedError, match="needs the cores"):
+        faasched.import_azure_2019(path, load=0.5)
+    with pytest.raises(faasched.FaaschedError, match="minutes: `x`"):
+        faasched.import_azure_2019(path, minutes="x..3")
+    with pytest.raises(faasched.FaaschedError, match="no durations|no invocations"):
+        faasched.import_azure_2019(path, minutes=(1000, 1001))
+
+
+def test_a_capacity_search_is_the_commands_byte_for_byte(tmp_path):
+    args = ["--workload", "fixed", "--workers", "1", "--requests", "2000", "--seeds", "2",
+            "--policy", "sledgescale,rr", "--target", "p99.9-latency=1ms",
+            "--max-dropped", "0.5%"]
+    subprocess.run([cli(), "node", "capacity", *args, "--out", str(tmp_path / "cli")],
+                   check=True, capture_output=True)
+    summary = faasched.node_capacity("p99.9-latency=1ms", "fixed", ["sledgescale", "rr"],
+                                     workers=1, requests=2000, seeds=2, max_dropped="0.5%",
+                                     out=str(tmp_path / "py"))
+    assert list(summary["policy"]) == ["sledgescale", "rr"]
+    for name in ("summary.csv", "summary.json"):
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    assert faasched.DEFAULT_CAPACITY_POLICIES == ["sledgescale", "darc", "shinjuku"]
+    with pytest.raises(faasched.FaaschedError, match="target"):
+        faasched.node_capacity("p99.9-speed=1", requests=100)
+    with pytest.raises(faasched.FaaschedError, match="--seeds 1001: give 1 to 1000"):
+        faasched.node_capacity("p99-latency=1ms", requests=100, seeds=1001)

@@ -1,7 +1,8 @@
 //! `faasched workload`: write workload CSV from a generator or a production trace.
 
 use anyhow::Result;
-use clap::{Args as ClapArgs, Subcommand, ValueEnum};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::{Args as ClapArgs, Subcommand};
 use faasched_lab::workload::count;
 use faasched_lab::workload::{
     self, Arrivals, DEFAULT_INVOCATIONS, DEFAULT_LOAD, TraceFiles, parse_range, parse_window,
@@ -63,28 +64,10 @@ pub struct Generate {
     output: PathBuf,
 }
 
-/// Arrival placement within a trace minute of k invocations of a function.
-#[derive(ValueEnum, Debug, Clone, Copy)]
-pub enum ArrivalsArg {
-    /// k independent uniform instants in the minute.
-    Uniform,
-    /// Evenly spaced, 60 s / k apart, at (i + φ) × 60 s / k for i = 0..k;
-    /// the phase φ in [0, 1) is drawn once per function with the seed.
-    Equidistant,
-    /// A Poisson process given its k arrivals: k + 1 exponential gaps
-    /// scaled to fill the minute, an arrival at the end of each of the
-    /// first k (the same law as uniform).
-    Poisson,
-}
-
-impl From<ArrivalsArg> for Arrivals {
-    fn from(a: ArrivalsArg) -> Arrivals {
-        match a {
-            ArrivalsArg::Uniform => Arrivals::Uniform,
-            ArrivalsArg::Equidistant => Arrivals::Equidistant,
-            ArrivalsArg::Poisson => Arrivals::Poisson,
-        }
-    }
+/// `--arrivals`: each placement by its name, with what it does.
+fn arrivals() -> impl TypedValueParser<Value = Arrivals> {
+    let values = Arrivals::ALL.map(|a| PossibleValue::new(a.name()).help(a.about()));
+    PossibleValuesParser::new(values).map(|s| s.parse().expect("a possible value is a name"))
 }
 
 /// Options every importer shares.
@@ -129,8 +112,8 @@ pub enum Import {
         #[arg(long, value_parser = parse_range::<u32>)]
         minutes: Option<RangeInclusive<u32>>,
         /// How the k invocations of a function in a minute are placed in it.
-        #[arg(long, value_enum, default_value_t = ArrivalsArg::Uniform)]
-        arrivals: ArrivalsArg,
+        #[arg(long, default_value = "uniform", value_parser = arrivals())]
+        arrivals: Arrivals,
         #[command(flatten)]
         common: Common,
     },
@@ -161,8 +144,8 @@ pub enum Import {
         #[arg(long, value_parser = parse_range::<u64>)]
         minutes: Option<RangeInclusive<u64>>,
         /// How the k invocations of a function in a minute are placed in it.
-        #[arg(long, value_enum, default_value_t = ArrivalsArg::Uniform)]
-        arrivals: ArrivalsArg,
+        #[arg(long, default_value = "uniform", value_parser = arrivals())]
+        arrivals: Arrivals,
         #[command(flatten)]
         common: Common,
     },
@@ -178,18 +161,15 @@ impl Import {
                 minutes,
                 arrivals,
                 common,
-            } => {
-                let arrivals = arrivals.into();
-                (
-                    TraceFiles::Azure2019 {
-                        dir,
-                        day,
-                        minutes,
-                        arrivals,
-                    },
-                    common,
-                )
-            }
+            } => (
+                TraceFiles::Azure2019 {
+                    dir,
+                    day,
+                    minutes,
+                    arrivals,
+                },
+                common,
+            ),
             Import::Azure2021 {
                 file,
                 seconds,
@@ -201,18 +181,15 @@ impl Import {
                 minutes,
                 arrivals,
                 common,
-            } => {
-                let arrivals = arrivals.into();
-                (
-                    TraceFiles::Huawei2023 {
-                        dir,
-                        days,
-                        minutes,
-                        arrivals,
-                    },
-                    common,
-                )
-            }
+            } => (
+                TraceFiles::Huawei2023 {
+                    dir,
+                    days,
+                    minutes,
+                    arrivals,
+                },
+                common,
+            ),
         };
         workload::Import {
             trace,

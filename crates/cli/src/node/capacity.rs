@@ -6,7 +6,8 @@ use super::args::{NodeArgs, policies_help};
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::node::capacity::{
-    CapacityOptions, DEFAULT_MIN_REQUESTS, Target, capacity, percent,
+    CapacityOptions, DEFAULT_CAPACITY_POLICIES, DEFAULT_MAX_DROPPED, DEFAULT_MIN_REQUESTS,
+    DEFAULT_PRECISION, DEFAULT_SEEDS, MAX_SEEDS, Target, capacity, percent,
 };
 use faasched_lab::output::Outputs;
 
@@ -31,16 +32,16 @@ pub struct Args {
     #[arg(long, short = 't', value_name = "TARGET")]
     target: Target,
     /// Largest share of a run's requests the dispatcher may drop for its
-    /// rate to hold, in percent: a p99.9 target forgives 0.1% of the
-    /// requests, so by default a policy may drop no more.
-    #[arg(long, value_name = "P%", default_value = "0.1%", value_parser = percent)]
-    max_dropped: f64,
+    /// rate to hold, in percent (like `0.5%`); by default 0.1%, as many as
+    /// a p99.9 target forgives.
+    #[arg(long, value_name = "P%", value_parser = percent)]
+    max_dropped: Option<f64>,
     /// Seeds per policy, from --seed on; the capacity is their median.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    #[arg(long, default_value_t = DEFAULT_SEEDS, value_parser = clap::value_parser!(u64).range(1..=MAX_SEEDS))]
     seeds: u64,
     /// Relative precision of the bisection: it stops when the highest rate
     /// that held and the lowest that failed are this share apart.
-    #[arg(long, default_value_t = 0.02)]
+    #[arg(long, default_value_t = DEFAULT_PRECISION)]
     precision: f64,
     /// Fewest requests a probe runs, whatever --seconds × rate gives (so
     /// that p99.9 rests on at least 20 requests by default).
@@ -51,7 +52,7 @@ pub struct Args {
         long,
         short = 'p',
         value_delimiter = ',',
-        default_value = "sledgescale,darc,shinjuku",
+        default_value = DEFAULT_CAPACITY_POLICIES,
         long_help = policies_help()
     )]
     policy: Vec<String>,
@@ -63,7 +64,7 @@ impl Args {
     pub fn execute(self) -> Result<()> {
         let search = CapacityOptions {
             target: self.target,
-            max_dropped: self.max_dropped,
+            max_dropped: self.max_dropped.unwrap_or(DEFAULT_MAX_DROPPED),
             seeds: self.seeds,
             precision: self.precision,
             min_requests: self.min_requests,

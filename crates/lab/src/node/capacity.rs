@@ -73,6 +73,15 @@ pub const DEFAULT_MAX_DROPPED: f64 = 0.001;
 /// rests on at least 20 of them.
 pub const DEFAULT_MIN_REQUESTS: u64 = 20_000;
 
+/// By default `node capacity` searches these policies.
+pub const DEFAULT_CAPACITY_POLICIES: &str = "sledgescale,darc,shinjuku";
+
+/// By default each policy's capacity is the median of this many seeds'.
+pub const DEFAULT_SEEDS: u64 = 3;
+
+/// Most seeds a policy's capacity is taken over: each is a whole search.
+pub const MAX_SEEDS: u64 = 1000;
+
 /// By default the search starts at this share of the workers' capacity.
 pub const DEFAULT_START_LOAD: f64 = 0.05;
 
@@ -611,8 +620,8 @@ impl Searches {
         let NodeWorkload::Builtin { .. } = &base.workload else {
             bail!("capacity needs a built-in workload: a file's arrivals fix its rate");
         };
-        if seeds == 0 {
-            bail!("--seeds 0: give at least 1 seed");
+        if !(1..=MAX_SEEDS).contains(&seeds) {
+            bail!("--seeds {seeds}: give 1 to {MAX_SEEDS}");
         }
         search.validate()?;
         Ok(Searches {

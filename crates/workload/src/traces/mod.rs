@@ -107,7 +107,49 @@ pub enum Arrivals {
     Poisson,
 }
 
+impl std::str::FromStr for Arrivals {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Arrivals, String> {
+        Arrivals::ALL
+            .into_iter()
+            .find(|a| a.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = Arrivals::ALL.map(Arrivals::name).into();
+                format!("no placement `{s}`: expected one of {}", names.join(", "))
+            })
+    }
+}
+
 impl Arrivals {
+    /// Every placement, in the order the commands list them.
+    pub const ALL: [Arrivals; 3] = [Arrivals::Uniform, Arrivals::Equidistant, Arrivals::Poisson];
+
+    /// Its name, as `--arrivals` and the Python package take it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arrivals::Uniform => "uniform",
+            Arrivals::Equidistant => "equidistant",
+            Arrivals::Poisson => "poisson",
+        }
+    }
+
+    /// What it does, in a sentence, for `--help`.
+    pub fn about(self) -> &'static str {
+        match self {
+            Arrivals::Uniform => "k independent uniform instants in the minute",
+            Arrivals::Equidistant => {
+                "evenly spaced, 60 s / k apart, at (i + φ) × 60 s / k for i = 0..k; the \
+                 phase φ in [0, 1) is drawn once per function with the seed"
+            }
+            Arrivals::Poisson => {
+                "a Poisson process given its k arrivals: k + 1 exponential gaps scaled to \
+                 fill the minute, an arrival at the end of each of the first k (the same \
+                 law as uniform)"
+            }
+        }
+    }
+
     /// Appends the offsets (from the minute's start) of `k` arrivals of a
     /// function whose equidistant phase is `phase` (in `[0, MINUTE)`, a
     /// fraction `phase / MINUTE` of the spacing) to `out`.
@@ -308,6 +350,17 @@ impl Builder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_placement_is_read_back_by_its_name_and_a_wrong_one_lists_them() {
+        for a in Arrivals::ALL {
+            assert_eq!(a.name().parse::<Arrivals>(), Ok(a));
+        }
+        assert_eq!(
+            "even".parse::<Arrivals>(),
+            Err("no placement `even`: expected one of uniform, equidistant, poisson".to_string())
+        );
+    }
 
     fn place(arrivals: Arrivals, k: u64, seed: u64) -> Vec<Nanos> {
         place_with_phase(arrivals, k, 0, seed)
