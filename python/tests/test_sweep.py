@@ -113,3 +113,16 @@ def test_settings_the_cases_already_say_are_refused():
         faasched.experiment("alps-load", seed=3, cases=faasched.plan("alps-load"))
     with pytest.raises(faasched.FaaschedError, match="no experiment `alps-lod`"):
         faasched.plan("alps-lod")
+
+
+def test_a_sweep_by_scheduler_address_from_the_shell_is_the_local_run(tmp_path, client):
+    """`python -m faasched.sweep --scheduler ADDR`, as `--dask ADDR` runs it on a
+    real cluster: connected by address, the same printout and files."""
+    printed = experiment_cli("alps-ablation", "-n", "300", "--out", str(tmp_path / "cli"))
+    swept = subprocess.run(
+        [sys.executable, "-m", "faasched.sweep", "alps-ablation", "-n", "300", "--quiet",
+         "--scheduler", client.scheduler.address, "--out", str(tmp_path / "dask")],
+        check=True, capture_output=True, text=True).stdout
+    assert swept.replace(str(tmp_path / "dask"), "DIR") == printed.replace(
+        str(tmp_path / "cli"), "DIR")
+    assert files(tmp_path / "cli") == files(tmp_path / "dask")
