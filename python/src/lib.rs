@@ -257,12 +257,6 @@ fn import_trace(
 ) -> PyResult<()> {
     py.detach(|| {
         check(cores, load, None)?;
-        if functions == Some(0) {
-            bail!("functions 0: must be at least 1");
-        }
-        if load.is_some() && cores.is_none() {
-            bail!("load: rescaling to a load needs the cores it is computed for (cores)");
-        }
         let arrivals: Arrivals = arrivals.parse().map_err(|why| anyhow!("arrivals: {why}"))?;
         let trace = match kind.as_str() {
             "azure-2019" => TraceFiles::Azure2019 {
@@ -336,9 +330,6 @@ fn node_capacity(
             min_requests: min_requests.unwrap_or(DEFAULT_MIN_REQUESTS),
             policies,
         };
-        if search.min_requests == 0 {
-            bail!("min_requests 0: must be at least 1");
-        }
         let outputs = Outputs {
             dir: Some(out),
             json: false,

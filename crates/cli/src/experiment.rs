@@ -1,16 +1,13 @@
 //! `faasched experiment NAME`: the papers' experiments as canned, seeded runs.
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::Args as ClapArgs;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use faasched_lab::experiment::Name;
 use faasched_lab::experiment::command::{self, Action, Options};
 use faasched_lab::level::Settings;
-use faasched_lab::progress;
 use faasched_lab::workload::count;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::Command;
 
 /// Reproduce a paper's experiment: canned, seeded runs and their table.
 ///
@@ -67,19 +64,11 @@ pub struct Args {
 /// The experiments' names, each with what it reproduces.
 fn names() -> impl TypedValueParser<Value = Name> {
     let values = Name::ALL.map(|n| PossibleValue::new(n.spelled()).help(n.about()));
-    PossibleValuesParser::new(values).map(|s| {
-        Name::ALL
-            .into_iter()
-            .find(|n| n.spelled() == s)
-            .expect("a possible value is a name")
-    })
+    PossibleValuesParser::new(values).map(|s| Name::parse(&s).expect("a possible value is a name"))
 }
 
 impl Args {
     pub fn execute(self) -> Result<()> {
-        if let Some(scheduler) = &self.dask {
-            return self.on_dask(scheduler);
-        }
         command::run(Options {
             name: self.name,
             settings: Settings {
@@ -89,51 +78,14 @@ impl Args {
                 cache: None,
             },
             cases: self.cases,
-            action: match self.plan {
-                true => Action::Plan,
-                false => Action::Run { out: self.out },
+            action: match (self.plan, self.dask) {
+                (true, _) => Action::Plan,
+                (false, Some(scheduler)) => Action::Dask {
+                    scheduler,
+                    out: self.out,
+                },
+                (false, None) => Action::Run { out: self.out },
             },
         })
-    }
-
-    /// Hands the sweep to `python -m faasched.sweep`, which becomes this
-    /// process (so nothing is left behind, and its exit status is ours).
-    fn on_dask(&self, scheduler: &str) -> Result<()> {
-        let python = std::env::var_os("FAASCHED_PYTHON").unwrap_or_else(|| "python3".into());
-        let mut command = Command::new(&python);
-        command.args([
-            "-m",
-            "faasched.sweep",
-            self.name.spelled(),
-            "--scheduler",
-            scheduler,
-        ]);
-        if let Some(out) = &self.out {
-            command.arg("--out").arg(out);
-        }
-        if let Some(n) = self.invocations {
-            command.arg("--invocations").arg(n.to_string());
-        }
-        if let Some(trace) = &self.trace {
-            command.arg("--trace").arg(trace);
-        }
-        match &self.cases {
-            Some(cases) => {
-                command.arg("--cases").arg(cases);
-            }
-            None => {
-                command.arg("--seed").arg(self.seed.to_string());
-            }
-        }
-        if progress::is_quiet() {
-            command.arg("--quiet");
-        }
-        let err = command.exec();
-        bail!(
-            "running {} for --dask: {err}; --dask needs Python with faasched's package and \
-             dask.distributed (pip install ./python 'dask[distributed]'), or $FAASCHED_PYTHON \
-             naming such an interpreter",
-            python.to_string_lossy()
-        )
     }
 }

@@ -3,7 +3,7 @@
 //! ranges their flags take.
 
 use crate::output::{counted, write_workload};
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 use faasched_report::Staged;
 use faasched_workload::scale;
 use faasched_workload::synthetic::{Generator, Params, Spec};
@@ -122,6 +122,13 @@ pub enum TraceFiles {
 /// Reads the trace and writes it as workload CSV, rescaled to a load if
 /// asked, and says on stderr what it kept.
 pub fn import(o: Import) -> Result<()> {
+    // The flags' parsers refuse these too; the Python package has only this.
+    if o.functions == Some(0) {
+        bail!("--functions 0: sample at least 1 function");
+    }
+    if o.load.is_some() && o.cores.is_none() {
+        bail!("--load needs the cores it is computed for (--cores)");
+    }
     let functions = o
         .functions
         .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
@@ -343,6 +350,27 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_import_refuses_no_functions_and_a_load_without_cores_before_reading() {
+        let asked = |functions, load, cores| Import {
+            trace: TraceFiles::Azure2021 {
+                file: PathBuf::from("/no/such/trace.csv"),
+                seconds: None,
+            },
+            functions,
+            seed: 1,
+            load,
+            cores,
+            output: PathBuf::from("/no/such/out.csv"),
+        };
+        let e = import(asked(Some(0), None, None)).unwrap_err().to_string();
+        assert_eq!(e, "--functions 0: sample at least 1 function");
+        let e = import(asked(None, Some(0.5), None))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "--load needs the cores it is computed for (--cores)");
+    }
 
     #[test]
     fn summary_numbers_read_well() {

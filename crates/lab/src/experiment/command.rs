@@ -2,7 +2,7 @@
 //! printed as a plan or run, their table printed and (with a directory)
 //! written with every case's files.
 
-use super::{AtLevel, Experiment, Name};
+use super::{AtLevel, Experiment, Name, sweep};
 use crate::level::{self, Level, Settings, read_cases, write_files};
 use crate::{interrupt, out, outln};
 use anyhow::Result;
@@ -33,10 +33,18 @@ pub enum Action {
         /// The directory of the files.
         out: Option<PathBuf>,
     },
+    /// Run them as [`Action::Run`] does, a task a case on the Dask cluster
+    /// whose scheduler is at this address (or `local`), through Python.
+    Dask {
+        /// The scheduler's address, or `local`.
+        scheduler: String,
+        /// The directory of the files.
+        out: Option<PathBuf>,
+    },
 }
 
 /// Plans the experiment (or reads a file's cases), then prints the plan
-/// or runs it.
+/// or runs it, here or on Dask.
 pub fn run(o: Options) -> Result<()> {
     o.name.with(o)
 }
@@ -46,14 +54,26 @@ impl AtLevel for Options {
 
     /// [`run`] at the experiment's level.
     fn at<L: Level>(self, e: &Experiment<L>) -> Result<()> {
-        let cases: Vec<L::Case> = match &self.cases {
-            Some(path) => read_cases(path)?,
-            None => e.plan(&self.settings)?,
+        let cases = || -> Result<Vec<L::Case>> {
+            match &self.cases {
+                Some(path) => read_cases(path),
+                None => e.plan(&self.settings),
+            }
         };
-        let out = match self.action {
-            Action::Plan => return outln!("{}", serde_json::to_string_pretty(&cases)?),
-            Action::Run { out } => out,
+        let out = match &self.action {
+            Action::Plan => return outln!("{}", serde_json::to_string_pretty(&cases()?)?),
+            Action::Run { out } => out.clone(),
+            Action::Dask { scheduler, out } => {
+                return sweep::hand_over(
+                    e.name,
+                    &self.settings,
+                    self.cases.as_deref(),
+                    scheduler,
+                    out.as_deref(),
+                );
+            }
         };
+        let cases = cases()?;
         // A directory that cannot be made is found before the runs, not
         // after them.
         let staged = staged_dir(out.as_deref())?;

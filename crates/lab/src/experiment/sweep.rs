@@ -19,9 +19,12 @@
 use super::command::{publish, staged_dir};
 use super::{AtLevel, Experiment, Name};
 use crate::level::{self, Level, Settings};
+use crate::progress;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
+use std::process::Command;
 
 /// The version whose measurements a gathering takes.
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -180,6 +183,52 @@ impl<B: AsRef<[u8]>> AtLevel for Finish<'_, B> {
         let ran = level::gather::<L>(cases, measured)?;
         publish(e, &ran, self.out, staged)
     }
+}
+
+/// Hands experiment `name` to `python -m faasched.sweep` (the
+/// interpreter `$FAASCHED_PYTHON`, else `python3`), which becomes this
+/// process, so that nothing is left behind and its exit status is the
+/// command's: `faasched experiment NAME --dask SCHEDULER`. Returns only
+/// if the interpreter could not be run.
+pub fn hand_over(
+    name: Name,
+    settings: &Settings,
+    cases: Option<&Path>,
+    scheduler: &str,
+    out: Option<&Path>,
+) -> Result<()> {
+    let python = std::env::var_os("FAASCHED_PYTHON").unwrap_or_else(|| "python3".into());
+    let mut command = Command::new(&python);
+    command.args([
+        "-m",
+        "faasched.sweep",
+        name.spelled(),
+        "--scheduler",
+        scheduler,
+    ]);
+    if let Some(out) = out {
+        command.arg("--out").arg(out);
+    }
+    if let Some(n) = settings.invocations {
+        command.arg("--invocations").arg(n.to_string());
+    }
+    if let Some(trace) = &settings.trace {
+        command.arg("--trace").arg(trace);
+    }
+    match cases {
+        Some(cases) => command.arg("--cases").arg(cases),
+        None => command.arg("--seed").arg(settings.seed.to_string()),
+    };
+    if progress::is_quiet() {
+        command.arg("--quiet");
+    }
+    let err = command.exec();
+    bail!(
+        "running {} for --dask: {err}; --dask needs Python with faasched's package and \
+         dask.distributed (pip install ./python 'dask[distributed]'), or $FAASCHED_PYTHON \
+         naming such an interpreter",
+        python.to_string_lossy()
+    )
 }
 
 #[cfg(test)]
