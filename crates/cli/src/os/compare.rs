@@ -54,7 +54,8 @@ written; what a killed run leaves is removed by the next run writing into DIR";
 /// part without the backlog of the one before.
 ///
 /// Policies: those `replay` runs (cfs, fifo, rr, sfs, hybrid and its
-/// variants, alps, alps-io, las, alps-las, gittins, sfs-alps, sfs-gittins),
+/// variants, alps, alps-io, las, alps-las, gittins, gittins-rt, sfs-alps,
+/// sfs-gittins),
 /// with the same privileges. The workload and
 /// cores are the replay's: 1,000 invocations unless `-n` says otherwise
 /// (of a file too), on all this machine's CPUs or the first `--cores`.

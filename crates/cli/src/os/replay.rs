@@ -21,18 +21,19 @@ use std::path::PathBuf;
 /// Each process starts under the attributes its policy gives it, set in the
 /// child before exec, and is steered until it exits: demotion at slice
 /// expiry (sfs, hybrid, sfs-alps, sfs-gittins) or CPU-time bounds (las,
-/// alps-las, gittins), each noticed by a CPU-time timer on the process, core
+/// alps-las, gittins, gittins-rt), each noticed by a CPU-time timer on the process, core
 /// groups by affinity (hybrid), the ALPS learner retraining from finished
 /// invocations (alps, alps-io, alps-las), the Gittins index following its
-/// functions' CPU times (gittins).
+/// functions' CPU times (gittins, gittins-rt).
 ///
 /// Policies: cfs, fifo, rr, sfs, hybrid (and its variants), alps, alps-io,
-/// las, alps-las, gittins, sfs-alps, sfs-gittins. fifo, rr, sfs and hybrid
-/// need the privilege for SCHED_FIFO/SCHED_RR, alps, alps-io, alps-las and
-/// gittins for negative nice values, sfs-gittins for the first, sfs-alps
-/// for both (root, or CAP_SYS_NICE); without it the command says which policies need
-/// it and runs none. Sim-only policies
-/// (srpt, ps, alps-kernel, ...) are refused.
+/// las, alps-las, gittins, gittins-rt, sfs-alps, sfs-gittins.
+///
+/// fifo, rr, sfs and hybrid need the privilege for SCHED_FIFO/SCHED_RR,
+/// alps, alps-io, alps-las and gittins for negative nice values,
+/// sfs-gittins for the first, gittins-rt and sfs-alps for both (root, or
+/// CAP_SYS_NICE); without it the command says which policies need it and
+/// runs none. Sim-only policies (srpt, ps, alps-kernel, ...) are refused.
 ///
 /// Outputs as `simulate`'s, marked live: each policy in summary.json carries
 /// `live` (launch lateness, the launcher's and steering's CPU, how promptly

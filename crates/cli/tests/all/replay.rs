@@ -102,7 +102,7 @@ fn replayed(invocations: &str, policies: &str, more: &[&str]) -> (tempfile::Temp
 #[test]
 fn a_short_replay_writes_the_simulators_outputs_marked_live() {
     let policies = if is_root() {
-        "cfs,sfs,gittins,sfs-alps,sfs-gittins"
+        "cfs,sfs,gittins,gittins-rt,sfs-alps,sfs-gittins"
     } else {
         "cfs"
     };
@@ -135,14 +135,20 @@ fn a_short_replay_writes_the_simulators_outputs_marked_live() {
         // invocations that ended within their credit.
         assert_eq!(looks(sfs, 20), sfs["watch_to_change_us"]["count"], "{sfs}");
     }
-    if policies.contains("gittins") {
-        // gittins reads each invocation's index again at its CPU watches
-        // once its functions have history (the first arrivals have none);
-        // a watch changes the attributes only where the nice value moves.
-        let g = &summary["policies"]["gittins"]["live"];
+    for gittins in ["gittins", "gittins-rt"] {
+        if !policies.split(',').any(|p| p == gittins) {
+            continue;
+        }
+        // Each reads an invocation's index again at its CPU watches once
+        // its functions have history (the first arrivals have none); a
+        // watch changes the attributes only where the step moves.
+        let g = &summary["policies"][gittins]["live"];
         let watches = g["watch_to_change_us"]["count"].as_u64().unwrap();
-        assert!(watches > 0, "{g}");
-        assert!(g["attribute_changes"].as_u64().unwrap() <= watches, "{g}");
+        assert!(watches > 0, "{gittins}: {g}");
+        assert!(
+            g["attribute_changes"].as_u64().unwrap() <= watches,
+            "{gittins}: {g}"
+        );
     }
     let rows = std::fs::read_to_string(out_dir.join("invocations.csv")).unwrap();
     assert_eq!(rows.lines().count(), 1 + 20 * policies.split(',').count());

@@ -217,8 +217,8 @@ impl Name {
                  finished invocations"
             }
             Name::AlpsReal => {
-                "Not in the paper: twelve policies (cfs, fifo, sfs, alps, alps-kernel, hybrid, \
-                 las, alps-las, gittins, sfs-alps, sfs-gittins, srpt) on a day of the real Azure Functions 2019 trace \
+                "Not in the paper: thirteen policies (cfs, fifo, sfs, alps, alps-kernel, hybrid, \
+                 las, alps-las, gittins, gittins-rt, sfs-alps, sfs-gittins, srpt) on a day of the real Azure Functions 2019 trace \
                  (--trace DIR), its first half of minutes for tuning and its second held out, \
                  at 24 and 56 cores, loads 0.8/0.9/1.0; every invocation, and those of at most 4 s"
             }

@@ -11,10 +11,10 @@ use faasched_model::{Privileges, Steer};
 use faasched_policy::os::Uniform;
 use faasched_policy::os::alps::{self, Alps, Enforcement};
 use faasched_policy::os::attained::Attained;
-use faasched_policy::os::gittins::{self, Gittins};
+use faasched_policy::os::gittins::{self, Gittins, Ladder};
 use faasched_policy::os::hybrid::{Hybrid, HybridParams};
 use faasched_policy::os::sfs::Sfs;
-use faasched_policy::os::wait_guard::WaitGuard;
+use faasched_policy::os::wait_guard::{Promotion, WaitGuard};
 use faasched_sim::os::{Discipline, Prediction};
 use serde::{Deserialize, Serialize};
 
@@ -116,7 +116,13 @@ static SPECS: &[Spec] = &[
         name: "gittins",
         about: "Gittins index of the function's recent CPU times at the service attained -> nice 0..19 (16 per doubling of the remaining size past 480 ms), read again as service grows",
         level: Level::Os,
-        family: Family::Gittins,
+        family: Family::Gittins(Ladder::Nice),
+    },
+    Spec {
+        name: "gittins-rt",
+        about: "gittins with strict priorities: the index -> SCHED_FIFO 49..1 (8 per doubling past 480 ms), beyond them and the tail the fair class at nice 19",
+        level: Level::Os,
+        family: Family::Gittins(Ladder::Realtime),
     },
     Spec {
         name: "alps-las",
@@ -181,8 +187,9 @@ static SPECS: &[Spec] = &[
 ];
 
 /// The parameters of the policies that have any: a TOML file's tables
-/// (`[alps]`, `[hybrid]`), then command-line flags.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize)]
+/// (`[alps]`, `[hybrid]`, `[gittins]`, `[gittins_rt]`), then command-line
+/// flags.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Tuning {
     /// The ALPS learner's parameters (`alps`, `alps-io`, `alps-kernel` and
@@ -193,6 +200,19 @@ pub struct Tuning {
     pub hybrid: HybridParams,
     /// How `gittins` maps effective sizes to nice values.
     pub gittins: gittins::Params,
+    /// How `gittins-rt` maps effective sizes to real-time priorities.
+    pub gittins_rt: gittins::Params,
+}
+
+impl Default for Tuning {
+    fn default() -> Tuning {
+        Tuning {
+            alps: alps::Params::default(),
+            hybrid: HybridParams::default(),
+            gittins: gittins::Params::default(),
+            gittins_rt: gittins::Params::realtime(),
+        }
+    }
 }
 
 impl Tuning {
@@ -200,7 +220,8 @@ impl Tuning {
     pub fn validate(&self) -> Result<(), faasched_policy::BadParam> {
         self.alps.validate()?;
         self.hybrid.validate()?;
-        self.gittins.validate()
+        self.gittins.validate()?;
+        self.gittins_rt.validate()
     }
 }
 
@@ -219,7 +240,8 @@ enum Family {
     AlpsKernel,
     Las,
     AlpsLas,
-    Gittins,
+    /// `gittins` and `gittins-rt`.
+    Gittins(Ladder),
     /// `sfs`'s FIFO credit over `alps`.
     SfsAlps,
     /// `sfs`'s FIFO credit over `gittins`.
@@ -271,7 +293,11 @@ impl Spec {
             Family::Fifo | Family::Rr | Family::Sfs | Family::Hybrid => realtime,
             // Learned ranks map to nice values below 0; gittins's wait
             // guard promotes to nice -20.
-            Family::Alps | Family::AlpsIo | Family::AlpsLas | Family::Gittins => raise,
+            Family::Alps | Family::AlpsIo | Family::AlpsLas | Family::Gittins(Ladder::Nice) => {
+                raise
+            }
+            // The ladder's priorities, and its guard's.
+            Family::Gittins(Ladder::Realtime) => realtime,
             // gittins's nice values are 0..19: only its guard raises.
             Family::SfsGittins => realtime,
             Family::SfsAlps => Privileges {
@@ -294,7 +320,10 @@ impl Spec {
             | Family::AlpsLas
             | Family::SfsAlps => Some(Parameters::Alps(tuning.alps)),
             Family::Hybrid => Some(Parameters::Hybrid(self.hybrid_params(tuning))),
-            Family::Gittins | Family::SfsGittins => Some(Parameters::Gittins(tuning.gittins)),
+            Family::Gittins(Ladder::Nice) | Family::SfsGittins => {
+                Some(Parameters::Gittins(tuning.gittins))
+            }
+            Family::Gittins(Ladder::Realtime) => Some(Parameters::GittinsRt(tuning.gittins_rt)),
             Family::Stock
             | Family::Fifo
             | Family::Rr
@@ -335,7 +364,14 @@ impl Spec {
             Family::AlpsIo => Box::new(WaitGuard::new(Alps::io_aware(name, tuning.alps))),
             Family::AlpsKernel => Box::new(Alps::new(name, Enforcement::Kernel, tuning.alps)),
             Family::Las => Box::new(Attained::new(name, Uniform::STOCK)),
-            Family::Gittins => Box::new(WaitGuard::new(Gittins::new(name, tuning.gittins))),
+            Family::Gittins(ladder) => {
+                let (params, promotion) = match ladder {
+                    Ladder::Nice => (tuning.gittins, Promotion::Nice),
+                    Ladder::Realtime => (tuning.gittins_rt, Promotion::Realtime),
+                };
+                let gittins = Gittins::new(name, ladder, params);
+                Box::new(WaitGuard::promoting(gittins, promotion))
+            }
             Family::AlpsLas => Box::new(Attained::new(
                 name,
                 WaitGuard::new(Alps::new(name, Enforcement::Stock, tuning.alps)),
@@ -347,7 +383,10 @@ impl Spec {
                 name,
                 Alps::new(name, Enforcement::Stock, tuning.alps),
             )),
-            Family::SfsGittins => Box::new(Sfs::new(name, Gittins::new(name, tuning.gittins))),
+            Family::SfsGittins => Box::new(Sfs::new(
+                name,
+                Gittins::new(name, Ladder::Nice, tuning.gittins),
+            )),
             Family::Oracle(_) => Box::new(Uniform::passive(name)),
         }
     }
@@ -408,7 +447,8 @@ pub fn live_names() -> Vec<&'static str> {
 }
 
 /// The parameters a policy runs with, as the TOML table that sets them:
-/// `{"alps": {...}}`, `{"hybrid": {...}}` or `{"gittins": {...}}`. A run's summary records them,
+/// `{"alps": {...}}`, `{"hybrid": {...}}`, `{"gittins": {...}}` or
+/// `{"gittins_rt": {...}}`. A run's summary records them,
 /// so that a tuned run does not pass for a default one.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -417,8 +457,11 @@ pub enum Parameters {
     Alps(alps::Params),
     /// The hybrid scheduler's (`hybrid` and its named variants).
     Hybrid(HybridParams),
-    /// `gittins`'s.
+    /// `gittins`'s (and `sfs-gittins`'s).
     Gittins(gittins::Params),
+    /// `gittins-rt`'s.
+    #[serde(rename = "gittins_rt")]
+    GittinsRt(gittins::Params),
 }
 
 #[cfg(test)]
@@ -446,6 +489,9 @@ mod tests {
                 }
                 "gittins" | "sfs-gittins" => {
                     assert_eq!(params, Some(Parameters::Gittins(tuning.gittins)))
+                }
+                "gittins-rt" => {
+                    assert_eq!(params, Some(Parameters::GittinsRt(tuning.gittins_rt)))
                 }
                 n => assert_eq!(params, None, "{n}"),
             }

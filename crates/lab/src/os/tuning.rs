@@ -17,7 +17,8 @@ pub struct TuningFlags {
     /// `window_min_invocations`, `trainer`, `alpha`, `beta`, `gamma`, `theta`,
     /// `ewma_weight`, `unpredictability`, `overload`; `[hybrid]` with `time_limit_ms`, `adaptive`, `percentile`,
     /// `rightsizing`, `threshold`, `fifo_share`; `[gittins]` with `size_ms`,
-    /// `nice_per_doubling`, `history`. Flags below override it.
+    /// `steps_per_doubling`, `history`, and `[gittins_rt]` with the same for
+    /// gittins-rt. Flags below override it.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// ALPS: retrain every this many ms from the invocations finished in it
@@ -63,7 +64,7 @@ pub struct TuningFlags {
     #[arg(long, value_name = "MS")]
     pub gittins_size_ms: Option<f64>,
     /// Gittins: nice added per doubling of the effective size past
-    /// --gittins-size-ms [default: 16].
+    /// --gittins-size-ms, `[gittins]`'s `steps_per_doubling` [default: 16].
     #[arg(long, value_name = "X")]
     pub gittins_nice_per_doubling: Option<f64>,
     /// Gittins: CPU times kept per function, its most recent invocations',
@@ -109,7 +110,7 @@ impl TuningFlags {
             (self.gittins_size_ms, &mut t.gittins.size_ms),
             (
                 self.gittins_nice_per_doubling,
-                &mut t.gittins.nice_per_doubling,
+                &mut t.gittins.steps_per_doubling,
             ),
         ] {
             if let Some(x) = flag {
@@ -165,7 +166,7 @@ mod tests {
             ..TuningFlags::default()
         };
         let e = format!("{:#}", bad.tuning().unwrap_err());
-        assert!(e.contains("nice_per_doubling"), "{e}");
+        assert!(e.contains("steps_per_doubling"), "{e}");
         let history = |n| TuningFlags {
             gittins_history: Some(n),
             ..TuningFlags::default()

@@ -17,23 +17,34 @@
 //! whose invocations are all long starts demoted; one near the end of a
 //! known size is raised again).
 //!
-//! Realised with nice values only, 0 to 19, and no privilege (the
-//! catalogue's `gittins` adds `alps`'s wait guard, whose promotion to nice
-//! −20 needs it): an
-//! effective size of up to [`Params::size_ms`] runs at nice 0, and each
-//! doubling beyond it adds [`Params::nice_per_doubling`]; an invocation that has
-//! outrun every CPU time its function's history holds goes to nice 19, as
-//! `las`'s tail does. Nice values are weights, never a ban, so nothing
-//! starves. The index is read again each time attained service crosses a
+//! Two ladders realise the index on a stock kernel ([`Ladder`]). On the
+//! nice ladder (`gittins`), with no privilege (the catalogue adds `alps`'s
+//! wait guard, whose promotion to nice −20 needs it), an effective size of
+//! up to [`Params::size_ms`] runs at nice 0, and each doubling beyond it
+//! adds [`Params::steps_per_doubling`]; an invocation that has outrun every
+//! CPU time its function's history holds goes to nice 19, as `las`'s tail
+//! does. Nice values are weights, never a ban, so nothing starves. On the
+//! real-time ladder (`gittins-rt`) the same sizes map to SCHED_FIFO
+//! priorities, [`LADDER_TOP`] down to 1, each step a strict priority: the
+//! Gittins policy itself, which serves the highest index first, where
+//! weights only lean towards it. What is beyond the ladder's last step, and
+//! the tail, shares the fair class at nice 19: under FIFO at one priority
+//! the longest invocations would run in arrival order, each holding a core
+//! to its end, which heavy tails punish (processor sharing does not).
+//! Strict steps hold a lower one back for as long as higher ones have work:
+//! the catalogue's wait guard bounds first runs (raising a waiting task
+//! above the ladder), and the kernel's fair server keeps 50 ms a second of
+//! each core for the fair class. The index is read again each time attained service crosses a
 //! CPU watch set [`RECHECK`] times further on, at least [`MIN_STEP`] (and
 //! at the history's longest time), so an invocation is re-read about ten
 //! times over 10 ms to 10 s. Live, each watch is a poll of the process's
 //! CPU time: a watch every millisecond or so took the steering thread half
 //! a core on two cores, and the cores it took made the queue grow.
 
+use crate::os::baseline::BASELINE_RT_PRIO;
 use crate::param::BadParam;
 use faasched_model::{
-    Attrs, CpuSet, FunctionId, IdMap, MS, Nanos, Outcome, Steer, TaskId, TaskInfo, Time,
+    Attrs, Class, CpuSet, FunctionId, IdMap, MS, Nanos, Outcome, Steer, TaskId, TaskInfo, Time,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -52,17 +63,35 @@ pub const RECHECK: f64 = 2.0;
 pub const MIN_STEP: Nanos = 10 * MS;
 /// The nice value of an invocation longer than its function's whole history.
 pub const TAIL_NICE: i8 = 19;
+/// The real-time ladder's first step, for the invocations expected
+/// shortest: one below the wait guard's promotion, which stays above every
+/// step ([`crate::os::wait_guard::PROMOTED_RT_PRIO`]).
+pub const LADDER_TOP: u8 = BASELINE_RT_PRIO - 1;
 
-/// How effective sizes map to nice values. Serialised as the TOML table
-/// `[gittins]` reads it (what a run's summary records).
+/// What an invocation's effective size sets on a stock kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ladder {
+    /// Nice 0 to 19 in the fair class: weights, never a ban.
+    Nice,
+    /// SCHED_FIFO priorities [`LADDER_TOP`] down to 1, then the fair class
+    /// at nice 19: strict priorities, needing CAP_SYS_NICE.
+    Realtime,
+}
+
+/// How effective sizes map to a ladder's steps. Serialised as the TOML
+/// tables `[gittins]` and `[gittins_rt]` read it (what a run's summary
+/// records).
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
     /// The effective remaining size (the index's inverse), ms, at and below
-    /// which an invocation runs at nice 0.
+    /// which an invocation runs on the ladder's first step (nice 0, or
+    /// [`LADDER_TOP`]).
     pub size_ms: f64,
-    /// Nice added per doubling of the effective size beyond `size_ms`.
-    pub nice_per_doubling: f64,
+    /// Steps down the ladder (nice values added, or real-time priorities
+    /// taken away) per doubling of the effective size beyond `size_ms`.
+    #[serde(alias = "nice_per_doubling")]
+    pub steps_per_doubling: f64,
     /// CPU times kept per function, its most recent invocations': the
     /// distribution its index is read from. A short history follows a
     /// function whose sizes drift (the recent past predicts the next
@@ -81,13 +110,23 @@ impl Default for Params {
     fn default() -> Params {
         Params {
             size_ms: 480.0,
-            nice_per_doubling: 16.0,
+            steps_per_doubling: 16.0,
             history: 512,
         }
     }
 }
 
 impl Params {
+    /// The real-time ladder's defaults, chosen the same way
+    /// (docs/REAL-TRACE.md): priority 49 up to an effective 480 ms, 8
+    /// priorities fewer per doubling, the fair class from about 33 s.
+    pub fn realtime() -> Params {
+        Params {
+            steps_per_doubling: 8.0,
+            ..Params::default()
+        }
+    }
+
     /// An error naming the first parameter out of its range.
     pub fn validate(&self) -> Result<(), BadParam> {
         BadParam::require(
@@ -98,10 +137,10 @@ impl Params {
             "from 0.001 ms (1 µs) up to 1 h",
         )?;
         BadParam::require(
-            self.nice_per_doubling.is_finite() && (0.1..=39.0).contains(&self.nice_per_doubling),
+            self.steps_per_doubling.is_finite() && (0.1..=39.0).contains(&self.steps_per_doubling),
             "gittins",
-            "nice_per_doubling",
-            self.nice_per_doubling,
+            "steps_per_doubling",
+            self.steps_per_doubling,
             "from 0.1 to 39",
         )?;
         BadParam::require(
@@ -113,12 +152,43 @@ impl Params {
         )
     }
 
+    /// Steps down the ladder of an effective remaining size, ns: 0 at or
+    /// below `size_ms`.
+    fn steps(&self, size: f64) -> f64 {
+        let doublings = (size / (self.size_ms * MS as f64)).log2();
+        (doublings * self.steps_per_doubling).round().max(0.0)
+    }
+
     /// The nice value of an effective remaining size, ns.
     fn nice_of(&self, size: f64) -> i8 {
-        let doublings = (size / (self.size_ms * MS as f64)).log2();
-        (doublings * self.nice_per_doubling)
-            .round()
-            .clamp(0.0, f64::from(TAIL_NICE)) as i8
+        self.steps(size).min(f64::from(TAIL_NICE)) as i8
+    }
+}
+
+impl Ladder {
+    /// What runs an invocation of effective remaining size `size`, ns
+    /// (`None`: longer than its function's whole history, the tail).
+    fn attrs(self, params: &Params, size: Option<f64>, cpus: CpuSet) -> Attrs {
+        let tail = Attrs {
+            nice: TAIL_NICE,
+            ..Attrs::normal(cpus)
+        };
+        let Some(size) = size else {
+            return tail;
+        };
+        match self {
+            Ladder::Nice => Attrs {
+                nice: params.nice_of(size),
+                ..Attrs::normal(cpus)
+            },
+            Ladder::Realtime => {
+                let prio = f64::from(LADDER_TOP) - params.steps(size);
+                if prio < 1.0 {
+                    return tail;
+                }
+                Attrs::normal(cpus).with_class(Class::Fifo(prio as u8))
+            }
+        }
     }
 }
 
@@ -199,6 +269,7 @@ struct Task {
 #[derive(Debug)]
 pub struct Gittins {
     name: &'static str,
+    ladder: Ladder,
     params: Params,
     functions: IdMap<FunctionId, History>,
     pooled: History,
@@ -206,10 +277,11 @@ pub struct Gittins {
 }
 
 impl Gittins {
-    /// A policy with no history yet, under `name`.
-    pub fn new(name: &'static str, params: Params) -> Gittins {
+    /// A policy on `ladder` with no history yet, under `name`.
+    pub fn new(name: &'static str, ladder: Ladder, params: Params) -> Gittins {
         Gittins {
             name,
+            ladder,
             params,
             functions: IdMap::default(),
             pooled: History::new(POOLED_HISTORY),
@@ -226,21 +298,20 @@ impl Gittins {
         }
     }
 
-    /// The nice value and next watch of an invocation of `function` that
-    /// has had `attained` of CPU. With no history at all it runs at nice 0,
-    /// unwatched until some history exists.
-    fn steer(&self, function: FunctionId, attained: Nanos) -> (i8, Option<Nanos>) {
+    /// What runs an invocation of `function` that has had `attained` of
+    /// CPU on `cpus`, and its next watch. With no history at all it runs on
+    /// the first step, unwatched until some history exists.
+    fn steer(&self, function: FunctionId, attained: Nanos, cpus: CpuSet) -> (Attrs, Option<Nanos>) {
         let history = self.history(function);
         let Some(longest) = history.longest() else {
-            return (0, None);
+            return (self.ladder.attrs(&self.params, Some(0.0), cpus), None);
         };
-        match history.effective_size(attained) {
-            Some(size) => {
-                let further = ((attained as f64 * RECHECK) as Nanos).max(attained + MIN_STEP);
-                (self.params.nice_of(size), Some(further.min(longest)))
-            }
-            None => (TAIL_NICE, None),
-        }
+        let size = history.effective_size(attained);
+        let watch = size.map(|_| {
+            let further = ((attained as f64 * RECHECK) as Nanos).max(attained + MIN_STEP);
+            further.min(longest)
+        });
+        (self.ladder.attrs(&self.params, size, cpus), watch)
     }
 }
 
@@ -250,11 +321,7 @@ impl Steer for Gittins {
     }
 
     fn on_arrival(&mut self, _now: Time, task: &TaskInfo, cpus: CpuSet) -> Attrs {
-        let (nice, watch) = self.steer(task.function, 0);
-        let attrs = Attrs {
-            nice,
-            ..Attrs::normal(cpus)
-        };
+        let (attrs, watch) = self.steer(task.function, 0, cpus);
         self.tasks.insert(
             task.task,
             Task {
@@ -271,15 +338,15 @@ impl Steer for Gittins {
     }
 
     fn on_cpu_used(&mut self, _now: Time, task: TaskId, used: Nanos) -> Option<Attrs> {
-        let function = self.tasks.get(&task)?.function;
-        let (nice, watch) = self.steer(function, used);
+        let t = self.tasks.get(&task)?;
+        let (attrs, watch) = self.steer(t.function, used, t.attrs.cpus);
         let t = self.tasks.get_mut(&task)?;
         t.watch = watch;
-        if t.attrs.nice == nice {
+        if t.attrs == attrs {
             return None;
         }
-        t.attrs.nice = nice;
-        Some(t.attrs)
+        t.attrs = attrs;
+        Some(attrs)
     }
 
     fn on_exit(&mut self, _now: Time, task: TaskId, outcome: &Outcome) {
@@ -341,7 +408,7 @@ mod tests {
     fn nice_rises_by_its_step_per_doubling_past_the_size_and_stops_at_19() {
         let p = Params {
             size_ms: 10.0,
-            nice_per_doubling: 2.0,
+            steps_per_doubling: 2.0,
             ..Params::default()
         };
         assert_eq!(p.nice_of(1e6), 0);
@@ -350,15 +417,59 @@ mod tests {
         assert_eq!(p.nice_of((80 * MS) as f64), 6);
         assert_eq!(p.nice_of(1e12), 19);
         let bad = Params {
-            nice_per_doubling: 0.0,
+            steps_per_doubling: 0.0,
             ..p
         };
-        assert_eq!(bad.validate().unwrap_err().name, "nice_per_doubling");
+        assert_eq!(bad.validate().unwrap_err().name, "steps_per_doubling");
         for history in [MIN_HISTORY - 1, MAX_HISTORY + 1] {
             let bad = Params { history, ..p };
             assert_eq!(bad.validate().unwrap_err().name, "history");
         }
         assert!(Params::default().validate().is_ok());
+    }
+
+    #[test]
+    fn the_realtime_ladder_takes_priorities_away_per_doubling_then_shares_the_fair_class() {
+        let p = Params::realtime();
+        let cpus = CpuSet::first(2);
+        let on = |size_ms: f64| Ladder::Realtime.attrs(&p, Some(size_ms * MS as f64), cpus);
+        assert_eq!(on(0.0).class, Class::Fifo(LADDER_TOP));
+        assert_eq!(on(480.0).class, Class::Fifo(49));
+        // One doubling: 8 priorities; two: 16.
+        assert_eq!(on(960.0).class, Class::Fifo(41));
+        assert_eq!(on(1920.0).class, Class::Fifo(33));
+        // 48 priorities down is the last step (6 doublings, 30.72 s); the
+        // next one would be 0: the fair class at nice 19, as the tail.
+        assert_eq!(on(480.0 * 64.0).class, Class::Fifo(1));
+        let beyond = on(480.0 * 128.0);
+        assert_eq!((beyond.class, beyond.nice), (Class::Normal, TAIL_NICE));
+        let tail = Ladder::Realtime.attrs(&p, None, cpus);
+        assert_eq!((tail.class, tail.nice), (Class::Normal, TAIL_NICE));
+        // The nice ladder reads the same sizes as weights.
+        let nice = Ladder::Nice.attrs(&Params::default(), Some(960.0 * MS as f64), cpus);
+        assert_eq!((nice.class, nice.nice), (Class::Normal, 16));
+        assert!(p.validate().is_ok());
+    }
+
+    /// On the real-time ladder, a long invocation is ranked below a short
+    /// one from its arrival and moves as its attained service is read.
+    #[test]
+    fn a_realtime_invocation_moves_down_and_up_its_functions_distribution() {
+        let cpus = CpuSet::first(2);
+        let mut p = Gittins::new("gittins-rt", Ladder::Realtime, Params::realtime());
+        for i in 0..MIN_HISTORY as u64 {
+            p.on_exit(0, TaskId(100 + i), &outcome(1, 0, 2 * MS));
+            p.on_exit(0, TaskId(200 + i), &outcome(2, 0, 3840 * MS));
+        }
+        assert_eq!(p.on_arrival(0, &info(1, 1, 0), cpus).class, Class::Fifo(49));
+        // 3,840 ms is three doublings past 480 ms: 24 priorities down.
+        assert_eq!(p.on_arrival(0, &info(2, 2, 0), cpus).class, Class::Fifo(25));
+        // 240 ms left: the first step again.
+        let near = p.on_cpu_used(0, TaskId(2), 3600 * MS).unwrap();
+        assert_eq!(near.class, Class::Fifo(49));
+        // Past its history: the tail, in the fair class.
+        let past = p.on_cpu_used(0, TaskId(2), 3840 * MS).unwrap();
+        assert_eq!((past.class, past.nice), (Class::Normal, TAIL_NICE));
     }
 
     /// A function that ran short 16 times and then long 8 times: a history
@@ -369,10 +480,10 @@ mod tests {
         let run = |history| {
             let params = Params {
                 size_ms: 10.0,
-                nice_per_doubling: 2.0,
+                steps_per_doubling: 2.0,
                 history,
             };
-            let mut p = Gittins::new("gittins", params);
+            let mut p = Gittins::new("gittins", Ladder::Nice, params);
             for i in 0..16 {
                 p.on_exit(0, TaskId(i), &outcome(1, 0, 2 * MS));
             }
@@ -392,9 +503,10 @@ mod tests {
         let cpus = CpuSet::first(2);
         let mut p = Gittins::new(
             "gittins",
+            Ladder::Nice,
             Params {
                 size_ms: 10.0,
-                nice_per_doubling: 2.0,
+                steps_per_doubling: 2.0,
                 ..Params::default()
             },
         );

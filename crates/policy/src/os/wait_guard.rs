@@ -15,6 +15,7 @@
 //! [`TICK`] is what a stock kernel allows without a hook on the run queue;
 //! the live runtime calls the same code from its periodic timer.
 
+use crate::os::baseline::BASELINE_RT_PRIO;
 use crate::os::layer::{Layer, Over};
 use faasched_model::{Attrs, Class, CpuSet, IdMap, Load, MS, Nanos, Steer, TaskId, TaskInfo, Time};
 use std::collections::VecDeque;
@@ -28,6 +29,22 @@ pub const TICK: Nanos = 10 * MS;
 
 /// The nice value of a promoted task: the fair class's heaviest weight.
 pub const PROMOTED_NICE: i8 = -20;
+
+/// The priority of a task promoted under real-time steps: the highest an
+/// invocation gets, above every step of `gittins-rt`'s ladder.
+pub const PROMOTED_RT_PRIO: u8 = BASELINE_RT_PRIO;
+
+/// What a promotion gives a waiting task: what gets it picked at its
+/// core's next decision among the tasks its policy runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Promotion {
+    /// Nice −20 and the shortest slice, in the fair classes (a policy of
+    /// nice values; real-time tasks are left as they are).
+    Nice,
+    /// SCHED_FIFO at [`PROMOTED_RT_PRIO`], from any class below it: under a
+    /// policy of real-time steps, nice −20 would still wait behind them.
+    Realtime,
+}
 
 /// A task that has not run yet.
 #[derive(Clone, Copy, Debug)]
@@ -51,14 +68,20 @@ pub struct FirstRun {
     beneath_period: Option<Nanos>,
     busy: Vec<Nanos>,
     elapsed: Nanos,
+    promotion: Promotion,
 }
 
 /// Policy `P` with a bound on the wait for a first run.
 pub type WaitGuard<P> = Over<FirstRun, P>;
 
 impl<P: Steer> WaitGuard<P> {
-    /// `beneath`, with first runs bounded.
+    /// `beneath`, with first runs bounded by nice −20.
     pub fn new(beneath: P) -> WaitGuard<P> {
+        Self::promoting(beneath, Promotion::Nice)
+    }
+
+    /// `beneath`, with first runs bounded by `promotion`.
+    pub fn promoting(beneath: P, promotion: Promotion) -> WaitGuard<P> {
         let beneath_period = beneath.period().filter(|&p| p > 0);
         let layer = FirstRun {
             tick: beneath_period.map_or(TICK, |p| p.min(TICK)),
@@ -67,6 +90,7 @@ impl<P: Steer> WaitGuard<P> {
             beneath_period,
             busy: Vec::new(),
             elapsed: 0,
+            promotion,
         };
         Over { layer, beneath }
     }
@@ -74,12 +98,27 @@ impl<P: Steer> WaitGuard<P> {
 
 impl FirstRun {
     /// What a waiting task runs under: beneath's attributes, promoted if it
-    /// is (only in the fair classes that have a weight).
-    fn attrs(w: &Waiting) -> Attrs {
+    /// is and its promotion applies to its class.
+    fn attrs(promotion: Promotion, w: &Waiting) -> Attrs {
         let mut a = w.beneath;
-        if w.promoted && matches!(a.class, Class::Normal | Class::Batch) {
-            a.nice = PROMOTED_NICE;
-            a.slice = Some(Attrs::SLICE_MIN);
+        if !w.promoted {
+            return a;
+        }
+        match (promotion, a.class) {
+            (Promotion::Nice, Class::Normal | Class::Batch) => {
+                a.nice = PROMOTED_NICE;
+                a.slice = Some(Attrs::SLICE_MIN);
+            }
+            (Promotion::Realtime, Class::Fifo(p) | Class::Rr(p)) if p >= PROMOTED_RT_PRIO => {}
+            (Promotion::Realtime, _) => {
+                a = Attrs {
+                    nice: 0,
+                    slice: None,
+                    ..a
+                }
+                .with_class(Class::Fifo(PROMOTED_RT_PRIO));
+            }
+            (Promotion::Nice, _) => {}
         }
         a
     }
@@ -94,7 +133,7 @@ impl FirstRun {
             self.arrivals.pop_front();
             if let Some(w) = self.waiting.get_mut(&task) {
                 w.promoted = true;
-                let a = Self::attrs(w);
+                let a = Self::attrs(self.promotion, w);
                 if a != w.beneath {
                     out.push((task, a));
                 }
@@ -153,7 +192,7 @@ impl Layer for FirstRun {
         match self.waiting.get_mut(&task) {
             Some(w) => {
                 w.beneath = given;
-                Some(Self::attrs(w))
+                Some(Self::attrs(self.promotion, w))
             }
             None => Some(given),
         }
@@ -247,6 +286,39 @@ mod tests {
         assert_eq!(g.on_start(71 * MS, TaskId(0)), Some(normal));
         g.on_exit(80 * MS, TaskId(2), &outcome(0, 15 * MS, MS));
         assert!(g.on_period(500 * MS, load(vec![1.0, 1.0])).is_empty());
+    }
+
+    #[test]
+    fn a_realtime_promotion_lifts_a_waiting_task_above_every_ladder_step() {
+        use crate::os::gittins::{Gittins, LADDER_TOP, Ladder, Params};
+        let cpus = CpuSet::first(2);
+        let rt = Gittins::new("gittins-rt", Ladder::Realtime, Params::realtime());
+        let mut g = WaitGuard::promoting(rt, Promotion::Realtime);
+        let first = g.on_arrival(0, &info(0, 0, 0), cpus);
+        assert_eq!(first.class, Class::Fifo(LADDER_TOP));
+        let promoted = first.with_class(Class::Fifo(PROMOTED_RT_PRIO));
+        assert_eq!(
+            g.on_period(50 * MS, load(vec![1.0, 1.0])),
+            vec![(TaskId(0), promoted)]
+        );
+        assert_eq!(g.on_start(51 * MS, TaskId(0)), Some(first));
+        // A fair task (beyond the ladder) is raised into the same priority,
+        // where nice -20 would still wait behind every step.
+        let mut g = WaitGuard::promoting(Uniform::STOCK, Promotion::Realtime);
+        let fair = g.on_arrival(0, &info(0, 0, 0), cpus);
+        assert_eq!(
+            g.on_period(50 * MS, load(vec![1.0, 1.0])),
+            vec![(TaskId(0), fair.with_class(Class::Fifo(PROMOTED_RT_PRIO)))]
+        );
+        // Already at the promotion's priority: nothing to raise; and the
+        // nice promotion leaves real-time tasks as they are.
+        for mut g in [
+            WaitGuard::promoting(Uniform::FIFO, Promotion::Realtime),
+            WaitGuard::new(Uniform::RR),
+        ] {
+            g.on_arrival(0, &info(0, 0, 0), cpus);
+            assert!(g.on_period(50 * MS, load(vec![1.0, 1.0])).is_empty());
+        }
     }
 
     /// Beneath: learns every 100 ms and records the load it is told; gives

@@ -304,20 +304,21 @@ mod tests {
         assert_eq!(real::cases(&s).unwrap(), cases);
         let ran = run::<Os>(cases).unwrap();
         let table = real::table(&ran);
-        assert_eq!(table.rows.len(), 24 * 12);
+        let n = real::POLICIES.len();
+        assert_eq!(table.rows.len(), 24 * n);
         let row = |i: usize| &table.rows[i];
         assert_eq!(row(0)[..2], ["tuning-all-24-80".to_string(), "cfs".into()]);
         assert_eq!(
-            row(144)[..2],
+            row(12 * n)[..2],
             ["held-out-all-24-80".to_string(), "cfs".into()]
         );
         // Per case, cfs takes none of srpt's gain and srpt all of it, or
         // neither has a share where srpt gains nothing (as on the
         // fixture's few invocations, which hardly queue).
-        for case in table.rows.chunks(12) {
+        for case in table.rows.chunks(n) {
             assert_eq!((case[0][1].as_str(), case[0][3].as_str()), ("cfs", "+0.0%"));
-            assert_eq!(case[11][1], "srpt *");
-            let shares = (case[0][4].as_str(), case[11][4].as_str());
+            assert_eq!(case[n - 1][1], "srpt *");
+            let shares = (case[0][4].as_str(), case[n - 1][4].as_str());
             assert!(matches!(shares, ("0%", "100%") | ("-", "-")), "{case:?}");
         }
         // A note per part, naming every policy but cfs and srpt.

@@ -40,7 +40,7 @@ const CORES: [usize; 2] = [24, 56];
 /// The loads the arrivals are rescaled to.
 const LOADS: [f64; 3] = [0.8, 0.9, 1.0];
 /// The policies, cfs first (every change is against it).
-const POLICIES: [&str; 12] = [
+pub(super) const POLICIES: [&str; 13] = [
     "cfs",
     "fifo",
     "sfs",
@@ -50,6 +50,7 @@ const POLICIES: [&str; 12] = [
     "las",
     "alps-las",
     "gittins",
+    "gittins-rt",
     "sfs-alps",
     "sfs-gittins",
     "srpt",
