@@ -5,7 +5,9 @@
 //! [`export`] writes the job itself as files, for another simulator to run
 //! the same invocations on the same cluster.
 
-use super::{BUILD, Engine, Peaks, check_ended, median, peak_rss_mib, release_only, speeds};
+use super::{
+    BUILD, Engine, Peaks, check_ended, instructions, median, peak_rss_mib, release_only, speeds,
+};
 use crate::cluster::catalog::{self, KeepAliveSpec, ROUTERS, RouterSpec};
 use crate::outln;
 use crate::output::write_workload;
@@ -89,6 +91,9 @@ pub struct Measured {
     pub simulated_s: f64,
     /// Engine events the run processed (the same every run).
     pub events: u64,
+    /// Median user-space instructions of one run; `null` where this
+    /// machine has no hardware counter.
+    pub instructions: Option<u64>,
     /// Invocations that started cold (the same every run).
     pub cold_starts: u64,
     /// Invocations dropped by the router or for memory (the same every
@@ -541,7 +546,8 @@ pub fn measure(
         runs,
         invocations,
         |p| memory(&memory_of(p)),
-        |spec, wall_s, stats| {
+        |spec, timed| {
+            let (wall_s, stats) = (timed.wall_s, timed.last);
             let m = Measured {
                 router: spec.name,
                 keep_alive: KEEP_ALIVE,
@@ -558,6 +564,7 @@ pub fn measure(
                 invocations_per_s: invocations as f64 / wall_s,
                 simulated_s: stats.span as f64 / SEC as f64,
                 events: stats.events,
+                instructions: timed.instructions,
                 cold_starts: stats.cold_starts(),
                 dropped: stats.dropped(),
                 dropped_by_router: stats.dropped_by_router,
@@ -663,6 +670,7 @@ pub fn run(o: Options) -> Result<()> {
             o.seed,
             LOAD * 100.0,
         )?;
+        outln!("{}", instructions::note())?;
     }
     let speeds = measure(
         o.runs,
@@ -683,13 +691,14 @@ pub fn run(o: Options) -> Result<()> {
         |m| match o.json {
             true => Ok(()),
             false => outln!(
-                "{:<18} {:>9} invocations at {:>5.1}/s  median {:>8.4} s  {:>10.0} invocations/s  {:>5.2} events/invocation  {:>5.3} cold/invocation  {:>5.3} dropped/invocation ({:.3} by the router)  peak RSS {:.0} MiB",
+                "{:<18} {:>9} invocations at {:>5.1}/s  median {:>8.4} s  {:>10.0} invocations/s  {:>5.2} events/invocation{}  {:>5.3} cold/invocation  {:>5.3} dropped/invocation ({:.3} by the router)  peak RSS {:.0} MiB",
                 m.router,
                 m.invocations,
                 m.rate_per_s,
                 m.wall_s,
                 m.invocations_per_s,
                 m.events as f64 / m.invocations as f64,
+                instructions::per_event(m.instructions, m.events),
                 m.cold_starts as f64 / m.invocations as f64,
                 m.dropped as f64 / m.invocations as f64,
                 m.dropped_by_router as f64 / m.invocations as f64,

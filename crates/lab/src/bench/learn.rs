@@ -52,11 +52,11 @@ pub fn measure(runs: u32, mut each: impl FnMut(&Learned) -> Result<()>) -> Resul
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let (median_s, lesson) = median_wall(runs, || Ok(alps::learn(&window, 56, 0.9, &params)))?;
+        let timed = median_wall(runs, || Ok(alps::learn(&window, 56, 0.9, &params)))?;
         let m = Learned {
             records,
-            median_s,
-            functions: lesson.len(),
+            median_s: timed.wall_s,
+            functions: timed.last.len(),
             runs,
         };
         each(&m)?;

@@ -8,6 +8,7 @@ pub mod agent;
 pub mod cluster;
 #[cfg(feature = "live")]
 pub mod gateway;
+pub mod instructions;
 pub mod learn;
 pub mod node;
 #[cfg(feature = "live")]
@@ -17,6 +18,7 @@ pub mod sim;
 pub mod watch;
 
 use anyhow::{Result, anyhow, bail};
+use instructions::Instructions;
 use std::time::Instant;
 
 /// How this binary was built, as the benches report it: `release`, or
@@ -36,22 +38,45 @@ pub fn release_only(bench: &str) -> Result<()> {
     Ok(())
 }
 
-/// Runs `f` `runs` times (at least once); the median wall time of one run,
-/// and the last run's result.
-fn median_wall<T>(runs: u32, mut f: impl FnMut() -> Result<T>) -> Result<(f64, T)> {
-    let mut timed = || -> Result<(f64, T)> {
+/// A job run several times: the median of its runs and the last one's
+/// result.
+struct Timed<T> {
+    /// Wall time of one run, s.
+    wall_s: f64,
+    /// User-space instructions of one run, where a hardware counter exists
+    /// ([`instructions`]).
+    instructions: Option<u64>,
+    last: T,
+}
+
+/// Runs `f` `runs` times (at least once), timing each run and counting its
+/// instructions where it can.
+fn median_wall<T>(runs: u32, mut f: impl FnMut() -> Result<T>) -> Result<Timed<T>> {
+    let mut counter = Instructions::open().ok();
+    let mut walls = Vec::new();
+    let mut counts = Vec::new();
+    let mut last = None;
+    for _ in 0..runs.max(1) {
         let t = Instant::now();
-        let r = f()?;
-        Ok((t.elapsed().as_secs_f64(), r))
-    };
-    let (wall, mut last) = timed()?;
-    let mut walls = vec![wall];
-    for _ in 1..runs {
-        let (wall, r) = timed()?;
-        walls.push(wall);
-        last = r;
+        let r = match counter.as_mut() {
+            Some(c) => {
+                let (r, n) = c.count(&mut f)?;
+                counts.push(n);
+                r?
+            }
+            None => f()?,
+        };
+        walls.push(t.elapsed().as_secs_f64());
+        last = Some(r);
     }
-    Ok((median(walls), last))
+    Ok(Timed {
+        wall_s: median(walls),
+        instructions: (!counts.is_empty()).then(|| {
+            counts.sort_unstable();
+            counts[counts.len() / 2]
+        }),
+        last: last.expect("at least one run"),
+    })
 }
 
 /// The median of `v` (the upper one of an even count); NaN if empty.
@@ -112,7 +137,7 @@ fn speeds<E: Engine>(
     runs: u32,
     n: u64,
     memory: impl FnOnce(&Peaks) -> Result<()>,
-    mut each: impl FnMut(E::Policy, f64, E::Stats) -> Result<()>,
+    mut each: impl FnMut(E::Policy, Timed<E::Stats>) -> Result<()>,
 ) -> Result<Peaks> {
     let unit = E::UNIT;
     let long_n = n.checked_mul(LONGER).ok_or_else(|| {
@@ -135,8 +160,7 @@ fn speeds<E: Engine>(
     };
     memory(&peaks)?;
     for policy in engine.policies() {
-        let (wall_s, stats) = median_wall(runs, || engine.run(policy, n))?;
-        each(policy, wall_s, stats)?;
+        each(policy, median_wall(runs, || engine.run(policy, n))?)?;
     }
     Ok(peaks)
 }
@@ -223,8 +247,8 @@ mod tests {
             3,
             10,
             |_| Ok(()),
-            |p, _, n| {
-                timed.push((p, n));
+            |p, t| {
+                timed.push((p, t.last));
                 Ok(())
             },
         )
@@ -251,13 +275,13 @@ mod tests {
                 told = true;
                 Ok(())
             },
-            |_, _, _| Ok(()),
+            |_, _| Ok(()),
         )
         .unwrap_err()
         .to_string();
         assert!(!told && e.runs.borrow().is_empty());
         assert!(err.contains("memory check's run of 1200 things"), "{err}");
-        let err = speeds(&e, 1, u64::MAX, |_| Ok(()), |_, _, _| Ok(())).unwrap_err();
+        let err = speeds(&e, 1, u64::MAX, |_| Ok(()), |_, _| Ok(())).unwrap_err();
         assert!(err.to_string().contains("overflows"), "{err}");
     }
 

@@ -3,7 +3,7 @@
 //! policy of the node catalogue; and whether the engine's memory grows with
 //! a run's length.
 
-use super::{BUILD, Engine, Peaks, check_ended, peak_rss_mib, release_only, speeds};
+use super::{BUILD, Engine, Peaks, check_ended, instructions, peak_rss_mib, release_only, speeds};
 use crate::node::catalog::{Knowledge, NODE_CATALOG, NodePolicy};
 use crate::outln;
 use anyhow::{Result, anyhow};
@@ -51,6 +51,9 @@ pub struct Measured {
     pub requests_per_s: f64,
     /// Engine events the run processed (the same every run).
     pub events: u64,
+    /// Median user-space instructions of one run; `null` where this
+    /// machine has no hardware counter.
+    pub instructions: Option<u64>,
     /// Requests taken off a worker before they finished (the same every
     /// run).
     pub preemptions: u64,
@@ -200,7 +203,8 @@ pub fn measure(
         runs,
         requests,
         |p| memory(&memory_of(p)),
-        |p, wall_s, stats| {
+        |p, timed| {
+            let (wall_s, stats) = (timed.wall_s, timed.last);
             let m = Measured {
                 policy: p.name(),
                 workload: WORKLOAD,
@@ -213,6 +217,7 @@ pub fn measure(
                 wall_s,
                 requests_per_s: requests as f64 / wall_s,
                 events: stats.events,
+                instructions: timed.instructions,
                 preemptions: stats.preemptions,
                 dropped: stats.dropped,
                 runs,
@@ -259,6 +264,7 @@ pub fn run(o: Options) -> Result<()> {
             o.seed,
             LOAD * 100.0
         )?;
+        outln!("{}", instructions::note())?;
     }
     let results = measure(
         o.runs,
@@ -279,13 +285,14 @@ pub fn run(o: Options) -> Result<()> {
         |m| match o.json {
             true => Ok(()),
             false => outln!(
-                "{:<15} {:>9} requests at {:>6.0}/s  median {:>8.4} s  {:>10.0} requests/s  {:>5.2} events/request  {:>5.3} preemptions/request  peak RSS {:.0} MiB",
+                "{:<15} {:>9} requests at {:>6.0}/s  median {:>8.4} s  {:>10.0} requests/s  {:>5.2} events/request{}  {:>5.3} preemptions/request  peak RSS {:.0} MiB",
                 m.policy,
                 m.requests,
                 m.rate_per_s,
                 m.wall_s,
                 m.requests_per_s,
                 m.events as f64 / m.requests as f64,
+                instructions::per_event(m.instructions, m.events),
                 m.preemptions as f64 / m.requests as f64,
                 mib(m.peak_rss_mib)
             ),

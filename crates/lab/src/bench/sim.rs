@@ -1,7 +1,7 @@
 //! `bench sim`: simulated invocations per wall-second, workload generation
 //! and engine (metrics aggregation excluded).
 
-use super::{BUILD, median_wall, peak_rss_mib, release_only};
+use super::{BUILD, instructions, median_wall, peak_rss_mib, release_only};
 use crate::os::catalog::{Policy, Tuning};
 use crate::os::run::{Kernel, Machine};
 use crate::outln;
@@ -28,6 +28,9 @@ pub struct Measured {
     pub invocations_per_s: f64,
     /// Kernel events the run processed (the same every run).
     pub kernel_events: u64,
+    /// Median user-space instructions of one run; `null` where this
+    /// machine has no hardware counter.
+    pub instructions: Option<u64>,
     /// Runs timed.
     pub runs: u32,
     /// Peak resident memory of this process so far (VmHWM), MiB.
@@ -70,7 +73,7 @@ pub fn measure(
             cores,
             seed,
         };
-        let (wall_s, stats) = median_wall(runs, || {
+        let timed = median_wall(runs, || {
             let mut steer = policy.steer();
             let stats = machine.run_engine(&policy, steer.as_mut(), source.stream()?, |_| {})?;
             if stats.invocations != n {
@@ -87,9 +90,10 @@ pub fn measure(
             invocations: n,
             build: BUILD,
             seed,
-            wall_s,
-            invocations_per_s: n as f64 / wall_s,
-            kernel_events: stats.events,
+            wall_s: timed.wall_s,
+            invocations_per_s: n as f64 / timed.wall_s,
+            kernel_events: timed.last.events,
+            instructions: timed.instructions,
             runs,
             peak_rss_mib: peak_rss_mib(),
         };
@@ -129,17 +133,19 @@ pub fn run(o: Options) -> Result<()> {
             _ => "",
         };
         outln!("{BUILD} build{hint}, seed {}", o.seed)?;
+        outln!("{}", instructions::note())?;
     }
     let results = measure(o.runs, o.invocations, o.seed, |m| match o.json {
         true => Ok(()),
         false => outln!(
-            "{:<14} {:<5} {:>9} invocations  median {:>8.4} s  {:>10.0} invocations/s  {:>5.1} events/invocation  peak RSS {:.0} MiB",
+            "{:<14} {:<5} {:>9} invocations  median {:>8.4} s  {:>10.0} invocations/s  {:>5.1} events/invocation{}  peak RSS {:.0} MiB",
             m.scenario,
             m.policy,
             m.invocations,
             m.wall_s,
             m.invocations_per_s,
             m.kernel_events as f64 / m.invocations as f64,
+            instructions::per_event(m.instructions, m.kernel_events),
             m.peak_rss_mib.unwrap_or(f64::NAN)
         ),
     })?;
