@@ -221,7 +221,13 @@ impl Tuning {
         self.alps.validate()?;
         self.hybrid.validate()?;
         self.gittins.validate()?;
-        self.gittins_rt.validate()
+        // The same parameters, read from their own table.
+        self.gittins_rt
+            .validate()
+            .map_err(|e| faasched_policy::BadParam {
+                table: "gittins_rt",
+                ..e
+            })
     }
 }
 
@@ -467,6 +473,15 @@ pub enum Parameters {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_gittins_rt_parameter_names_its_own_table() {
+        let mut t = Tuning::default();
+        t.gittins_rt.steps_per_doubling = 0.0;
+        let e = t.validate().unwrap_err();
+        assert_eq!((e.table, e.name), ("gittins_rt", "steps_per_doubling"));
+        assert!(Tuning::default().validate().is_ok());
+    }
 
     #[test]
     fn parameters_are_the_tables_a_policy_runs_with() {
