@@ -90,9 +90,12 @@ struct Serve {
     socket: SocketArg,
     /// RLIMIT_RTTIME, in ms, of every process handed over while the policy
     /// may make it real-time: a real-time process that runs this long
-    /// without blocking gets SIGXCPU, and SIGKILL a second later. Only a
-    /// runaway meets it, or one left real-time by an agent killed with
-    /// SIGKILL.
+    /// without blocking gets SIGXCPU, and SIGKILL a second later. Under
+    /// the policies that demote an invocation soon (sfs, hybrid, sfs-alps,
+    /// sfs-gittins) only a runaway meets it, or one left real-time by an
+    /// agent killed with SIGKILL; fifo, rr and gittins-rt keep long
+    /// invocations real-time, so under them set it above the longest CPU
+    /// time an invocation may take.
     #[arg(long, value_name = "MS", default_value_t = 5000,
           value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     rt_time_limit_ms: u64,

@@ -31,7 +31,7 @@ use std::path::PathBuf;
 ///
 /// fifo, rr, sfs and hybrid need the privilege for SCHED_FIFO/SCHED_RR,
 /// alps, alps-io, alps-las and gittins for negative nice values,
-/// sfs-gittins for the first, gittins-rt and sfs-alps for both (root, or
+/// sfs-gittins and gittins-rt for the first, sfs-alps for both (root, or
 /// CAP_SYS_NICE); without it the command says which policies need it and
 /// runs none. Sim-only policies (srpt, ps, alps-kernel, ...) are refused.
 ///

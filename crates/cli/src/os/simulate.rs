@@ -16,7 +16,8 @@ use faasched_lab::output::Outputs;
 /// invocations, 8 cores, 90% load, where the policies differ: on many cores
 /// a Poisson load pools the queue and every policy comes close to the
 /// ideal) under cfs, sfs, alps, gittins (the ALPS family's best on real
-/// traces) and srpt (the oracle), as a table headed by what was run.
+/// traces without real-time priorities; gittins-rt, with them, is better
+/// there) and srpt (the oracle), as a table headed by what was run.
 /// Every policy is listed under `--policy` below. Ctrl-C (or SIGTERM) stops
 /// a run within milliseconds and leaves an earlier run's files in `--out` as
 /// they were.

@@ -50,7 +50,8 @@ struct Timed<T> {
 }
 
 /// Runs `f` `runs` times (at least once), timing each run and counting its
-/// instructions where it can.
+/// instructions where it can: a count that fails to read ends the counting
+/// (every run's or none's), never the bench.
 fn median_wall<T>(runs: u32, mut f: impl FnMut() -> Result<T>) -> Result<Timed<T>> {
     let mut counter = Instructions::open().ok();
     let mut walls = Vec::new();
@@ -60,8 +61,14 @@ fn median_wall<T>(runs: u32, mut f: impl FnMut() -> Result<T>) -> Result<Timed<T
         let t = Instant::now();
         let r = match counter.as_mut() {
             Some(c) => {
-                let (r, n) = c.count(&mut f)?;
-                counts.push(n);
+                let (r, n) = c.count(&mut f);
+                match n {
+                    Ok(n) => counts.push(n),
+                    Err(_) => {
+                        counter = None;
+                        counts.clear();
+                    }
+                }
                 r?
             }
             None => f()?,

@@ -201,6 +201,7 @@ pub struct Tuning {
     /// How `gittins` maps effective sizes to nice values.
     pub gittins: gittins::Params,
     /// How `gittins-rt` maps effective sizes to real-time priorities.
+    #[serde(deserialize_with = "gittins::Params::realtime_table")]
     pub gittins_rt: gittins::Params,
 }
 
@@ -473,6 +474,26 @@ pub enum Parameters {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_partial_gittins_rt_table_keeps_the_realtime_ladders_other_defaults() {
+        let t: Tuning = toml::from_str("[gittins_rt]\nsize_ms = 240\n").unwrap();
+        let rt = gittins::Params::realtime();
+        assert_eq!(
+            t.gittins_rt,
+            gittins::Params {
+                size_ms: 240.0,
+                ..rt
+            }
+        );
+        assert_eq!(t.gittins, gittins::Params::default());
+        let t: Tuning = toml::from_str("[gittins_rt]\nnice_per_doubling = 4\n").unwrap();
+        assert_eq!(t.gittins_rt.steps_per_doubling, 4.0);
+        let t: Tuning = toml::from_str("").unwrap();
+        assert_eq!(t.gittins_rt, rt);
+        let e = toml::from_str::<Tuning>("[gittins_rt]\nsize = 240\n").unwrap_err();
+        assert!(e.to_string().contains("unknown field `size`"), "{e}");
+    }
 
     #[test]
     fn a_bad_gittins_rt_parameter_names_its_own_table() {

@@ -12,8 +12,8 @@ use faasched_report::Staged;
 use faasched_report::os::Summary;
 
 /// The policies `faasched simulate` runs unless told, comma-separated as
-/// `--policy` takes them: the papers' (the ALPS family's best on real
-/// traces among them) and the oracle.
+/// `--policy` takes them: the papers', gittins (the ALPS family's best on
+/// real traces without real-time priorities) and the oracle.
 pub const DEFAULT_POLICIES: &str = "cfs,sfs,alps,gittins,srpt";
 
 /// What `faasched simulate` runs, and where its results go.

@@ -18,7 +18,8 @@ pub struct TuningFlags {
     /// `ewma_weight`, `unpredictability`, `overload`; `[hybrid]` with `time_limit_ms`, `adaptive`, `percentile`,
     /// `rightsizing`, `threshold`, `fifo_share`; `[gittins]` with `size_ms`,
     /// `steps_per_doubling`, `history`, and `[gittins_rt]` with the same for
-    /// gittins-rt. Flags below override it.
+    /// gittins-rt. Flags below override it (the gittins ones `[gittins]`
+    /// only, which gittins and sfs-gittins read).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// ALPS: retrain every this many ms from the invocations finished in it

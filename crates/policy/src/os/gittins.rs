@@ -119,12 +119,33 @@ impl Default for Params {
 impl Params {
     /// The real-time ladder's defaults, chosen the same way
     /// (docs/REAL-TRACE.md): priority 49 up to an effective 480 ms, 8
-    /// priorities fewer per doubling, the fair class from about 33 s.
+    /// priorities fewer per doubling, the fair class from about 32 s.
     pub fn realtime() -> Params {
         Params {
             steps_per_doubling: 8.0,
             ..Params::default()
         }
+    }
+
+    /// Reads `[gittins_rt]`: a key it leaves out is [`Params::realtime`]'s,
+    /// not the nice ladder's default that `Params`'s own reading fills in.
+    pub fn realtime_table<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Params, D::Error> {
+        /// The keys a table gives.
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Given {
+            size_ms: Option<f64>,
+            #[serde(alias = "nice_per_doubling")]
+            steps_per_doubling: Option<f64>,
+            history: Option<usize>,
+        }
+        let given = Given::deserialize(d)?;
+        let d = Params::realtime();
+        Ok(Params {
+            size_ms: given.size_ms.unwrap_or(d.size_ms),
+            steps_per_doubling: given.steps_per_doubling.unwrap_or(d.steps_per_doubling),
+            history: given.history.unwrap_or(d.history),
+        })
     }
 
     /// An error naming the first parameter out of its range.
@@ -300,11 +321,15 @@ impl Gittins {
 
     /// What runs an invocation of `function` that has had `attained` of
     /// CPU on `cpus`, and its next watch. With no history at all it runs on
-    /// the first step, unwatched until some history exists.
+    /// the first step: on the nice ladder unwatched (nice 0 is the
+    /// kernel's default), on the real-time ladder read again [`MIN_STEP`]
+    /// later, so that an early long invocation does not hold the top
+    /// strict priority to its end.
     fn steer(&self, function: FunctionId, attained: Nanos, cpus: CpuSet) -> (Attrs, Option<Nanos>) {
         let history = self.history(function);
         let Some(longest) = history.longest() else {
-            return (self.ladder.attrs(&self.params, Some(0.0), cpus), None);
+            let watch = (self.ladder == Ladder::Realtime).then_some(attained + MIN_STEP);
+            return (self.ladder.attrs(&self.params, Some(0.0), cpus), watch);
         };
         let size = history.effective_size(attained);
         let watch = size.map(|_| {
@@ -457,6 +482,11 @@ mod tests {
     fn a_realtime_invocation_moves_down_and_up_its_functions_distribution() {
         let cpus = CpuSet::first(2);
         let mut p = Gittins::new("gittins-rt", Ladder::Realtime, Params::realtime());
+        // With no history at all: the top step, read again as it runs.
+        assert_eq!(p.on_arrival(0, &info(9, 9, 0), cpus).class, Class::Fifo(49));
+        assert_eq!(p.cpu_watch(TaskId(9)), Some(MIN_STEP));
+        assert_eq!(p.on_cpu_used(0, TaskId(9), MIN_STEP), None);
+        assert_eq!(p.cpu_watch(TaskId(9)), Some(2 * MIN_STEP));
         for i in 0..MIN_HISTORY as u64 {
             p.on_exit(0, TaskId(100 + i), &outcome(1, 0, 2 * MS));
             p.on_exit(0, TaskId(200 + i), &outcome(2, 0, 3840 * MS));

@@ -1,6 +1,8 @@
 //! A bound on the wait for a first run, on top of another policy: a task that
-//! has not had a core [`WAIT_LIMIT`] after it arrived is raised to nice −20
-//! until it first runs, then gets back what the policy beneath gives it.
+//! has not had a core [`WAIT_LIMIT`] after it arrived is raised (to nice
+//! −20, or above a ladder of real-time steps to SCHED_FIFO
+//! [`PROMOTED_RT_PRIO`]: [`Promotion`]) until it first runs, then gets back
+//! what the policy beneath gives it.
 //!
 //! Why: `alps` maps learned ranks to nice values and learned slices to EEVDF
 //! custom slices of up to 100 ms. On bursty production arrivals a core can
