@@ -624,7 +624,8 @@ pub struct Options {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Print `{"memory": {...}, "routers": [{"router", "invocations",
-    /// "wall_s", "invocations_per_s", ...}], "view": {...}, "decisions":
+    /// "wall_s", "invocations_per_s", "events", "instructions", ...}] (null
+    /// instructions where no hardware counter exists), "view": {...}, "decisions":
     /// [{"router", "median_ns", ...}]}`.
     #[arg(long)]
     pub json: bool,

@@ -248,7 +248,8 @@ pub struct Options {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Print `{"memory": {...}, "policies": [{"policy", "requests", "wall_s",
-    /// "requests_per_s", ...}]}`.
+    /// "requests_per_s", "events", "instructions", ...}]}` (`instructions`
+    /// null where no hardware counter exists).
     #[arg(long)]
     pub json: bool,
 }

@@ -119,7 +119,9 @@ pub struct Options {
     /// it is measured on.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Print `[{"scenario", "policy", "invocations", "wall_s", "invocations_per_s"}]`.
+    /// Print `[{"scenario", "policy", "invocations", "wall_s", "invocations_per_s",
+    /// "kernel_events", "instructions", ...}]` (`instructions` null where no
+    /// hardware counter exists).
     #[arg(long)]
     pub json: bool,
 }
