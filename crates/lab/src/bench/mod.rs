@@ -49,19 +49,27 @@ struct Timed<T> {
     last: T,
 }
 
-/// Runs `f` `runs` times (at least once), timing each run and counting its
-/// instructions where it can: a count that fails to read ends the counting
-/// (every run's or none's), never the bench.
-fn median_wall<T>(runs: u32, mut f: impl FnMut() -> Result<T>) -> Result<Timed<T>> {
-    let mut counter = Instructions::open().ok();
+/// Runs `f` `runs` times (at least once), timing each run and, with a
+/// `counter`, counting its instructions: a count that fails to read ends
+/// the counting (every run's or none's), never the bench. The counter's
+/// own calls stay outside the wall time.
+fn median_wall<T>(
+    runs: u32,
+    mut counter: Option<Instructions>,
+    mut f: impl FnMut() -> Result<T>,
+) -> Result<Timed<T>> {
     let mut walls = Vec::new();
     let mut counts = Vec::new();
     let mut last = None;
-    for _ in 0..runs.max(1) {
+    let mut timed = || {
         let t = Instant::now();
-        let r = match counter.as_mut() {
+        let r = f();
+        (r, t.elapsed().as_secs_f64())
+    };
+    for _ in 0..runs.max(1) {
+        let (r, wall) = match counter.as_mut() {
             Some(c) => {
-                let (r, n) = c.count(&mut f);
+                let (r, n) = c.count(&mut timed);
                 match n {
                     Ok(n) => counts.push(n),
                     Err(_) => {
@@ -69,12 +77,12 @@ fn median_wall<T>(runs: u32, mut f: impl FnMut() -> Result<T>) -> Result<Timed<T
                         counts.clear();
                     }
                 }
-                r?
+                r
             }
-            None => f()?,
+            None => timed(),
         };
-        walls.push(t.elapsed().as_secs_f64());
-        last = Some(r);
+        walls.push(wall);
+        last = Some(r?);
     }
     Ok(Timed {
         wall_s: median(walls),
@@ -167,7 +175,11 @@ fn speeds<E: Engine>(
     };
     memory(&peaks)?;
     for policy in engine.policies() {
-        each(policy, median_wall(runs, || engine.run(policy, n))?)?;
+        let counter = Instructions::open().ok();
+        each(
+            policy,
+            median_wall(runs, counter, || engine.run(policy, n))?,
+        )?;
     }
     Ok(peaks)
 }

@@ -1,7 +1,8 @@
 //! `bench sim`: simulated invocations per wall-second, workload generation
 //! and engine (metrics aggregation excluded).
 
-use super::{BUILD, instructions, median_wall, peak_rss_mib, release_only};
+use super::instructions::{self, Instructions};
+use super::{BUILD, median_wall, peak_rss_mib, release_only};
 use crate::os::catalog::{Policy, Tuning};
 use crate::os::run::{Kernel, Machine};
 use crate::outln;
@@ -73,7 +74,7 @@ pub fn measure(
             cores,
             seed,
         };
-        let timed = median_wall(runs, || {
+        let timed = median_wall(runs, Instructions::open().ok(), || {
             let mut steer = policy.steer();
             let stats = machine.run_engine(&policy, steer.as_mut(), source.stream()?, |_| {})?;
             if stats.invocations != n {

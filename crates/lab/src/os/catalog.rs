@@ -221,14 +221,8 @@ impl Tuning {
     pub fn validate(&self) -> Result<(), faasched_policy::BadParam> {
         self.alps.validate()?;
         self.hybrid.validate()?;
-        self.gittins.validate()?;
-        // The same parameters, read from their own table.
-        self.gittins_rt
-            .validate()
-            .map_err(|e| faasched_policy::BadParam {
-                table: "gittins_rt",
-                ..e
-            })
+        self.gittins.validate("gittins")?;
+        self.gittins_rt.validate("gittins_rt")
     }
 }
 

@@ -148,25 +148,26 @@ impl Params {
         })
     }
 
-    /// An error naming the first parameter out of its range.
-    pub fn validate(&self) -> Result<(), BadParam> {
+    /// An error naming the first parameter out of its range, in `table`
+    /// (`gittins` or `gittins_rt`, the two tables these parameters fill).
+    pub fn validate(&self, table: &'static str) -> Result<(), BadParam> {
         BadParam::require(
             self.size_ms.is_finite() && (0.001..=3_600_000.0).contains(&self.size_ms),
-            "gittins",
+            table,
             "size_ms",
             self.size_ms,
             "from 0.001 ms (1 µs) up to 1 h",
         )?;
         BadParam::require(
             self.steps_per_doubling.is_finite() && (0.1..=39.0).contains(&self.steps_per_doubling),
-            "gittins",
+            table,
             "steps_per_doubling",
             self.steps_per_doubling,
             "from 0.1 to 39",
         )?;
         BadParam::require(
             (MIN_HISTORY..=MAX_HISTORY).contains(&self.history),
-            "gittins",
+            table,
             "history",
             self.history,
             "from 8 to 65,536 CPU times",
@@ -445,12 +446,15 @@ mod tests {
             steps_per_doubling: 0.0,
             ..p
         };
-        assert_eq!(bad.validate().unwrap_err().name, "steps_per_doubling");
+        assert_eq!(
+            bad.validate("gittins").unwrap_err().name,
+            "steps_per_doubling"
+        );
         for history in [MIN_HISTORY - 1, MAX_HISTORY + 1] {
             let bad = Params { history, ..p };
-            assert_eq!(bad.validate().unwrap_err().name, "history");
+            assert_eq!(bad.validate("gittins").unwrap_err().name, "history");
         }
-        assert!(Params::default().validate().is_ok());
+        assert!(Params::default().validate("gittins").is_ok());
     }
 
     #[test]
@@ -473,7 +477,7 @@ mod tests {
         // The nice ladder reads the same sizes as weights.
         let nice = Ladder::Nice.attrs(&Params::default(), Some(960.0 * MS as f64), cpus);
         assert_eq!((nice.class, nice.nice), (Class::Normal, 16));
-        assert!(p.validate().is_ok());
+        assert!(p.validate("gittins_rt").is_ok());
     }
 
     /// On the real-time ladder, a long invocation is ranked below a short
