@@ -39,7 +39,7 @@
 //! reach it. [`SteerStats::watch_overshoots`] is the CPU the task used past
 //! its watch by the look, tick included.
 
-use crate::os::observe::{self, Schedstat, SchedstatReading};
+use crate::os::observe::{CoreBusy, Schedstat, SchedstatReading};
 use crate::sys::clock;
 use crate::sys::cputimer::{CpuClock, CpuTimers};
 use crate::sys::sched::{Prepared, Unsupported};
@@ -200,6 +200,8 @@ pub struct Steering<'p, P: Steer + ?Sized> {
     timers: CpuTimers,
     period: Option<Nanos>,
     next_period: Option<Nanos>,
+    /// `/proc/stat`, read each period.
+    stat: CoreBusy,
     /// Each core's busy time at the last period's reading.
     busy_at_period: Vec<Nanos>,
     /// The instant of that reading.
@@ -224,10 +226,12 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
     ) -> Result<Self, SteerError> {
         let period = policy.period().filter(|&p| p > 0);
         let cores = cpus.iter().last().map_or(0, |c| c + 1);
-        let busy_at_period = observe::core_busy(cores).map_err(|source| SteerError::Observe {
+        let proc_stat = |source| SteerError::Observe {
             what: "/proc/stat".into(),
             source,
-        })?;
+        };
+        let mut stat = CoreBusy::open().map_err(proc_stat)?;
+        let busy_at_period = stat.read(cores).map_err(proc_stat)?;
         let timers = CpuTimers::new().map_err(|source| SteerError::Observe {
             what: "a signalfd for CPU timers".into(),
             source,
@@ -242,6 +246,7 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
             tasks: HashMap::new(),
             watches: BinaryHeap::new(),
             period,
+            stat,
             busy_at_period,
             reset_on_fork: false,
             count_cpu: true,
@@ -549,10 +554,13 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
 
     fn periodic(&mut self, now: Nanos) -> Result<(), SteerError> {
         let cores = self.busy_at_period.len();
-        let busy = observe::core_busy(cores).map_err(|source| SteerError::Observe {
-            what: "/proc/stat".into(),
-            source,
-        })?;
+        let busy = self
+            .stat
+            .read(cores)
+            .map_err(|source| SteerError::Observe {
+                what: "/proc/stat".into(),
+                source,
+            })?;
         let per_core = utilisation(
             &self.busy_at_period,
             &busy,
