@@ -104,11 +104,12 @@ impl CoreBusy {
         loop {
             let n = self.file.read_at(&mut self.buf, 0)?;
             let text = &self.buf[..n];
-            // Whole, or past the per-CPU lines (a later line has begun).
+            // Whole, or past the per-CPU lines: a later line has begun
+            // (far enough to tell it from a CPU's line cut short).
             let past_cpus = text
                 .split(|&b| b == b'\n')
                 .skip(1)
-                .any(|line| !line.is_empty() && !line.starts_with(b"cpu"));
+                .any(|line| line.len() >= 3 && !line.starts_with(b"cpu"));
             if n < self.buf.len() || past_cpus {
                 return Ok(parse_core_busy(text, cores));
             }
@@ -267,6 +268,26 @@ mod tests {
         assert_eq!(busy[199], 200 * tick);
         // It grew only as far as the per-CPU lines needed, not to the file.
         assert!(stat.buf.len() < text.len(), "{} bytes", stat.buf.len());
+    }
+
+    #[test]
+    fn a_cpu_line_cut_short_at_the_buffers_end_is_read_again_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stat");
+        let line = |c: usize| format!("cpu{c} 7 0 0 1000 0 0 0 0 0 0\n");
+        // The aggregate line padded so that the buffer ends two bytes into
+        // a CPU's line ("cp"), then the rest of the file.
+        let lines: String = (0..40).map(line).collect();
+        let cut = lines.find(&line(30)).unwrap() + 2;
+        let head = format!(
+            "cpu  1 1 1 1 1 1 1 1 0 0{}\n",
+            " ".repeat(FIRST_BUF - cut - 25)
+        );
+        let text = format!("{head}{lines}intr 1 2 3\n");
+        assert_eq!(&text[FIRST_BUF - 2..FIRST_BUF], "cp");
+        std::fs::write(&path, &text).unwrap();
+        let busy = CoreBusy::at(&path).unwrap().read(40).unwrap();
+        assert_eq!(busy, vec![7 * clock::user_tick(); 40]);
     }
 
     #[test]
