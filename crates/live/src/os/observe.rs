@@ -106,11 +106,12 @@ impl CoreBusy {
             let text = &self.buf[..n];
             // Whole, or past the per-CPU lines: a later line has begun
             // (far enough to tell it from a CPU's line cut short).
-            let past_cpus = text
-                .split(|&b| b == b'\n')
-                .skip(1)
-                .any(|line| line.len() >= 3 && !line.starts_with(b"cpu"));
-            if n < self.buf.len() || past_cpus {
+            let past_cpus = || {
+                text.split(|&b| b == b'\n')
+                    .skip(1)
+                    .any(|line| line.len() >= 3 && !line.starts_with(b"cpu"))
+            };
+            if n < self.buf.len() || past_cpus() {
                 return Ok(parse_core_busy(text, cores));
             }
             if self.buf.len() >= MAX_BUF {

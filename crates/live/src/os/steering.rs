@@ -226,12 +226,8 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
     ) -> Result<Self, SteerError> {
         let period = policy.period().filter(|&p| p > 0);
         let cores = cpus.iter().last().map_or(0, |c| c + 1);
-        let proc_stat = |source| SteerError::Observe {
-            what: "/proc/stat".into(),
-            source,
-        };
-        let mut stat = CoreBusy::open().map_err(proc_stat)?;
-        let busy_at_period = stat.read(cores).map_err(proc_stat)?;
+        let mut stat = CoreBusy::open().map_err(proc_stat_error)?;
+        let busy_at_period = stat.read(cores).map_err(proc_stat_error)?;
         let timers = CpuTimers::new().map_err(|source| SteerError::Observe {
             what: "a signalfd for CPU timers".into(),
             source,
@@ -554,13 +550,7 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
 
     fn periodic(&mut self, now: Nanos) -> Result<(), SteerError> {
         let cores = self.busy_at_period.len();
-        let busy = self
-            .stat
-            .read(cores)
-            .map_err(|source| SteerError::Observe {
-                what: "/proc/stat".into(),
-                source,
-            })?;
+        let busy = self.stat.read(cores).map_err(proc_stat_error)?;
         let per_core = utilisation(
             &self.busy_at_period,
             &busy,
@@ -636,6 +626,14 @@ impl<'p, P: Steer + ?Sized> Steering<'p, P> {
     /// Tasks being steered.
     pub fn tracked(&self) -> usize {
         self.tasks.len()
+    }
+}
+
+/// A failed reading of `/proc/stat`, at the start or at a period.
+fn proc_stat_error(source: io::Error) -> SteerError {
+    SteerError::Observe {
+        what: "/proc/stat".into(),
+        source,
     }
 }
 
