@@ -491,6 +491,7 @@ fn time_decisions(
                 server,
                 cold: false,
                 finish: server.map(|_| inv.arrival.saturating_add(inv.profile.warm)),
+                node: None,
             };
             match outcome.finish {
                 Some(_) => running.push(outcome),

@@ -22,6 +22,7 @@ mod pool;
 
 pub use pool::ContainerPool;
 
+use crate::node::WorkerId;
 use crate::{FunctionId, Nanos, Time};
 
 /// A server's index in the cluster.
@@ -195,6 +196,27 @@ pub struct InvocationOutcome {
     pub cold: bool,
     /// When it finished; `None` if dropped.
     pub finish: Option<Time>,
+    /// Where it went inside its server, when a node engine runs the server
+    /// (dispatchers and workers under a node policy); `None` where the
+    /// server shares its cores or nothing sees inside it.
+    pub node: Option<NodePlace>,
+}
+
+/// Where an invocation went inside a node server: its dispatcher, its
+/// worker, and how its node policy treated it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodePlace {
+    /// Its dispatcher on the server.
+    pub dispatcher: u32,
+    /// The last worker (in the dispatcher's group) that ran it, if any did.
+    pub worker: Option<WorkerId>,
+    /// When a worker first picked it; `None` if it never ran.
+    pub first_run: Option<Time>,
+    /// Times it was taken off a worker before it finished.
+    pub preemptions: u32,
+    /// It finished after its deadline on the server, or the server dropped
+    /// it.
+    pub missed: bool,
 }
 
 impl InvocationOutcome {
@@ -314,6 +336,7 @@ mod tests {
             server: Some(ServerId(1)),
             cold: true,
             finish: Some(1_400),
+            node: None,
         };
         assert_eq!(done.latency(), Some(400));
         assert_eq!(done.slowdown(), Some(4.0));

@@ -270,7 +270,14 @@ mod tests {
                         Choice::Drop => None,
                     };
                     let finish = server.map(|_| now + 1);
-                    let outcome = InvocationOutcome { info, work: p.warm, server, cold: true, finish };
+                    let outcome = InvocationOutcome {
+                        info,
+                        work: p.warm,
+                        server,
+                        cold: true,
+                        finish,
+                        node: None,
+                    };
                     r.on_finish(now + 1, &outcome);
                 }
             }

@@ -160,6 +160,7 @@ mod tests {
             server: latency_ms.map(|_| ServerId(0)),
             cold,
             finish: latency_ms.map(|l| 10 * MS + l * MS),
+            node: None,
         }
     }
 

@@ -197,6 +197,58 @@ pub enum ConfigError {
     Contention(f64),
     /// A transport above [`MAX_TRANSPORT`].
     Transport(Nanos),
+    /// Node servers ([`NodeServers`](super::NodeServers)) that do not fit
+    /// the cluster.
+    Node(NodeShape),
+}
+
+/// Why node servers do not fit a cluster.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum NodeShape {
+    /// Dispatchers × workers are not the cores of a server.
+    Cores {
+        /// Dispatchers per node.
+        dispatchers: usize,
+        /// Workers per dispatcher.
+        workers: usize,
+        /// Cores per server.
+        cores: u32,
+    },
+    /// A contention γ: a node charges its mechanisms' costs instead.
+    Contention(f64),
+    /// A deadline factor not above 0, above
+    /// [`MAX_DEADLINE_FACTOR`](super::MAX_DEADLINE_FACTOR), or not a number.
+    DeadlineFactor(f64),
+    /// The node's own configuration, or its policies, cannot run.
+    Node(crate::node::ConfigError),
+}
+
+impl std::fmt::Display for NodeShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NodeShape::Cores {
+                dispatchers,
+                workers,
+                cores,
+            } => write!(
+                f,
+                "a node of {dispatchers} dispatchers × {workers} workers does not have the \
+                 {cores} cores of a server"
+            ),
+            NodeShape::Contention(g) => write!(
+                f,
+                "contention γ = {g} with node servers: a node charges its mechanisms' costs \
+                 instead; give 0"
+            ),
+            NodeShape::DeadlineFactor(k) => write!(
+                f,
+                "deadline factor {k} is out of range (0, {}]",
+                super::MAX_DEADLINE_FACTOR
+            ),
+            NodeShape::Node(e) => write!(f, "node servers: {e}"),
+        }
+    }
 }
 
 impl std::fmt::Display for ConfigError {
@@ -217,6 +269,7 @@ impl std::fmt::Display for ConfigError {
             ConfigError::Transport(t) => {
                 write!(f, "transport {t} ns is above {MAX_TRANSPORT} ns")
             }
+            ConfigError::Node(e) => e.fmt(f),
         }
     }
 }

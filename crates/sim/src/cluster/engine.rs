@@ -2,9 +2,9 @@
 //! loops that feed it are [`super::run`] and [`super::run_closed`].
 
 use super::config::{ClusterConfig, ColdStart, Loads};
+use super::cores::{Cores, Done, Job};
 use super::events::{Timer, Timers};
 use super::outcome::{ClusterError, ClusterSink, ClusterStats, ServerStats};
-use super::ps::Ps;
 use super::{ClientCall, Clients};
 use faasched_model::cluster::loadavg::{LOAD_FREQ, LoadAvg};
 use faasched_model::cluster::{
@@ -40,10 +40,12 @@ struct Waiting {
     deadline: Option<Time>,
 }
 
-/// One server's engine-side state.
-struct Server<K> {
+/// One server's engine-side state: `K` keeps its containers, `U` runs
+/// its work.
+struct Server<K, U> {
     cores: u32,
-    ps: Ps,
+    /// What runs the work: its cores shared, or a node.
+    cpu: U,
     /// Its containers within its memory, kept by its keep-alive.
     pool: ContainerPool<K>,
     load: LoadAvg,
@@ -56,29 +58,36 @@ struct Server<K> {
     stats: ServerStats,
 }
 
-impl<K> Server<K>
+impl<K, U> Server<K, U>
 where
     K: DerefMut,
     K::Target: KeepAlive,
+    U: Cores,
 {
+    /// Invocations in flight: running on its cores, or starting cold
+    /// without one.
+    fn active(&self) -> u64 {
+        self.cpu.in_flight() + self.starting.len() as u64
+    }
+
     /// Whether nothing on the server can ever free memory for a waiting
     /// invocation: no invocation in flight whose container would become
     /// idle (and evictable), no idle container due to expire. New arrivals
     /// queue behind the waiting ones, so they change nothing.
     fn stuck(&self) -> bool {
-        self.ps.active() == 0 && self.pool.keep().next_expiry().is_none()
+        self.active() == 0 && self.pool.keep().next_expiry().is_none()
     }
 }
 
 /// Everything a run keeps, but the router, the clients and the sink.
-pub(crate) struct Engine<'p, K> {
+pub(crate) struct Engine<'p, K, U> {
     now: Time,
     loads: Loads,
     cold_start: ColdStart,
     publish: Nanos,
     profiles: &'p [FunctionProfile],
     timers: Timers,
-    servers: Vec<Server<K>>,
+    servers: Vec<Server<K, U>>,
     views: Servers,
     flight: Vec<Option<Flight>>,
     free: Vec<u32>,
@@ -89,7 +98,7 @@ pub(crate) struct Engine<'p, K> {
     /// Each closed-loop client's next invocation, while it is pending.
     sends: Vec<Option<ClientCall>>,
     pending_sends: usize,
-    done: Vec<u32>,
+    done: Vec<Done>,
     expired: Vec<ContainerId>,
     memory_wait: Option<Nanos>,
     transport: Nanos,
@@ -100,34 +109,37 @@ pub(crate) struct Engine<'p, K> {
     last_finish: Option<Time>,
 }
 
-impl<'p, K> Engine<'p, K>
+impl<'p, K, U> Engine<'p, K, U>
 where
     K: DerefMut,
     K::Target: KeepAlive,
+    U: Cores,
 {
     /// A cluster of `config`'s shape (valid), booted at `start`: server
     /// `s`'s kernel samples its load every [`LOAD_FREQ`] from `start + s ×
     /// LOAD_FREQ / servers` on (a fixed stand-in for the arbitrary phase of
     /// each machine's sampling, which spreads the samples' extra age of
     /// 0–5 s evenly over the servers), and every server publishes every
-    /// `config.publish` from `start` on.
+    /// `config.publish` from `start` on. Server `s` runs its work on
+    /// `cpus[s]` (one per server, idle from `start`).
     pub(crate) fn new(
         config: &ClusterConfig,
         profiles: &'p [FunctionProfile],
         mut keep_alive: impl FnMut(ServerId) -> K,
+        cpus: Vec<U>,
         start: Time,
-    ) -> Engine<'p, K> {
+    ) -> Engine<'p, K, U> {
         let n = config.servers;
         let mut timers = Timers::new(n);
-        let servers = (0..n)
-            .map(|s| {
+        let servers = cpus
+            .into_iter()
+            .enumerate()
+            .map(|(s, cpu)| {
                 let phase = LOAD_FREQ * s as u64 / n as u64;
                 timers.add(start + phase + LOAD_FREQ, Timer::Sample(s as u32));
-                let mut ps = Ps::new(config.cores, config.contention_micro());
-                ps.advance(start);
                 Server {
                     cores: config.cores,
-                    ps,
+                    cpu,
                     pool: ContainerPool::new(
                         config.memory_mb as u64,
                         keep_alive(ServerId(s as u32)),
@@ -181,6 +193,17 @@ where
     /// in flight or waiting for memory, or closed-loop sends pending.
     pub(crate) fn live(&self) -> bool {
         self.in_flight > 0 || self.waiting > 0 || self.pending_sends > 0
+    }
+
+    /// Whether only the periodic timers (load samples, publications) are
+    /// left, with no send pending: whatever is still in flight is held by
+    /// a node policy that no event will ever run, so the run is over
+    /// ([`Engine::end`] names it). Processor-sharing servers never stall:
+    /// work in flight on them always has a finish due.
+    pub(crate) fn stalled(&self) -> bool {
+        self.pending_sends == 0
+            && matches!(self.timers.peek(), Some(Timer::Sample(_) | Timer::Publish))
+            && !self.timers.any_movable()
     }
 
     /// The clock moves to `t`, an arrival's instant (no timer is due
@@ -269,7 +292,7 @@ where
                 self.finish(s as usize, router, sink, clients)?;
             }
             Timer::Ready(s) => {
-                self.ready(s as usize);
+                self.ready(s as usize)?;
             }
             Timer::Expire(s) => {
                 self.expire(s as usize)?;
@@ -280,7 +303,7 @@ where
             }
             Timer::Sample(s) => {
                 let srv = &mut self.servers[s as usize];
-                srv.load.sample(srv.ps.active());
+                srv.load.sample(srv.active());
                 self.timers.add(at + LOAD_FREQ, Timer::Sample(s));
             }
             Timer::Publish => {
@@ -338,6 +361,7 @@ where
             server: None,
             cold: false,
             finish: None,
+            node: None,
         };
         let s = match router.route(now, &info, &self.views) {
             Choice::Drop => {
@@ -432,7 +456,9 @@ where
                 (c, true)
             }
         };
-        srv.stats.busy += srv.ps.advance(now);
+        srv.cpu
+            .advance(now)
+            .map_err(|what| ClusterError::Server { server: s, what })?;
         let slot = match self.free.pop() {
             Some(slot) => slot,
             None => {
@@ -442,14 +468,24 @@ where
         };
         let id = w.info.id;
         let extra = if cold { profile.cold_extra() } else { 0 };
+        let job = |extra: Nanos| Job {
+            slot,
+            id,
+            function,
+            work: w.work.saturating_add(extra),
+            estimate: profile.warm.saturating_add(extra),
+            warm: profile.warm,
+        };
         match self.cold_start {
             ColdStart::Wall if extra > 0 => {
                 srv.starting.push(Reverse((now + extra, id, slot)));
-                srv.ps.set_starting(srv.starting.len() as u64);
+                srv.cpu.set_starting(srv.starting.len() as u64);
+                Ok(())
             }
-            ColdStart::Wall => srv.ps.add(slot, id, w.work),
-            ColdStart::Cpu => srv.ps.add(slot, id, w.work.saturating_add(extra)),
+            ColdStart::Wall => srv.cpu.add(job(0)),
+            ColdStart::Cpu => srv.cpu.add(job(extra)),
         }
+        .map_err(|what| ClusterError::Server { server: s, what })?;
         self.flight[slot as usize] = Some(Flight {
             info: w.info,
             work: w.work,
@@ -505,6 +541,7 @@ where
                 server: Some(s),
                 cold: false,
                 finish: None,
+                node: None,
             };
             self.settle(dropped, w.client, router, sink, clients)?;
         }
@@ -526,30 +563,38 @@ where
         let now = self.now;
         let s = ServerId(i as u32);
         let srv = &mut self.servers[i];
-        srv.stats.busy += srv.ps.advance(now);
+        srv.cpu
+            .advance(now)
+            .map_err(|what| ClusterError::Server { server: s, what })?;
         let mut done = std::mem::take(&mut self.done);
-        while let Some(slot) = srv.ps.pop_done() {
-            done.push(slot);
+        while let Some(d) = srv.cpu.pop_done() {
+            done.push(d);
         }
-        for &slot in &done {
-            let Some(f) = self.flight[slot as usize].take() else {
+        for d in &done {
+            let Some(f) = self.flight[d.slot as usize].take() else {
                 continue;
             };
-            self.free.push(slot);
+            self.free.push(d.slot);
             self.in_flight -= 1;
             if let Some(function) = self.servers[i].pool.release(now, f.container) {
                 self.views.add_warm(s, function);
             }
             let view = self.views.get_mut(s);
             view.running = view.running.saturating_sub(1);
-            self.stats.finished += 1;
-            self.last_finish = Some(now);
+            if d.finish.is_some() {
+                self.stats.finished += 1;
+                self.last_finish = d.finish;
+            } else {
+                self.servers[i].stats.node_drops += 1;
+                self.stats.dropped_by_server += 1;
+            }
             let outcome = InvocationOutcome {
                 info: f.info,
                 work: f.work,
                 server: Some(f.server),
                 cold: f.cold,
-                finish: Some(now),
+                finish: d.finish,
+                node: d.node,
             };
             self.settle(outcome, f.client, router, sink, clients)?;
         }
@@ -566,19 +611,31 @@ where
 
     /// Server `i`'s cold starts due by now are done: their invocations
     /// run.
-    fn ready(&mut self, i: usize) {
+    fn ready<E>(&mut self, i: usize) -> Res<E> {
         let now = self.now;
+        let server = ServerId(i as u32);
+        let breach = |what| ClusterError::Server { server, what };
         let srv = &mut self.servers[i];
-        srv.stats.busy += srv.ps.advance(now);
+        srv.cpu.advance(now).map_err(breach)?;
         while let Some(&Reverse((at, id, slot))) = srv.starting.peek()
             && at <= now
         {
             srv.starting.pop();
-            let work = self.flight[slot as usize].as_ref().map_or(0, |f| f.work);
-            srv.ps.add(slot, id, work);
+            if let Some(f) = self.flight[slot as usize].as_ref() {
+                let job = Job {
+                    slot,
+                    id,
+                    function: f.info.profile.function,
+                    work: f.work,
+                    estimate: f.info.profile.warm,
+                    warm: f.info.profile.warm,
+                };
+                srv.cpu.add(job).map_err(breach)?;
+            }
         }
-        srv.ps.set_starting(srv.starting.len() as u64);
+        srv.cpu.set_starting(srv.starting.len() as u64);
         self.reschedule(i);
+        Ok(())
     }
 
     /// Server `i`'s keep-alive lets its expired containers go.
@@ -588,7 +645,7 @@ where
         let srv = &mut self.servers[i];
         let mut expired = std::mem::take(&mut self.expired);
         srv.pool.keep_mut().expired(now, &mut expired);
-        let breach = |srv: &Server<K>, what: String| ClusterError::KeepAlive {
+        let breach = |srv: &Server<K, U>, what: String| ClusterError::KeepAlive {
             policy: srv.pool.keep().name().to_owned(),
             server: s,
             what,
@@ -673,7 +730,7 @@ where
         let now = self.now;
         let srv = &mut self.servers[i];
         let s = i as u32;
-        self.timers.set(Timer::Finish(s), srv.ps.next_finish());
+        self.timers.set(Timer::Finish(s), srv.cpu.next_at());
         let ready = srv.starting.peek().map(|&Reverse((at, _, _))| at);
         self.timers.set(Timer::Ready(s), ready);
         let expiry = srv.pool.keep().next_expiry().map(|t| t.max(now));
@@ -694,7 +751,7 @@ where
         }
         let srv = &self.servers[i];
         let view = self.views.get_mut(ServerId(i as u32));
-        view.load = srv.ps.active() as f64 / srv.cores as f64;
+        view.load = srv.active() as f64 / srv.cores as f64;
         view.published = self.now;
         router.on_loads(self.now, &self.views);
     }
@@ -724,13 +781,23 @@ where
         }
     }
 
-    /// The run's stats.
-    pub(crate) fn into_stats(mut self) -> ClusterStats {
+    /// Ends the run: its stats, or the first server whose cores were left
+    /// with work nothing will run.
+    pub(crate) fn end<E>(mut self) -> Result<ClusterStats, ClusterError<E>> {
         self.stats.span = match (self.first_arrival, self.last_finish) {
             (Some(a), Some(f)) => f.saturating_sub(a),
             _ => 0,
         };
-        self.stats.servers = self.servers.into_iter().map(|s| s.stats).collect();
-        self.stats
+        let mut servers = Vec::with_capacity(self.servers.len());
+        for (i, mut srv) in self.servers.into_iter().enumerate() {
+            srv.stats.busy = srv.cpu.busy();
+            srv.stats.node = srv.cpu.end().map_err(|what| ClusterError::Server {
+                server: ServerId(i as u32),
+                what,
+            })?;
+            servers.push(srv.stats);
+        }
+        self.stats.servers = servers;
+        Ok(self.stats)
     }
 }

@@ -178,6 +178,16 @@ impl Timers {
         self.heap.first().map(|&k| time_of(k))
     }
 
+    /// The next timer, left pending.
+    pub(crate) fn peek(&self) -> Option<Timer> {
+        self.heap.first().map(|&k| Timer::decode(k as u64))
+    }
+
+    /// Whether any server has a movable timer pending.
+    pub(crate) fn any_movable(&self) -> bool {
+        self.pos.iter().flatten().any(|&p| p != OFF)
+    }
+
     /// The next timer and its time; a movable one is off once popped.
     pub(crate) fn pop(&mut self) -> Option<(Time, Timer)> {
         let top = *self.heap.first()?;

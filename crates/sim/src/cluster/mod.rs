@@ -59,14 +59,16 @@
 //! stats is bounded ([`MAX_LOAD_SAMPLES`]).
 
 mod config;
+mod cores;
 mod engine;
 mod events;
+mod node;
 mod outcome;
 mod ps;
 
 pub use config::{
     ClusterConfig, ColdStart, ConfigError, DEFAULT_MEMORY_WAIT, Loads, MAX_CONTENTION, MAX_CORES,
-    MAX_PUBLISH, MAX_SERVERS, MAX_TRANSPORT, MIN_PUBLISH,
+    MAX_PUBLISH, MAX_SERVERS, MAX_TRANSPORT, MIN_PUBLISH, NodeShape,
 };
 // The load average is the model's, shared with the live nodes' reports.
 pub use faasched_model::cluster::loadavg::{EXP_1, FIXED_1, FSHIFT, LOAD_FREQ, LoadAvg, calc_load};
@@ -74,9 +76,14 @@ pub use faasched_model::cluster::loadavg::{EXP_1, FIXED_1, FSHIFT, LOAD_FREQ, Lo
 pub use faasched_model::cluster::loads::{LoadSample, LoadSeries, MAX_LOAD_SAMPLES};
 pub use outcome::{ClusterError, ClusterSink, ClusterStats, ServerStats};
 
+use crate::node::NodeConfig;
+use cores::Cores;
 use engine::Engine;
 use faasched_model::cluster::{FunctionProfile, Invocation, KeepAlive, Route, ServerId};
+use faasched_model::node::Dispatch;
 use faasched_model::{FunctionId, Nanos, TIME_LIMIT, Time};
+use node::NodeCores;
+use ps::Ps;
 use std::convert::Infallible;
 use std::ops::DerefMut;
 
@@ -131,8 +138,9 @@ impl Clients for NoClients {
 /// Runs `invocations` (open loop: in arrival order, ids increasing, each
 /// function indexing `profiles`) through a cluster of `config`'s shape,
 /// routed by `router`, each server's containers kept by the keep-alive
-/// `keep_alive` builds for it; hands each outcome to `sink` as soon as it
-/// is final. The servers boot at the first arrival.
+/// `keep_alive` builds for it and its cores shared by processor sharing;
+/// hands each outcome to `sink` as soon as it is final. The servers boot at
+/// the first arrival.
 ///
 /// The keep-alives may be boxes (`Box<dyn KeepAlive>`) or references. Stops
 /// at the first error of the stream, the first invocation out of order,
@@ -144,7 +152,7 @@ pub fn run<R, F, K, I, E, S>(
     keep_alive: F,
     profiles: &[FunctionProfile],
     invocations: I,
-    mut sink: S,
+    sink: S,
 ) -> Result<ClusterStats, ClusterError<E>>
 where
     R: Route + ?Sized,
@@ -154,11 +162,198 @@ where
     I: IntoIterator<Item = Result<Invocation, E>>,
     S: ClusterSink,
 {
+    let shared = |start| shared_cores(config, start);
+    open_loop(
+        config,
+        router,
+        keep_alive,
+        shared,
+        profiles,
+        invocations,
+        sink,
+    )
+}
+
+/// Runs closed-loop `clients` from time 0 until none sends any more, on a
+/// cluster as [`run`] does; invocation ids are given in arrival order from
+/// 0.
+pub fn run_closed<R, F, K, C, S>(
+    config: &ClusterConfig,
+    router: &mut R,
+    keep_alive: F,
+    profiles: &[FunctionProfile],
+    clients: &mut C,
+    sink: S,
+) -> Result<ClusterStats, ClusterError<Infallible>>
+where
+    R: Route + ?Sized,
+    F: FnMut(ServerId) -> K,
+    K: DerefMut,
+    K::Target: KeepAlive,
+    C: Clients + ?Sized,
+    S: ClusterSink,
+{
+    check(config, profiles)?;
+    let cpus = shared_cores(config, 0)?;
+    closed_loop(config, router, keep_alive, cpus, profiles, clients, sink)
+}
+
+/// Servers run as nodes: each server's cores are a node engine's
+/// dispatchers and workers ([`NodeConfig`], one shape for every server),
+/// each dispatcher under its own instance of a node policy. An invocation
+/// that starts on a server (warm, or cold once its container is made)
+/// arrives on its node then, its estimate its function's warm time (plus
+/// the cold extra when that is CPU), its deadline `deadline_factor` times
+/// its function's warm time; its outcome names its dispatcher and worker
+/// ([`NodePlace`](faasched_model::cluster::NodePlace)). A request the node
+/// policy drops is dropped on its server
+/// ([`ClusterStats::dropped_by_server`]).
+pub struct NodeServers<N> {
+    /// Every server's node: its dispatchers × workers are the cluster's
+    /// cores per server.
+    pub config: NodeConfig,
+    /// A request's relative deadline over its function's warm time.
+    pub deadline_factor: f64,
+    /// Server `s`'s policies, one per dispatcher.
+    pub policies: N,
+}
+
+/// The largest [`NodeServers::deadline_factor`].
+pub const MAX_DEADLINE_FACTOR: f64 = 1e6;
+
+impl<N, P> NodeServers<N>
+where
+    N: FnMut(ServerId) -> Vec<P>,
+    P: DerefMut,
+    P::Target: Dispatch,
+{
+    /// Every server's node, idle from `start`; errs if the nodes do not
+    /// fit `config`.
+    fn cores<E>(
+        &mut self,
+        config: &ClusterConfig,
+        start: Time,
+    ) -> Result<Vec<NodeCores<P>>, ClusterError<E>> {
+        let bad = |e| Err(ClusterError::Config(ConfigError::Node(e)));
+        let node = &self.config;
+        if node.dispatchers.saturating_mul(node.workers) != config.cores as usize {
+            return bad(NodeShape::Cores {
+                dispatchers: node.dispatchers,
+                workers: node.workers,
+                cores: config.cores,
+            });
+        }
+        if config.contention != 0.0 {
+            return bad(NodeShape::Contention(config.contention));
+        }
+        let f = self.deadline_factor;
+        if !(f.is_finite() && f > 0.0 && f <= MAX_DEADLINE_FACTOR) {
+            return bad(NodeShape::DeadlineFactor(f));
+        }
+        (0..config.servers)
+            .map(|s| {
+                let policies = (self.policies)(ServerId(s as u32));
+                crate::node::check(node, &policies)
+                    .map_err(|e| ClusterError::Config(ConfigError::Node(NodeShape::Node(e))))?;
+                Ok(NodeCores::new(node, policies, f, start))
+            })
+            .collect()
+    }
+}
+
+/// Runs `invocations` as [`run`] does, on servers run as nodes.
+pub fn run_nodes<R, F, K, N, P, I, E, S>(
+    config: &ClusterConfig,
+    router: &mut R,
+    keep_alive: F,
+    mut nodes: NodeServers<N>,
+    profiles: &[FunctionProfile],
+    invocations: I,
+    sink: S,
+) -> Result<ClusterStats, ClusterError<E>>
+where
+    R: Route + ?Sized,
+    F: FnMut(ServerId) -> K,
+    K: DerefMut,
+    K::Target: KeepAlive,
+    N: FnMut(ServerId) -> Vec<P>,
+    P: DerefMut,
+    P::Target: Dispatch,
+    I: IntoIterator<Item = Result<Invocation, E>>,
+    S: ClusterSink,
+{
+    let cpus = |start| nodes.cores(config, start);
+    open_loop(
+        config,
+        router,
+        keep_alive,
+        cpus,
+        profiles,
+        invocations,
+        sink,
+    )
+}
+
+/// Runs closed-loop `clients` as [`run_closed`] does, on servers run as
+/// nodes.
+pub fn run_closed_nodes<R, F, K, N, P, C, S>(
+    config: &ClusterConfig,
+    router: &mut R,
+    keep_alive: F,
+    mut nodes: NodeServers<N>,
+    profiles: &[FunctionProfile],
+    clients: &mut C,
+    sink: S,
+) -> Result<ClusterStats, ClusterError<Infallible>>
+where
+    R: Route + ?Sized,
+    F: FnMut(ServerId) -> K,
+    K: DerefMut,
+    K::Target: KeepAlive,
+    N: FnMut(ServerId) -> Vec<P>,
+    P: DerefMut,
+    P::Target: Dispatch,
+    C: Clients + ?Sized,
+    S: ClusterSink,
+{
+    check(config, profiles)?;
+    let cpus = nodes.cores(config, 0)?;
+    closed_loop(config, router, keep_alive, cpus, profiles, clients, sink)
+}
+
+/// Every server's cores shared, idle from `start`.
+fn shared_cores<E>(config: &ClusterConfig, start: Time) -> Result<Vec<Ps>, ClusterError<E>> {
+    let gamma = config.contention_micro();
+    Ok((0..config.servers)
+        .map(|_| Ps::new(config.cores, gamma, start))
+        .collect())
+}
+
+/// The open loop of [`run`] and [`run_nodes`]: `cpus` gives every
+/// server's cores, idle from the first arrival.
+fn open_loop<R, F, K, U, I, E, S>(
+    config: &ClusterConfig,
+    router: &mut R,
+    keep_alive: F,
+    cpus: impl FnOnce(Time) -> Result<Vec<U>, ClusterError<E>>,
+    profiles: &[FunctionProfile],
+    invocations: I,
+    mut sink: S,
+) -> Result<ClusterStats, ClusterError<E>>
+where
+    R: Route + ?Sized,
+    F: FnMut(ServerId) -> K,
+    K: DerefMut,
+    K::Target: KeepAlive,
+    U: Cores,
+    I: IntoIterator<Item = Result<Invocation, E>>,
+    S: ClusterSink,
+{
     check(config, profiles)?;
     let mut stream = invocations.into_iter();
     let mut next = stream.next().transpose().map_err(ClusterError::Input)?;
     let start = next.as_ref().map_or(0, |i| i.arrival);
-    let mut engine = Engine::new(config, profiles, keep_alive, start);
+    let mut engine = Engine::new(config, profiles, keep_alive, cpus(start)?, start);
     let mut last: Option<Invocation> = None;
     let mut steps: u64 = 0;
     loop {
@@ -169,7 +364,7 @@ where
             });
         }
         match (&next, engine.next_at()) {
-            (None, _) if !engine.live() => break,
+            (None, _) if !engine.live() || engine.stalled() => break,
             (None, None) => break,
             (Some(inv), Some(at)) if at <= inv.arrival => {
                 engine.fire(router, &mut sink, &mut NoClients)?
@@ -193,16 +388,16 @@ where
             }
         }
     }
-    Ok(engine.into_stats())
+    engine.end()
 }
 
-/// Runs closed-loop `clients` from time 0 until none sends any more, on a
-/// cluster as [`run`] does; invocation ids are given in arrival order from
-/// 0.
-pub fn run_closed<R, F, K, C, S>(
+/// The closed loop of [`run_closed`] and [`run_closed_nodes`], on `cpus`
+/// (idle from 0).
+fn closed_loop<R, F, K, U, C, S>(
     config: &ClusterConfig,
     router: &mut R,
     keep_alive: F,
+    cpus: Vec<U>,
     profiles: &[FunctionProfile],
     clients: &mut C,
     mut sink: S,
@@ -212,16 +407,16 @@ where
     F: FnMut(ServerId) -> K,
     K: DerefMut,
     K::Target: KeepAlive,
+    U: Cores,
     C: Clients + ?Sized,
     S: ClusterSink,
 {
-    check(config, profiles)?;
-    let mut engine = Engine::new(config, profiles, keep_alive, 0);
+    let mut engine = Engine::new(config, profiles, keep_alive, cpus, 0);
     for c in 0..clients.clients() {
         engine.ask(c, 0, clients)?;
     }
     let mut steps: u64 = 0;
-    while engine.live() {
+    while engine.live() && !engine.stalled() {
         steps += 1;
         if steps.is_multiple_of(POLL_EVENTS) && sink.interrupted() {
             return Err(ClusterError::Interrupted {
@@ -230,7 +425,7 @@ where
         }
         engine.fire(router, &mut sink, clients)?;
     }
-    Ok(engine.into_stats())
+    engine.end()
 }
 
 /// Checks the configuration, and that profile `i` is function `i`'s.

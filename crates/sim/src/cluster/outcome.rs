@@ -3,6 +3,7 @@
 //! stopped, [`ClusterError`].
 
 use super::config::ConfigError;
+use crate::node::NodeStats;
 use faasched_model::cluster::loads::LoadSeries;
 use faasched_model::cluster::{InvocationId, InvocationOutcome, ServerId};
 use faasched_model::{Nanos, SEC};
@@ -57,6 +58,12 @@ pub struct ServerStats {
     pub expirations: u64,
     /// The most memory its containers (busy and idle) held at once, MB.
     pub max_memory_mb: u64,
+    /// Invocations its node policy dropped after they started (a node
+    /// server's; see [`NodeServers`](super::NodeServers)).
+    pub node_drops: u64,
+    /// What its node engine measured (a node server's): dispatcher and
+    /// worker busy time, preemptions, context switches, quantum ticks.
+    pub node: Option<NodeStats>,
 }
 
 /// What a whole cluster run measured, beyond the per-invocation outcomes.
@@ -71,6 +78,9 @@ pub struct ClusterStats {
     /// Invocations a server dropped for want of memory, at once or after a
     /// wait (the sum of [`ServerStats::drops`]).
     pub dropped_for_memory: u64,
+    /// Invocations a node server's policy dropped after they started (the
+    /// sum of [`ServerStats::node_drops`]).
+    pub dropped_by_server: u64,
     /// Events processed: arrivals and timers (finishes, expiries, ends of
     /// waits for memory, load samples, publications).
     pub events: u64,
@@ -92,9 +102,10 @@ impl ClusterStats {
         self.servers.iter().map(|s| s.cold_starts).sum()
     }
 
-    /// Invocations dropped, by the router or for memory.
+    /// Invocations dropped, by the router, for memory, or by a node
+    /// server's policy.
     pub fn dropped(&self) -> u64 {
-        self.dropped_by_router + self.dropped_for_memory
+        self.dropped_by_router + self.dropped_for_memory + self.dropped_by_server
     }
 }
 
@@ -139,6 +150,14 @@ pub enum ClusterError<E> {
         /// What it did.
         what: String,
     },
+    /// A node server's policy broke the
+    /// [`Dispatch`](faasched_model::node::Dispatch) contract.
+    Server {
+        /// The server.
+        server: ServerId,
+        /// What went wrong, as the node engine says it.
+        what: String,
+    },
     /// A closed-loop client asked for something impossible.
     Client {
         /// The client.
@@ -174,6 +193,7 @@ impl<E: std::fmt::Display> std::fmt::Display for ClusterError<E> {
                 server,
                 what,
             } => write!(f, "keep-alive {policy} (server {}) {what}", server.0),
+            ClusterError::Server { server, what } => write!(f, "server {}: {what}", server.0),
             ClusterError::Client { client, what } => write!(f, "client {client} {what}"),
             ClusterError::TimeLimit { finished } => write!(
                 f,

@@ -19,6 +19,8 @@
 //! 65,536 changes; a finish is due at the first whole nanosecond by which
 //! the clock has reached it.
 
+use super::cores::{Cores, Done, Job};
+use crate::node::NodeStats;
 use faasched_model::cluster::InvocationId;
 use faasched_model::{Nanos, Time};
 use std::cmp::Reverse;
@@ -46,30 +48,23 @@ pub(crate) struct Ps {
     /// Invocations in flight by virtual finish, ties by id; with their
     /// slot in the engine.
     jobs: BinaryHeap<Reverse<(u128, InvocationId, u32)>>,
+    /// Core-time the cores were busy: ∫ min(running, cores) dt.
+    busy: Nanos,
 }
 
 impl Ps {
-    /// An idle server of `cores` cores and contention `gamma` (millionths).
-    pub(crate) fn new(cores: u32, gamma: u64) -> Ps {
+    /// A server of `cores` cores and contention `gamma` (millionths), idle
+    /// from `start`.
+    pub(crate) fn new(cores: u32, gamma: u64, start: Time) -> Ps {
         Ps {
             cores,
             gamma,
             v: 0,
-            last: 0,
+            last: start,
             starting: 0,
             jobs: BinaryHeap::new(),
+            busy: 0,
         }
-    }
-
-    /// Invocations in flight: running, or starting without a core.
-    pub(crate) fn active(&self) -> u64 {
-        self.jobs.len() as u64 + self.starting
-    }
-
-    /// How many invocations are starting without a core now (call
-    /// [`Ps::advance`] to now first).
-    pub(crate) fn set_starting(&mut self, starting: u64) {
-        self.starting = starting;
     }
 
     /// The virtual clock's rate as a fraction: units per ns.
@@ -80,29 +75,43 @@ impl Ps {
         ((m << VSHIFT) * MICRO, r * (MICRO + self.gamma as u128 * n))
     }
 
-    /// Advances the clock to `now`; returns the core-time the cores were
-    /// busy since the last advance.
-    pub(crate) fn advance(&mut self, now: Time) -> Nanos {
+    /// Advances the clock to `now`.
+    fn run_to(&mut self, now: Time) {
         let dt = now.saturating_sub(self.last);
         self.last = self.last.max(now);
         if dt == 0 || self.jobs.is_empty() {
-            return 0;
+            return;
         }
         let (num, den) = self.rate();
         self.v += dt as u128 * num / den;
-        dt * (self.jobs.len() as u64).min(self.cores as u64)
+        self.busy += dt * (self.jobs.len() as u64).min(self.cores as u64);
+    }
+}
+
+impl Cores for Ps {
+    fn in_flight(&self) -> u64 {
+        self.jobs.len() as u64
     }
 
-    /// Adds an invocation that needs `work` ns (call [`Ps::advance`] to
-    /// now first).
-    pub(crate) fn add(&mut self, slot: u32, id: InvocationId, work: Nanos) {
-        let finish = self.v + ((work as u128) << VSHIFT);
-        self.jobs.push(Reverse((finish, id, slot)));
+    fn set_starting(&mut self, starting: u64) {
+        self.starting = starting;
     }
 
-    /// When the next invocation finishes if nothing changes (call
-    /// [`Ps::advance`] to now first); `Time::MAX` if beyond the clock.
-    pub(crate) fn next_finish(&self) -> Option<Time> {
+    fn advance(&mut self, now: Time) -> Result<(), String> {
+        self.run_to(now);
+        Ok(())
+    }
+
+    /// Its virtual finish is the clock plus its work.
+    fn add(&mut self, job: Job) -> Result<(), String> {
+        let finish = self.v + ((job.work as u128) << VSHIFT);
+        self.jobs.push(Reverse((finish, job.id, job.slot)));
+        Ok(())
+    }
+
+    /// When the lowest virtual finish is reached at the current rate;
+    /// `Time::MAX` if beyond the clock.
+    fn next_at(&self) -> Option<Time> {
         let &Reverse((finish, _, _)) = self.jobs.peek()?;
         let left = finish.saturating_sub(self.v);
         let (num, den) = self.rate();
@@ -114,35 +123,64 @@ impl Ps {
         Some(self.last.saturating_add(dt))
     }
 
-    /// The slot of an invocation whose work is done, the lowest virtual
-    /// finish (then id) first.
-    pub(crate) fn pop_done(&mut self) -> Option<u32> {
+    /// The lowest virtual finish (then id) first.
+    fn pop_done(&mut self) -> Option<Done> {
         match self.jobs.peek() {
             Some(&Reverse((finish, _, slot))) if finish <= self.v => {
                 self.jobs.pop();
-                Some(slot)
+                Some(Done {
+                    slot,
+                    finish: Some(self.last),
+                    node: None,
+                })
             }
             _ => None,
         }
+    }
+
+    fn busy(&self) -> Nanos {
+        self.busy
+    }
+
+    fn end(&mut self) -> Result<Option<NodeStats>, String> {
+        Ok(None)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use faasched_model::FunctionId;
+
+    /// A job of `work` ns in slot `slot`.
+    fn job(slot: u32, work: Nanos) -> Job {
+        Job {
+            slot,
+            id: InvocationId(slot as u64),
+            function: FunctionId(0),
+            work,
+            estimate: work,
+            warm: work,
+        }
+    }
+
+    fn done(ps: &mut Ps) -> Option<u32> {
+        ps.pop_done().map(|d| d.slot)
+    }
 
     #[test]
     fn two_on_one_core_share_it_and_the_clock_rounds_against_the_job() {
-        let mut ps = Ps::new(1, 0);
-        ps.add(0, InvocationId(0), 10);
-        ps.add(1, InvocationId(1), 10);
-        assert_eq!(ps.next_finish(), Some(20));
-        assert_eq!(ps.advance(7), 7);
-        assert_eq!(ps.next_finish(), Some(20));
-        assert_eq!(ps.pop_done(), None);
-        ps.advance(20);
+        let mut ps = Ps::new(1, 0, 0);
+        ps.add(job(0, 10)).unwrap();
+        ps.add(job(1, 10)).unwrap();
+        assert_eq!(ps.next_at(), Some(20));
+        ps.advance(7).unwrap();
+        assert_eq!(ps.busy(), 7);
+        assert_eq!(ps.next_at(), Some(20));
+        assert_eq!(done(&mut ps), None);
+        ps.advance(20).unwrap();
         assert_eq!(
-            (ps.pop_done(), ps.pop_done(), ps.pop_done()),
+            (done(&mut ps), done(&mut ps), done(&mut ps)),
             (Some(0), Some(1), None)
         );
     }
@@ -150,16 +188,24 @@ mod tests {
     #[test]
     fn contention_slows_every_job() {
         // γ = 0.5, two jobs on two cores: each at 1 / (1 + 1) = 1/2.
-        let mut ps = Ps::new(2, 500_000);
-        ps.add(0, InvocationId(0), 10);
-        ps.add(1, InvocationId(1), 30);
-        assert_eq!(ps.next_finish(), Some(20));
-        assert_eq!(ps.advance(20), 40);
-        assert_eq!(ps.pop_done(), Some(0));
+        let mut ps = Ps::new(2, 500_000, 0);
+        ps.add(job(0, 10)).unwrap();
+        ps.add(job(1, 30)).unwrap();
+        assert_eq!(ps.next_at(), Some(20));
+        ps.advance(20).unwrap();
+        assert_eq!(ps.busy(), 40);
+        assert_eq!(
+            ps.pop_done(),
+            Some(Done {
+                slot: 0,
+                finish: Some(20),
+                node: None
+            })
+        );
         // Alone: 1 / 1.5; 20 ns of work left take 30 ns.
-        assert_eq!(ps.next_finish(), Some(50));
+        assert_eq!(ps.next_at(), Some(50));
         // One starting without a core: 1 / 2 again.
         ps.set_starting(1);
-        assert_eq!(ps.next_finish(), Some(60));
+        assert_eq!(ps.next_at(), Some(60));
     }
 }

@@ -43,7 +43,7 @@
 //! (before the sandbox set-up); its `worker` the last worker that picked it.
 
 mod config;
-mod engine;
+pub(crate) mod engine;
 mod events;
 mod flight;
 mod outcome;
@@ -81,27 +81,7 @@ where
     R: IntoIterator<Item = Result<Request, E>>,
     S: NodeSink,
 {
-    config.validate().map_err(NodeError::Config)?;
-    if policies.len() != config.dispatchers {
-        return Err(NodeError::Config(ConfigError::Policies {
-            dispatchers: config.dispatchers,
-            policies: policies.len(),
-        }));
-    }
-    for p in policies.iter() {
-        let zero = |which| {
-            Err(NodeError::Config(ConfigError::ZeroQuantum {
-                policy: p.name().to_owned(),
-                which,
-            }))
-        };
-        if p.local().quantum == Some(0) {
-            return zero("local");
-        }
-        if p.quantum() == Some(0) {
-            return zero("dispatcher");
-        }
-    }
+    check(config, policies).map_err(NodeError::Config)?;
     let mut engine = Engine::new(config, policies);
     let mut stream = requests.into_iter();
     let mut next = stream.next().transpose().map_err(NodeError::Input)?;
@@ -128,17 +108,37 @@ where
             }
         }
     }
-    if let Some((n, id, d)) = engine.leftover() {
-        let d = d as usize;
-        return Err(NodeError::Policy {
-            policy: policies[d].name().to_owned(),
-            dispatcher: d,
-            what: format!(
-                "still held {n} requests (the first, {}) when nothing was left to run: \
-                 no idle worker was given them",
-                id.0
-            ),
+    engine.drained(policies)?;
+    Ok(engine.finish_stats())
+}
+
+/// Checks `config` and that `policies` fit it: one per dispatcher, no zero
+/// quantum.
+pub(crate) fn check<P>(config: &NodeConfig, policies: &[P]) -> Result<(), ConfigError>
+where
+    P: DerefMut,
+    P::Target: Dispatch,
+{
+    config.validate()?;
+    if policies.len() != config.dispatchers {
+        return Err(ConfigError::Policies {
+            dispatchers: config.dispatchers,
+            policies: policies.len(),
         });
     }
-    Ok(engine.finish_stats())
+    for p in policies {
+        let zero = |which| {
+            Err(ConfigError::ZeroQuantum {
+                policy: p.name().to_owned(),
+                which,
+            })
+        };
+        if p.local().quantum == Some(0) {
+            return zero("local");
+        }
+        if p.quantum() == Some(0) {
+            return zero("dispatcher");
+        }
+    }
+    Ok(())
 }

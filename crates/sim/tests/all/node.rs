@@ -358,7 +358,7 @@ fn a_policy_naming_a_worker_it_lacks_is_an_error() {
 }
 
 /// Holds everything and never hands it out.
-struct Hoarder;
+pub struct Hoarder;
 
 impl Dispatch for Hoarder {
     fn name(&self) -> &str {

@@ -210,12 +210,27 @@ impl Engine {
         s
     }
 
-    /// Requests in flight (held by a policy when the run has no events
-    /// left), the first of them.
-    pub(crate) fn leftover(&self) -> Option<(usize, RequestId, u32)> {
-        self.slab
-            .first()
-            .map(|f| (self.slab.len(), f.info.id, f.dispatcher))
+    /// Errs if requests are still in flight when the run has no events
+    /// left: a policy held them and gave no idle worker them.
+    pub(crate) fn drained<E, P>(&self, policies: &[P]) -> Res<E>
+    where
+        P: DerefMut,
+        P::Target: Dispatch,
+    {
+        let Some(f) = self.slab.first() else {
+            return Ok(());
+        };
+        let d = f.dispatcher as usize;
+        Err(NodeError::Policy {
+            policy: policies[d].name().to_owned(),
+            dispatcher: d,
+            what: format!(
+                "still held {} requests (the first, {}) when nothing was left to run: \
+                 no idle worker was given them",
+                self.slab.len(),
+                f.info.id.0
+            ),
+        })
     }
 
     /// `(dispatcher, worker in its group)` of node-wide worker `g`.

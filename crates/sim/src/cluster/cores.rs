@@ -1,0 +1,73 @@
+//! One server's cores as the cluster engine drives them ([`Cores`]): shared
+//! by processor sharing ([`Ps`](super::ps::Ps)), or run by a node engine's
+//! dispatchers and workers under a node policy
+//! ([`NodeCores`](super::node::NodeCores)). The engine keeps containers,
+//! memory, cold starts and loads; the cores only run the work it hands
+//! them and say when each piece is done.
+
+use crate::node::NodeStats;
+use faasched_model::cluster::{InvocationId, NodePlace};
+use faasched_model::{FunctionId, Nanos, Time};
+
+/// An invocation's work, as the engine hands it to its server's cores.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Job {
+    /// The engine's slot of the invocation.
+    pub(crate) slot: u32,
+    pub(crate) id: InvocationId,
+    pub(crate) function: FunctionId,
+    /// The CPU it needs, a cold start's extra CPU included.
+    pub(crate) work: Nanos,
+    /// What the platform expects it to need: its function's warm time, plus
+    /// the cold extra when that is CPU.
+    pub(crate) estimate: Nanos,
+    /// Its function's warm time alone on an idle server.
+    pub(crate) warm: Nanos,
+}
+
+/// An invocation the cores are done with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Done {
+    /// The engine's slot of the invocation.
+    pub(crate) slot: u32,
+    /// When its work ended; `None` if the server's own policy dropped it.
+    pub(crate) finish: Option<Time>,
+    /// Where it went on a node server.
+    pub(crate) node: Option<NodePlace>,
+}
+
+/// One server's cores. Calls come in time order: the engine advances them
+/// to an instant before it adds work then, and asks for finished work only
+/// after advancing to the instant it is due ([`Cores::next_at`]).
+pub(crate) trait Cores {
+    /// Invocations added and not yet done.
+    fn in_flight(&self) -> u64;
+
+    /// How many more invocations are in flight on the server without taking
+    /// a core (starting cold in wall time): they slow the cores only
+    /// through contention. Called after [`Cores::advance`] to now.
+    fn set_starting(&mut self, starting: u64);
+
+    /// Runs the cores until `now`; errs if a policy of theirs breaks its
+    /// contract.
+    fn advance(&mut self, now: Time) -> Result<(), String>;
+
+    /// Adds an invocation at the instant last advanced to.
+    fn add(&mut self, job: Job) -> Result<(), String>;
+
+    /// When the next invocation may be done, if nothing is added; the
+    /// instant last advanced to if one is done already.
+    fn next_at(&self) -> Option<Time>;
+
+    /// An invocation done by the instant last advanced to, in the order
+    /// they were done.
+    fn pop_done(&mut self) -> Option<Done>;
+
+    /// Core-time busy so far: running invocations and paying the
+    /// mechanisms' costs.
+    fn busy(&self) -> Nanos;
+
+    /// Ends the run: errs if work is left that nothing will ever run; the
+    /// node engine's own stats on a node server.
+    fn end(&mut self) -> Result<Option<NodeStats>, String>;
+}
