@@ -138,14 +138,80 @@ fn a_workload_csv_over_a_table_runs_as_computed_by_hand() {
     );
 }
 
+/// The same two invocations on a node server under SledgeScale: each runs
+/// as it did on a shared core, plus the node's mechanisms' costs (µs
+/// against 100 ms), well within its deadline of 10 × 100 ms; the settings
+/// name the server and the node's shape, and a processor-sharing run's do
+/// not.
+#[test]
+fn a_workload_csv_runs_on_a_node_server_with_the_nodes_measures() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("table.csv");
+    std::fs::write(&table, "name,memory_mb,warm_ms,cold_ms\nf,128,100,300\n").unwrap();
+    let csv = workload_csv(
+        dir.path(),
+        "w.csv",
+        "0,f,0,c100000,128,\n1,f,1000000,c100000,128,\n",
+    );
+    let run = |server: &str| {
+        let out = ok(&[
+            "cluster",
+            "simulate",
+            "--workload",
+            csv.to_str().unwrap(),
+            "--table",
+            table.to_str().unwrap(),
+            "--servers",
+            "1",
+            "--cores",
+            "2",
+            "--memory-gb",
+            "1",
+            "--keep-alive",
+            "lru",
+            "--policy",
+            "round-robin",
+            "--server",
+            server,
+            "--json",
+        ]);
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let s = run("node:sledgescale");
+    assert_eq!(s["settings"]["server"], "node:sledgescale");
+    assert_eq!(s["settings"]["node"]["dispatchers"], 1);
+    assert_eq!(s["settings"]["node"]["workers"], 2);
+    let r = row(&s, "round-robin");
+    assert_eq!((&r["finished"], &r["cold_starts"]), (&2.into(), &1.into()));
+    let increase = r["global_increase"].as_f64().unwrap();
+    assert!(increase > 1.0 && increase < 1.001, "{r}");
+    assert_eq!(r["node_miss_ratio"], 0.0);
+    assert_eq!(r["node_dropped"], 0);
+    assert_eq!(r["node_preemptions"], 0.0);
+    let ps = run("ps");
+    assert!(ps["settings"].get("server").is_none(), "{}", ps["settings"]);
+    assert!(row(&ps, "round-robin").get("node_miss_ratio").is_none());
+}
+
 #[test]
 fn bad_input_is_refused_naming_it() {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 10] = [
         (&["--policy", "ch-rlu,nope"], "`nope`"),
         (&["--keep-alive", "fifo"], "`fifo`"),
         (&["--workload", "/nonexistent.csv"], "/nonexistent.csv"),
         (&["--memory-gb", "0"], "--memory-gb"),
         (&["--servers", "0"], "server"),
+        (&["--server", "fifo"], "ps or node:POLICY"),
+        (&["--server", "node:nope"], "`nope`"),
+        (&["--server", "node:darc"], "reservations"),
+        (
+            &["--server", "node:sledgescale", "--node-dispatchers", "3"],
+            "--node-dispatchers 3",
+        ),
+        (
+            &["--server", "node:sledgescale", "--contention", "0.1"],
+            "--contention",
+        ),
     ];
     for (extra, expect) in cases {
         let mut args = vec!["cluster", "simulate", "--seconds", "10"];

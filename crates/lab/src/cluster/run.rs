@@ -4,28 +4,35 @@
 
 use super::catalog::{Contender, KEEP_ALIVES, KeepAliveSpec, keep_alive};
 use crate::interrupt;
+use crate::node::catalog::{Knowledge, NODE_CATALOG, NodePolicy, node_policies};
 use anyhow::{Context, Result, anyhow, bail};
 use faasched_model::cluster::{
-    Choice, FunctionProfile, Invocation, InvocationInfo, InvocationOutcome, Route, Servers,
+    Choice, FunctionProfile, Invocation, InvocationInfo, InvocationOutcome, Route, ServerId,
+    Servers,
 };
+use faasched_model::node::Dispatch;
 use faasched_model::{FunctionId, MS, SEC, Time};
+use faasched_policy::node::{Admission, PreemptTest};
 use faasched_report::cluster::{
     ClusterRow, ClusterSummary, ClusterUsage, Collector, DecisionTimes, LoadPoint,
 };
 use faasched_sim::cluster::{
-    ClientCall, Clients, ClusterConfig, ClusterError, ClusterSink, ClusterStats,
+    self, ClientCall, Clients, ClusterConfig, ClusterError, ClusterSink, ClusterStats, NodeServers,
 };
 pub use faasched_sim::cluster::{ColdStart, Loads};
+use faasched_sim::node::NodeConfig;
 use faasched_workload::cluster::{
     AzureFunctions, AzureOptions, AzureParams, AzureTrace, BoostSpec, Boosts, ClosedLoop,
     FileInvocations, FunctionTable, Ramp, RateProfile, Weights, fitted_rates_per_minute,
 };
-use faasched_workload::node::Length;
+use faasched_workload::node::{DEFAULT_DEADLINE_FACTOR, Length};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use std::fmt;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 use std::time::Instant;
 
 /// The synthetic Azure-like population, open loop.
@@ -83,7 +90,8 @@ pub struct ClusterOptions {
     /// Servers
     #[arg(long, default_value_t = 8)]
     pub servers: u32,
-    /// Cores per server, shared by the invocations, each capped at one
+    /// Cores per server, shared by the invocations, each capped at one (a
+    /// node server's workers)
     #[arg(long, default_value_t = 16)]
     pub cores: u32,
     /// Memory per server for containers, GB
@@ -145,6 +153,105 @@ pub struct ClusterOptions {
     #[arg(long, default_value_t = 0.0)]
     #[serde(default)]
     pub transport_ms: f64,
+    /// What runs each server's invocations: `ps` (its cores shared by
+    /// processor sharing, each invocation capped at one core) or
+    /// `node:POLICY` (a node simulator's dispatchers and workers under a
+    /// node policy, paying its mechanisms' default costs)
+    #[arg(long, default_value = "ps", long_help = server_help())]
+    #[serde(
+        default,
+        with = "crate::text",
+        skip_serializing_if = "ServerModel::is_ps"
+    )]
+    pub server: ServerModel,
+    /// Dispatchers of each node server (with --server node:POLICY), each
+    /// with --cores / --node-dispatchers workers
+    #[arg(long, default_value_t = 1)]
+    #[serde(default = "one_dispatcher", skip_serializing_if = "is_one_dispatcher")]
+    pub node_dispatchers: u32,
+}
+
+fn server_help() -> String {
+    let mut help = String::from(
+        "What runs each server's invocations: `ps`, its cores shared by processor sharing (each \
+         invocation capped at one core), or `node:POLICY`, a node simulator's dispatchers \
+         (--node-dispatchers) and workers (one per core) under a node policy, paying its \
+         mechanisms' default costs (docs/NODE.md); an invocation reaches the node when it \
+         starts, its deadline 10 times its function's warm time. Node policies:\n",
+    );
+    for p in NODE_CATALOG
+        .entries
+        .iter()
+        .filter(|p| p.needs_a_profile().is_none())
+    {
+        help.push_str(&format!("\n  node:{}: {}", p.name, p.about));
+    }
+    help
+}
+
+fn one_dispatcher() -> u32 {
+    1
+}
+
+fn is_one_dispatcher(n: &u32) -> bool {
+    *n == 1
+}
+
+/// What runs each server's invocations (`--server`).
+#[derive(Clone, Copy, Debug, Default)]
+pub enum ServerModel {
+    /// Its cores shared by processor sharing.
+    #[default]
+    Ps,
+    /// A node engine under this node policy.
+    Node(NodePolicy),
+}
+
+impl ServerModel {
+    /// Whether it is processor sharing.
+    pub fn is_ps(&self) -> bool {
+        matches!(self, ServerModel::Ps)
+    }
+}
+
+impl PartialEq for ServerModel {
+    fn eq(&self, other: &ServerModel) -> bool {
+        match (self, other) {
+            (ServerModel::Ps, ServerModel::Ps) => true,
+            (ServerModel::Node(a), ServerModel::Node(b)) => a.name() == b.name(),
+            _ => false,
+        }
+    }
+}
+
+impl FromStr for ServerModel {
+    type Err = anyhow::Error;
+
+    /// `ps` or `node:POLICY`.
+    fn from_str(s: &str) -> Result<ServerModel> {
+        if s == "ps" {
+            return Ok(ServerModel::Ps);
+        }
+        let Some(name) = s.strip_prefix("node:") else {
+            bail!("{s}: give ps or node:POLICY (node:sledgescale, say)");
+        };
+        let [policy] = node_policies(&[name.to_string()])?[..] else {
+            bail!("{s}: give one node policy");
+        };
+        if let Some(why) = policy.spec.needs_a_profile() {
+            bail!("{s}: {why}");
+        }
+        Ok(ServerModel::Node(policy))
+    }
+}
+
+impl fmt::Display for ServerModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServerModel::Ps => f.write_str("ps"),
+            ServerModel::Node(p) => write!(f, "node:{}", p.name()),
+        }
+    }
 }
 
 impl Default for ClusterOptions {
@@ -173,6 +280,8 @@ impl Default for ClusterOptions {
             cold_start: ColdStart::Cpu,
             memory_wait_s: c.memory_wait.unwrap_or(0) as f64 / SEC as f64,
             transport_ms: 0.0,
+            server: ServerModel::Ps,
+            node_dispatchers: one_dispatcher(),
         }
     }
 }
@@ -248,6 +357,10 @@ pub struct ClusterSetup {
     pub keep_alive: &'static KeepAliveSpec,
     /// Seed of the routers' draws (and the clients').
     pub seed: u64,
+    /// What runs each server's invocations.
+    pub server: ServerModel,
+    /// Each node server's shape (with node servers).
+    pub node: NodeConfig,
 }
 
 impl ClusterOptions {
@@ -315,10 +428,33 @@ impl ClusterOptions {
         };
         Ok(ClusterSetup {
             workload,
+            node: self.node_config(&config)?,
             config,
             keep_alive,
             seed: self.seed,
+            server: self.server,
         })
+    }
+
+    /// Each node server's shape: --node-dispatchers groups splitting the
+    /// cores, the node simulator's default costs.
+    fn node_config(&self, config: &ClusterConfig) -> Result<NodeConfig> {
+        let d = self.node_dispatchers;
+        if d == 0 || !config.cores.is_multiple_of(d) {
+            bail!(
+                "--node-dispatchers {d}: give a number that divides the {} cores of a server",
+                config.cores
+            );
+        }
+        if !self.server.is_ps() && config.contention != 0.0 {
+            bail!(
+                "--contention {}: node servers charge their mechanisms' costs instead; give 0 \
+                 with --server {}",
+                config.contention,
+                self.server
+            );
+        }
+        Ok(NodeConfig::new(d as usize, (config.cores / d) as usize))
     }
 
     fn config(&self) -> Result<ClusterConfig> {
@@ -475,12 +611,57 @@ impl ClusterSetup {
             "cold_start": c.cold_start,
             "memory_wait_s": c.memory_wait.map(|w| w as f64 / SEC as f64),
         });
-        // Only where set: runs without a transport describe themselves as
-        // before it existed.
+        // Only where set: runs without a transport, or on processor-sharing
+        // servers, describe themselves as before either existed.
         if c.transport > 0 {
             settings["transport_ms"] = json!(c.transport as f64 / MS as f64);
         }
+        if let ServerModel::Node(_) = self.server {
+            settings["server"] = json!(self.server.to_string());
+            settings["node"] = json!({
+                "dispatchers": self.node.dispatchers,
+                "workers": self.node.workers,
+                "deadline_factor": DEFAULT_DEADLINE_FACTOR,
+                "costs": self.node.costs,
+            });
+        }
         settings
+    }
+
+    /// Node servers handing server `s` the policies `built[s]`.
+    fn node_servers<'a>(
+        &self,
+        built: &'a mut [NodePolicies],
+    ) -> NodeServers<impl FnMut(ServerId) -> NodePolicies + 'a> {
+        NodeServers {
+            config: self.node.clone(),
+            deadline_factor: DEFAULT_DEADLINE_FACTOR,
+            policies: |s: ServerId| {
+                built
+                    .get_mut(s.0 as usize)
+                    .map(std::mem::take)
+                    .unwrap_or_default()
+            },
+        }
+    }
+
+    /// Every server's node policies, one per dispatcher, under `policy`.
+    fn node_policies(&self, policy: NodePolicy) -> Result<Vec<NodePolicies>> {
+        let k = Knowledge {
+            workers: self.node.workers as u32,
+            preempt_test: PreemptTest::Paper,
+            darc_types: Vec::new(),
+            darc_paper: None,
+            stretch: 1,
+            admission: Admission::default(),
+        };
+        (0..self.config.servers)
+            .map(|_| {
+                (0..self.node.dispatchers)
+                    .map(|_| policy.build(&k))
+                    .collect()
+            })
+            .collect()
     }
 
     /// An open-loop workload's invocations, from their start (a closed
@@ -522,6 +703,12 @@ impl ClusterSetup {
             route: &mut *route,
             times: DecisionTimes::new(),
         };
+        let mut nodes = match self.server {
+            ServerModel::Ps => None,
+            ServerModel::Node(policy) => Some(self.node_policies(policy)?),
+        };
+        let node_servers = |built| self.node_servers(built);
+        let config = &self.config;
         let stats = match &self.workload {
             ClusterWorkload::Closed { clients, until, .. } => {
                 let mut clients = Locust {
@@ -530,14 +717,25 @@ impl ClusterSetup {
                     until: *until,
                     rng: Pcg64::seed_from_u64(self.seed),
                 };
-                let r = faasched_sim::cluster::run_closed(
-                    &self.config,
-                    &mut route,
-                    keep,
-                    profiles,
-                    &mut clients,
-                    &mut sink,
-                );
+                let r = match &mut nodes {
+                    None => cluster::run_closed(
+                        config,
+                        &mut route,
+                        keep,
+                        profiles,
+                        &mut clients,
+                        &mut sink,
+                    ),
+                    Some(built) => cluster::run_closed_nodes(
+                        config,
+                        &mut route,
+                        keep,
+                        node_servers(built),
+                        profiles,
+                        &mut clients,
+                        &mut sink,
+                    ),
+                };
                 r.map_err(|e| failed(name, e))?
             }
             ClusterWorkload::Azure { .. }
@@ -545,14 +743,18 @@ impl ClusterSetup {
             | ClusterWorkload::File { .. }
             | ClusterWorkload::Rising { .. } => {
                 let stream = self.invocations()?;
-                let r = faasched_sim::cluster::run(
-                    &self.config,
-                    &mut route,
-                    keep,
-                    profiles,
-                    stream,
-                    &mut sink,
-                );
+                let r = match &mut nodes {
+                    None => cluster::run(config, &mut route, keep, profiles, stream, &mut sink),
+                    Some(built) => cluster::run_nodes(
+                        config,
+                        &mut route,
+                        keep,
+                        node_servers(built),
+                        profiles,
+                        stream,
+                        &mut sink,
+                    ),
+                };
                 r.map_err(|e| failed(name, e))?
             }
         };
@@ -563,6 +765,9 @@ impl ClusterSetup {
         })
     }
 }
+
+/// One node server's policies, one per dispatcher.
+type NodePolicies = Vec<Box<dyn Dispatch + Send>>;
 
 /// A run's error as the user reads it: an interruption as the process's,
 /// anything else under the router's name.

@@ -115,6 +115,18 @@ static SPECS: &[NodeSpec] = &[
     },
 ];
 
+impl NodeSpec {
+    /// Why it cannot decide for a cluster's servers, if it cannot: DARC
+    /// plans its reservations from a node workload's request types, which
+    /// a server fed by a router has not profiled.
+    pub fn needs_a_profile(&self) -> Option<&'static str> {
+        matches!(self.kind, Kind::Darc | Kind::DarcPaper).then_some(
+            "DARC plans its reservations from a node workload's request types; a cluster's \
+             servers have none to plan from",
+        )
+    }
+}
+
 impl Entry for NodeSpec {
     fn name(&self) -> &'static str {
         self.name

@@ -33,6 +33,34 @@ pub struct Collector {
     /// Exact sum of the slowdowns, for the global increase.
     slowdown_sum: f64,
     functions: BTreeMap<FunctionId, FunctionAcc>,
+    node: Option<NodeSummary>,
+}
+
+/// What node servers measured of the invocations that reached one (see
+/// the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeSummary {
+    /// Invocations that started on a node server.
+    pub reached: u64,
+    /// Of those, finished after their deadline on the node, or dropped by
+    /// its policy.
+    pub missed: u64,
+    /// Of those, dropped by the node's policy.
+    pub dropped: u64,
+    /// Times they were taken off a worker before they finished.
+    pub preemptions: u64,
+}
+
+impl NodeSummary {
+    /// missed / reached.
+    pub fn miss_ratio(&self) -> Option<f64> {
+        (self.reached > 0).then(|| self.missed as f64 / self.reached as f64)
+    }
+
+    /// preemptions / reached.
+    pub fn preemptions_per_invocation(&self) -> Option<f64> {
+        (self.reached > 0).then(|| self.preemptions as f64 / self.reached as f64)
+    }
 }
 
 /// What a policy's run measured (see the module docs).
@@ -57,6 +85,8 @@ pub struct ClusterSummary {
     /// Each function's mean slowdown, over the functions with a finished
     /// invocation; `None` if none.
     pub function_slowdown: Option<Stats>,
+    /// Node servers' measures; `None` where no outcome came from one.
+    pub node: Option<NodeSummary>,
 }
 
 impl ClusterSummary {
@@ -83,12 +113,20 @@ impl Collector {
             slowdown: Histogram::new(),
             slowdown_sum: 0.0,
             functions: BTreeMap::new(),
+            node: None,
         }
     }
 
     /// Records one outcome, finished or dropped.
     pub fn record(&mut self, o: &InvocationOutcome) {
         self.invocations += 1;
+        if let Some(place) = o.node {
+            let node = self.node.get_or_insert_default();
+            node.reached += 1;
+            node.missed += u64::from(place.missed);
+            node.dropped += u64::from(o.dropped());
+            node.preemptions += u64::from(place.preemptions);
+        }
         let (Some(latency), Some(slowdown)) = (o.latency(), o.slowdown()) else {
             self.dropped += 1;
             return;
@@ -127,6 +165,7 @@ impl Collector {
             slowdown: Stats::of(&self.slowdown, SLOWDOWN_ONE as f64),
             global_increase: (finished > 0).then(|| self.slowdown_sum / finished as f64 - 1.0),
             function_slowdown: Stats::of_sorted(&per_function),
+            node: self.node,
         }
     }
 }

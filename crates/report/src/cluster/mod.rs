@@ -24,7 +24,12 @@
 //! 5. **function slowdown**: each function's mean slowdown, and their
 //!    distribution over the functions, each counted once (Fig. 12's
 //!    "median function slowdown"): mean, p50, p99, p99.9, max.
-//! 6. **decision time**: the wall-clock time of the router's decisions
+//! 6. **node servers** (where a node engine runs each server's work under a
+//!    node policy): of the invocations that started on a server, the share
+//!    that **missed** their deadline there (finished after it, or dropped
+//!    by the node's policy), the node's **drops**, and **preemptions** per
+//!    invocation ([`NodeSummary`]); absent where servers share their cores;
+//! 7. **decision time**: the wall-clock time of the router's decisions
 //!    ([`DecisionTimes`]), the one measure that differs between two runs
 //!    of the same seed: it goes to `timing.json`, never into the files
 //!    above.
@@ -71,7 +76,7 @@ mod output;
 mod timing;
 
 pub use html::{render_cluster_html, write_cluster_report};
-pub use metrics::{ClusterSummary, Collector};
+pub use metrics::{ClusterSummary, Collector, NodeSummary};
 pub use output::{
     CLUSTER_SCHEMA_VERSION, ClusterRow, ClusterUsage, LoadPoint, cluster_json,
     render_cluster_table, write_cluster_outputs,

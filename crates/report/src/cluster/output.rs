@@ -100,6 +100,18 @@ pub struct ClusterRow {
     pub utilisation_mean: Option<f64>,
     /// The busiest server's utilisation.
     pub utilisation_max: Option<f64>,
+    /// Of the invocations that started on a node server, the share that
+    /// missed their deadline there (finished late or dropped by its
+    /// policy); only with node servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_miss_ratio: Option<f64>,
+    /// Invocations a node server's policy dropped; only with node servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_dropped: Option<u64>,
+    /// Preemptions per invocation that started on a node server; only with
+    /// node servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_preemptions: Option<f64>,
     /// The loads over time, as in [`ClusterUsage::load_series`]: for
     /// `report.html` only, so neither summary.json nor summary.csv has it.
     #[serde(skip)]
@@ -135,6 +147,9 @@ impl ClusterRow {
             load_variance: usage.load_variance,
             utilisation_mean: (!u.is_empty()).then(|| u.iter().sum::<f64>() / u.len() as f64),
             utilisation_max: u.iter().copied().reduce(f64::max),
+            node_miss_ratio: summary.node.and_then(|n| n.miss_ratio()),
+            node_dropped: summary.node.map(|n| n.dropped),
+            node_preemptions: summary.node.and_then(|n| n.preemptions_per_invocation()),
             load_series: usage.load_series.clone(),
         }
     }
@@ -213,6 +228,41 @@ pub fn render_cluster_table(rows: &[ClusterRow]) -> String {
         out.push_str(&table::aligned(cells, &widths));
         out.push('\n');
     }
+    if rows.iter().any(|r| r.node_dropped.is_some()) {
+        out.push_str(&render_node_table(rows));
+    }
+    out
+}
+
+/// The node servers' columns, below the main table.
+const NODE_HEADER: [&str; 4] = ["policy", "miss_%", "node_drops", "preempt"];
+
+const NODE_LEGEND: &str = "\
+node servers: miss_%: of the invocations that started on a server, finished after their deadline
+there or dropped by its node policy; node_drops: dropped by it; preempt: preemptions per invocation
+";
+
+/// The rows' node measures as a table with a legend ("-" for a row
+/// without node servers).
+fn render_node_table(rows: &[ClusterRow]) -> String {
+    let mut lines = vec![NODE_HEADER.map(String::from)];
+    for r in rows {
+        lines.push([
+            r.policy.clone(),
+            r.node_miss_ratio
+                .map_or_else(|| "-".to_string(), |v| format!("{:.2}", v * 100.0)),
+            r.node_dropped
+                .map_or_else(|| "-".to_string(), |v| v.to_string()),
+            r.node_preemptions
+                .map_or_else(|| "-".to_string(), |v| format!("{v:.3}")),
+        ]);
+    }
+    let widths = table::widths(lines.iter());
+    let mut out = format!("\n{NODE_LEGEND}");
+    for cells in &lines {
+        out.push_str(&table::aligned(cells, &widths));
+        out.push('\n');
+    }
     out
 }
 
@@ -249,6 +299,68 @@ mod tests {
         let json = cluster_json(&json!({"servers": 8}), &[row]);
         assert_eq!(json["schema_version"], CLUSTER_SCHEMA_VERSION);
         assert_eq!(json["policies"][0]["global_increase"], Value::Null);
+    }
+
+    #[test]
+    fn node_measures_get_their_own_table_only_with_node_servers() {
+        use faasched_model::cluster::{
+            FunctionProfile, InvocationId, InvocationInfo, InvocationOutcome, NodePlace, ServerId,
+        };
+        use faasched_model::{FunctionId, MS};
+        let usage = ClusterUsage {
+            dropped_for_memory: 0,
+            evictions: 0,
+            memory_waits: 0,
+            memory_wait_s: 0.0,
+            load_variance: 0.0,
+            utilisation: vec![0.5],
+            load_series: Vec::new(),
+        };
+        let outcome =
+            |id: u64, finish: Option<u64>, missed: bool, preemptions: u32| InvocationOutcome {
+                info: InvocationInfo {
+                    id: InvocationId(id),
+                    arrival: 0,
+                    profile: FunctionProfile {
+                        function: FunctionId(0),
+                        memory_mb: 128,
+                        warm: MS,
+                        cold: MS,
+                    },
+                },
+                work: MS,
+                server: Some(ServerId(0)),
+                cold: false,
+                finish,
+                node: Some(NodePlace {
+                    dispatcher: 0,
+                    worker: None,
+                    first_run: None,
+                    preemptions,
+                    missed,
+                }),
+            };
+        let mut c = Collector::new("ch-rlu");
+        // Four reached the node: one late, one dropped by it; three
+        // preemptions in all.
+        c.record(&outcome(0, Some(MS), false, 0));
+        c.record(&outcome(1, Some(20 * MS), true, 2));
+        c.record(&outcome(2, None, true, 0));
+        c.record(&outcome(3, Some(2 * MS), false, 1));
+        let row = ClusterRow::new(&c.finish(), &usage);
+        assert_eq!(row.node_miss_ratio, Some(0.5));
+        assert_eq!(row.node_dropped, Some(1));
+        assert_eq!(row.node_preemptions, Some(0.75));
+        let table = render_cluster_table(std::slice::from_ref(&row));
+        let last = table.lines().last().unwrap();
+        assert!(table.contains("node servers:"), "{table}");
+        assert_eq!(
+            last.split_whitespace().collect::<Vec<_>>(),
+            ["ch-rlu", "50.00", "1", "0.750"]
+        );
+        let ps = ClusterRow::new(&Collector::new("random").finish(), &usage);
+        assert_eq!(ps.node_dropped, None);
+        assert!(!render_cluster_table(&[ps]).contains("node servers"));
     }
 
     #[test]
