@@ -90,12 +90,10 @@ fn every_default_router_sees_the_same_invocations_and_a_run_repeats() {
     }
 }
 
-/// One function (warm 100 ms, cold 300 ms) invoked at 0 and at 1 s on one
-/// server of one core: the first starts cold (200 ms of extra CPU, then its
-/// 100 ms: slowdown 3), the second reuses the container (slowdown 1). The
-/// global latency increase is (3 + 1) / 2 − 1 = 100%.
-#[test]
-fn a_workload_csv_over_a_table_runs_as_computed_by_hand() {
+/// summary.json of one function (warm 100 ms, cold 300 ms) invoked at 0
+/// and at 1 s on one server of `cores` cores, under round-robin and LRU,
+/// with `extra` flags.
+fn two_invocations(cores: &str, extra: &[&str]) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let table = dir.path().join("table.csv");
     std::fs::write(&table, "name,memory_mb,warm_ms,cold_ms\nf,128,100,300\n").unwrap();
@@ -104,7 +102,7 @@ fn a_workload_csv_over_a_table_runs_as_computed_by_hand() {
         "w.csv",
         "0,f,0,c100000,128,\n1,f,1000000,c100000,128,\n",
     );
-    let out = ok(&[
+    let mut args = vec![
         "cluster",
         "simulate",
         "--workload",
@@ -114,7 +112,7 @@ fn a_workload_csv_over_a_table_runs_as_computed_by_hand() {
         "--servers",
         "1",
         "--cores",
-        "1",
+        cores,
         "--memory-gb",
         "1",
         "--keep-alive",
@@ -122,8 +120,17 @@ fn a_workload_csv_over_a_table_runs_as_computed_by_hand() {
         "--policy",
         "round-robin",
         "--json",
-    ]);
-    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    ];
+    args.extend_from_slice(extra);
+    serde_json::from_slice(&ok(&args).stdout).unwrap()
+}
+
+/// On one core the first invocation starts cold (200 ms of extra CPU, then
+/// its 100 ms: slowdown 3), the second reuses the container (slowdown 1).
+/// The global latency increase is (3 + 1) / 2 − 1 = 100%.
+#[test]
+fn a_workload_csv_over_a_table_runs_as_computed_by_hand() {
+    let s = two_invocations("1", &[]);
     let r = row(&s, "round-robin");
     assert_eq!(r["finished"], 2);
     assert_eq!(r["cold_starts"], 1);
@@ -138,46 +145,14 @@ fn a_workload_csv_over_a_table_runs_as_computed_by_hand() {
     );
 }
 
-/// The same two invocations on a node server under SledgeScale: each runs
-/// as it did on a shared core, plus the node's mechanisms' costs (µs
-/// against 100 ms), well within its deadline of 10 × 100 ms; the settings
-/// name the server and the node's shape, and a processor-sharing run's do
-/// not.
+/// The same two invocations on a node server of two workers under
+/// SledgeScale: each runs as it did on a shared core, plus the node's
+/// mechanisms' costs (µs against 100 ms), well within its deadline of 10 ×
+/// 100 ms; the settings name the server and the node's shape, and a
+/// processor-sharing run's do not.
 #[test]
 fn a_workload_csv_runs_on_a_node_server_with_the_nodes_measures() {
-    let dir = tempfile::tempdir().unwrap();
-    let table = dir.path().join("table.csv");
-    std::fs::write(&table, "name,memory_mb,warm_ms,cold_ms\nf,128,100,300\n").unwrap();
-    let csv = workload_csv(
-        dir.path(),
-        "w.csv",
-        "0,f,0,c100000,128,\n1,f,1000000,c100000,128,\n",
-    );
-    let run = |server: &str| {
-        let out = ok(&[
-            "cluster",
-            "simulate",
-            "--workload",
-            csv.to_str().unwrap(),
-            "--table",
-            table.to_str().unwrap(),
-            "--servers",
-            "1",
-            "--cores",
-            "2",
-            "--memory-gb",
-            "1",
-            "--keep-alive",
-            "lru",
-            "--policy",
-            "round-robin",
-            "--server",
-            server,
-            "--json",
-        ]);
-        serde_json::from_slice::<Value>(&out.stdout).unwrap()
-    };
-    let s = run("node:sledgescale");
+    let s = two_invocations("2", &["--server", "node:sledgescale"]);
     assert_eq!(s["settings"]["server"], "node:sledgescale");
     assert_eq!(s["settings"]["node"]["dispatchers"], 1);
     assert_eq!(s["settings"]["node"]["workers"], 2);
@@ -188,7 +163,7 @@ fn a_workload_csv_runs_on_a_node_server_with_the_nodes_measures() {
     assert_eq!(r["node_miss_ratio"], 0.0);
     assert_eq!(r["node_dropped"], 0);
     assert_eq!(r["node_preemptions"], 0.0);
-    let ps = run("ps");
+    let ps = two_invocations("2", &["--server", "ps"]);
     assert!(ps["settings"].get("server").is_none(), "{}", ps["settings"]);
     assert!(row(&ps, "round-robin").get("node_miss_ratio").is_none());
 }
