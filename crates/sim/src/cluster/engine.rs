@@ -1,5 +1,6 @@
 //! The cluster engine's state and its reactions to arrivals and timers; the
-//! loops that feed it are [`super::run`] and [`super::run_closed`].
+//! loops that feed it are `open_loop` and `closed_loop` in [`super`],
+//! behind [`super::run`], [`super::run_nodes`] and their closed-loop peers.
 
 use super::config::{ClusterConfig, ColdStart, Loads};
 use super::cores::{Cores, Done, Job};

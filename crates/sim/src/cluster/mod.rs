@@ -39,6 +39,9 @@
 //!    default) or as a delay that takes no core ([`ColdStart`]); either way
 //!    it counts in the load while it runs, as the kernel counts a
 //!    container's start (runnable or in D state).
+//!    With [`run_nodes`] a node engine runs each server's work instead
+//!    ([`NodeServers`]): an invocation arrives on its server's node when it
+//!    starts, and its node policy places, orders, preempts or drops it.
 //! 4. When its work is done the invocation finishes and its container is
 //!    idle ([`KeepAlive::on_idle`]) until reused, evicted, or expired
 //!    ([`KeepAlive::next_expiry`], [`KeepAlive::expired`]).
@@ -46,7 +49,7 @@
 //!    [`LOAD_FREQ`] into the 1-minute load average ([`LoadAvg`]); every
 //!    [`ClusterConfig::publish`] every server publishes that average over
 //!    its cores, as `uptime` prints it, and the router is told
-//!    ([`Route::on_loads`]). With [`ClusterConfig::fresh`] a server instead
+//!    ([`Route::on_loads`]). With [`Loads::Exact`] a server instead
 //!    publishes its exact load at every change.
 //! 6. Each outcome goes to the router ([`Route::on_finish`]) and the sink
 //!    once final, and a closed-loop client then sends its next invocation

@@ -91,7 +91,7 @@ pub struct ClusterStats {
     /// The loads as published every
     /// [`ClusterConfig::publish`](super::ClusterConfig::publish) while
     /// anything was left to run (with
-    /// [`ClusterConfig::fresh`](super::ClusterConfig::fresh), the exact
+    /// [`Loads::Exact`](super::Loads::Exact), the exact
     /// loads at each period's end).
     pub loads: LoadSeries,
 }
