@@ -30,3 +30,11 @@ pub(crate) fn aligned<const N: usize>(cells: &[String; N], widths: &[usize; N]) 
     text.truncate(text.trim_end().len());
     text
 }
+
+/// `rows` (the header first) as aligned lines, each ending in a newline.
+pub(crate) fn render<const N: usize>(rows: &[[String; N]]) -> String {
+    let widths = widths(rows);
+    rows.iter()
+        .map(|cells| aligned(cells, &widths) + "\n")
+        .collect()
+}

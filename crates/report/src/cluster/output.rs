@@ -202,10 +202,6 @@ of finished; load_var: mean variance of the published loads across servers; util
 
 /// The rows as an aligned text table with a legend.
 pub fn render_cluster_table(rows: &[ClusterRow]) -> String {
-    let fixed = |v: Option<f64>, decimals: usize| {
-        v.map_or_else(|| "-".to_string(), |v| format!("{v:.decimals$}"))
-    };
-    let percent = |v: Option<f64>| fixed(v.map(|v| v * 100.0), 2);
     let mut lines = vec![HEADER.map(String::from)];
     for r in rows {
         lines.push([
@@ -222,12 +218,7 @@ pub fn render_cluster_table(rows: &[ClusterRow]) -> String {
             percent(r.utilisation_mean),
         ]);
     }
-    let widths = table::widths(lines.iter());
-    let mut out = String::from(LEGEND);
-    for cells in &lines {
-        out.push_str(&table::aligned(cells, &widths));
-        out.push('\n');
-    }
+    let mut out = format!("{LEGEND}{}", table::render(&lines));
     if rows.iter().any(|r| r.node_dropped.is_some()) {
         out.push_str(&render_node_table(rows));
     }
@@ -249,21 +240,23 @@ fn render_node_table(rows: &[ClusterRow]) -> String {
     for r in rows {
         lines.push([
             r.policy.clone(),
-            r.node_miss_ratio
-                .map_or_else(|| "-".to_string(), |v| format!("{:.2}", v * 100.0)),
+            percent(r.node_miss_ratio),
             r.node_dropped
                 .map_or_else(|| "-".to_string(), |v| v.to_string()),
-            r.node_preemptions
-                .map_or_else(|| "-".to_string(), |v| format!("{v:.3}")),
+            fixed(r.node_preemptions, 3),
         ]);
     }
-    let widths = table::widths(lines.iter());
-    let mut out = format!("\n{NODE_LEGEND}");
-    for cells in &lines {
-        out.push_str(&table::aligned(cells, &widths));
-        out.push('\n');
-    }
-    out
+    format!("\n{NODE_LEGEND}{}", table::render(&lines))
+}
+
+/// `v` with `decimals` decimals, "-" without one.
+fn fixed(v: Option<f64>, decimals: usize) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("{v:.decimals$}"))
+}
+
+/// `v` as a percentage with two decimals, "-" without one.
+fn percent(v: Option<f64>) -> String {
+    fixed(v.map(|v| v * 100.0), 2)
 }
 
 #[cfg(test)]
