@@ -491,7 +491,7 @@ fn time_decisions(
                 server,
                 cold: false,
                 finish: server.map(|_| inv.arrival.saturating_add(inv.profile.warm)),
-                node: None,
+                inside: None,
             };
             match outcome.finish {
                 Some(_) => running.push(outcome),

@@ -391,7 +391,7 @@ fn outcomes(
             server,
             cold: r.answered() && r.cold == Some(true),
             finish: r.answered().then_some(r.done).flatten(),
-            node: None,
+            inside: None,
         });
     }
     (collector, nodes)

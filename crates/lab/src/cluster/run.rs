@@ -5,10 +5,12 @@
 use super::catalog::{Contender, KEEP_ALIVES, KeepAliveSpec, keep_alive};
 use crate::interrupt;
 use crate::node::catalog::{Knowledge, NODE_CATALOG, NodePolicy, node_policies};
+use crate::os::catalog::{CATALOG as OS_CATALOG, Policy as OsPolicy, Tuning};
+use crate::os::run::Kernel;
 use anyhow::{Context, Result, anyhow, bail};
 use faasched_model::cluster::{
-    Choice, FunctionProfile, Invocation, InvocationInfo, InvocationOutcome, Route, ServerId,
-    Servers,
+    Choice, FunctionProfile, Invocation, InvocationInfo, InvocationOutcome, KeepAlive, Route,
+    ServerId, Servers,
 };
 use faasched_model::node::Dispatch;
 use faasched_model::{FunctionId, MS, SEC, Time};
@@ -18,6 +20,7 @@ use faasched_report::cluster::{
 };
 use faasched_sim::cluster::{
     self, ClientCall, Clients, ClusterConfig, ClusterError, ClusterSink, ClusterStats, NodeServers,
+    OsServers, Shared,
 };
 pub use faasched_sim::cluster::{ColdStart, Loads};
 use faasched_sim::node::NodeConfig;
@@ -154,9 +157,11 @@ pub struct ClusterOptions {
     #[serde(default)]
     pub transport_ms: f64,
     /// What runs each server's invocations: `ps` (its cores shared by
-    /// processor sharing, each invocation capped at one core) or
+    /// processor sharing, each invocation capped at one core),
     /// `node:POLICY` (a node simulator's dispatchers and workers under a
-    /// node policy, paying its mechanisms' default costs)
+    /// node policy, paying its mechanisms' default costs) or `os:POLICY`
+    /// (the kernel model's cores under an OS policy, each invocation a
+    /// process)
     #[arg(long, default_value = "ps", long_help = server_help())]
     #[serde(
         default,
@@ -177,7 +182,10 @@ fn server_help() -> String {
          invocation capped at one core), or `node:POLICY`, a node simulator's dispatchers \
          (--node-dispatchers) and workers (one per core) under a node policy, paying its \
          mechanisms' default costs (docs/NODE.md); an invocation reaches the node when it \
-         starts, its deadline 10 times its function's warm time. Node policies:\n",
+         starts, its deadline 10 times its function's warm time; or `os:POLICY`, the kernel \
+         model's cores under an OS policy (docs/POLICIES.md), with the defaults of `faasched \
+         simulate`: an invocation is spawned as a process of one CPU burst when it starts. Node \
+         policies:\n",
     );
     for p in NODE_CATALOG
         .entries
@@ -185,6 +193,10 @@ fn server_help() -> String {
         .filter(|p| p.needs_a_profile().is_none())
     {
         help.push_str(&format!("\n  node:{}: {}", p.name, p.about));
+    }
+    help.push_str("\n\nOS policies:\n");
+    for p in OS_CATALOG.entries {
+        help.push_str(&format!("\n  os:{}: {}", p.name, p.about));
     }
     help
 }
@@ -205,6 +217,8 @@ pub enum ServerModel {
     Ps,
     /// A node engine under this node policy.
     Node(NodePolicy),
+    /// The kernel model under this OS policy, with its default parameters.
+    Os(OsPolicy),
 }
 
 impl ServerModel {
@@ -219,6 +233,7 @@ impl PartialEq for ServerModel {
         match (self, other) {
             (ServerModel::Ps, ServerModel::Ps) => true,
             (ServerModel::Node(a), ServerModel::Node(b)) => a.name() == b.name(),
+            (ServerModel::Os(a), ServerModel::Os(b)) => a.name() == b.name(),
             _ => false,
         }
     }
@@ -227,13 +242,18 @@ impl PartialEq for ServerModel {
 impl FromStr for ServerModel {
     type Err = anyhow::Error;
 
-    /// `ps` or `node:POLICY`.
+    /// `ps`, `node:POLICY` or `os:POLICY`.
     fn from_str(s: &str) -> Result<ServerModel> {
         if s == "ps" {
             return Ok(ServerModel::Ps);
         }
+        if let Some(name) = s.strip_prefix("os:") {
+            let policy =
+                OsPolicy::new(name, &Tuning::default()).map_err(|e| anyhow!("{s}: {e}"))?;
+            return Ok(ServerModel::Os(policy));
+        }
         let Some(name) = s.strip_prefix("node:") else {
-            bail!("{s}: give ps or node:POLICY (node:sledgescale, say)");
+            bail!("{s}: give ps, node:POLICY (node:sledgescale, say) or os:POLICY (os:cfs, say)");
         };
         let [policy] = node_policies(&[name.to_string()])?[..] else {
             bail!("{s}: give one node policy");
@@ -250,6 +270,7 @@ impl fmt::Display for ServerModel {
         match self {
             ServerModel::Ps => f.write_str("ps"),
             ServerModel::Node(p) => write!(f, "node:{}", p.name()),
+            ServerModel::Os(p) => write!(f, "os:{}", p.name()),
         }
     }
 }
@@ -448,8 +469,8 @@ impl ClusterOptions {
         }
         if !self.server.is_ps() && config.contention != 0.0 {
             bail!(
-                "--contention {}: node servers charge their mechanisms' costs instead; give 0 \
-                 with --server {}",
+                "--contention {}: node and OS servers charge their mechanisms' costs instead; \
+                 give 0 with --server {}",
                 config.contention,
                 self.server
             );
@@ -625,6 +646,14 @@ impl ClusterSetup {
                 "costs": self.node.costs,
             });
         }
+        if let ServerModel::Os(policy) = self.server {
+            settings["server"] = json!(self.server.to_string());
+            let mut kernel = Kernel::default().describe(c.cores as usize, self.seed);
+            if let Some(params) = policy.params_json() {
+                kernel["params"] = params;
+            }
+            settings["kernel"] = kernel;
+        }
         settings
     }
 
@@ -692,7 +721,6 @@ impl ClusterSetup {
         let mut route = contender.router.build(self.seed)?;
         let keep_alive = contender.keep_alive.unwrap_or(self.keep_alive);
         let keep = |_| keep_alive.build();
-        let profiles = self.table().profiles();
         let name = contender.name();
         let name = name.as_str();
         let mut sink = Recording {
@@ -703,59 +731,20 @@ impl ClusterSetup {
             route: &mut *route,
             times: DecisionTimes::new(),
         };
-        let mut nodes = match self.server {
-            ServerModel::Ps => None,
-            ServerModel::Node(policy) => Some(self.node_policies(policy)?),
-        };
-        let node_servers = |built| self.node_servers(built);
-        let config = &self.config;
-        let stats = match &self.workload {
-            ClusterWorkload::Closed { clients, until, .. } => {
-                let mut clients = Locust {
-                    clients,
-                    profiles,
-                    until: *until,
-                    rng: Pcg64::seed_from_u64(self.seed),
-                };
-                let r = match &mut nodes {
-                    None => cluster::run_closed(
-                        config,
-                        &mut route,
-                        keep,
-                        profiles,
-                        &mut clients,
-                        &mut sink,
-                    ),
-                    Some(built) => cluster::run_closed_nodes(
-                        config,
-                        &mut route,
-                        keep,
-                        node_servers(built),
-                        profiles,
-                        &mut clients,
-                        &mut sink,
-                    ),
-                };
-                r.map_err(|e| failed(name, e))?
+        let stats = match self.server {
+            ServerModel::Ps => self.drive(name, Shared, &mut route, keep, &mut sink)?,
+            ServerModel::Node(policy) => {
+                let mut built = self.node_policies(policy)?;
+                let servers = self.node_servers(&mut built);
+                self.drive(name, servers, &mut route, keep, &mut sink)?
             }
-            ClusterWorkload::Azure { .. }
-            | ClusterWorkload::Trace(_)
-            | ClusterWorkload::File { .. }
-            | ClusterWorkload::Rising { .. } => {
-                let stream = self.invocations()?;
-                let r = match &mut nodes {
-                    None => cluster::run(config, &mut route, keep, profiles, stream, &mut sink),
-                    Some(built) => cluster::run_nodes(
-                        config,
-                        &mut route,
-                        keep,
-                        node_servers(built),
-                        profiles,
-                        stream,
-                        &mut sink,
-                    ),
+            ServerModel::Os(policy) => {
+                let cores = self.config.cores as usize;
+                let servers = OsServers {
+                    config: Kernel::default().config(cores, self.seed, &policy)?,
+                    policies: |_| policy.steer(),
                 };
-                r.map_err(|e| failed(name, e))?
+                self.drive(name, servers, &mut route, keep, &mut sink)?
             }
         };
         Ok(ClusterRan {
@@ -763,6 +752,40 @@ impl ClusterSetup {
             stats,
             decisions: route.times,
         })
+    }
+}
+
+impl ClusterSetup {
+    /// Runs the workload through the cluster, every server's work run as
+    /// `servers` say.
+    /// Errors go under the router's `name`.
+    fn drive<V: cluster::Servers, K: KeepAlive + ?Sized>(
+        &self,
+        name: &str,
+        servers: V,
+        route: &mut impl Route,
+        keep: impl FnMut(ServerId) -> Box<K>,
+        sink: impl ClusterSink,
+    ) -> Result<ClusterStats> {
+        let profiles = self.table().profiles();
+        let config = &self.config;
+        match &self.workload {
+            ClusterWorkload::Closed { clients, until, .. } => {
+                let mut clients = Locust {
+                    clients,
+                    profiles,
+                    until: *until,
+                    rng: Pcg64::seed_from_u64(self.seed),
+                };
+                cluster::run_closed_on(config, route, keep, servers, profiles, &mut clients, sink)
+                    .map_err(|e| failed(name, e))
+            }
+            _ => {
+                let stream = self.invocations()?;
+                cluster::run_on(config, route, keep, servers, profiles, stream, sink)
+                    .map_err(|e| failed(name, e))
+            }
+        }
     }
 }
 

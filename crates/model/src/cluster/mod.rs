@@ -196,10 +196,49 @@ pub struct InvocationOutcome {
     pub cold: bool,
     /// When it finished; `None` if dropped.
     pub finish: Option<Time>,
-    /// Where it went inside its server, when a node engine runs the server
-    /// (dispatchers and workers under a node policy); `None` where the
-    /// server shares its cores or nothing sees inside it.
-    pub node: Option<NodePlace>,
+    /// Where it went inside its server, when a node engine or a kernel
+    /// model runs the server; `None` where the server shares its cores or
+    /// nothing sees inside it.
+    pub inside: Option<Inside>,
+}
+
+/// Where an invocation went inside its server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inside {
+    /// On a node server: its dispatcher, its worker, what its node policy
+    /// did with it.
+    Node(NodePlace),
+    /// On an OS server: how its process fared on the kernel's cores.
+    Os(OsPlace),
+}
+
+impl Inside {
+    /// Its place on a node server, if it ran on one.
+    pub fn node(&self) -> Option<&NodePlace> {
+        match self {
+            Inside::Node(n) => Some(n),
+            Inside::Os(_) => None,
+        }
+    }
+
+    /// Its place on an OS server, if it ran on one.
+    pub fn os(&self) -> Option<&OsPlace> {
+        match self {
+            Inside::Os(o) => Some(o),
+            Inside::Node(_) => None,
+        }
+    }
+}
+
+/// How an invocation's process fared on an OS server's kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OsPlace {
+    /// When it first ran on a core.
+    pub first_run: Time,
+    /// Switches away from it because it blocked or exited.
+    pub voluntary_switches: u64,
+    /// Switches away from it because something else took its core.
+    pub involuntary_switches: u64,
 }
 
 /// Where an invocation went inside a node server: its dispatcher, its
@@ -336,7 +375,7 @@ mod tests {
             server: Some(ServerId(1)),
             cold: true,
             finish: Some(1_400),
-            node: None,
+            inside: None,
         };
         assert_eq!(done.latency(), Some(400));
         assert_eq!(done.slowdown(), Some(4.0));

@@ -276,7 +276,7 @@ mod tests {
                         server,
                         cold: true,
                         finish,
-                        node: None,
+                        inside: None,
                     };
                     r.on_finish(now + 1, &outcome);
                 }

@@ -158,7 +158,7 @@ mod tests {
             server: Some(ServerId(order[0])),
             cold: true,
             finish: Some(200),
-            node: None,
+            inside: None,
         };
         r.on_finish(200, &done);
         assert_eq!(r.outstanding(ServerId(order[0])), 0);

@@ -5,7 +5,7 @@
 use crate::histogram::Histogram;
 use crate::stats::{SLOWDOWN_ONE, Stats, slowdown_fixed};
 use faasched_model::FunctionId;
-use faasched_model::cluster::InvocationOutcome;
+use faasched_model::cluster::{Inside, InvocationOutcome};
 use std::collections::BTreeMap;
 
 /// Latency is recorded in µs and reported in ms: divided by this.
@@ -34,6 +34,7 @@ pub struct Collector {
     slowdown_sum: f64,
     functions: BTreeMap<FunctionId, FunctionAcc>,
     node: Option<NodeSummary>,
+    os: Option<OsSummary>,
 }
 
 /// What node servers measured of the invocations that reached one (see
@@ -63,6 +64,33 @@ impl NodeSummary {
     }
 }
 
+/// What OS servers' kernels measured of the invocations that ran on one
+/// (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OsSummary {
+    /// Invocations that ran as a process on an OS server.
+    pub reached: u64,
+    /// Switches away from them because they exited (or blocked).
+    pub voluntary_switches: u64,
+    /// Switches away from them because something else took their core.
+    pub involuntary_switches: u64,
+}
+
+impl OsSummary {
+    /// involuntary switches / reached: how often the kernel preempted an
+    /// invocation.
+    pub fn preemptions_per_invocation(&self) -> Option<f64> {
+        (self.reached > 0).then(|| self.involuntary_switches as f64 / self.reached as f64)
+    }
+
+    /// All switches / reached.
+    pub fn switches_per_invocation(&self) -> Option<f64> {
+        (self.reached > 0).then(|| {
+            (self.voluntary_switches + self.involuntary_switches) as f64 / self.reached as f64
+        })
+    }
+}
+
 /// What a policy's run measured (see the module docs).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClusterSummary {
@@ -87,6 +115,8 @@ pub struct ClusterSummary {
     pub function_slowdown: Option<Stats>,
     /// Node servers' measures; `None` where no outcome came from one.
     pub node: Option<NodeSummary>,
+    /// OS servers' measures; `None` where no outcome came from one.
+    pub os: Option<OsSummary>,
 }
 
 impl ClusterSummary {
@@ -114,18 +144,28 @@ impl Collector {
             slowdown_sum: 0.0,
             functions: BTreeMap::new(),
             node: None,
+            os: None,
         }
     }
 
     /// Records one outcome, finished or dropped.
     pub fn record(&mut self, o: &InvocationOutcome) {
         self.invocations += 1;
-        if let Some(place) = o.node {
-            let node = self.node.get_or_insert_default();
-            node.reached += 1;
-            node.missed += u64::from(place.missed);
-            node.dropped += u64::from(o.dropped());
-            node.preemptions += u64::from(place.preemptions);
+        match o.inside {
+            Some(Inside::Node(place)) => {
+                let node = self.node.get_or_insert_default();
+                node.reached += 1;
+                node.missed += u64::from(place.missed);
+                node.dropped += u64::from(o.dropped());
+                node.preemptions += u64::from(place.preemptions);
+            }
+            Some(Inside::Os(place)) => {
+                let os = self.os.get_or_insert_default();
+                os.reached += 1;
+                os.voluntary_switches += place.voluntary_switches;
+                os.involuntary_switches += place.involuntary_switches;
+            }
+            None => {}
         }
         let (Some(latency), Some(slowdown)) = (o.latency(), o.slowdown()) else {
             self.dropped += 1;
@@ -166,6 +206,7 @@ impl Collector {
             global_increase: (finished > 0).then(|| self.slowdown_sum / finished as f64 - 1.0),
             function_slowdown: Stats::of_sorted(&per_function),
             node: self.node,
+            os: self.os,
         }
     }
 }
@@ -199,7 +240,7 @@ mod tests {
             server: latency_ms.map(|_| ServerId(0)),
             cold,
             finish: latency_ms.map(|l| 10 * MS + l * MS),
-            node: None,
+            inside: None,
         }
     }
 

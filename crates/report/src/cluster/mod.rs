@@ -29,6 +29,10 @@
 //!    that **missed** their deadline there (finished after it, or dropped
 //!    by the node's policy), the node's **drops**, and **preemptions** per
 //!    invocation ([`NodeSummary`]); absent where servers share their cores;
+//!    **OS servers** (where the kernel model runs each server's work under
+//!    an OS policy): context **switches** per invocation, and of them the
+//!    **preemptions**, the kernel taking an invocation's core away
+//!    ([`OsSummary`]);
 //! 7. **decision time**: the wall-clock time of the router's decisions
 //!    ([`DecisionTimes`]), the one measure that differs between two runs
 //!    of the same seed: it goes to `timing.json`, never into the files
@@ -76,7 +80,7 @@ mod output;
 mod timing;
 
 pub use html::{render_cluster_html, write_cluster_report};
-pub use metrics::{ClusterSummary, Collector, NodeSummary};
+pub use metrics::{ClusterSummary, Collector, NodeSummary, OsSummary};
 pub use output::{
     CLUSTER_SCHEMA_VERSION, ClusterRow, ClusterUsage, LoadPoint, cluster_json,
     render_cluster_table, write_cluster_outputs,

@@ -112,6 +112,14 @@ pub struct ClusterRow {
     /// node servers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_preemptions: Option<f64>,
+    /// Context switches per invocation that ran on an OS server (either
+    /// kind); only with OS servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os_switches: Option<f64>,
+    /// Involuntary switches (the kernel preempted it) per invocation that
+    /// ran on an OS server; only with OS servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os_preemptions: Option<f64>,
     /// The loads over time, as in [`ClusterUsage::load_series`]: for
     /// `report.html` only, so neither summary.json nor summary.csv has it.
     #[serde(skip)]
@@ -150,6 +158,8 @@ impl ClusterRow {
             node_miss_ratio: summary.node.and_then(|n| n.miss_ratio()),
             node_dropped: summary.node.map(|n| n.dropped),
             node_preemptions: summary.node.and_then(|n| n.preemptions_per_invocation()),
+            os_switches: summary.os.and_then(|o| o.switches_per_invocation()),
+            os_preemptions: summary.os.and_then(|o| o.preemptions_per_invocation()),
             load_series: usage.load_series.clone(),
         }
     }
@@ -222,6 +232,9 @@ pub fn render_cluster_table(rows: &[ClusterRow]) -> String {
     if rows.iter().any(|r| r.node_dropped.is_some()) {
         out.push_str(&render_node_table(rows));
     }
+    if rows.iter().any(|r| r.os_switches.is_some()) {
+        out.push_str(&render_os_table(rows));
+    }
     out
 }
 
@@ -247,6 +260,28 @@ fn render_node_table(rows: &[ClusterRow]) -> String {
         ]);
     }
     format!("\n{NODE_LEGEND}{}", table::render(&lines))
+}
+
+/// The OS servers' columns, below the main table.
+const OS_HEADER: [&str; 3] = ["policy", "switches", "preempt"];
+
+const OS_LEGEND: &str = "\
+OS servers: switches: context switches per invocation (an exit is one); preempt: of them, the
+kernel taking its core away
+";
+
+/// The rows' OS measures as a table with a legend ("-" for a row without
+/// OS servers).
+fn render_os_table(rows: &[ClusterRow]) -> String {
+    let mut lines = vec![OS_HEADER.map(String::from)];
+    for r in rows {
+        lines.push([
+            r.policy.clone(),
+            fixed(r.os_switches, 3),
+            fixed(r.os_preemptions, 3),
+        ]);
+    }
+    format!("\n{OS_LEGEND}{}", table::render(&lines))
 }
 
 /// `v` with `decimals` decimals, "-" without one.
@@ -297,7 +332,8 @@ mod tests {
     #[test]
     fn node_measures_get_their_own_table_only_with_node_servers() {
         use faasched_model::cluster::{
-            FunctionProfile, InvocationId, InvocationInfo, InvocationOutcome, NodePlace, ServerId,
+            FunctionProfile, Inside, InvocationId, InvocationInfo, InvocationOutcome, NodePlace,
+            ServerId,
         };
         use faasched_model::{FunctionId, MS};
         let usage = ClusterUsage {
@@ -325,13 +361,13 @@ mod tests {
                 server: Some(ServerId(0)),
                 cold: false,
                 finish,
-                node: Some(NodePlace {
+                inside: Some(Inside::Node(NodePlace {
                     dispatcher: 0,
                     worker: None,
                     first_run: None,
                     preemptions,
                     missed,
-                }),
+                })),
             };
         let mut c = Collector::new("ch-rlu");
         // Four reached the node: one late, one dropped by it; three
@@ -354,6 +390,71 @@ mod tests {
         let ps = ClusterRow::new(&Collector::new("random").finish(), &usage);
         assert_eq!(ps.node_dropped, None);
         assert!(!render_cluster_table(&[ps]).contains("node servers"));
+    }
+
+    #[test]
+    fn os_measures_get_their_own_table_only_with_os_servers() {
+        use faasched_model::cluster::{
+            FunctionProfile, Inside, InvocationId, InvocationInfo, InvocationOutcome, OsPlace,
+            ServerId,
+        };
+        use faasched_model::{FunctionId, MS};
+        let usage = ClusterUsage {
+            dropped_for_memory: 0,
+            evictions: 0,
+            memory_waits: 0,
+            memory_wait_s: 0.0,
+            load_variance: 0.0,
+            utilisation: vec![0.5],
+            load_series: Vec::new(),
+        };
+        let outcome = |id: u64, involuntary: u64| InvocationOutcome {
+            info: InvocationInfo {
+                id: InvocationId(id),
+                arrival: 0,
+                profile: FunctionProfile {
+                    function: FunctionId(0),
+                    memory_mb: 128,
+                    warm: MS,
+                    cold: MS,
+                },
+            },
+            work: MS,
+            server: Some(ServerId(0)),
+            cold: false,
+            finish: Some(2 * MS),
+            inside: Some(Inside::Os(OsPlace {
+                first_run: 0,
+                voluntary_switches: 1,
+                involuntary_switches: involuntary,
+            })),
+        };
+        let mut c = Collector::new("cfs");
+        // Two ran, each exiting once; three preemptions in all.
+        c.record(&outcome(0, 0));
+        c.record(&outcome(1, 3));
+        let row = ClusterRow::new(&c.finish(), &usage);
+        assert_eq!(
+            (row.os_switches, row.os_preemptions),
+            (Some(2.5), Some(1.5))
+        );
+        assert_eq!(row.node_dropped, None);
+        let table = render_cluster_table(std::slice::from_ref(&row));
+        assert!(
+            table.contains("OS servers:") && !table.contains("node servers"),
+            "{table}"
+        );
+        assert_eq!(
+            table
+                .lines()
+                .last()
+                .unwrap()
+                .split_whitespace()
+                .collect::<Vec<_>>(),
+            ["cfs", "2.500", "1.500"]
+        );
+        let ps = ClusterRow::new(&Collector::new("random").finish(), &usage);
+        assert!(!render_cluster_table(&[ps]).contains("OS servers"));
     }
 
     #[test]

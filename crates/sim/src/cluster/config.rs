@@ -197,15 +197,15 @@ pub enum ConfigError {
     Contention(f64),
     /// A transport above [`MAX_TRANSPORT`].
     Transport(Nanos),
-    /// Node servers ([`NodeServers`](super::NodeServers)) that do not fit
-    /// the cluster.
-    Node(NodeShape),
+    /// Node or OS servers ([`NodeServers`](super::NodeServers),
+    /// [`OsServers`](super::OsServers)) that do not fit the cluster.
+    Server(ServerShape),
 }
 
-/// Why node servers do not fit a cluster.
+/// Why node or OS servers do not fit a cluster.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
-pub enum NodeShape {
+pub enum ServerShape {
     /// Dispatchers × workers are not the cores of a server.
     Cores {
         /// Dispatchers per node.
@@ -215,19 +215,29 @@ pub enum NodeShape {
         /// Cores per server.
         cores: u32,
     },
-    /// A contention γ: a node charges its mechanisms' costs instead.
+    /// A contention γ: a node or a kernel charges its mechanisms' costs
+    /// instead.
     Contention(f64),
     /// A deadline factor not above 0, above
     /// [`MAX_DEADLINE_FACTOR`](super::MAX_DEADLINE_FACTOR), or not a number.
     DeadlineFactor(f64),
     /// The node's own configuration, or its policies, cannot run.
     Node(crate::node::ConfigError),
+    /// The kernel's cores are not the cores of a server.
+    KernelCores {
+        /// Cores of the kernel model.
+        kernel: usize,
+        /// Cores per server.
+        cores: u32,
+    },
+    /// The kernel's own configuration cannot run.
+    Kernel(crate::os::ConfigError),
 }
 
-impl std::fmt::Display for NodeShape {
+impl std::fmt::Display for ServerShape {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            NodeShape::Cores {
+            ServerShape::Cores {
                 dispatchers,
                 workers,
                 cores,
@@ -236,17 +246,22 @@ impl std::fmt::Display for NodeShape {
                 "a node of {dispatchers} dispatchers × {workers} workers does not have the \
                  {cores} cores of a server"
             ),
-            NodeShape::Contention(g) => write!(
+            ServerShape::Contention(g) => write!(
                 f,
-                "contention γ = {g} with node servers: a node charges its mechanisms' costs \
-                 instead; give 0"
+                "contention γ = {g} with node or OS servers: they charge their mechanisms' \
+                 costs instead; give 0"
             ),
-            NodeShape::DeadlineFactor(k) => write!(
+            ServerShape::DeadlineFactor(k) => write!(
                 f,
                 "deadline factor {k} is out of range (0, {}]",
                 super::MAX_DEADLINE_FACTOR
             ),
-            NodeShape::Node(e) => write!(f, "node servers: {e}"),
+            ServerShape::Node(e) => write!(f, "node servers: {e}"),
+            ServerShape::KernelCores { kernel, cores } => write!(
+                f,
+                "a kernel of {kernel} cores does not have the {cores} cores of a server"
+            ),
+            ServerShape::Kernel(e) => write!(f, "OS servers: {e}"),
         }
     }
 }
@@ -269,7 +284,7 @@ impl std::fmt::Display for ConfigError {
             ConfigError::Transport(t) => {
                 write!(f, "transport {t} ns is above {MAX_TRANSPORT} ns")
             }
-            ConfigError::Node(e) => e.fmt(f),
+            ConfigError::Server(e) => e.fmt(f),
         }
     }
 }

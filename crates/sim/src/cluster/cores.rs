@@ -1,17 +1,19 @@
 //! One server's cores as the cluster engine drives them ([`Cores`]): shared
-//! by processor sharing ([`Ps`](super::ps::Ps)), or run by a node engine's
+//! by processor sharing ([`Ps`](super::ps::Ps)), run by a node engine's
 //! dispatchers and workers under a node policy
-//! ([`NodeCores`](super::node::NodeCores)). The engine keeps containers,
+//! ([`NodeCores`](super::node::NodeCores)), or by the kernel model under an
+//! OS policy ([`OsCores`](super::os::OsCores)). The engine keeps containers,
 //! memory, cold starts and loads; the cores only run the work it hands
 //! them and say when each piece is done.
 
-use crate::node::NodeStats;
-use faasched_model::cluster::{InvocationId, NodePlace};
+use super::config::{ClusterConfig, ConfigError};
+use super::outcome::InsideStats;
+use faasched_model::cluster::{Inside, InvocationId};
 use faasched_model::{FunctionId, Nanos, Time};
 
 /// An invocation's work, as the engine hands it to its server's cores.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Job {
+pub struct Job {
     /// The engine's slot of the invocation.
     pub(crate) slot: u32,
     pub(crate) id: InvocationId,
@@ -23,23 +25,25 @@ pub(crate) struct Job {
     pub(crate) estimate: Nanos,
     /// Its function's warm time alone on an idle server.
     pub(crate) warm: Nanos,
+    /// Its function's memory.
+    pub(crate) memory_mb: u32,
 }
 
 /// An invocation the cores are done with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Done {
+pub struct Done {
     /// The engine's slot of the invocation.
     pub(crate) slot: u32,
     /// When its work ended; `None` if the server's own policy dropped it.
     pub(crate) finish: Option<Time>,
-    /// Where it went on a node server.
-    pub(crate) node: Option<NodePlace>,
+    /// Where it went inside a node or OS server.
+    pub(crate) inside: Option<Inside>,
 }
 
 /// One server's cores. Calls come in time order: the engine advances them
 /// to an instant before it adds work then, and asks for finished work only
 /// after advancing to the instant it is due ([`Cores::next_at`]).
-pub(crate) trait Cores {
+pub trait Cores {
     /// Invocations added and not yet done.
     fn in_flight(&self) -> u64;
 
@@ -55,9 +59,10 @@ pub(crate) trait Cores {
     /// Adds an invocation at the instant last advanced to.
     fn add(&mut self, job: Job) -> Result<(), String>;
 
-    /// When the next invocation may be done, if nothing is added; the
-    /// instant last advanced to if one is done already.
-    fn next_at(&self) -> Option<Time>;
+    /// When the next invocation may be done, if nothing is added (or the
+    /// cores' next event that may change that); the instant last advanced
+    /// to if one is done already.
+    fn next_at(&mut self) -> Option<Time>;
 
     /// An invocation done by the instant last advanced to, in the order
     /// they were done.
@@ -68,6 +73,22 @@ pub(crate) trait Cores {
     fn busy(&self) -> Nanos;
 
     /// Ends the run: errs if work is left that nothing will ever run; the
-    /// node engine's own stats on a node server.
-    fn end(&mut self) -> Result<Option<NodeStats>, String>;
+    /// server's own stats on a node or OS server.
+    fn end(&mut self) -> Result<Option<InsideStats>, String>;
+}
+
+/// Builds every server's cores: the sealed half of
+/// [`Servers`](super::Servers), so that the cores' calls stay the
+/// engine's.
+pub trait Build {
+    /// One server's cores.
+    type Cores: Cores;
+
+    /// Every server's cores, idle from `start`; errs if they do not fit
+    /// `config`.
+    fn cores(
+        &mut self,
+        config: &ClusterConfig,
+        start: Time,
+    ) -> Result<Vec<Self::Cores>, ConfigError>;
 }

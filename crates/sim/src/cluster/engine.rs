@@ -1,6 +1,5 @@
 //! The cluster engine's state and its reactions to arrivals and timers; the
-//! loops that feed it are `open_loop` and `closed_loop` in [`super`],
-//! behind [`super::run`], [`super::run_nodes`] and their closed-loop peers.
+//! loops that feed it are [`super::run_on`] and [`super::run_closed_on`].
 
 use super::config::{ClusterConfig, ColdStart, Loads};
 use super::cores::{Cores, Done, Job};
@@ -45,7 +44,7 @@ struct Waiting {
 /// its work.
 struct Server<K, U> {
     cores: u32,
-    /// What runs the work: its cores shared, or a node.
+    /// What runs the work: its cores shared, a node, or a kernel.
     cpu: U,
     /// Its containers within its memory, kept by its keep-alive.
     pool: ContainerPool<K>,
@@ -199,8 +198,8 @@ where
     /// Whether only the periodic timers (load samples, publications) are
     /// left, with no send pending: whatever is still in flight is held by
     /// a node policy that no event will ever run, so the run is over
-    /// ([`Engine::end`] names it). Processor-sharing servers never stall:
-    /// work in flight on them always has a finish due.
+    /// ([`Engine::end`] names it). Processor-sharing and OS servers never
+    /// stall: work in flight on them always has an event due.
     pub(crate) fn stalled(&self) -> bool {
         self.pending_sends == 0
             && matches!(self.timers.peek(), Some(Timer::Sample(_) | Timer::Publish))
@@ -362,7 +361,7 @@ where
             server: None,
             cold: false,
             finish: None,
-            node: None,
+            inside: None,
         };
         let s = match router.route(now, &info, &self.views) {
             Choice::Drop => {
@@ -476,6 +475,7 @@ where
             work: w.work.saturating_add(extra),
             estimate: profile.warm.saturating_add(extra),
             warm: profile.warm,
+            memory_mb: profile.memory_mb,
         };
         match self.cold_start {
             ColdStart::Wall if extra > 0 => {
@@ -542,7 +542,7 @@ where
                 server: Some(s),
                 cold: false,
                 finish: None,
-                node: None,
+                inside: None,
             };
             self.settle(dropped, w.client, router, sink, clients)?;
         }
@@ -595,7 +595,7 @@ where
                 server: Some(f.server),
                 cold: f.cold,
                 finish: d.finish,
-                node: d.node,
+                inside: d.inside,
             };
             self.settle(outcome, f.client, router, sink, clients)?;
         }
@@ -630,6 +630,7 @@ where
                     work: f.work,
                     estimate: f.info.profile.warm,
                     warm: f.info.profile.warm,
+                    memory_mb: f.info.profile.memory_mb,
                 };
                 srv.cpu.add(job).map_err(breach)?;
             }
@@ -792,7 +793,7 @@ where
         let mut servers = Vec::with_capacity(self.servers.len());
         for (i, mut srv) in self.servers.into_iter().enumerate() {
             srv.stats.busy = srv.cpu.busy();
-            srv.stats.node = srv.cpu.end().map_err(|what| ClusterError::Server {
+            srv.stats.inside = srv.cpu.end().map_err(|what| ClusterError::Server {
                 server: ServerId(i as u32),
                 what,
             })?;

@@ -39,9 +39,11 @@
 //!    default) or as a delay that takes no core ([`ColdStart`]); either way
 //!    it counts in the load while it runs, as the kernel counts a
 //!    container's start (runnable or in D state).
-//!    With [`run_nodes`] a node engine runs each server's work instead
+//!    With [`run_on`] a node engine runs each server's work instead
 //!    ([`NodeServers`]): an invocation arrives on its server's node when it
-//!    starts, and its node policy places, orders, preempts or drops it.
+//!    starts, and its node policy places, orders, preempts or drops it; or
+//!    the kernel model does ([`OsServers`]): it is spawned as a process
+//!    then, and its OS policy steers it.
 //! 4. When its work is done the invocation finishes and its container is
 //!    idle ([`KeepAlive::on_idle`]) until reused, evicted, or expired
 //!    ([`KeepAlive::next_expiry`], [`KeepAlive::expired`]).
@@ -66,26 +68,25 @@ mod cores;
 mod engine;
 mod events;
 mod node;
+mod os;
 mod outcome;
 mod ps;
 
 pub use config::{
     ClusterConfig, ColdStart, ConfigError, DEFAULT_MEMORY_WAIT, Loads, MAX_CONTENTION, MAX_CORES,
-    MAX_PUBLISH, MAX_SERVERS, MAX_TRANSPORT, MIN_PUBLISH, NodeShape,
+    MAX_PUBLISH, MAX_SERVERS, MAX_TRANSPORT, MIN_PUBLISH, ServerShape,
 };
+pub use node::{MAX_DEADLINE_FACTOR, NodeServers};
+pub use os::OsServers;
 // The load average is the model's, shared with the live nodes' reports.
 pub use faasched_model::cluster::loadavg::{EXP_1, FIXED_1, FSHIFT, LOAD_FREQ, LoadAvg, calc_load};
 // The load series is the model's, shared with the live gateway's.
 pub use faasched_model::cluster::loads::{LoadSample, LoadSeries, MAX_LOAD_SAMPLES};
-pub use outcome::{ClusterError, ClusterSink, ClusterStats, ServerStats};
+pub use outcome::{ClusterError, ClusterSink, ClusterStats, InsideStats, ServerStats};
 
-use crate::node::NodeConfig;
-use cores::Cores;
 use engine::Engine;
 use faasched_model::cluster::{FunctionProfile, Invocation, KeepAlive, Route, ServerId};
-use faasched_model::node::Dispatch;
 use faasched_model::{FunctionId, Nanos, TIME_LIMIT, Time};
-use node::NodeCores;
 use ps::Ps;
 use std::convert::Infallible;
 use std::ops::DerefMut;
@@ -138,6 +139,31 @@ impl Clients for NoClients {
     }
 }
 
+/// How every server of a cluster runs the work it starts: its cores
+/// shared by processor sharing ([`Shared`]), a node engine's dispatchers
+/// and workers under a node policy ([`NodeServers`]), or the kernel model's
+/// cores under an OS policy ([`OsServers`]). Sealed: the cluster engine
+/// drives the cores through calls of its own.
+pub trait Servers: cores::Build {}
+
+impl<T: cores::Build> Servers for T {}
+
+/// Every server's cores shared by processor sharing, each invocation
+/// capped at one core and slowed by the cluster's contention γ.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Shared;
+
+impl cores::Build for Shared {
+    type Cores = Ps;
+
+    fn cores(&mut self, config: &ClusterConfig, start: Time) -> Result<Vec<Ps>, ConfigError> {
+        let gamma = config.contention_micro();
+        Ok((0..config.servers)
+            .map(|_| Ps::new(config.cores, gamma, start))
+            .collect())
+    }
+}
+
 /// Runs `invocations` (open loop: in arrival order, ids increasing, each
 /// function indexing `profiles`) through a cluster of `config`'s shape,
 /// routed by `router`, each server's containers kept by the keep-alive
@@ -165,12 +191,11 @@ where
     I: IntoIterator<Item = Result<Invocation, E>>,
     S: ClusterSink,
 {
-    let shared = |start| shared_cores(config, start);
-    open_loop(
+    run_on(
         config,
         router,
         keep_alive,
-        shared,
+        Shared,
         profiles,
         invocations,
         sink,
@@ -196,149 +221,16 @@ where
     C: Clients + ?Sized,
     S: ClusterSink,
 {
-    check(config, profiles)?;
-    let cpus = shared_cores(config, 0)?;
-    closed_loop(config, router, keep_alive, cpus, profiles, clients, sink)
+    run_closed_on(config, router, keep_alive, Shared, profiles, clients, sink)
 }
 
-/// Servers run as nodes: each server's cores are a node engine's
-/// dispatchers and workers ([`NodeConfig`], one shape for every server),
-/// each dispatcher under its own instance of a node policy. An invocation
-/// that starts on a server (warm, or cold once its container is made)
-/// arrives on its node then, its estimate its function's warm time (plus
-/// the cold extra when that is CPU), its deadline `deadline_factor` times
-/// its function's warm time; its outcome names its dispatcher and worker
-/// ([`NodePlace`](faasched_model::cluster::NodePlace)). A request the node
-/// policy drops is dropped on its server
-/// ([`ClusterStats::dropped_by_server`]).
-pub struct NodeServers<N> {
-    /// Every server's node: its dispatchers × workers are the cluster's
-    /// cores per server.
-    pub config: NodeConfig,
-    /// A request's relative deadline over its function's warm time.
-    pub deadline_factor: f64,
-    /// Server `s`'s policies, one per dispatcher.
-    pub policies: N,
-}
-
-/// The largest [`NodeServers::deadline_factor`].
-pub const MAX_DEADLINE_FACTOR: f64 = 1e6;
-
-impl<N, P> NodeServers<N>
-where
-    N: FnMut(ServerId) -> Vec<P>,
-    P: DerefMut,
-    P::Target: Dispatch,
-{
-    /// Every server's node, idle from `start`; errs if the nodes do not
-    /// fit `config`.
-    fn cores<E>(
-        &mut self,
-        config: &ClusterConfig,
-        start: Time,
-    ) -> Result<Vec<NodeCores<P>>, ClusterError<E>> {
-        let bad = |e| Err(ClusterError::Config(ConfigError::Node(e)));
-        let node = &self.config;
-        if node.dispatchers.saturating_mul(node.workers) != config.cores as usize {
-            return bad(NodeShape::Cores {
-                dispatchers: node.dispatchers,
-                workers: node.workers,
-                cores: config.cores,
-            });
-        }
-        if config.contention != 0.0 {
-            return bad(NodeShape::Contention(config.contention));
-        }
-        let f = self.deadline_factor;
-        if !(f.is_finite() && f > 0.0 && f <= MAX_DEADLINE_FACTOR) {
-            return bad(NodeShape::DeadlineFactor(f));
-        }
-        (0..config.servers)
-            .map(|s| {
-                let policies = (self.policies)(ServerId(s as u32));
-                crate::node::check(node, &policies)
-                    .map_err(|e| ClusterError::Config(ConfigError::Node(NodeShape::Node(e))))?;
-                Ok(NodeCores::new(node, policies, f, start))
-            })
-            .collect()
-    }
-}
-
-/// Runs `invocations` as [`run`] does, on servers run as nodes.
-pub fn run_nodes<R, F, K, N, P, I, E, S>(
+/// Runs `invocations` as [`run`] does, each server's work run as
+/// `servers` say.
+pub fn run_on<R, F, K, V, I, E, S>(
     config: &ClusterConfig,
     router: &mut R,
     keep_alive: F,
-    mut nodes: NodeServers<N>,
-    profiles: &[FunctionProfile],
-    invocations: I,
-    sink: S,
-) -> Result<ClusterStats, ClusterError<E>>
-where
-    R: Route + ?Sized,
-    F: FnMut(ServerId) -> K,
-    K: DerefMut,
-    K::Target: KeepAlive,
-    N: FnMut(ServerId) -> Vec<P>,
-    P: DerefMut,
-    P::Target: Dispatch,
-    I: IntoIterator<Item = Result<Invocation, E>>,
-    S: ClusterSink,
-{
-    let cpus = |start| nodes.cores(config, start);
-    open_loop(
-        config,
-        router,
-        keep_alive,
-        cpus,
-        profiles,
-        invocations,
-        sink,
-    )
-}
-
-/// Runs closed-loop `clients` as [`run_closed`] does, on servers run as
-/// nodes.
-pub fn run_closed_nodes<R, F, K, N, P, C, S>(
-    config: &ClusterConfig,
-    router: &mut R,
-    keep_alive: F,
-    mut nodes: NodeServers<N>,
-    profiles: &[FunctionProfile],
-    clients: &mut C,
-    sink: S,
-) -> Result<ClusterStats, ClusterError<Infallible>>
-where
-    R: Route + ?Sized,
-    F: FnMut(ServerId) -> K,
-    K: DerefMut,
-    K::Target: KeepAlive,
-    N: FnMut(ServerId) -> Vec<P>,
-    P: DerefMut,
-    P::Target: Dispatch,
-    C: Clients + ?Sized,
-    S: ClusterSink,
-{
-    check(config, profiles)?;
-    let cpus = nodes.cores(config, 0)?;
-    closed_loop(config, router, keep_alive, cpus, profiles, clients, sink)
-}
-
-/// Every server's cores shared, idle from `start`.
-fn shared_cores<E>(config: &ClusterConfig, start: Time) -> Result<Vec<Ps>, ClusterError<E>> {
-    let gamma = config.contention_micro();
-    Ok((0..config.servers)
-        .map(|_| Ps::new(config.cores, gamma, start))
-        .collect())
-}
-
-/// The open loop of [`run`] and [`run_nodes`]: `cpus` gives every
-/// server's cores, idle from the first arrival.
-fn open_loop<R, F, K, U, I, E, S>(
-    config: &ClusterConfig,
-    router: &mut R,
-    keep_alive: F,
-    cpus: impl FnOnce(Time) -> Result<Vec<U>, ClusterError<E>>,
+    mut servers: V,
     profiles: &[FunctionProfile],
     invocations: I,
     mut sink: S,
@@ -348,7 +240,7 @@ where
     F: FnMut(ServerId) -> K,
     K: DerefMut,
     K::Target: KeepAlive,
-    U: Cores,
+    V: Servers,
     I: IntoIterator<Item = Result<Invocation, E>>,
     S: ClusterSink,
 {
@@ -356,7 +248,8 @@ where
     let mut stream = invocations.into_iter();
     let mut next = stream.next().transpose().map_err(ClusterError::Input)?;
     let start = next.as_ref().map_or(0, |i| i.arrival);
-    let mut engine = Engine::new(config, profiles, keep_alive, cpus(start)?, start);
+    let cpus = servers.cores(config, start).map_err(ClusterError::Config)?;
+    let mut engine = Engine::new(config, profiles, keep_alive, cpus, start);
     let mut last: Option<Invocation> = None;
     let mut steps: u64 = 0;
     loop {
@@ -394,13 +287,13 @@ where
     engine.end()
 }
 
-/// The closed loop of [`run_closed`] and [`run_closed_nodes`], on `cpus`
-/// (idle from 0).
-fn closed_loop<R, F, K, U, C, S>(
+/// Runs closed-loop `clients` as [`run_closed`] does, each server's work
+/// run as `servers` say.
+pub fn run_closed_on<R, F, K, V, C, S>(
     config: &ClusterConfig,
     router: &mut R,
     keep_alive: F,
-    cpus: Vec<U>,
+    mut servers: V,
     profiles: &[FunctionProfile],
     clients: &mut C,
     mut sink: S,
@@ -410,10 +303,12 @@ where
     F: FnMut(ServerId) -> K,
     K: DerefMut,
     K::Target: KeepAlive,
-    U: Cores,
+    V: Servers,
     C: Clients + ?Sized,
     S: ClusterSink,
 {
+    check(config, profiles)?;
+    let cpus = servers.cores(config, 0).map_err(ClusterError::Config)?;
     let mut engine = Engine::new(config, profiles, keep_alive, cpus, 0);
     for c in 0..clients.clients() {
         engine.ask(c, 0, clients)?;

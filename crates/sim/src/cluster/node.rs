@@ -5,16 +5,80 @@
 //! arriving when it starts (after any wait for memory), so the node policy
 //! sees exactly the invocations the server admitted.
 
-use super::cores::{Cores, Done, Job};
+use super::config::{ClusterConfig, ConfigError, ServerShape};
+use super::cores::{Build, Cores, Done, Job};
+use super::outcome::InsideStats;
+use crate::node::NodeConfig;
 use crate::node::engine::Engine;
-use crate::node::{NodeConfig, NodeStats};
-use faasched_model::cluster::NodePlace;
+use faasched_model::cluster::{Inside, NodePlace, ServerId};
 use faasched_model::node::{Dispatch, Request, RequestId, RequestOutcome};
 use faasched_model::{Function, Nanos, TIME_LIMIT, Time};
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::ops::DerefMut;
 use std::sync::Arc;
+
+/// Servers run as nodes: each server's cores are a node engine's
+/// dispatchers and workers ([`NodeConfig`], one shape for every server),
+/// each dispatcher under its own instance of a node policy. An invocation
+/// that starts on a server (warm, or cold once its container is made)
+/// arrives on its node then, its estimate its function's warm time (plus
+/// the cold extra when that is CPU), its deadline `deadline_factor` times
+/// its function's warm time; its outcome names its dispatcher and worker
+/// ([`NodePlace`]). A request the node policy drops is dropped on its
+/// server ([`ClusterStats::dropped_by_server`](super::ClusterStats::dropped_by_server)).
+pub struct NodeServers<N> {
+    /// Every server's node: its dispatchers × workers are the cluster's
+    /// cores per server.
+    pub config: NodeConfig,
+    /// A request's relative deadline over its function's warm time.
+    pub deadline_factor: f64,
+    /// Server `s`'s policies, one per dispatcher.
+    pub policies: N,
+}
+
+/// The largest [`NodeServers::deadline_factor`].
+pub const MAX_DEADLINE_FACTOR: f64 = 1e6;
+
+impl<N, P> Build for NodeServers<N>
+where
+    N: FnMut(ServerId) -> Vec<P>,
+    P: DerefMut,
+    P::Target: Dispatch,
+{
+    type Cores = NodeCores<P>;
+
+    fn cores(
+        &mut self,
+        config: &ClusterConfig,
+        start: Time,
+    ) -> Result<Vec<NodeCores<P>>, ConfigError> {
+        let bad = |e| Err(ConfigError::Server(e));
+        let node = &self.config;
+        if node.dispatchers.saturating_mul(node.workers) != config.cores as usize {
+            return bad(ServerShape::Cores {
+                dispatchers: node.dispatchers,
+                workers: node.workers,
+                cores: config.cores,
+            });
+        }
+        if config.contention != 0.0 {
+            return bad(ServerShape::Contention(config.contention));
+        }
+        let f = self.deadline_factor;
+        if !(f.is_finite() && f > 0.0 && f <= MAX_DEADLINE_FACTOR) {
+            return bad(ServerShape::DeadlineFactor(f));
+        }
+        (0..config.servers)
+            .map(|s| {
+                let policies = (self.policies)(ServerId(s as u32));
+                crate::node::check(node, &policies)
+                    .map_err(|e| ConfigError::Server(ServerShape::Node(e)))?;
+                Ok(NodeCores::new(node, policies, f, start))
+            })
+            .collect()
+    }
+}
 
 /// Bits of a request id that hold the engine's slot of its invocation; the
 /// bits above count the server's requests, so ids increase in arrival
@@ -23,7 +87,7 @@ const SLOT_BITS: u32 = 32;
 
 /// One server's node engine, its policies (one per dispatcher), and the
 /// outcomes it has handed out and the cluster engine not yet taken.
-pub(crate) struct NodeCores<P> {
+pub struct NodeCores<P> {
     engine: Engine,
     policies: Vec<P>,
     done: VecDeque<RequestOutcome>,
@@ -46,7 +110,7 @@ where
 {
     /// A node of `config`'s shape (checked against `policies` by the
     /// caller), idle from `start`.
-    pub(crate) fn new(
+    fn new(
         config: &NodeConfig,
         policies: Vec<P>,
         deadline_factor: f64,
@@ -124,7 +188,7 @@ where
             .map_err(|e| e.to_string())
     }
 
-    fn next_at(&self) -> Option<Time> {
+    fn next_at(&mut self) -> Option<Time> {
         if self.done.is_empty() {
             self.engine.next_event()
         } else {
@@ -138,13 +202,13 @@ where
         Some(Done {
             slot: (o.info.id.0 & ((1 << SLOT_BITS) - 1)) as u32,
             finish: o.finish,
-            node: Some(NodePlace {
+            inside: Some(Inside::Node(NodePlace {
                 dispatcher: o.dispatcher,
                 worker: o.worker,
                 first_run: o.first_run,
                 preemptions: o.preemptions,
                 missed: o.missed(),
-            }),
+            })),
         })
     }
 
@@ -152,10 +216,10 @@ where
         self.engine.stats.worker_busy.iter().sum()
     }
 
-    fn end(&mut self) -> Result<Option<NodeStats>, String> {
+    fn end(&mut self) -> Result<Option<InsideStats>, String> {
         self.engine
             .drained::<Infallible, _>(self.policies.as_slice())
             .map_err(|e| e.to_string())?;
-        Ok(Some(self.engine.finish_stats()))
+        Ok(Some(InsideStats::Node(self.engine.finish_stats())))
     }
 }

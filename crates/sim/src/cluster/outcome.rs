@@ -4,6 +4,7 @@
 
 use super::config::ConfigError;
 use crate::node::NodeStats;
+use crate::os::RunStats;
 use faasched_model::cluster::loads::LoadSeries;
 use faasched_model::cluster::{InvocationId, InvocationOutcome, ServerId};
 use faasched_model::{Nanos, SEC};
@@ -29,7 +30,7 @@ impl<F: FnMut(InvocationOutcome)> ClusterSink for F {
 }
 
 /// What one server did over a run.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServerStats {
     /// Invocations the router sent it.
     pub routed: u64,
@@ -61,9 +62,37 @@ pub struct ServerStats {
     /// Invocations its node policy dropped after they started (a node
     /// server's; see [`NodeServers`](super::NodeServers)).
     pub node_drops: u64,
-    /// What its node engine measured (a node server's): dispatcher and
-    /// worker busy time, preemptions, context switches, quantum ticks.
-    pub node: Option<NodeStats>,
+    /// What its node engine or kernel model measured, on a node or OS
+    /// server.
+    pub inside: Option<InsideStats>,
+}
+
+/// What a server's own engine measured.
+#[derive(Clone, Debug, PartialEq)]
+pub enum InsideStats {
+    /// A node server's: dispatcher and worker busy time, preemptions,
+    /// context switches, quantum ticks.
+    Node(NodeStats),
+    /// An OS server's: its invocations, busy time, kernel events.
+    Os(RunStats),
+}
+
+impl InsideStats {
+    /// A node server's stats, if it is one.
+    pub fn node(&self) -> Option<&NodeStats> {
+        match self {
+            InsideStats::Node(n) => Some(n),
+            InsideStats::Os(_) => None,
+        }
+    }
+
+    /// An OS server's stats, if it is one.
+    pub fn os(&self) -> Option<&RunStats> {
+        match self {
+            InsideStats::Os(o) => Some(o),
+            InsideStats::Node(_) => None,
+        }
+    }
 }
 
 /// What a whole cluster run measured, beyond the per-invocation outcomes.

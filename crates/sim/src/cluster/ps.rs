@@ -20,7 +20,7 @@
 //! the clock has reached it.
 
 use super::cores::{Cores, Done, Job};
-use crate::node::NodeStats;
+use super::outcome::InsideStats;
 use faasched_model::cluster::InvocationId;
 use faasched_model::{Nanos, Time};
 use std::cmp::Reverse;
@@ -34,7 +34,7 @@ const MICRO: u128 = 1_000_000;
 
 /// The processor-sharing state of one server.
 #[derive(Debug)]
-pub(crate) struct Ps {
+pub struct Ps {
     cores: u32,
     /// γ in millionths.
     gamma: u64,
@@ -111,7 +111,7 @@ impl Cores for Ps {
 
     /// When the lowest virtual finish is reached at the current rate;
     /// `Time::MAX` if beyond the clock.
-    fn next_at(&self) -> Option<Time> {
+    fn next_at(&mut self) -> Option<Time> {
         let &Reverse((finish, _, _)) = self.jobs.peek()?;
         let left = finish.saturating_sub(self.v);
         let (num, den) = self.rate();
@@ -131,7 +131,7 @@ impl Cores for Ps {
                 Some(Done {
                     slot,
                     finish: Some(self.last),
-                    node: None,
+                    inside: None,
                 })
             }
             _ => None,
@@ -142,7 +142,7 @@ impl Cores for Ps {
         self.busy
     }
 
-    fn end(&mut self) -> Result<Option<NodeStats>, String> {
+    fn end(&mut self) -> Result<Option<InsideStats>, String> {
         Ok(None)
     }
 }
@@ -161,6 +161,7 @@ mod tests {
             work,
             estimate: work,
             warm: work,
+            memory_mb: 1,
         }
     }
 
@@ -199,7 +200,7 @@ mod tests {
             Some(Done {
                 slot: 0,
                 finish: Some(20),
-                node: None
+                inside: None
             })
         );
         // Alone: 1 / 1.5; 20 ns of work left take 30 ns.

@@ -17,8 +17,8 @@ use faasched_model::node::{
 use faasched_model::{Function, FunctionId, MS, Nanos, Time, US};
 use faasched_policy::node::{PreemptTest, Queues, Resume, Scan, Shinjuku, SledgeScale};
 use faasched_sim::cluster::{
-    ClusterConfig, ClusterError, ClusterStats, ColdStart, ConfigError, NodeServers, NodeShape,
-    run_nodes,
+    ClusterConfig, ClusterError, ClusterStats, ColdStart, ConfigError, NodeServers, ServerShape,
+    run_on,
 };
 use faasched_sim::node::{Costs, NodeConfig};
 use rand::{Rng, SeedableRng};
@@ -37,7 +37,7 @@ const FACTOR: f64 = 10.0;
 /// factor of mean 1; with the profiles, warm `(1 + f) × unit` and cold as
 /// warm (so a cold start costs nothing and a node run can be fed the same
 /// work).
-fn workload(
+pub(crate) fn workload(
     seed: u64,
     n: u64,
     rate: f64,
@@ -92,7 +92,7 @@ fn simulate_nodes<R: Route, P: Dispatch + 'static>(
         },
     };
     let mut out = Vec::new();
-    let stats = run_nodes(
+    let stats = run_on(
         config,
         router,
         lru,
@@ -115,7 +115,7 @@ fn shinjuku_any() -> Shinjuku {
 
 /// One server with memory for everything: every invocation runs as it
 /// arrives, as a node request would.
-fn one_server(cores: u32) -> ClusterConfig {
+pub(crate) fn one_server(cores: u32) -> ClusterConfig {
     cluster(1, cores, u32::MAX)
 }
 
@@ -183,7 +183,7 @@ fn one_server_is_the_node<P: Dispatch + 'static>(
     assert_eq!(out.len(), alone.len());
     for (o, a) in out.iter().zip(&alone) {
         assert_eq!(o.finish, a.finish, "invocation {}", o.info.id.0);
-        let place = o.node.unwrap();
+        let place = o.inside.and_then(|i| i.node().copied()).unwrap();
         assert_eq!(
             place,
             NodePlace {
@@ -197,7 +197,12 @@ fn one_server_is_the_node<P: Dispatch + 'static>(
             o.info.id.0
         );
     }
-    let node_stats = stats.servers[0].node.clone().unwrap();
+    let node_stats = stats.servers[0]
+        .inside
+        .as_ref()
+        .and_then(|i| i.node())
+        .cloned()
+        .unwrap();
     assert_eq!(node_stats, alone_stats);
     assert_eq!(
         stats.servers[0].busy,
@@ -250,12 +255,14 @@ fn free_round_robin_nodes_share_their_cores_as_processor_sharing_does() {
         "{}",
         busy(&ps_stats)
     );
-    assert!(
-        node_stats
-            .servers
-            .iter()
-            .all(|s| s.node.as_ref().unwrap().preemptions > 0)
-    );
+    assert!(node_stats.servers.iter().all(|s| {
+        s.inside
+            .as_ref()
+            .and_then(|i| i.node())
+            .unwrap()
+            .preemptions
+            > 0
+    }));
     assert_eq!(
         (node_stats.finished, node_stats.cold_starts()),
         (ps_stats.finished, ps_stats.cold_starts())
@@ -342,7 +349,7 @@ fn a_node_policy_sees_cold_extra_cpu_in_the_estimate_and_may_drop() {
             },
         };
         let mut out = Vec::new();
-        let stats = run_nodes(
+        let stats = run_on(
             &config,
             &mut to_zero(),
             lru,
@@ -365,7 +372,10 @@ fn a_node_policy_sees_cold_extra_cpu_in_the_estimate_and_may_drop() {
         assert_eq!(stats.dropped(), dropped as u64);
         // A drop names its server and the node's verdict.
         assert_eq!(out[0].server, Some(ServerId(0)));
-        assert_eq!(out[0].node.unwrap().missed, finishes[0].is_none());
+        assert_eq!(
+            out[0].inside.unwrap().node().unwrap().missed,
+            finishes[0].is_none()
+        );
         assert_eq!(stats.servers[0].warm_starts, 1);
     }
 }
@@ -391,10 +401,11 @@ fn node_servers_run_deterministically() {
     assert_eq!(a, b);
     assert_eq!(sa, sb);
     assert_eq!(sa.finished, 2_000);
-    assert!(
-        a.iter()
-            .all(|o| o.node.is_some_and(|n| n.first_run.is_some()))
-    );
+    assert!(a.iter().all(|o| {
+        o.inside
+            .and_then(|i| i.node().copied())
+            .is_some_and(|n| n.first_run.is_some())
+    }));
 }
 
 /// The error of running one invocation on node servers as given.
@@ -414,7 +425,7 @@ fn node_error(
                 .collect::<Vec<_>>()
         },
     };
-    run_nodes(
+    run_on(
         config,
         &mut to_zero(),
         lru,
@@ -431,7 +442,7 @@ fn node_servers_that_do_not_fit_the_cluster_are_named() {
     let e = node_error(&cluster(2, 8, 1024), NodeConfig::new(1, 6), FACTOR, 1);
     assert!(matches!(
         e,
-        ClusterError::Config(ConfigError::Node(NodeShape::Cores { cores: 8, .. }))
+        ClusterError::Config(ConfigError::Server(ServerShape::Cores { cores: 8, .. }))
     ));
     assert!(e.to_string().contains("1 dispatchers × 6 workers"), "{e}");
     let contended = ClusterConfig {
@@ -448,7 +459,7 @@ fn node_servers_that_do_not_fit_the_cluster_are_named() {
     assert!(
         matches!(
             e,
-            ClusterError::Config(ConfigError::Node(NodeShape::Node(_)))
+            ClusterError::Config(ConfigError::Server(ServerShape::Node(_)))
         ),
         "{e}"
     );
@@ -463,7 +474,7 @@ fn a_node_policy_that_holds_work_forever_is_named_with_its_server() {
         policies: |_| vec![Box::new(Hoarder) as Box<dyn Dispatch>],
     };
     let mut router = by(|_, _| Choice::Server(ServerId(1)));
-    let e = run_nodes(
+    let e = run_on(
         &cluster(2, 2, 1024),
         &mut router,
         lru,

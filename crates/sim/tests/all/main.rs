@@ -4,6 +4,7 @@
 mod cluster;
 mod cluster_invariants;
 mod cluster_nodes;
+mod cluster_os;
 mod cluster_queueing;
 mod cluster_timelines;
 mod invariants;

@@ -107,7 +107,7 @@ impl Inner {
                 server: None,
                 cold: false,
                 finish: None,
-                node: None,
+                inside: None,
             },
         );
         drop(state);
@@ -139,7 +139,7 @@ impl Inner {
                 server: state.table.server_of(node),
                 cold: answered.is_some_and(|a| a.cold),
                 finish: answered.filter(|a| a.ok).map(|_| now),
-                node: None,
+                inside: None,
             },
         );
     }
