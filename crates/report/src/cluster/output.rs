@@ -299,6 +299,11 @@ mod tests {
     use super::*;
     use crate::Error;
     use crate::cluster::Collector;
+    use faasched_model::cluster::{
+        FunctionProfile, Inside, InvocationId, InvocationInfo, InvocationOutcome, NodePlace,
+        OsPlace, ServerId,
+    };
+    use faasched_model::{FunctionId, MS};
 
     #[test]
     fn a_row_carries_the_summary_and_the_engines_numbers() {
@@ -329,86 +334,17 @@ mod tests {
         assert_eq!(json["policies"][0]["global_increase"], Value::Null);
     }
 
-    #[test]
-    fn node_measures_get_their_own_table_only_with_node_servers() {
-        use faasched_model::cluster::{
-            FunctionProfile, Inside, InvocationId, InvocationInfo, InvocationOutcome, NodePlace,
-            ServerId,
-        };
-        use faasched_model::{FunctionId, MS};
-        let usage = ClusterUsage {
-            dropped_for_memory: 0,
-            evictions: 0,
-            memory_waits: 0,
-            memory_wait_s: 0.0,
-            load_variance: 0.0,
+    /// One server's usage: half busy, nothing else.
+    fn half_busy() -> ClusterUsage {
+        ClusterUsage {
             utilisation: vec![0.5],
-            load_series: Vec::new(),
-        };
-        let outcome =
-            |id: u64, finish: Option<u64>, missed: bool, preemptions: u32| InvocationOutcome {
-                info: InvocationInfo {
-                    id: InvocationId(id),
-                    arrival: 0,
-                    profile: FunctionProfile {
-                        function: FunctionId(0),
-                        memory_mb: 128,
-                        warm: MS,
-                        cold: MS,
-                    },
-                },
-                work: MS,
-                server: Some(ServerId(0)),
-                cold: false,
-                finish,
-                inside: Some(Inside::Node(NodePlace {
-                    dispatcher: 0,
-                    worker: None,
-                    first_run: None,
-                    preemptions,
-                    missed,
-                })),
-            };
-        let mut c = Collector::new("ch-rlu");
-        // Four reached the node: one late, one dropped by it; three
-        // preemptions in all.
-        c.record(&outcome(0, Some(MS), false, 0));
-        c.record(&outcome(1, Some(20 * MS), true, 2));
-        c.record(&outcome(2, None, true, 0));
-        c.record(&outcome(3, Some(2 * MS), false, 1));
-        let row = ClusterRow::new(&c.finish(), &usage);
-        assert_eq!(row.node_miss_ratio, Some(0.5));
-        assert_eq!(row.node_dropped, Some(1));
-        assert_eq!(row.node_preemptions, Some(0.75));
-        let table = render_cluster_table(std::slice::from_ref(&row));
-        let last = table.lines().last().unwrap();
-        assert!(table.contains("node servers:"), "{table}");
-        assert_eq!(
-            last.split_whitespace().collect::<Vec<_>>(),
-            ["ch-rlu", "50.00", "1", "0.750"]
-        );
-        let ps = ClusterRow::new(&Collector::new("random").finish(), &usage);
-        assert_eq!(ps.node_dropped, None);
-        assert!(!render_cluster_table(&[ps]).contains("node servers"));
+            ..ClusterUsage::default()
+        }
     }
 
-    #[test]
-    fn os_measures_get_their_own_table_only_with_os_servers() {
-        use faasched_model::cluster::{
-            FunctionProfile, Inside, InvocationId, InvocationInfo, InvocationOutcome, OsPlace,
-            ServerId,
-        };
-        use faasched_model::{FunctionId, MS};
-        let usage = ClusterUsage {
-            dropped_for_memory: 0,
-            evictions: 0,
-            memory_waits: 0,
-            memory_wait_s: 0.0,
-            load_variance: 0.0,
-            utilisation: vec![0.5],
-            load_series: Vec::new(),
-        };
-        let outcome = |id: u64, involuntary: u64| InvocationOutcome {
+    /// A warm 1 ms invocation served by server 0, and where it went there.
+    fn outcome(id: u64, finish: Option<u64>, inside: Inside) -> InvocationOutcome {
+        InvocationOutcome {
             info: InvocationInfo {
                 id: InvocationId(id),
                 arrival: 0,
@@ -422,18 +358,61 @@ mod tests {
             work: MS,
             server: Some(ServerId(0)),
             cold: false,
-            finish: Some(2 * MS),
-            inside: Some(Inside::Os(OsPlace {
+            finish,
+            inside: Some(inside),
+        }
+    }
+
+    #[test]
+    fn node_measures_get_their_own_table_only_with_node_servers() {
+        let node = |id, finish, missed, preemptions| {
+            let place = NodePlace {
+                dispatcher: 0,
+                worker: None,
+                first_run: None,
+                preemptions,
+                missed,
+            };
+            outcome(id, finish, Inside::Node(place))
+        };
+        let mut c = Collector::new("ch-rlu");
+        // Four reached the node: one late, one dropped by it; three
+        // preemptions in all.
+        c.record(&node(0, Some(MS), false, 0));
+        c.record(&node(1, Some(20 * MS), true, 2));
+        c.record(&node(2, None, true, 0));
+        c.record(&node(3, Some(2 * MS), false, 1));
+        let row = ClusterRow::new(&c.finish(), &half_busy());
+        assert_eq!(row.node_miss_ratio, Some(0.5));
+        assert_eq!(row.node_dropped, Some(1));
+        assert_eq!(row.node_preemptions, Some(0.75));
+        let table = render_cluster_table(std::slice::from_ref(&row));
+        let last = table.lines().last().unwrap();
+        assert!(table.contains("node servers:"), "{table}");
+        assert_eq!(
+            last.split_whitespace().collect::<Vec<_>>(),
+            ["ch-rlu", "50.00", "1", "0.750"]
+        );
+        let ps = ClusterRow::new(&Collector::new("random").finish(), &half_busy());
+        assert_eq!(ps.node_dropped, None);
+        assert!(!render_cluster_table(&[ps]).contains("node servers"));
+    }
+
+    #[test]
+    fn os_measures_get_their_own_table_only_with_os_servers() {
+        let os = |id, involuntary_switches| {
+            let place = OsPlace {
                 first_run: 0,
                 voluntary_switches: 1,
-                involuntary_switches: involuntary,
-            })),
+                involuntary_switches,
+            };
+            outcome(id, Some(2 * MS), Inside::Os(place))
         };
         let mut c = Collector::new("cfs");
         // Two ran, each exiting once; three preemptions in all.
-        c.record(&outcome(0, 0));
-        c.record(&outcome(1, 3));
-        let row = ClusterRow::new(&c.finish(), &usage);
+        c.record(&os(0, 0));
+        c.record(&os(1, 3));
+        let row = ClusterRow::new(&c.finish(), &half_busy());
         assert_eq!(
             (row.os_switches, row.os_preemptions),
             (Some(2.5), Some(1.5))
@@ -453,7 +432,7 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["cfs", "2.500", "1.500"]
         );
-        let ps = ClusterRow::new(&Collector::new("random").finish(), &usage);
+        let ps = ClusterRow::new(&Collector::new("random").finish(), &half_busy());
         assert!(!render_cluster_table(&[ps]).contains("OS servers"));
     }
 

@@ -77,6 +77,40 @@ pub trait Cores {
     fn end(&mut self) -> Result<Option<InsideStats>, String>;
 }
 
+/// Ids for the work a server's own engine tracks (a node's requests, a
+/// kernel's processes): the low bits hold the cluster engine's slot of the
+/// invocation, so an outcome finds its way back; the bits above count the
+/// server's ids, so they stay unique and increase in the order issued (as
+/// the node engine requires of arrivals).
+#[derive(Debug, Default)]
+pub(crate) struct Ids {
+    issued: u64,
+}
+
+impl Ids {
+    /// Bits of an id that hold the slot.
+    const SLOT_BITS: u32 = 32;
+
+    /// The next id, for the invocation in `slot`; errs once the count no
+    /// longer fits beside the slot, naming `what` the ids are.
+    pub(crate) fn issue(&mut self, slot: u32, what: &str) -> Result<u64, String> {
+        if self.issued >> (64 - Self::SLOT_BITS) != 0 {
+            return Err(format!(
+                "ran out of {what} ids after {} invocations",
+                self.issued
+            ));
+        }
+        let id = self.issued << Self::SLOT_BITS | u64::from(slot);
+        self.issued += 1;
+        Ok(id)
+    }
+
+    /// The slot an id was issued for.
+    pub(crate) fn slot(id: u64) -> u32 {
+        (id & ((1 << Self::SLOT_BITS) - 1)) as u32
+    }
+}
+
 /// Builds every server's cores: the sealed half of
 /// [`Servers`](super::Servers), so that the cores' calls stay the
 /// engine's.

@@ -6,7 +6,7 @@
 //! sees exactly the invocations the server admitted.
 
 use super::config::{ClusterConfig, ConfigError, ServerShape};
-use super::cores::{Build, Cores, Done, Job};
+use super::cores::{Build, Cores, Done, Ids, Job};
 use super::outcome::InsideStats;
 use crate::node::NodeConfig;
 use crate::node::engine::Engine;
@@ -80,11 +80,6 @@ where
     }
 }
 
-/// Bits of a request id that hold the engine's slot of its invocation; the
-/// bits above count the server's requests, so ids increase in arrival
-/// order as the node engine requires.
-const SLOT_BITS: u32 = 32;
-
 /// One server's node engine, its policies (one per dispatcher), and the
 /// outcomes it has handed out and the cluster engine not yet taken.
 pub struct NodeCores<P> {
@@ -96,8 +91,8 @@ pub struct NodeCores<P> {
     /// The name every request carries: no node policy reads names, and the
     /// cluster's functions are known by id.
     name: Arc<str>,
-    /// Requests added so far.
-    requests: u64,
+    /// The ids of the requests added so far.
+    ids: Ids,
     in_flight: u64,
     /// The instant last advanced to.
     last: Time,
@@ -122,7 +117,7 @@ where
             done: VecDeque::new(),
             deadline_factor,
             name: Arc::from("invocation"),
-            requests: 0,
+            ids: Ids::default(),
             in_flight: 0,
             last: start,
         }
@@ -157,13 +152,7 @@ where
     /// The invocation arrives on the node now, its deadline the deadline
     /// factor times its function's warm time.
     fn add(&mut self, job: Job) -> Result<(), String> {
-        if self.requests >> (64 - SLOT_BITS) != 0 {
-            return Err(format!(
-                "ran out of request ids after {} invocations",
-                self.requests
-            ));
-        }
-        let id = RequestId(self.requests << SLOT_BITS | u64::from(job.slot));
+        let id = RequestId(self.ids.issue(job.slot, "request")?);
         let deadline = (job.warm as f64 * self.deadline_factor).min(TIME_LIMIT as f64) as Nanos;
         let req = Request {
             id,
@@ -179,7 +168,6 @@ where
         self.engine
             .check::<Infallible>(&req)
             .map_err(|e| e.to_string())?;
-        self.requests += 1;
         self.in_flight += 1;
         let done = &mut self.done;
         let mut sink = |o: RequestOutcome| done.push_back(o);
@@ -200,7 +188,7 @@ where
         let o = self.done.pop_front()?;
         self.in_flight -= 1;
         Some(Done {
-            slot: (o.info.id.0 & ((1 << SLOT_BITS) - 1)) as u32,
+            slot: Ids::slot(o.info.id.0),
             finish: o.finish,
             inside: Some(Inside::Node(NodePlace {
                 dispatcher: o.dispatcher,

@@ -5,7 +5,7 @@
 //! when it starts, as `os simulate` runs one.
 
 use super::config::{ClusterConfig, ConfigError, ServerShape};
-use super::cores::{Build, Cores, Done, Job};
+use super::cores::{Build, Cores, Done, Ids, Job};
 use super::outcome::InsideStats;
 use crate::os::engine::Engine;
 use crate::os::{Config, Sink};
@@ -67,17 +67,13 @@ where
                     policy,
                     done: VecDeque::new(),
                     name: Arc::from("invocation"),
-                    requests: 0,
+                    ids: Ids::default(),
                     last: start,
                 })
             })
             .collect()
     }
 }
-
-/// Bits of a process id that hold the engine's slot of its invocation;
-/// the bits above count the server's processes, so ids stay unique.
-const SLOT_BITS: u32 = 32;
 
 /// One server's kernel, its policy, and the outcomes it has handed out
 /// and the cluster engine not yet taken.
@@ -88,8 +84,8 @@ pub struct OsCores<P> {
     /// The name every process carries: the cluster's functions are known
     /// by id.
     name: Arc<str>,
-    /// Processes spawned so far.
-    requests: u64,
+    /// The ids of the processes spawned so far.
+    ids: Ids,
     /// The instant last advanced to.
     last: Time,
 }
@@ -100,7 +96,7 @@ struct Queue<'a>(&'a mut VecDeque<Done>);
 impl Sink for Queue<'_> {
     fn outcome(&mut self, o: Outcome) {
         self.0.push_back(Done {
-            slot: (o.id & ((1 << SLOT_BITS) - 1)) as u32,
+            slot: Ids::slot(o.id),
             finish: Some(o.finish),
             inside: Some(Inside::Os(OsPlace {
                 first_run: o.first_run,
@@ -150,14 +146,7 @@ where
     /// The invocation is spawned now as one CPU burst of its work; work of
     /// none is done at once.
     fn add(&mut self, job: Job) -> Result<(), String> {
-        if self.requests >> (64 - SLOT_BITS) != 0 {
-            return Err(format!(
-                "ran out of process ids after {} invocations",
-                self.requests
-            ));
-        }
-        let id = self.requests << SLOT_BITS | u64::from(job.slot);
-        self.requests += 1;
+        let id = self.ids.issue(job.slot, "process")?;
         if job.work == 0 {
             self.done.push_back(Done {
                 slot: job.slot,

@@ -7,7 +7,8 @@ use faasched_model::cluster::{
 };
 use faasched_model::{FunctionId, MS, Nanos, Time};
 use faasched_sim::cluster::{
-    ClientCall, Clients, ClusterConfig, ClusterError, ClusterStats, ConfigError, run, run_closed,
+    self, ClientCall, Clients, ClusterConfig, ClusterError, ClusterStats, ConfigError, Shared,
+    run_closed, run_on,
 };
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -154,7 +155,8 @@ pub fn lru(_: ServerId) -> Box<dyn KeepAlive> {
     Box::new(Lru::default())
 }
 
-/// Runs `invs` and returns the outcomes by id and the stats.
+/// Runs `invs` on processor-sharing servers and returns the outcomes by id
+/// and the stats.
 pub fn simulate<R: Route>(
     config: &ClusterConfig,
     router: &mut R,
@@ -162,11 +164,24 @@ pub fn simulate<R: Route>(
     profiles: &[FunctionProfile],
     invs: Vec<Invocation>,
 ) -> Result<(Vec<InvocationOutcome>, ClusterStats), ClusterError<Infallible>> {
+    simulate_on(config, router, keep_alive, Shared, profiles, invs)
+}
+
+/// Runs `invs` on `servers` and returns the outcomes by id and the stats.
+pub fn simulate_on<R: Route, S: cluster::Servers>(
+    config: &ClusterConfig,
+    router: &mut R,
+    keep_alive: impl FnMut(ServerId) -> Box<dyn KeepAlive>,
+    servers: S,
+    profiles: &[FunctionProfile],
+    invs: Vec<Invocation>,
+) -> Result<(Vec<InvocationOutcome>, ClusterStats), ClusterError<Infallible>> {
     let mut out = Vec::new();
-    let stats = run(
+    let stats = run_on(
         config,
         router,
         keep_alive,
+        servers,
         profiles,
         invs.into_iter().map(Ok::<_, Infallible>),
         |o| out.push(o),

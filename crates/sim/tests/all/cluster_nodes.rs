@@ -4,7 +4,7 @@
 //! round-robins every core with a tiny quantum share their cores as the
 //! processor-sharing servers do.
 
-use crate::cluster::{Lru, by, cluster, inv, lru, profile, simulate, to_zero};
+use crate::cluster::{Lru, by, cluster, inv, lru, profile, simulate, simulate_on, to_zero};
 use crate::node::Hoarder;
 use faasched_model::cluster::{
     Choice, FunctionProfile, Invocation, InvocationId, InvocationOutcome, KeepAlive, NodePlace,
@@ -91,18 +91,7 @@ fn simulate_nodes<R: Route, P: Dispatch + 'static>(
                 .collect::<Vec<_>>()
         },
     };
-    let mut out = Vec::new();
-    let stats = run_on(
-        config,
-        router,
-        lru,
-        nodes,
-        profiles,
-        invs.into_iter().map(Ok::<_, Infallible>),
-        |o| out.push(o),
-    )?;
-    out.sort_by_key(|o| o.info.id);
-    Ok((out, stats))
+    simulate_on(config, router, lru, nodes, profiles, invs)
 }
 
 fn sledgescale() -> SledgeScale {

@@ -3,7 +3,7 @@
 //! engine does on the same invocations; OS servers whose kernel shares
 //! its cores ideally run as the cluster's processor-sharing servers do.
 
-use crate::cluster::{Lru, by, cluster, lru, simulate, to_zero};
+use crate::cluster::{Lru, by, cluster, lru, simulate, simulate_on, to_zero};
 use crate::cluster_nodes::{one_server, workload};
 use faasched_model::cluster::{
     Choice, FunctionProfile, Inside, Invocation, InvocationOutcome, KeepAlive, OsPlace, Route,
@@ -16,7 +16,7 @@ use faasched_policy::os::Uniform;
 use faasched_policy::os::alps::{Alps, Enforcement, Params};
 use faasched_policy::os::sfs::Sfs;
 use faasched_sim::cluster::{
-    ClusterConfig, ClusterError, ClusterStats, ConfigError, OsServers, ServerShape, run_on,
+    ClusterConfig, ClusterError, ClusterStats, ConfigError, OsServers, ServerShape,
 };
 use faasched_sim::os::{self, Config, Discipline};
 use std::convert::Infallible;
@@ -36,18 +36,7 @@ fn simulate_os<R: Route, P: Steer + 'static>(
         config: kernel.clone(),
         policies: |_| Box::new(policy()) as Box<dyn Steer>,
     };
-    let mut out = Vec::new();
-    let stats = run_on(
-        config,
-        router,
-        lru,
-        servers,
-        profiles,
-        invs.into_iter().map(Ok::<_, Infallible>),
-        |o| out.push(o),
-    )?;
-    out.sort_by_key(|o| o.info.id);
-    Ok((out, stats))
+    simulate_on(config, router, lru, servers, profiles, invs)
 }
 
 /// The OS engine alone on the processes the invocations make: one CPU
