@@ -19,6 +19,7 @@
 
 mod chart;
 pub mod cluster;
+pub mod cost;
 mod histogram;
 pub mod node;
 pub mod os;

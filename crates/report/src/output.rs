@@ -69,7 +69,7 @@ pub fn write_json(path: &Path, value: &serde_json::Value, staged: &mut Staged) -
 
 /// Writes `rows` as CSV with a header from the first's fields to `path`,
 /// staged.
-fn write_csv<T: Serialize>(
+pub(crate) fn write_csv<T: Serialize>(
     path: &Path,
     rows: impl IntoIterator<Item = T>,
     staged: &mut Staged,

@@ -9,8 +9,9 @@ use faasched_lab::cluster::simulate;
 use faasched_lab::output::Outputs;
 
 /// What `--out` writes.
-const FILES: &str = "Write summary.json, summary.csv, report.html and timing.json (the \
-routers' decision times) into this directory, together, once all are written";
+const FILES: &str = "Write summary.json, summary.csv, functions.csv (each function's latency, \
+slowdown and cost per router), report.html and timing.json (the routers' decision times) into \
+this directory, together, once all are written";
 
 /// Run invocations through a simulated cluster (a router in front of
 /// servers that keep warm containers) under one or more routers.

@@ -490,6 +490,7 @@ fn time_decisions(
                 work: inv.profile.warm,
                 server,
                 cold: false,
+                first_run: server.map(|_| inv.arrival),
                 finish: server.map(|_| inv.arrival.saturating_add(inv.profile.warm)),
                 inside: None,
             };

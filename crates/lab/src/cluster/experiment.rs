@@ -5,9 +5,10 @@
 //! prints them): a workload on a cluster, run under each policy. Every
 //! (case, policy) run is independent and deterministic, so they run in
 //! parallel on rayon's pool and the output does not depend on the thread
-//! count. Each case's directory gets `summary.json`, `summary.csv`, `report.html` and `timing.json` (as
-//! `cluster simulate --out` writes them; the routers' decision times in
-//! `timing.json` are taken while the runs share the machine's cores).
+//! count. Each case's directory gets `summary.json`, `summary.csv`,
+//! `functions.csv`, `report.html` and `timing.json` (as `cluster simulate
+//! --out` writes them; the routers' decision times in `timing.json` are
+//! taken while the runs share the machine's cores).
 
 use super::catalog::{Contender, contenders};
 use super::run::{ClusterOptions, ClusterSetup};
@@ -141,7 +142,8 @@ impl Level for Cluster {
         })
     }
 
-    /// The case's summary.json, summary.csv, report.html and timing.json.
+    /// The case's summary.json, summary.csv, functions.csv, report.html
+    /// and timing.json.
     fn write(ran: &CaseRan, dir: &Path, title: &str, staged: &mut Staged) -> Result<()> {
         write_cluster_outputs(dir, &ran.settings, &ran.rows, staged)?;
         write_cluster_report(dir, title, &ran.settings, &ran.rows, staged)?;

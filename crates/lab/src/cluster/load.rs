@@ -390,6 +390,8 @@ fn outcomes(
             work: profile.warm,
             server,
             cold: r.answered() && r.cold == Some(true),
+            // A node's answer does not say when its work first ran.
+            first_run: None,
             finish: r.answered().then_some(r.done).flatten(),
             inside: None,
         });

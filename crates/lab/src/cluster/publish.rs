@@ -1,5 +1,6 @@
 //! What the cluster commands publish of their rows: summary.json,
-//! summary.csv and report.html (and a command's own files beside them),
+//! summary.csv, functions.csv and report.html (and a command's own files
+//! beside them),
 //! and the table or summary.json on stdout, through [`Outputs::publish`].
 //!
 //! [`Outputs::publish`]: crate::output::Outputs::publish
@@ -41,7 +42,7 @@ impl Publish for Rows<'_> {
     fn files(&self) -> String {
         let extra = self.extra.map(|(name, _)| format!(", {name}"));
         format!(
-            "summary.json, summary.csv, report.html{}",
+            "summary.json, summary.csv, functions.csv, report.html{}",
             extra.unwrap_or_default()
         )
     }

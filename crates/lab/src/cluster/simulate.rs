@@ -1,7 +1,7 @@
 //! `faasched cluster simulate`: one invocation workload through the
 //! simulated cluster under several routers; a table and (with a directory)
-//! summary.json, summary.csv, report.html and timing.json; the routers'
-//! decision times on stderr.
+//! summary.json, summary.csv, functions.csv, report.html and timing.json;
+//! the routers' decision times on stderr.
 
 use super::catalog::{Contender, contenders};
 use super::publish::Rows;

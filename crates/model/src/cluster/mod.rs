@@ -194,6 +194,10 @@ pub struct InvocationOutcome {
     pub server: Option<ServerId>,
     /// Whether it started cold.
     pub cold: bool,
+    /// When its work first took a core on its server (after a cold start
+    /// that holds no core, and after any wait in a node's queues or a
+    /// kernel's run queue); `None` if it never ran, or nothing measured it.
+    pub first_run: Option<Time>,
     /// When it finished; `None` if dropped.
     pub finish: Option<Time>,
     /// Where it went inside its server, when a node engine or a kernel
@@ -233,8 +237,6 @@ impl Inside {
 /// How an invocation's process fared on an OS server's kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OsPlace {
-    /// When it first ran on a core.
-    pub first_run: Time,
     /// Switches away from it because it blocked or exited.
     pub voluntary_switches: u64,
     /// Switches away from it because something else took its core.
@@ -249,8 +251,6 @@ pub struct NodePlace {
     pub dispatcher: u32,
     /// The last worker (in the dispatcher's group) that ran it, if any did.
     pub worker: Option<WorkerId>,
-    /// When a worker first picked it; `None` if it never ran.
-    pub first_run: Option<Time>,
     /// Times it was taken off a worker before it finished.
     pub preemptions: u32,
     /// It finished after its deadline on the server, or the server dropped
@@ -262,6 +262,12 @@ impl InvocationOutcome {
     /// Whether it was dropped.
     pub fn dropped(&self) -> bool {
         self.finish.is_none()
+    }
+
+    /// Execution: finish − first run, the duration a FaaS provider bills;
+    /// `None` if dropped or its first run is unknown.
+    pub fn execution(&self) -> Option<Nanos> {
+        Some(self.finish?.saturating_sub(self.first_run?))
     }
 
     /// Latency: finish − arrival; `None` if dropped.
@@ -374,10 +380,12 @@ mod tests {
             work: 100,
             server: Some(ServerId(1)),
             cold: true,
+            first_run: Some(1_300),
             finish: Some(1_400),
             inside: None,
         };
         assert_eq!(done.latency(), Some(400));
+        assert_eq!(done.execution(), Some(100));
         assert_eq!(done.slowdown(), Some(4.0));
         assert_eq!(profile().cold_extra(), 150);
         let dropped = InvocationOutcome {
@@ -386,6 +394,7 @@ mod tests {
             ..done
         };
         assert!(dropped.dropped() && dropped.slowdown().is_none());
+        assert_eq!(dropped.execution(), None);
         // A server's drop for want of memory names the server.
         let full = InvocationOutcome {
             finish: None,

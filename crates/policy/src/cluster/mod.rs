@@ -275,6 +275,7 @@ mod tests {
                         work: p.warm,
                         server,
                         cold: true,
+                        first_run: server.map(|_| now),
                         finish,
                         inside: None,
                     };

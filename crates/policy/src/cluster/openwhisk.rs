@@ -157,6 +157,7 @@ mod tests {
             work: 100,
             server: Some(ServerId(order[0])),
             cold: true,
+            first_run: Some(100),
             finish: Some(200),
             inside: None,
         };

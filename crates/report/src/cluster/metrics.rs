@@ -2,6 +2,7 @@
 //! it finishes into; what each number means is in the
 //! [`cluster`](super) module's documentation.
 
+use crate::cost::Cost;
 use crate::histogram::Histogram;
 use crate::stats::{SLOWDOWN_ONE, Stats, slowdown_fixed};
 use faasched_model::FunctionId;
@@ -11,12 +12,36 @@ use std::collections::BTreeMap;
 /// Latency is recorded in µs and reported in ms: divided by this.
 const US_PER_MS: f64 = 1e3;
 
-/// One function's running totals: its finished invocations and the sum of
-/// their slowdowns.
+/// One function's running totals.
 #[derive(Clone, Copy, Debug, Default)]
 struct FunctionAcc {
+    invocations: u64,
     finished: u64,
+    cold: u64,
+    /// Exact sum of the finished ones' latencies, ns.
+    latency_sum: u128,
     slowdown_sum: f64,
+    cost: Cost,
+}
+
+/// One function's measures over a run (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FunctionSummary {
+    /// The function.
+    pub function: FunctionId,
+    /// Its invocations, dropped ones included.
+    pub invocations: u64,
+    /// Of those, finished.
+    pub finished: u64,
+    /// Of the finished, started cold.
+    pub cold: u64,
+    /// Mean end-to-end latency (arrival to finish) of the finished ones,
+    /// ms; `None` if none finished.
+    pub latency_mean_ms: Option<f64>,
+    /// Their mean slowdown; `None` if none finished.
+    pub slowdown_mean: Option<f64>,
+    /// What their executions would cost on a FaaS provider.
+    pub cost: Cost,
 }
 
 /// Collects one policy's outcomes.
@@ -33,6 +58,7 @@ pub struct Collector {
     /// Exact sum of the slowdowns, for the global increase.
     slowdown_sum: f64,
     functions: BTreeMap<FunctionId, FunctionAcc>,
+    cost: Cost,
     node: Option<NodeSummary>,
     os: Option<OsSummary>,
 }
@@ -113,6 +139,11 @@ pub struct ClusterSummary {
     /// Each function's mean slowdown, over the functions with a finished
     /// invocation; `None` if none.
     pub function_slowdown: Option<Stats>,
+    /// What the finished invocations' executions would cost on a FaaS
+    /// provider, over those whose first run is known.
+    pub cost: Cost,
+    /// Each function's measures, by id.
+    pub functions: Vec<FunctionSummary>,
     /// Node servers' measures; `None` where no outcome came from one.
     pub node: Option<NodeSummary>,
     /// OS servers' measures; `None` where no outcome came from one.
@@ -143,6 +174,7 @@ impl Collector {
             slowdown: Histogram::new(),
             slowdown_sum: 0.0,
             functions: BTreeMap::new(),
+            cost: Cost::default(),
             node: None,
             os: None,
         }
@@ -167,6 +199,8 @@ impl Collector {
             }
             None => {}
         }
+        let f = self.functions.entry(o.info.profile.function).or_default();
+        f.invocations += 1;
         let (Some(latency), Some(slowdown)) = (o.latency(), o.slowdown()) else {
             self.dropped += 1;
             return;
@@ -176,9 +210,14 @@ impl Collector {
         self.slowdown
             .record(slowdown_fixed(latency, o.info.profile.warm));
         self.slowdown_sum += slowdown;
-        let f = self.functions.entry(o.info.profile.function).or_default();
         f.finished += 1;
+        f.cold += u64::from(o.cold);
+        f.latency_sum += u128::from(latency);
         f.slowdown_sum += slowdown;
+        if let Some(execution) = o.execution() {
+            f.cost.add(execution, o.info.profile.memory_mb);
+            self.cost.add(execution, o.info.profile.memory_mb);
+        }
     }
 
     /// Outcomes recorded so far.
@@ -192,7 +231,24 @@ impl Collector {
         let mut per_function: Vec<f64> = self
             .functions
             .values()
+            .filter(|f| f.finished > 0)
             .map(|f| f.slowdown_sum / f.finished as f64)
+            .collect();
+        let functions = self
+            .functions
+            .iter()
+            .map(|(&function, f)| {
+                let mean = |sum: f64| (f.finished > 0).then(|| sum / f.finished as f64);
+                FunctionSummary {
+                    function,
+                    invocations: f.invocations,
+                    finished: f.finished,
+                    cold: f.cold,
+                    latency_mean_ms: mean(f.latency_sum as f64 / 1e6),
+                    slowdown_mean: mean(f.slowdown_sum),
+                    cost: f.cost,
+                }
+            })
             .collect();
         per_function.sort_by(f64::total_cmp);
         ClusterSummary {
@@ -205,6 +261,8 @@ impl Collector {
             slowdown: Stats::of(&self.slowdown, SLOWDOWN_ONE as f64),
             global_increase: (finished > 0).then(|| self.slowdown_sum / finished as f64 - 1.0),
             function_slowdown: Stats::of_sorted(&per_function),
+            cost: self.cost,
+            functions,
             node: self.node,
             os: self.os,
         }
@@ -218,7 +276,7 @@ mod tests {
     use faasched_model::cluster::{FunctionProfile, InvocationId, InvocationInfo, ServerId};
 
     /// An invocation of `function` (warm `warm_ms`) that took `latency_ms`,
-    /// or was dropped.
+    /// its last `warm_ms` running, or was dropped.
     fn outcome(
         function: u32,
         warm_ms: u64,
@@ -239,9 +297,51 @@ mod tests {
             work: warm_ms * MS,
             server: latency_ms.map(|_| ServerId(0)),
             cold,
+            first_run: latency_ms.map(|l| 10 * MS + (l - warm_ms) * MS),
             finish: latency_ms.map(|l| 10 * MS + l * MS),
             inside: None,
         }
+    }
+
+    #[test]
+    fn hand_computed_cost_and_per_function_measures() {
+        let mut c = Collector::new("ch-rlu");
+        c.record(&outcome(0, 100, Some(100), false));
+        c.record(&outcome(0, 100, Some(300), true));
+        c.record(&outcome(1, 10, Some(20), false));
+        c.record(&outcome(2, 10, None, false));
+        // An outcome whose first run is unknown (live) is not billed.
+        c.record(&InvocationOutcome {
+            first_run: None,
+            ..outcome(1, 10, Some(40), false)
+        });
+        let s = c.finish();
+        // Billed: 100 + 100 + 10 ms, at 128 MB each.
+        assert_eq!(s.cost.requests(), 3);
+        assert_eq!(s.cost.billed_mb_ms(), 210 * 128);
+        let by_id: Vec<_> = s
+            .functions
+            .iter()
+            .map(|f| {
+                (
+                    f.function.0,
+                    f.invocations,
+                    f.finished,
+                    f.cold,
+                    f.latency_mean_ms,
+                    f.slowdown_mean,
+                    f.cost.billed_mb_ms(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            by_id,
+            [
+                (0, 2, 2, 1, Some(200.0), Some(2.0), 200 * 128),
+                (1, 2, 2, 0, Some(30.0), Some(3.0), 10 * 128),
+                (2, 1, 0, 0, None, None, 0),
+            ]
+        );
     }
 
     #[test]

@@ -23,8 +23,19 @@
 //!    it);
 //! 5. **function slowdown**: each function's mean slowdown, and their
 //!    distribution over the functions, each counted once (Fig. 12's
-//!    "median function slowdown"): mean, p50, p99, p99.9, max.
-//! 6. **node servers** (where a node engine runs each server's work under a
+//!    "median function slowdown"): mean, p50, p99, p99.9, max;
+//! 6. **cost**: what the finished invocations' executions would cost on a
+//!    FaaS provider ([`crate::cost`]: billed duration finish − first run,
+//!    the moment the invocation's work first took a core on its server:
+//!    after a cold start that holds no core, and after any wait in a
+//!    node's queues or a kernel's run queue), over the invocations whose
+//!    first run is known (every one simulated; none live, where a node's
+//!    answer does not say);
+//! 7. **per function** ([`FunctionSummary`], `functions.csv`): each
+//!    function's invocations, finished, cold starts, mean end-to-end
+//!    latency, mean slowdown and cost (means only: a percentile per
+//!    function would hold a histogram per function);
+//! 8. **node servers** (where a node engine runs each server's work under a
 //!    node policy): of the invocations that started on a server, the share
 //!    that **missed** their deadline there (finished after it, or dropped
 //!    by the node's policy), the node's **drops**, and **preemptions** per
@@ -33,7 +44,7 @@
 //!    an OS policy): context **switches** per invocation, and of them the
 //!    **preemptions**, the kernel taking an invocation's core away
 //!    ([`OsSummary`]);
-//! 7. **decision time**: the wall-clock time of the router's decisions
+//! 9. **decision time**: the wall-clock time of the router's decisions
 //!    ([`DecisionTimes`]), the one measure that differs between two runs
 //!    of the same seed: it goes to `timing.json`, never into the files
 //!    above.
@@ -80,9 +91,9 @@ mod output;
 mod timing;
 
 pub use html::{render_cluster_html, write_cluster_report};
-pub use metrics::{ClusterSummary, Collector, NodeSummary, OsSummary};
+pub use metrics::{ClusterSummary, Collector, FunctionSummary, NodeSummary, OsSummary};
 pub use output::{
-    CLUSTER_SCHEMA_VERSION, ClusterRow, ClusterUsage, LoadPoint, cluster_json,
+    CLUSTER_SCHEMA_VERSION, ClusterRow, ClusterUsage, FunctionRow, LoadPoint, cluster_json,
     render_cluster_table, write_cluster_outputs,
 };
 pub use timing::{

@@ -1,9 +1,11 @@
 //! A cluster run's outputs: a row per policy (its outcomes' metrics and the
-//! engine's), the terminal table, `summary.json` and `summary.csv`.
+//! engine's), the terminal table, `summary.json` and `summary.csv`, and a
+//! row per policy and function in `functions.csv`.
 
-use super::metrics::ClusterSummary;
+use super::metrics::{ClusterSummary, FunctionSummary};
 use crate::Result;
-use crate::output::{FAASCHED_VERSION, write_summary};
+use crate::cost::{Cost, usd};
+use crate::output::{FAASCHED_VERSION, write_csv, write_summary};
 use crate::staged::Staged;
 use crate::table;
 use serde::{Deserialize, Serialize};
@@ -88,6 +90,11 @@ pub struct ClusterRow {
     pub function_slowdown_p50: Option<f64>,
     /// Their 99th percentile.
     pub function_slowdown_p99: Option<f64>,
+    /// The finished invocations' billed GB-seconds (execution × memory),
+    /// over those whose first run is known; `None` if none is.
+    pub billed_gb_s: Option<f64>,
+    /// What they would cost on a FaaS provider, USD.
+    pub cost_usd: Option<f64>,
     /// Idle containers evicted.
     pub evictions: u64,
     /// Invocations that waited on their server for memory.
@@ -124,6 +131,55 @@ pub struct ClusterRow {
     /// `report.html` only, so neither summary.json nor summary.csv has it.
     #[serde(skip)]
     pub load_series: Vec<LoadPoint>,
+    /// A row per function: for `functions.csv` only.
+    #[serde(skip)]
+    pub functions: Vec<FunctionRow>,
+}
+
+/// One function's line of `functions.csv` under one policy; `None` (an
+/// empty cell) where none of its invocations finished, or no first run is
+/// known.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FunctionRow {
+    /// The router's name.
+    pub policy: String,
+    /// The function's id.
+    pub function: u32,
+    /// Its invocations, dropped ones included.
+    pub invocations: u64,
+    /// Of those, finished.
+    pub finished: u64,
+    /// Of the finished, started cold.
+    pub cold_starts: u64,
+    /// Mean end-to-end latency (arrival to finish) of the finished ones, ms.
+    pub latency_mean_ms: Option<f64>,
+    /// Their mean slowdown (latency / the function's warm time).
+    pub slowdown_mean: Option<f64>,
+    /// Their billed GB-seconds.
+    pub billed_gb_s: Option<f64>,
+    /// What they would cost, USD.
+    pub cost_usd: Option<f64>,
+}
+
+impl FunctionRow {
+    fn new(policy: &str, f: &FunctionSummary) -> FunctionRow {
+        FunctionRow {
+            policy: policy.to_string(),
+            function: f.function.0,
+            invocations: f.invocations,
+            finished: f.finished,
+            cold_starts: f.cold,
+            latency_mean_ms: f.latency_mean_ms,
+            slowdown_mean: f.slowdown_mean,
+            billed_gb_s: billed(&f.cost).map(Cost::billed_gb_s),
+            cost_usd: billed(&f.cost).map(Cost::usd),
+        }
+    }
+}
+
+/// `cost` if it billed anything.
+fn billed(cost: &Cost) -> Option<&Cost> {
+    (cost.requests() > 0).then_some(cost)
 }
 
 impl ClusterRow {
@@ -148,6 +204,8 @@ impl ClusterRow {
             slowdown_p999: summary.slowdown.map(|s| s.p999),
             function_slowdown_p50: summary.function_slowdown.map(|s| s.p50),
             function_slowdown_p99: summary.function_slowdown.map(|s| s.p99),
+            billed_gb_s: billed(&summary.cost).map(Cost::billed_gb_s),
+            cost_usd: billed(&summary.cost).map(Cost::usd),
             evictions: usage.evictions,
             memory_waits: usage.memory_waits,
             memory_wait_mean_s: (usage.memory_waits > 0)
@@ -161,6 +219,11 @@ impl ClusterRow {
             os_switches: summary.os.and_then(|o| o.switches_per_invocation()),
             os_preemptions: summary.os.and_then(|o| o.preemptions_per_invocation()),
             load_series: usage.load_series.clone(),
+            functions: summary
+                .functions
+                .iter()
+                .map(|f| FunctionRow::new(&summary.policy, f))
+                .collect(),
         }
     }
 }
@@ -177,17 +240,24 @@ pub fn cluster_json(settings: &Value, rows: &[ClusterRow]) -> Value {
 }
 
 /// Writes `summary.json` and `summary.csv` (a row per policy, the JSON
-/// rows' fields as columns) into `dir` (created if missing), staged.
+/// rows' fields as columns), and `functions.csv` (a row per policy and
+/// function, policies in the rows' order, functions by id) into `dir`
+/// (created if missing), staged.
 pub fn write_cluster_outputs(
     dir: &Path,
     settings: &Value,
     rows: &[ClusterRow],
     staged: &mut Staged,
 ) -> Result<()> {
-    write_summary(dir, &cluster_json(settings, rows), rows, staged)
+    write_summary(dir, &cluster_json(settings, rows), rows, staged)?;
+    write_csv(
+        &dir.join("functions.csv"),
+        rows.iter().flat_map(|r| &r.functions),
+        staged,
+    )
 }
 
-const COLUMNS: usize = 11;
+const COLUMNS: usize = 12;
 
 const HEADER: [&str; COLUMNS] = [
     "policy",
@@ -201,13 +271,15 @@ const HEADER: [&str; COLUMNS] = [
     "p99_ms",
     "load_var",
     "util_%",
+    "cost_usd",
 ];
 
 /// The legend printed above the table.
 const LEGEND: &str = "\
 global_+%: mean slowdown - 1 (the paper's global latency increase); sd: slowdown = latency / the
 function's warm time; fn_sd_p50: median over functions of their mean slowdown; cold_%: cold starts
-of finished; load_var: mean variance of the published loads across servers; util_%: mean busy cores
+of finished; load_var: mean variance of the published loads across servers; util_%: mean busy cores;
+cost_usd: the finished invocations' executions (first run to finish) priced as AWS Lambda's
 ";
 
 /// The rows as an aligned text table with a legend.
@@ -226,6 +298,7 @@ pub fn render_cluster_table(rows: &[ClusterRow]) -> String {
             fixed(r.latency_p99_ms, 1),
             format!("{:.4}", r.load_variance),
             percent(r.utilisation_mean),
+            r.cost_usd.map_or_else(|| "-".to_string(), usd),
         ]);
     }
     let mut out = format!("{LEGEND}{}", table::render(&lines));
@@ -326,7 +399,7 @@ mod tests {
         let table = render_cluster_table(std::slice::from_ref(&row));
         let last = table.lines().last().unwrap();
         assert!(
-            last.starts_with("ch-rlu") && last.ends_with("60.00"),
+            last.starts_with("ch-rlu") && last.ends_with("60.00         -"),
             "{table}"
         );
         let json = cluster_json(&json!({"servers": 8}), &[row]);
@@ -358,6 +431,7 @@ mod tests {
             work: MS,
             server: Some(ServerId(0)),
             cold: false,
+            first_run: finish.map(|_| 0),
             finish,
             inside: Some(inside),
         }
@@ -369,7 +443,6 @@ mod tests {
             let place = NodePlace {
                 dispatcher: 0,
                 worker: None,
-                first_run: None,
                 preemptions,
                 missed,
             };
@@ -402,7 +475,6 @@ mod tests {
     fn os_measures_get_their_own_table_only_with_os_servers() {
         let os = |id, involuntary_switches| {
             let place = OsPlace {
-                first_run: 0,
                 voluntary_switches: 1,
                 involuntary_switches,
             };
@@ -434,6 +506,42 @@ mod tests {
         );
         let ps = ClusterRow::new(&Collector::new("random").finish(), &half_busy());
         assert!(!render_cluster_table(&[ps]).contains("OS servers"));
+    }
+
+    #[test]
+    fn functions_csv_has_a_row_per_policy_and_function() -> Result<()> {
+        let place = Inside::Os(OsPlace {
+            voluntary_switches: 1,
+            involuntary_switches: 0,
+        });
+        let rows: Vec<ClusterRow> = ["ch-rlu", "random"]
+            .iter()
+            .map(|policy| {
+                let mut c = Collector::new(policy);
+                c.record(&outcome(0, Some(MS), place));
+                c.record(&outcome(1, None, place));
+                ClusterRow::new(&c.finish(), &half_busy())
+            })
+            .collect();
+        // The 1 ms run from 0, at 128 MB, bills 0.000125 GB-s.
+        assert_eq!(rows[0].billed_gb_s, Some(0.000_125));
+        let dir = tempfile::tempdir().map_err(|e| Error::io(Path::new("tmp"), e))?;
+        let mut staged = Staged::new();
+        write_cluster_outputs(dir.path(), &json!({}), &rows, &mut staged)?;
+        staged.commit()?;
+        let path = dir.path().join("functions.csv");
+        let csv = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        // Its duration, and one request at $0.20 per million.
+        let usd = 0.000_125 * crate::cost::USD_PER_GB_SECOND + 0.2e-6;
+        assert!((rows[0].cost_usd.unwrap() - usd).abs() < 1e-18);
+        assert_eq!(
+            csv,
+            "policy,function,invocations,finished,cold_starts,latency_mean_ms,\
+             slowdown_mean,billed_gb_s,cost_usd\n\
+             ch-rlu,0,2,1,0,1.0,1.0,0.000125,2.0208333750000003e-7\n\
+             random,0,2,1,0,1.0,1.0,0.000125,2.0208333750000003e-7\n"
+        );
+        Ok(())
     }
 
     #[test]

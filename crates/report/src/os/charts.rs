@@ -315,7 +315,7 @@ pub(crate) fn switches(out: &mut String, summary: &Summary, palette: &Palette) {
 
 /// Dollars with a `$`, to four significant digits (as the terminal table).
 pub(crate) fn usd(v: f64) -> String {
-    format!("${}", super::table::usd(v))
+    format!("${}", crate::cost::usd(v))
 }
 
 /// Total cost per policy: a horizontal bar each, labelled with dollars, billed
@@ -385,10 +385,10 @@ pub(crate) fn cost(out: &mut String, summary: &Summary, palette: &Palette) {
         &escape(&format!(
             "Billed duration: {} (finish − first run), rounded up to {} ms, × memory, \
              at AWS Lambda's x86 price (${}/GB-s) plus ${} per million requests.",
-            super::cost::BILLED_DURATION,
-            super::cost::BILLING_GRANULARITY / MS,
-            super::cost::USD_PER_GB_SECOND,
-            super::cost::USD_PER_MILLION_REQUESTS
+            crate::cost::BILLED_DURATION,
+            crate::cost::BILLING_GRANULARITY / MS,
+            crate::cost::USD_PER_GB_SECOND,
+            crate::cost::USD_PER_MILLION_REQUESTS
         )),
     );
 }

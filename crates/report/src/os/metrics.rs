@@ -15,8 +15,8 @@
 //! an invocation with no demand, as [`Outcome::slowdown`]), and reported as a
 //! ratio. Both therefore divide the recorded integer by [`REPORT_SCALE`] (10⁶).
 
-use super::cost::Cost;
 use super::timeline::Completions;
+use crate::cost::Cost;
 use crate::histogram::Histogram;
 use crate::stats::{SLOWDOWN_ONE, Stats, slowdown_fixed};
 use faasched_model::{Group, Outcome};

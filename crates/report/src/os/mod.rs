@@ -24,7 +24,6 @@
 //! run's.
 
 mod charts;
-mod cost;
 pub mod fidelity;
 mod html;
 mod metrics;
@@ -32,10 +31,6 @@ mod output;
 mod table;
 mod timeline;
 
-pub use cost::{
-    BILLED_DURATION, BILLING_GRANULARITY, Cost, USD_PER_GB_SECOND, USD_PER_MILLION_REQUESTS,
-    billed_ms,
-};
 pub use html::{Report, Section, render_html, write_report};
 pub use metrics::{
     CDF_STEPS_PER_OCTAVE, CdfPoint, Collector, Metric, PolicySummary, REPORT_SCALE, Scope,

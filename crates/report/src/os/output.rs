@@ -21,9 +21,9 @@
 //! `null` in JSON, an empty cell in CSV (and `null` switches per invocation for a
 //! policy with no invocations at all).
 
-use super::cost::BILLED_DURATION;
 use super::metrics::{Metric, PolicySummary, Scope};
 use crate::Stats;
+use crate::cost::BILLED_DURATION;
 use crate::output::{ByPolicy, FAASCHED_VERSION, distinct, write_summary};
 use crate::staged::Staged;
 use crate::{Error, Result};

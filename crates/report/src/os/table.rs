@@ -2,6 +2,7 @@
 
 use super::metrics::{Metric, Scope, ScopeSummary};
 use super::output::Summary;
+use crate::cost::usd;
 use crate::table::{aligned, widths};
 use faasched_model::{Group, MS};
 
@@ -86,12 +87,4 @@ fn cells(policy: &str, s: &ScopeSummary) -> [String; 10] {
         fixed(s.involuntary_per_invocation(), 2),
         usd(s.cost.usd()),
     ]
-}
-
-/// Dollars to four significant digits in fixed notation (at most 9 decimals), so
-/// small runs still show differences between policies.
-pub(crate) fn usd(v: f64) -> String {
-    let magnitude = if v > 0.0 { v.log10().floor() as i32 } else { 0 };
-    let decimals = (3 - magnitude).clamp(0, 9) as usize;
-    format!("{v:.decimals$}")
 }

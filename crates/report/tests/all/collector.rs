@@ -1,7 +1,8 @@
 //! The collector on five hand-made outcomes, against values computed by hand.
 
 use faasched_model::Group;
-use faasched_report::os::{Collector, Metric, PolicySummary, Scope, USD_PER_GB_SECOND};
+use faasched_report::cost::USD_PER_GB_SECOND;
+use faasched_report::os::{Collector, Metric, PolicySummary, Scope};
 
 /// Percentiles come from the histogram: within its 0.049% bound of the exact value.
 fn close(got: f64, want: f64, rel: f64, what: &str) {

@@ -34,6 +34,11 @@ pub struct Job {
 pub struct Done {
     /// The engine's slot of the invocation.
     pub(crate) slot: u32,
+    /// When its work first took a core, where the cores hold work before
+    /// they run it (a node's queues, a kernel's run queue); `None` if it
+    /// never ran, or the cores ran it from the instant it was added
+    /// (processor sharing: the engine knows that instant).
+    pub(crate) first_run: Option<Time>,
     /// When its work ended; `None` if the server's own policy dropped it.
     pub(crate) finish: Option<Time>,
     /// Where it went inside a node or OS server.

@@ -27,6 +27,9 @@ struct Flight {
     server: ServerId,
     container: ContainerId,
     cold: bool,
+    /// When its work was handed to the server's cores (after a cold start
+    /// in wall time).
+    added: Time,
     client: Option<u32>,
 }
 
@@ -360,6 +363,7 @@ where
             work,
             server: None,
             cold: false,
+            first_run: None,
             finish: None,
             inside: None,
         };
@@ -493,6 +497,10 @@ where
             server: s,
             container,
             cold,
+            added: match self.cold_start {
+                ColdStart::Wall => now + extra,
+                ColdStart::Cpu => now,
+            },
             client: w.client,
         });
         self.in_flight += 1;
@@ -541,6 +549,7 @@ where
                 work: w.work,
                 server: Some(s),
                 cold: false,
+                first_run: None,
                 finish: None,
                 inside: None,
             };
@@ -594,6 +603,9 @@ where
                 work: f.work,
                 server: Some(f.server),
                 cold: f.cold,
+                // Finished work the cores name no first run for ran from
+                // the instant it was added.
+                first_run: d.first_run.or(d.finish.and(Some(f.added))),
                 finish: d.finish,
                 inside: d.inside,
             };

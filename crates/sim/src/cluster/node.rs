@@ -189,11 +189,11 @@ where
         self.in_flight -= 1;
         Some(Done {
             slot: Ids::slot(o.info.id.0),
+            first_run: o.first_run,
             finish: o.finish,
             inside: Some(Inside::Node(NodePlace {
                 dispatcher: o.dispatcher,
                 worker: o.worker,
-                first_run: o.first_run,
                 preemptions: o.preemptions,
                 missed: o.missed(),
             })),

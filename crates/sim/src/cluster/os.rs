@@ -97,9 +97,9 @@ impl Sink for Queue<'_> {
     fn outcome(&mut self, o: Outcome) {
         self.0.push_back(Done {
             slot: Ids::slot(o.id),
+            first_run: Some(o.first_run),
             finish: Some(o.finish),
             inside: Some(Inside::Os(OsPlace {
-                first_run: o.first_run,
                 voluntary_switches: o.voluntary_switches,
                 involuntary_switches: o.involuntary_switches,
             })),
@@ -150,9 +150,9 @@ where
         if job.work == 0 {
             self.done.push_back(Done {
                 slot: job.slot,
+                first_run: Some(self.last),
                 finish: Some(self.last),
                 inside: Some(Inside::Os(OsPlace {
-                    first_run: self.last,
                     voluntary_switches: 0,
                     involuntary_switches: 0,
                 })),

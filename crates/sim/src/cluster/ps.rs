@@ -130,6 +130,7 @@ impl Cores for Ps {
                 self.jobs.pop();
                 Some(Done {
                     slot,
+                    first_run: None,
                     finish: Some(self.last),
                     inside: None,
                 })
@@ -199,6 +200,7 @@ mod tests {
             ps.pop_done(),
             Some(Done {
                 slot: 0,
+                first_run: None,
                 finish: Some(20),
                 inside: None
             })

@@ -104,7 +104,7 @@ fn every_invocation_ends_once_after_its_work_within_memory() {
         for (o, i) in out.iter().zip(&invs) {
             assert_eq!((o.info.arrival, o.work), (i.arrival, i.work));
             let Some(finish) = o.finish else {
-                assert!(!o.cold);
+                assert!(!o.cold && o.first_run.is_none());
                 continue;
             };
             let extra = if o.cold {
@@ -112,6 +112,15 @@ fn every_invocation_ends_once_after_its_work_within_memory() {
             } else {
                 0
             };
+            // It first took a core after it arrived (and, in wall time,
+            // after its start), and then used at most one: it ended no
+            // sooner than the work it held the cores for.
+            let run = o.first_run.expect("a finished invocation ran");
+            let (ready, held) = match cold_start {
+                ColdStart::Cpu => (i.arrival, i.work + extra),
+                ColdStart::Wall => (i.arrival + extra, i.work),
+            };
+            assert!(run >= ready && finish >= run + held, "seed {seed}: {o:?}");
             // At most one core: never sooner than its work.
             assert!(finish >= i.arrival + i.work + extra, "seed {seed}: {o:?}");
             work += match cold_start {

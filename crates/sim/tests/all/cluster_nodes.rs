@@ -172,13 +172,13 @@ fn one_server_is_the_node<P: Dispatch + 'static>(
     assert_eq!(out.len(), alone.len());
     for (o, a) in out.iter().zip(&alone) {
         assert_eq!(o.finish, a.finish, "invocation {}", o.info.id.0);
+        assert_eq!(o.first_run, a.first_run, "invocation {}", o.info.id.0);
         let place = o.inside.and_then(|i| i.node().copied()).unwrap();
         assert_eq!(
             place,
             NodePlace {
                 dispatcher: a.dispatcher,
                 worker: a.worker,
-                first_run: a.first_run,
                 preemptions: a.preemptions,
                 missed: a.missed(),
             },
@@ -391,9 +391,9 @@ fn node_servers_run_deterministically() {
     assert_eq!(sa, sb);
     assert_eq!(sa.finished, 2_000);
     assert!(a.iter().all(|o| {
-        o.inside
-            .and_then(|i| i.node().copied())
-            .is_some_and(|n| n.first_run.is_some())
+        o.first_run
+            .is_some_and(|run| run >= o.info.arrival && o.finish >= Some(run))
+            && o.inside.is_some_and(|i| i.node().is_some())
     }));
 }
 

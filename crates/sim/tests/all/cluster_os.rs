@@ -91,10 +91,10 @@ fn one_server_is_the_kernel<P: Steer + 'static>(kernel: &Config, policy: impl Fn
     let mut preempted = 0;
     for (o, a) in out.iter().zip(&alone) {
         assert_eq!(o.finish, Some(a.finish), "invocation {}", o.info.id.0);
+        assert_eq!(o.first_run, Some(a.first_run), "invocation {}", o.info.id.0);
         assert_eq!(
             o.inside,
             Some(Inside::Os(OsPlace {
-                first_run: a.first_run,
                 voluntary_switches: a.voluntary_switches,
                 involuntary_switches: a.involuntary_switches,
             })),

@@ -3,7 +3,7 @@
 
 use crate::cluster::{Loop, Lru, by, cluster, finishes_ms, inv, lru, profile, simulate, to_zero};
 use faasched_model::cluster::{
-    Choice, FunctionProfile, Invocation, InvocationId, KeepAlive, ServerId,
+    Choice, FunctionProfile, Invocation, InvocationId, InvocationOutcome, KeepAlive, ServerId,
 };
 use faasched_model::{FunctionId, MS, SEC};
 use faasched_sim::cluster::{
@@ -148,6 +148,12 @@ fn a_cold_start_in_wall_time_takes_no_core_but_counts_in_the_load() {
     // short) at 50.
     let (out, _) = simulate(&cluster(1, 1, 1024), &mut to_zero(), lru, &p, invs()).unwrap();
     assert_eq!(finishes_ms(&out), [Some(50), Some(40)]);
+    // Both take the core as they arrive: A's start is CPU, billed.
+    let first_runs = |out: &[InvocationOutcome]| -> Vec<_> {
+        out.iter().map(|o| o.first_run.map(|t| t / MS)).collect()
+    };
+    assert_eq!(first_runs(&out), [Some(0), Some(0)]);
+    assert_eq!(out[0].execution(), Some(50 * MS));
     // As wall time: B runs alone 0–20, A's start ends at 20 (after B's
     // finish at that instant) and it runs 20–30.
     let config = ClusterConfig {
@@ -158,6 +164,8 @@ fn a_cold_start_in_wall_time_takes_no_core_but_counts_in_the_load() {
     let mut router = to_zero();
     let (out, stats) = simulate(&config, &mut router, lru, &p, invs()).unwrap();
     assert_eq!(finishes_ms(&out), [Some(30), Some(20)]);
+    // A first takes the core when its start is done.
+    assert_eq!(first_runs(&out), [Some(20), Some(0)]);
     assert_eq!(stats.servers[0].busy, 30 * MS);
     // The starting A counts in the load from its arrival.
     let loads: Vec<_> = router.loads.iter().map(|(at, l)| (at / MS, l[0])).collect();

@@ -106,6 +106,7 @@ impl Inner {
                 work: info.profile.warm,
                 server: None,
                 cold: false,
+                first_run: None,
                 finish: None,
                 inside: None,
             },
@@ -138,6 +139,8 @@ impl Inner {
                 work: info.profile.warm,
                 server: state.table.server_of(node),
                 cold: answered.is_some_and(|a| a.cold),
+                // The node's answer does not say when its work first ran.
+                first_run: None,
                 finish: answered.filter(|a| a.ok).map(|_| now),
                 inside: None,
             },

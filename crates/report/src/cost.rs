@@ -76,6 +76,14 @@ impl Cost {
     }
 }
 
+/// Dollars to four significant digits in fixed notation (at most 9
+/// decimals), so small runs still show differences between policies.
+pub(crate) fn usd(v: f64) -> String {
+    let magnitude = if v > 0.0 { v.log10().floor() as i32 } else { 0 };
+    let decimals = (3 - magnitude).clamp(0, 9) as usize;
+    format!("{v:.decimals$}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
