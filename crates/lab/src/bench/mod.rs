@@ -95,7 +95,7 @@ fn median_wall<T>(
 }
 
 /// The median of `v` (the upper one of an even count); NaN if empty.
-fn median(mut v: Vec<f64>) -> f64 {
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }

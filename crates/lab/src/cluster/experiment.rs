@@ -16,7 +16,7 @@ use crate::level::Level;
 use anyhow::Result;
 use faasched_report::Staged;
 use faasched_report::cluster::{
-    ClusterRow, DecisionTimes, LoadPoint, write_cluster_outputs, write_cluster_report,
+    ClusterRow, DecisionTimes, FunctionRow, LoadPoint, write_cluster_outputs, write_cluster_report,
     write_cluster_timing,
 };
 use serde::{Deserialize, Serialize};
@@ -66,12 +66,14 @@ impl CaseRan {
 }
 
 /// What one router's run of a case measured: its row, with the loads
-/// over time apart (the row's serde is summary.json's, which leaves them
-/// out, and a sweep's machines send this whole), and its decision times.
+/// over time and the functions' rows apart (the row's serde is
+/// summary.json's, which leaves them out, and a sweep's machines send
+/// this whole), and its decision times.
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
 pub struct RouterRun {
     row: ClusterRow,
     load_series: Vec<LoadPoint>,
+    functions: Vec<FunctionRow>,
     decisions: DecisionTimes,
 }
 
@@ -116,6 +118,7 @@ impl Level for Cluster {
         let mut row = ran.row(case.options.cores);
         Ok(RouterRun {
             load_series: std::mem::take(&mut row.load_series),
+            functions: std::mem::take(&mut row.functions),
             row,
             decisions: ran.decisions,
         })
@@ -131,6 +134,7 @@ impl Level for Cluster {
             .map(|m| {
                 let mut row = m.row;
                 row.load_series = m.load_series;
+                row.functions = m.functions;
                 (row, m.decisions)
             })
             .unzip();

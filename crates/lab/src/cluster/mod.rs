@@ -21,5 +21,6 @@ pub mod publish;
 pub mod replay;
 pub mod run;
 pub mod simulate;
+pub mod stack;
 #[cfg(feature = "live")]
 pub mod up;

@@ -11,6 +11,7 @@ pub mod sweep;
 
 use crate::cluster::experiment::Cluster;
 use crate::cluster::figures as cl;
+use crate::cluster::stack;
 use crate::level::{Level, Settings};
 use crate::node::experiment::{Capacity, Node};
 use crate::node::figures as nf;
@@ -86,6 +87,9 @@ pub enum Name {
     /// Not in the CH-RLU paper: an ablation of its parts, and what stale
     /// loads cost each router.
     ChrluBeyond,
+    /// Not in any paper: routers in front of servers that run each level's
+    /// disciplines.
+    StackDisciplines,
 }
 
 /// An experiment of level `L`: its cases and its table.
@@ -160,7 +164,7 @@ impl Name {
     }
 
     /// Every experiment.
-    pub const ALL: [Name; 24] = [
+    pub const ALL: [Name; 25] = [
         Name::AlpsLoad,
         Name::AlpsAblation,
         Name::AlpsSensitivity,
@@ -185,6 +189,7 @@ impl Name {
         Name::ChrluSim,
         Name::ChrluSize,
         Name::ChrluBeyond,
+        Name::StackDisciplines,
     ];
 
     /// What it reproduces, in a line or two.
@@ -280,6 +285,12 @@ impl Name {
                 "Not in the paper: ch-rlu without each of its parts, and six routers on stale \
                  and on exact loads (power-of-two among them)"
             }
+            Name::StackDisciplines => {
+                "Not in the papers: ch-rlu, ch-bl, least-loaded, power-of-two and random in front \
+                 of servers run as ps, os:cfs, os:fifo, os:sfs, os:alps, node:sledgescale and \
+                 node:srpt, on the Azure-like and the FunctionBench clusters; which router wins \
+                 under which discipline"
+            }
         }
     }
 
@@ -348,6 +359,7 @@ impl Name {
                 |s| Ok(cl::beyond_cases(s.seed)),
                 |r| cl::cluster_table(r, &[]),
             ),
+            Name::StackDisciplines => cluster(|s| stack::cases(s.seed), stack::table),
         }
     }
 
@@ -378,6 +390,7 @@ impl Name {
             Name::ChrluSim => "chrlu-sim",
             Name::ChrluSize => "chrlu-size",
             Name::ChrluBeyond => "chrlu-beyond",
+            Name::StackDisciplines => "stack-disciplines",
         }
     }
 }
