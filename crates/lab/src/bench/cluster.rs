@@ -9,6 +9,7 @@ use super::{
     BUILD, Engine, Peaks, check_ended, instructions, median, peak_rss_mib, release_only, speeds,
 };
 use crate::cluster::catalog::{self, KeepAliveSpec, ROUTERS, RouterSpec};
+use crate::cluster::run::{ClusterOptions, ServerModel};
 use crate::outln;
 use crate::output::write_workload;
 use anyhow::{Context, Result, anyhow, bail};
@@ -17,11 +18,10 @@ use faasched_model::cluster::{
 };
 use faasched_model::{FunctionId, Phase, SEC, Time};
 use faasched_report::Staged;
-use faasched_sim::cluster::{self as sim, ClusterConfig, ClusterStats};
+use faasched_sim::cluster::{ClusterConfig, ClusterStats};
 use faasched_workload::cluster::{AzureFunctions, AzureParams};
 use faasched_workload::node::Length;
 use serde::Serialize;
-use std::convert::Infallible;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -61,6 +61,8 @@ pub const WARMUP: u64 = 100_000;
 pub struct Measured {
     /// The router, by its catalogue name.
     pub router: &'static str,
+    /// What ran each server's work (`ps`, `node:POLICY`, `os:POLICY`).
+    pub server: String,
     /// [`KEEP_ALIVE`].
     pub keep_alive: &'static str,
     /// [`FUNCTIONS`].
@@ -231,7 +233,7 @@ pub struct Job {
 /// were). Times are exact in the table and rounded to the microsecond in the
 /// stream, as the workload CSV holds them.
 pub fn export(dir: &Path, invocations: u64, seed: u64) -> Result<Job> {
-    let setup = Setup::new(seed)?;
+    let setup = Setup::new(seed, ServerModel::Ps)?;
     let table = setup.functions.table();
     let job = Job {
         servers: SERVERS,
@@ -287,10 +289,12 @@ struct Setup {
     functions: AzureFunctions,
     keep_alive: &'static KeepAliveSpec,
     seed: u64,
+    /// What runs each server's work.
+    server: ServerModel,
 }
 
 impl Setup {
-    fn new(seed: u64) -> Result<Setup> {
+    fn new(seed: u64, server: ServerModel) -> Result<Setup> {
         let params = AzureParams {
             functions: FUNCTIONS,
             seed,
@@ -301,7 +305,25 @@ impl Setup {
             functions: AzureFunctions::new(&params)?,
             keep_alive: catalog::keep_alive(KEEP_ALIVE)?,
             seed,
+            server,
         })
+    }
+
+    /// The run of `invocations` as `cluster simulate` takes it: the same
+    /// cluster and population, its servers run as [`Setup::server`].
+    fn options(&self, invocations: u64) -> ClusterOptions {
+        ClusterOptions {
+            functions: Some(FUNCTIONS),
+            servers: SERVERS,
+            cores: CORES,
+            memory_gb: f64::from(MEMORY_MB) / 1024.0,
+            load: LOAD,
+            invocations: Some(invocations),
+            seed: self.seed,
+            keep_alive: KEEP_ALIVE.to_string(),
+            server: self.server,
+            ..ClusterOptions::default()
+        }
     }
 
     /// One run of a fresh `router` over `invocations` generated
@@ -314,16 +336,12 @@ impl Setup {
     /// [`Setup::run`] with `router` as it is.
     fn run_with(&self, router: &mut dyn Route, invocations: u64) -> Result<ClusterStats> {
         let name = router.name().to_string();
-        let stream = self.functions.invocations(Length::Count(invocations))?;
-        let stats = sim::run(
-            &self.config,
+        let stats = self.options(invocations).setup()?.serve(
+            &name,
             router,
             |_| self.keep_alive.build(),
-            self.functions.table().profiles(),
-            stream.map(Ok::<_, Infallible>),
             |_: InvocationOutcome| {},
-        )
-        .map_err(|e| anyhow!("{name}: {e}"))?;
+        )?;
         let (arrived, finished, dropped) = (stats.invocations, stats.finished, stats.dropped());
         check_ended(
             &name,
@@ -521,18 +539,19 @@ fn time_decisions(
 }
 
 /// Checks memory first (`memory` gets it), then times every router of the
-/// catalogue `runs` times on `invocations` invocations of seed `seed`,
-/// handing each result to `each` as it comes. Call it before anything else
-/// in the process runs a cluster: the memory check reads the process's
-/// high-water mark.
+/// catalogue `runs` times on `invocations` invocations of seed `seed`, its
+/// servers run as `server` says, handing each result to `each` as it
+/// comes. Call it before anything else in the process runs a cluster: the
+/// memory check reads the process's high-water mark.
 pub fn measure(
     runs: u32,
     invocations: u64,
     seed: u64,
+    server: ServerModel,
     memory: impl FnOnce(&Memory) -> Result<()>,
     mut each: impl FnMut(&Measured) -> Result<()>,
 ) -> Result<Speeds> {
-    let setup = Setup::new(seed)?;
+    let setup = Setup::new(seed, server)?;
     let memory_of = |p: &Peaks| Memory {
         router: HEADLINE,
         short_invocations: p.short_n,
@@ -552,6 +571,7 @@ pub fn measure(
             let (wall_s, stats) = (timed.wall_s, timed.last);
             let m = Measured {
                 router: spec.name,
+                server: server.to_string(),
                 keep_alive: KEEP_ALIVE,
                 functions: FUNCTIONS,
                 servers: SERVERS,
@@ -594,7 +614,7 @@ pub fn decisions(
     view: impl FnOnce(&View) -> Result<()>,
     mut each: impl FnMut(&Decision) -> Result<()>,
 ) -> Result<Decisions> {
-    let setup = Setup::new(seed)?;
+    let setup = Setup::new(seed, ServerModel::Ps)?;
     let servers = setup.view()?;
     let v = describe(&servers, FUNCTIONS);
     view(&v)?;
@@ -625,6 +645,12 @@ pub struct Options {
     /// results use the default.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// What runs each server's work, as `cluster simulate --server` takes
+    /// it: `ps`, `node:POLICY` (node:sledgescale, say) or `os:POLICY`. The
+    /// routing decisions are timed on processor-sharing servers whatever
+    /// this says.
+    #[arg(long, default_value = "ps")]
+    pub server: ServerModel,
     /// Print `{"memory": {...}, "routers": [{"router", "invocations",
     /// "wall_s", "invocations_per_s", "events", "instructions", ...}] (null
     /// instructions where no hardware counter exists), "view": {...}, "decisions":
@@ -669,8 +695,9 @@ pub fn run(o: Options) -> Result<()> {
     let mib = |v: Option<f64>| v.unwrap_or(f64::NAN);
     if !o.json {
         outln!(
-            "{BUILD} build, seed {}, azure-functions: {FUNCTIONS} functions on {SERVERS} servers × {CORES} cores ({MEMORY_MB} MB each) at {:.0}% load, {KEEP_ALIVE} keep-alive",
+            "{BUILD} build, seed {}, azure-functions: {FUNCTIONS} functions on {SERVERS} servers × {CORES} cores ({MEMORY_MB} MB each, run as {}) at {:.0}% load, {KEEP_ALIVE} keep-alive",
             o.seed,
+            o.server,
             LOAD * 100.0,
         )?;
         outln!("{}", instructions::note())?;
@@ -679,6 +706,7 @@ pub fn run(o: Options) -> Result<()> {
         o.runs,
         o.invocations,
         o.seed,
+        o.server,
         |m| match o.json {
             true => Ok(()),
             false => outln!(
@@ -762,6 +790,7 @@ mod tests {
             1,
             2_000,
             1,
+            ServerModel::Ps,
             |m| {
                 memory = Some(m.long_invocations);
                 Ok(())
@@ -786,6 +815,31 @@ mod tests {
                 m.events
             );
             assert!(m.cold_starts > 0 && m.cold_starts <= m.invocations);
+        }
+    }
+
+    /// The same bench runs every router on node servers: each invocation
+    /// goes through a node engine, its requests counted as its events.
+    #[test]
+    fn every_router_runs_on_node_servers() {
+        let server: ServerModel = "node:sledgescale".parse().unwrap();
+        let ps = measure(1, 2_000, 1, ServerModel::Ps, |_| Ok(()), |_| Ok(())).unwrap();
+        let node = measure(1, 2_000, 1, server, |_| Ok(()), |_| Ok(())).unwrap();
+        assert_eq!(node.routers.len(), ROUTERS.names().count());
+        for (n, p) in node.routers.iter().zip(&ps.routers) {
+            assert_eq!(
+                (n.router, n.server.as_str()),
+                (p.router, "node:sledgescale")
+            );
+            assert_eq!(n.invocations, 2_000);
+            // The node engine's events come on top of the cluster's.
+            assert!(
+                n.events > p.events,
+                "{}: {} vs {}",
+                n.router,
+                n.events,
+                p.events
+            );
         }
     }
 
@@ -835,7 +889,7 @@ mod tests {
         );
         assert_eq!((job.invocations, job.seed), (2_000, 7));
 
-        let setup = Setup::new(7).unwrap();
+        let setup = Setup::new(7, ServerModel::Ps).unwrap();
         let table = FunctionTable::read_csv(&dir.join(EXPORT_FUNCTIONS)).unwrap();
         assert_eq!(table.profiles(), setup.functions.table().profiles());
         let read = FileInvocations::open(&dir.join(EXPORT_INVOCATIONS), &table).unwrap();

@@ -731,22 +731,7 @@ impl ClusterSetup {
             route: &mut *route,
             times: DecisionTimes::new(),
         };
-        let stats = match self.server {
-            ServerModel::Ps => self.drive(name, Shared, &mut route, keep, &mut sink)?,
-            ServerModel::Node(policy) => {
-                let mut built = self.node_policies(policy)?;
-                let servers = self.node_servers(&mut built);
-                self.drive(name, servers, &mut route, keep, &mut sink)?
-            }
-            ServerModel::Os(policy) => {
-                let cores = self.config.cores as usize;
-                let servers = OsServers {
-                    config: Kernel::default().config(cores, self.seed, &policy)?,
-                    policies: |_| policy.steer(),
-                };
-                self.drive(name, servers, &mut route, keep, &mut sink)?
-            }
-        };
+        let stats = self.serve(name, &mut route, keep, &mut sink)?;
         Ok(ClusterRan {
             summary: sink.collector.finish(),
             stats,
@@ -756,14 +741,42 @@ impl ClusterSetup {
 }
 
 impl ClusterSetup {
+    /// Runs the workload through the cluster behind `route`, every
+    /// server's work run as [`ClusterOptions::server`] says, the outcomes
+    /// handed to `sink`. Errors go under the router's `name`.
+    pub(crate) fn serve<R: Route + ?Sized, K: KeepAlive + ?Sized>(
+        &self,
+        name: &str,
+        route: &mut R,
+        keep: impl FnMut(ServerId) -> Box<K>,
+        sink: impl ClusterSink,
+    ) -> Result<ClusterStats> {
+        match self.server {
+            ServerModel::Ps => self.drive(name, Shared, route, keep, sink),
+            ServerModel::Node(policy) => {
+                let mut built = self.node_policies(policy)?;
+                let servers = self.node_servers(&mut built);
+                self.drive(name, servers, route, keep, sink)
+            }
+            ServerModel::Os(policy) => {
+                let cores = self.config.cores as usize;
+                let servers = OsServers {
+                    config: Kernel::default().config(cores, self.seed, &policy)?,
+                    policies: |_| policy.steer(),
+                };
+                self.drive(name, servers, route, keep, sink)
+            }
+        }
+    }
+
     /// Runs the workload through the cluster, every server's work run as
     /// `servers` say.
     /// Errors go under the router's `name`.
-    fn drive<V: cluster::Servers, K: KeepAlive + ?Sized>(
+    fn drive<V: cluster::Servers, R: Route + ?Sized, K: KeepAlive + ?Sized>(
         &self,
         name: &str,
         servers: V,
-        route: &mut impl Route,
+        route: &mut R,
         keep: impl FnMut(ServerId) -> Box<K>,
         sink: impl ClusterSink,
     ) -> Result<ClusterStats> {
