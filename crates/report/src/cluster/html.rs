@@ -4,6 +4,7 @@
 use super::output::{ClusterRow, LoadPoint};
 use crate::Result;
 use crate::chart::{MARGIN, PANEL, Palette, WIDE_PANEL, Y_TICK_GAP};
+use crate::cost::usd;
 use crate::page::{self, Page};
 use crate::staged::Staged;
 use crate::svg::{Frame, Scale, Tick, count, escape, put, significant, tick_labels, truncate};
@@ -222,7 +223,8 @@ fn table(out: &mut String, rows: &[ClusterRow], policies: &Palette) {
          <th>invocations</th><th>dropped</th><th>cold<br>starts</th>\
          <th>global latency<br>increase</th><th>p50<br>slowdown</th>\
          <th>p99<br>slowdown</th><th>median function<br>slowdown</th>\
-         <th>mean load<br>variance</th><th>utilisation<br>mean / max</th></tr></thead><tbody>",
+         <th>mean load<br>variance</th><th>utilisation<br>mean / max</th>\
+         <th>cost<br>(USD)</th></tr></thead><tbody>",
     );
     let dash = || "–".to_string();
     let share = |v: Option<f64>| v.map_or_else(dash, |v| Unit::Share.shown(v));
@@ -232,7 +234,7 @@ fn table(out: &mut String, rows: &[ClusterRow], policies: &Palette) {
         put!(
             out,
             "<tr class=\"p{i}\"><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td></tr>",
+             <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td><td>{}</td></tr>",
             policies.swatch(&r.policy),
             escape(&r.policy),
             count(r.invocations as f64),
@@ -245,13 +247,57 @@ fn table(out: &mut String, rows: &[ClusterRow], policies: &Palette) {
             Unit::Plain.shown(r.load_variance),
             share(r.utilisation_mean),
             share(r.utilisation_max),
+            r.cost_usd.map_or_else(dash, |v| format!("${}", usd(v))),
         );
     }
     out.push_str(
         "</tbody></table></div>\n<p class=\"note\">dropped: by the router or for want \
          of memory; cold starts: of finished invocations; slowdown = latency / the \
          function's warm time alone on an idle server; global latency increase = mean \
-         slowdown − 1; utilisation: busy cores over the run, per server.</p>\n",
+         slowdown − 1; utilisation: busy cores over the run, per server; cost: the \
+         finished invocations' executions (first run to finish) priced as AWS \
+         Lambda's.</p>\n",
+    );
+    if rows
+        .iter()
+        .any(|r| r.node_dropped.is_some() || r.os_switches.is_some())
+    {
+        inside(out, rows, policies);
+    }
+}
+
+/// What node or OS servers measured inside them, a row per router.
+fn inside(out: &mut String, rows: &[ClusterRow], policies: &Palette) {
+    out.push_str(
+        "<div class=\"numbers\"><table class=\"main inside\"><thead><tr><th>router</th>\
+         <th>node deadline<br>misses</th><th>node<br>drops</th><th>node preemptions<br>\
+         per invocation</th><th>OS switches<br>per invocation</th><th>OS preemptions<br>\
+         per invocation</th></tr></thead><tbody>",
+    );
+    let dash = || "–".to_string();
+    let fixed = |v: Option<f64>| v.map_or_else(dash, |v| format!("{v:.3}"));
+    for r in rows {
+        let i = policies.index(&r.policy);
+        put!(
+            out,
+            "<tr class=\"p{i}\"><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td></tr>",
+            policies.swatch(&r.policy),
+            escape(&r.policy),
+            r.node_miss_ratio
+                .map_or_else(dash, |v| Unit::Share.shown(v)),
+            r.node_dropped.map_or_else(dash, |v| count(v as f64)),
+            fixed(r.node_preemptions),
+            fixed(r.os_switches),
+            fixed(r.os_preemptions),
+        );
+    }
+    out.push_str(
+        "</tbody></table></div>\n<p class=\"note\">Inside the servers: node deadline \
+         misses: of the invocations that started on a node server, finished after their \
+         deadline there or dropped by its node policy; OS switches: context switches per \
+         invocation (its exit is one); OS preemptions: of those, the kernel taking its \
+         core away.</p>\n",
     );
 }
 
@@ -509,6 +555,21 @@ mod tests {
             .unwrap_or_else(|| panic!("no {kind} chart"));
         let len = html[start..].find("</figure>").unwrap();
         &html[start..start + len]
+    }
+
+    #[test]
+    fn the_servers_own_measures_get_a_table_only_where_a_row_has_them() {
+        let plain = page(&[row("ch-rlu", 1.0, 3)]);
+        assert!(!plain.contains("class=\"main inside\""));
+        assert!(plain.contains("<th>cost<br>(USD)</th>"));
+        let mut node = row("ch-rlu", 1.0, 3);
+        node.node_miss_ratio = Some(0.25);
+        node.node_dropped = Some(3);
+        node.cost_usd = Some(0.5);
+        let html = page(&[node, row("random", 2.0, 3)]);
+        let inside = &html[html.find("class=\"main inside\"").expect("an inside table")..];
+        assert!(inside.contains("<td>25%</td><td>3</td>"), "{inside}");
+        assert!(html.contains("<td>$0.5000</td>"), "{html}");
     }
 
     #[test]

@@ -67,7 +67,9 @@
 //!    objects as indented lists;
 //! 3. a table of every [`ClusterRow`]: invocations, dropped, cold-start
 //!    ratio, global latency increase, slowdown p50 and p99, median function
-//!    slowdown, mean load variance, utilisation;
+//!    slowdown, mean load variance, utilisation, cost; with node or OS
+//!    servers, a second table of what they measured inside (node deadline
+//!    misses, drops and preemptions; OS switches and preemptions);
 //! 4. bar charts across routers, one bar per row, one chart per metric
 //!    (CH-RLU's Figs. 7, 8, 12, 13): global latency increase, cold-start
 //!    ratio, drops as a share of the invocations, mean load variance and
