@@ -166,6 +166,14 @@ fn a_workload_csv_runs_on_a_node_server_with_the_nodes_measures() {
     let ps = two_invocations("2", &["--server", "ps"]);
     assert!(ps["settings"].get("server").is_none(), "{}", ps["settings"]);
     assert!(row(&ps, "round-robin").get("node_miss_ratio").is_none());
+    // Due 1.5 warm times after it reaches the node, the cold one (three
+    // warm times of CPU there) is late; the warm one is not.
+    let tight = two_invocations(
+        "2",
+        &["--server", "node:sledgescale", "--deadline-factor", "1.5"],
+    );
+    assert_eq!(tight["settings"]["node"]["deadline_factor"], 1.5);
+    assert_eq!(row(&tight, "round-robin")["node_miss_ratio"], 0.5);
 }
 
 /// The same two invocations on an OS server of one core under the stock
@@ -192,7 +200,7 @@ fn a_workload_csv_runs_on_an_os_server_with_the_kernels_measures() {
 
 #[test]
 fn bad_input_is_refused_naming_it() {
-    let cases: [(&[&str], &str); 12] = [
+    let cases: [(&[&str], &str); 14] = [
         (&["--policy", "ch-rlu,nope"], "`nope`"),
         (&["--keep-alive", "fifo"], "`fifo`"),
         (&["--workload", "/nonexistent.csv"], "/nonexistent.csv"),
@@ -214,6 +222,11 @@ fn bad_input_is_refused_naming_it() {
             &["--server", "node:sledgescale", "--contention", "0.1"],
             "--contention",
         ),
+        (
+            &["--server", "node:sledgescale", "--deadline-factor", "0"],
+            "--deadline-factor 0",
+        ),
+        (&["--deadline-factor", "3"], "only node servers"),
     ];
     for (extra, expect) in cases {
         let mut args = vec!["cluster", "simulate", "--seconds", "10"];

@@ -19,8 +19,8 @@ use faasched_report::cluster::{
     ClusterRow, ClusterSummary, ClusterUsage, Collector, DecisionTimes, LoadPoint,
 };
 use faasched_sim::cluster::{
-    self, ClientCall, Clients, ClusterConfig, ClusterError, ClusterSink, ClusterStats, NodeServers,
-    OsServers, Shared,
+    self, ClientCall, Clients, ClusterConfig, ClusterError, ClusterSink, ClusterStats,
+    MAX_DEADLINE_FACTOR, NodeServers, OsServers, Shared,
 };
 pub use faasched_sim::cluster::{ColdStart, Loads};
 use faasched_sim::node::NodeConfig;
@@ -174,6 +174,23 @@ pub struct ClusterOptions {
     #[arg(long, default_value_t = 1)]
     #[serde(default = "one_dispatcher", skip_serializing_if = "is_one_dispatcher")]
     pub node_dispatchers: u32,
+    /// Each invocation's deadline on a node server (with --server
+    /// node:POLICY), as a multiple of its function's warm time: what an
+    /// EDF worker orders by and a miss is counted against
+    #[arg(long, default_value_t = DEFAULT_DEADLINE_FACTOR)]
+    #[serde(
+        default = "default_deadline_factor",
+        skip_serializing_if = "is_default_deadline_factor"
+    )]
+    pub deadline_factor: f64,
+}
+
+fn default_deadline_factor() -> f64 {
+    DEFAULT_DEADLINE_FACTOR
+}
+
+fn is_default_deadline_factor(f: &f64) -> bool {
+    *f == DEFAULT_DEADLINE_FACTOR
 }
 
 fn server_help() -> String {
@@ -182,7 +199,7 @@ fn server_help() -> String {
          invocation capped at one core), or `node:POLICY`, a node simulator's dispatchers \
          (--node-dispatchers) and workers (one per core) under a node policy, paying its \
          mechanisms' default costs (docs/NODE.md); an invocation reaches the node when it \
-         starts, its deadline 10 times its function's warm time; or `os:POLICY`, the kernel \
+         starts, its deadline --deadline-factor (10) times its function's warm time; or `os:POLICY`, the kernel \
          model's cores under an OS policy (docs/POLICIES.md), with the defaults of `faasched \
          simulate`: an invocation is spawned as a process of one CPU burst when it starts. Node \
          policies:\n",
@@ -303,6 +320,7 @@ impl Default for ClusterOptions {
             transport_ms: 0.0,
             server: ServerModel::Ps,
             node_dispatchers: one_dispatcher(),
+            deadline_factor: DEFAULT_DEADLINE_FACTOR,
         }
     }
 }
@@ -382,6 +400,8 @@ pub struct ClusterSetup {
     pub server: ServerModel,
     /// Each node server's shape (with node servers).
     pub node: NodeConfig,
+    /// Each invocation's deadline on a node server, in warm times.
+    pub deadline_factor: f64,
 }
 
 impl ClusterOptions {
@@ -450,6 +470,7 @@ impl ClusterOptions {
         Ok(ClusterSetup {
             workload,
             node: self.node_config(&config)?,
+            deadline_factor: self.deadline_factor,
             config,
             keep_alive,
             seed: self.seed,
@@ -473,6 +494,18 @@ impl ClusterOptions {
                  give 0 with --server {}",
                 config.contention,
                 self.server
+            );
+        }
+        let f = self.deadline_factor;
+        if !(f.is_finite() && f > 0.0 && f <= MAX_DEADLINE_FACTOR) {
+            bail!(
+                "--deadline-factor {f}: give a multiple above 0 and at most {MAX_DEADLINE_FACTOR}"
+            );
+        }
+        if !matches!(self.server, ServerModel::Node(_)) && f != DEFAULT_DEADLINE_FACTOR {
+            bail!(
+                "--deadline-factor {f}: only node servers have deadlines; give --server \
+                 node:POLICY"
             );
         }
         Ok(NodeConfig::new(d as usize, (config.cores / d) as usize))
@@ -642,7 +675,7 @@ impl ClusterSetup {
             settings["node"] = json!({
                 "dispatchers": self.node.dispatchers,
                 "workers": self.node.workers,
-                "deadline_factor": DEFAULT_DEADLINE_FACTOR,
+                "deadline_factor": self.deadline_factor,
                 "costs": self.node.costs,
             });
         }
@@ -664,7 +697,7 @@ impl ClusterSetup {
     ) -> NodeServers<impl FnMut(ServerId) -> NodePolicies + 'a> {
         NodeServers {
             config: self.node.clone(),
-            deadline_factor: DEFAULT_DEADLINE_FACTOR,
+            deadline_factor: self.deadline_factor,
             policies: |s: ServerId| {
                 built
                     .get_mut(s.0 as usize)
