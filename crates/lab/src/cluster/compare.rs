@@ -35,7 +35,7 @@ use super::catalog::contenders;
 use super::load::LiveLoad;
 use super::publish::Rows;
 use super::replay::{ReplayOptions, ReplaySpec, each_run, replay};
-use super::run::{ClusterOptions, ClusterWorkload};
+use super::run::{ClusterOptions, ClusterWorkload, ServerModel};
 use crate::compare::{aligned, cell, pair, rank};
 use crate::interrupt;
 use crate::output::Publish;
@@ -150,6 +150,19 @@ pub fn transport(loads: &[LiveLoad]) -> Option<(Nanos, usize)> {
     Some((hops[hops.len() / 2], hops.len()))
 }
 
+/// What the simulation runs each server's work on, for live nodes of
+/// `workers` workers on `cores` cores under node policy `policy`: nodes of
+/// one worker per core queue their invocations as node servers do, so
+/// node servers under the same policy; more workers share the cores, as
+/// processor sharing does.
+fn simulated_server(workers: u32, cores: u32, policy: &str) -> Result<ServerModel> {
+    if workers == cores {
+        format!("node:{policy}").parse().context("--node-policy")
+    } else {
+        Ok(ServerModel::Ps)
+    }
+}
+
 /// Both worlds of a comparison.
 #[derive(Clone, Debug)]
 pub struct Compared {
@@ -176,6 +189,7 @@ pub fn compare(
     let r = &spec.replay;
     let scale = r.load.time_scale;
     let options = ClusterOptions {
+        server: simulated_server(r.node.workers, r.cores_per_node, &r.node.policy)?,
         workload: r.load.workload.clone(),
         servers: r.nodes,
         cores: r.cores_per_node,
@@ -539,6 +553,15 @@ pub const COMPARE_CSV_HEADER: &str = "router,world,invocations,dropped,cold_pct,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_worker_per_core_is_simulated_as_node_servers_under_the_same_policy() {
+        let queued = simulated_server(2, 2, "rr").unwrap();
+        assert_eq!(queued.to_string(), "node:rr");
+        assert!(simulated_server(32, 2, "rr").unwrap().is_ps());
+        let e = simulated_server(1, 1, "nope").unwrap_err();
+        assert!(format!("{e:#}").contains("--node-policy"), "{e:#}");
+    }
     use faasched_model::{MS, SEC};
 
     fn row(policy: &str, cold: f64, increase: f64, variance: f64) -> ClusterRow {
