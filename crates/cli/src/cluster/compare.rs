@@ -10,7 +10,9 @@ use faasched_lab::output::Outputs;
 
 /// Run each router live, as `cluster replay` does, then simulate the same
 /// run (workload, seed, nodes as servers, their cores, memory and
-/// keep-alive, the load period) with the costs measured on this machine,
+/// keep-alive, the load period; nodes of one worker per core as node
+/// servers under the same --node-policy, others as processor sharing)
+/// with the costs measured on this machine,
 /// and set the two worlds side by side: per router the invocations, cold
 /// starts, global latency increase, median slowdown, p99 latency and load
 /// variance, simulated / live, then each world's ranking of the routers by
