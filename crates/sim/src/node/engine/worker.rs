@@ -78,8 +78,11 @@ impl Engine {
         k.exec_from.saturating_add(self.slab.get(k.slot).left)
     }
 
-    /// Schedules worker `g`'s finish and next local tick from its
-    /// `exec_from`; earlier ones go stale.
+    /// Schedules worker `g`'s next local tick from its `exec_from`, or its
+    /// finish if that comes first; earlier ones go stale. Only one of the
+    /// two is pending: a tick schedules again (`tick`), so a
+    /// long request under a short quantum leaves no finish per quantum in
+    /// the heap (memory and heap depth would grow with its preemptions).
     pub(super) fn schedule(&mut self, g: u32) {
         let (d, _) = self.split(g);
         let finish = self.finish_at(g);
@@ -89,9 +92,9 @@ impl Engine {
         let tick = self.locals[d]
             .quantum
             .map(|q| k.exec_from.saturating_add(q));
-        self.events.push(finish, Event::Finish { w: g, plan });
-        if let Some(at) = tick.filter(|&at| at < finish) {
-            self.events.push(at, Event::Tick { w: g, plan });
+        match tick.filter(|&at| at < finish) {
+            Some(at) => self.events.push(at, Event::Tick { w: g, plan }),
+            None => self.events.push(finish, Event::Finish { w: g, plan }),
         }
     }
 
