@@ -8,8 +8,8 @@
 use super::{
     BUILD, Engine, Peaks, check_ended, instructions, median, peak_rss_mib, release_only, speeds,
 };
-use crate::cluster::catalog::{self, KeepAliveSpec, ROUTERS, RouterSpec};
-use crate::cluster::run::{ClusterOptions, ServerModel};
+use crate::cluster::catalog::{KeepAliveSpec, ROUTERS, RouterSpec};
+use crate::cluster::run::{ClusterOptions, ClusterWorkload, ServerModel};
 use crate::outln;
 use crate::output::write_workload;
 use anyhow::{Context, Result, anyhow, bail};
@@ -19,7 +19,7 @@ use faasched_model::cluster::{
 use faasched_model::{FunctionId, Phase, SEC, Time};
 use faasched_report::Staged;
 use faasched_sim::cluster::{ClusterConfig, ClusterStats};
-use faasched_workload::cluster::{AzureFunctions, AzureParams};
+use faasched_workload::cluster::AzureFunctions;
 use faasched_workload::node::Length;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -283,7 +283,8 @@ pub fn export(dir: &Path, invocations: u64, seed: u64) -> Result<Job> {
     Ok(job)
 }
 
-/// The cluster and population every run shares.
+/// The cluster and population every run shares, as `cluster simulate`
+/// sets them up from [`Setup::options`].
 struct Setup {
     config: ClusterConfig,
     functions: AzureFunctions,
@@ -295,23 +296,23 @@ struct Setup {
 
 impl Setup {
     fn new(seed: u64, server: ServerModel) -> Result<Setup> {
-        let params = AzureParams {
-            functions: FUNCTIONS,
-            seed,
-            ..AzureParams::new(SERVERS, CORES, LOAD)
+        let setup = Setup::options(seed, server, 1).setup()?;
+        let ClusterWorkload::Azure { functions, .. } = setup.workload else {
+            bail!("the benchmark's workload is not azure-functions");
         };
         Ok(Setup {
-            config: ClusterConfig::new(SERVERS as usize, CORES, MEMORY_MB),
-            functions: AzureFunctions::new(&params)?,
-            keep_alive: catalog::keep_alive(KEEP_ALIVE)?,
+            config: setup.config,
+            functions: *functions,
+            keep_alive: setup.keep_alive,
             seed,
             server,
         })
     }
 
-    /// The run of `invocations` as `cluster simulate` takes it: the same
-    /// cluster and population, its servers run as [`Setup::server`].
-    fn options(&self, invocations: u64) -> ClusterOptions {
+    /// The job of `invocations` invocations as `cluster simulate` takes
+    /// it: the cluster, the population and its keep-alive, its servers run
+    /// as `server` says.
+    fn options(seed: u64, server: ServerModel, invocations: u64) -> ClusterOptions {
         ClusterOptions {
             functions: Some(FUNCTIONS),
             servers: SERVERS,
@@ -319,9 +320,9 @@ impl Setup {
             memory_gb: f64::from(MEMORY_MB) / 1024.0,
             load: LOAD,
             invocations: Some(invocations),
-            seed: self.seed,
+            seed,
             keep_alive: KEEP_ALIVE.to_string(),
-            server: self.server,
+            server,
             ..ClusterOptions::default()
         }
     }
@@ -336,12 +337,14 @@ impl Setup {
     /// [`Setup::run`] with `router` as it is.
     fn run_with(&self, router: &mut dyn Route, invocations: u64) -> Result<ClusterStats> {
         let name = router.name().to_string();
-        let stats = self.options(invocations).setup()?.serve(
-            &name,
-            router,
-            |_| self.keep_alive.build(),
-            |_: InvocationOutcome| {},
-        )?;
+        let stats = Setup::options(self.seed, self.server, invocations)
+            .setup()?
+            .serve(
+                &name,
+                router,
+                |_| self.keep_alive.build(),
+                |_: InvocationOutcome| {},
+            )?;
         let (arrived, finished, dropped) = (stats.invocations, stats.finished, stats.dropped());
         check_ended(
             &name,
