@@ -497,7 +497,7 @@ impl ClusterOptions {
             );
         }
         let f = self.deadline_factor;
-        if !(f.is_finite() && f > 0.0 && f <= MAX_DEADLINE_FACTOR) {
+        if !cluster::deadline_factor_fits(f) {
             bail!(
                 "--deadline-factor {f}: give a multiple above 0 and at most {MAX_DEADLINE_FACTOR}"
             );

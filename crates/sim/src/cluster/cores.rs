@@ -6,7 +6,7 @@
 //! memory, cold starts and loads; the cores only run the work it hands
 //! them and say when each piece is done.
 
-use super::config::{ClusterConfig, ConfigError};
+use super::config::{ClusterConfig, ConfigError, ServerShape};
 use super::outcome::InsideStats;
 use faasched_model::cluster::{Inside, InvocationId};
 use faasched_model::{FunctionId, Nanos, Time};
@@ -114,6 +114,17 @@ impl Ids {
     pub(crate) fn slot(id: u64) -> u32 {
         (id & ((1 << Self::SLOT_BITS) - 1)) as u32
     }
+}
+
+/// Errs unless `config` has no contention term: node and OS servers charge
+/// their mechanisms' costs instead.
+pub(crate) fn uncontended(config: &ClusterConfig) -> Result<(), ConfigError> {
+    if config.contention != 0.0 {
+        return Err(ConfigError::Server(ServerShape::Contention(
+            config.contention,
+        )));
+    }
+    Ok(())
 }
 
 /// Builds every server's cores: the sealed half of

@@ -76,7 +76,7 @@ pub use config::{
     ClusterConfig, ColdStart, ConfigError, DEFAULT_MEMORY_WAIT, Loads, MAX_CONTENTION, MAX_CORES,
     MAX_PUBLISH, MAX_SERVERS, MAX_TRANSPORT, MIN_PUBLISH, ServerShape,
 };
-pub use node::{MAX_DEADLINE_FACTOR, NodeServers};
+pub use node::{MAX_DEADLINE_FACTOR, NodeServers, deadline_factor_fits};
 pub use os::OsServers;
 // The load average is the model's, shared with the live nodes' reports.
 pub use faasched_model::cluster::loadavg::{EXP_1, FIXED_1, FSHIFT, LOAD_FREQ, LoadAvg, calc_load};

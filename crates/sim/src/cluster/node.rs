@@ -6,7 +6,7 @@
 //! sees exactly the invocations the server admitted.
 
 use super::config::{ClusterConfig, ConfigError, ServerShape};
-use super::cores::{Build, Cores, Done, Ids, Job};
+use super::cores::{Build, Cores, Done, Ids, Job, uncontended};
 use super::outcome::InsideStats;
 use crate::node::NodeConfig;
 use crate::node::engine::Engine;
@@ -40,6 +40,12 @@ pub struct NodeServers<N> {
 /// The largest [`NodeServers::deadline_factor`].
 pub const MAX_DEADLINE_FACTOR: f64 = 1e6;
 
+/// Whether node servers take `f` as their deadline factor: finite, above
+/// 0 and at most [`MAX_DEADLINE_FACTOR`].
+pub fn deadline_factor_fits(f: f64) -> bool {
+    f.is_finite() && f > 0.0 && f <= MAX_DEADLINE_FACTOR
+}
+
 impl<N, P> Build for NodeServers<N>
 where
     N: FnMut(ServerId) -> Vec<P>,
@@ -62,11 +68,9 @@ where
                 cores: config.cores,
             });
         }
-        if config.contention != 0.0 {
-            return bad(ServerShape::Contention(config.contention));
-        }
+        uncontended(config)?;
         let f = self.deadline_factor;
-        if !(f.is_finite() && f > 0.0 && f <= MAX_DEADLINE_FACTOR) {
+        if !deadline_factor_fits(f) {
             return bad(ServerShape::DeadlineFactor(f));
         }
         (0..config.servers)

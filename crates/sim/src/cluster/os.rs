@@ -5,7 +5,7 @@
 //! when it starts, as `os simulate` runs one.
 
 use super::config::{ClusterConfig, ConfigError, ServerShape};
-use super::cores::{Build, Cores, Done, Ids, Job};
+use super::cores::{Build, Cores, Done, Ids, Job, uncontended};
 use super::outcome::InsideStats;
 use crate::os::engine::Engine;
 use crate::os::{Config, Sink};
@@ -54,9 +54,7 @@ where
                 cores: config.cores,
             });
         }
-        if config.contention != 0.0 {
-            return bad(ServerShape::Contention(config.contention));
-        }
+        uncontended(config)?;
         (0..config.servers)
             .map(|s| {
                 let policy = (self.policies)(ServerId(s as u32));
