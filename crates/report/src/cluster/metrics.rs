@@ -58,7 +58,6 @@ pub struct Collector {
     /// Exact sum of the slowdowns, for the global increase.
     slowdown_sum: f64,
     functions: BTreeMap<FunctionId, FunctionAcc>,
-    cost: Cost,
     node: Option<NodeSummary>,
     os: Option<OsSummary>,
 }
@@ -174,7 +173,6 @@ impl Collector {
             slowdown: Histogram::new(),
             slowdown_sum: 0.0,
             functions: BTreeMap::new(),
-            cost: Cost::default(),
             node: None,
             os: None,
         }
@@ -216,7 +214,6 @@ impl Collector {
         f.slowdown_sum += slowdown;
         if let Some(execution) = o.execution() {
             f.cost.add(execution, o.info.profile.memory_mb);
-            self.cost.add(execution, o.info.profile.memory_mb);
         }
     }
 
@@ -234,6 +231,10 @@ impl Collector {
             .filter(|f| f.finished > 0)
             .map(|f| f.slowdown_sum / f.finished as f64)
             .collect();
+        let mut cost = Cost::default();
+        for f in self.functions.values() {
+            cost.merge(&f.cost);
+        }
         let functions = self
             .functions
             .iter()
@@ -261,7 +262,7 @@ impl Collector {
             slowdown: Stats::of(&self.slowdown, SLOWDOWN_ONE as f64),
             global_increase: (finished > 0).then(|| self.slowdown_sum / finished as f64 - 1.0),
             function_slowdown: Stats::of_sorted(&per_function),
-            cost: self.cost,
+            cost,
             functions,
             node: self.node,
             os: self.os,
