@@ -553,6 +553,7 @@ pub const COMPARE_CSV_HEADER: &str = "router,world,invocations,dropped,cold_pct,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use faasched_model::{MS, SEC};
 
     #[test]
     fn one_worker_per_core_is_simulated_as_node_servers_under_the_same_policy() {
@@ -562,7 +563,6 @@ mod tests {
         let e = simulated_server(1, 1, "nope").unwrap_err();
         assert!(format!("{e:#}").contains("--node-policy"), "{e:#}");
     }
-    use faasched_model::{MS, SEC};
 
     fn row(policy: &str, cold: f64, increase: f64, variance: f64) -> ClusterRow {
         ClusterRow {
