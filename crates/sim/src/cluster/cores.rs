@@ -4,10 +4,13 @@
 //! ([`NodeCores`](super::node::NodeCores)), or by the kernel model under an
 //! OS policy ([`OsCores`](super::os::OsCores)). The engine keeps containers,
 //! memory, cold starts and loads; the cores only run the work it hands
-//! them and say when each piece is done.
+//! them and say when each piece is done. Cores that queue work take an
+//! invocation's container only when they first run it, through the
+//! engine's [`Bind`].
 
 use super::config::{ClusterConfig, ConfigError, ServerShape};
 use super::outcome::InsideStats;
+use crate::node::Start;
 use faasched_model::cluster::{Inside, InvocationId};
 use faasched_model::{FunctionId, Nanos, Time};
 
@@ -45,6 +48,22 @@ pub struct Done {
     pub(crate) inside: Option<Inside>,
 }
 
+/// The engine's containers, as cores that take them when they first run
+/// an invocation ([`Cores::BINDS_AT_FIRST_RUN`]) reach them: a node's
+/// worker takes a container when it picks the invocation, and gives it
+/// back when it is done with it, so an invocation queued behind another
+/// of its function finds that one's container warm, as on a live node.
+pub trait Bind {
+    /// The invocation in `slot` first takes a core at `at`: it takes a
+    /// warm container of its function, or starts a new one cold (its extra
+    /// is more work), or is refused if its memory cannot be freed.
+    fn first_run(&mut self, slot: u32, at: Time) -> Start;
+
+    /// The invocation in `slot` is done with its core at `at` (finished,
+    /// or dropped by the server): its container goes idle.
+    fn done(&mut self, slot: u32, at: Time);
+}
+
 /// One server's cores. Calls come in time order: the engine advances them
 /// to an instant before it adds work then, and asks for finished work only
 /// after advancing to the instant it is due ([`Cores::next_at`]).
@@ -57,12 +76,18 @@ pub trait Cores {
     /// through contention. Called after [`Cores::advance`] to now.
     fn set_starting(&mut self, starting: u64);
 
+    /// Whether the cores take an invocation's container when they first
+    /// run it ([`Bind`]), rather than the engine when it adds the
+    /// invocation: cores that may hold work queued before running it.
+    const BINDS_AT_FIRST_RUN: bool = false;
+
     /// Runs the cores until `now`; errs if a policy of theirs breaks its
-    /// contract.
-    fn advance(&mut self, now: Time) -> Result<(), String>;
+    /// contract. Cores that bind at first run reach the containers through
+    /// `bind`.
+    fn advance(&mut self, now: Time, bind: &mut impl Bind) -> Result<(), String>;
 
     /// Adds an invocation at the instant last advanced to.
-    fn add(&mut self, job: Job) -> Result<(), String>;
+    fn add(&mut self, job: Job, bind: &mut impl Bind) -> Result<(), String>;
 
     /// When the next invocation may be done, if nothing is added (or the
     /// cores' next event that may change that); the instant last advanced

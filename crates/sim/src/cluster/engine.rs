@@ -2,10 +2,11 @@
 //! loops that feed it are [`super::run_on`] and [`super::run_closed_on`].
 
 use super::config::{ClusterConfig, ColdStart, Loads};
-use super::cores::{Cores, Done, Job};
+use super::cores::{Bind, Cores, Done, Job};
 use super::events::{Timer, Timers};
 use super::outcome::{ClusterError, ClusterSink, ClusterStats, ServerStats};
 use super::{ClientCall, Clients};
+use crate::node::Start;
 use faasched_model::cluster::loadavg::{LOAD_FREQ, LoadAvg};
 use faasched_model::cluster::{
     Choice, ContainerId, ContainerPool, FunctionProfile, InvocationId, InvocationInfo,
@@ -25,8 +26,12 @@ struct Flight {
     info: InvocationInfo,
     work: Nanos,
     server: ServerId,
-    container: ContainerId,
+    /// Its container, from when it takes one (as it starts, or when its
+    /// cores first run it) until it gives it back.
+    container: Option<ContainerId>,
     cold: bool,
+    /// Its cores refused it a container when they first ran it.
+    refused: bool,
     /// When its work was handed to the server's cores (after a cold start
     /// in wall time).
     added: Time,
@@ -423,46 +428,21 @@ where
     /// Starts `w` on server `s` now if it can: in the most recently idle
     /// warm container of its function, else in a new one once the
     /// keep-alive has evicted enough idle ones; false if it cannot fit.
+    /// Cores that take containers when they first run an invocation are
+    /// handed it at once, its container theirs to take.
     fn start<E>(&mut self, s: ServerId, w: &Waiting) -> Result<bool, ClusterError<E>> {
         let now = self.now;
         let i = s.0 as usize;
         let profile = w.info.profile;
-        let function = profile.function;
-        let srv = &mut self.servers[i];
-        let (container, cold) = match srv.pool.take_idle(now, function) {
-            Some(c) => {
-                self.views.remove_warm(s, function);
-                srv.stats.warm_starts += 1;
-                (c, false)
-            }
-            None => {
-                let views = &mut self.views;
-                let stats = &mut srv.stats;
-                let fits = srv
-                    .pool
-                    .make_room(now, profile.memory_mb as u64, |_, f| {
-                        views.remove_warm(s, f);
-                        stats.evictions += 1;
-                    })
-                    .map_err(|what| ClusterError::KeepAlive {
-                        policy: srv.pool.keep().name().to_owned(),
-                        server: s,
-                        what,
-                    })?;
-                if !fits {
-                    return Ok(false);
-                }
-                let c = ContainerId(self.next_container);
-                self.next_container += 1;
-                srv.pool.create(now, c, profile);
-                srv.stats.max_memory_mb = srv.stats.max_memory_mb.max(srv.pool.used_mb());
-                srv.stats.cold_starts += 1;
-                (c, true)
+        let (container, cold) = if U::BINDS_AT_FIRST_RUN {
+            (None, false)
+        } else {
+            match self.with_containers(i, |_, bind| Ok(bind.take(now, profile)))? {
+                Some((c, cold)) => (Some(c), cold),
+                None => return Ok(false),
             }
         };
-        srv.cpu
-            .advance(now)
-            .map_err(|what| ClusterError::Server { server: s, what })?;
+        self.with_containers(i, |cpu, bind| cpu.advance(now, bind))?;
         let slot = match self.free.pop() {
             Some(slot) => slot,
             None => {
@@ -472,40 +452,70 @@ where
         };
         let id = w.info.id;
         let extra = if cold { profile.cold_extra() } else { 0 };
-        let job = |extra: Nanos| Job {
-            slot,
-            id,
-            function,
-            work: w.work.saturating_add(extra),
-            estimate: profile.warm.saturating_add(extra),
-            warm: profile.warm,
-            memory_mb: profile.memory_mb,
-        };
-        match self.cold_start {
-            ColdStart::Wall if extra > 0 => {
-                srv.starting.push(Reverse((now + extra, id, slot)));
-                srv.cpu.set_starting(srv.starting.len() as u64);
-                Ok(())
-            }
-            ColdStart::Wall => srv.cpu.add(job(0)),
-            ColdStart::Cpu => srv.cpu.add(job(extra)),
-        }
-        .map_err(|what| ClusterError::Server { server: s, what })?;
+        let wall = self.cold_start == ColdStart::Wall && extra > 0;
         self.flight[slot as usize] = Some(Flight {
             info: w.info,
             work: w.work,
             server: s,
             container,
             cold,
-            added: match self.cold_start {
-                ColdStart::Wall => now + extra,
-                ColdStart::Cpu => now,
-            },
+            refused: false,
+            added: if wall { now + extra } else { now },
             client: w.client,
         });
         self.in_flight += 1;
         self.views.get_mut(s).running += 1;
+        if wall {
+            let srv = &mut self.servers[i];
+            srv.starting.push(Reverse((now + extra, id, slot)));
+            srv.cpu.set_starting(srv.starting.len() as u64);
+            return Ok(true);
+        }
+        let extra = match self.cold_start {
+            ColdStart::Wall => 0,
+            ColdStart::Cpu => extra,
+        };
+        let job = Job {
+            slot,
+            id,
+            function: profile.function,
+            work: w.work.saturating_add(extra),
+            estimate: profile.warm.saturating_add(extra),
+            warm: profile.warm,
+            memory_mb: profile.memory_mb,
+        };
+        self.with_containers(i, |cpu, bind| cpu.add(job, bind))?;
         Ok(true)
+    }
+
+    /// Runs `f` on server `i`'s cores with its containers at hand
+    /// ([`Binder`]); errs as the cores or the keep-alive did.
+    fn with_containers<E, T>(
+        &mut self,
+        i: usize,
+        f: impl FnOnce(&mut U, &mut Binder<'_, K>) -> Result<T, String>,
+    ) -> Result<T, ClusterError<E>> {
+        let server = ServerId(i as u32);
+        let srv = &mut self.servers[i];
+        let mut bind = Binder {
+            server,
+            pool: &mut srv.pool,
+            stats: &mut srv.stats,
+            views: &mut self.views,
+            flight: &mut self.flight,
+            next_container: &mut self.next_container,
+            dropped_for_memory: &mut self.stats.dropped_for_memory,
+            broke: None,
+        };
+        let done = f(&mut srv.cpu, &mut bind);
+        if let Some(what) = bind.broke {
+            return Err(ClusterError::KeepAlive {
+                policy: srv.pool.keep().name().to_owned(),
+                server,
+                what,
+            });
+        }
+        done.map_err(|what| ClusterError::Server { server, what })
     }
 
     /// Serves server `i`'s invocations waiting for memory, head first: the
@@ -572,28 +582,28 @@ where
     {
         let now = self.now;
         let s = ServerId(i as u32);
-        let srv = &mut self.servers[i];
-        srv.cpu
-            .advance(now)
-            .map_err(|what| ClusterError::Server { server: s, what })?;
+        self.with_containers(i, |cpu, bind| cpu.advance(now, bind))?;
         let mut done = std::mem::take(&mut self.done);
-        while let Some(d) = srv.cpu.pop_done() {
+        while let Some(d) = self.servers[i].cpu.pop_done() {
             done.push(d);
         }
         for d in &done {
+            self.with_containers(i, |_, bind| {
+                bind.done(d.slot, now);
+                Ok(())
+            })?;
             let Some(f) = self.flight[d.slot as usize].take() else {
                 continue;
             };
             self.free.push(d.slot);
             self.in_flight -= 1;
-            if let Some(function) = self.servers[i].pool.release(now, f.container) {
-                self.views.add_warm(s, function);
-            }
             let view = self.views.get_mut(s);
             view.running = view.running.saturating_sub(1);
             if d.finish.is_some() {
                 self.stats.finished += 1;
                 self.last_finish = d.finish;
+            } else if f.refused {
+                // Counted as dropped for memory when refused.
             } else {
                 self.servers[i].stats.node_drops += 1;
                 self.stats.dropped_by_server += 1;
@@ -626,14 +636,11 @@ where
     /// run.
     fn ready<E>(&mut self, i: usize) -> Res<E> {
         let now = self.now;
-        let server = ServerId(i as u32);
-        let breach = |what| ClusterError::Server { server, what };
-        let srv = &mut self.servers[i];
-        srv.cpu.advance(now).map_err(breach)?;
-        while let Some(&Reverse((at, id, slot))) = srv.starting.peek()
+        self.with_containers(i, |cpu, bind| cpu.advance(now, bind))?;
+        while let Some(&Reverse((at, id, slot))) = self.servers[i].starting.peek()
             && at <= now
         {
-            srv.starting.pop();
+            self.servers[i].starting.pop();
             if let Some(f) = self.flight[slot as usize].as_ref() {
                 let job = Job {
                     slot,
@@ -644,9 +651,10 @@ where
                     warm: f.info.profile.warm,
                     memory_mb: f.info.profile.memory_mb,
                 };
-                srv.cpu.add(job).map_err(breach)?;
+                self.with_containers(i, |cpu, bind| cpu.add(job, bind))?;
             }
         }
+        let srv = &mut self.servers[i];
         srv.cpu.set_starting(srv.starting.len() as u64);
         self.reschedule(i);
         Ok(())
@@ -813,5 +821,102 @@ where
         }
         self.stats.servers = servers;
         Ok(self.stats)
+    }
+}
+
+/// One server's containers as its cores and the engine take and give them
+/// back: the engine as an invocation starts ([`Binder::take`]), or cores
+/// that bind at first run ([`Bind`]).
+struct Binder<'a, K> {
+    server: ServerId,
+    pool: &'a mut ContainerPool<K>,
+    stats: &'a mut ServerStats,
+    views: &'a mut Servers,
+    flight: &'a mut [Option<Flight>],
+    next_container: &'a mut u64,
+    dropped_for_memory: &'a mut u64,
+    /// How the keep-alive first broke its contract, if it did.
+    broke: Option<String>,
+}
+
+impl<K> Binder<'_, K>
+where
+    K: DerefMut,
+    K::Target: KeepAlive,
+{
+    /// Takes the most recently idle warm container of `profile`'s
+    /// function at `at`, else makes a new one (cold) once the keep-alive
+    /// has evicted enough idle ones: the container, and whether it is
+    /// cold; `None` if it cannot fit (or the keep-alive broke its
+    /// contract, [`Binder::broke`]).
+    fn take(&mut self, at: Time, profile: FunctionProfile) -> Option<(ContainerId, bool)> {
+        let (server, function) = (self.server, profile.function);
+        if let Some(c) = self.pool.take_idle(at, function) {
+            self.views.remove_warm(server, function);
+            self.stats.warm_starts += 1;
+            return Some((c, false));
+        }
+        let (views, stats) = (&mut *self.views, &mut *self.stats);
+        let fits = self.pool.make_room(at, profile.memory_mb as u64, |_, f| {
+            views.remove_warm(server, f);
+            stats.evictions += 1;
+        });
+        match fits {
+            Ok(true) => {}
+            Ok(false) => return None,
+            Err(what) => {
+                self.broke.get_or_insert(what);
+                return None;
+            }
+        }
+        let c = ContainerId(*self.next_container);
+        *self.next_container += 1;
+        self.pool.create(at, c, profile);
+        stats.max_memory_mb = stats.max_memory_mb.max(self.pool.used_mb());
+        stats.cold_starts += 1;
+        Some((c, true))
+    }
+}
+
+impl<K> Bind for Binder<'_, K>
+where
+    K: DerefMut,
+    K::Target: KeepAlive,
+{
+    fn first_run(&mut self, slot: u32, at: Time) -> Start {
+        const IN_FLIGHT: &str = "cores run only invocations in flight";
+        let profile = self.flight[slot as usize]
+            .as_ref()
+            .expect(IN_FLIGHT)
+            .info
+            .profile;
+        let taken = self.take(at, profile);
+        let f = self.flight[slot as usize].as_mut().expect(IN_FLIGHT);
+        match taken {
+            Some((c, cold)) => {
+                f.container = Some(c);
+                f.cold = cold;
+                Start::Run(if cold { profile.cold_extra() } else { 0 })
+            }
+            None => {
+                f.refused = true;
+                if self.broke.is_none() {
+                    self.stats.drops += 1;
+                    *self.dropped_for_memory += 1;
+                }
+                Start::Refuse
+            }
+        }
+    }
+
+    fn done(&mut self, slot: u32, at: Time) {
+        let container = self.flight[slot as usize]
+            .as_mut()
+            .and_then(|f| f.container.take());
+        if let Some(c) = container
+            && let Some(function) = self.pool.release(at, c)
+        {
+            self.views.add_warm(self.server, function);
+        }
     }
 }

@@ -1,17 +1,17 @@
 //! A server whose cores are a node: the node engine's dispatchers and
 //! workers under a node policy ([`Dispatch`]), every mechanism charged what
-//! its [`Costs`](crate::node::Costs) say. The cluster engine keeps the
-//! containers; each invocation it starts becomes one request on the node,
-//! arriving when it starts (after any wait for memory), so the node policy
-//! sees exactly the invocations the server admitted.
+//! its [`Costs`](crate::node::Costs) say. Each invocation routed to the
+//! server becomes one request on the node, arriving then; the cluster
+//! engine keeps the containers, and a worker takes one when it first picks
+//! the request ([`Bind`]), as a live node's worker does.
 
 use super::config::{ClusterConfig, ConfigError, ServerShape};
-use super::cores::{Build, Cores, Done, Ids, Job, uncontended};
+use super::cores::{Bind, Build, Cores, Done, Ids, Job, uncontended};
 use super::outcome::InsideStats;
-use crate::node::NodeConfig;
 use crate::node::engine::Engine;
+use crate::node::{NodeConfig, NodeSink, Start};
 use faasched_model::cluster::{Inside, NodePlace, ServerId};
-use faasched_model::node::{Dispatch, Request, RequestId, RequestOutcome};
+use faasched_model::node::{Dispatch, Request, RequestId, RequestInfo, RequestOutcome};
 use faasched_model::{Function, Nanos, TIME_LIMIT, Time};
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -21,12 +21,21 @@ use std::sync::Arc;
 /// Servers run as nodes: each server's cores are a node engine's
 /// dispatchers and workers ([`NodeConfig`], one shape for every server),
 /// each dispatcher under its own instance of a node policy. An invocation
-/// that starts on a server (warm, or cold once its container is made)
-/// arrives on its node then, its estimate its function's warm time (plus
-/// the cold extra when that is CPU), its deadline `deadline_factor` times
-/// its function's warm time; its outcome names its dispatcher and worker
-/// ([`NodePlace`]). A request the node policy drops is dropped on its
-/// server ([`ClusterStats::dropped_by_server`](super::ClusterStats::dropped_by_server)).
+/// routed to a server arrives on its node at once, its estimate its
+/// function's warm time, its deadline `deadline_factor` times that; its
+/// outcome names its dispatcher and worker ([`NodePlace`]). When a worker
+/// first picks it, it takes a warm container of its function, or starts
+/// a new one cold, or is refused if the keep-alive cannot free its memory
+/// then ([`ClusterStats::dropped_for_memory`](super::ClusterStats::dropped_for_memory)):
+/// an invocation queued on the node holds no container, and one queued
+/// behind another of its function takes that one's container warm. A cold
+/// start's extra is more work on the worker, whether the cluster's cold
+/// starts take CPU or wall time: a live node's worker waits out the start
+/// (loading the code, then the start's wait) before it runs the
+/// invocation. The server never waits for memory
+/// ([`ClusterConfig::memory_wait`] applies to servers that take containers
+/// as invocations arrive). A request the node policy drops is dropped on
+/// its server ([`ClusterStats::dropped_by_server`](super::ClusterStats::dropped_by_server)).
 pub struct NodeServers<N> {
     /// Every server's node: its dispatchers × workers are the cluster's
     /// cores per server.
@@ -128,6 +137,29 @@ where
     }
 }
 
+/// Where a node's outcomes and first picks go: the server's queue of done
+/// work, and the engine's containers.
+struct Queue<'a, B> {
+    done: &'a mut VecDeque<RequestOutcome>,
+    bind: &'a mut B,
+    /// The instant the node is advanced to: its events due then are the
+    /// only ones it handles (the engine advances a server to its next
+    /// event).
+    now: Time,
+}
+
+impl<B: Bind> NodeSink for Queue<'_, B> {
+    fn outcome(&mut self, o: RequestOutcome) {
+        self.bind
+            .done(Ids::slot(o.info.id.0), o.finish.unwrap_or(self.now));
+        self.done.push_back(o);
+    }
+
+    fn first_pick(&mut self, request: &RequestInfo, at: Time) -> Start {
+        self.bind.first_run(Ids::slot(request.id.0), at)
+    }
+}
+
 impl<P> Cores for NodeCores<P>
 where
     P: DerefMut,
@@ -141,10 +173,15 @@ where
     /// has no contention term.
     fn set_starting(&mut self, _starting: u64) {}
 
-    fn advance(&mut self, now: Time) -> Result<(), String> {
+    const BINDS_AT_FIRST_RUN: bool = true;
+
+    fn advance(&mut self, now: Time, bind: &mut impl Bind) -> Result<(), String> {
         self.last = self.last.max(now);
-        let done = &mut self.done;
-        let mut sink = |o: RequestOutcome| done.push_back(o);
+        let mut sink = Queue {
+            done: &mut self.done,
+            bind,
+            now: self.last,
+        };
         while self.engine.next_event().is_some_and(|at| at <= now) {
             self.engine
                 .handle_next::<Infallible, _, _>(self.policies.as_mut_slice(), &mut sink)
@@ -155,7 +192,7 @@ where
 
     /// The invocation arrives on the node now, its deadline the deadline
     /// factor times its function's warm time.
-    fn add(&mut self, job: Job) -> Result<(), String> {
+    fn add(&mut self, job: Job, bind: &mut impl Bind) -> Result<(), String> {
         let id = RequestId(self.ids.issue(job.slot, "request")?);
         let deadline = (job.warm as f64 * self.deadline_factor).min(TIME_LIMIT as f64) as Nanos;
         let req = Request {
@@ -173,8 +210,11 @@ where
             .check::<Infallible>(&req)
             .map_err(|e| e.to_string())?;
         self.in_flight += 1;
-        let done = &mut self.done;
-        let mut sink = |o: RequestOutcome| done.push_back(o);
+        let mut sink = Queue {
+            done: &mut self.done,
+            bind,
+            now: self.last,
+        };
         self.engine
             .arrive::<Infallible, _, _>(req, self.policies.as_mut_slice(), &mut sink)
             .map_err(|e| e.to_string())

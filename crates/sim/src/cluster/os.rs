@@ -5,7 +5,7 @@
 //! when it starts, as `os simulate` runs one.
 
 use super::config::{ClusterConfig, ConfigError, ServerShape};
-use super::cores::{Build, Cores, Done, Ids, Job, uncontended};
+use super::cores::{Bind, Build, Cores, Done, Ids, Job, uncontended};
 use super::outcome::InsideStats;
 use crate::os::engine::Engine;
 use crate::os::{Config, Sink};
@@ -118,9 +118,54 @@ where
     /// has no contention term.
     fn set_starting(&mut self, _starting: u64) {}
 
+    fn advance(&mut self, now: Time, _bind: &mut impl Bind) -> Result<(), String> {
+        self.run_to(now);
+        Ok(())
+    }
+
+    /// The invocation is spawned now as one CPU burst of its work; work of
+    /// none is done at once.
+    fn add(&mut self, job: Job, _bind: &mut impl Bind) -> Result<(), String> {
+        self.spawn(job)
+    }
+
+    /// The kernel's next event or, while it has work, the policy's next
+    /// periodic call.
+    fn next_at(&mut self) -> Option<Time> {
+        if !self.done.is_empty() {
+            return Some(self.last);
+        }
+        self.next_event()
+    }
+
+    fn pop_done(&mut self) -> Option<Done> {
+        self.done.pop_front()
+    }
+
+    fn busy(&self) -> Nanos {
+        self.engine.busy(self.last)
+    }
+
+    /// A kernel never holds work: every process it was given has finished
+    /// by the end. What the kernel still has to do (a tick, a fair-server
+    /// replenishment) is done, as `os simulate` does it, so that the
+    /// kernel's events count the same.
+    fn end(&mut self) -> Result<Option<InsideStats>, String> {
+        while let Some(at) = self.next_event() {
+            self.run_to(at);
+        }
+        Ok(Some(InsideStats::Os(self.engine.finish())))
+    }
+}
+
+impl<P> OsCores<P>
+where
+    P: DerefMut,
+    P::Target: Steer,
+{
     /// The kernel's events due by `now` and the policy's periodic calls
     /// due by then, in time order (a kernel event first at a tie).
-    fn advance(&mut self, now: Time) -> Result<(), String> {
+    fn run_to(&mut self, now: Time) {
         self.last = self.last.max(now);
         let policy = &mut *self.policy;
         let mut sink = Queue(&mut self.done);
@@ -135,15 +180,15 @@ where
                     self.engine.call_period(at, policy);
                     at
                 }
-                _ => return Ok(()),
+                _ => return,
             };
             self.engine.settle(at, policy, &mut sink);
         }
     }
 
-    /// The invocation is spawned now as one CPU burst of its work; work of
+    /// Spawns the invocation now as one CPU burst of its work; work of
     /// none is done at once.
-    fn add(&mut self, job: Job) -> Result<(), String> {
+    fn spawn(&mut self, job: Job) -> Result<(), String> {
         let id = self.ids.issue(job.slot, "process")?;
         if job.work == 0 {
             self.done.push_back(Done {
@@ -173,34 +218,6 @@ where
         self.engine
             .settle(self.last, policy, &mut Queue(&mut self.done));
         Ok(())
-    }
-
-    /// The kernel's next event or, while it has work, the policy's next
-    /// periodic call.
-    fn next_at(&mut self) -> Option<Time> {
-        if !self.done.is_empty() {
-            return Some(self.last);
-        }
-        self.next_event()
-    }
-
-    fn pop_done(&mut self) -> Option<Done> {
-        self.done.pop_front()
-    }
-
-    fn busy(&self) -> Nanos {
-        self.engine.busy(self.last)
-    }
-
-    /// A kernel never holds work: every process it was given has finished
-    /// by the end. What the kernel still has to do (a tick, a fair-server
-    /// replenishment) is done, as `os simulate` does it, so that the
-    /// kernel's events count the same.
-    fn end(&mut self) -> Result<Option<InsideStats>, String> {
-        while let Some(at) = self.next_event() {
-            self.advance(at)?;
-        }
-        Ok(Some(InsideStats::Os(self.engine.finish())))
     }
 }
 

@@ -19,7 +19,7 @@
 //! 65,536 changes; a finish is due at the first whole nanosecond by which
 //! the clock has reached it.
 
-use super::cores::{Cores, Done, Job};
+use super::cores::{Bind, Cores, Done, Job};
 use super::outcome::InsideStats;
 use faasched_model::cluster::InvocationId;
 use faasched_model::{Nanos, Time};
@@ -97,13 +97,13 @@ impl Cores for Ps {
         self.starting = starting;
     }
 
-    fn advance(&mut self, now: Time) -> Result<(), String> {
+    fn advance(&mut self, now: Time, _bind: &mut impl Bind) -> Result<(), String> {
         self.run_to(now);
         Ok(())
     }
 
     /// Its virtual finish is the clock plus its work.
-    fn add(&mut self, job: Job) -> Result<(), String> {
+    fn add(&mut self, job: Job, _bind: &mut impl Bind) -> Result<(), String> {
         let finish = self.v + ((job.work as u128) << VSHIFT);
         self.jobs.push(Reverse((finish, job.id, job.slot)));
         Ok(())
@@ -151,7 +151,22 @@ impl Cores for Ps {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::node::Start;
     use faasched_model::FunctionId;
+
+    /// Processor sharing never asks for containers: the engine binds them
+    /// as it adds work.
+    struct Bound;
+
+    impl Bind for Bound {
+        fn first_run(&mut self, _slot: u32, _at: Time) -> Start {
+            unreachable!("processor sharing binds no container at first run")
+        }
+
+        fn done(&mut self, _slot: u32, _at: Time) {
+            unreachable!("processor sharing binds no container at first run")
+        }
+    }
 
     /// A job of `work` ns in slot `slot`.
     fn job(slot: u32, work: Nanos) -> Job {
@@ -173,14 +188,14 @@ mod tests {
     #[test]
     fn two_on_one_core_share_it_and_the_clock_rounds_against_the_job() {
         let mut ps = Ps::new(1, 0, 0);
-        ps.add(job(0, 10)).unwrap();
-        ps.add(job(1, 10)).unwrap();
+        ps.add(job(0, 10), &mut Bound).unwrap();
+        ps.add(job(1, 10), &mut Bound).unwrap();
         assert_eq!(ps.next_at(), Some(20));
-        ps.advance(7).unwrap();
+        ps.advance(7, &mut Bound).unwrap();
         assert_eq!(ps.busy(), 7);
         assert_eq!(ps.next_at(), Some(20));
         assert_eq!(done(&mut ps), None);
-        ps.advance(20).unwrap();
+        ps.advance(20, &mut Bound).unwrap();
         assert_eq!(
             (done(&mut ps), done(&mut ps), done(&mut ps)),
             (Some(0), Some(1), None)
@@ -191,10 +206,10 @@ mod tests {
     fn contention_slows_every_job() {
         // γ = 0.5, two jobs on two cores: each at 1 / (1 + 1) = 1/2.
         let mut ps = Ps::new(2, 500_000, 0);
-        ps.add(job(0, 10)).unwrap();
-        ps.add(job(1, 30)).unwrap();
+        ps.add(job(0, 10), &mut Bound).unwrap();
+        ps.add(job(1, 30), &mut Bound).unwrap();
         assert_eq!(ps.next_at(), Some(20));
-        ps.advance(20).unwrap();
+        ps.advance(20, &mut Bound).unwrap();
         assert_eq!(ps.busy(), 40);
         assert_eq!(
             ps.pop_done(),

@@ -51,7 +51,7 @@ mod outcome;
 pub use config::{
     Assign, ConfigError, Costs, Estimate, MAX_COST, MAX_WINDOW, MAX_WORKERS, NodeConfig,
 };
-pub use outcome::{NodeError, NodeSink, NodeStats};
+pub use outcome::{NodeError, NodeSink, NodeStats, Start};
 
 use engine::Engine;
 use faasched_model::node::{Dispatch, Request};

@@ -2,7 +2,7 @@
 //! run's [`NodeStats`] at the end, or why it stopped, [`NodeError`].
 
 use super::config::ConfigError;
-use faasched_model::node::{RequestId, RequestOutcome};
+use faasched_model::node::{RequestId, RequestInfo, RequestOutcome};
 use faasched_model::{Nanos, SEC, Time};
 
 /// Where a node run's outcomes go, each as soon as it is final. Any
@@ -17,6 +17,26 @@ pub trait NodeSink {
     fn interrupted(&mut self) -> bool {
         false
     }
+
+    /// A worker picks `request` for the first time, now (`at`): whether it
+    /// runs, and what its start costs beyond the node's sandbox set-up. A
+    /// cluster's node server takes the invocation's container here, as a
+    /// live node's worker does, and a cold one adds its start to the
+    /// request's work. It runs at no extra cost, by default.
+    fn first_pick(&mut self, request: &RequestInfo, at: Time) -> Start {
+        let _ = (request, at);
+        Start::Run(0)
+    }
+}
+
+/// What a request's first pick does ([`NodeSink::first_pick`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// It runs, this much more work on its worker.
+    Run(Nanos),
+    /// It is dropped before it runs (its server has no memory for it);
+    /// its worker picks its next.
+    Refuse,
 }
 
 impl<F: FnMut(RequestOutcome)> NodeSink for F {
@@ -32,7 +52,8 @@ pub struct NodeStats {
     pub requests: u64,
     /// Requests that finished.
     pub finished: u64,
-    /// Requests dropped by their dispatcher.
+    /// Requests dropped by their dispatcher, or refused at their first
+    /// pick ([`Start::Refuse`]).
     pub dropped: u64,
     /// Events processed: arrivals, and the scheduled events that still
     /// applied when due (dispatcher steps that took time, finishes, ticks,

@@ -252,9 +252,14 @@ fn free_round_robin_nodes_share_their_cores_as_processor_sharing_does() {
             .preemptions
             > 0
     }));
-    assert_eq!(
-        (node_stats.finished, node_stats.cold_starts()),
-        (ps_stats.finished, ps_stats.cold_starts())
+    assert_eq!(node_stats.finished, ps_stats.finished);
+    // A node's worker takes a container at its first pick, up to a few
+    // quanta after the arrival processor sharing takes one at: now and
+    // then a container freed meanwhile serves it warm.
+    let (cold_nodes, cold_ps) = (node_stats.cold_starts(), ps_stats.cold_starts());
+    assert!(
+        cold_nodes <= cold_ps && cold_ps - cold_nodes <= cold_ps / 100,
+        "nodes {cold_nodes} cold starts, ps {cold_ps}"
     );
 }
 
@@ -282,7 +287,10 @@ impl Dispatch for DropOver {
             Placement::Drop(Refusal::Unplaced)
         } else {
             let w = (0..workers.len() as u32)
-                .min_by_key(|&w| workers.get(WorkerId(w)).queued())
+                .min_by_key(|&w| {
+                    let w = workers.get(WorkerId(w));
+                    w.queued() + usize::from(w.running().is_some())
+                })
                 .unwrap_or(0);
             Placement::Worker {
                 worker: WorkerId(w),
@@ -296,77 +304,131 @@ impl Dispatch for DropOver {
     }
 }
 
-#[test]
-fn a_node_policy_sees_cold_extra_cpu_in_the_estimate_and_may_drop() {
-    // Function 0: warm 10 ms, cold 30 ms. The first invocation starts cold:
-    // with CPU cold starts its estimate is 30 ms and the node drops it (over
-    // 20 ms); its container is idle after the drop, so the second, at 100 ms,
-    // starts warm (estimate 10 ms) and runs. With wall-time cold starts the
-    // first reaches the node after its 20 ms start, estimated warm.
-    let p = [profile(0, 128, 10, 30)];
-    let invs = vec![inv(0, 0, 0, 10), inv(1, 0, 100, 10)];
-    for (cold_start, estimates, finishes) in [
-        (
-            ColdStart::Cpu,
-            vec![30 * MS, 10 * MS],
-            [None, Some(110 * MS)],
-        ),
-        (
-            ColdStart::Wall,
-            vec![10 * MS, 10 * MS],
-            [Some(30 * MS), Some(110 * MS)],
-        ),
-    ] {
-        let config = ClusterConfig {
-            cold_start,
-            ..cluster(1, 2, 1024)
-        };
-        let seen = Rc::new(RefCell::new(Vec::new()));
-        let node = NodeConfig {
+/// One server of `workers` workers (one dispatcher, free mechanisms) and
+/// `memory_mb`, under `DropOver` at `limit`, serving `invs` of `p`: the
+/// outcomes by id, the estimates the policy saw, and the run's stats.
+fn run_drop_over(
+    cold_start: ColdStart,
+    workers: usize,
+    memory_mb: u32,
+    limit: Nanos,
+    p: &[FunctionProfile],
+    invs: Vec<Invocation>,
+) -> (Vec<InvocationOutcome>, Vec<Nanos>, ClusterStats) {
+    let config = ClusterConfig {
+        cold_start,
+        ..cluster(1, workers as u32, memory_mb)
+    };
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let shared = seen.clone();
+    let nodes = NodeServers {
+        config: NodeConfig {
             costs: Costs::zero(),
-            ..NodeConfig::new(1, 2)
-        };
-        let shared = seen.clone();
-        let nodes = NodeServers {
-            config: node,
-            deadline_factor: FACTOR,
-            policies: |_| {
-                vec![Box::new(DropOver {
-                    limit: 20 * MS,
-                    seen: Rc::clone(&shared),
-                })]
-            },
-        };
-        let mut out = Vec::new();
-        let stats = run_on(
-            &config,
-            &mut to_zero(),
-            lru,
-            nodes,
-            &p,
-            invs.clone().into_iter().map(Ok::<_, Infallible>),
-            |o| out.push(o),
-        )
-        .unwrap();
-        out.sort_by_key(|o: &InvocationOutcome| o.info.id);
-        assert_eq!(*seen.borrow(), estimates, "{cold_start:?}");
+            ..NodeConfig::new(1, workers)
+        },
+        deadline_factor: FACTOR,
+        policies: |_| {
+            vec![Box::new(DropOver {
+                limit,
+                seen: Rc::clone(&shared),
+            })]
+        },
+    };
+    let mut out = Vec::new();
+    let stats = run_on(
+        &config,
+        &mut to_zero(),
+        lru,
+        nodes,
+        p,
+        invs.into_iter().map(Ok::<_, Infallible>),
+        |o| out.push(o),
+    )
+    .unwrap();
+    out.sort_by_key(|o: &InvocationOutcome| o.info.id);
+    let seen = seen.borrow().clone();
+    (out, seen, stats)
+}
+
+#[test]
+fn a_node_worker_takes_the_container_when_it_first_picks_the_invocation() {
+    // Function 0: warm 10 ms, cold 30 ms; one worker. The first
+    // invocation (0 ms) starts cold: its 20 ms start, then its 10 ms, to
+    // 30 ms. The second (1 ms) waits on the worker holding no container
+    // and takes the first's, warm, at 30 ms: done at 40 ms. Either kind of
+    // cold start: the worker waits it out. The policy is shown both
+    // estimated warm.
+    let p = [profile(0, 128, 10, 30)];
+    for cold_start in [ColdStart::Cpu, ColdStart::Wall] {
+        let invs = vec![inv(0, 0, 0, 10), inv(1, 0, 1, 10)];
+        let (out, seen, stats) = run_drop_over(cold_start, 1, 1024, Nanos::MAX, &p, invs);
+        assert_eq!(seen, [10 * MS, 10 * MS], "{cold_start:?}");
+        let got: Vec<_> = out
+            .iter()
+            .map(|o| (o.cold, o.first_run, o.finish))
+            .collect();
         assert_eq!(
-            out.iter().map(|o| o.finish).collect::<Vec<_>>(),
-            finishes,
+            got,
+            [
+                (true, Some(0), Some(30 * MS)),
+                (false, Some(30 * MS), Some(40 * MS))
+            ],
             "{cold_start:?}"
         );
-        let dropped = usize::from(finishes[0].is_none());
-        assert_eq!(stats.dropped_by_server, dropped as u64);
-        assert_eq!(stats.servers[0].node_drops, dropped as u64);
-        assert_eq!(stats.dropped(), dropped as u64);
-        // A drop names its server and the node's verdict.
-        assert_eq!(out[0].server, Some(ServerId(0)));
-        assert_eq!(
-            out[0].inside.unwrap().node().unwrap().missed,
-            finishes[0].is_none()
-        );
-        assert_eq!(stats.servers[0].warm_starts, 1);
+        let s = &stats.servers[0];
+        assert_eq!((s.cold_starts, s.warm_starts, s.waits), (1, 1, 0));
+        assert_eq!(stats.dropped(), 0);
     }
+}
+
+#[test]
+fn a_node_worker_refuses_an_invocation_whose_memory_running_ones_hold() {
+    // 128 MB, two workers. The first invocation (function 0, 0 ms) runs
+    // in a new container of all of it; the second (function 1, 1 ms),
+    // picked at once by the other worker, finds that memory held by a
+    // running invocation: refused, dropped for memory on its server. The
+    // third (function 1, 100 ms) evicts the first's idle container and
+    // starts cold: its 20 ms start and 10 ms, to 130 ms.
+    let p = [profile(0, 128, 10, 30), profile(1, 128, 10, 30)];
+    let invs = vec![inv(0, 0, 0, 10), inv(1, 1, 1, 10), inv(2, 1, 100, 10)];
+    let (out, _, stats) = run_drop_over(ColdStart::Cpu, 2, 128, Nanos::MAX, &p, invs);
+    let got: Vec<_> = out
+        .iter()
+        .map(|o| (o.server, o.first_run, o.finish))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Some(ServerId(0)), Some(0), Some(30 * MS)),
+            (Some(ServerId(0)), None, None),
+            (Some(ServerId(0)), Some(100 * MS), Some(130 * MS))
+        ]
+    );
+    assert_eq!((stats.dropped_for_memory, stats.dropped_by_server), (1, 0));
+    let s = &stats.servers[0];
+    assert_eq!(
+        (s.drops, s.node_drops, s.evictions, s.cold_starts),
+        (1, 0, 1, 2)
+    );
+    let node = s.inside.as_ref().and_then(|i| i.node()).unwrap();
+    assert_eq!((node.finished, node.dropped), (2, 1));
+}
+
+#[test]
+fn a_request_its_node_policy_drops_holds_no_container() {
+    // Estimated 10 ms against a limit of 5 ms: dropped on its server
+    // before any worker picks it, so no container is started for it.
+    let p = [profile(0, 128, 10, 30)];
+    let (out, seen, stats) =
+        run_drop_over(ColdStart::Cpu, 2, 1024, 5 * MS, &p, vec![inv(0, 0, 0, 10)]);
+    assert_eq!(seen, [10 * MS]);
+    assert_eq!((out[0].server, out[0].finish), (Some(ServerId(0)), None));
+    assert!(out[0].inside.unwrap().node().unwrap().missed);
+    assert_eq!(
+        (stats.dropped_by_server, stats.servers[0].node_drops),
+        (1, 1)
+    );
+    assert_eq!(stats.cold_starts(), 0);
 }
 
 #[test]

@@ -127,6 +127,10 @@ pub(crate) struct Engine {
     last_arrival: Option<Time>,
     last_finish: Option<Time>,
     last_id: Option<RequestId>,
+    /// Workers that picked a request for the first time during the event
+    /// being handled, with its slot, in pick order: the sink learns of
+    /// each once the event is done ([`NodeSink::first_pick`]).
+    first_picks: Vec<(u32, u32)>,
 }
 
 /// An engine error, with the input stream's error type.
@@ -195,6 +199,7 @@ impl Engine {
             last_arrival: None,
             last_finish: None,
             last_id: None,
+            first_picks: Vec::new(),
         }
     }
 
@@ -308,7 +313,8 @@ impl Engine {
         };
         let slot = self.slab.insert(Flight::new(&req, estimate, d as u32));
         self.dispatchers[d].jobs.push_back(Job::Request(slot));
-        self.pump(d, policies, sink)
+        self.pump(d, policies, sink)?;
+        self.start_first_picks(policies, sink)
     }
 
     /// Handles the next pending event (there is one).
@@ -321,7 +327,10 @@ impl Engine {
         P::Target: Dispatch,
     {
         match self.events.pop() {
-            Some((at, ev)) => self.handle(at, ev, policies, sink),
+            Some((at, ev)) => {
+                self.handle(at, ev, policies, sink)?;
+                self.start_first_picks(policies, sink)
+            }
             None => Ok(()),
         }
     }
@@ -349,7 +358,7 @@ impl Engine {
         self.now = at;
         self.stats.events += 1;
         match ev {
-            Event::Finish { w, .. } => self.finished(w, policies, sink),
+            Event::Finish { w, .. } => self.leave(w, false, policies, sink),
             Event::Tick { w, .. } => {
                 self.tick(w);
                 Ok(())

@@ -3,7 +3,7 @@
 
 use super::{Engine, Job, Phase, Res};
 use crate::node::events::Event;
-use crate::node::outcome::NodeSink;
+use crate::node::outcome::{NodeError, NodeSink, Start};
 use faasched_model::node::{Dispatch, RequestOutcome, WorkerId};
 use faasched_model::{Nanos, Time};
 use std::ops::DerefMut;
@@ -53,6 +53,7 @@ impl Engine {
         if f.first_run.is_none() {
             f.first_run = Some(now);
             overhead += self.costs.sandbox_setup;
+            self.first_picks.push((g, slot));
         }
         f.worker = Some(WorkerId(w));
         k.phase = Phase::Running;
@@ -70,6 +71,48 @@ impl Engine {
                 self.events.push(at, Event::Quantum { w: g, run: k.run });
             }
         }
+    }
+
+    /// Tells the sink of the first picks of the event just handled, in
+    /// pick order, and does what it says: a start's extra work lengthens
+    /// the request (its worker's finish moves), a refusal drops it and its
+    /// worker picks again (perhaps a request of its own first pick).
+    pub(super) fn start_first_picks<E, P: DerefMut, S: NodeSink>(
+        &mut self,
+        policies: &mut [P],
+        sink: &mut S,
+    ) -> Res<E>
+    where
+        P::Target: Dispatch,
+    {
+        let mut i = 0;
+        while let Some(&(g, slot)) = self.first_picks.get(i) {
+            i += 1;
+            let info = self.slab.get(slot).info;
+            let k = self.workers[g as usize];
+            // Nothing but a later event takes a request off its worker.
+            let running = k.phase == Phase::Running && k.slot == slot;
+            match sink.first_pick(&info, self.now) {
+                Start::Run(0) => {}
+                Start::Run(extra) => {
+                    let f = self.slab.get_mut(slot);
+                    f.left = f.left.saturating_add(extra);
+                    if running {
+                        self.schedule(g);
+                    }
+                }
+                Start::Refuse if running => self.leave(g, true, policies, sink)?,
+                Start::Refuse => {
+                    self.first_picks.clear();
+                    return Err(NodeError::Request {
+                        id: info.id,
+                        what: "was refused its start after its worker let it go".into(),
+                    });
+                }
+            }
+        }
+        self.first_picks.clear();
+        Ok(())
     }
 
     /// When worker `g`'s running request finishes if nothing stops it.
@@ -110,10 +153,13 @@ impl Engine {
         k.slot
     }
 
-    /// Worker `g`'s request finished.
-    pub(super) fn finished<E, P: DerefMut, S: NodeSink>(
+    /// Worker `g`'s request leaves it: finished now, or (`refused`) refused
+    /// at its first pick and dropped without running. The worker picks its
+    /// next.
+    pub(super) fn leave<E, P: DerefMut, S: NodeSink>(
         &mut self,
         g: u32,
+        refused: bool,
         policies: &mut [P],
         sink: &mut S,
     ) -> Res<E>
@@ -125,20 +171,24 @@ impl Engine {
         let slot = self.stop(g);
         self.dispatchers[d].workers.stop(WorkerId(w), now);
         let f = self.slab.remove(slot);
-        if let Some(e) = &mut self.estimator {
-            e.record(f.info.function, f.work);
+        if refused {
+            self.stats.dropped += 1;
+        } else {
+            if let Some(e) = &mut self.estimator {
+                e.record(f.info.function, f.work);
+            }
+            self.stats.finished += 1;
+            self.last_finish = Some(now);
         }
         let outcome = RequestOutcome {
             info: f.info,
             work: f.work,
             dispatcher: d as u32,
             worker: f.worker,
-            first_run: f.first_run,
-            finish: Some(now),
+            first_run: f.first_run.filter(|_| !refused),
+            finish: (!refused).then_some(now),
             preemptions: f.preemptions,
         };
-        self.stats.finished += 1;
-        self.last_finish = Some(now);
         policies[d].on_finish(now, &outcome);
         sink.outcome(outcome);
         self.next_or_idle(g, policies, sink)
