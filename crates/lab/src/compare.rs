@@ -30,16 +30,43 @@ pub struct Ranking<K> {
     pub live: Vec<String>,
     /// Whether the two orders are the same.
     pub same: bool,
+    /// Pairs of policies both worlds rank.
+    pub pairs: usize,
+    /// Of them, the pairs both put in the same order (Kendall's concordant
+    /// pairs): how far two orders that differ agree.
+    pub pairs_alike: usize,
 }
 
 impl<K> Ranking<K> {
     /// The two worlds' orders under `key`.
     pub fn new(key: K, sim: Vec<String>, live: Vec<String>) -> Ranking<K> {
+        let at = |name: &String| live.iter().position(|l| l == name);
+        let mut pairs = 0;
+        let mut pairs_alike = 0;
+        for (i, a) in sim.iter().enumerate() {
+            for b in &sim[i + 1..] {
+                if let (Some(x), Some(y)) = (at(a), at(b)) {
+                    pairs += 1;
+                    pairs_alike += usize::from(x < y);
+                }
+            }
+        }
         Ranking {
             key,
             same: sim == live,
+            pairs,
+            pairs_alike,
             sim,
             live,
+        }
+    }
+
+    /// How far the orders agree, for a table: `same`, or the pairs alike.
+    pub fn agreement(&self) -> String {
+        if self.same {
+            "same".to_string()
+        } else {
+            format!("{} of {} pairs alike", self.pairs_alike, self.pairs)
         }
     }
 }
@@ -110,6 +137,21 @@ mod tests {
             ("d", Some(2.0)),
         ]);
         assert_eq!(ranked, ["c", "a", "d", "b"]);
+    }
+
+    #[test]
+    fn a_ranking_counts_the_pairs_both_worlds_order_alike() {
+        let names = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        let r = Ranking::new((), names("a b c d"), names("b a c d"));
+        assert_eq!((r.same, r.pairs, r.pairs_alike), (false, 6, 5));
+        assert_eq!(r.agreement(), "5 of 6 pairs alike");
+        // Reversed: no pair alike; a name only one world ranks pairs with none.
+        let r = Ranking::new((), names("a b c"), names("c b a"));
+        assert_eq!((r.pairs, r.pairs_alike), (3, 0));
+        let r = Ranking::new((), names("a b x"), names("a b"));
+        assert_eq!((r.pairs, r.pairs_alike), (1, 1));
+        let r = Ranking::new((), names("a b"), names("a b"));
+        assert_eq!(r.agreement(), "same");
     }
 
     #[test]

@@ -535,11 +535,11 @@ impl Comparison {
         for r in &self.rankings {
             let _ = writeln!(
                 out,
-                "by {}: simulated {}; live {}{}",
+                "by {}: simulated {}; live {} ({})",
                 r.key.by,
                 r.sim.join(" < "),
                 r.live.join(" < "),
-                if r.same { " (same)" } else { "" }
+                r.agreement()
             );
         }
         out
@@ -596,6 +596,7 @@ mod tests {
         assert_eq!(increase.sim, ["least-loaded", "ch-rlu"]);
         assert_eq!(increase.live, ["ch-rlu", "least-loaded"]);
         assert!(!increase.same);
+        assert_eq!((increase.pairs, increase.pairs_alike), (1, 0));
         assert!(by("cold_pct").same);
         assert!(!by("load_variance").same);
         let csv = c.to_csv();

@@ -241,15 +241,11 @@ impl Comparison {
         for k in &self.rankings {
             let _ = writeln!(
                 out,
-                "by {RANKED_BY} at {:.3} requests/s: simulated {}; live {}: {}",
+                "by {RANKED_BY} at {:.3} requests/s: simulated {}; live {} ({})",
                 k.key.rate_rps,
                 k.sim.join(" < "),
                 k.live.join(" < "),
-                if k.same {
-                    "the same order"
-                } else {
-                    "a different order"
-                }
+                k.agreement()
             );
         }
         out
@@ -321,7 +317,7 @@ mod tests {
         assert_eq!(a.sim.preemptions, Some(1.0));
         let table = c.render();
         assert!(
-            table.contains("simulated a < c < b; live b < a < c: a different order"),
+            table.contains("simulated a < c < b; live b < a < c (1 of 3 pairs alike)"),
             "{table}"
         );
         let csv = c.to_csv();
