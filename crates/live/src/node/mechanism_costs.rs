@@ -13,7 +13,7 @@
 //! by its size, or one timing less the clock's own cost ([`clock_cost`]).
 
 use super::invoke::{Cancel, Invoke};
-use super::runtime::group::{After, Group, Next, Ran};
+use super::runtime::group::{After, Estimator, Group, Next, Ran};
 use super::runtime::{Finished, Ticket};
 use faasched_model::node::{
     Decision, Dispatch, Local, RequestId, RequestInfo, RequestOutcome, WorkerId, Workers,
@@ -188,7 +188,17 @@ struct Driven {
 impl Driven {
     fn new(policy: Box<dyn Dispatch + Send>, workers: usize) -> Driven {
         Driven {
-            group: Mutex::new(Group::new(0, policy, workers, None, &[])),
+            group: Mutex::new(Group::new(
+                0,
+                policy,
+                workers,
+                Estimator {
+                    recent: None,
+                    always: false,
+                    first: MS,
+                },
+                &[],
+            )),
             running: vec![None; workers],
             next_id: 0,
             now: 0,
@@ -211,7 +221,7 @@ impl Driven {
             now,
             id,
             Deadline::Absolute(deadline),
-            estimate,
+            Some(estimate),
             invoke,
             ticket,
         ));
@@ -289,10 +299,14 @@ pub fn decisions(
             d.next_id += 1;
             let now = from + since(start);
             d.now = now;
-            drop(
-                d.group()
-                    .arrive(now, id, Deadline::Absolute(10 * MS), MS, invoke, ticket),
-            );
+            drop(d.group().arrive(
+                now,
+                id,
+                Deadline::Absolute(10 * MS),
+                Some(MS),
+                invoke,
+                ticket,
+            ));
         }
         times.push(since(t).saturating_sub(clock) / batch as Nanos);
         for w in 0..workers {

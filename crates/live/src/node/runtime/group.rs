@@ -130,7 +130,7 @@ pub(crate) struct Group<J> {
     /// one (round robin).
     quantum: Option<Nanos>,
     local_quantum: Option<Nanos>,
-    estimator: Option<MedianEstimator>,
+    estimator: Estimator,
     /// Each function label's id, in order of first arrival.
     functions: HashMap<String, FunctionId>,
     pull: Vec<RequestId>,
@@ -142,15 +142,48 @@ pub(crate) struct Group<J> {
     switches: Histogram<u64>,
 }
 
+/// How a group estimates a request's work: what the executor knows of it
+/// (`spin`'s µs), or, for a request whose work it does not know (a real
+/// function's) and for every request when told, the median of its
+/// function's recent CPU times here.
+pub(crate) struct Estimator {
+    /// The recent CPU times of each function's requests; `None`: none are
+    /// kept, and an unknown request is estimated at `first`.
+    pub(crate) recent: Option<MedianEstimator>,
+    /// Every request is estimated by the recent CPU times, not only those
+    /// whose work the executor does not know.
+    pub(crate) always: bool,
+    /// The estimate of a request whose work is unknown and whose function
+    /// has no finished run yet.
+    pub(crate) first: Nanos,
+}
+
+impl Estimator {
+    /// `function`'s request, its work `known` to the executor or not.
+    fn estimate(&self, function: FunctionId, known: Option<Nanos>) -> Nanos {
+        match (known, &self.recent) {
+            (Some(k), _) if !self.always => k,
+            (k, Some(e)) => e.estimate(function, k.unwrap_or(self.first)),
+            (k, None) => k.unwrap_or(self.first),
+        }
+    }
+
+    /// A request of `function` finished after `work` of CPU.
+    fn record(&mut self, function: FunctionId, work: Nanos) {
+        if let Some(e) = &mut self.recent {
+            e.record(function, work);
+        }
+    }
+}
+
 impl<J> Group<J> {
-    /// `workers` idle workers under `policy`; with `estimator`, a request's
-    /// estimate is the median of its function's recent CPU times (its own
-    /// otherwise); `functions` are the labels with ids 0, 1, ... .
+    /// `workers` idle workers under `policy`, estimating requests' work as
+    /// `estimator` says; `functions` are the labels with ids 0, 1, ... .
     pub(crate) fn new(
         index: u32,
         policy: Box<dyn Dispatch + Send>,
         workers: usize,
-        estimator: Option<MedianEstimator>,
+        estimator: Estimator,
         functions: &[String],
     ) -> Group<J> {
         let local = policy.local();
@@ -208,16 +241,15 @@ impl<J> Group<J> {
     }
 
     /// A request reaches the dispatcher at `now`: the policy places it.
-    /// `estimate` is the workload's prediction of its work (the executor's,
-    /// when it knows it), replaced by the median of the function's recent
-    /// runs where the group estimates them; a `deadline` that is a factor
-    /// is one of that final estimate.
+    /// `known` is the executor's knowledge of its work, if it has any; the
+    /// group's [`Estimator`] makes the estimate of it, and a `deadline`
+    /// that is a factor is one of that estimate.
     pub(crate) fn arrive(
         &mut self,
         now: Time,
         id: RequestId,
         deadline: Deadline,
-        estimate: Nanos,
+        known: Option<Nanos>,
         invoke: Arc<Invoke>,
         reply: Ticket,
     ) -> Effects {
@@ -230,10 +262,7 @@ impl<J> Group<J> {
                 .entry(invoke.label().to_string())
                 .or_insert(next),
         };
-        let estimate = match &self.estimator {
-            Some(e) => e.estimate(function, estimate),
-            None => estimate,
-        };
+        let estimate = self.estimator.estimate(function, known);
         let info = RequestInfo {
             id,
             function,
@@ -524,8 +553,8 @@ impl<J> Group<J> {
             return;
         };
         let work = result.as_ref().map_or(0, |f| f.cpu);
-        if let (Some(e), Ok(_)) = (&mut self.estimator, &result) {
-            e.record(p.info.function, work);
+        if result.is_ok() {
+            self.estimator.record(p.info.function, work);
         }
         let outcome = RequestOutcome {
             info: p.info,
@@ -581,5 +610,52 @@ impl<J> Group<J> {
         };
         self.policy.on_finish(now, &outcome);
         fx.replies.push((p.reply, Err(why)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faasched_model::MS;
+    use faasched_model::node::PAPER_WINDOW;
+
+    fn estimator(always: bool) -> Estimator {
+        Estimator {
+            recent: MedianEstimator::new(PAPER_WINDOW),
+            always,
+            first: MS,
+        }
+    }
+
+    #[test]
+    fn an_unknown_request_is_estimated_by_its_functions_recent_runs() {
+        let (spin, real) = (FunctionId(0), FunctionId(1));
+        let mut e = estimator(false);
+        // Before any run: what the executor knows, else the first estimate.
+        assert_eq!(e.estimate(spin, Some(3 * MS)), 3 * MS);
+        assert_eq!(e.estimate(real, None), MS);
+        for work in [40, 10, 30] {
+            e.record(real, work * MS);
+            e.record(spin, 9 * MS);
+        }
+        // The median of the real function's runs; the executor's own word
+        // for a request it knows.
+        assert_eq!(e.estimate(real, None), 30 * MS);
+        assert_eq!(e.estimate(spin, Some(3 * MS)), 3 * MS);
+        // Told to, the medians estimate every request.
+        let mut all = estimator(true);
+        all.record(spin, 9 * MS);
+        assert_eq!(all.estimate(spin, Some(3 * MS)), 9 * MS);
+        assert_eq!(all.estimate(real, Some(3 * MS)), 3 * MS);
+        // Keeping no runs: the executor's word, else the first estimate.
+        let none = Estimator {
+            recent: None,
+            always: false,
+            first: MS,
+        };
+        assert_eq!(
+            (none.estimate(real, None), none.estimate(spin, Some(2))),
+            (MS, 2)
+        );
     }
 }

@@ -27,9 +27,10 @@ mod threads;
 use super::invoke::{Answer, Backend, Failure, Invoke, Reply, Written};
 use super::manifest::Settings;
 use faasched_model::Nanos;
-use faasched_model::node::{Dispatch, Estimate, MedianEstimator};
+use faasched_model::node::{Dispatch, Estimate, MedianEstimator, PAPER_WINDOW};
 use faasched_wasm::Deployment;
 use faasched_workload::node::{DEFAULT_DEADLINE_FACTOR, Deadline, Deadlines};
+use group::Estimator;
 pub use threads::Runtime;
 pub(crate) use threads::pin_to;
 
@@ -129,7 +130,8 @@ pub struct RuntimeConfig {
     /// whose function has no finished run yet.
     pub estimate: Nanos,
     /// What policies are told of a request's work: the executor's
-    /// knowledge, or the median of the function's last CPU times
+    /// knowledge where it has any, else the median of the function's last
+    /// 256 CPU times (`Given`), or that median for every request
     /// ([`Estimate::PAPER_MEDIAN`]: SledgeScale's `perf_window` of 256).
     pub estimator: Estimate,
     /// Function labels known in advance, ids 0, 1, ... in this order (a
@@ -166,10 +168,15 @@ impl RuntimeConfig {
             .unwrap_or(Deadline::Factor(DEFAULT_DEADLINE_FACTOR))
     }
 
-    fn estimator(&self) -> Option<MedianEstimator> {
-        match self.estimator {
-            Estimate::Given => None,
-            Estimate::Median { window } => MedianEstimator::new(window),
+    fn estimator(&self) -> Estimator {
+        let (window, always) = match self.estimator {
+            Estimate::Given => (PAPER_WINDOW, false),
+            Estimate::Median { window } => (window, true),
+        };
+        Estimator {
+            recent: MedianEstimator::new(window),
+            always,
+            first: self.estimate,
         }
     }
 }

@@ -519,9 +519,9 @@ fn dispatcher<E: Executor>(c: &Common<E>, d: usize, rx: &mpsc::Receiver<Msg>) {
                 let deadline = invoke
                     .deadline
                     .map_or_else(|| c.deadline(invoke.label()), Deadline::Absolute);
-                let estimate = c.executor.work(&invoke).unwrap_or(c.config.estimate);
+                let known = c.executor.work(&invoke);
                 let now = c.now();
-                let fx = g.lock().arrive(now, id, deadline, estimate, invoke, ticket);
+                let fx = g.lock().arrive(now, id, deadline, known, invoke, ticket);
                 c.apply(g, fx);
             }
             Some(Msg::Stop) => {
