@@ -602,9 +602,8 @@ where
             if d.finish.is_some() {
                 self.stats.finished += 1;
                 self.last_finish = d.finish;
-            } else if f.refused {
-                // Counted as dropped for memory when refused.
-            } else {
+            } else if !f.refused {
+                // A refused one was counted as dropped for memory then.
                 self.servers[i].stats.node_drops += 1;
                 self.stats.dropped_by_server += 1;
             }
