@@ -471,10 +471,7 @@ where
             srv.cpu.set_starting(srv.starting.len() as u64);
             return Ok(true);
         }
-        let extra = match self.cold_start {
-            ColdStart::Wall => 0,
-            ColdStart::Cpu => extra,
-        };
+        // A cold start's extra is CPU here: one in wall time waits above.
         let job = Job {
             slot,
             id,
@@ -582,16 +579,18 @@ where
     {
         let now = self.now;
         let s = ServerId(i as u32);
-        self.with_containers(i, |cpu, bind| cpu.advance(now, bind))?;
         let mut done = std::mem::take(&mut self.done);
-        while let Some(d) = self.servers[i].cpu.pop_done() {
-            done.push(d);
-        }
-        for d in &done {
-            self.with_containers(i, |_, bind| {
+        // Their containers go idle (those the cores bound at first run
+        // already have) before any outcome is handed out.
+        self.with_containers(i, |cpu, bind| {
+            cpu.advance(now, bind)?;
+            while let Some(d) = cpu.pop_done() {
                 bind.done(d.slot, now);
-                Ok(())
-            })?;
+                done.push(d);
+            }
+            Ok(())
+        })?;
+        for d in &done {
             let Some(f) = self.flight[d.slot as usize].take() else {
                 continue;
             };
