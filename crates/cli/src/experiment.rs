@@ -39,9 +39,10 @@ pub struct Args {
     /// parameters) as JSON instead of running them.
     #[arg(long, conflicts_with_all = ["cases", "out"])]
     plan: bool,
-    /// The folder of a day of the Azure Functions 2019 trace, for
-    /// alps-real (its invocations, durations and memory files; the day and
-    /// the minutes are the ones the files hold).
+    /// The folder of a day of the Azure Functions 2019 trace (its
+    /// invocations, durations and memory files; the day and the minutes
+    /// are the ones the files hold): what alps-real runs, and what
+    /// stack-disciplines adds to its built-in clusters.
     #[arg(long, value_name = "DIR")]
     trace: Option<PathBuf>,
     /// Run the cases in this JSON file (as `--plan` prints them, edited)

@@ -7,13 +7,18 @@
 //! One seed's population can decide the answer alone (a heavy function
 //! hashed home to one server), so every workload runs on [`SEEDS`]
 //! seeds and the table counts, per discipline, the seeds each router won
-//! and gives medians over them.
+//! and gives medians over them. Given a day of the Azure Functions 2019
+//! trace, the experiment replays it too: the real population, its real
+//! minute-by-minute load, where the built-in clusters are fitted shapes.
 
 use super::experiment::{CaseRan, ClusterCase};
 use super::run::{AZURE_FUNCTIONS, ClusterOptions, FUNCTIONBENCH};
+use crate::level::Settings;
 use crate::table::{NONE, Table, fixed};
-use anyhow::Result;
+use anyhow::{Context, Result, anyhow};
 use faasched_workload::cluster::HEAVY_LOAD_THREADS;
+use faasched_workload::traces::azure2019;
+use std::path::Path;
 
 /// The routers every case runs: CH-RLU, its bounded-load parent, the load
 /// balancers that ignore locality, and random placement as the floor.
@@ -45,49 +50,83 @@ const AZURE_INVOCATIONS: u64 = 100_000;
 /// hour.
 const FUNCTIONBENCH_SECONDS: f64 = 1_800.0;
 
+/// What the table calls the trace's workload.
+const TRACE: &str = "azure-2019-trace";
+
 /// The workloads: the CH-RLU paper's simulated Azure-like cluster (1,000
-/// functions at 70% load on 8 servers of 32 cores and 64 GB) and its live
+/// functions at 70% load on 8 servers of 32 cores and 64 GB), its live
 /// FunctionBench cluster (120 closed-loop clients on 8 servers of 16 cores
-/// and 32 GB).
-fn workloads(seed: u64) -> [(&'static str, ClusterOptions); 2] {
-    [
-        (
-            "azure",
-            ClusterOptions {
-                workload: AZURE_FUNCTIONS.to_string(),
-                servers: 8,
-                cores: 32,
-                memory_gb: 64.0,
-                load: 0.7,
-                invocations: Some(AZURE_INVOCATIONS),
-                seed,
-                ..ClusterOptions::default()
-            },
-        ),
-        (
-            "functionbench",
-            ClusterOptions {
-                workload: FUNCTIONBENCH.to_string(),
-                clients: HEAVY_LOAD_THREADS,
-                seconds: FUNCTIONBENCH_SECONDS,
-                seed,
-                ..ClusterOptions::default()
-            },
-        ),
-    ]
+/// and 32 GB) and, given one, `day` of the trace in its folder on the
+/// Azure-like cluster's servers (every function invoked at least twice,
+/// the whole day).
+fn workloads(seed: u64, trace: Option<(&Path, u32)>) -> Vec<(&'static str, ClusterOptions)> {
+    let azure = ClusterOptions {
+        workload: AZURE_FUNCTIONS.to_string(),
+        servers: 8,
+        cores: 32,
+        memory_gb: 64.0,
+        load: 0.7,
+        invocations: Some(AZURE_INVOCATIONS),
+        seed,
+        ..ClusterOptions::default()
+    };
+    let functionbench = ClusterOptions {
+        workload: FUNCTIONBENCH.to_string(),
+        clients: HEAVY_LOAD_THREADS,
+        seconds: FUNCTIONBENCH_SECONDS,
+        seed,
+        ..ClusterOptions::default()
+    };
+    let mut workloads = vec![("azure", azure.clone()), ("functionbench", functionbench)];
+    if let Some((dir, day)) = trace {
+        let replay = ClusterOptions {
+            trace: Some(dir.to_path_buf()),
+            day: Some(day),
+            invocations: None,
+            ..azure
+        };
+        workloads.push(("trace", replay));
+    }
+    workloads
 }
 
-/// A case per workload, server discipline and seed (from `seed`), each
-/// under every router.
-pub fn cases(seed: u64) -> Result<Vec<ClusterCase>> {
+/// The workload `o` runs, as the table names it.
+fn workload(o: &ClusterOptions) -> &str {
+    match o.trace {
+        Some(_) => TRACE,
+        None => &o.workload,
+    }
+}
+
+/// A case per workload, server discipline and seed (from the settings'
+/// seed), each under every router; the trace's first day is found here,
+/// so that a folder without one is refused before anything runs.
+pub fn cases(settings: &Settings) -> Result<Vec<ClusterCase>> {
+    let trace = match &settings.trace {
+        Some(dir) => {
+            let days = azure2019::days(dir).context("--trace")?;
+            let day = days.first().copied().ok_or_else(|| {
+                anyhow!(
+                    "--trace {}: no invocations_per_function_md.anon.dNN.csv, so no day of the \
+                     Azure 2019 trace",
+                    dir.display()
+                )
+            })?;
+            Some((dir.as_path(), day))
+        }
+        None => None,
+    };
+    let seed = settings.seed;
     let mut cases = Vec::new();
     for s in seed..seed + SEEDS {
-        for (slug, options) in workloads(s) {
+        for (slug, options) in workloads(s, trace) {
             for server in SERVERS {
                 cases.push(ClusterCase {
                     title: format!(
                         "{} on {} servers of {} cores, servers run as {server}, seed {s}",
-                        options.workload, options.servers, options.cores
+                        workload(&options),
+                        options.servers,
+                        options.cores
                     ),
                     slug: format!("{slug}-{}-seed{s}", server.replace(':', "-")),
                     options: ClusterOptions {
@@ -173,7 +212,7 @@ pub fn table(ran: &[CaseRan]) -> Table {
     // The cases of one workload and discipline, in the order first seen.
     let mut groups: Vec<(String, Vec<&CaseRan>)> = Vec::new();
     for r in ran {
-        let key = format!("{}/{}", r.case.options.workload, r.case.options.server);
+        let key = format!("{}/{}", workload(&r.case.options), r.case.options.server);
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, g)) => g.push(r),
             None => groups.push((key, vec![r])),
@@ -256,7 +295,7 @@ mod tests {
 
     #[test]
     fn routers_are_ranked_within_each_seed_and_summed_over_the_seeds() {
-        let plan = cases(1).unwrap();
+        let plan = plan(1);
         let per_seed = 2 * SERVERS.len();
         // azure-ps on three seeds: random wins two, ch-rlu one.
         let runs = [
@@ -290,7 +329,7 @@ mod tests {
 
     #[test]
     fn a_router_that_finished_nothing_ranks_last_without_a_ratio() {
-        let plan = cases(1).unwrap();
+        let plan = plan(1);
         let t = table(&[ran(
             plan[1].clone(),
             &[("least-loaded", None), ("ch-rlu", Some(2.0))],
@@ -305,9 +344,60 @@ mod tests {
         );
     }
 
+    /// The built-in clusters' cases from `seed`.
+    fn plan(seed: u64) -> Vec<ClusterCase> {
+        cases(&Settings {
+            seed,
+            ..Settings::default()
+        })
+        .unwrap()
+    }
+
+    /// The Azure 2019 reader's fixture: a day of five functions.
+    fn fixture() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../workload/tests/fixtures/azure2019")
+    }
+
+    #[test]
+    fn a_trace_adds_its_day_on_the_azure_like_servers_to_every_seed() {
+        let with = |trace| Settings {
+            seed: 3,
+            trace: Some(trace),
+            ..Settings::default()
+        };
+        let planned = cases(&with(fixture())).unwrap();
+        let per_seed = 3 * SERVERS.len();
+        assert_eq!(planned.len(), per_seed * SEEDS as usize);
+        let replay = &planned[2 * SERVERS.len()];
+        assert_eq!(replay.slug, "trace-ps-seed3");
+        assert_eq!(replay.options.trace.as_deref(), Some(fixture().as_path()));
+        assert_eq!(replay.options.day, Some(1));
+        assert_eq!(replay.options.invocations, None);
+        assert_eq!(
+            (
+                replay.options.servers,
+                replay.options.cores,
+                replay.options.memory_gb
+            ),
+            (8, 32, 64.0)
+        );
+        assert!(replay.title.starts_with("azure-2019-trace on 8 servers"));
+        assert_eq!(planned[per_seed + 2 * SERVERS.len()].slug, "trace-ps-seed4");
+        // The table groups its rows apart from the Azure-like cluster's.
+        let t = table(&[ran(replay.clone(), &[("random", Some(1.0))])]);
+        assert_eq!(t.rows[0][0], "azure-2019-trace/ps");
+        // A folder with no day of the trace is refused at the plan.
+        let empty = tempfile::tempdir().unwrap();
+        let err = format!(
+            "{:#}",
+            cases(&with(empty.path().to_path_buf())).unwrap_err()
+        );
+        assert!(err.contains("--trace") && err.contains("no day"), "{err}");
+    }
+
     #[test]
     fn every_workload_meets_every_discipline_on_every_seed() {
-        let cases = cases(7).unwrap();
+        let cases = plan(7);
         assert_eq!(cases.len(), 2 * SERVERS.len() * SEEDS as usize);
         assert!(cases.iter().all(|c| c.policies.len() == ROUTERS.len()));
         assert_eq!(cases[0].slug, "azure-ps-seed7");

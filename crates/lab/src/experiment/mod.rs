@@ -88,7 +88,8 @@ pub enum Name {
     /// loads cost each router.
     ChrluBeyond,
     /// Not in any paper: routers in front of servers that run each level's
-    /// disciplines.
+    /// disciplines, on built-in clusters and (`--trace DIR`) a day of the
+    /// real Azure 2019 trace.
     StackDisciplines,
 }
 
@@ -106,14 +107,14 @@ impl<L: Level> Experiment<L> {
     /// Its cases for `s`; refuses settings its level does not take.
     pub fn plan(&self, s: &Settings) -> Result<Vec<L::Case>> {
         let name = self.name.spelled();
-        if !L::SIZED && (s.trace.is_some() || s.invocations.is_some()) {
-            bail!(
-                "{name} runs built-in workloads of its own length: --trace and --invocations \
-                 are for the OS level's experiments"
-            );
+        if s.trace.is_some() && !self.name.takes_trace() {
+            bail!("{name} runs built-in workloads: --trace is for alps-real and stack-disciplines");
         }
-        if s.trace.is_some() && self.name != Name::AlpsReal {
-            bail!("{name} runs built-in workloads: --trace is for alps-real");
+        if !L::SIZED && s.invocations.is_some() {
+            bail!(
+                "{name} runs built-in workloads of its own length: --invocations is for the OS \
+                 level's experiments"
+            );
         }
         (self.cases)(s)
     }
@@ -191,6 +192,13 @@ impl Name {
         Name::ChrluBeyond,
         Name::StackDisciplines,
     ];
+
+    /// Whether it runs a day of a production trace given as `--trace`:
+    /// alps-real needs one, stack-disciplines adds one to its built-in
+    /// clusters.
+    pub fn takes_trace(self) -> bool {
+        matches!(self, Name::AlpsReal | Name::StackDisciplines)
+    }
 
     /// What it reproduces, in a line or two.
     pub fn about(self) -> &'static str {
@@ -288,8 +296,9 @@ impl Name {
             Name::StackDisciplines => {
                 "Not in the papers: ch-rlu, ch-bl, least-loaded, power-of-two and random in front \
                  of servers run as ps, os:cfs, os:fifo, os:sfs, os:alps, node:sledgescale and \
-                 node:srpt, on the Azure-like and the FunctionBench clusters; which router wins \
-                 under which discipline"
+                 node:srpt, on the Azure-like and the FunctionBench clusters and (--trace DIR) a \
+                 day of the real Azure Functions 2019 trace; which router wins under which \
+                 discipline"
             }
         }
     }
@@ -359,7 +368,7 @@ impl Name {
                 |s| Ok(cl::beyond_cases(s.seed)),
                 |r| cl::cluster_table(r, &[]),
             ),
-            Name::StackDisciplines => cluster(|s| stack::cases(s.seed), stack::table),
+            Name::StackDisciplines => cluster(stack::cases, stack::table),
         }
     }
 
@@ -463,7 +472,7 @@ mod tests {
     }
 
     #[test]
-    fn a_trace_is_for_alps_real_alone() {
+    fn a_trace_is_for_the_experiments_that_run_one() {
         let Of::Os(e) = Name::AlpsLoad.experiment() else {
             panic!("alps-load is an OS experiment");
         };
@@ -472,6 +481,20 @@ mod tests {
             ..Settings::default()
         };
         let err = e.plan(&misplaced).unwrap_err().to_string();
-        assert!(err.contains("--trace is for alps-real"), "{err}");
+        assert!(
+            err.contains("--trace is for alps-real and stack-disciplines"),
+            "{err}"
+        );
+        // Built-in clusters of their own length take no --invocations,
+        // with or without a trace.
+        let Of::Cluster(e) = Name::StackDisciplines.experiment() else {
+            panic!("stack-disciplines is a cluster experiment");
+        };
+        let sized = Settings {
+            invocations: Some(10),
+            ..misplaced
+        };
+        let err = e.plan(&sized).unwrap_err().to_string();
+        assert!(err.contains("--invocations is for the OS level"), "{err}");
     }
 }
