@@ -576,10 +576,7 @@ impl ClusterOptions {
         }
         let day = match self.day {
             Some(d) => d,
-            None => *faasched_workload::traces::azure2019::days(dir)
-                .context("--trace")?
-                .first()
-                .ok_or_else(|| anyhow!("{}: no day of the Azure 2019 trace", dir.display()))?,
+            None => faasched_workload::traces::azure2019::first_day(dir).context("--trace")?,
         };
         let options = AzureOptions {
             top: self.functions.map(|n| n as usize),

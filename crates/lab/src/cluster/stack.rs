@@ -15,7 +15,7 @@ use super::experiment::{CaseRan, ClusterCase};
 use super::run::{AZURE_FUNCTIONS, ClusterOptions, FUNCTIONBENCH};
 use crate::level::Settings;
 use crate::table::{NONE, Table, fixed};
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result};
 use faasched_workload::cluster::HEAVY_LOAD_THREADS;
 use faasched_workload::traces::azure2019;
 use std::path::Path;
@@ -104,14 +104,7 @@ fn workload(o: &ClusterOptions) -> &str {
 pub fn cases(settings: &Settings) -> Result<Vec<ClusterCase>> {
     let trace = match &settings.trace {
         Some(dir) => {
-            let days = azure2019::days(dir).context("--trace")?;
-            let day = days.first().copied().ok_or_else(|| {
-                anyhow!(
-                    "--trace {}: no invocations_per_function_md.anon.dNN.csv, so no day of the \
-                     Azure 2019 trace",
-                    dir.display()
-                )
-            })?;
+            let day = azure2019::first_day(dir).context("--trace")?;
             Some((dir.as_path(), day))
         }
         None => None,

@@ -401,10 +401,12 @@ fn header_minutes_of(table: &Table, path: &Path) -> Result<(MinuteNames, HashMap
     Ok((names, by_minute))
 }
 
-/// The days whose invocations file `dir` holds, in order.
-pub fn days(dir: &Path) -> Result<Vec<u32>> {
+/// The first day whose invocations file `dir` holds: the day a run that
+/// names none replays. A folder with no such file is [`Error::Unusable`],
+/// naming the file it looked for.
+pub fn first_day(dir: &Path) -> Result<u32> {
     let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
-    let mut days = Vec::new();
+    let mut first = None;
     for entry in entries {
         let name = entry.map_err(|e| Error::io(dir, e))?.file_name();
         let day = (name.to_str())
@@ -412,10 +414,16 @@ pub fn days(dir: &Path) -> Result<Vec<u32>> {
             .and_then(|rest| rest.strip_prefix(".anon.d"))
             .and_then(|rest| rest.strip_suffix(".csv"))
             .and_then(|d| d.parse::<u32>().ok());
-        days.extend(day);
+        if let Some(day) = day {
+            first = Some(first.map_or(day, |f: u32| f.min(day)));
+        }
     }
-    days.sort_unstable();
-    Ok(days)
+    first.ok_or_else(|| {
+        Error::Unusable(format!(
+            "{}: no {INVOCATIONS}.anon.dNN.csv, so no day of the Azure 2019 trace",
+            dir.display()
+        ))
+    })
 }
 
 /// The first and the last minute day `day`'s invocations file in `dir` has

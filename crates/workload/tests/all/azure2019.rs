@@ -18,7 +18,7 @@ use crate::common::{
 };
 use faasched_model::{MS, SEC};
 use faasched_workload::Error;
-use faasched_workload::traces::azure2019::{Options, days, header_minutes, read};
+use faasched_workload::traces::azure2019::{Options, first_day, header_minutes, read};
 use faasched_workload::traces::{Arrivals, DEFAULT_MEMORY_MB, Trace};
 use std::collections::BTreeMap;
 use std::fs;
@@ -546,7 +546,11 @@ fn the_header_says_which_minutes_the_file_holds() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("d02.csv"), "{err}");
-    assert_eq!(days(&fixture("azure2019")).unwrap(), [1]);
-    assert_eq!(days(&fixture("azure2021")).unwrap(), [] as [u32; 0]);
+    assert_eq!(first_day(&fixture("azure2019")).unwrap(), 1);
+    let err = first_day(&fixture("azure2021")).unwrap_err().to_string();
+    assert!(
+        err.contains("azure2021") && err.contains("no invocations_per_function_md.anon.dNN.csv"),
+        "{err}"
+    );
     assert_eq!(options().files()[0], fixture("azure2019").join(INVOCATIONS));
 }

@@ -96,15 +96,7 @@ pub fn cases(s: &Settings) -> Result<Vec<Case>> {
              (docs/GUIDE.md, \"Production traces\")"
         );
     };
-    // The first day the folder holds.
-    let days = azure2019::days(dir).context("--trace")?;
-    let day = days.first().copied().with_context(|| {
-        format!(
-            "{}: no invocations_per_function_md.anon.dNN.csv, so no day of the Azure 2019 \
-             trace",
-            dir.display()
-        )
-    })?;
+    let day = azure2019::first_day(dir).context("--trace")?;
     let minutes = azure2019::header_minutes(dir, day)?;
     if minutes.start() == minutes.end() {
         bail!(
