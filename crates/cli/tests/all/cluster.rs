@@ -176,6 +176,41 @@ fn a_workload_csv_runs_on_a_node_server_with_the_nodes_measures() {
     assert_eq!(row(&tight, "round-robin")["node_miss_ratio"], 0.5);
 }
 
+/// Node servers pay the costs of a `--node-costs` file: with none, the two
+/// invocations run as on shared cores (100%, as computed by hand above); a
+/// 50 ms sandbox set-up before each one's first run makes their latencies
+/// 350 and 150 ms, slowdowns 3.5 and 1.5: (3.5 + 1.5) / 2 − 1 = 150%.
+#[test]
+fn node_servers_pay_the_costs_a_file_gives_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let costs = |name: &str, sandbox_setup: u64| {
+        let path = dir.path().join(name);
+        std::fs::write(
+            &path,
+            format!(
+                "dispatch_base = 0\ndispatch_per_worker = 0\nidle_pull = 0\npreempt_signal = 0\n\
+                 preempt_latency = 0\ncontext_switch = 0\nsandbox_setup = {sandbox_setup}\n\
+                 wake = 0\nquantum_tick = 0\npoll = true\n"
+            ),
+        )
+        .unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let increase = |file: &str| {
+        let s = two_invocations("2", &["--server", "node:sledgescale", "--node-costs", file]);
+        (
+            row(&s, "round-robin")["global_increase"].as_f64().unwrap(),
+            s["settings"]["node"]["costs"]["sandbox_setup"].clone(),
+        )
+    };
+    let (free, setup) = increase(&costs("free.toml", 0));
+    assert!((free - 1.0).abs() < 1e-9, "{free}");
+    assert_eq!(setup, 0);
+    let (slow, setup) = increase(&costs("slow.toml", 50_000_000));
+    assert!((slow - 1.5).abs() < 1e-9, "{slow}");
+    assert_eq!(setup, 50_000_000);
+}
+
 /// The same two invocations on an OS server of one core under the stock
 /// kernel: each runs alone on its core, as on a shared one, plus a context
 /// switch's 3.5 µs (against 300 and 100 ms); each switches away once, as
@@ -198,9 +233,40 @@ fn a_workload_csv_runs_on_an_os_server_with_the_kernels_measures() {
     assert!(row(&ps, "round-robin").get("os_switches").is_none());
 }
 
+/// OS servers run the kernel the kernel flags give: without a context
+/// switch's cost the two invocations run exactly as on a shared core
+/// (100%), and the settings record the kernel as run.
+#[test]
+fn os_servers_run_the_kernel_the_flags_give() {
+    let s = two_invocations(
+        "1",
+        &[
+            "--server",
+            "os:cfs",
+            "--context-switch-us",
+            "0",
+            "--hz",
+            "100",
+            "--fair",
+            "cfs",
+        ],
+    );
+    let kernel = &s["settings"]["kernel"];
+    assert_eq!(
+        (
+            &kernel["context_switch_us"],
+            &kernel["hz"],
+            &kernel["fair_class"]
+        ),
+        (&0.0.into(), &100.into(), &"cfs".into())
+    );
+    let increase = row(&s, "round-robin")["global_increase"].as_f64().unwrap();
+    assert!((increase - 1.0).abs() < 1e-12, "{increase}");
+}
+
 #[test]
 fn bad_input_is_refused_naming_it() {
-    let cases: [(&[&str], &str); 14] = [
+    let cases: [(&[&str], &str); 18] = [
         (&["--policy", "ch-rlu,nope"], "`nope`"),
         (&["--keep-alive", "fifo"], "`fifo`"),
         (&["--workload", "/nonexistent.csv"], "/nonexistent.csv"),
@@ -227,6 +293,21 @@ fn bad_input_is_refused_naming_it() {
             "--deadline-factor 0",
         ),
         (&["--deadline-factor", "3"], "only node servers"),
+        (&["--node-costs", "/nonexistent.toml"], "only node servers"),
+        (
+            &[
+                "--server",
+                "node:sledgescale",
+                "--node-costs",
+                "/nonexistent.toml",
+            ],
+            "/nonexistent.toml",
+        ),
+        (&["--hz", "100"], "only OS servers"),
+        (
+            &["--server", "os:cfs", "--context-switch-us=-1"],
+            "context_switch_us",
+        ),
     ];
     for (extra, expect) in cases {
         let mut args = vec!["cluster", "simulate", "--seconds", "10"];

@@ -159,9 +159,9 @@ pub struct ClusterOptions {
     /// What runs each server's invocations: `ps` (its cores shared by
     /// processor sharing, each invocation capped at one core),
     /// `node:POLICY` (a node simulator's dispatchers and workers under a
-    /// node policy, paying its mechanisms' default costs) or `os:POLICY`
-    /// (the kernel model's cores under an OS policy, each invocation a
-    /// process)
+    /// node policy, paying its mechanisms' costs: --node-costs) or
+    /// `os:POLICY` (the kernel model's cores under an OS policy, each
+    /// invocation a process, the kernel as its flags say)
     #[arg(long, default_value = "ps", long_help = server_help())]
     #[serde(
         default,
@@ -183,6 +183,23 @@ pub struct ClusterOptions {
         skip_serializing_if = "is_default_deadline_factor"
     )]
     pub deadline_factor: f64,
+    /// A file of each node server's mechanism costs in ns (with --server
+    /// node:POLICY), TOML or JSON as `faasched node calibrate` writes them
+    /// and `faasched node simulate --costs` reads them; keys left out keep
+    /// the node simulator's defaults (docs/NODE.md)
+    #[arg(long, value_name = "FILE")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_costs: Option<PathBuf>,
+    /// Each OS server's simulated kernel (with --server os:POLICY): the
+    /// knobs of `faasched simulate`, with its defaults. (No help heading
+    /// of their own: clap would keep it for the flags after them.)
+    #[command(flatten)]
+    #[serde(default, skip_serializing_if = "is_default_kernel")]
+    pub kernel: Kernel,
+}
+
+fn is_default_kernel(k: &Kernel) -> bool {
+    *k == Kernel::default()
 }
 
 fn default_deadline_factor() -> f64 {
@@ -198,11 +215,12 @@ fn server_help() -> String {
         "What runs each server's invocations: `ps`, its cores shared by processor sharing (each \
          invocation capped at one core), or `node:POLICY`, a node simulator's dispatchers \
          (--node-dispatchers) and workers (one per core) under a node policy, paying its \
-         mechanisms' default costs (docs/NODE.md); an invocation reaches the node when it \
-         starts, its deadline --deadline-factor (10) times its function's warm time; or `os:POLICY`, the kernel \
-         model's cores under an OS policy (docs/POLICIES.md), with the defaults of `faasched \
-         simulate`: an invocation is spawned as a process of one CPU burst when it starts. Node \
-         policies:\n",
+         mechanisms' costs (--node-costs, by default the node simulator's: docs/NODE.md); an \
+         invocation reaches the node when it starts, its deadline --deadline-factor (10) times \
+         its function's warm time; or `os:POLICY`, the kernel model's cores under an OS policy \
+         (docs/POLICIES.md), its kernel as --fair, --hz, --context-switch-us, --watch-at-tick-us \
+         and --base-slice-us say (by default `faasched simulate`'s; only OS servers take them): an invocation is spawned as a process of one CPU burst when it starts. \
+         Node policies:\n",
     );
     for p in NODE_CATALOG
         .entries
@@ -321,6 +339,8 @@ impl Default for ClusterOptions {
             server: ServerModel::Ps,
             node_dispatchers: one_dispatcher(),
             deadline_factor: DEFAULT_DEADLINE_FACTOR,
+            node_costs: None,
+            kernel: Kernel::default(),
         }
     }
 }
@@ -402,6 +422,8 @@ pub struct ClusterSetup {
     pub node: NodeConfig,
     /// Each invocation's deadline on a node server, in warm times.
     pub deadline_factor: f64,
+    /// Each OS server's kernel (with OS servers).
+    pub kernel: Kernel,
 }
 
 impl ClusterOptions {
@@ -471,6 +493,7 @@ impl ClusterOptions {
             workload,
             node: self.node_config(&config)?,
             deadline_factor: self.deadline_factor,
+            kernel: self.kernel()?,
             config,
             keep_alive,
             seed: self.seed,
@@ -478,8 +501,22 @@ impl ClusterOptions {
         })
     }
 
+    /// Each OS server's kernel: --fair, --hz and the other kernel knobs,
+    /// which only OS servers have.
+    fn kernel(&self) -> Result<Kernel> {
+        if !matches!(self.server, ServerModel::Os(_)) && !is_default_kernel(&self.kernel) {
+            bail!(
+                "--fair, --hz, --context-switch-us, --watch-at-tick-us, --base-slice-us: only OS \
+                 servers have a kernel; give --server os:POLICY"
+            );
+        }
+        self.kernel.validate()?;
+        Ok(self.kernel.clone())
+    }
+
     /// Each node server's shape: --node-dispatchers groups splitting the
-    /// cores, the node simulator's default costs.
+    /// cores, paying --node-costs' costs (the node simulator's defaults
+    /// without it).
     fn node_config(&self, config: &ClusterConfig) -> Result<NodeConfig> {
         let d = self.node_dispatchers;
         if d == 0 || !config.cores.is_multiple_of(d) {
@@ -508,7 +545,14 @@ impl ClusterOptions {
                  node:POLICY"
             );
         }
-        Ok(NodeConfig::new(d as usize, (config.cores / d) as usize))
+        let mut node = NodeConfig::new(d as usize, (config.cores / d) as usize);
+        if let Some(path) = &self.node_costs {
+            if !matches!(self.server, ServerModel::Node(_)) {
+                bail!("--node-costs: only node servers pay them; give --server node:POLICY");
+            }
+            node.costs = crate::node::read_costs(path).context("--node-costs")?;
+        }
+        Ok(node)
     }
 
     fn config(&self) -> Result<ClusterConfig> {
@@ -678,7 +722,7 @@ impl ClusterSetup {
         }
         if let ServerModel::Os(policy) = self.server {
             settings["server"] = json!(self.server.to_string());
-            let mut kernel = Kernel::default().describe(c.cores as usize, self.seed);
+            let mut kernel = self.kernel.describe(c.cores as usize, self.seed);
             if let Some(params) = policy.params_json() {
                 kernel["params"] = params;
             }
@@ -791,7 +835,7 @@ impl ClusterSetup {
             ServerModel::Os(policy) => {
                 let cores = self.config.cores as usize;
                 let servers = OsServers {
-                    config: Kernel::default().config(cores, self.seed, &policy)?,
+                    config: self.kernel.config(cores, self.seed, &policy)?,
                     policies: |_| policy.steer(),
                 };
                 self.drive(name, servers, route, keep, sink)
