@@ -1,10 +1,10 @@
 //! What `node simulate` and `node capacity` share: the workload, the node's
 //! shape and costs, and the policies.
 
-use super::admit::AdmitArgs;
 use anyhow::Result;
 use clap::{Args as ClapArgs, ValueEnum};
 use faasched_lab::node::admission::Admit;
+use faasched_lab::node::admission::AdmitArgs;
 use faasched_lab::node::catalog::NODE_CATALOG;
 use faasched_lab::node::run::{Deadlines, Estimates, NodeOptions, PreemptTest, Spread};
 use faasched_lab::node::{Costs, read_costs};

@@ -2,7 +2,6 @@
 //! simulated and live (a WebAssembly runtime), and the load generator that
 //! drives a live one.
 
-mod admit;
 mod args;
 mod calibrate;
 mod capacity;

@@ -1,7 +1,6 @@
 //! `faasched node serve`'s flags, or the whole configuration as JSON; the
 //! lab serves it ([`faasched_lab::node::serve`]).
 
-use super::admit::AdmitArgs;
 use super::args::{PreemptArg, policy_help};
 use super::containers::ContainerArgs;
 use super::functions::FunctionArgs;
@@ -9,6 +8,7 @@ use super::host::HostArgs;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 use faasched_lab::node::admission::Admit;
+use faasched_lab::node::admission::AdmitArgs;
 use faasched_lab::node::live::{
     DEFAULT_MAX_COMPILE, DEFAULT_MAX_MODULES, DEFAULT_MAX_OUTPUT, Host, Register, seconds,
 };

@@ -211,6 +211,57 @@ fn node_servers_pay_the_costs_a_file_gives_them() {
     assert_eq!(setup, 50_000_000);
 }
 
+/// Node servers admit under the node's bounds: three invocations at the
+/// same instant on one worker, at most two held, leave the third dropped
+/// by its node; unbounded, all three finish.
+#[test]
+fn node_servers_admit_under_the_bounds_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = dir.path().join("table.csv");
+    std::fs::write(&table, "name,memory_mb,warm_ms,cold_ms\nf,128,100,300\n").unwrap();
+    let rows = "0,f,0,c100000,128,\n1,f,0,c100000,128,\n2,f,0,c100000,128,\n";
+    let csv = workload_csv(dir.path(), "w.csv", rows);
+    let run = |extra: &[&str]| -> Value {
+        let mut args = vec![
+            "cluster",
+            "simulate",
+            "--workload",
+            csv.to_str().unwrap(),
+            "--table",
+            table.to_str().unwrap(),
+            "--servers",
+            "1",
+            "--cores",
+            "1",
+            "--memory-gb",
+            "1",
+            "--policy",
+            "round-robin",
+            "--server",
+            "node:sledgescale",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        serde_json::from_slice(&ok(&args).stdout).unwrap()
+    };
+    let bounded = run(&["--max-queued", "2"]);
+    assert_eq!(bounded["settings"]["node"]["admission"]["max_queued"], 2);
+    let r = row(&bounded, "round-robin");
+    assert_eq!(
+        (&r["finished"], &r["node_dropped"]),
+        (&2.into(), &1.into()),
+        "{r}"
+    );
+    let free = run(&[]);
+    assert!(free["settings"]["node"].get("admission").is_none());
+    let r = row(&free, "round-robin");
+    assert_eq!(
+        (&r["finished"], &r["node_dropped"]),
+        (&3.into(), &0.into()),
+        "{r}"
+    );
+}
+
 /// The same two invocations on an OS server of one core under the stock
 /// kernel: each runs alone on its core, as on a shared one, plus a context
 /// switch's 3.5 µs (against 300 and 100 ms); each switches away once, as
@@ -266,7 +317,7 @@ fn os_servers_run_the_kernel_the_flags_give() {
 
 #[test]
 fn bad_input_is_refused_naming_it() {
-    let cases: [(&[&str], &str); 18] = [
+    let cases: [(&[&str], &str); 20] = [
         (&["--policy", "ch-rlu,nope"], "`nope`"),
         (&["--keep-alive", "fifo"], "`fifo`"),
         (&["--workload", "/nonexistent.csv"], "/nonexistent.csv"),
@@ -304,6 +355,11 @@ fn bad_input_is_refused_naming_it() {
             "/nonexistent.toml",
         ),
         (&["--hz", "100"], "only OS servers"),
+        (&["--max-queued", "2"], "only node servers admit"),
+        (
+            &["--server", "node:sledgescale", "--max-backlog-ms=-1"],
+            "--max-backlog-ms -1",
+        ),
         (
             &["--server", "os:cfs", "--context-switch-us=-1"],
             "context_switch_us",

@@ -4,6 +4,7 @@
 
 use super::catalog::{Contender, KEEP_ALIVES, KeepAliveSpec, keep_alive};
 use crate::interrupt;
+use crate::node::admission::{Admit, AdmitArgs};
 use crate::node::catalog::{Knowledge, NODE_CATALOG, NodePolicy, node_policies};
 use crate::os::catalog::{CATALOG as OS_CATALOG, Policy as OsPolicy, Tuning};
 use crate::os::run::Kernel;
@@ -14,7 +15,7 @@ use faasched_model::cluster::{
 };
 use faasched_model::node::Dispatch;
 use faasched_model::{FunctionId, MS, SEC, Time};
-use faasched_policy::node::{Admission, PreemptTest};
+use faasched_policy::node::PreemptTest;
 use faasched_report::cluster::{
     ClusterRow, ClusterSummary, ClusterUsage, Collector, DecisionTimes, LoadPoint,
 };
@@ -190,6 +191,12 @@ pub struct ClusterOptions {
     #[arg(long, value_name = "FILE")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_costs: Option<PathBuf>,
+    /// Each node server's admission bounds, per dispatcher (with --server
+    /// node:POLICY; none by default, as `node simulate`'s): a request
+    /// refused counts as dropped by its node
+    #[command(flatten)]
+    #[serde(default, skip_serializing_if = "AdmitArgs::is_unset")]
+    pub node_admit: AdmitArgs,
     /// Each OS server's simulated kernel (with --server os:POLICY): the
     /// knobs of `faasched simulate`, with its defaults. (No help heading
     /// of their own: clap would keep it for the flags after them.)
@@ -340,6 +347,7 @@ impl Default for ClusterOptions {
             node_dispatchers: one_dispatcher(),
             deadline_factor: DEFAULT_DEADLINE_FACTOR,
             node_costs: None,
+            node_admit: AdmitArgs::default(),
             kernel: Kernel::default(),
         }
     }
@@ -422,6 +430,9 @@ pub struct ClusterSetup {
     pub node: NodeConfig,
     /// Each invocation's deadline on a node server, in warm times.
     pub deadline_factor: f64,
+    /// Each node server's admission bounds, per dispatcher (with node
+    /// servers).
+    pub node_admit: Admit,
     /// Each OS server's kernel (with OS servers).
     pub kernel: Kernel,
 }
@@ -494,6 +505,7 @@ impl ClusterOptions {
             node: self.node_config(&config)?,
             deadline_factor: self.deadline_factor,
             kernel: self.kernel()?,
+            node_admit: self.node_admit()?,
             config,
             keep_alive,
             seed: self.seed,
@@ -512,6 +524,20 @@ impl ClusterOptions {
         }
         self.kernel.validate()?;
         Ok(self.kernel.clone())
+    }
+
+    /// Each node server's admission bounds: --max-queued, --max-backlog-ms,
+    /// --fair-share and --refuse-late, which only node servers take.
+    fn node_admit(&self) -> Result<Admit> {
+        let admit = self.node_admit.admit(Admit::default());
+        if !matches!(self.server, ServerModel::Node(_)) && admit != Admit::default() {
+            bail!(
+                "--max-queued, --max-backlog-ms, --fair-share, --refuse-late: only node servers \
+                 admit; give --server node:POLICY"
+            );
+        }
+        admit.rules()?;
+        Ok(admit)
     }
 
     /// Each node server's shape: --node-dispatchers groups splitting the
@@ -719,6 +745,10 @@ impl ClusterSetup {
                 "deadline_factor": self.deadline_factor,
                 "costs": self.node.costs,
             });
+            // Only where set: unbounded runs describe themselves as before.
+            if self.node_admit != Admit::default() {
+                settings["node"]["admission"] = json!(self.node_admit);
+            }
         }
         if let ServerModel::Os(policy) = self.server {
             settings["server"] = json!(self.server.to_string());
@@ -756,7 +786,7 @@ impl ClusterSetup {
             darc_types: Vec::new(),
             darc_paper: None,
             stretch: 1,
-            admission: Admission::default(),
+            admission: self.node_admit.rules()?,
         };
         (0..self.config.servers)
             .map(|_| {
