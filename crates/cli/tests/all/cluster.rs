@@ -94,14 +94,21 @@ fn every_default_router_sees_the_same_invocations_and_a_run_repeats() {
 /// and at 1 s on one server of `cores` cores, under round-robin and LRU,
 /// with `extra` flags.
 fn two_invocations(cores: &str, extra: &[&str]) -> Value {
+    invocations_of_f(
+        "0,f,0,c100000,128,\n1,f,1000000,c100000,128,\n",
+        cores,
+        extra,
+    )
+}
+
+/// summary.json of the workload CSV `rows` of one function (warm 100 ms,
+/// cold 300 ms) on one server of `cores` cores, under round-robin and
+/// LRU, with `extra` flags.
+fn invocations_of_f(rows: &str, cores: &str, extra: &[&str]) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let table = dir.path().join("table.csv");
     std::fs::write(&table, "name,memory_mb,warm_ms,cold_ms\nf,128,100,300\n").unwrap();
-    let csv = workload_csv(
-        dir.path(),
-        "w.csv",
-        "0,f,0,c100000,128,\n1,f,1000000,c100000,128,\n",
-    );
+    let csv = workload_csv(dir.path(), "w.csv", rows);
     let mut args = vec![
         "cluster",
         "simulate",
@@ -216,33 +223,11 @@ fn node_servers_pay_the_costs_a_file_gives_them() {
 /// by its node; unbounded, all three finish.
 #[test]
 fn node_servers_admit_under_the_bounds_given() {
-    let dir = tempfile::tempdir().unwrap();
-    let table = dir.path().join("table.csv");
-    std::fs::write(&table, "name,memory_mb,warm_ms,cold_ms\nf,128,100,300\n").unwrap();
     let rows = "0,f,0,c100000,128,\n1,f,0,c100000,128,\n2,f,0,c100000,128,\n";
-    let csv = workload_csv(dir.path(), "w.csv", rows);
-    let run = |extra: &[&str]| -> Value {
-        let mut args = vec![
-            "cluster",
-            "simulate",
-            "--workload",
-            csv.to_str().unwrap(),
-            "--table",
-            table.to_str().unwrap(),
-            "--servers",
-            "1",
-            "--cores",
-            "1",
-            "--memory-gb",
-            "1",
-            "--policy",
-            "round-robin",
-            "--server",
-            "node:sledgescale",
-            "--json",
-        ];
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--server", "node:sledgescale"];
         args.extend_from_slice(extra);
-        serde_json::from_slice(&ok(&args).stdout).unwrap()
+        invocations_of_f(rows, "1", &args)
     };
     let bounded = run(&["--max-queued", "2"]);
     assert_eq!(bounded["settings"]["node"]["admission"]["max_queued"], 2);

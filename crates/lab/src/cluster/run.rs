@@ -198,8 +198,9 @@ pub struct ClusterOptions {
     #[serde(default, skip_serializing_if = "AdmitArgs::is_unset")]
     pub node_admit: AdmitArgs,
     /// Each OS server's simulated kernel (with --server os:POLICY): the
-    /// knobs of `faasched simulate`, with its defaults. (No help heading
-    /// of their own: clap would keep it for the flags after them.)
+    /// knobs of `faasched simulate`, with its defaults.
+    // No help heading of their own: clap would keep it for every flag
+    // after them, --policy and --out included.
     #[command(flatten)]
     #[serde(default, skip_serializing_if = "is_default_kernel")]
     pub kernel: Kernel,
@@ -226,8 +227,8 @@ fn server_help() -> String {
          invocation reaches the node when it starts, its deadline --deadline-factor (10) times \
          its function's warm time; or `os:POLICY`, the kernel model's cores under an OS policy \
          (docs/POLICIES.md), its kernel as --fair, --hz, --context-switch-us, --watch-at-tick-us \
-         and --base-slice-us say (by default `faasched simulate`'s; only OS servers take them): an invocation is spawned as a process of one CPU burst when it starts. \
-         Node policies:\n",
+         and --base-slice-us say (by default `faasched simulate`'s; only OS servers take them): \
+         an invocation is spawned as a process of one CPU burst when it starts. Node policies:\n",
     );
     for p in NODE_CATALOG
         .entries
