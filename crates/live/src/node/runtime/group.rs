@@ -44,6 +44,9 @@ struct Pending<J> {
     returned: Option<Queued>,
     first_run: Option<Time>,
     preemptions: u32,
+    /// Its CPU time goes to the estimator when it finishes: see
+    /// [`Estimator::learns_from`].
+    learn: bool,
 }
 
 /// What the dispatcher asked a running worker to do at its next check.
@@ -168,6 +171,14 @@ impl Estimator {
         }
     }
 
+    /// Whether a request whose work the executor knows as `known` is one
+    /// the recent runs learn from: only those they would estimate, so that
+    /// a function whose work is always known (`spin`) keeps no runs no one
+    /// reads.
+    fn learns_from(&self, known: Option<Nanos>) -> bool {
+        self.recent.is_some() && (known.is_none() || self.always)
+    }
+
     /// A request of `function` finished after `work` of CPU.
     fn record(&mut self, function: FunctionId, work: Nanos) {
         if let Some(e) = &mut self.recent {
@@ -282,6 +293,7 @@ impl<J> Group<J> {
             returned: None,
             first_run: None,
             preemptions: 0,
+            learn: self.estimator.learns_from(known),
         };
         match decision.placement {
             Placement::Worker { worker, preempt } if (worker.0 as usize) < self.workers.len() => {
@@ -553,7 +565,7 @@ impl<J> Group<J> {
             return;
         };
         let work = result.as_ref().map_or(0, |f| f.cpu);
-        if result.is_ok() {
+        if result.is_ok() && p.learn {
             self.estimator.record(p.info.function, work);
         }
         let outcome = RequestOutcome {
@@ -634,6 +646,8 @@ mod tests {
         // Before any run: what the executor knows, else the first estimate.
         assert_eq!(e.estimate(spin, Some(3 * MS)), 3 * MS);
         assert_eq!(e.estimate(real, None), MS);
+        // Only the runs it would estimate teach it.
+        assert!(e.learns_from(None) && !e.learns_from(Some(3 * MS)));
         for work in [40, 10, 30] {
             e.record(real, work * MS);
             e.record(spin, 9 * MS);
@@ -644,6 +658,7 @@ mod tests {
         assert_eq!(e.estimate(spin, Some(3 * MS)), 3 * MS);
         // Told to, the medians estimate every request.
         let mut all = estimator(true);
+        assert!(all.learns_from(Some(3 * MS)));
         all.record(spin, 9 * MS);
         assert_eq!(all.estimate(spin, Some(3 * MS)), 9 * MS);
         assert_eq!(all.estimate(real, Some(3 * MS)), 3 * MS);
@@ -657,5 +672,6 @@ mod tests {
             (none.estimate(real, None), none.estimate(spin, Some(2))),
             (MS, 2)
         );
+        assert!(!none.learns_from(None));
     }
 }
