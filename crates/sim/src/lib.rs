@@ -12,6 +12,7 @@
 pub mod cluster;
 pub mod node;
 pub mod os;
+mod slots;
 
 /// The last instant any engine simulates, shared by every level: past it a
 /// run stops with an error rather than overflow its clock.

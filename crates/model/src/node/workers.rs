@@ -3,7 +3,7 @@
 
 use super::{Local, Order, RequestInfo, WorkerId};
 use crate::{Nanos, Time};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 /// A request in a worker's queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,8 +16,7 @@ pub struct Queued {
     pub ran: Nanos,
     /// Times it was taken off a worker.
     pub preemptions: u32,
-    /// Tie-break within its order: arrival order for EDF and SRPT, the
-    /// order it joined the queue for FIFO.
+    /// Tie-break within EDF and SRPT: arrival order.
     seq: u64,
 }
 
@@ -67,12 +66,75 @@ impl Running {
     }
 }
 
+/// A worker's queue, in the order it runs it. A FIFO queue is kept as
+/// one: it never needs sorting, and the node engine's FIFO policies
+/// (`rr`, the Shinjuku family) spend most of their queue time here.
+#[derive(Clone, Debug)]
+enum Queue {
+    /// [`Order::Fifo`]: in the order requests joined it.
+    Fifo(VecDeque<Queued>),
+    /// [`Order::Edf`] and [`Order::Srpt`]: by (the order's key, seq).
+    Sorted(BTreeMap<(u64, u64), Queued>),
+}
+
+impl Queue {
+    fn new(order: Order) -> Queue {
+        match order {
+            Order::Fifo => Queue::Fifo(VecDeque::new()),
+            Order::Edf | Order::Srpt => Queue::Sorted(BTreeMap::new()),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Queue::Fifo(q) => q.len(),
+            Queue::Sorted(q) => q.len(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Queued> {
+        let (fifo, sorted) = match self {
+            Queue::Fifo(q) => (Some(q.iter()), None),
+            Queue::Sorted(q) => (None, Some(q.values())),
+        };
+        fifo.into_iter()
+            .flatten()
+            .chain(sorted.into_iter().flatten())
+    }
+
+    fn head(&self) -> Option<&Queued> {
+        match self {
+            Queue::Fifo(q) => q.front(),
+            Queue::Sorted(q) => q.values().next(),
+        }
+    }
+
+    fn push(&mut self, order: Order, q: Queued) {
+        match self {
+            Queue::Fifo(queue) => queue.push_back(q),
+            Queue::Sorted(queue) => {
+                queue.insert((order.key(&q.info, q.remaining), q.seq), q);
+            }
+        }
+    }
+
+    fn pop(&mut self) -> Option<Queued> {
+        match self {
+            Queue::Fifo(q) => q.pop_front(),
+            Queue::Sorted(q) => q.pop_first().map(|(_, q)| q),
+        }
+    }
+}
+
 /// One worker: the request it runs, and its queue.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct WorkerState {
     running: Option<Running>,
-    /// By (the order's key, seq).
-    queue: BTreeMap<(u64, u64), Queued>,
+    queue: Queue,
     /// Remaining estimated work queued (C, Eq. 2).
     queued_work: Nanos,
 }
@@ -101,18 +163,18 @@ impl WorkerState {
 
     /// The queued requests, in the order the worker will run them.
     pub fn queue(&self) -> impl Iterator<Item = &Queued> {
-        self.queue.values()
+        self.queue.iter()
     }
 
     /// Remaining estimated work queued with an absolute deadline before
     /// `due` (W, Eq. 1; the running request not counted, nor equal
     /// deadlines, as SledgeScale's tree counts them).
     pub fn earlier_work(&self, order: Order, due: Time) -> Nanos {
-        match order {
-            Order::Edf => self.queue.range(..(due, 0)).map(|(_, q)| q.remaining).sum(),
-            Order::Fifo | Order::Srpt => self
+        match (&self.queue, order) {
+            (Queue::Sorted(q), Order::Edf) => q.range(..(due, 0)).map(|(_, q)| q.remaining).sum(),
+            _ => self
                 .queue
-                .values()
+                .iter()
                 .filter(|q| q.info.due() < due)
                 .map(|q| q.remaining)
                 .sum(),
@@ -126,17 +188,19 @@ impl WorkerState {
 pub struct Workers {
     local: Local,
     workers: Vec<WorkerState>,
-    /// The next FIFO sequence number.
-    next_seq: u64,
 }
 
 impl Workers {
     /// `n` idle workers.
     pub fn new(n: usize, local: Local) -> Workers {
+        let idle = WorkerState {
+            running: None,
+            queue: Queue::new(local.order),
+            queued_work: 0,
+        };
         Workers {
             local,
-            workers: vec![WorkerState::default(); n],
-            next_seq: 0,
+            workers: vec![idle; n],
         }
     }
 
@@ -174,34 +238,30 @@ impl Workers {
     }
 
     /// Queues `q` on worker `w`.
-    pub fn enqueue(&mut self, w: WorkerId, mut q: Queued) {
-        if self.local.order == Order::Fifo {
-            q.seq = self.next_seq;
-            self.next_seq += 1;
-        }
-        let key = (self.local.order.key(&q.info, q.remaining), q.seq);
+    pub fn enqueue(&mut self, w: WorkerId, q: Queued) {
         let s = &mut self.workers[w.0 as usize];
         s.queued_work += q.remaining;
-        s.queue.insert(key, q);
+        s.queue.push(self.local.order, q);
     }
 
     /// The request worker `w` would run next, if any.
     pub fn next(&self, w: WorkerId) -> Option<&Queued> {
-        self.get(w).queue.values().next()
+        self.get(w).queue.head()
     }
 
     /// Whether the head of `w`'s queue comes before its running request in
     /// the worker's order (the running one at its remaining work at `now`).
     pub fn head_first(&self, w: WorkerId, now: Time) -> bool {
         let s = self.get(w);
-        let (Some(r), Some((&(key, seq), _))) = (s.running, s.queue.iter().next()) else {
+        let (Some(r), Some(head)) = (s.running, s.queue.head()) else {
             return s.running.is_none() && !s.queue.is_empty();
         };
         let order = self.local.order;
         match order {
             Order::Fifo => true,
             Order::Edf | Order::Srpt => {
-                (key, seq) < (order.key(&r.request.info, r.remaining(now)), r.request.seq)
+                (order.key(&head.info, head.remaining), head.seq)
+                    < (order.key(&r.request.info, r.remaining(now)), r.request.seq)
             }
         }
     }
@@ -210,7 +270,7 @@ impl Workers {
     pub fn start_next(&mut self, w: WorkerId, now: Time) -> Option<&Running> {
         let s = &mut self.workers[w.0 as usize];
         debug_assert!(s.running.is_none(), "worker {w:?} busy");
-        let (_, q) = s.queue.pop_first()?;
+        let q = s.queue.pop()?;
         s.queued_work -= q.remaining;
         s.running = Some(Running {
             slack: q.slack(now),

@@ -68,8 +68,9 @@ pub enum Resume {
 pub struct Shinjuku {
     queues: Queues,
     resume: Resume,
-    /// Per function under `Multi` (only non-empty queues are kept); one
-    /// queue under `FunctionId(0)` under `Single`.
+    /// Per function under `Multi` (only non-empty queues are kept, so a
+    /// pick reads only those); one queue under `FunctionId(0)` under
+    /// `Single`, kept when empty (it is the only one).
     held: BTreeMap<FunctionId, VecDeque<RequestInfo>>,
 }
 
@@ -114,7 +115,7 @@ impl Shinjuku {
         let f = self.pick(now)?;
         let q = self.held.get_mut(&f)?;
         let r = q.pop_front();
-        if q.is_empty() {
+        if q.is_empty() && self.queues == Queues::Multi {
             self.held.remove(&f);
         }
         r.map(|r| r.id)

@@ -6,8 +6,8 @@
 //!
 //! The movable timers move at almost every arrival and finish (a server's
 //! next finish changes whenever its processor sharing does), so they live
-//! in an indexed binary heap rather than an ordered set: each movable
-//! timer's slot holds its entry's position, kept up to date as entries
+//! in a [`SlotHeap`] rather than an ordered set: each movable timer owns a
+//! slot, which holds its entry's position, kept up to date as entries
 //! move, so a timer moves in place (one sift, no allocation) and leaves
 //! nothing stale behind. The heap holds exactly the pending timers.
 //!
@@ -18,6 +18,7 @@
 //! 3. [`Timers::pop`] takes the earliest (time, kind, index) and frees its
 //!    slot.
 
+use crate::slots::{Entry, SlotHeap};
 use faasched_model::Time;
 
 /// What a timer does when due. At one instant timers run in this order
@@ -97,34 +98,45 @@ impl Timer {
 
 /// A heap entry: time in the high 64 bits, [`Timer::code`] in the low, so
 /// that one integer comparison orders entries by (time, kind, index).
-type Key = u128;
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Key(u128);
 
-fn key(at: Time, timer: Timer) -> Key {
-    (u128::from(at) << 64) | u128::from(timer.code())
+impl Key {
+    fn new(at: Time, timer: Timer) -> Key {
+        Key((u128::from(at) << 64) | u128::from(timer.code()))
+    }
+
+    fn at(self) -> Time {
+        (self.0 >> 64) as Time
+    }
+
+    fn timer(self) -> Timer {
+        Timer::decode(self.0 as u64)
+    }
 }
 
-fn time_of(k: Key) -> Time {
-    (k >> 64) as Time
+impl Entry for Key {
+    /// A movable timer's slot: its server's, then its kind's.
+    #[inline(always)]
+    fn slot(&self) -> Option<usize> {
+        let code = self.0 as u64;
+        let kind = (code >> 32) as usize;
+        (kind < MOVABLE).then(|| code as u32 as usize * MOVABLE + kind)
+    }
 }
-
-/// Marks a slot whose timer is off.
-const OFF: u32 = u32::MAX;
 
 /// Pending timers, earliest first (module docs).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Timers {
-    /// A binary min-heap of [`Key`]s.
-    heap: Vec<Key>,
-    /// Per server, each movable timer's position in `heap`, or [`OFF`].
-    pos: Vec<[u32; MOVABLE]>,
+    /// Each server's movable timers in slots of their own.
+    heap: SlotHeap<Key>,
 }
 
 impl Timers {
     /// No timers, for a cluster of `servers` servers.
     pub(crate) fn new(servers: usize) -> Timers {
         Timers {
-            heap: Vec::new(),
-            pos: vec![[OFF; MOVABLE]; servers],
+            heap: SlotHeap::new(servers * MOVABLE),
         }
     }
 
@@ -136,8 +148,7 @@ impl Timers {
     /// If `timer` is movable: those go through [`Timers::set`].
     pub(crate) fn add(&mut self, at: Time, timer: Timer) {
         assert!(timer.slot().is_none(), "{timer:?} moves: set it");
-        self.heap.push(key(at, timer));
-        self.sift_up(self.heap.len() - 1);
+        self.heap.push(Key::new(at, timer));
     }
 
     /// Moves movable `timer` to `at` (`None`: off).
@@ -148,128 +159,32 @@ impl Timers {
     /// [`Timers::new`]'s.
     pub(crate) fn set(&mut self, timer: Timer, at: Option<Time>) {
         let (s, k) = timer.slot().expect("only movable timers are set");
-        let p = self.pos[s][k];
-        match (p, at) {
-            (OFF, None) => {}
-            (OFF, Some(at)) => {
-                self.heap.push(key(at, timer));
-                self.sift_up(self.heap.len() - 1);
-            }
-            (p, Some(at)) => {
-                let i = p as usize;
-                let old = self.heap[i];
-                let new = key(at, timer);
-                self.heap[i] = new;
-                if new < old {
-                    self.sift_up(i);
-                } else if new > old {
-                    self.sift_down(i);
-                }
-            }
-            (p, None) => {
-                self.pos[s][k] = OFF;
-                self.remove(p as usize);
-            }
-        }
+        self.heap
+            .set(s * MOVABLE + k, at.map(|at| Key::new(at, timer)));
     }
 
     /// When the next timer is due.
     pub(crate) fn next_at(&self) -> Option<Time> {
-        self.heap.first().map(|&k| time_of(k))
+        self.heap.peek().map(|k| k.at())
     }
 
     /// The next timer, left pending.
     pub(crate) fn peek(&self) -> Option<Timer> {
-        self.heap.first().map(|&k| Timer::decode(k as u64))
+        self.heap.peek().map(|k| k.timer())
     }
 
     /// Whether any server has a movable timer pending.
     pub(crate) fn any_movable(&self) -> bool {
-        self.pos.iter().flatten().any(|&p| p != OFF)
+        self.heap.any_set()
     }
 
     /// The next timer and its time; a movable one is off once popped.
     pub(crate) fn pop(&mut self) -> Option<(Time, Timer)> {
-        let top = *self.heap.first()?;
-        let timer = Timer::decode(top as u64);
-        if let Some((s, k)) = timer.slot() {
-            self.pos[s][k] = OFF;
+        let top = self.heap.pop()?;
+        while self.heap.peek() == Some(&top) {
+            self.heap.pop();
         }
-        self.remove(0);
-        while self.heap.first() == Some(&top) {
-            self.remove(0);
-        }
-        Some((time_of(top), timer))
-    }
-
-    /// Takes the entry at `i` out (its slot, if any, already off).
-    fn remove(&mut self, i: usize) {
-        let Some(last) = self.heap.pop() else {
-            return;
-        };
-        if i == self.heap.len() {
-            return;
-        }
-        // The last entry fills the hole; it may belong above or below it.
-        let old = self.heap[i];
-        self.heap[i] = last;
-        if last < old {
-            self.sift_up(i);
-        } else {
-            self.sift_down(i);
-        }
-    }
-
-    /// Records that the entry `k` is at `i`, if it is movable.
-    fn placed(&mut self, k: Key, i: usize) {
-        let code = k as u64;
-        let kind = (code >> 32) as usize;
-        if kind < MOVABLE {
-            self.pos[code as u32 as usize][kind] = i as u32;
-        }
-    }
-
-    /// Moves the entry at `i` up while it is earlier than its parent.
-    fn sift_up(&mut self, mut i: usize) {
-        let k = self.heap[i];
-        while i > 0 {
-            let parent = (i - 1) / 2;
-            let above = self.heap[parent];
-            if k >= above {
-                break;
-            }
-            self.heap[i] = above;
-            self.placed(above, i);
-            i = parent;
-        }
-        self.heap[i] = k;
-        self.placed(k, i);
-    }
-
-    /// Moves the entry at `i` down while a child is earlier.
-    fn sift_down(&mut self, mut i: usize) {
-        let k = self.heap[i];
-        let n = self.heap.len();
-        loop {
-            let left = 2 * i + 1;
-            if left >= n {
-                break;
-            }
-            let right = left + 1;
-            let mut child = left;
-            if right < n && self.heap[right] < self.heap[left] {
-                child = right;
-            }
-            let below = self.heap[child];
-            if below >= k {
-                break;
-            }
-            self.heap[i] = below;
-            self.placed(below, i);
-            i = child;
-        }
-        self.heap[i] = k;
-        self.placed(k, i);
+        Some((top.at(), top.timer()))
     }
 
     /// Entries in the heap.

@@ -1,9 +1,14 @@
-//! The node engine's pending events: a binary heap by (time, sequence), so
-//! events due at the same instant run in the order they were scheduled.
+//! The node engine's pending events: a heap by (time, sequence), so events
+//! due at the same instant run in the order they were scheduled. A worker's
+//! finish or tick owns the worker's slot ([`SlotHeap`]): the next one
+//! scheduled replaces it in place, where it would have gone stale (its
+//! plan number passed) and been popped for nothing. A request preempted
+//! every quantum would otherwise leave one such entry per preemption, each
+//! waiting in the heap until the instant it would have finished.
 
+use crate::slots::{self, SlotHeap};
 use faasched_model::Time;
-use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::cmp::Ordering;
 
 /// Something due to happen; `w` is a worker's index over the whole node,
 /// `d` a dispatcher's.
@@ -25,17 +30,19 @@ pub(crate) enum Event {
     Dispatched { d: u32 },
 }
 
-/// An event with its time and tie-breaking sequence number.
+/// An event with its key: its time in the high 64 bits, its sequence number
+/// (the order it was scheduled in) in the low 64, so that the heap orders
+/// by (time, sequence) with one 128-bit comparison, where a tuple's takes a
+/// branch on the times' equality.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    at: Time,
-    seq: u64,
+    key: u128,
     event: Event,
 }
 
 impl PartialEq for Entry {
     fn eq(&self, other: &Entry) -> bool {
-        (self.at, self.seq) == (other.at, other.seq)
+        self.key == other.key
     }
 }
 
@@ -49,36 +56,65 @@ impl PartialOrd for Entry {
 
 impl Ord for Entry {
     fn cmp(&self, other: &Entry) -> Ordering {
-        (self.at, self.seq).cmp(&(other.at, other.seq))
+        self.key.cmp(&other.key)
+    }
+}
+
+impl Entry {
+    fn at(&self) -> Time {
+        (self.key >> 64) as Time
+    }
+}
+
+impl slots::Entry for Entry {
+    /// A worker's finish or tick: the worker's slot.
+    #[inline(always)]
+    fn slot(&self) -> Option<usize> {
+        match self.event {
+            Event::Finish { w, .. } | Event::Tick { w, .. } => Some(w as usize),
+            _ => None,
+        }
     }
 }
 
 /// Pending events, earliest first; ties in scheduling order.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Events {
-    heap: BinaryHeap<Reverse<Entry>>,
+    heap: SlotHeap<Entry>,
     seq: u64,
 }
 
 impl Events {
-    /// Schedules `event` at `at`.
+    /// No events, for a node of `workers` workers.
+    pub(crate) fn new(workers: usize) -> Events {
+        Events {
+            heap: SlotHeap::new(workers),
+            seq: 0,
+        }
+    }
+
+    /// Schedules `event` at `at`; a worker's finish or tick replaces the
+    /// one it had pending.
     pub(crate) fn push(&mut self, at: Time, event: Event) {
         self.seq += 1;
-        self.heap.push(Reverse(Entry {
-            at,
-            seq: self.seq,
+        let e = Entry {
+            key: u128::from(at) << 64 | u128::from(self.seq),
             event,
-        }));
+        };
+        match slots::Entry::slot(&e) {
+            Some(w) => self.heap.set(w, Some(e)),
+            None => self.heap.push(e),
+        }
     }
 
     /// When the next event is due.
     pub(crate) fn next_at(&self) -> Option<Time> {
-        self.heap.peek().map(|Reverse(e)| e.at)
+        self.heap.peek().map(Entry::at)
     }
 
     /// The next event and its time.
     pub(crate) fn pop(&mut self) -> Option<(Time, Event)> {
-        self.heap.pop().map(|Reverse(e)| (e.at, e.event))
+        self.heap.pop().map(|e| (e.at(), e.event))
     }
 }
 
@@ -88,7 +124,7 @@ mod tests {
 
     #[test]
     fn earliest_first_then_in_scheduling_order() {
-        let mut ev = Events::default();
+        let mut ev = Events::new(4);
         ev.push(5, Event::Wake { w: 0 });
         ev.push(3, Event::Wake { w: 1 });
         ev.push(5, Event::Wake { w: 2 });
@@ -101,6 +137,25 @@ mod tests {
                 (3, Event::Wake { w: 3 }),
                 (5, Event::Wake { w: 0 }),
                 (5, Event::Wake { w: 2 }),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_workers_finish_or_tick_replaces_its_pending_one() {
+        let mut ev = Events::new(2);
+        ev.push(9, Event::Finish { w: 0, plan: 1 });
+        ev.push(4, Event::Wake { w: 1 });
+        ev.push(7, Event::Tick { w: 0, plan: 2 });
+        ev.push(2, Event::Finish { w: 1, plan: 1 });
+        ev.push(8, Event::Finish { w: 0, plan: 3 });
+        let order: Vec<_> = std::iter::from_fn(|| ev.pop()).collect();
+        assert_eq!(
+            order,
+            [
+                (2, Event::Finish { w: 1, plan: 1 }),
+                (4, Event::Wake { w: 1 }),
+                (8, Event::Finish { w: 0, plan: 3 }),
             ]
         );
     }

@@ -158,7 +158,7 @@ impl Engine {
                 Estimate::Given => None,
                 Estimate::Median { window } => MedianEstimator::new(window),
             },
-            events: Events::default(),
+            events: Events::new(n),
             slab: Slab::default(),
             workers: vec![
                 Worker {

@@ -122,10 +122,10 @@ impl Engine {
     }
 
     /// Schedules worker `g`'s next local tick from its `exec_from`, or its
-    /// finish if that comes first; earlier ones go stale. Only one of the
-    /// two is pending: a tick schedules again (`tick`), so a
-    /// long request under a short quantum leaves no finish per quantum in
-    /// the heap (memory and heap depth would grow with its preemptions).
+    /// finish if that comes first, in place of the one it had pending (its
+    /// plan number passes). Only one of the two is pending: a tick
+    /// schedules again (`tick`), so a long request under a short quantum
+    /// leaves no finish per quantum in the heap.
     pub(super) fn schedule(&mut self, g: u32) {
         let (d, _) = self.split(g);
         let finish = self.finish_at(g);
