@@ -2,7 +2,7 @@
 //! entry's position, updated as entries move, so an entry is moved to a new
 //! place in the order or taken out in place (one sift, no allocation), and
 //! a timer that moves leaves nothing stale behind to pop. The cluster
-//! engine's timers and the node engine's events are each one.
+//! engine's timers and the node engine's worker timers are each one.
 
 /// What the heap holds: entries pop smallest first.
 pub(crate) trait Entry: Copy + Ord {

@@ -1,14 +1,19 @@
 //! The node engine's pending events: a heap by (time, sequence), so events
-//! due at the same instant run in the order they were scheduled. A worker's
-//! finish or tick owns the worker's slot ([`SlotHeap`]): the next one
-//! scheduled replaces it in place, where it would have gone stale (its
-//! plan number passed) and been popped for nothing. A request preempted
-//! every quantum would otherwise leave one such entry per preemption, each
-//! waiting in the heap until the instant it would have finished.
+//! due at the same instant run in the order they were scheduled. Two heaps,
+//! merged at every pop by their tops:
+//!
+//! - a worker's finish or tick owns the worker's slot in a [`SlotHeap`]:
+//!   the next one scheduled replaces it in place, where it would have gone
+//!   stale (its plan number passed) and been popped for nothing. A request
+//!   preempted every quantum would otherwise leave one such entry per
+//!   preemption, each waiting until the instant it would have finished;
+//! - every other event, which fires once scheduled or is rarely stale, in
+//!   a plain binary heap, whose pops need no positions kept.
 
 use crate::slots::{self, SlotHeap};
 use faasched_model::Time;
-use std::cmp::Ordering;
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
 
 /// Something due to happen; `w` is a worker's index over the whole node,
 /// `d` a dispatcher's.
@@ -80,7 +85,10 @@ impl slots::Entry for Entry {
 /// Pending events, earliest first; ties in scheduling order.
 #[derive(Debug)]
 pub(crate) struct Events {
-    heap: SlotHeap<Entry>,
+    /// The workers' finishes and ticks, one slot each.
+    timers: SlotHeap<Entry>,
+    /// Every other event.
+    once: BinaryHeap<Reverse<Entry>>,
     seq: u64,
 }
 
@@ -88,7 +96,8 @@ impl Events {
     /// No events, for a node of `workers` workers.
     pub(crate) fn new(workers: usize) -> Events {
         Events {
-            heap: SlotHeap::new(workers),
+            timers: SlotHeap::new(workers),
+            once: BinaryHeap::new(),
             seq: 0,
         }
     }
@@ -102,19 +111,35 @@ impl Events {
             event,
         };
         match slots::Entry::slot(&e) {
-            Some(w) => self.heap.set(w, Some(e)),
-            None => self.heap.push(e),
+            Some(w) => self.timers.set(w, Some(e)),
+            None => self.once.push(Reverse(e)),
+        }
+    }
+
+    /// The earlier of the two heaps' tops: whether it is a timer.
+    fn timer_first(&self) -> Option<bool> {
+        match (self.timers.peek(), self.once.peek()) {
+            (None, None) => None,
+            (Some(t), Some(Reverse(o))) => Some(t < o),
+            (t, _) => Some(t.is_some()),
         }
     }
 
     /// When the next event is due.
     pub(crate) fn next_at(&self) -> Option<Time> {
-        self.heap.peek().map(Entry::at)
+        match self.timer_first()? {
+            true => self.timers.peek().map(Entry::at),
+            false => self.once.peek().map(|Reverse(e)| e.at()),
+        }
     }
 
     /// The next event and its time.
     pub(crate) fn pop(&mut self) -> Option<(Time, Event)> {
-        self.heap.pop().map(|e| (e.at(), e.event))
+        let e = match self.timer_first()? {
+            true => self.timers.pop(),
+            false => self.once.pop().map(|Reverse(e)| e),
+        }?;
+        Some((e.at(), e.event))
     }
 }
 
