@@ -67,8 +67,8 @@ impl Running {
 }
 
 /// A worker's queue, in the order it runs it. A FIFO queue is kept as
-/// one: it never needs sorting, and the node engine's FIFO policies
-/// (`rr`, the Shinjuku family) spend most of their queue time here.
+/// one: it never needs sorting, and the FIFO policies (the Shinjuku
+/// family, sledge, darc) run every pick and requeue through it.
 #[derive(Clone, Debug)]
 enum Queue {
     /// [`Order::Fifo`]: in the order requests joined it.

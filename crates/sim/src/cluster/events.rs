@@ -51,17 +51,24 @@ pub(crate) enum Timer {
 /// [`Timer::Expire`], [`Timer::Wait`].
 const MOVABLE: usize = 4;
 
+/// The heap slot of server `server`'s movable timer of kind `kind` (its
+/// rank among [`MOVABLE`]'s, as [`Timer::code`] ranks it).
+fn heap_slot(server: usize, kind: usize) -> usize {
+    server * MOVABLE + kind
+}
+
 impl Timer {
-    /// The server and the slot of a movable timer; `None` for the others,
-    /// which are only ever added and popped.
-    fn slot(self) -> Option<(usize, usize)> {
-        match self {
-            Timer::Finish(s) => Some((s as usize, 0)),
-            Timer::Ready(s) => Some((s as usize, 1)),
-            Timer::Expire(s) => Some((s as usize, 2)),
-            Timer::Wait(s) => Some((s as usize, 3)),
-            Timer::Sample(_) | Timer::Publish | Timer::Send(_) => None,
-        }
+    /// The heap slot of a movable timer; `None` for the others, which are
+    /// only ever added and popped.
+    fn slot(self) -> Option<usize> {
+        let (s, kind) = match self {
+            Timer::Finish(s) => (s, 0),
+            Timer::Ready(s) => (s, 1),
+            Timer::Expire(s) => (s, 2),
+            Timer::Wait(s) => (s, 3),
+            Timer::Sample(_) | Timer::Publish | Timer::Send(_) => return None,
+        };
+        Some(heap_slot(s as usize, kind))
     }
 }
 
@@ -116,12 +123,12 @@ impl Key {
 }
 
 impl Entry for Key {
-    /// A movable timer's slot: its server's, then its kind's.
+    /// A movable timer's slot, read off the code without decoding it.
     #[inline(always)]
     fn slot(&self) -> Option<usize> {
         let code = self.0 as u64;
         let kind = (code >> 32) as usize;
-        (kind < MOVABLE).then(|| code as u32 as usize * MOVABLE + kind)
+        (kind < MOVABLE).then(|| heap_slot(code as u32 as usize, kind))
     }
 }
 
@@ -158,9 +165,8 @@ impl Timers {
     /// If `timer` is not movable, or names a server beyond
     /// [`Timers::new`]'s.
     pub(crate) fn set(&mut self, timer: Timer, at: Option<Time>) {
-        let (s, k) = timer.slot().expect("only movable timers are set");
-        self.heap
-            .set(s * MOVABLE + k, at.map(|at| Key::new(at, timer)));
+        let slot = timer.slot().expect("only movable timers are set");
+        self.heap.set(slot, at.map(|at| Key::new(at, timer)));
     }
 
     /// When the next timer is due.
