@@ -354,8 +354,13 @@ async fn client<C: HttpCall, S: Sampler<C>>(
                 _ = stop.wait_for(|s| *s) => break,
             }
         }
-        let message = presenting(call.request(&c.target), c.token.as_ref());
         let sent = c.clock.now();
+        // Due before the end, but the client (or its timer) came late:
+        // the run sends nothing past its duration.
+        if sent >= c.duration {
+            break;
+        }
+        let message = presenting(call.request(&c.target), c.token.as_ref());
         let id = c.ids.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // A client's call is due when the client sends it.
         let mut record = Record::sent(call, id, index, sent, sent);
