@@ -310,11 +310,17 @@ mod tests {
         // main thread's.
         let s = Schedstat::at(Path::new("/proc/thread-self/schedstat")).unwrap();
         let a = s.read().unwrap();
+        // The kernel brings a running thread's CPU time up to date at its
+        // ticks, not at a read: spin until one passed (1 s at most).
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(1);
         let mut x = 0u64;
-        for i in 0..3_000_000u64 {
-            x = std::hint::black_box(x ^ i.wrapping_mul(31));
+        let mut b = s.read().unwrap();
+        while b.cpu == a.cpu && std::time::Instant::now() < until {
+            for i in 0..100_000u64 {
+                x = std::hint::black_box(x ^ i.wrapping_mul(31));
+            }
+            b = s.read().unwrap();
         }
-        let b = s.read().unwrap();
         assert!(b.cpu > a.cpu, "{x}");
     }
 }
